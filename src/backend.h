@@ -1,0 +1,71 @@
+/* backend.h — the one interface between the trainer and a compute backend
+ * (CPU, WebGPU native, WebGPU browser). Nothing above this header knows which
+ * backend runs. A backend owns device copies of parameters, gradients, AdamW
+ * moments and activations, planned once at creation; step() allocates nothing.
+ *
+ * One training step (tt_backend_vtable.step):
+ *   for each micro-batch i < n_micro:  forward(tokens_i) -> mean CE loss
+ *                                      backward, grads += dL_i / n_micro
+ *   g_norm = ||grads||_2 (global, pre-clip)
+ *   scale  = clip / (g_norm + 1e-6) if g_norm > clip else 1   (PyTorch clip_grad_norm_)
+ *   AdamW on every parameter with grad * scale:
+ *     p -= lr * wd * p                      (only tensors with decay=1)
+ *     m = b1*m + (1-b1)*g ;  v = b2*v + (1-b2)*g*g
+ *     p -= lr * (m / bc1) / (sqrt(v / bc2) + eps)
+ *   with bc1 = 1 - b1^t, bc2 = 1 - b2^t computed by the caller in double.
+ *   grads are zeroed for the next step.
+ * The loss reported is the mean over micro-batches of each micro-batch's mean
+ * token loss. step() may return before the work is done (GPU); step_result()
+ * waits for the most recent step and returns its loss and pre-clip norm. */
+#ifndef TT_BACKEND_H
+#define TT_BACKEND_H
+
+#include "config.h"
+
+typedef struct {
+    float lr;
+    float beta1, beta2, eps;
+    float weight_decay;
+    float clip;        /* <= 0: no clipping */
+    float bc1, bc2;    /* bias corrections 1-b1^t, 1-b2^t (caller computes) */
+} tt_optim_args;
+
+typedef struct tt_backend tt_backend;
+
+typedef struct {
+    const char *name; /* "cpu", "webgpu" */
+    void (*destroy)(tt_backend *be);
+    /* Upload full state. m, v may be NULL (zeros). Arrays have layout.total floats. */
+    int (*set_state)(tt_backend *be, const float *params, const float *m, const float *v, tt_status *st);
+    /* Download state; any pointer may be NULL to skip it. Waits for pending work. */
+    int (*get_state)(tt_backend *be, float *params, float *m, float *v, tt_status *st);
+    /* tokens: (n_micro, B, T+1) bytes, B = cfg.batch, T = cfg.ctx. inputs are
+     * [.., 0:T], targets [.., 1:T+1]. */
+    int (*step)(tt_backend *be, const uint8_t *tokens, int n_micro, const tt_optim_args *opt, tt_status *st);
+    int (*step_result)(tt_backend *be, float *loss, float *grad_norm, tt_status *st);
+    /* Forward only: mean loss over (B, T) with B <= cfg.batch. Synchronous. */
+    int (*eval)(tt_backend *be, const uint8_t *tokens, int B, float *loss, tt_status *st);
+    /* Optional (may be NULL): mean loss AND full gradient of one micro-batch
+     * without updating; grads (layout.total floats) overwritten. For tests. */
+    int (*loss_and_grad)(tt_backend *be, const uint8_t *tokens, float *loss, float *grads, tt_status *st);
+} tt_backend_vtable;
+
+struct tt_backend {
+    const tt_backend_vtable *vt;
+    tt_model_config cfg;
+    tt_layout layout;
+    char device_name[128]; /* e.g. "cpu avx2+fma x16 threads", "NVIDIA H200 (vulkan)" */
+    void *impl;
+};
+
+/* CPU backend: threads <= 0 means tt_default_threads(). */
+int tt_backend_cpu_create(const tt_model_config *cfg, int threads, tt_backend **out, tt_status *st);
+/* WebGPU backend (native Dawn through dlopen, or the browser device layer).
+ * Returns TT_EUNSUP with a clear message when no library / adapter exists. */
+int tt_backend_webgpu_create(const tt_model_config *cfg, tt_backend **out, tt_status *st);
+
+static inline void tt_backend_destroy(tt_backend *be) {
+    if (be) be->vt->destroy(be);
+}
+
+#endif

@@ -1,0 +1,31 @@
+/* checkpoint.h — full training state and weights-only export as
+ * .safetensors (https://github.com/huggingface/safetensors format: u64 LE
+ * header length, JSON header, raw little-endian tensor bytes).
+ *
+ * Full checkpoint tensors (F32): "params.<name>", "adam_m.<name>",
+ * "adam_v.<name>" for every tensor of the layout (tinytrain names, see
+ * config.c). "__metadata__" (all values strings, as the format requires):
+ *   format "tinytrain-checkpoint", version "1", config (JSON of the model
+ *   config), train_config (JSON), step, seed, corpus_hash, corpus_bytes,
+ *   loss_history (JSON array), val_history (JSON array of [step, loss]),
+ *   best_val, best_val_step.
+ * Writes are atomic: <path>.tmp.<pid>, fsync, rename, fsync(dir).
+ *
+ * Export: weights only with Hugging Face GPT-2 names and shapes (wte.weight,
+ * wpe.weight, h.N.ln_1.weight, h.N.attn.c_attn.weight (C, 3C) = [q|k|v] along
+ * the output dim, h.N.attn.c_attn.bias, h.N.attn.c_proj.*, h.N.ln_2.*,
+ * h.N.mlp.c_fc.*, h.N.mlp.c_proj.*, ln_f.*), metadata format "pt". */
+#ifndef TT_CHECKPOINT_H
+#define TT_CHECKPOINT_H
+
+#include "train.h"
+
+int tt_checkpoint_save(const char *path, const tt_train_state *s, tt_status *st);
+/* Loads into a fresh state (allocates; s is overwritten). Validates the whole
+ * file; on any error s is left freed/empty and a one-line message is set. */
+int tt_checkpoint_load(const char *path, tt_train_state *s, tt_status *st);
+/* Same, from memory (used by the fuzz target and the browser). */
+int tt_checkpoint_load_mem(const uint8_t *buf, size_t len, tt_train_state *s, tt_status *st);
+int tt_export_hf(const char *path, const tt_train_state *s, tt_status *st);
+
+#endif

@@ -1,0 +1,148 @@
+/* config.c — presets, validation, parameter layout, size and FLOP estimates. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* name: layers, d_model, heads, ctx, batch -> exact parameter count */
+const tt_preset tt_presets[] = {
+    {"tiny", {2, 48, 3, 32, 16, TT_VOCAB}, 70464},
+    {"small", {3, 96, 3, 64, 16, TT_VOCAB}, 366432},
+    {"medium", {4, 128, 4, 96, 16, TT_VOCAB}, 838400},
+    {"large", {6, 192, 6, 128, 12, TT_VOCAB}, 2743296},
+    {"xl", {8, 256, 8, 128, 8, TT_VOCAB}, 6416896},
+    {"huge", {12, 256, 8, 256, 8, TT_VOCAB}, 9608704},
+    {"massive", {14, 384, 12, 256, 4, TT_VOCAB}, 25039872},
+    {"mega", {14, 384, 12, 512, 2, TT_VOCAB}, 25138176},
+    {"behemoth", {24, 1280, 20, 512, 1, TT_VOCAB}, 473244160},
+    {"gpt2", {12, 768, 12, 1024, 8, TT_VOCAB}, 86039040},
+};
+const int tt_n_presets = (int)(sizeof tt_presets / sizeof tt_presets[0]);
+
+const tt_preset *tt_preset_find(const char *name) {
+    if (!name) return NULL;
+    for (int i = 0; i < tt_n_presets; i++)
+        if (strcmp(tt_presets[i].name, name) == 0) return &tt_presets[i];
+    return NULL;
+}
+
+int tt_config_validate(const tt_model_config *c, tt_status *st) {
+    if (c->n_layer < 1 || c->n_layer > 256) return tt_fail(st, TT_EINVAL, "layers must be in 1..256 (got %d)", c->n_layer);
+    if (c->d_model < 1 || c->d_model > 16384) return tt_fail(st, TT_EINVAL, "d_model must be in 1..16384 (got %d)", c->d_model);
+    if (c->n_head < 1 || c->n_head > c->d_model) return tt_fail(st, TT_EINVAL, "heads must be in 1..d_model (got %d)", c->n_head);
+    if (c->d_model % c->n_head) return tt_fail(st, TT_EINVAL, "d_model (%d) must be divisible by heads (%d)", c->d_model, c->n_head);
+    if (c->ctx < 1 || c->ctx > 65536) return tt_fail(st, TT_EINVAL, "ctx must be in 1..65536 (got %d)", c->ctx);
+    if (c->batch < 1 || c->batch > 65536) return tt_fail(st, TT_EINVAL, "batch must be in 1..65536 (got %d)", c->batch);
+    if (c->vocab != TT_VOCAB) return tt_fail(st, TT_EINVAL, "vocab must be %d (byte-level)", TT_VOCAB);
+    return TT_OK;
+}
+
+static void shape_of(const tt_model_config *c, tt_tensor_kind k, int *ndim, int64_t s[2]) {
+    int64_t C = c->d_model;
+    s[1] = 0;
+    *ndim = 1;
+    switch (k) {
+    case TT_WTE: *ndim = 2; s[0] = c->vocab; s[1] = C; break;
+    case TT_WPE: *ndim = 2; s[0] = c->ctx; s[1] = C; break;
+    case TT_QW: case TT_KW: case TT_VW: case TT_OW: *ndim = 2; s[0] = C; s[1] = C; break;
+    case TT_FCW: *ndim = 2; s[0] = C; s[1] = 4 * C; break;
+    case TT_PROJW: *ndim = 2; s[0] = 4 * C; s[1] = C; break;
+    case TT_FCB: s[0] = 4 * C; break;
+    default: s[0] = C; break;
+    }
+}
+
+static const char *kind_suffix(tt_tensor_kind k) {
+    switch (k) {
+    case TT_WTE: return "wte.weight";
+    case TT_WPE: return "wpe.weight";
+    case TT_LN1W: return "ln_1.weight";
+    case TT_LN1B: return "ln_1.bias";
+    case TT_QW: return "attn.q.weight";
+    case TT_QB: return "attn.q.bias";
+    case TT_KW: return "attn.k.weight";
+    case TT_KB: return "attn.k.bias";
+    case TT_VW: return "attn.v.weight";
+    case TT_VB: return "attn.v.bias";
+    case TT_OW: return "attn.c_proj.weight";
+    case TT_OB: return "attn.c_proj.bias";
+    case TT_LN2W: return "ln_2.weight";
+    case TT_LN2B: return "ln_2.bias";
+    case TT_FCW: return "mlp.c_fc.weight";
+    case TT_FCB: return "mlp.c_fc.bias";
+    case TT_PROJW: return "mlp.c_proj.weight";
+    case TT_PROJB: return "mlp.c_proj.bias";
+    case TT_LNFW: return "ln_f.weight";
+    case TT_LNFB: return "ln_f.bias";
+    default: return "?";
+    }
+}
+
+int tt_layout_index(const tt_model_config *c, tt_tensor_kind kind, int layer) {
+    if (kind == TT_WTE) return 0;
+    if (kind == TT_WPE) return 1;
+    if (kind == TT_LNFW) return 2 + c->n_layer * TT_PER_LAYER;
+    if (kind == TT_LNFB) return 3 + c->n_layer * TT_PER_LAYER;
+    return 2 + layer * TT_PER_LAYER + (int)(kind - TT_LN1W);
+}
+
+int tt_layout_build(const tt_model_config *c, tt_layout *lo, tt_status *st) {
+    memset(lo, 0, sizeof *lo);
+    TT_CHECK(tt_config_validate(c, st));
+    int n = 4 + c->n_layer * TT_PER_LAYER;
+    lo->t = calloc((size_t)n, sizeof *lo->t);
+    if (!lo->t) return tt_fail(st, TT_ENOMEM, "out of memory (layout)");
+    lo->n_tensors = n;
+    size_t off = 0;
+    for (int i = 0; i < n; i++) {
+        tt_tensor_info *ti = &lo->t[i];
+        if (i == 0) { ti->kind = TT_WTE; ti->layer = -1; }
+        else if (i == 1) { ti->kind = TT_WPE; ti->layer = -1; }
+        else if (i == n - 2) { ti->kind = TT_LNFW; ti->layer = -1; }
+        else if (i == n - 1) { ti->kind = TT_LNFB; ti->layer = -1; }
+        else { ti->kind = (tt_tensor_kind)(TT_LN1W + (i - 2) % TT_PER_LAYER); ti->layer = (i - 2) / TT_PER_LAYER; }
+        shape_of(c, ti->kind, &ti->ndim, ti->shape);
+        ti->numel = (size_t)ti->shape[0] * (size_t)(ti->ndim == 2 ? ti->shape[1] : 1);
+        ti->offset = off;
+        ti->decay = ti->ndim == 2;
+        off += ti->numel;
+        if (ti->layer >= 0) snprintf(ti->name, sizeof ti->name, "h.%d.%s", ti->layer, kind_suffix(ti->kind));
+        else snprintf(ti->name, sizeof ti->name, "%s", kind_suffix(ti->kind));
+    }
+    lo->total = off;
+    return TT_OK;
+}
+
+void tt_layout_free(tt_layout *lo) {
+    free(lo->t);
+    memset(lo, 0, sizeof *lo);
+}
+
+size_t tt_layout_offset(const tt_layout *lo, const tt_model_config *c, tt_tensor_kind kind, int layer) {
+    return lo->t[tt_layout_index(c, kind, layer)].offset;
+}
+
+int64_t tt_config_param_count(const tt_model_config *c) {
+    int64_t C = c->d_model, L = c->n_layer;
+    int64_t per = 2 * C + 4 * (C * C + C) + 2 * C + (C * 4 * C + 4 * C) + (4 * C * C + C);
+    return (int64_t)c->vocab * C + (int64_t)c->ctx * C + L * per + 2 * C;
+}
+
+double tt_config_train_bytes(const tt_model_config *c) {
+    double P = (double)tt_config_param_count(c);
+    double BT = (double)c->batch * c->ctx, C = c->d_model, L = c->n_layer, V = c->vocab;
+    /* params, grads, m, v */
+    double bytes = 4.0 * 4.0 * P;
+    /* activations: per layer ~ 12 C-wide + 2 4C-wide rows per token, + stats */
+    double act = L * BT * (12.0 * C + 8.0 * C + 4.0) + BT * (2.0 * C + 2.0 * V + 4.0);
+    /* backward scratch: a few (BT, 4C) buffers */
+    act += 3.0 * BT * 4.0 * C + 4.0 * C * C * 4.0;
+    return bytes + 4.0 * act;
+}
+
+double tt_config_step_flops(const tt_model_config *c) {
+    double C = c->d_model, L = c->n_layer, T = c->ctx, B = c->batch;
+    double mm_params = L * 12.0 * C * C + (double)c->vocab * C;
+    return 6.0 * mm_params * B * T + 6.0 * L * B * T * T * C;
+}
