@@ -1,0 +1,692 @@
+/* checkpoint.c — full training state save/load and the Hugging Face GPT-2
+ * weights-only export, as .safetensors (format in checkpoint.h).
+ *
+ * Save: written to <path>.tmp.<pid> in the target's directory, every write
+ * checked, fflush + fsync, then rename over <path> and fsync of the directory
+ * (best effort: some file systems cannot fsync a directory). On any failure
+ * the temporary file is removed and <path> is untouched.
+ *
+ * Load checks, in order: safetensors structure (safetensors.c), metadata
+ * format/version, config JSON (exact keys, tt_config_validate), train_config
+ * JSON (exact keys, tt_train_config_validate), step/seed/corpus numbers
+ * (strict decimal), loss_history (exactly `step` entries), val_history
+ * ([step, loss] pairs, steps in [0, step], non-decreasing), best_val /
+ * best_val_step, then every tensor of the layout present as F32 with its exact
+ * shape and no other tensor. Only then is the state allocated (so allocation
+ * is bounded by the size of the input) and the data copied in. Unknown
+ * metadata keys are ignored (room for additions without a version bump).
+ *
+ * Export metadata: "format": "pt" (as checkpoint.h says) plus "tinytrain_config"
+ * (the model config JSON), so an export is self-describing and the loader
+ * can tell a user who passes one to `--resume` what it is.
+ *
+ * Metadata numbers: floats are written with %.9g (exact float round trip) and
+ * non-finite ones as "nan"/"inf"/"-inf" (quoted inside JSON arrays). The
+ * header limit (100,000,000 bytes) bounds the loss history at roughly 6
+ * million steps (~16 bytes per entry). */
+#define _FILE_OFFSET_BITS 64
+#define _POSIX_C_SOURCE 200809L
+#include "checkpoint.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "safetensors.h"
+
+#define CK_FORMAT "tinytrain-checkpoint"
+#define CK_VERSION "1"
+
+static const char *const group_prefix[3] = {"params.", "adam_m.", "adam_v."};
+
+/* ---------------- JSON of the configs ---------------- */
+
+static void config_json(tt_jw *w, const tt_model_config *c) {
+    tt_jw_printf(w, "{\"n_layer\":%d,\"d_model\":%d,\"n_head\":%d,\"ctx\":%d,\"batch\":%d,\"vocab\":%d}", c->n_layer, c->d_model,
+                 c->n_head, c->ctx, c->batch, c->vocab);
+}
+
+static void train_json(tt_jw *w, const tt_train_config *tc) {
+    tt_jw_printf(w, "{\"steps\":%lld,\"lr\":", (long long)tc->steps);
+    tt_jw_f32(w, tc->lr);
+    tt_jw_cstr(w, ",\"min_lr\":");
+    tt_jw_f32(w, tc->min_lr);
+    tt_jw_printf(w, ",\"warmup\":%lld,\"sched\":\"%s\",\"beta1\":", (long long)tc->warmup,
+                 tc->sched == TT_SCHED_CONSTANT ? "constant" : "cosine");
+    tt_jw_f32(w, tc->beta1);
+    tt_jw_cstr(w, ",\"beta2\":");
+    tt_jw_f32(w, tc->beta2);
+    tt_jw_cstr(w, ",\"eps\":");
+    tt_jw_f32(w, tc->eps);
+    tt_jw_cstr(w, ",\"weight_decay\":");
+    tt_jw_f32(w, tc->weight_decay);
+    tt_jw_cstr(w, ",\"clip\":");
+    tt_jw_f32(w, tc->clip);
+    tt_jw_printf(w, ",\"accum\":%d,\"seed\":%llu,\"eval_every\":%lld,\"eval_batches\":%d}", tc->accum,
+                 (unsigned long long)tc->seed, (long long)tc->eval_every, tc->eval_batches);
+}
+
+/* Table-driven strict parse of a flat JSON object of known keys. */
+typedef enum { F_INT, F_I64, F_U64, F_F32, F_SCHED } ftype;
+typedef struct {
+    const char *name;
+    ftype type;
+    size_t off;
+} field;
+
+static const field model_fields[] = {
+    {"n_layer", F_INT, offsetof(tt_model_config, n_layer)}, {"d_model", F_INT, offsetof(tt_model_config, d_model)},
+    {"n_head", F_INT, offsetof(tt_model_config, n_head)},   {"ctx", F_INT, offsetof(tt_model_config, ctx)},
+    {"batch", F_INT, offsetof(tt_model_config, batch)},     {"vocab", F_INT, offsetof(tt_model_config, vocab)},
+};
+
+static const field train_fields[] = {
+    {"steps", F_I64, offsetof(tt_train_config, steps)},
+    {"lr", F_F32, offsetof(tt_train_config, lr)},
+    {"min_lr", F_F32, offsetof(tt_train_config, min_lr)},
+    {"warmup", F_I64, offsetof(tt_train_config, warmup)},
+    {"sched", F_SCHED, offsetof(tt_train_config, sched)},
+    {"beta1", F_F32, offsetof(tt_train_config, beta1)},
+    {"beta2", F_F32, offsetof(tt_train_config, beta2)},
+    {"eps", F_F32, offsetof(tt_train_config, eps)},
+    {"weight_decay", F_F32, offsetof(tt_train_config, weight_decay)},
+    {"clip", F_F32, offsetof(tt_train_config, clip)},
+    {"accum", F_INT, offsetof(tt_train_config, accum)},
+    {"seed", F_U64, offsetof(tt_train_config, seed)},
+    {"eval_every", F_I64, offsetof(tt_train_config, eval_every)},
+    {"eval_batches", F_INT, offsetof(tt_train_config, eval_batches)},
+};
+
+static int parse_fields(const char *what, const char *text, const field *fs, int nf, void *out, tt_status *st) {
+    tt_json_doc d;
+    tt_status js = {0};
+    if (tt_json_parse(text, strlen(text), 256, &d, &js))
+        return tt_fail(st, TT_EFORMAT, "checkpoint: metadata '%s' is not valid JSON: %s", what, js.msg);
+    const tt_json_node *root = tt_json_root(&d);
+    int rc = TT_OK;
+    uint32_t seen = 0;
+    if (root->type != TT_JOBJECT) {
+        rc = tt_fail(st, TT_EFORMAT, "checkpoint: metadata '%s' is not a JSON object", what);
+        goto out;
+    }
+    for (const tt_json_node *c = tt_json_first(&d, root); c; c = tt_json_sibling(&d, c)) {
+        int k = -1;
+        for (int i = 0; i < nf; i++)
+            if (strcmp(c->key, fs[i].name) == 0) k = i;
+        if (k < 0) {
+            rc = tt_fail(st, TT_EFORMAT, "checkpoint: metadata '%s' has unknown field '%.40s'", what, c->key);
+            goto out;
+        }
+        seen |= 1u << k;
+        char *p = (char *)out + fs[k].off;
+        int bad = 0;
+        switch (fs[k].type) {
+        case F_INT: {
+            int64_t v;
+            bad = tt_json_get_i64(c, &v) || v < INT_MIN || v > INT_MAX;
+            if (!bad) *(int *)p = (int)v;
+            break;
+        }
+        case F_I64: bad = tt_json_get_i64(c, (int64_t *)p); break;
+        case F_U64: bad = tt_json_get_u64(c, (uint64_t *)p); break;
+        case F_F32: bad = c->type != TT_JNUMBER || tt_json_parse_f32_text(c->str, c->len, (float *)p); break;
+        case F_SCHED:
+            if (c->type == TT_JSTRING && strcmp(c->str, "cosine") == 0) *(tt_sched *)p = TT_SCHED_COSINE;
+            else if (c->type == TT_JSTRING && strcmp(c->str, "constant") == 0) *(tt_sched *)p = TT_SCHED_CONSTANT;
+            else bad = 1;
+            break;
+        }
+        if (bad) {
+            rc = tt_fail(st, TT_EFORMAT, "checkpoint: metadata '%s': bad value for '%s'", what, fs[k].name);
+            goto out;
+        }
+    }
+    for (int i = 0; i < nf; i++)
+        if (!(seen & (1u << i))) {
+            rc = tt_fail(st, TT_EFORMAT, "checkpoint: metadata '%s' lacks field '%s'", what, fs[i].name);
+            goto out;
+        }
+out:
+    tt_json_free(&d);
+    return rc;
+}
+
+/* ---------------- atomic write ---------------- */
+
+typedef int (*body_fn)(FILE *f, const char *path, const void *ctx, tt_status *st);
+
+static void fsync_parent_dir(const char *path) {
+    size_t n = strlen(path);
+    char *dir = malloc(n + 2);
+    if (!dir) return;
+    memcpy(dir, path, n + 1);
+    char *slash = strrchr(dir, '/');
+    if (!slash) strcpy(dir, ".");
+    else if (slash == dir) dir[1] = 0;
+    else *slash = 0;
+    int fd = open(dir, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)fsync(fd); /* best effort: not every file system supports it */
+        close(fd);
+    }
+    free(dir);
+}
+
+static int atomic_write(const char *path, body_fn body, const void *ctx, tt_status *st) {
+    if (!path || !*path) return tt_fail(st, TT_EINVAL, "no output path given");
+    size_t n = strlen(path);
+    char *tmp = malloc(n + 32);
+    if (!tmp) return tt_fail(st, TT_ENOMEM, "out of memory");
+    snprintf(tmp, n + 32, "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) {
+        int e = errno;
+        free(tmp);
+        return tt_fail(st, TT_EIO, "cannot write '%.300s': %s", path, strerror(e));
+    }
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        free(tmp);
+        return tt_fail(st, TT_EIO, "cannot write '%.300s': %s", path, strerror(e));
+    }
+    int rc = body(f, path, ctx, st);
+    if (!rc) {
+        errno = 0;
+        if (fflush(f) != 0 || ferror(f)) rc = tt_fail(st, TT_EIO, "cannot write '%.300s': %s", path, errno ? strerror(errno) : "write error");
+        else if (fsync(fileno(f)) != 0 && errno != EINVAL && errno != ENOTSUP)
+            rc = tt_fail(st, TT_EIO, "cannot write '%.300s': fsync: %s", path, strerror(errno));
+    }
+    errno = 0;
+    if (fclose(f) != 0 && !rc) rc = tt_fail(st, TT_EIO, "cannot write '%.300s': %s", path, errno ? strerror(errno) : "close error");
+    if (!rc && rename(tmp, path) != 0) rc = tt_fail(st, TT_EIO, "cannot replace '%.300s': %s", path, strerror(errno));
+    if (rc) unlink(tmp);
+    else fsync_parent_dir(path);
+    free(tmp);
+    return rc;
+}
+
+/* ---------------- save ---------------- */
+
+static int check_state(const tt_train_state *s, tt_status *st) {
+    if (!tt_host_is_little_endian()) return tt_fail(st, TT_EUNSUP, "checkpoints need a little-endian host");
+    if (!s || !s->params || !s->m || !s->v || !s->layout.t) return tt_fail(st, TT_EINVAL, "checkpoint: state is not allocated");
+    TT_CHECK(tt_config_validate(&s->cfg, st));
+    if (s->layout.n_tensors != 4 + s->cfg.n_layer * TT_PER_LAYER || s->layout.total != (size_t)tt_config_param_count(&s->cfg))
+        return tt_fail(st, TT_EINVAL, "checkpoint: state layout does not match its config");
+    return TT_OK;
+}
+
+static int save_body(FILE *f, const char *path, const void *ctx, tt_status *st) {
+    const tt_train_state *s = ctx;
+    const tt_layout *lo = &s->layout;
+    tt_st_writer w;
+    tt_st_writer_init(&w, path);
+    tt_jw j;
+    tt_jw_init(&j);
+    char name[64], num[32];
+    int rc = TT_OK;
+    for (int g = 0; g < 3 && !rc; g++)
+        for (int i = 0; i < lo->n_tensors && !rc; i++) {
+            snprintf(name, sizeof name, "%s%s", group_prefix[g], lo->t[i].name);
+            rc = tt_st_writer_add(&w, name, TT_ST_F32, lo->t[i].ndim, lo->t[i].shape, st);
+        }
+#define META(k, v) \
+    if (!rc) rc = tt_st_writer_meta(&w, k, v, st)
+    META("format", CK_FORMAT);
+    META("version", CK_VERSION);
+    config_json(&j, &s->cfg);
+    META("config", j.buf ? j.buf : "");
+    j.len = 0;
+    train_json(&j, &s->tc);
+    META("train_config", j.buf ? j.buf : "");
+    snprintf(num, sizeof num, "%lld", (long long)s->step);
+    META("step", num);
+    snprintf(num, sizeof num, "%llu", (unsigned long long)s->tc.seed);
+    META("seed", num);
+    snprintf(num, sizeof num, "%llu", (unsigned long long)s->corpus_hash);
+    META("corpus_hash", num);
+    snprintf(num, sizeof num, "%llu", (unsigned long long)s->corpus_bytes);
+    META("corpus_bytes", num);
+    j.len = 0;
+    tt_jw_raw(&j, "[", 1);
+    for (int64_t i = 0; i < s->step; i++) {
+        if (i) tt_jw_raw(&j, ",", 1);
+        tt_jw_f32(&j, s->loss_hist[i]);
+    }
+    tt_jw_raw(&j, "]", 1);
+    META("loss_history", j.buf ? j.buf : "");
+    j.len = 0;
+    tt_jw_raw(&j, "[", 1);
+    for (int64_t i = 0; i < s->n_val; i++) {
+        tt_jw_printf(&j, i ? ",[%lld," : "[%lld,", (long long)s->val_step[i]);
+        tt_jw_f32(&j, s->val_loss[i]);
+        tt_jw_raw(&j, "]", 1);
+    }
+    tt_jw_raw(&j, "]", 1);
+    META("val_history", j.buf ? j.buf : "");
+    META("best_val", tt_json_fmt_f32(num, s->best_val));
+    snprintf(num, sizeof num, "%lld", (long long)s->best_val_step);
+    META("best_val_step", num);
+#undef META
+    if (!rc && j.oom) rc = tt_fail(st, TT_ENOMEM, "out of memory (checkpoint metadata)");
+    tt_jw_free(&j);
+    if (!rc) rc = tt_st_writer_begin(&w, f, st);
+    size_t bytes = lo->total * sizeof(float);
+    if (!rc) rc = tt_st_writer_data(&w, s->params, bytes, st);
+    if (!rc) rc = tt_st_writer_data(&w, s->m, bytes, st);
+    if (!rc) rc = tt_st_writer_data(&w, s->v, bytes, st);
+    if (!rc) rc = tt_st_writer_end(&w, st);
+    tt_st_writer_free(&w);
+    return rc;
+}
+
+int tt_checkpoint_save(const char *path, const tt_train_state *s, tt_status *st) {
+    TT_CHECK(check_state(s, st));
+    if (s->step < 0) return tt_fail(st, TT_EINVAL, "checkpoint: negative step");
+    if (s->step > 0 && (!s->loss_hist || s->loss_cap < s->step))
+        return tt_fail(st, TT_EINVAL, "checkpoint: loss history holds fewer than %lld entries", (long long)s->step);
+    if (s->n_val < 0 || (s->n_val > 0 && (!s->val_step || !s->val_loss)))
+        return tt_fail(st, TT_EINVAL, "checkpoint: validation history is inconsistent");
+    return atomic_write(path, save_body, s, st);
+}
+
+/* ---------------- export (Hugging Face GPT-2 names) ---------------- */
+
+static int export_body(FILE *f, const char *path, const void *ctx, tt_status *st) {
+    const tt_train_state *s = ctx;
+    const tt_model_config *c = &s->cfg;
+    const tt_layout *lo = &s->layout;
+    const int64_t C = c->d_model;
+    tt_st_writer w;
+    tt_st_writer_init(&w, path);
+    char name[64];
+    int rc = TT_OK;
+#define TI(kind, l) (&lo->t[tt_layout_index(c, kind, l)])
+#define ADD_AS(nm, kind, l) \
+    if (!rc) rc = tt_st_writer_add(&w, nm, TT_ST_F32, TI(kind, l)->ndim, TI(kind, l)->shape, st)
+    /* pass 1: declare (the data order below must match) */
+    ADD_AS("wte.weight", TT_WTE, 0);
+    ADD_AS("wpe.weight", TT_WPE, 0);
+    for (int l = 0; l < c->n_layer && !rc; l++) {
+        static const struct {
+            const char *suffix;
+            tt_tensor_kind kind;
+        } plain[] = {{"ln_1.weight", TT_LN1W}, {"ln_1.bias", TT_LN1B}, {"attn.c_attn.weight", TT_QW}, {"attn.c_attn.bias", TT_QB},
+                     {"attn.c_proj.weight", TT_OW}, {"attn.c_proj.bias", TT_OB}, {"ln_2.weight", TT_LN2W}, {"ln_2.bias", TT_LN2B},
+                     {"mlp.c_fc.weight", TT_FCW}, {"mlp.c_fc.bias", TT_FCB}, {"mlp.c_proj.weight", TT_PROJW}, {"mlp.c_proj.bias", TT_PROJB}};
+        for (size_t k = 0; k < sizeof plain / sizeof plain[0] && !rc; k++) {
+            snprintf(name, sizeof name, "h.%d.%s", l, plain[k].suffix);
+            if (plain[k].kind == TT_QW) {
+                int64_t shp[2] = {C, 3 * C};
+                rc = tt_st_writer_add(&w, name, TT_ST_F32, 2, shp, st);
+            } else if (plain[k].kind == TT_QB) {
+                int64_t shp[1] = {3 * C};
+                rc = tt_st_writer_add(&w, name, TT_ST_F32, 1, shp, st);
+            } else {
+                ADD_AS(name, plain[k].kind, l);
+            }
+        }
+    }
+    ADD_AS("ln_f.weight", TT_LNFW, 0);
+    ADD_AS("ln_f.bias", TT_LNFB, 0);
+    if (!rc) rc = tt_st_writer_meta(&w, "format", "pt", st);
+    tt_jw j;
+    tt_jw_init(&j);
+    config_json(&j, c);
+    if (!rc) rc = j.oom ? tt_fail(st, TT_ENOMEM, "out of memory") : tt_st_writer_meta(&w, "tinytrain_config", j.buf, st);
+    tt_jw_free(&j);
+    if (!rc) rc = tt_st_writer_begin(&w, f, st);
+    /* pass 2: data */
+    const float *P = s->params;
+#define PUT(kind, l) \
+    if (!rc) rc = tt_st_writer_data(&w, P + TI(kind, l)->offset, TI(kind, l)->numel * sizeof(float), st)
+    PUT(TT_WTE, 0);
+    PUT(TT_WPE, 0);
+    for (int l = 0; l < c->n_layer && !rc; l++) {
+        PUT(TT_LN1W, l);
+        PUT(TT_LN1B, l);
+        /* c_attn.weight (C, 3C): row i = [q.w[i, :] | k.w[i, :] | v.w[i, :]] */
+        const float *q = P + TI(TT_QW, l)->offset, *k = P + TI(TT_KW, l)->offset, *v = P + TI(TT_VW, l)->offset;
+        for (int64_t i = 0; i < C && !rc; i++) {
+            rc = tt_st_writer_data(&w, q + i * C, (size_t)C * sizeof(float), st);
+            if (!rc) rc = tt_st_writer_data(&w, k + i * C, (size_t)C * sizeof(float), st);
+            if (!rc) rc = tt_st_writer_data(&w, v + i * C, (size_t)C * sizeof(float), st);
+        }
+        PUT(TT_QB, l);
+        PUT(TT_KB, l);
+        PUT(TT_VB, l);
+        PUT(TT_OW, l);
+        PUT(TT_OB, l);
+        PUT(TT_LN2W, l);
+        PUT(TT_LN2B, l);
+        PUT(TT_FCW, l);
+        PUT(TT_FCB, l);
+        PUT(TT_PROJW, l);
+        PUT(TT_PROJB, l);
+    }
+    PUT(TT_LNFW, 0);
+    PUT(TT_LNFB, 0);
+#undef PUT
+#undef ADD_AS
+#undef TI
+    if (!rc) rc = tt_st_writer_end(&w, st);
+    tt_st_writer_free(&w);
+    return rc;
+}
+
+int tt_export_hf(const char *path, const tt_train_state *s, tt_status *st) {
+    TT_CHECK(check_state(s, st));
+    return atomic_write(path, export_body, s, st);
+}
+
+/* ---------------- load ---------------- */
+
+static void state_empty(tt_train_state *s) {
+    memset(s, 0, sizeof *s);
+    s->best_val = INFINITY;
+    s->best_val_step = -1;
+}
+
+static const char *need_meta(const tt_st_reader *r, const char *key, tt_status *st) {
+    const char *v = tt_st_meta_get(r, key);
+    if (!v) tt_fail(st, TT_EFORMAT, "checkpoint: metadata '%s' is missing", key);
+    return v;
+}
+
+static int meta_i64(const tt_st_reader *r, const char *key, int64_t *out, tt_status *st) {
+    const char *v = need_meta(r, key, st);
+    if (!v) return TT_EFORMAT;
+    if (tt_json_parse_i64(v, strlen(v), out))
+        return tt_fail(st, TT_EFORMAT, "checkpoint: metadata '%s' is not an integer ('%.40s')", key, v);
+    return TT_OK;
+}
+
+static int meta_u64(const tt_st_reader *r, const char *key, uint64_t *out, tt_status *st) {
+    const char *v = need_meta(r, key, st);
+    if (!v) return TT_EFORMAT;
+    if (tt_json_parse_u64(v, strlen(v), out))
+        return tt_fail(st, TT_EFORMAT, "checkpoint: metadata '%s' is not an unsigned integer ('%.40s')", key, v);
+    return TT_OK;
+}
+
+/* A float inside a history array: a number, or one of the strings "nan", "inf", "-inf". */
+static int hist_float(tt_json_event ev, const tt_json_reader *jr, float *out) {
+    if (ev == TT_JSON_NUMBER) return tt_json_parse_f32_text(jr->tok, jr->tok_len, out);
+    if (ev == TT_JSON_STRING) { /* exactly "nan", "inf" or "-inf" (raw == decoded: no escapes) */
+        if ((jr->tok_len == 3 && (!memcmp(jr->tok, "nan", 3) || !memcmp(jr->tok, "inf", 3))) ||
+            (jr->tok_len == 4 && !memcmp(jr->tok, "-inf", 4)))
+            return tt_json_parse_f32_text(jr->tok, jr->tok_len, out);
+        return 1;
+    }
+    return 1;
+}
+
+/* loss_history: a JSON array of floats. *out is malloc'd (free()). */
+static int parse_loss_history(const char *text, float **out, int64_t *count, tt_status *st) {
+    tt_json_reader jr;
+    tt_status js = {0};
+    tt_json_reader_init(&jr, text, strlen(text));
+    float *a = NULL;
+    int64_t n = 0, cap = 0;
+    int rc = TT_OK;
+    tt_json_event ev = tt_json_next(&jr, &js);
+    if (ev != TT_JSON_ARR_BEGIN) goto bad;
+    for (;;) {
+        ev = tt_json_next(&jr, &js);
+        if (ev == TT_JSON_ARR_END) break;
+        float x;
+        if (hist_float(ev, &jr, &x)) goto bad;
+        if (n == cap) {
+            int64_t nc = cap ? cap * 2 : 1024;
+            float *p = realloc(a, (size_t)nc * sizeof *p);
+            if (!p) { rc = tt_fail(st, TT_ENOMEM, "out of memory (loss history)"); goto fail; }
+            a = p;
+            cap = nc;
+        }
+        a[n++] = x;
+    }
+    if (tt_json_next(&jr, &js) != TT_JSON_END) goto bad;
+    *out = a;
+    *count = n;
+    return TT_OK;
+bad:
+    rc = tt_fail(st, TT_EFORMAT, "checkpoint: metadata 'loss_history' is not a JSON array of numbers%s%s", js.msg[0] ? ": " : "", js.msg);
+fail:
+    free(a);
+    return rc;
+}
+
+/* val_history: a JSON array of [step, loss] pairs. */
+static int parse_val_history(const char *text, int64_t **steps, float **losses, int64_t *count, tt_status *st) {
+    tt_json_reader jr;
+    tt_status js = {0};
+    tt_json_reader_init(&jr, text, strlen(text));
+    int64_t *as = NULL;
+    float *al = NULL;
+    int64_t n = 0, cap = 0;
+    int rc = TT_OK;
+    if (tt_json_next(&jr, &js) != TT_JSON_ARR_BEGIN) goto bad;
+    for (;;) {
+        tt_json_event ev = tt_json_next(&jr, &js);
+        if (ev == TT_JSON_ARR_END) break;
+        if (ev != TT_JSON_ARR_BEGIN) goto bad;
+        int64_t vs;
+        float vl;
+        if (tt_json_next(&jr, &js) != TT_JSON_NUMBER || tt_json_parse_i64(jr.tok, jr.tok_len, &vs)) goto bad;
+        ev = tt_json_next(&jr, &js);
+        if (hist_float(ev, &jr, &vl)) goto bad;
+        if (tt_json_next(&jr, &js) != TT_JSON_ARR_END) goto bad;
+        if (n == cap) {
+            int64_t nc = cap ? cap * 2 : 64;
+            int64_t *p = realloc(as, (size_t)nc * sizeof *p);
+            if (!p) { rc = tt_fail(st, TT_ENOMEM, "out of memory (val history)"); goto fail; }
+            as = p;
+            float *q = realloc(al, (size_t)nc * sizeof *q);
+            if (!q) { rc = tt_fail(st, TT_ENOMEM, "out of memory (val history)"); goto fail; }
+            al = q;
+            cap = nc;
+        }
+        as[n] = vs;
+        al[n] = vl;
+        n++;
+    }
+    if (tt_json_next(&jr, &js) != TT_JSON_END) goto bad;
+    *steps = as;
+    *losses = al;
+    *count = n;
+    return TT_OK;
+bad:
+    rc = tt_fail(st, TT_EFORMAT, "checkpoint: metadata 'val_history' is not a JSON array of [step, loss] pairs%s%s",
+                 js.msg[0] ? ": " : "", js.msg);
+fail:
+    free(as);
+    free(al);
+    return rc;
+}
+
+static int load_reader(const tt_st_reader *r, tt_train_state *s, tt_status *st) {
+    if (!tt_host_is_little_endian()) return tt_fail(st, TT_EUNSUP, "checkpoints need a little-endian host");
+    const char *fmt = tt_st_meta_get(r, "format");
+    if (!fmt) return tt_fail(st, TT_EFORMAT, "not a tinytrain checkpoint (no 'format' metadata)");
+    if (strcmp(fmt, CK_FORMAT) != 0) {
+        if (strcmp(fmt, "pt") == 0 && tt_st_meta_get(r, "tinytrain_config"))
+            return tt_fail(st, TT_EFORMAT, "this is a weights-only export, not a training checkpoint");
+        return tt_fail(st, TT_EFORMAT, "not a tinytrain checkpoint (format '%.40s')", fmt);
+    }
+    const char *ver = need_meta(r, "version", st);
+    if (!ver) return TT_EFORMAT;
+    if (strcmp(ver, CK_VERSION) != 0)
+        return tt_fail(st, TT_EFORMAT, "unsupported checkpoint version '%.20s' (this build reads version %s)", ver, CK_VERSION);
+
+    tt_model_config cfg;
+    tt_train_config tc;
+    memset(&cfg, 0, sizeof cfg);
+    memset(&tc, 0, sizeof tc);
+    const char *v;
+    tt_status cs = {0};
+    if (!(v = need_meta(r, "config", st))) return TT_EFORMAT;
+    TT_CHECK(parse_fields("config", v, model_fields, (int)(sizeof model_fields / sizeof model_fields[0]), &cfg, st));
+    if (tt_config_validate(&cfg, &cs)) return tt_fail(st, TT_EFORMAT, "checkpoint: invalid config: %s", cs.msg);
+    if (!(v = need_meta(r, "train_config", st))) return TT_EFORMAT;
+    TT_CHECK(parse_fields("train_config", v, train_fields, (int)(sizeof train_fields / sizeof train_fields[0]), &tc, st));
+    if (tt_train_config_validate(&tc, &cs)) return tt_fail(st, TT_EFORMAT, "checkpoint: invalid train_config: %s", cs.msg);
+
+    int64_t step, best_step;
+    uint64_t seed, chash, cbytes;
+    TT_CHECK(meta_i64(r, "step", &step, st));
+    if (step < 0) return tt_fail(st, TT_EFORMAT, "checkpoint: negative step %lld", (long long)step);
+    TT_CHECK(meta_u64(r, "seed", &seed, st));
+    if (seed != tc.seed)
+        return tt_fail(st, TT_EFORMAT, "checkpoint: seed %llu disagrees with train_config seed %llu", (unsigned long long)seed,
+                       (unsigned long long)tc.seed);
+    TT_CHECK(meta_u64(r, "corpus_hash", &chash, st));
+    TT_CHECK(meta_u64(r, "corpus_bytes", &cbytes, st));
+    TT_CHECK(meta_i64(r, "best_val_step", &best_step, st));
+    if (best_step < -1 || best_step > step)
+        return tt_fail(st, TT_EFORMAT, "checkpoint: best_val_step %lld outside [-1, step %lld]", (long long)best_step, (long long)step);
+    float best_val;
+    if (!(v = need_meta(r, "best_val", st))) return TT_EFORMAT;
+    if (tt_json_parse_f32_text(v, strlen(v), &best_val)) return tt_fail(st, TT_EFORMAT, "checkpoint: metadata 'best_val' is not a number");
+
+    /* tensors: every layout tensor in each group, F32, exact shape, nothing else */
+    tt_layout lo;
+    tt_status ls = {0};
+    if (tt_layout_build(&cfg, &lo, &ls)) return tt_fail(st, ls.code, "checkpoint: %s", ls.msg);
+    const tt_st_tensor **found = calloc((size_t)(3 * lo.n_tensors), sizeof *found);
+    int rc = found ? TT_OK : tt_fail(st, TT_ENOMEM, "out of memory");
+    char name[64];
+    for (int g = 0; g < 3 && !rc; g++)
+        for (int i = 0; i < lo.n_tensors && !rc; i++) {
+            const tt_tensor_info *ti = &lo.t[i];
+            snprintf(name, sizeof name, "%s%s", group_prefix[g], ti->name);
+            const tt_st_tensor *t = tt_st_find(r, name);
+            if (!t) rc = tt_fail(st, TT_EFORMAT, "checkpoint: tensor '%s' is missing", name);
+            else if (t->dtype != TT_ST_F32)
+                rc = tt_fail(st, TT_EFORMAT, "checkpoint: tensor '%s' has dtype %s (expected F32)", name, tt_st_dtype_name(t->dtype));
+            else if (t->ndim != ti->ndim || t->shape[0] != ti->shape[0] || (ti->ndim == 2 && t->shape[1] != ti->shape[1])) {
+                char got[96] = "", want[48];
+                size_t k = 0;
+                for (int d = 0; d < t->ndim && k < sizeof got - 24; d++)
+                    k += (size_t)snprintf(got + k, sizeof got - k, d ? ", %lld" : "%lld", (long long)t->shape[d]);
+                if (ti->ndim == 2) snprintf(want, sizeof want, "%lld, %lld", (long long)ti->shape[0], (long long)ti->shape[1]);
+                else snprintf(want, sizeof want, "%lld", (long long)ti->shape[0]);
+                rc = tt_fail(st, TT_EFORMAT, "checkpoint: tensor '%s' has shape (%s), config needs (%s)", name, got, want);
+            }
+            found[g * lo.n_tensors + i] = t;
+        }
+    if (!rc && r->n_tensors != 3 * lo.n_tensors) {
+        /* all expected present and names unique: anything else is extra */
+        char *used = calloc((size_t)r->n_tensors, 1);
+        if (!used) rc = tt_fail(st, TT_ENOMEM, "out of memory");
+        else {
+            for (int k = 0; k < 3 * lo.n_tensors; k++) used[found[k] - r->t] = 1;
+            for (int k = 0; k < r->n_tensors; k++)
+                if (!used[k]) {
+                    rc = tt_fail(st, TT_EFORMAT, "checkpoint: unexpected tensor '%.80s'", r->t[k].name);
+                    break;
+                }
+            free(used);
+        }
+    }
+    if (rc) {
+        free(found);
+        tt_layout_free(&lo);
+        return rc;
+    }
+
+    /* histories */
+    float *loss = NULL, *vloss = NULL;
+    int64_t nloss = 0, nval = 0, *vstep = NULL;
+    if (!(v = need_meta(r, "loss_history", st))) rc = TT_EFORMAT;
+    if (!rc) rc = parse_loss_history(v, &loss, &nloss, st);
+    if (!rc && nloss != step)
+        rc = tt_fail(st, TT_EFORMAT, "checkpoint: loss_history has %lld entries but step is %lld", (long long)nloss, (long long)step);
+    if (!rc && !(v = need_meta(r, "val_history", st))) rc = TT_EFORMAT;
+    if (!rc) rc = parse_val_history(v, &vstep, &vloss, &nval, st);
+    for (int64_t i = 0; !rc && i < nval; i++)
+        if (vstep[i] < 0 || vstep[i] > step || (i && vstep[i] < vstep[i - 1]))
+            rc = tt_fail(st, TT_EFORMAT, "checkpoint: val_history step %lld out of order or outside [0, %lld]", (long long)vstep[i],
+                         (long long)step);
+
+    /* allocate (bounded: the tensors were checked against the input size) and copy */
+    if (!rc) rc = tt_state_alloc(s, &cfg, st);
+    if (rc) {
+        free(loss);
+        free(vstep);
+        free(vloss);
+        free(found);
+        tt_layout_free(&lo);
+        state_empty(s);
+        return rc;
+    }
+    s->tc = tc;
+    s->step = step;
+    s->loss_hist = loss;
+    s->loss_cap = nloss;
+    s->n_val = s->val_cap = nval;
+    s->val_step = vstep;
+    s->val_loss = vloss;
+    s->best_val = best_val;
+    s->best_val_step = best_step;
+    s->corpus_hash = chash;
+    s->corpus_bytes = cbytes;
+    float *dst[3] = {s->params, s->m, s->v};
+    for (int g = 0; g < 3 && !rc; g++)
+        for (int i = 0; i < lo.n_tensors && !rc; i++)
+            rc = tt_st_read(r, found[g * lo.n_tensors + i], 0, dst[g] + lo.t[i].offset, lo.t[i].numel * sizeof(float), st);
+    free(found);
+    tt_layout_free(&lo);
+    if (rc) tt_state_free(s);
+    return rc;
+}
+
+/* Messages quote names from the file: keep them to one printable line. */
+static int finish(int rc, tt_train_state *s, const char *path, tt_status *st) {
+    if (!rc) return TT_OK;
+    if (st) {
+        if (path && !strstr(st->msg, path)) {
+            char tmp[sizeof st->msg];
+            snprintf(tmp, sizeof tmp, "%s", st->msg);
+            snprintf(st->msg, sizeof st->msg, "'%.200s': %.300s", path, tmp);
+        }
+        for (char *p = st->msg; *p; p++)
+            if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
+        if (!st->msg[0]) snprintf(st->msg, sizeof st->msg, "checkpoint load failed");
+        st->code = rc;
+    }
+    state_empty(s);
+    return rc;
+}
+
+int tt_checkpoint_load_mem(const uint8_t *buf, size_t len, tt_train_state *s, tt_status *st) {
+    state_empty(s);
+    tt_st_reader r;
+    int rc = tt_st_open_mem(&r, buf, len, st);
+    if (!rc) {
+        rc = load_reader(&r, s, st);
+        tt_st_close(&r);
+    }
+    return finish(rc, s, NULL, st);
+}
+
+int tt_checkpoint_load(const char *path, tt_train_state *s, tt_status *st) {
+    state_empty(s);
+    if (!path || !*path) return finish(tt_fail(st, TT_EINVAL, "no checkpoint path given"), s, NULL, st);
+    tt_st_reader r;
+    int rc = tt_st_open_file(&r, path, st);
+    if (!rc) {
+        rc = load_reader(&r, s, st);
+        tt_st_close(&r);
+    }
+    return finish(rc, s, path, st);
+}
