@@ -1,0 +1,547 @@
+/* backend_webgpu.c — the WebGPU training backend (tt_backend_webgpu_create):
+ * the buffer plan and the schedule of one training step as lists of kernel
+ * sites (gpu_ops.h), all built once at creation. Shared C for native (Dawn)
+ * and browser device layers: it only talks to device.h.
+ *
+ * Buffers: params, grads, m, v (layout.total floats each, the layout of
+ * config.h, bound whole; tensors addressed by element offset); one buffer per
+ * activation tensor; a u32 token buffer (tokens, then the embedding-gradient
+ * buckets); small stats (loss, grad norm) copied to alternating readback
+ * buffers. A step = one command buffer per micro-batch (tokens are uploaded
+ * between them with queue.writeBuffer); the last one also holds grad norm,
+ * clip, AdamW and the stats copy. step() returns after the submit;
+ * step_result() waits for the mapping of the most recent step's stats.
+ * Nothing is allocated per step on the host. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "gpu_ops.h"
+#include "webgpu_profile.h"
+
+typedef struct {
+    tt_gpu_buf ln1, st1, q, k, v, y, att, res2, ln2, st2, h, g;
+} wl_acts;
+
+typedef struct {
+    tt_gpu *g;
+    tt_gops ops;
+    int B, T, C, NH, L, V;
+    size_t P;
+    tt_gpu_buf params, grads, m, v, mask, tok, stats, part_cs, part_opt;
+    tt_gpu_buf *res; /* L+1 residual streams */
+    wl_acts *la;
+    tt_gpu_buf lnf, stf, logits, losses;
+    tt_gpu_buf dres, dtmp, dq, dk, dv, dg;
+    tt_gpu_buf staging[2], stage_eval;
+    int cur, last, pending[2];
+    tt_gsite *fwd, *bwd, *opt;
+    int n_fwd, n_bwd, n_opt, cap_fwd, cap_bwd;
+    uint32_t *tokhost;
+    size_t tok_words, bucket_off, pos_off;
+    float last_loss, last_norm;
+    int have_result;
+    int dry;           /* preflight: count bytes, allocate nothing */
+    double plan_bytes; /* device memory of the plan */
+} wgpu_impl;
+
+static wgpu_impl *IMPL(tt_backend *be) { return (wgpu_impl *)be->impl; }
+static const tt_backend_vtable wgpu_vt;
+
+static void wgpu_destroy(tt_backend *be) {
+    if (!be) return;
+    wgpu_impl *w = IMPL(be);
+    if (w) {
+        tt_gops_free(&w->ops);
+        if (w->g) tt_gpu_close(w->g);
+        free(w->res);
+        free(w->la);
+        free(w->fwd);
+        free(w->bwd);
+        free(w->opt);
+        free(w->tokhost);
+        free(w);
+    }
+    tt_layout_free(&be->layout);
+    free(be);
+}
+
+/* ---- buffer plan --------------------------------------------------------- */
+/* In the dry run (preflight) only sizes are added up: a model that cannot
+ * fit is refused before anything is allocated. */
+static int mkbuf(wgpu_impl *w, size_t elems, const char *label, tt_gpu_buf *out, tt_status *st) {
+    uint64_t bytes = (uint64_t)elems * 4;
+    const tt_gpu_info *in = tt_gpu_get_info(w->g);
+    if (w->dry) {
+        w->plan_bytes += (double)bytes;
+        *out = -1;
+        if (bytes > in->max_storage_binding)
+            return tt_fail(st, TT_EUNSUP,
+                           "webgpu: this model needs a %.1f MiB buffer (%s) but the adapter binds at most %.1f MiB "
+                           "(maxStorageBufferBindingSize); use a smaller preset or batch",
+                           bytes / 1048576.0, label, in->max_storage_binding / 1048576.0);
+        if (bytes > in->max_buffer)
+            return tt_fail(st, TT_EUNSUP, "webgpu: this model needs a %.1f MiB buffer (%s); the adapter's maxBufferSize is %.1f MiB",
+                           bytes / 1048576.0, label, in->max_buffer / 1048576.0);
+        return TT_OK;
+    }
+    return tt_gpu_buffer(w->g, bytes, TT_GPU_STORAGE, label, out, st);
+}
+
+static tt_gref R(tt_gpu_buf b) {
+    tt_gref r = {b, 0};
+    return r;
+}
+
+static tt_gref PR(tt_backend *be, tt_gpu_buf buf, tt_tensor_kind kind, int layer) {
+    tt_gref r = {buf, (uint32_t)tt_layout_offset(&be->layout, &be->cfg, kind, layer)};
+    return r;
+}
+
+#define FWD(call)                                                              \
+    do {                                                                       \
+        if (w->n_fwd + 4 > w->cap_fwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow"); \
+        TT_CHECK(call);                                                        \
+    } while (0)
+
+static tt_gsite *fnext(wgpu_impl *w, int n) {
+    tt_gsite *s = &w->fwd[w->n_fwd];
+    w->n_fwd += n;
+    return s;
+}
+static tt_gsite *bnext(wgpu_impl *w, int n) {
+    tt_gsite *s = &w->bwd[w->n_bwd];
+    w->n_bwd += n;
+    return s;
+}
+
+static int plan(tt_backend *be, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    tt_gops *o = &w->ops;
+    const int B = w->B, T = w->T, C = w->C, NH = w->NH, L = w->L, V = w->V;
+    const int BT = B * T;
+    const int C4 = 4 * C;
+    w->cap_fwd = 16 + 20 * L;
+    w->cap_bwd = 16 + 60 * L;
+    w->fwd = calloc((size_t)w->cap_fwd, sizeof *w->fwd);
+    w->bwd = calloc((size_t)w->cap_bwd, sizeof *w->bwd);
+    w->opt = calloc(4, sizeof *w->opt);
+    if (!w->fwd || !w->bwd || !w->opt) return tt_fail(st, TT_ENOMEM, "out of memory (webgpu schedule)");
+    tt_gpu_buf P = w->params, G = w->grads;
+    tt_gref tokens = R(w->tok);
+
+    /* ---- forward ---- */
+    FWD(tt_gop_embedding_forward(o, fnext(w, 1), R(w->res[0]), tokens, PR(be, P, TT_WTE, -1), PR(be, P, TT_WPE, -1), B,
+                                 T, C, st));
+    for (int l = 0; l < L; l++) {
+        wl_acts *a = &w->la[l];
+        FWD(tt_gop_layernorm_forward(o, fnext(w, 1), R(a->ln1), R(a->st1), R(w->res[l]), PR(be, P, TT_LN1W, l),
+                                     PR(be, P, TT_LN1B, l), BT, C, st));
+        tt_gref qb = PR(be, P, TT_QB, l), kb = PR(be, P, TT_KB, l), vb = PR(be, P, TT_VB, l);
+        FWD(tt_gop_matmul(o, fnext(w, 2), R(a->q), R(a->ln1), PR(be, P, TT_QW, l), &qb, NULL, BT, C, C, 0, 0, 0, st));
+        FWD(tt_gop_matmul(o, fnext(w, 2), R(a->k), R(a->ln1), PR(be, P, TT_KW, l), &kb, NULL, BT, C, C, 0, 0, 0, st));
+        FWD(tt_gop_matmul(o, fnext(w, 2), R(a->v), R(a->ln1), PR(be, P, TT_VW, l), &vb, NULL, BT, C, C, 0, 0, 0, st));
+        FWD(tt_gop_attention_forward(o, fnext(w, 1), R(a->y), R(a->att), R(a->q), R(a->k), R(a->v), B, T, C, NH, st));
+        tt_gref ob = PR(be, P, TT_OB, l), res = R(w->res[l]);
+        FWD(tt_gop_matmul(o, fnext(w, 2), R(a->res2), R(a->y), PR(be, P, TT_OW, l), &ob, &res, BT, C, C, 0, 0, 0, st));
+        FWD(tt_gop_layernorm_forward(o, fnext(w, 1), R(a->ln2), R(a->st2), R(a->res2), PR(be, P, TT_LN2W, l),
+                                     PR(be, P, TT_LN2B, l), BT, C, st));
+        tt_gref fb = PR(be, P, TT_FCB, l);
+        FWD(tt_gop_matmul(o, fnext(w, 2), R(a->h), R(a->ln2), PR(be, P, TT_FCW, l), &fb, NULL, BT, C4, C, 0, 0, 0,
+                          st));
+        FWD(tt_gop_gelu_forward(o, fnext(w, 1), R(a->g), R(a->h), (size_t)BT * C4, st));
+        tt_gref pb = PR(be, P, TT_PROJB, l), res2 = R(a->res2);
+        FWD(tt_gop_matmul(o, fnext(w, 2), R(w->res[l + 1]), R(a->g), PR(be, P, TT_PROJW, l), &pb, &res2, BT, C, C4, 0,
+                          0, 0, st));
+    }
+    FWD(tt_gop_layernorm_forward(o, fnext(w, 1), R(w->lnf), R(w->stf), R(w->res[L]), PR(be, P, TT_LNFW, -1),
+                                 PR(be, P, TT_LNFB, -1), BT, C, st));
+    /* logits (BT,V) = lnf (BT,C) @ wte^T, wte stored (V,C) */
+    FWD(tt_gop_matmul(o, fnext(w, 2), R(w->logits), R(w->lnf), PR(be, P, TT_WTE, -1), NULL, NULL, BT, V, C, 0, 1, 0,
+                      st));
+    FWD(tt_gop_crossentropy(o, fnext(w, 1), R(w->logits), R(w->losses), tokens, BT, V, T, st));
+    FWD(tt_gop_loss_reduce(o, fnext(w, 1), R(w->stats), R(w->losses), st));
+
+    /* ---- backward ---- */
+#define BWD(n, call)                                                               \
+    do {                                                                           \
+        if (w->n_bwd + (n) > w->cap_bwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow"); \
+        TT_CHECK(call);                                                            \
+    } while (0)
+    tt_gref part = R(w->part_cs);
+    /* dlnf (BT,C) = dlogits (BT,V) @ wte (V,C); dwte += dlogits^T @ lnf */
+    BWD(2, tt_gop_matmul(o, bnext(w, 2), R(w->dtmp), R(w->logits), PR(be, P, TT_WTE, -1), NULL, NULL, BT, C, V, 0, 0,
+                         0, st));
+    BWD(2, tt_gop_matmul(o, bnext(w, 2), PR(be, G, TT_WTE, -1), R(w->logits), R(w->lnf), NULL, NULL, V, C, BT, 1, 0, 1,
+                         st));
+    BWD(3, tt_gop_layernorm_backward(o, bnext(w, 3), R(w->dres), PR(be, G, TT_LNFW, -1), R(w->dtmp), R(w->res[L]),
+                                     PR(be, P, TT_LNFW, -1), R(w->stf), part, BT, C, 0, st));
+    for (int l = L - 1; l >= 0; l--) {
+        wl_acts *a = &w->la[l];
+        /* mlp proj: res[l+1] = g @ projw + projb + res2 */
+        BWD(2, tt_gop_matmul(o, bnext(w, 2), R(w->dg), R(w->dres), PR(be, P, TT_PROJW, l), NULL, NULL, BT, C4, C, 0,
+                             1, 0, st));
+        BWD(2, tt_gop_matmul(o, bnext(w, 2), PR(be, G, TT_PROJW, l), R(a->g), R(w->dres), NULL, NULL, C4, C, BT, 1, 0,
+                             1, st));
+        BWD(2, tt_gop_bias_backward(o, bnext(w, 2), PR(be, G, TT_PROJB, l), R(w->dres), part, BT, C, st));
+        BWD(1, tt_gop_gelu_backward(o, bnext(w, 1), R(w->dg), R(a->h), (size_t)BT * C4, st));
+        /* fc: h = ln2 @ fcw + fcb */
+        BWD(2, tt_gop_matmul(o, bnext(w, 2), R(w->dtmp), R(w->dg), PR(be, P, TT_FCW, l), NULL, NULL, BT, C, C4, 0, 1,
+                             0, st));
+        BWD(2, tt_gop_matmul(o, bnext(w, 2), PR(be, G, TT_FCW, l), R(a->ln2), R(w->dg), NULL, NULL, C, C4, BT, 1, 0, 1,
+                             st));
+        BWD(2, tt_gop_bias_backward(o, bnext(w, 2), PR(be, G, TT_FCB, l), R(w->dg), part, BT, C4, st));
+        BWD(3, tt_gop_layernorm_backward(o, bnext(w, 3), R(w->dres), PR(be, G, TT_LN2W, l), R(w->dtmp), R(a->res2),
+                                         PR(be, P, TT_LN2W, l), R(a->st2), part, BT, C, 1, st));
+        /* attn out: res2 = y @ ow + ob + res[l] */
+        BWD(2, tt_gop_matmul(o, bnext(w, 2), R(w->dtmp), R(w->dres), PR(be, P, TT_OW, l), NULL, NULL, BT, C, C, 0, 1,
+                             0, st));
+        BWD(2, tt_gop_matmul(o, bnext(w, 2), PR(be, G, TT_OW, l), R(a->y), R(w->dres), NULL, NULL, C, C, BT, 1, 0, 1,
+                             st));
+        BWD(2, tt_gop_bias_backward(o, bnext(w, 2), PR(be, G, TT_OB, l), R(w->dres), part, BT, C, st));
+        BWD(2, tt_gop_attention_backward(o, bnext(w, 2), R(w->dq), R(w->dk), R(w->dv), R(a->att), R(a->q), R(a->k),
+                                         R(a->v), R(a->y), R(w->dtmp), B, T, C, NH, st));
+        /* q, k, v projections of ln1 */
+        const tt_tensor_kind wk[3] = {TT_QW, TT_KW, TT_VW}, bk[3] = {TT_QB, TT_KB, TT_VB};
+        const tt_gpu_buf dx[3] = {w->dq, w->dk, w->dv};
+        for (int j = 0; j < 3; j++)
+            BWD(2, tt_gop_matmul(o, bnext(w, 2), R(w->dtmp), R(dx[j]), PR(be, P, wk[j], l), NULL, NULL, BT, C, C, 0, 1,
+                                 j > 0, st));
+        for (int j = 0; j < 3; j++) {
+            BWD(2, tt_gop_matmul(o, bnext(w, 2), PR(be, G, wk[j], l), R(a->ln1), R(dx[j]), NULL, NULL, C, C, BT, 1, 0,
+                                 1, st));
+            BWD(2, tt_gop_bias_backward(o, bnext(w, 2), PR(be, G, bk[j], l), R(dx[j]), part, BT, C, st));
+        }
+        BWD(3, tt_gop_layernorm_backward(o, bnext(w, 3), R(w->dres), PR(be, G, TT_LN1W, l), R(w->dtmp), R(w->res[l]),
+                                         PR(be, P, TT_LN1W, l), R(a->st1), part, BT, C, 1, st));
+    }
+    BWD(2, tt_gop_embedding_backward(o, bnext(w, 2), PR(be, G, TT_WTE, -1), PR(be, G, TT_WPE, -1), R(w->dres), w->tok,
+                                     (uint32_t)w->bucket_off, (uint32_t)w->pos_off, B, T, C, V, st));
+#undef BWD
+    /* ---- optimizer ---- */
+    TT_CHECK(tt_gop_adamw(o, w->opt, w->params, w->grads, w->m, w->v, w->mask, w->part_opt, w->stats, w->P, st));
+    w->n_opt = 2;
+    return TT_OK;
+}
+
+static int alloc_buffers(tt_backend *be, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    const size_t B = (size_t)w->B, T = (size_t)w->T, C = (size_t)w->C, BT = B * T, V = (size_t)w->V;
+    const size_t NH = (size_t)w->NH;
+    TT_CHECK(mkbuf(w, w->P, "params", &w->params, st));
+    TT_CHECK(mkbuf(w, w->P, "grads", &w->grads, st));
+    TT_CHECK(mkbuf(w, w->P, "adam-m", &w->m, st));
+    TT_CHECK(mkbuf(w, w->P, "adam-v", &w->v, st));
+    TT_CHECK(mkbuf(w, (w->P + 31) / 32, "decay-mask", &w->mask, st));
+    w->bucket_off = B * (T + 1);
+    w->pos_off = w->bucket_off + V + 1;
+    w->tok_words = w->pos_off + BT;
+    TT_CHECK(mkbuf(w, w->tok_words, "tokens", &w->tok, st));
+    TT_CHECK(mkbuf(w, 4, "stats", &w->stats, st));
+    size_t pcs = tt_gop_colsum_part_elems((int)BT, (int)(4 * C));
+    size_t pln = tt_gop_colsum_part_elems((int)BT, (int)(2 * C));
+    TT_CHECK(mkbuf(w, pcs > pln ? pcs : pln, "colsum-scratch", &w->part_cs, st));
+    TT_CHECK(mkbuf(w, tt_gop_adamw_part_elems(w->P), "norm-scratch", &w->part_opt, st));
+    for (int l = 0; l <= w->L; l++) TT_CHECK(mkbuf(w, BT * C, "residual", &w->res[l], st));
+    for (int l = 0; l < w->L; l++) {
+        wl_acts *a = &w->la[l];
+        TT_CHECK(mkbuf(w, BT * C, "ln1", &a->ln1, st));
+        TT_CHECK(mkbuf(w, 2 * BT, "ln1-stats", &a->st1, st));
+        TT_CHECK(mkbuf(w, BT * C, "q", &a->q, st));
+        TT_CHECK(mkbuf(w, BT * C, "k", &a->k, st));
+        TT_CHECK(mkbuf(w, BT * C, "v", &a->v, st));
+        TT_CHECK(mkbuf(w, BT * C, "attn-y", &a->y, st));
+        TT_CHECK(mkbuf(w, 2 * B * NH * T, "attn-stats", &a->att, st));
+        TT_CHECK(mkbuf(w, BT * C, "residual2", &a->res2, st));
+        TT_CHECK(mkbuf(w, BT * C, "ln2", &a->ln2, st));
+        TT_CHECK(mkbuf(w, 2 * BT, "ln2-stats", &a->st2, st));
+        TT_CHECK(mkbuf(w, BT * 4 * C, "fc", &a->h, st));
+        TT_CHECK(mkbuf(w, BT * 4 * C, "gelu", &a->g, st));
+    }
+    TT_CHECK(mkbuf(w, BT * C, "lnf", &w->lnf, st));
+    TT_CHECK(mkbuf(w, 2 * BT, "lnf-stats", &w->stf, st));
+    TT_CHECK(mkbuf(w, BT * V, "logits", &w->logits, st));
+    TT_CHECK(mkbuf(w, BT, "losses", &w->losses, st));
+    TT_CHECK(mkbuf(w, BT * C, "dres", &w->dres, st));
+    TT_CHECK(mkbuf(w, BT * C, "dtmp", &w->dtmp, st));
+    TT_CHECK(mkbuf(w, BT * C, "dq", &w->dq, st));
+    TT_CHECK(mkbuf(w, BT * C, "dk", &w->dk, st));
+    TT_CHECK(mkbuf(w, BT * C, "dv", &w->dv, st));
+    TT_CHECK(mkbuf(w, BT * 4 * C, "dfc", &w->dg, st));
+    if (w->dry) return TT_OK;
+    for (int i = 0; i < 2; i++) TT_CHECK(tt_gpu_buffer(w->g, 16, TT_GPU_READBACK, "stats-readback", &w->staging[i], st));
+    TT_CHECK(tt_gpu_buffer(w->g, 16, TT_GPU_READBACK, "eval-readback", &w->stage_eval, st));
+    /* decay mask from the layout */
+    size_t nw = (w->P + 31) / 32;
+    uint32_t *mask = calloc(nw, sizeof *mask);
+    if (!mask) return tt_fail(st, TT_ENOMEM, "out of memory (decay mask)");
+    for (int i = 0; i < be->layout.n_tensors; i++) {
+        const tt_tensor_info *ti = &be->layout.t[i];
+        if (!ti->decay) continue;
+        for (size_t j = ti->offset; j < ti->offset + ti->numel; j++) mask[j >> 5] |= 1u << (j & 31);
+    }
+    int rc = tt_gpu_write(w->g, w->mask, 0, mask, nw * 4, st);
+    free(mask);
+    return rc;
+}
+
+/* ---- per-step helpers ---------------------------------------------------- */
+static int upload_tokens(wgpu_impl *w, const uint8_t *tokens, int Brows, int buckets, tt_status *st) {
+    size_t row = (size_t)w->T + 1;
+    size_t n = (size_t)Brows * row;
+    for (size_t i = 0; i < n; i++) w->tokhost[i] = tokens[i];
+    for (size_t i = n; i < (size_t)w->B * row; i++) w->tokhost[i] = 0;
+    size_t words = (size_t)w->B * row;
+    if (buckets) {
+        tt_gop_embedding_buckets(w->tokhost, w->B, w->T, w->V, w->tokhost + w->bucket_off, w->tokhost + w->pos_off);
+        words = w->tok_words;
+    }
+    return tt_gpu_write(w->g, w->tok, 0, w->tokhost, words * 4, st);
+}
+
+static int finish_pending(wgpu_impl *w, int i, tt_status *st) {
+    if (!w->pending[i]) return TT_OK;
+    float s[4];
+    w->pending[i] = 0;
+    TT_CHECK(tt_gpu_read_finish(w->g, w->staging[i], s, st));
+    if (i == w->last) {
+        w->last_loss = s[0];
+        w->last_norm = s[1];
+        w->have_result = 1;
+    }
+    return TT_OK;
+}
+
+static int wgpu_step(tt_backend *be, const uint8_t *tokens, int n_micro, const tt_optim_args *opt, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    if (!tokens || !opt) return tt_fail(st, TT_EINVAL, "step: tokens or optimizer arguments missing");
+    if (n_micro < 1) return tt_fail(st, TT_EINVAL, "step: n_micro must be >= 1 (got %d)", n_micro);
+    if (!(opt->bc1 > 0.0f) || !(opt->bc2 > 0.0f)) return tt_fail(st, TT_EINVAL, "step: bias corrections must be > 0");
+    const double BT = (double)w->B * w->T;
+    int cur = w->cur;
+    TT_CHECK(finish_pending(w, cur, st)); /* its result was never asked for */
+    tt_gstep sp;
+    memset(&sp, 0, sizeof sp);
+    sp.lr = opt->lr;
+    sp.b1 = opt->beta1;
+    sp.b2 = opt->beta2;
+    sp.eps = opt->eps;
+    sp.wd = opt->weight_decay;
+    sp.clip = opt->clip;
+    sp.bc1 = opt->bc1;
+    sp.bc2 = opt->bc2;
+    sp.grad_scale = (float)(1.0 / (BT * n_micro));
+    sp.loss_scale = (float)(1.0 / (BT * n_micro));
+    sp.valid_rows = (uint32_t)BT;
+    TT_CHECK(tt_gops_set_step(&w->ops, &sp, st));
+    size_t mb = (size_t)w->B * (w->T + 1);
+    for (int i = 0; i < n_micro; i++) {
+        TT_CHECK(upload_tokens(w, tokens + (size_t)i * mb, w->B, 1, st));
+        TT_CHECK(tt_gpu_begin(w->g, st));
+        if (i == 0) {
+            tt_gpu_clear(w->g, w->grads, 0, (uint64_t)w->P * 4);
+            tt_gpu_clear(w->g, w->stats, 0, 16);
+        }
+        tt_gops_run(w->g, w->fwd, w->n_fwd);
+        tt_gops_run(w->g, w->bwd, w->n_bwd);
+        if (i == n_micro - 1) {
+            tt_gops_run(w->g, w->opt, w->n_opt);
+            tt_gpu_copy(w->g, w->stats, 0, w->staging[cur], 0, 16);
+        }
+        TT_CHECK(tt_gpu_submit(w->g, st));
+    }
+    TT_CHECK(tt_gpu_read_start(w->g, w->staging[cur], 0, 16, st));
+    w->pending[cur] = 1;
+    w->last = cur;
+    w->cur = cur ^ 1;
+    return TT_OK;
+}
+
+static int wgpu_step_result(tt_backend *be, float *loss, float *grad_norm, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    TT_CHECK(finish_pending(w, w->last, st));
+    if (!w->have_result) return tt_fail(st, TT_EINVAL, "webgpu: step_result before any step");
+    if (loss) *loss = w->last_loss;
+    if (grad_norm) *grad_norm = w->last_norm;
+    return TT_OK;
+}
+
+static int run_forward_only(tt_backend *be, const uint8_t *tokens, int Brows, int with_backward, float *loss,
+                            tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    const double bt = (double)Brows * w->T;
+    tt_gstep sp;
+    memset(&sp, 0, sizeof sp);
+    sp.grad_scale = with_backward ? (float)(1.0 / bt) : 0.0f;
+    sp.loss_scale = (float)(1.0 / bt);
+    sp.valid_rows = (uint32_t)bt;
+    TT_CHECK(tt_gops_set_step(&w->ops, &sp, st));
+    TT_CHECK(upload_tokens(w, tokens, Brows, with_backward, st));
+    TT_CHECK(tt_gpu_begin(w->g, st));
+    if (with_backward) tt_gpu_clear(w->g, w->grads, 0, (uint64_t)w->P * 4);
+    tt_gpu_clear(w->g, w->stats, 0, 16);
+    tt_gops_run(w->g, w->fwd, w->n_fwd);
+    if (with_backward) tt_gops_run(w->g, w->bwd, w->n_bwd);
+    tt_gpu_copy(w->g, w->stats, 0, w->stage_eval, 0, 16);
+    TT_CHECK(tt_gpu_submit(w->g, st));
+    float s[4];
+    TT_CHECK(tt_gpu_read_start(w->g, w->stage_eval, 0, 16, st));
+    TT_CHECK(tt_gpu_read_finish(w->g, w->stage_eval, s, st));
+    *loss = s[0];
+    return TT_OK;
+}
+
+static int wgpu_eval(tt_backend *be, const uint8_t *tokens, int B, float *loss, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    if (!tokens || !loss) return tt_fail(st, TT_EINVAL, "eval: tokens or loss missing");
+    if (B < 1 || B > w->B) return tt_fail(st, TT_EINVAL, "eval batch %d out of range 1..%d", B, w->B);
+    return run_forward_only(be, tokens, B, 0, loss, st);
+}
+
+static int wgpu_loss_and_grad(tt_backend *be, const uint8_t *tokens, float *loss, float *grads, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    if (!tokens || !loss || !grads) return tt_fail(st, TT_EINVAL, "loss_and_grad: missing argument");
+    TT_CHECK(run_forward_only(be, tokens, w->B, 1, loss, st));
+    return tt_gpu_read_sync(w->g, w->grads, 0, (uint64_t)w->P * 4, grads, st);
+}
+
+static int wgpu_set_state(tt_backend *be, const float *params, const float *m, const float *v, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    uint64_t bytes = (uint64_t)w->P * 4;
+    TT_CHECK(tt_gpu_write(w->g, w->params, 0, params, bytes, st));
+    if (m) TT_CHECK(tt_gpu_write(w->g, w->m, 0, m, bytes, st));
+    if (v) TT_CHECK(tt_gpu_write(w->g, w->v, 0, v, bytes, st));
+    if (!m || !v) {
+        TT_CHECK(tt_gpu_begin(w->g, st));
+        if (!m) tt_gpu_clear(w->g, w->m, 0, bytes);
+        if (!v) tt_gpu_clear(w->g, w->v, 0, bytes);
+        TT_CHECK(tt_gpu_submit(w->g, st));
+    }
+    return TT_OK;
+}
+
+static int wgpu_get_state(tt_backend *be, float *params, float *m, float *v, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    uint64_t bytes = (uint64_t)w->P * 4;
+    if (params) TT_CHECK(tt_gpu_read_sync(w->g, w->params, 0, bytes, params, st));
+    if (m) TT_CHECK(tt_gpu_read_sync(w->g, w->m, 0, bytes, m, st));
+    if (v) TT_CHECK(tt_gpu_read_sync(w->g, w->v, 0, bytes, v, st));
+    return TT_OK;
+}
+
+/* ---- profiling ------------------------------------------------------------ */
+static int time_sites(wgpu_impl *w, const tt_gsite *s, int reps, double *sec, tt_status *st) {
+    float tmp[4];
+    double t0 = tt_now();
+    TT_CHECK(tt_gpu_begin(w->g, st));
+    for (int r = 0; s && r < reps; r++) tt_gops_run(w->g, s, 1);
+    tt_gpu_copy(w->g, w->stats, 0, w->stage_eval, 0, 16);
+    TT_CHECK(tt_gpu_submit(w->g, st));
+    TT_CHECK(tt_gpu_read_start(w->g, w->stage_eval, 0, 16, st));
+    TT_CHECK(tt_gpu_read_finish(w->g, w->stage_eval, tmp, st));
+    *sec = tt_now() - t0;
+    return TT_OK;
+}
+
+int tt_webgpu_profile(tt_backend *be, int reps, tt_webgpu_prof *out, int max, int *n, tt_status *st) {
+    *n = 0;
+    if (!be || be->vt != &wgpu_vt) return tt_fail(st, TT_EINVAL, "profile: not a webgpu backend");
+    wgpu_impl *w = IMPL(be);
+    if (reps < 1) reps = 1;
+    TT_CHECK(finish_pending(w, 0, st));
+    TT_CHECK(finish_pending(w, 1, st));
+    double empty = 1e30, t;
+    for (int i = 0; i < 5; i++) {
+        TT_CHECK(time_sites(w, NULL, 0, &t, st));
+        if (t < empty) empty = t;
+    }
+    const tt_gsite *lists[3] = {w->fwd, w->bwd, w->opt};
+    const int counts[3] = {w->n_fwd, w->n_bwd, w->n_opt};
+    for (int l = 0; l < 3; l++)
+        for (int i = 0; i < counts[l]; i++) {
+            const tt_gsite *s = &lists[l][i];
+            if (!s->x || !s->name) continue;
+            double best = 1e30;
+            for (int k = 0; k < 2; k++) { /* the first run may include lazy compilation */
+                TT_CHECK(time_sites(w, s, reps, &t, st));
+                if (t < best) best = t;
+            }
+            double ms = (best - empty) / reps * 1e3;
+            if (ms < 0) ms = 0;
+            int j = 0;
+            while (j < *n && strcmp(out[j].kernel, s->name) != 0) j++;
+            if (j == *n) {
+                if (*n == max) continue;
+                memset(&out[j], 0, sizeof out[j]);
+                out[j].kernel = s->name;
+                (*n)++;
+            }
+            out[j].sites++;
+            out[j].ms += ms;
+            out[j].gflop += s->flops * 1e-9;
+        }
+    return TT_OK;
+}
+
+static const tt_backend_vtable wgpu_vt = {
+    "webgpu", wgpu_destroy, wgpu_set_state, wgpu_get_state, wgpu_step, wgpu_step_result, wgpu_eval, wgpu_loss_and_grad,
+};
+
+int tt_backend_webgpu_create(const tt_model_config *cfg, tt_backend **out, tt_status *st) {
+    *out = NULL;
+    TT_CHECK(tt_config_validate(cfg, st));
+    tt_backend *be = calloc(1, sizeof *be);
+    wgpu_impl *w = calloc(1, sizeof *w);
+    if (!be || !w) {
+        free(be);
+        free(w);
+        return tt_fail(st, TT_ENOMEM, "out of memory (webgpu backend)");
+    }
+    be->vt = &wgpu_vt;
+    be->cfg = *cfg;
+    be->impl = w;
+    int rc = tt_layout_build(cfg, &be->layout, st);
+    if (rc) {
+        free(w);
+        free(be);
+        return rc;
+    }
+    w->B = cfg->batch;
+    w->T = cfg->ctx;
+    w->C = cfg->d_model;
+    w->NH = cfg->n_head;
+    w->L = cfg->n_layer;
+    w->V = cfg->vocab;
+    w->P = be->layout.total;
+    tt_gpu_options go;
+    memset(&go, 0, sizeof go);
+    go.want_timestamps = getenv("TT_WEBGPU_TIMESTAMPS") != NULL;
+    rc = tt_gpu_open(&go, &w->g, st);
+    if (rc == TT_OK) {
+        const tt_gpu_info *in = tt_gpu_get_info(w->g);
+        snprintf(be->device_name, sizeof be->device_name, "%.100s (%.15s)", in->name, in->backend);
+        rc = tt_gops_init(&w->ops, w->g, st);
+    }
+    if (rc == TT_OK) {
+        w->res = calloc((size_t)w->L + 1, sizeof *w->res);
+        w->la = calloc((size_t)w->L, sizeof *w->la);
+        w->tokhost = calloc((size_t)w->B * (w->T + 1) + (size_t)w->V + 1 + (size_t)w->B * w->T, sizeof *w->tokhost);
+        if (!w->res || !w->la || !w->tokhost) rc = tt_fail(st, TT_ENOMEM, "out of memory (webgpu plan)");
+    }
+    if (rc == TT_OK) {
+        w->dry = 1;
+        rc = alloc_buffers(be, st);
+        w->dry = 0;
+    }
+    if (rc == TT_OK) rc = alloc_buffers(be, st);
+    if (rc == TT_OK) rc = plan(be, st);
+    if (rc == TT_OK) rc = tt_gpu_check(w->g, st);
+    if (rc) {
+        wgpu_destroy(be);
+        return rc;
+    }
+    *out = be;
+    return TT_OK;
+}

@@ -1,0 +1,815 @@
+/* device_native.c — the device layer (device.h) over the WebGPU C API of a
+ * dlopen'ed implementation (Dawn from npm bun-webgpu-linux-x64, or whatever
+ * $TINYTRAIN_WEBGPU_LIB names). Owns: library search and loading, adapter and
+ * device creation with the adapter's real limits, handle tables, error scope
+ * and uncaptured-error / device-lost reporting, waits.
+ *
+ * Library search order:
+ *   $TINYTRAIN_WEBGPU_LIB
+ *   node_modules/bun-webgpu-linux-x64/libwebgpu_wrapper.so relative to the
+ *     executable's directory and up to 3 parents, the source dir, the cwd
+ *   system names (libwebgpu_dawn.so, libwebgpu.so, libwgpu_native.so)
+ * Not built for Emscripten (the browser has its own device layer). */
+#ifndef __EMSCRIPTEN__
+
+#define _GNU_SOURCE
+#include "device.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "webgpu_min.h"
+
+#ifndef TT_SOURCE_DIR_DEFAULT
+#define TT_SOURCE_DIR_DEFAULT "."
+#endif
+
+#define TT_NODE_LIB "node_modules/bun-webgpu-linux-x64/libwebgpu_wrapper.so"
+
+typedef struct {
+#define X(ret, name, args) ret(*name) args;
+    TT_WGPU_FUNCS(X)
+#undef X
+} wgpu_fns;
+
+typedef struct {
+    WGPUBuffer b;
+    uint64_t size;
+    int usage;
+    int map_state; /* 0 idle, 1 map pending, 2 mapped ok, 3 map failed */
+    uint64_t map_off, map_size;
+    WGPUFuture map_future;
+    char map_msg[160];
+} gbuf;
+
+typedef struct {
+    WGPUComputePipeline p;
+    WGPUBindGroupLayout bgl;
+    int n_bind;
+} gkern;
+
+struct tt_gpu {
+    void *lib;
+    wgpu_fns f;
+    WGPUInstance inst;
+    WGPUAdapter adapter;
+    WGPUDevice dev;
+    WGPUQueue queue;
+    int timed_wait;
+    tt_gpu_info info;
+    /* handle tables (grow only at creation time) */
+    gbuf *bufs;
+    int n_bufs, cap_bufs;
+    gkern *kerns;
+    int n_kerns, cap_kerns;
+    WGPUBindGroup *groups;
+    int n_groups, cap_groups;
+    /* recording */
+    WGPUCommandEncoder enc;
+    WGPUComputePassEncoder pass;
+    WGPUComputePipeline cur_pipe;
+    /* timestamps */
+    WGPUQuerySet qset;
+    int n_ts;
+    int ts_pending; /* index for the beginning of the next pass, -1 none */
+    WGPUPassTimestampWrites tsw;
+    /* asynchronous errors */
+    int err_code;
+    char err[400];
+    int lost;
+    /* request results */
+    int req_done;
+    int req_status;
+    char req_msg[256];
+};
+
+/* ---- small helpers ------------------------------------------------------ */
+static WGPUStringView sv(const char *s) {
+    WGPUStringView v = {s, s ? WGPU_STRLEN : 0};
+    return v;
+}
+
+static void sv_copy(char *dst, size_t cap, WGPUStringView v) {
+    size_t n = 0;
+    if (v.data) n = v.length == WGPU_STRLEN ? strlen(v.data) : v.length;
+    if (n >= cap) n = cap - 1;
+    if (n) memcpy(dst, v.data, n);
+    dst[n] = 0;
+    /* one line */
+    for (size_t i = 0; i < n; i++)
+        if (dst[i] == '\n' || dst[i] == '\r') dst[i] = ' ';
+}
+
+static void record_error(tt_gpu *g, int code, const char *what, WGPUStringView msg) {
+    if (g->err_code) return; /* keep the first */
+    char m[320];
+    sv_copy(m, sizeof m, msg);
+    g->err_code = code;
+    snprintf(g->err, sizeof g->err, "webgpu %s: %s", what, m);
+}
+
+static void on_uncaptured(const WGPUDevice *d, WGPUErrorType type, WGPUStringView msg, void *u1, void *u2) {
+    (void)d, (void)u2;
+    tt_gpu *g = u1;
+    const char *what = type == WGPUErrorType_OutOfMemory ? "out of memory" :
+                       type == WGPUErrorType_Validation ? "validation error" : "internal error";
+    record_error(g, type == WGPUErrorType_OutOfMemory ? TT_ENOMEM : TT_EDEVICE, what, msg);
+}
+
+static void on_lost(const WGPUDevice *d, WGPUDeviceLostReason reason, WGPUStringView msg, void *u1, void *u2) {
+    (void)d, (void)u2;
+    tt_gpu *g = u1;
+    if (!g) return;
+    if (reason == WGPUDeviceLostReason_Destroyed || reason == WGPUDeviceLostReason_CallbackCancelled) return;
+    g->lost = 1;
+    record_error(g, TT_EDEVICE, "device lost", msg);
+}
+
+static void on_adapter(WGPURequestAdapterStatus status, WGPUAdapter a, WGPUStringView msg, void *u1, void *u2) {
+    (void)u2;
+    tt_gpu *g = u1;
+    g->req_done = 1;
+    g->req_status = (int)status;
+    if (status == WGPURequestAdapterStatus_Success) g->adapter = a;
+    sv_copy(g->req_msg, sizeof g->req_msg, msg);
+}
+
+static void on_device(WGPURequestDeviceStatus status, WGPUDevice d, WGPUStringView msg, void *u1, void *u2) {
+    (void)u2;
+    tt_gpu *g = u1;
+    g->req_done = 1;
+    g->req_status = (int)status;
+    if (status == WGPURequestDeviceStatus_Success) g->dev = d;
+    sv_copy(g->req_msg, sizeof g->req_msg, msg);
+}
+
+static void on_pop(WGPUPopErrorScopeStatus status, WGPUErrorType type, WGPUStringView msg, void *u1, void *u2) {
+    (void)u2;
+    tt_gpu *g = u1;
+    g->req_done = 1;
+    g->req_status = status == WGPUPopErrorScopeStatus_Success ? (int)type : -1;
+    sv_copy(g->req_msg, sizeof g->req_msg, msg);
+}
+
+static void on_map(WGPUMapAsyncStatus status, WGPUStringView msg, void *u1, void *u2) {
+    gbuf *b = u1;
+    (void)u2;
+    if (status == WGPUMapAsyncStatus_Success) {
+        b->map_state = 2;
+    } else {
+        b->map_state = 3;
+        sv_copy(b->map_msg, sizeof b->map_msg, msg);
+    }
+}
+
+static void sleep_us(long us) {
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* Wait for a future while *v == busy (its callback changes *v). Returns
+ * early on device loss. */
+static void wait_while(tt_gpu *g, WGPUFuture fut, volatile int *v, int busy) {
+    long backoff = 0;
+    int spins = 0;
+    while (*v == busy) {
+        if (g->timed_wait) {
+            WGPUFutureWaitInfo wi = {fut, 0};
+            WGPUWaitStatus ws = g->f.wgpuInstanceWaitAny(g->inst, 1, &wi, 100000000ull /* 100 ms */);
+            if (ws == WGPUWaitStatus_Success || ws == WGPUWaitStatus_TimedOut) {
+                if (*v != busy || g->lost) break;
+                if (ws == WGPUWaitStatus_TimedOut) continue;
+            } else {
+                g->timed_wait = 0; /* fall back to polling */
+            }
+        }
+        g->f.wgpuInstanceProcessEvents(g->inst);
+        if (*v != busy || g->lost) break;
+        if (++spins > 64) {
+            backoff = backoff ? TT_MIN(backoff * 2, 2000) : 20;
+            sleep_us(backoff);
+        }
+    }
+}
+
+static void wait_future(tt_gpu *g, WGPUFuture fut, volatile int *flag) { wait_while(g, fut, flag, 0); }
+
+/* ---- library loading ---------------------------------------------------- */
+static void *try_open(const char *path, char *used, size_t cap) {
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h) snprintf(used, cap, "%.255s", path);
+    return h;
+}
+
+static void *find_library(const char *explicit_path, char *used, size_t cap, char *why, size_t wcap) {
+    void *h;
+    const char *env = explicit_path ? explicit_path : getenv("TINYTRAIN_WEBGPU_LIB");
+    if (env && *env) {
+        h = try_open(env, used, cap);
+        if (!h) snprintf(why, wcap, "cannot load %s: %s", env, dlerror());
+        return h;
+    }
+    char path[4096];
+    char exe[2048];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        for (int up = 0; up <= 3; up++) {
+            char *slash = strrchr(exe, '/');
+            if (!slash) break;
+            *slash = 0;
+            snprintf(path, sizeof path, "%s/%s", exe[0] ? exe : "/", TT_NODE_LIB);
+            if ((h = try_open(path, used, cap))) return h;
+        }
+    }
+    const char *srcdir = getenv("TT_SOURCE_DIR");
+    if (srcdir && *srcdir) {
+        snprintf(path, sizeof path, "%s/%s", srcdir, TT_NODE_LIB);
+        if ((h = try_open(path, used, cap))) return h;
+    }
+    snprintf(path, sizeof path, "%s/%s", TT_SOURCE_DIR_DEFAULT, TT_NODE_LIB);
+    if ((h = try_open(path, used, cap))) return h;
+    if ((h = try_open("./" TT_NODE_LIB, used, cap))) return h;
+    static const char *sys[] = {"libwebgpu_dawn.so", "libwebgpu.so", "libwgpu_native.so", "libwebgpu_wrapper.so"};
+    for (size_t i = 0; i < sizeof sys / sizeof sys[0]; i++)
+        if ((h = try_open(sys[i], used, cap))) return h;
+    snprintf(why, wcap,
+             "no WebGPU library found (run scripts/get-dawn.sh, or set TINYTRAIN_WEBGPU_LIB to a webgpu.h "
+             "implementation such as libwebgpu_wrapper.so)");
+    return NULL;
+}
+
+static const char *backend_name(WGPUBackendType t) {
+    switch (t) {
+    case WGPUBackendType_Vulkan: return "vulkan";
+    case WGPUBackendType_Metal: return "metal";
+    case WGPUBackendType_D3D12: return "d3d12";
+    case WGPUBackendType_D3D11: return "d3d11";
+    case WGPUBackendType_OpenGL: return "opengl";
+    case WGPUBackendType_OpenGLES: return "opengles";
+    case WGPUBackendType_WebGPU: return "webgpu";
+    case WGPUBackendType_Null: return "null";
+    default: return "unknown";
+    }
+}
+
+static int request_adapter(tt_gpu *g, int fallback) {
+    WGPURequestAdapterOptions o;
+    memset(&o, 0, sizeof o);
+    o.featureLevel = WGPUFeatureLevel_Core;
+    o.powerPreference = WGPUPowerPreference_HighPerformance;
+    o.forceFallbackAdapter = fallback ? 1 : 0;
+    WGPURequestAdapterCallbackInfo ci;
+    memset(&ci, 0, sizeof ci);
+    ci.mode = WGPUCallbackMode_AllowProcessEvents;
+    ci.callback = on_adapter;
+    ci.userdata1 = g;
+    g->req_done = 0;
+    WGPUFuture f = g->f.wgpuInstanceRequestAdapter(g->inst, &o, ci);
+    wait_future(g, f, &g->req_done);
+    return g->adapter != NULL;
+}
+
+int tt_gpu_open(const tt_gpu_options *opt, tt_gpu **out, tt_status *st) {
+    *out = NULL;
+    tt_gpu_options defopt;
+    memset(&defopt, 0, sizeof defopt);
+    if (!opt) opt = &defopt;
+    tt_gpu *g = calloc(1, sizeof *g);
+    if (!g) return tt_fail(st, TT_ENOMEM, "out of memory (gpu)");
+    g->ts_pending = -1;
+    char why[512] = {0};
+    g->lib = find_library(opt->lib_path, g->info.lib_path, sizeof g->info.lib_path, why, sizeof why);
+    if (!g->lib) {
+        free(g);
+        return tt_fail(st, TT_EUNSUP, "%s", why);
+    }
+#define X(ret, name, args)                                                                               \
+    g->f.name = (ret(*) args)dlsym(g->lib, #name);                                                       \
+    if (!g->f.name) {                                                                                    \
+        tt_fail(st, TT_EUNSUP, "WebGPU library %s lacks %s (wrong version?)", g->info.lib_path, #name); \
+        dlclose(g->lib);                                                                                 \
+        free(g);                                                                                         \
+        return TT_EUNSUP;                                                                                \
+    }
+    TT_WGPU_FUNCS(X)
+#undef X
+    /* instance with timed WaitAny if the library allows it */
+    WGPUInstanceDescriptor idesc;
+    memset(&idesc, 0, sizeof idesc);
+    idesc.features.timedWaitAnyEnable = 1;
+    idesc.features.timedWaitAnyMaxCount = 1;
+    g->inst = g->f.wgpuCreateInstance(&idesc);
+    g->timed_wait = g->inst != NULL;
+    if (!g->inst) g->inst = g->f.wgpuCreateInstance(NULL);
+    if (!g->inst) {
+        tt_gpu_close(g);
+        return tt_fail(st, TT_EUNSUP, "WebGPU: cannot create an instance (%s)", g->info.lib_path);
+    }
+    if (!request_adapter(g, opt->force_fallback) && !opt->force_fallback) request_adapter(g, 1);
+    if (!g->adapter) {
+        tt_fail(st, TT_EUNSUP, "WebGPU: no adapter found%s%s (is a Vulkan driver installed? e.g. mesa-vulkan-drivers)",
+                g->req_msg[0] ? ": " : "", g->req_msg);
+        tt_gpu_close(g);
+        return TT_EUNSUP;
+    }
+    WGPUAdapterInfo ai;
+    memset(&ai, 0, sizeof ai);
+    int null_backend = 0;
+    if (g->f.wgpuAdapterGetInfo(g->adapter, &ai) == WGPUStatus_Success) {
+        null_backend = ai.backendType == WGPUBackendType_Null;
+        char dev[96], desc[96];
+        sv_copy(dev, sizeof dev, ai.device);
+        sv_copy(desc, sizeof desc, ai.description);
+        snprintf(g->info.name, sizeof g->info.name, "%s", dev[0] ? dev : desc);
+        snprintf(g->info.backend, sizeof g->info.backend, "%s", backend_name(ai.backendType));
+        g->info.is_cpu = ai.adapterType == WGPUAdapterType_CPU;
+        g->info.subgroup_min = ai.subgroupMinSize;
+        g->info.subgroup_max = ai.subgroupMaxSize;
+        g->f.wgpuAdapterInfoFreeMembers(ai);
+    }
+    if (null_backend) {
+        /* Dawn's "Null backend" computes nothing: it is what is left when no
+         * Vulkan/Metal/D3D driver loads */
+        tt_gpu_close(g);
+        return tt_fail(st, TT_EUNSUP,
+                       "WebGPU: no GPU adapter (only Dawn's null backend; is a Vulkan driver installed? e.g. "
+                       "mesa-vulkan-drivers)");
+    }
+    WGPULimits lim;
+    memset(&lim, 0, sizeof lim);
+    if (g->f.wgpuAdapterGetLimits(g->adapter, &lim) != WGPUStatus_Success) {
+        tt_gpu_close(g);
+        return tt_fail(st, TT_EDEVICE, "WebGPU: cannot read adapter limits");
+    }
+    lim.nextInChain = NULL;
+    WGPUFeatureName feats[4];
+    size_t nf = 0;
+    if (g->f.wgpuAdapterHasFeature(g->adapter, WGPUFeatureName_Subgroups)) {
+        feats[nf++] = WGPUFeatureName_Subgroups;
+        g->info.has_subgroups = 1;
+    }
+    if (g->f.wgpuAdapterHasFeature(g->adapter, WGPUFeatureName_ShaderF16)) {
+        feats[nf++] = WGPUFeatureName_ShaderF16;
+        g->info.has_f16 = 1;
+    }
+    if (opt->want_timestamps && g->f.wgpuAdapterHasFeature(g->adapter, WGPUFeatureName_TimestampQuery)) {
+        feats[nf++] = WGPUFeatureName_TimestampQuery;
+        g->info.has_timestamps = 1;
+    }
+    /* Dawn toggles: keep timestamps in nanoseconds, unquantized */
+    const char *disabled[] = {"timestamp_quantization"};
+    WGPUDawnTogglesDescriptor toggles;
+    memset(&toggles, 0, sizeof toggles);
+    toggles.chain.sType = WGPUSType_DawnTogglesDescriptor;
+    toggles.disabledToggleCount = 1;
+    toggles.disabledToggles = disabled;
+    WGPUDeviceDescriptor dd;
+    memset(&dd, 0, sizeof dd);
+    dd.nextInChain = &toggles.chain;
+    dd.label = sv("tinytrain");
+    dd.requiredFeatureCount = nf;
+    dd.requiredFeatures = feats;
+    dd.requiredLimits = &lim;
+    dd.deviceLostCallbackInfo.mode = WGPUCallbackMode_AllowProcessEvents;
+    dd.deviceLostCallbackInfo.callback = on_lost;
+    dd.deviceLostCallbackInfo.userdata1 = g;
+    dd.uncapturedErrorCallbackInfo.callback = on_uncaptured;
+    dd.uncapturedErrorCallbackInfo.userdata1 = g;
+    WGPURequestDeviceCallbackInfo dci;
+    memset(&dci, 0, sizeof dci);
+    dci.mode = WGPUCallbackMode_AllowProcessEvents;
+    dci.callback = on_device;
+    dci.userdata1 = g;
+    g->req_done = 0;
+    g->req_msg[0] = 0;
+    WGPUFuture f = g->f.wgpuAdapterRequestDevice(g->adapter, &dd, dci);
+    wait_future(g, f, &g->req_done);
+    if (!g->dev) {
+        tt_fail(st, TT_EDEVICE, "WebGPU: device creation failed on %s: %s", g->info.name, g->req_msg);
+        tt_gpu_close(g);
+        return TT_EDEVICE;
+    }
+    WGPULimits dl;
+    memset(&dl, 0, sizeof dl);
+    if (g->f.wgpuDeviceGetLimits(g->dev, &dl) != WGPUStatus_Success) dl = lim;
+    g->info.max_storage_binding = dl.maxStorageBufferBindingSize;
+    g->info.max_buffer = dl.maxBufferSize;
+    g->info.max_uniform_binding = dl.maxUniformBufferBindingSize;
+    g->info.max_storage_per_stage = dl.maxStorageBuffersPerShaderStage;
+    g->info.max_wg_storage = dl.maxComputeWorkgroupStorageSize;
+    g->info.max_invocations = dl.maxComputeInvocationsPerWorkgroup;
+    g->info.max_wg_per_dim = dl.maxComputeWorkgroupsPerDimension;
+    g->info.min_uniform_align = dl.minUniformBufferOffsetAlignment;
+    g->info.min_storage_align = dl.minStorageBufferOffsetAlignment;
+    g->queue = g->f.wgpuDeviceGetQueue(g->dev);
+    *out = g;
+    return TT_OK;
+}
+
+void tt_gpu_close(tt_gpu *g) {
+    if (!g) return;
+    if (g->pass) {
+        g->f.wgpuComputePassEncoderEnd(g->pass);
+        g->f.wgpuComputePassEncoderRelease(g->pass);
+    }
+    if (g->enc) g->f.wgpuCommandEncoderRelease(g->enc);
+    for (int i = 0; i < g->n_groups; i++)
+        if (g->groups[i]) g->f.wgpuBindGroupRelease(g->groups[i]);
+    for (int i = 0; i < g->n_kerns; i++) {
+        if (g->kerns[i].p) g->f.wgpuComputePipelineRelease(g->kerns[i].p);
+        if (g->kerns[i].bgl) g->f.wgpuBindGroupLayoutRelease(g->kerns[i].bgl);
+    }
+    for (int i = 0; i < g->n_bufs; i++)
+        if (g->bufs[i].b) {
+            g->f.wgpuBufferDestroy(g->bufs[i].b);
+            g->f.wgpuBufferRelease(g->bufs[i].b);
+        }
+    if (g->qset) {
+        g->f.wgpuQuerySetDestroy(g->qset);
+        g->f.wgpuQuerySetRelease(g->qset);
+    }
+    if (g->queue) g->f.wgpuQueueRelease(g->queue);
+    if (g->dev) {
+        g->f.wgpuDeviceDestroy(g->dev);
+        g->f.wgpuDeviceRelease(g->dev);
+    }
+    if (g->adapter) g->f.wgpuAdapterRelease(g->adapter);
+    if (g->inst) {
+        g->f.wgpuInstanceProcessEvents(g->inst);
+        g->f.wgpuInstanceRelease(g->inst);
+    }
+    /* The library stays loaded: Dawn keeps threads and atexit state that a
+     * dlclose would pull out from under it. */
+    free(g->bufs);
+    free(g->kerns);
+    free(g->groups);
+    free(g);
+}
+
+const tt_gpu_info *tt_gpu_get_info(const tt_gpu *g) { return &g->info; }
+
+int tt_gpu_check(tt_gpu *g, tt_status *st) {
+    if (g->err_code) return tt_fail(st, g->err_code, "%s", g->err);
+    return TT_OK;
+}
+
+/* ---- error scopes around object creation --------------------------------- */
+static void scope_push(tt_gpu *g) {
+    g->f.wgpuDevicePushErrorScope(g->dev, WGPUErrorFilter_OutOfMemory);
+    g->f.wgpuDevicePushErrorScope(g->dev, WGPUErrorFilter_Validation);
+}
+
+/* Pops both scopes; returns TT_OK or the first error with "what: message". */
+static int scope_pop(tt_gpu *g, const char *what, tt_status *st) {
+    int rc = TT_OK;
+    for (int i = 0; i < 2; i++) {
+        WGPUPopErrorScopeCallbackInfo ci;
+        memset(&ci, 0, sizeof ci);
+        ci.mode = WGPUCallbackMode_AllowProcessEvents;
+        ci.callback = on_pop;
+        ci.userdata1 = g;
+        g->req_done = 0;
+        g->req_msg[0] = 0;
+        WGPUFuture f = g->f.wgpuDevicePopErrorScope(g->dev, ci);
+        wait_future(g, f, &g->req_done);
+        if (rc == TT_OK && g->req_done && g->req_status != WGPUErrorType_NoError && g->req_status != -1) {
+            rc = tt_fail(st, g->req_status == WGPUErrorType_OutOfMemory ? TT_ENOMEM : TT_EDEVICE, "%s: %s", what,
+                         g->req_msg);
+        }
+    }
+    if (rc == TT_OK && g->err_code) rc = tt_fail(st, g->err_code, "%s", g->err);
+    return rc;
+}
+
+/* ---- buffers ------------------------------------------------------------- */
+int tt_gpu_buffer(tt_gpu *g, uint64_t bytes, int usage, const char *label, tt_gpu_buf *out, tt_status *st) {
+    *out = -1;
+    if (bytes == 0) bytes = 4;
+    bytes = (bytes + 15) & ~(uint64_t)15; /* whole-buffer bindings as array<vec4<f32>> */
+    if (bytes > g->info.max_buffer)
+        return tt_fail(st, TT_ENOMEM, "webgpu: buffer %s of %.1f MiB exceeds this adapter's maxBufferSize (%.1f MiB)",
+                       label ? label : "", bytes / 1048576.0, g->info.max_buffer / 1048576.0);
+    if (g->n_bufs == g->cap_bufs) {
+        int cap = g->cap_bufs ? g->cap_bufs * 2 : 64;
+        gbuf *nb = realloc(g->bufs, (size_t)cap * sizeof *nb);
+        if (!nb) return tt_fail(st, TT_ENOMEM, "out of memory (gpu buffers)");
+        g->bufs = nb;
+        g->cap_bufs = cap;
+    }
+    WGPUBufferDescriptor d;
+    memset(&d, 0, sizeof d);
+    d.label = sv(label);
+    d.size = bytes;
+    if (usage & TT_GPU_READBACK) d.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
+    else if (usage & TT_GPU_UNIFORM) d.usage = WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst;
+    else d.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst;
+    scope_push(g);
+    WGPUBuffer b = g->f.wgpuDeviceCreateBuffer(g->dev, &d);
+    char what[160];
+    snprintf(what, sizeof what, "webgpu: cannot create buffer %s (%.1f MiB)", label ? label : "", bytes / 1048576.0);
+    int rc = scope_pop(g, what, st);
+    if (rc || !b) {
+        if (b) g->f.wgpuBufferRelease(b);
+        return rc ? rc : tt_fail(st, TT_EDEVICE, "%s", what);
+    }
+    gbuf *gb = &g->bufs[g->n_bufs];
+    memset(gb, 0, sizeof *gb);
+    gb->b = b;
+    gb->size = bytes;
+    gb->usage = usage;
+    *out = g->n_bufs++;
+    return TT_OK;
+}
+
+void tt_gpu_buffer_free(tt_gpu *g, tt_gpu_buf h) {
+    if (!g || h < 0 || h >= g->n_bufs || !g->bufs[h].b) return;
+    gbuf *b = &g->bufs[h];
+    if (b->map_state == 1) wait_while(g, b->map_future, (volatile int *)&b->map_state, 1);
+    if (b->map_state == 2) g->f.wgpuBufferUnmap(b->b);
+    g->f.wgpuBufferDestroy(b->b);
+    g->f.wgpuBufferRelease(b->b);
+    b->b = NULL;
+}
+
+int tt_gpu_write(tt_gpu *g, tt_gpu_buf h, uint64_t offset, const void *data, uint64_t bytes, tt_status *st) {
+    if (h < 0 || h >= g->n_bufs || !g->bufs[h].b) return tt_fail(st, TT_EINVAL, "webgpu: bad buffer handle");
+    if ((offset | bytes) & 3) return tt_fail(st, TT_EINVAL, "webgpu: write offset/size not a multiple of 4");
+    if (offset + bytes > g->bufs[h].size) return tt_fail(st, TT_EINVAL, "webgpu: write past the end of a buffer");
+    if (bytes) g->f.wgpuQueueWriteBuffer(g->queue, g->bufs[h].b, offset, data, (size_t)bytes);
+    return tt_gpu_check(g, st);
+}
+
+/* ---- kernels ------------------------------------------------------------- */
+int tt_gpu_kernel_create(tt_gpu *g, const char *wgsl, const char *entry, int n_bind, const uint8_t *kinds,
+                         const char *label, tt_gpu_kernel *out, tt_status *st) {
+    *out = -1;
+    if (n_bind < 0 || n_bind > 16) return tt_fail(st, TT_EINVAL, "webgpu: too many bindings");
+    if (g->n_kerns == g->cap_kerns) {
+        int cap = g->cap_kerns ? g->cap_kerns * 2 : 32;
+        gkern *nk = realloc(g->kerns, (size_t)cap * sizeof *nk);
+        if (!nk) return tt_fail(st, TT_ENOMEM, "out of memory (gpu kernels)");
+        g->kerns = nk;
+        g->cap_kerns = cap;
+    }
+    WGPUBindGroupLayoutEntry e[16];
+    memset(e, 0, sizeof e);
+    for (int i = 0; i < n_bind; i++) {
+        e[i].binding = (uint32_t)i;
+        e[i].visibility = WGPUShaderStage_Compute;
+        e[i].buffer.type = kinds[i] == TT_GPU_BIND_UNIFORM ? WGPUBufferBindingType_Uniform :
+                           kinds[i] == TT_GPU_BIND_READ    ? WGPUBufferBindingType_ReadOnlyStorage :
+                                                             WGPUBufferBindingType_Storage;
+    }
+    char what[160];
+    snprintf(what, sizeof what, "webgpu: kernel %s (%s)", label ? label : "", entry);
+    scope_push(g);
+    WGPUBindGroupLayoutDescriptor bd;
+    memset(&bd, 0, sizeof bd);
+    bd.label = sv(label);
+    bd.entryCount = (size_t)n_bind;
+    bd.entries = e;
+    WGPUBindGroupLayout bgl = g->f.wgpuDeviceCreateBindGroupLayout(g->dev, &bd);
+    WGPUShaderSourceWGSL src;
+    memset(&src, 0, sizeof src);
+    src.chain.sType = WGPUSType_ShaderSourceWGSL;
+    src.code = sv(wgsl);
+    WGPUShaderModuleDescriptor sd;
+    memset(&sd, 0, sizeof sd);
+    sd.nextInChain = &src.chain;
+    sd.label = sv(label);
+    WGPUShaderModule sm = g->f.wgpuDeviceCreateShaderModule(g->dev, &sd);
+    WGPUPipelineLayoutDescriptor pd;
+    memset(&pd, 0, sizeof pd);
+    pd.bindGroupLayoutCount = 1;
+    pd.bindGroupLayouts = &bgl;
+    WGPUPipelineLayout pl = g->f.wgpuDeviceCreatePipelineLayout(g->dev, &pd);
+    WGPUComputePipelineDescriptor cd;
+    memset(&cd, 0, sizeof cd);
+    cd.label = sv(label);
+    cd.layout = pl;
+    cd.compute.module = sm;
+    cd.compute.entryPoint = sv(entry);
+    WGPUComputePipeline p = g->f.wgpuDeviceCreateComputePipeline(g->dev, &cd);
+    int rc = scope_pop(g, what, st);
+    if (sm) g->f.wgpuShaderModuleRelease(sm);
+    if (pl) g->f.wgpuPipelineLayoutRelease(pl);
+    if (rc || !p || !bgl) {
+        if (p) g->f.wgpuComputePipelineRelease(p);
+        if (bgl) g->f.wgpuBindGroupLayoutRelease(bgl);
+        return rc ? rc : tt_fail(st, TT_EDEVICE, "%s: creation failed", what);
+    }
+    gkern *k = &g->kerns[g->n_kerns];
+    k->p = p;
+    k->bgl = bgl;
+    k->n_bind = n_bind;
+    *out = g->n_kerns++;
+    return TT_OK;
+}
+
+int tt_gpu_group_create(tt_gpu *g, tt_gpu_kernel kh, int n, const tt_gpu_binding *b, tt_gpu_group *out,
+                        tt_status *st) {
+    *out = -1;
+    if (kh < 0 || kh >= g->n_kerns) return tt_fail(st, TT_EINVAL, "webgpu: bad kernel handle");
+    gkern *k = &g->kerns[kh];
+    if (n != k->n_bind || n > 16) return tt_fail(st, TT_EINVAL, "webgpu: bind group needs %d bindings (got %d)", k->n_bind, n);
+    if (g->n_groups == g->cap_groups) {
+        int cap = g->cap_groups ? g->cap_groups * 2 : 128;
+        WGPUBindGroup *ng = realloc(g->groups, (size_t)cap * sizeof *ng);
+        if (!ng) return tt_fail(st, TT_ENOMEM, "out of memory (gpu bind groups)");
+        g->groups = ng;
+        g->cap_groups = cap;
+    }
+    WGPUBindGroupEntry e[16];
+    memset(e, 0, sizeof e);
+    for (int i = 0; i < n; i++) {
+        if (b[i].buf < 0 || b[i].buf >= g->n_bufs || !g->bufs[b[i].buf].b)
+            return tt_fail(st, TT_EINVAL, "webgpu: bad buffer handle in binding %d", i);
+        gbuf *gb = &g->bufs[b[i].buf];
+        e[i].binding = (uint32_t)i;
+        e[i].buffer = gb->b;
+        e[i].offset = b[i].offset;
+        e[i].size = b[i].size ? b[i].size : gb->size - b[i].offset;
+    }
+    WGPUBindGroupDescriptor d;
+    memset(&d, 0, sizeof d);
+    d.layout = k->bgl;
+    d.entryCount = (size_t)n;
+    d.entries = e;
+    scope_push(g);
+    WGPUBindGroup grp = g->f.wgpuDeviceCreateBindGroup(g->dev, &d);
+    int rc = scope_pop(g, "webgpu: bind group", st);
+    if (rc || !grp) {
+        if (grp) g->f.wgpuBindGroupRelease(grp);
+        return rc ? rc : tt_fail(st, TT_EDEVICE, "webgpu: bind group creation failed");
+    }
+    g->groups[g->n_groups] = grp;
+    *out = g->n_groups++;
+    return TT_OK;
+}
+
+/* ---- recording ----------------------------------------------------------- */
+int tt_gpu_begin(tt_gpu *g, tt_status *st) {
+    if (g->enc) return tt_fail(st, TT_EINVAL, "webgpu: begin while recording");
+    TT_CHECK(tt_gpu_check(g, st));
+    g->enc = g->f.wgpuDeviceCreateCommandEncoder(g->dev, NULL);
+    if (!g->enc) return tt_fail(st, TT_EDEVICE, "webgpu: cannot create a command encoder");
+    g->cur_pipe = NULL;
+    return TT_OK;
+}
+
+static void end_pass(tt_gpu *g) {
+    if (!g->pass) return;
+    g->f.wgpuComputePassEncoderEnd(g->pass);
+    g->f.wgpuComputePassEncoderRelease(g->pass);
+    g->pass = NULL;
+    g->cur_pipe = NULL;
+}
+
+static void ensure_pass(tt_gpu *g) {
+    if (g->pass) return;
+    WGPUComputePassDescriptor d;
+    memset(&d, 0, sizeof d);
+    if (g->ts_pending >= 0 && g->qset) {
+        memset(&g->tsw, 0, sizeof g->tsw);
+        g->tsw.querySet = g->qset;
+        g->tsw.beginningOfPassWriteIndex = (uint32_t)g->ts_pending;
+        g->tsw.endOfPassWriteIndex = WGPU_QUERY_SET_INDEX_UNDEFINED;
+        d.timestampWrites = &g->tsw;
+        g->ts_pending = -1;
+    }
+    g->pass = g->f.wgpuCommandEncoderBeginComputePass(g->enc, &d);
+}
+
+void tt_gpu_dispatch(tt_gpu *g, tt_gpu_kernel k, tt_gpu_group grp, uint32_t x, uint32_t y, uint32_t z) {
+    if (!g->enc || x == 0 || y == 0 || z == 0) return;
+    ensure_pass(g);
+    WGPUComputePipeline p = g->kerns[k].p;
+    if (p != g->cur_pipe) {
+        g->f.wgpuComputePassEncoderSetPipeline(g->pass, p);
+        g->cur_pipe = p;
+    }
+    g->f.wgpuComputePassEncoderSetBindGroup(g->pass, 0, g->groups[grp], 0, NULL);
+    g->f.wgpuComputePassEncoderDispatchWorkgroups(g->pass, x, y, z);
+}
+
+void tt_gpu_copy(tt_gpu *g, tt_gpu_buf src, uint64_t src_off, tt_gpu_buf dst, uint64_t dst_off, uint64_t bytes) {
+    if (!g->enc || bytes == 0) return;
+    end_pass(g);
+    g->f.wgpuCommandEncoderCopyBufferToBuffer(g->enc, g->bufs[src].b, src_off, g->bufs[dst].b, dst_off, bytes);
+}
+
+void tt_gpu_clear(tt_gpu *g, tt_gpu_buf b, uint64_t off, uint64_t bytes) {
+    if (!g->enc || bytes == 0) return;
+    end_pass(g);
+    g->f.wgpuCommandEncoderClearBuffer(g->enc, g->bufs[b].b, off, bytes);
+}
+
+int tt_gpu_submit(tt_gpu *g, tt_status *st) {
+    if (!g->enc) return tt_fail(st, TT_EINVAL, "webgpu: submit without begin");
+    end_pass(g);
+    WGPUCommandBuffer cb = g->f.wgpuCommandEncoderFinish(g->enc, NULL);
+    g->f.wgpuCommandEncoderRelease(g->enc);
+    g->enc = NULL;
+    if (!cb) return tt_fail(st, TT_EDEVICE, "webgpu: command encoding failed");
+    g->f.wgpuQueueSubmit(g->queue, 1, &cb);
+    g->f.wgpuCommandBufferRelease(cb);
+    return tt_gpu_check(g, st);
+}
+
+/* ---- readback ------------------------------------------------------------ */
+int tt_gpu_read_start(tt_gpu *g, tt_gpu_buf h, uint64_t offset, uint64_t bytes, tt_status *st) {
+    if (h < 0 || h >= g->n_bufs || !(g->bufs[h].usage & TT_GPU_READBACK))
+        return tt_fail(st, TT_EINVAL, "webgpu: read_start needs a READBACK buffer");
+    gbuf *b = &g->bufs[h];
+    if (b->map_state != 0) return tt_fail(st, TT_EINVAL, "webgpu: readback buffer already mapping");
+    if ((offset & 7) || (bytes & 3) || offset + bytes > b->size)
+        return tt_fail(st, TT_EINVAL, "webgpu: bad readback range");
+    WGPUBufferMapCallbackInfo ci;
+    memset(&ci, 0, sizeof ci);
+    ci.mode = WGPUCallbackMode_AllowProcessEvents;
+    ci.callback = on_map;
+    ci.userdata1 = b;
+    b->map_state = 1;
+    b->map_off = offset;
+    b->map_size = bytes;
+    b->map_msg[0] = 0;
+    b->map_future = g->f.wgpuBufferMapAsync(b->b, WGPUMapMode_Read, (size_t)offset, (size_t)bytes, ci);
+    return TT_OK;
+}
+
+int tt_gpu_read_pending(const tt_gpu *g, tt_gpu_buf h) {
+    return h >= 0 && h < g->n_bufs && g->bufs[h].map_state != 0;
+}
+
+int tt_gpu_read_finish(tt_gpu *g, tt_gpu_buf h, void *dst, tt_status *st) {
+    if (h < 0 || h >= g->n_bufs) return tt_fail(st, TT_EINVAL, "webgpu: bad buffer handle");
+    gbuf *b = &g->bufs[h];
+    if (b->map_state == 0) return tt_fail(st, TT_EINVAL, "webgpu: read_finish without read_start");
+    /* the callback writes map_state from 1 to 2/3 */
+    volatile int *state = (volatile int *)&b->map_state;
+    wait_while(g, b->map_future, state, 1);
+    if (*state == 1) {
+        /* device lost while waiting */
+        b->map_state = 0;
+        return tt_fail(st, TT_EDEVICE, "%s", g->err[0] ? g->err : "webgpu: device lost during readback");
+    }
+    if (*state == 3) {
+        b->map_state = 0;
+        if (g->err_code) return tt_fail(st, g->err_code, "%s", g->err);
+        return tt_fail(st, TT_EDEVICE, "webgpu: readback failed: %s", b->map_msg);
+    }
+    const void *p = g->f.wgpuBufferGetConstMappedRange(b->b, (size_t)b->map_off, (size_t)b->map_size);
+    int rc = TT_OK;
+    if (!p) rc = tt_fail(st, TT_EDEVICE, "webgpu: mapped range unavailable");
+    else if (dst) memcpy(dst, p, (size_t)b->map_size);
+    g->f.wgpuBufferUnmap(b->b);
+    b->map_state = 0;
+    if (rc == TT_OK) rc = tt_gpu_check(g, st);
+    return rc;
+}
+
+/* ---- timestamps ---------------------------------------------------------- */
+int tt_gpu_timestamps_init(tt_gpu *g, int n, tt_status *st) {
+    if (!g->info.has_timestamps) return tt_fail(st, TT_EUNSUP, "webgpu: adapter has no timestamp-query");
+    if (g->qset) return TT_OK;
+    WGPUQuerySetDescriptor d;
+    memset(&d, 0, sizeof d);
+    d.type = WGPUQueryType_Timestamp;
+    d.count = (uint32_t)n;
+    scope_push(g);
+    g->qset = g->f.wgpuDeviceCreateQuerySet(g->dev, &d);
+    int rc = scope_pop(g, "webgpu: timestamp query set", st);
+    if (rc) return rc;
+    g->n_ts = n;
+    return TT_OK;
+}
+
+void tt_gpu_timestamp(tt_gpu *g, int i) {
+    if (!g->qset || i < 0 || i >= g->n_ts) return;
+    end_pass(g);
+    g->ts_pending = i;
+    /* an empty pass records the timestamp even if nothing follows */
+    ensure_pass(g);
+}
+
+void tt_gpu_timestamps_resolve(tt_gpu *g, int n, tt_gpu_buf staging) {
+    if (!g->qset || !g->enc || n <= 0) return;
+    end_pass(g);
+    /* resolve needs a QueryResolve buffer: we use a private one per call */
+    WGPUBufferDescriptor d;
+    memset(&d, 0, sizeof d);
+    d.size = (uint64_t)n * 8;
+    d.usage = WGPUBufferUsage_QueryResolve | WGPUBufferUsage_CopySrc;
+    WGPUBuffer rb = g->f.wgpuDeviceCreateBuffer(g->dev, &d);
+    g->f.wgpuCommandEncoderResolveQuerySet(g->enc, g->qset, 0, (uint32_t)n, rb, 0);
+    g->f.wgpuCommandEncoderCopyBufferToBuffer(g->enc, rb, 0, g->bufs[staging].b, 0, (uint64_t)n * 8);
+    g->f.wgpuBufferRelease(rb); /* kept alive by the encoder */
+}
+
+#endif /* __EMSCRIPTEN__ */

@@ -1,0 +1,542 @@
+/* gpu_ops.c — planning of WGSL kernel sites (see gpu_ops.h): kernel source
+ * composition (C-generated constants + common.wgsl + kernel), a pipeline
+ * cache, the uniform-argument arena, bind groups, grid shapes. Plus
+ * tt_gpu_read_sync, generic over the device layer. */
+#include "gpu_ops.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wgsl.h"
+
+struct tt_gops_kent {
+    char key[200];
+    tt_gpu_kernel k;
+};
+
+#define WG_ELEM 256u /* elementwise / reduction workgroup size */
+#define WG_XENT 64u  /* softmax + cross-entropy rows (V = 256: 4 per thread) */
+
+/* LayerNorm: one workgroup per row, about 4 columns per thread */
+static uint32_t wg_ln(int C) {
+    uint32_t w = 32;
+    while (w < 256 && w * 4 < (uint32_t)C) w *= 2;
+    return w;
+}
+#define ARENA_SLOTS 512u
+
+int tt_gops_init(tt_gops *o, tt_gpu *g, tt_status *st) {
+    memset(o, 0, sizeof *o);
+    o->g = g;
+    o->info = tt_gpu_get_info(g);
+    uint32_t al = o->info->min_uniform_align ? o->info->min_uniform_align : 256;
+    o->slot_bytes = al > 64 ? al : 64;
+    o->slots_per_buf = ARENA_SLOTS;
+    o->used = ARENA_SLOTS; /* first site allocates */
+    const char *t = getenv("TT_WEBGPU_TILE");
+    if (t) o->tile = atoi(t);
+    t = getenv("TT_WEBGPU_SPLITK");
+    if (t) o->splitk = atoi(t);
+    return tt_gpu_buffer(g, sizeof(tt_gstep), TT_GPU_UNIFORM, "step-uniforms", &o->stepu, st);
+}
+
+void tt_gops_free(tt_gops *o) {
+    free(o->cache);
+    free(o->ubufs);
+    memset(o, 0, sizeof *o);
+}
+
+int tt_gops_set_step(tt_gops *o, const tt_gstep *s, tt_status *st) {
+    return tt_gpu_write(o->g, o->stepu, 0, s, sizeof *s, st);
+}
+
+void tt_gops_run(tt_gpu *g, const tt_gsite *s, int n) {
+    for (int i = 0; i < n; i++) tt_gpu_dispatch(g, s[i].k, s[i].grp, s[i].x, s[i].y, s[i].z);
+}
+
+/* ---- kernels ------------------------------------------------------------- */
+static int get_kernel(tt_gops *o, const char *name, const char *prefix, int n_bind, const uint8_t *kinds,
+                      tt_gpu_kernel *out, tt_status *st) {
+    char key[200];
+    snprintf(key, sizeof key, "%s|%s", name, prefix);
+    for (int i = 0; i < o->n_cache; i++)
+        if (strcmp(o->cache[i].key, key) == 0) {
+            *out = o->cache[i].k;
+            return TT_OK;
+        }
+    const char *common = tt_wgsl_get("common");
+    const char *body = tt_wgsl_get(name);
+    if (!common || !body) return tt_fail(st, TT_EUNSUP, "webgpu: kernel source %s.wgsl not embedded", name);
+    size_t n = strlen(prefix) + strlen(common) + strlen(body) + 4;
+    char *src = malloc(n);
+    if (!src) return tt_fail(st, TT_ENOMEM, "out of memory (kernel source)");
+    snprintf(src, n, "%s\n%s\n%s", prefix, common, body);
+    tt_gpu_kernel k;
+    int rc = tt_gpu_kernel_create(o->g, src, "main", n_bind, kinds, name, &k, st);
+    free(src);
+    if (rc) return rc;
+    if (o->n_cache == o->cap_cache) {
+        int cap = o->cap_cache ? o->cap_cache * 2 : 32;
+        tt_gops_kent *nc = realloc(o->cache, (size_t)cap * sizeof *nc);
+        if (!nc) return tt_fail(st, TT_ENOMEM, "out of memory (kernel cache)");
+        o->cache = nc;
+        o->cap_cache = cap;
+    }
+    snprintf(o->cache[o->n_cache].key, sizeof o->cache[0].key, "%s", key);
+    o->cache[o->n_cache++].k = k;
+    *out = k;
+    return TT_OK;
+}
+
+/* A uniform slot holding 16 words of arguments. */
+static int arena_slot(tt_gops *o, const uint32_t args[16], tt_gpu_binding *b, tt_status *st) {
+    if (o->used == o->slots_per_buf) {
+        tt_gpu_buf nb;
+        TT_CHECK(tt_gpu_buffer(o->g, (uint64_t)o->slot_bytes * o->slots_per_buf, TT_GPU_UNIFORM, "kernel-args", &nb,
+                               st));
+        tt_gpu_buf *na = realloc(o->ubufs, (size_t)(o->n_ubufs + 1) * sizeof *na);
+        if (!na) return tt_fail(st, TT_ENOMEM, "out of memory (uniform arena)");
+        o->ubufs = na;
+        o->ubufs[o->n_ubufs++] = nb;
+        o->used = 0;
+    }
+    b->buf = o->ubufs[o->n_ubufs - 1];
+    b->offset = (uint64_t)o->used * o->slot_bytes;
+    b->size = 64;
+    o->used++;
+    return tt_gpu_write(o->g, b->buf, b->offset, args, 64, st);
+}
+
+/* Build a site: kernel (name, prefix), bindings = [args slot, (stepu)?, bufs...]. */
+static int make_site(tt_gops *o, tt_gsite *s, const char *name, const char *prefix, const uint32_t args[16],
+                     int use_step, int n_buf, const tt_gpu_buf *bufs, const uint8_t *buf_kinds, uint32_t x, uint32_t y,
+                     uint32_t z, tt_status *st) {
+    uint8_t kinds[16];
+    tt_gpu_binding b[16];
+    int n = 0;
+    kinds[n] = TT_GPU_BIND_UNIFORM;
+    TT_CHECK(arena_slot(o, args, &b[n], st));
+    n++;
+    if (use_step) {
+        kinds[n] = TT_GPU_BIND_UNIFORM;
+        b[n].buf = o->stepu;
+        b[n].offset = 0;
+        b[n].size = sizeof(tt_gstep);
+        n++;
+    }
+    for (int i = 0; i < n_buf; i++, n++) {
+        kinds[n] = buf_kinds[i];
+        b[n].buf = bufs[i];
+        b[n].offset = 0;
+        b[n].size = 0;
+    }
+    TT_CHECK(get_kernel(o, name, prefix, n, kinds, &s->k, st));
+    TT_CHECK(tt_gpu_group_create(o->g, s->k, n, b, &s->grp, st));
+    s->x = x;
+    s->y = y;
+    s->z = z;
+    s->name = name;
+    s->flops = 0;
+    o->n_sites++;
+    return TT_OK;
+}
+
+/* 1-D count of workgroups folded into x*y <= limits. */
+static void grid1(const tt_gops *o, uint64_t nwg, uint32_t *x, uint32_t *y) {
+    uint64_t lim = o->info->max_wg_per_dim ? o->info->max_wg_per_dim : 65535;
+    if (nwg == 0) nwg = 1;
+    if (nwg <= lim) {
+        *x = (uint32_t)nwg;
+        *y = 1;
+        return;
+    }
+    uint64_t yy = (nwg + lim - 1) / lim;
+    *y = (uint32_t)yy;
+    *x = (uint32_t)((nwg + yy - 1) / yy);
+}
+
+/* grid-stride kernels: enough workgroups to cover n, capped */
+static uint32_t stride_wgs(size_t n, uint32_t wg) {
+    size_t w = (n + wg - 1) / wg;
+    if (w > 32768) w = 32768;
+    return (uint32_t)(w ? w : 1);
+}
+
+static uint32_t f2u(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static int check_u32(size_t v, const char *what, tt_status *st) {
+    if (v > 0xFFFFFFFFull) return tt_fail(st, TT_EUNSUP, "webgpu: %s too large for 32-bit indexing", what);
+    return TT_OK;
+}
+
+/* ---- matmul ----------------------------------------------------------- */
+static int colsum_final(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref part, uint32_t W, uint32_t n_chunks,
+                        tt_status *st);
+
+int tt_gop_matmul(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias, const tt_gref *R,
+                  int M, int N, int K, int trans_a, int trans_b, int accumulate, tt_status *st) {
+    if (M <= 0 || N <= 0 || K <= 0) return tt_fail(st, TT_EINVAL, "webgpu matmul: bad shape %dx%dx%d", M, N, K);
+    TT_CHECK(check_u32((size_t)M * N + C.off, "matmul output", st));
+    int tile = o->tile;
+    if (tile != 64 && tile != 128) {
+        uint64_t big_tiles = (uint64_t)((M + 127) / 128) * (uint64_t)((N + 127) / 128);
+        tile = (!o->info->is_cpu && M >= 256 && N >= 256 && big_tiles >= 96) ? 128 : 64;
+    }
+    int tm = tile == 128 ? 8 : 4;
+    uint32_t lda = (uint32_t)(trans_a ? M : K), ldb = (uint32_t)(trans_b ? K : N);
+    int vec = ((A.off | B.off | lda | ldb) & 3) == 0;
+    /* split-K for weight gradients (C += A^T B with a long K and few output
+     * tiles): z slices of K write partial products to scratch, a second site
+     * adds them into C */
+    uint32_t gx = (uint32_t)((N + tile - 1) / tile), gy = (uint32_t)((M + tile - 1) / tile);
+    uint32_t splits = 1;
+    if (accumulate && !bias && !R) {
+        if (o->splitk > 0) splits = (uint32_t)o->splitk;
+        else if (!o->info->is_cpu && gx * gy < 132 && K >= 1024) {
+            splits = (264 + gx * gy - 1) / (gx * gy);
+            if (splits > 8) splits = 8;
+            if (splits > (uint32_t)K / 512) splits = (uint32_t)K / 512;
+        }
+    }
+    uint32_t kchunk = (uint32_t)K;
+    if (splits > 1) {
+        kchunk = (((uint32_t)K + splits - 1) / splits + 15) / 16 * 16;
+        splits = ((uint32_t)K + kchunk - 1) / kchunk;
+    }
+    if (splits < 2) {
+        splits = 1;
+        kchunk = (uint32_t)K;
+    }
+    char prefix[320];
+    snprintf(prefix, sizeof prefix,
+             "const BM: u32 = %du;\nconst BN: u32 = %du;\nconst BK: u32 = 16u;\nconst TM: u32 = %du;\n"
+             "const TN: u32 = %du;\nconst TRANS_A: bool = %s;\nconst TRANS_B: bool = %s;\nconst VEC: bool = %s;\n",
+             tile, tile, tm, tm, trans_a ? "true" : "false", trans_b ? "true" : "false", vec ? "true" : "false");
+    tt_gref Cdst = C;
+    if (splits > 1) {
+        size_t need = (size_t)splits * M * N;
+        TT_CHECK(check_u32(need, "split-k scratch", st));
+        if (need > o->split_elems) {
+            TT_CHECK(tt_gpu_buffer(o->g, (uint64_t)need * 4, TT_GPU_STORAGE, "split-k-scratch", &o->split_buf, st));
+            o->split_elems = need;
+        }
+        Cdst.buf = o->split_buf;
+        Cdst.off = 0;
+    }
+    uint32_t args[16] = {0};
+    args[0] = (uint32_t)M;
+    args[1] = (uint32_t)N;
+    args[2] = (uint32_t)K;
+    args[3] = lda;
+    args[4] = ldb;
+    args[5] = (uint32_t)N; /* ldc */
+    args[6] = A.off;
+    args[7] = B.off;
+    args[8] = Cdst.off;
+    args[9] = bias ? bias->off : 0;
+    args[10] = R ? R->off : 0;
+    args[11] = (accumulate ? 1u : 0u) | (bias ? 2u : 0u) | (R ? 4u : 0u);
+    args[12] = kchunk;
+    tt_gpu_buf bufs[7] = {A.buf, B.buf, Cdst.buf, bias ? bias->buf : A.buf, R ? R->buf : A.buf, A.buf, B.buf};
+    static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
+                                     TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ};
+    uint8_t k2[7];
+    memcpy(k2, kinds, sizeof k2);
+    k2[2] = TT_GPU_BIND_RW;
+    TT_CHECK(make_site(o, &s[0], "matmul", prefix, args, 0, 7, bufs, k2, gx, gy, splits, st));
+    s[0].flops = 2.0 * M * N * K;
+    memset(&s[1], 0, sizeof s[1]);
+    if (splits > 1) {
+        tt_gref part = {o->split_buf, 0};
+        TT_CHECK(colsum_final(o, &s[1], C, part, (uint32_t)(M * N), splits, st));
+    }
+    return TT_OK;
+}
+
+/* ---- layernorm ----------------------------------------------------------- */
+static const char *wg_prefix(uint32_t wg, char *buf, size_t cap) {
+    snprintf(buf, cap, "const WG: u32 = %uu;\n", wg);
+    return buf;
+}
+
+int tt_gop_layernorm_forward(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref stats, tt_gref inp, tt_gref w, tt_gref b,
+                             int rows, int C, tt_status *st) {
+    if (w.buf != b.buf) return tt_fail(st, TT_EINVAL, "webgpu layernorm: w and b must share a buffer");
+    if (stats.off != 0) return tt_fail(st, TT_EINVAL, "webgpu layernorm: stats must start its buffer");
+    char pf[64];
+    uint32_t args[16] = {(uint32_t)rows, (uint32_t)C, inp.off, w.off, b.off, out.off};
+    tt_gpu_buf bufs[4] = {inp.buf, w.buf, out.buf, stats.buf};
+    static const uint8_t kinds[4] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW, TT_GPU_BIND_RW};
+    uint32_t x, y;
+    grid1(o, (uint64_t)rows, &x, &y);
+    return make_site(o, s, "ln_fwd", wg_prefix(wg_ln(C), pf, sizeof pf), args, 0, 4, bufs, kinds, x, y, 1, st);
+}
+
+static uint32_t colsum_chunk(int rows) {
+    uint32_t c = (uint32_t)((rows + 255) / 256);
+    return c < 32 ? 32 : c;
+}
+
+size_t tt_gop_colsum_part_elems(int rows, int N) {
+    uint32_t ch = colsum_chunk(rows);
+    return (size_t)((rows + ch - 1) / ch) * (size_t)N;
+}
+
+static int colsum_final(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref part, uint32_t W, uint32_t n_chunks,
+                        tt_status *st) {
+    char pf[64];
+    uint32_t args[16] = {W, n_chunks, out.off};
+    tt_gpu_buf bufs[2] = {part.buf, out.buf};
+    static const uint8_t kinds[2] = {TT_GPU_BIND_READ, TT_GPU_BIND_RW};
+    if (part.off != 0) return tt_fail(st, TT_EINVAL, "webgpu: reduction scratch must start its buffer");
+    return make_site(o, s, "colsum_final", wg_prefix(WG_ELEM, pf, sizeof pf), args, 0, 2, bufs, kinds,
+                     (W + WG_ELEM - 1) / WG_ELEM, 1, 1, st);
+}
+
+int tt_gop_layernorm_backward(tt_gops *o, tt_gsite *s, tt_gref dinp, tt_gref dwb, tt_gref dout, tt_gref inp, tt_gref w,
+                              tt_gref stats, tt_gref part, int rows, int C, int accum, tt_status *st) {
+    char pf[64];
+    uint32_t x, y;
+    {
+        uint32_t args[16] = {(uint32_t)rows, (uint32_t)C, dout.off, inp.off, w.off, dinp.off, accum ? 1u : 0u};
+        tt_gpu_buf bufs[5] = {dout.buf, inp.buf, w.buf, stats.buf, dinp.buf};
+        static const uint8_t kinds[5] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
+                                         TT_GPU_BIND_RW};
+        grid1(o, (uint64_t)rows, &x, &y);
+        TT_CHECK(make_site(o, &s[0], "ln_bwd_dx", wg_prefix(wg_ln(C), pf, sizeof pf), args, 0, 5, bufs, kinds, x, y, 1,
+                           st));
+    }
+    uint32_t ch = colsum_chunk(rows), nch = ((uint32_t)rows + ch - 1) / ch;
+    {
+        uint32_t args[16] = {(uint32_t)rows, (uint32_t)C, dout.off, inp.off, ch};
+        tt_gpu_buf bufs[4] = {dout.buf, inp.buf, stats.buf, part.buf};
+        static const uint8_t kinds[4] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW};
+        TT_CHECK(make_site(o, &s[1], "ln_bwd_dwdb", wg_prefix(WG_ELEM, pf, sizeof pf), args, 0, 4, bufs, kinds,
+                           ((uint32_t)C + WG_ELEM - 1) / WG_ELEM, nch, 1, st));
+    }
+    return colsum_final(o, &s[2], dwb, part, 2u * (uint32_t)C, nch, st);
+}
+
+int tt_gop_bias_backward(tt_gops *o, tt_gsite *s, tt_gref db, tt_gref dout, tt_gref part, int rows, int N,
+                         tt_status *st) {
+    char pf[64];
+    uint32_t ch = colsum_chunk(rows), nch = ((uint32_t)rows + ch - 1) / ch;
+    uint32_t args[16] = {(uint32_t)rows, (uint32_t)N, dout.off, ch};
+    tt_gpu_buf bufs[2] = {dout.buf, part.buf};
+    static const uint8_t kinds[2] = {TT_GPU_BIND_READ, TT_GPU_BIND_RW};
+    TT_CHECK(make_site(o, &s[0], "colsum", wg_prefix(WG_ELEM, pf, sizeof pf), args, 0, 2, bufs, kinds,
+                       ((uint32_t)N + WG_ELEM - 1) / WG_ELEM, nch, 1, st));
+    return colsum_final(o, &s[1], db, part, (uint32_t)N, nch, st);
+}
+
+/* ---- gelu ---------------------------------------------------------------- */
+int tt_gop_gelu_forward(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref inp, size_t n, tt_status *st) {
+    char pf[64];
+    TT_CHECK(check_u32(n, "gelu", st));
+    uint32_t args[16] = {(uint32_t)n, inp.off, out.off};
+    tt_gpu_buf bufs[2] = {inp.buf, out.buf};
+    static const uint8_t kinds[2] = {TT_GPU_BIND_READ, TT_GPU_BIND_RW};
+    return make_site(o, s, "gelu_fwd", wg_prefix(WG_ELEM, pf, sizeof pf), args, 0, 2, bufs, kinds,
+                     stride_wgs(n, WG_ELEM), 1, 1, st);
+}
+
+int tt_gop_gelu_backward(tt_gops *o, tt_gsite *s, tt_gref d, tt_gref inp, size_t n, tt_status *st) {
+    char pf[64];
+    TT_CHECK(check_u32(n, "gelu", st));
+    uint32_t args[16] = {(uint32_t)n, inp.off, d.off};
+    tt_gpu_buf bufs[2] = {inp.buf, d.buf};
+    static const uint8_t kinds[2] = {TT_GPU_BIND_READ, TT_GPU_BIND_RW};
+    return make_site(o, s, "gelu_bwd", wg_prefix(WG_ELEM, pf, sizeof pf), args, 0, 2, bufs, kinds,
+                     stride_wgs(n, WG_ELEM), 1, 1, st);
+}
+
+/* ---- attention ----------------------------------------------------------- */
+#define ATT_BR 64u
+
+static int attn_prefix(int C, int NH, char *pf, size_t cap, tt_status *st) {
+    int hs = C / NH;
+    if (hs > 256) return tt_fail(st, TT_EUNSUP, "webgpu attention: head size %d > 256 not supported", hs);
+    int bc = 1024 / hs;
+    if (bc > 64) bc = 64;
+    if (bc < 4) bc = 4;
+    int p = 1;
+    while (p * 2 <= bc) p *= 2;
+    snprintf(pf, cap, "const HS: u32 = %du;\nconst BR: u32 = %uu;\nconst BC: u32 = %du;\n", hs, ATT_BR, p);
+    return TT_OK;
+}
+
+int tt_gop_attention_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v,
+                             int B, int T, int C, int NH, tt_status *st) {
+    char pf[160];
+    TT_CHECK(attn_prefix(C, NH, pf, sizeof pf, st));
+    if (q.off || k.off || v.off || y.off || stats.off)
+        return tt_fail(st, TT_EINVAL, "webgpu attention: tensors must start their buffers");
+    uint32_t args[16] = {(uint32_t)B, (uint32_t)T, (uint32_t)C, (uint32_t)NH,
+                         f2u(1.0f / sqrtf((float)(C / NH)))};
+    tt_gpu_buf bufs[5] = {q.buf, k.buf, v.buf, y.buf, stats.buf};
+    static const uint8_t kinds[5] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW,
+                                     TT_GPU_BIND_RW};
+    TT_CHECK(make_site(o, s, "attn_fwd", pf, args, 0, 5, bufs, kinds, ((uint32_t)T + ATT_BR - 1) / ATT_BR,
+                       (uint32_t)NH, (uint32_t)B, st));
+    s->flops = 2.0 * B * T * (T + 1.0) * C; /* causal: T(T+1)/2 pairs x 2 products x 2 flops x C */
+    return TT_OK;
+}
+
+int tt_gop_attention_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats, tt_gref q,
+                              tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH,
+                              tt_status *st) {
+    char pf[160];
+    TT_CHECK(attn_prefix(C, NH, pf, sizeof pf, st));
+    if (q.off || k.off || v.off || y.off || dy.off || dq.off || dk.off || dv.off || stats.off)
+        return tt_fail(st, TT_EINVAL, "webgpu attention: tensors must start their buffers");
+    uint32_t args[16] = {(uint32_t)B, (uint32_t)T, (uint32_t)C, (uint32_t)NH,
+                         f2u(1.0f / sqrtf((float)(C / NH)))};
+    uint32_t gx = ((uint32_t)T + ATT_BR - 1) / ATT_BR;
+    {
+        tt_gpu_buf bufs[7] = {q.buf, k.buf, v.buf, y.buf, dy.buf, stats.buf, dq.buf};
+        static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
+                                         TT_GPU_BIND_READ, TT_GPU_BIND_RW,   TT_GPU_BIND_RW};
+        TT_CHECK(make_site(o, &s[0], "attn_bwd_dq", pf, args, 0, 7, bufs, kinds, gx, (uint32_t)NH, (uint32_t)B, st));
+        s[0].flops = 2.0 * B * T * (T + 1.0) * C * 1.5;
+    }
+    tt_gpu_buf bufs[7] = {q.buf, k.buf, v.buf, dy.buf, stats.buf, dk.buf, dv.buf};
+    static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
+                                     TT_GPU_BIND_READ, TT_GPU_BIND_RW,   TT_GPU_BIND_RW};
+    TT_CHECK(make_site(o, &s[1], "attn_bwd_dkdv", pf, args, 0, 7, bufs, kinds, gx, (uint32_t)NH, (uint32_t)B, st));
+    s[1].flops = 2.0 * B * T * (T + 1.0) * C * 2.0;
+    return TT_OK;
+}
+
+/* ---- embedding ----------------------------------------------------------- */
+int tt_gop_embedding_forward(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref tokens, tt_gref wte, tt_gref wpe, int B,
+                             int T, int C, tt_status *st) {
+    char pf[64];
+    if (wte.buf != wpe.buf) return tt_fail(st, TT_EINVAL, "webgpu embedding: wte and wpe must share a buffer");
+    if (tokens.off) return tt_fail(st, TT_EINVAL, "webgpu embedding: tokens must start their buffer");
+    size_t n = (size_t)B * T * C;
+    TT_CHECK(check_u32(n, "embedding", st));
+    uint32_t args[16] = {(uint32_t)B, (uint32_t)T, (uint32_t)C, wte.off, wpe.off, out.off};
+    tt_gpu_buf bufs[3] = {tokens.buf, wte.buf, out.buf};
+    static const uint8_t kinds[3] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW};
+    return make_site(o, s, "embed_fwd", wg_prefix(WG_ELEM, pf, sizeof pf), args, 0, 3, bufs, kinds,
+                     stride_wgs(n, WG_ELEM), 1, 1, st);
+}
+
+int tt_gop_embedding_backward(tt_gops *o, tt_gsite *s, tt_gref dwte, tt_gref dwpe, tt_gref dout, tt_gpu_buf tok,
+                              uint32_t bucket_off, uint32_t pos_off, int B, int T, int C, int V, tt_status *st) {
+    char pf[64];
+    if (dwte.buf != dwpe.buf) return tt_fail(st, TT_EINVAL, "webgpu embedding: dwte and dwpe must share a buffer");
+    {
+        uint32_t args[16] = {(uint32_t)B, (uint32_t)T, (uint32_t)C, dwpe.off, dout.off};
+        tt_gpu_buf bufs[2] = {dout.buf, dwpe.buf};
+        static const uint8_t kinds[2] = {TT_GPU_BIND_READ, TT_GPU_BIND_RW};
+        TT_CHECK(make_site(o, &s[0], "embed_bwd_wpe", wg_prefix(WG_ELEM, pf, sizeof pf), args, 0, 2, bufs, kinds,
+                           stride_wgs((size_t)T * C, WG_ELEM), 1, 1, st));
+    }
+    uint32_t args[16] = {(uint32_t)V, (uint32_t)C, dwte.off, bucket_off, pos_off, dout.off};
+    tt_gpu_buf bufs[3] = {tok, dout.buf, dwte.buf};
+    static const uint8_t kinds[3] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW};
+    return make_site(o, &s[1], "embed_bwd_wte", wg_prefix(WG_ELEM, pf, sizeof pf), args, 0, 3, bufs, kinds,
+                     stride_wgs((size_t)V * C, WG_ELEM), 1, 1, st);
+}
+
+void tt_gop_embedding_buckets(const uint32_t *tokens, int B, int T, int V, uint32_t *offsets, uint32_t *pos) {
+    memset(offsets, 0, (size_t)(V + 1) * sizeof *offsets);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) offsets[tokens[(size_t)b * (T + 1) + t] + 1]++;
+    for (int v = 0; v < V; v++) offsets[v + 1] += offsets[v];
+    /* stable placement: a running cursor per token (reuses pos order) */
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) {
+            uint32_t v = tokens[(size_t)b * (T + 1) + t];
+            pos[offsets[v]++] = (uint32_t)(b * T + t);
+        }
+    /* offsets[v] now holds the end of bucket v: shift back */
+    for (int v = V; v > 0; v--) offsets[v] = offsets[v - 1];
+    offsets[0] = 0;
+}
+
+/* ---- loss ---------------------------------------------------------------- */
+int tt_gop_crossentropy(tt_gops *o, tt_gsite *s, tt_gref logits, tt_gref losses, tt_gref tokens, int rows, int V,
+                        int T, tt_status *st) {
+    char pf[64];
+    if (logits.off || losses.off || tokens.off)
+        return tt_fail(st, TT_EINVAL, "webgpu crossentropy: tensors must start their buffers");
+    uint32_t args[16] = {(uint32_t)rows, (uint32_t)V, (uint32_t)T};
+    tt_gpu_buf bufs[3] = {tokens.buf, logits.buf, losses.buf};
+    static const uint8_t kinds[3] = {TT_GPU_BIND_READ, TT_GPU_BIND_RW, TT_GPU_BIND_RW};
+    uint32_t x, y;
+    grid1(o, (uint64_t)rows, &x, &y);
+    return make_site(o, s, "xent", wg_prefix(WG_XENT, pf, sizeof pf), args, 1, 3, bufs, kinds, x, y, 1, st);
+}
+
+int tt_gop_loss_reduce(tt_gops *o, tt_gsite *s, tt_gref stats, tt_gref losses, tt_status *st) {
+    char pf[64];
+    if (stats.off || losses.off) return tt_fail(st, TT_EINVAL, "webgpu loss: tensors must start their buffers");
+    uint32_t args[16] = {0};
+    tt_gpu_buf bufs[2] = {losses.buf, stats.buf};
+    static const uint8_t kinds[2] = {TT_GPU_BIND_READ, TT_GPU_BIND_RW};
+    return make_site(o, s, "loss_reduce", wg_prefix(WG_ELEM, pf, sizeof pf), args, 1, 2, bufs, kinds, 1, 1, 1, st);
+}
+
+/* ---- optimizer ----------------------------------------------------------- */
+static uint32_t adamw_nparts(size_t n) {
+    size_t p = (n + WG_ELEM * 8 - 1) / (WG_ELEM * 8);
+    if (p > 1024) p = 1024;
+    return (uint32_t)(p ? p : 1);
+}
+
+size_t tt_gop_adamw_part_elems(size_t n) { return adamw_nparts(n); }
+
+int tt_gop_adamw(tt_gops *o, tt_gsite *s, tt_gpu_buf params, tt_gpu_buf grads, tt_gpu_buf m, tt_gpu_buf v,
+                 tt_gpu_buf mask, tt_gpu_buf part, tt_gpu_buf stats, size_t n, tt_status *st) {
+    char pf[64];
+    TT_CHECK(check_u32(n, "parameter count", st));
+    uint32_t np = adamw_nparts(n);
+    uint32_t per = (uint32_t)((n + np - 1) / np);
+    uint32_t args[16] = {(uint32_t)n, per, np};
+    {
+        tt_gpu_buf bufs[2] = {grads, part};
+        static const uint8_t kinds[2] = {TT_GPU_BIND_READ, TT_GPU_BIND_RW};
+        TT_CHECK(make_site(o, &s[0], "sumsq", wg_prefix(WG_ELEM, pf, sizeof pf), args, 0, 2, bufs, kinds, np, 1, 1,
+                           st));
+    }
+    tt_gpu_buf bufs[7] = {part, mask, params, grads, m, v, stats};
+    static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW, TT_GPU_BIND_READ,
+                                     TT_GPU_BIND_RW,   TT_GPU_BIND_RW,   TT_GPU_BIND_RW};
+    return make_site(o, &s[1], "adamw", wg_prefix(WG_ELEM, pf, sizeof pf), args, 1, 7, bufs, kinds, np, 1, 1, st);
+}
+
+/* ---- generic synchronous read -------------------------------------------- */
+int tt_gpu_read_sync(tt_gpu *g, tt_gpu_buf b, uint64_t offset, uint64_t bytes, void *dst, tt_status *st) {
+    tt_gpu_buf rb;
+    TT_CHECK(tt_gpu_buffer(g, bytes, TT_GPU_READBACK, "readback", &rb, st));
+    int rc = tt_gpu_begin(g, st);
+    if (rc == TT_OK) {
+        tt_gpu_copy(g, b, offset, rb, 0, (bytes + 3) & ~(uint64_t)3);
+        rc = tt_gpu_submit(g, st);
+    }
+    if (rc == TT_OK) rc = tt_gpu_read_start(g, rb, 0, (bytes + 3) & ~(uint64_t)3, st);
+    if (rc == TT_OK) {
+        /* bytes may not be a multiple of 4 for the caller; read into place */
+        if (bytes & 3) {
+            uint8_t *tmp = malloc((size_t)((bytes + 3) & ~(uint64_t)3));
+            if (!tmp) rc = tt_fail(st, TT_ENOMEM, "out of memory (readback)");
+            else {
+                rc = tt_gpu_read_finish(g, rb, tmp, st);
+                if (rc == TT_OK) memcpy(dst, tmp, (size_t)bytes);
+                free(tmp);
+            }
+        } else {
+            rc = tt_gpu_read_finish(g, rb, dst, st);
+        }
+    }
+    tt_gpu_buffer_free(g, rb);
+    return rc;
+}

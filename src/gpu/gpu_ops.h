@@ -1,0 +1,125 @@
+/* gpu_ops.h — the WGSL kernels as planned "sites": each tt_gop_* call
+ * compiles (or reuses) the kernel, writes its constant arguments into a
+ * uniform slot and creates its bind group ONCE; a training step then only
+ * replays sites (tt_gops_run). Shared C for native and browser devices.
+ *
+ * Tensors are (buffer, element offset) references. Kernels bind whole
+ * buffers and receive element offsets as uniforms, so a parameter tensor is
+ * (params buffer, its offset from config.h). A buffer must not appear both as
+ * an output and as another binding of the same site (WebGPU forbids writable
+ * aliasing); the planners don't check this — the schedule guarantees it.
+ *
+ * Every op is a pair op_forward/op_backward with the argument order of the
+ * CPU backend (outputs first), shapes in comments. */
+#ifndef TT_GPU_OPS_H
+#define TT_GPU_OPS_H
+
+#include "device.h"
+
+typedef struct {
+    tt_gpu_buf buf;
+    uint32_t off; /* element offset (f32 or u32 elements) */
+} tt_gref;
+
+typedef struct {
+    tt_gpu_kernel k;
+    tt_gpu_group grp;
+    uint32_t x, y, z;
+    const char *name; /* kernel name (profiling) */
+    double flops;     /* useful FLOPs of one dispatch (matmul, attention), 0 otherwise */
+} tt_gsite;
+
+/* Per-step values read by xent / loss_reduce / adamw (one uniform buffer). */
+typedef struct {
+    float lr, b1, b2, eps, wd, clip, bc1, bc2;
+    float grad_scale; /* d(mean loss)/dlogit scale: 1/(B*T*n_micro) */
+    float loss_scale; /* loss accumulation scale: 1/(valid_rows*n_micro) */
+    uint32_t valid_rows;
+    uint32_t pad[5];
+} tt_gstep;
+
+typedef struct tt_gops_kent tt_gops_kent;
+
+typedef struct {
+    tt_gpu *g;
+    const tt_gpu_info *info;
+    tt_gops_kent *cache;
+    int n_cache, cap_cache;
+    tt_gpu_buf *ubufs; /* uniform arena: slots of slot_bytes */
+    int n_ubufs;
+    uint32_t slot_bytes, slots_per_buf, used;
+    tt_gpu_buf stepu;  /* tt_gstep */
+    int tile;          /* matmul block tile: 0 auto, 64 or 128 (tests force both) */
+    int splitk;        /* matmul split-K slices: 0 auto, n forces n (tests) */
+    tt_gpu_buf split_buf; /* split-K partial products */
+    size_t split_elems;
+    int n_sites;       /* statistics */
+} tt_gops;
+
+int tt_gops_init(tt_gops *o, tt_gpu *g, tt_status *st);
+void tt_gops_free(tt_gops *o); /* GPU objects die with the device */
+int tt_gops_set_step(tt_gops *o, const tt_gstep *s, tt_status *st);
+void tt_gops_run(tt_gpu *g, const tt_gsite *s, int n);
+
+/* Scratch ("part") sizes in floats for the two-stage reductions. */
+size_t tt_gop_colsum_part_elems(int rows, int N);
+size_t tt_gop_adamw_part_elems(size_t n);
+
+/* C (M,N) [+]= op(A) (M,K) @ op(B) (K,N) [+ bias (N)] [+ R (M,N)].
+ * op(A) = A stored (M,K), or trans_a: stored (K,M); op(B) = B (K,N) or
+ * trans_b: stored (N,K). bias, R may be NULL. C must be contiguous (ldc = N).
+ * 2 sites (the second adds split-K slices; empty when K is not split). */
+int tt_gop_matmul(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias, const tt_gref *R,
+                  int M, int N, int K, int trans_a, int trans_b, int accumulate, tt_status *st);
+
+/* out (rows,C), stats (2*rows: mean then rstd; own buffer), inp (rows,C),
+ * w (C), b (C) (w and b in one buffer). 1 site. */
+int tt_gop_layernorm_forward(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref stats, tt_gref inp, tt_gref w, tt_gref b,
+                             int rows, int C, tt_status *st);
+/* dinp (rows,C) (+= if accum), dwb (2C: dw then db, +=), dout (rows,C),
+ * inp (rows,C), w (C), stats (2*rows), part (colsum_part_elems(rows, 2C)). 3 sites. */
+int tt_gop_layernorm_backward(tt_gops *o, tt_gsite *s, tt_gref dinp, tt_gref dwb, tt_gref dout, tt_gref inp, tt_gref w,
+                              tt_gref stats, tt_gref part, int rows, int C, int accum, tt_status *st);
+
+/* db (N) += column sums of dout (rows,N); part (colsum_part_elems). 2 sites. */
+int tt_gop_bias_backward(tt_gops *o, tt_gsite *s, tt_gref db, tt_gref dout, tt_gref part, int rows, int N,
+                         tt_status *st);
+
+/* out (n) = gelu(inp (n)); 1 site.  d (n) *= gelu'(inp); 1 site. */
+int tt_gop_gelu_forward(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref inp, size_t n, tt_status *st);
+int tt_gop_gelu_backward(tt_gops *o, tt_gsite *s, tt_gref d, tt_gref inp, size_t n, tt_status *st);
+
+/* y (B,T,C), stats (2*B*NH*T: lse then D; own buffer), q, k, v (B,T,C). 1 site. */
+int tt_gop_attention_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v,
+                             int B, int T, int C, int NH, tt_status *st);
+/* dq, dk, dv (B,T,C) overwritten; stats as above (D written); q, k, v, y,
+ * dy (B,T,C). 2 sites. */
+int tt_gop_attention_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats, tt_gref q,
+                              tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH,
+                              tt_status *st);
+
+/* out (B,T,C) = wte[tok] + wpe[t]; tokens u32 (B,T+1); wte, wpe in one buffer. 1 site. */
+int tt_gop_embedding_forward(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref tokens, tt_gref wte, tt_gref wpe, int B,
+                             int T, int C, tt_status *st);
+/* dwte (V,C) +=, dwpe (T,C) += (one buffer), dout (B,T,C); tok: u32 buffer
+ * holding the bucket offsets (V+1) at bucket_off and positions (B*T) at
+ * pos_off (tt_gop_embedding_buckets). 2 sites. */
+int tt_gop_embedding_backward(tt_gops *o, tt_gsite *s, tt_gref dwte, tt_gref dwpe, tt_gref dout, tt_gpu_buf tok,
+                              uint32_t bucket_off, uint32_t pos_off, int B, int T, int C, int V, tt_status *st);
+/* Host side of the embedding backward: positions of inputs bucketed by
+ * token (stable counting sort). tokens (B, T+1) u32; offsets (V+1), pos (B*T). */
+void tt_gop_embedding_buckets(const uint32_t *tokens, int B, int T, int V, uint32_t *offsets, uint32_t *pos);
+
+/* losses (rows) = CE; logits (rows,V) <- dlogits * grad_scale; targets from
+ * tokens u32 (B,T+1) (rows = B*T). 1 site. */
+int tt_gop_crossentropy(tt_gops *o, tt_gsite *s, tt_gref logits, tt_gref losses, tt_gref tokens, int rows, int V,
+                        int T, tt_status *st);
+/* stats[0] += loss_scale * sum(losses[0:valid_rows]). 1 site. */
+int tt_gop_loss_reduce(tt_gops *o, tt_gsite *s, tt_gref stats, tt_gref losses, tt_status *st);
+
+/* Global norm -> stats[1], clip, AdamW on n elements (params, grads, m, v
+ * whole buffers, offset 0); mask: u32 decay bits; part (adamw_part_elems). 2 sites. */
+int tt_gop_adamw(tt_gops *o, tt_gsite *s, tt_gpu_buf params, tt_gpu_buf grads, tt_gpu_buf m, tt_gpu_buf v,
+                 tt_gpu_buf mask, tt_gpu_buf part, tt_gpu_buf stats, size_t n, tt_status *st);
+
+#endif

@@ -1,0 +1,24 @@
+/* webgpu_profile.h — per-kernel timing of the WebGPU backend's training step
+ * (for tests/bench_webgpu.c and, later, `tinytrain profile`). */
+#ifndef TT_WEBGPU_PROFILE_H
+#define TT_WEBGPU_PROFILE_H
+
+#include "backend.h"
+
+typedef struct {
+    const char *kernel; /* WGSL kernel name, e.g. "matmul" */
+    int sites;          /* dispatch sites of one step using it */
+    double ms;          /* summed time of those sites in one step */
+    double gflop;       /* their useful GFLOPs (matmul, attention), else 0 */
+} tt_webgpu_prof;
+
+/* Times every dispatch site of one step (forward, backward, optimizer with
+ * n_micro = 1): each site is dispatched `reps` times back to back in one
+ * submit, timed on the host around a readback, minus the cost of an empty
+ * submit + readback, divided by reps. Entries are aggregated by kernel name
+ * into out[0..*n) (max entries). CLOBBERS the backend's activations,
+ * gradients, parameters and moments: use a throwaway backend, or set_state
+ * afterwards. be must be a "webgpu" backend. */
+int tt_webgpu_profile(tt_backend *be, int reps, tt_webgpu_prof *out, int max, int *n, tt_status *st);
+
+#endif

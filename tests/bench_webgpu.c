@@ -1,0 +1,96 @@
+/* bench_webgpu.c — benchmark of the WebGPU backend (not a test, not in
+ * ctest): steady-state ms per training step of a preset (n_micro = 1, the
+ * trainer's call pattern: step, then step_result), tokens/s, GFLOP/s, then
+ * the per-kernel breakdown of one step (tt_webgpu_profile).
+ *
+ *   cmake --build build && cc -O2 -std=gnu11 -Isrc -Isrc/gpu tests/bench_webgpu.c \
+ *       build/libttcore.a -lpthread -lm -ldl -o bench_webgpu
+ *   ./bench_webgpu [preset] [steps] [profile reps]
+ *
+ * Pipeline compilation and the first steps are excluded (warm-up); the step
+ * time is the median over `steps`. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "model.h"
+#include "rng.h"
+#include "webgpu_profile.h"
+
+static int cmpd(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+static int cmpp(const void *a, const void *b) {
+    double x = ((const tt_webgpu_prof *)a)->ms, y = ((const tt_webgpu_prof *)b)->ms;
+    return x > y ? -1 : x < y;
+}
+
+int main(int argc, char **argv) {
+    const char *name = argc > 1 ? argv[1] : "small";
+    int steps = argc > 2 ? atoi(argv[2]) : 20;
+    int reps = argc > 3 ? atoi(argv[3]) : 10;
+    const tt_preset *pr = tt_preset_find(name);
+    if (!pr || steps < 1) {
+        fprintf(stderr, "usage: bench_webgpu [preset] [steps] [profile reps]\n");
+        return 2;
+    }
+    tt_status st;
+    tt_backend *be;
+    double t0 = tt_now();
+    if (tt_backend_webgpu_create(&pr->cfg, &be, &st)) {
+        fprintf(stderr, "webgpu: %s\n", st.msg);
+        return 1;
+    }
+    double t_create = tt_now() - t0;
+    size_t P = be->layout.total, ntok = (size_t)pr->cfg.batch * (pr->cfg.ctx + 1);
+    float *p = malloc(P * sizeof *p);
+    uint8_t *tok = malloc(ntok);
+    tt_model_init_params(&be->cfg, &be->layout, 1337, p, NULL);
+    if (be->vt->set_state(be, p, NULL, NULL, &st)) {
+        fprintf(stderr, "set_state: %s\n", st.msg);
+        return 1;
+    }
+    tt_optim_args o = {1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 1.0f, 0.1f, 0.05f};
+    double *ms = malloc((size_t)steps * sizeof *ms);
+    float loss = 0, gn = 0;
+    int warm = 3;
+    for (int k = 0; k < warm + steps; k++) {
+        for (size_t i = 0; i < ntok; i++) tok[i] = (uint8_t)(97 + tt_rand_below(1, TT_STREAM_TEST, k * ntok + i, 26));
+        double a = tt_now();
+        if (be->vt->step(be, tok, 1, &o, &st) || be->vt->step_result(be, &loss, &gn, &st)) {
+            fprintf(stderr, "step: %s\n", st.msg);
+            return 1;
+        }
+        if (k == 0) printf("first step (includes lazy pipeline compilation): %.1f ms\n", (tt_now() - a) * 1e3);
+        if (k >= warm) ms[k - warm] = (tt_now() - a) * 1e3;
+    }
+    qsort(ms, (size_t)steps, sizeof *ms, cmpd);
+    double med = ms[steps / 2];
+    double flops = tt_config_step_flops(&pr->cfg);
+    double toks = (double)pr->cfg.batch * pr->cfg.ctx;
+    printf("preset %s on %s: create %.2f s; step median %.3f ms (min %.3f, max %.3f) over %d steps\n", name,
+           be->device_name, t_create, med, ms[0], ms[steps - 1], steps);
+    printf("  %.0f tokens/s, %.1f GFLOP/s, loss %.4f\n", toks / med * 1e3, flops / med * 1e-6, loss);
+    if (reps > 0) {
+        tt_webgpu_prof prof[64];
+        int n = 0;
+        if (tt_webgpu_profile(be, reps, prof, 64, &n, &st)) {
+            fprintf(stderr, "profile: %s\n", st.msg);
+            return 1;
+        }
+        qsort(prof, (size_t)n, sizeof *prof, cmpp);
+        double tot = 0;
+        for (int i = 0; i < n; i++) tot += prof[i].ms;
+        printf("  per kernel (each site run %d times back to back; sum %.3f ms):\n", reps, tot);
+        for (int i = 0; i < n; i++)
+            printf("    %-16s %4d sites %9.3f ms %5.1f%%%s", prof[i].kernel, prof[i].sites, prof[i].ms,
+                   100.0 * prof[i].ms / (tot > 0 ? tot : 1), prof[i].gflop > 0 ? "" : "\n"),
+                prof[i].gflop > 0 ? printf("  %8.1f GFLOP/s\n", prof[i].gflop / (prof[i].ms > 0 ? prof[i].ms : 1e-9) * 1e3)
+                                  : 0;
+    }
+    tt_backend_destroy(be);
+    free(p), free(tok), free(ms);
+    return 0;
+}

@@ -1,0 +1,6 @@
+/* test_webgpu_parity_small.c — test_webgpu_parity.c on the small preset
+ * (3 layers, d 96, ctx 64, batch 16), fewer steps: lavapipe is slow. */
+#define PARITY_PRESET "small"
+#define PARITY_STEPS 10
+#define PARITY_ACCUM_STEPS 2
+#include "test_webgpu_parity.c"
