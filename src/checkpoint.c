@@ -356,7 +356,7 @@ static int export_body(FILE *f, const char *path, const void *ctx, tt_status *st
         PUT(TT_LN1W, l);
         PUT(TT_LN1B, l);
         /* c_attn.weight (C, 3C): row i = [q.w[i, :] | k.w[i, :] | v.w[i, :]] */
-        const float *q = P + TI(TT_QW, l)->offset, *k = P + TI(TT_KW, l)->offset, *v = P + TI(TT_VW, l)->offset;
+        const float *q = P + TI(TT_QW, l)->offset, *k = P + TI(TT_KW, l)->offset, *v = P + TI(TT_VALW, l)->offset;
         for (int64_t i = 0; i < C && !rc; i++) {
             rc = tt_st_writer_data(&w, q + i * C, (size_t)C * sizeof(float), st);
             if (!rc) rc = tt_st_writer_data(&w, k + i * C, (size_t)C * sizeof(float), st);
@@ -364,7 +364,7 @@ static int export_body(FILE *f, const char *path, const void *ctx, tt_status *st
         }
         PUT(TT_QB, l);
         PUT(TT_KB, l);
-        PUT(TT_VB, l);
+        PUT(TT_VALB, l);
         PUT(TT_OW, l);
         PUT(TT_OB, l);
         PUT(TT_LN2W, l);

@@ -45,7 +45,7 @@ static void shape_of(const tt_model_config *c, tt_tensor_kind k, int *ndim, int6
     switch (k) {
     case TT_WTE: *ndim = 2; s[0] = c->vocab; s[1] = C; break;
     case TT_WPE: *ndim = 2; s[0] = c->ctx; s[1] = C; break;
-    case TT_QW: case TT_KW: case TT_VW: case TT_OW: *ndim = 2; s[0] = C; s[1] = C; break;
+    case TT_QW: case TT_KW: case TT_VALW: case TT_OW: *ndim = 2; s[0] = C; s[1] = C; break;
     case TT_FCW: *ndim = 2; s[0] = C; s[1] = 4 * C; break;
     case TT_PROJW: *ndim = 2; s[0] = 4 * C; s[1] = C; break;
     case TT_FCB: s[0] = 4 * C; break;
@@ -63,8 +63,8 @@ static const char *kind_suffix(tt_tensor_kind k) {
     case TT_QB: return "attn.q.bias";
     case TT_KW: return "attn.k.weight";
     case TT_KB: return "attn.k.bias";
-    case TT_VW: return "attn.v.weight";
-    case TT_VB: return "attn.v.bias";
+    case TT_VALW: return "attn.v.weight";
+    case TT_VALB: return "attn.v.bias";
     case TT_OW: return "attn.c_proj.weight";
     case TT_OB: return "attn.c_proj.bias";
     case TT_LN2W: return "ln_2.weight";

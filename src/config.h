@@ -53,7 +53,7 @@ typedef enum {
     TT_WTE = 0,
     TT_WPE,
     TT_LN1W, TT_LN1B,
-    TT_QW, TT_QB, TT_KW, TT_KB, TT_VW, TT_VB, TT_OW, TT_OB,
+    TT_QW, TT_QB, TT_KW, TT_KB, TT_VALW, TT_VALB, TT_OW, TT_OB,
     TT_LN2W, TT_LN2B,
     TT_FCW, TT_FCB, TT_PROJW, TT_PROJB,
     TT_LNFW, TT_LNFB,

@@ -28,7 +28,7 @@ static void init_chunk(void *vctx, int64_t chunk) {
     case TT_LN1W: case TT_LN2W: case TT_LNFW:
         for (size_t j = lo; j < hi; j++) p[j] = 1.0f;
         break;
-    case TT_WTE: case TT_WPE: case TT_QW: case TT_KW: case TT_VW: case TT_FCW:
+    case TT_WTE: case TT_WPE: case TT_QW: case TT_KW: case TT_VALW: case TT_FCW:
     case TT_OW: case TT_PROJW: {
         float std = (t->kind == TT_OW || t->kind == TT_PROJW) ? c->resid_std : 0.02f;
         for (size_t j = lo; j < hi; j++) p[j] = std * tt_rand_normal(c->seed, TT_STREAM_INIT + (uint32_t)ti, j);

@@ -624,7 +624,7 @@ TT_TEST(checkpoint_export_hf) {
         const tt_st_tensor *t = tt_st_find(&r, nm);
         if (!t || tt_st_read(&r, t, 0, buf, (size_t)(3 * C * C) * 4, &st)) { CHECK(0); continue; }
         const float *q = s.params + tt_layout_offset(lo, &small_cfg, TT_QW, l), *k = s.params + tt_layout_offset(lo, &small_cfg, TT_KW, l),
-                    *v = s.params + tt_layout_offset(lo, &small_cfg, TT_VW, l);
+                    *v = s.params + tt_layout_offset(lo, &small_cfg, TT_VALW, l);
         int bad = 0;
         for (int64_t i = 0; i < C; i++)
             for (int64_t j = 0; j < 3 * C; j++) {
@@ -636,7 +636,7 @@ TT_TEST(checkpoint_export_hf) {
         t = tt_st_find(&r, nm);
         if (!t || tt_st_read(&r, t, 0, buf, (size_t)(3 * C) * 4, &st)) { CHECK(0); continue; }
         const float *qb = s.params + tt_layout_offset(lo, &small_cfg, TT_QB, l), *kb = s.params + tt_layout_offset(lo, &small_cfg, TT_KB, l),
-                    *vb = s.params + tt_layout_offset(lo, &small_cfg, TT_VB, l);
+                    *vb = s.params + tt_layout_offset(lo, &small_cfg, TT_VALB, l);
         for (int64_t j = 0; j < C; j++) CHECK(feq(buf[j], qb[j]) && feq(buf[C + j], kb[j]) && feq(buf[2 * C + j], vb[j]));
         struct { const char *suf; tt_tensor_kind kind; } same[] = {
             {"ln_1.weight", TT_LN1W}, {"ln_1.bias", TT_LN1B}, {"attn.c_proj.weight", TT_OW}, {"attn.c_proj.bias", TT_OB},

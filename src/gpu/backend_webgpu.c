@@ -139,10 +139,10 @@ static int plan(tt_backend *be, tt_status *st) {
         wl_acts *a = &w->la[l];
         FWD(tt_gop_layernorm_forward(o, fnext(w, 1), R(a->ln1), R(a->st1), R(w->res[l]), PR(be, P, TT_LN1W, l),
                                      PR(be, P, TT_LN1B, l), BT, C, st));
-        tt_gref qb = PR(be, P, TT_QB, l), kb = PR(be, P, TT_KB, l), vb = PR(be, P, TT_VB, l);
+        tt_gref qb = PR(be, P, TT_QB, l), kb = PR(be, P, TT_KB, l), vb = PR(be, P, TT_VALB, l);
         FWD(tt_gop_matmul(o, fnext(w, 2), R(a->q), R(a->ln1), PR(be, P, TT_QW, l), &qb, NULL, BT, C, C, 0, 0, 0, st));
         FWD(tt_gop_matmul(o, fnext(w, 2), R(a->k), R(a->ln1), PR(be, P, TT_KW, l), &kb, NULL, BT, C, C, 0, 0, 0, st));
-        FWD(tt_gop_matmul(o, fnext(w, 2), R(a->v), R(a->ln1), PR(be, P, TT_VW, l), &vb, NULL, BT, C, C, 0, 0, 0, st));
+        FWD(tt_gop_matmul(o, fnext(w, 2), R(a->v), R(a->ln1), PR(be, P, TT_VALW, l), &vb, NULL, BT, C, C, 0, 0, 0, st));
         FWD(tt_gop_attention_forward(o, fnext(w, 1), R(a->y), R(a->att), R(a->q), R(a->k), R(a->v), B, T, C, NH, st));
         tt_gref ob = PR(be, P, TT_OB, l), res = R(w->res[l]);
         FWD(tt_gop_matmul(o, fnext(w, 2), R(a->res2), R(a->y), PR(be, P, TT_OW, l), &ob, &res, BT, C, C, 0, 0, 0, st));
@@ -204,7 +204,7 @@ static int plan(tt_backend *be, tt_status *st) {
         BWD(2, tt_gop_attention_backward(o, bnext(w, 2), R(w->dq), R(w->dk), R(w->dv), R(a->att), R(a->q), R(a->k),
                                          R(a->v), R(a->y), R(w->dtmp), B, T, C, NH, st));
         /* q, k, v projections of ln1 */
-        const tt_tensor_kind wk[3] = {TT_QW, TT_KW, TT_VW}, bk[3] = {TT_QB, TT_KB, TT_VB};
+        const tt_tensor_kind wk[3] = {TT_QW, TT_KW, TT_VALW}, bk[3] = {TT_QB, TT_KB, TT_VALB};
         const tt_gpu_buf dx[3] = {w->dq, w->dk, w->dv};
         for (int j = 0; j < 3; j++)
             BWD(2, tt_gop_matmul(o, bnext(w, 2), R(w->dtmp), R(dx[j]), PR(be, P, wk[j], l), NULL, NULL, BT, C, C, 0, 1,

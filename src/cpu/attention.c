@@ -1,0 +1,474 @@
+/* attention.c — causal multi-head self-attention, forward and backward,
+ * with FlashAttention's memory behaviour: no (B,NH,T,T) matrix is stored,
+ * only the logsumexp of each query row; the backward recomputes the scores.
+ *
+ * Forward work units are (b, h, block of QB queries), the most expensive
+ * (latest) blocks first. Backward units are whole (b, h) pairs, so one thread
+ * accumulates dK and dV of its head in private scratch: race-free and in a
+ * fixed order. Scores of one query row are computed against a transposed copy
+ * of K (hs x T, per-thread scratch) so the key index is the vector dimension.
+ * Every reduction runs in a fixed order: results do not depend on threads. */
+#include <math.h>
+#include <string.h>
+
+#include "ops_internal.h"
+#include "vmath.h"
+
+#define QB 32 /* queries per forward work unit / backward block */
+
+static inline int vec_count(int n) { return (n + TT_VW - 1) / TT_VW; }
+static inline size_t tpad(int T) { return (size_t)vec_count(T) * TT_VW; }
+
+size_t tt_attention_thread_scratch(int T, int hs) {
+    size_t tp = tpad(T);
+    size_t simple = 4 * (size_t)hs * tp + 2 * tp;
+    size_t blocked = 2 * (size_t)hs * tp + 2 * (size_t)T * hs + 2 * (size_t)QB * tp + QB;
+    return TT_MAX(simple, blocked) + 64;
+}
+
+/* XT (hs, ld) <- rows [0, n) of X (row stride ldx), columns [0, hs); the
+ * padding up to a whole vector is zeroed */
+static void transpose_head(float *XT, size_t ld, const float *X, size_t ldx, int n, int hs) {
+    int npad = vec_count(n) * TT_VW;
+    for (int j = 0; j < n; j++) {
+        const float *x = X + (size_t)j * ldx;
+        for (int d = 0; d < hs; d++) XT[(size_t)d * ld + j] = x[d];
+    }
+    for (int d = 0; d < hs; d++)
+        for (int j = n; j < npad; j++) XT[(size_t)d * ld + j] = 0.0f;
+}
+
+/* s[j] = scale * sum_d x[d] * XT[d][j] for j in [0, nvec*VW) */
+static void row_scores(float *s, const float *x, const float *XT, size_t ld, int hs, int nvec, float scale) {
+    int jv = 0;
+    for (; jv + 4 <= nvec; jv += 4) {
+        tt_vf a0 = tt_vdup(0.0f), a1 = a0, a2 = a0, a3 = a0;
+        const float *col = XT + (size_t)jv * TT_VW;
+        for (int d = 0; d < hs; d++) {
+            tt_vf xd = tt_vdup(x[d]);
+            const float *r = col + (size_t)d * ld;
+            a0 += xd * tt_vload(r);
+            a1 += xd * tt_vload(r + TT_VW);
+            a2 += xd * tt_vload(r + 2 * TT_VW);
+            a3 += xd * tt_vload(r + 3 * TT_VW);
+        }
+        tt_vstore(s + (size_t)jv * TT_VW, a0 * scale);
+        tt_vstore(s + (size_t)(jv + 1) * TT_VW, a1 * scale);
+        tt_vstore(s + (size_t)(jv + 2) * TT_VW, a2 * scale);
+        tt_vstore(s + (size_t)(jv + 3) * TT_VW, a3 * scale);
+    }
+    for (; jv < nvec; jv++) {
+        tt_vf a0 = tt_vdup(0.0f);
+        const float *col = XT + (size_t)jv * TT_VW;
+        for (int d = 0; d < hs; d++) a0 += tt_vdup(x[d]) * tt_vload(col + (size_t)d * ld);
+        tt_vstore(s + (size_t)jv * TT_VW, a0 * scale);
+    }
+}
+
+/* o[d] = sum_{j<n} p[j] * Y[j][d] (Y row stride ldy), d in [0, hs).
+ * Four interleaved chains over j (j mod 4), combined in a fixed order. */
+static void weighted_rows(float *o, const float *p, const float *Y, size_t ldy, int n, int hs) {
+    int d = 0;
+    for (; d + TT_VW <= hs; d += TT_VW) {
+        tt_vf a0 = tt_vdup(0.0f), a1 = a0, a2 = a0, a3 = a0;
+        int j = 0;
+        for (; j + 4 <= n; j += 4) {
+            const float *y = Y + (size_t)j * ldy + d;
+            a0 += tt_vdup(p[j]) * tt_vload(y);
+            a1 += tt_vdup(p[j + 1]) * tt_vload(y + ldy);
+            a2 += tt_vdup(p[j + 2]) * tt_vload(y + 2 * ldy);
+            a3 += tt_vdup(p[j + 3]) * tt_vload(y + 3 * ldy);
+        }
+        for (; j < n; j++) a0 += tt_vdup(p[j]) * tt_vload(Y + (size_t)j * ldy + d);
+        tt_vstore(o + d, (a0 + a1) + (a2 + a3));
+    }
+    for (; d < hs; d++) {
+        float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+        int j = 0;
+        for (; j + 4 <= n; j += 4) {
+            const float *y = Y + (size_t)j * ldy + d;
+            a0 += p[j] * y[0];
+            a1 += p[j + 1] * y[ldy];
+            a2 += p[j + 2] * y[2 * ldy];
+            a3 += p[j + 3] * y[3 * ldy];
+        }
+        for (; j < n; j++) a0 += p[j] * Y[(size_t)j * ldy + d];
+        o[d] = (a0 + a1) + (a2 + a3);
+    }
+}
+
+/* y[d] += a * x[d] */
+static inline void axpy(float *y, float a, const float *x, int hs) {
+    int d = 0;
+    tt_vf va = tt_vdup(a);
+    for (; d + TT_VW <= hs; d += TT_VW) tt_vstore(y + d, tt_vload(y + d) + va * tt_vload(x + d));
+    for (; d < hs; d++) y[d] += a * x[d];
+}
+
+static inline float dot(const float *a, const float *b, int n) {
+    tt_vf acc = tt_vdup(0.0f);
+    int i = 0;
+    for (; i + TT_VW <= n; i += TT_VW) acc += tt_vload(a + i) * tt_vload(b + i);
+    float s = tt_vsum(acc);
+    for (; i < n; i++) s += a[i] * b[i];
+    return s;
+}
+
+typedef struct {
+    tt_cpu *cpu;
+    float *out, *lse, *dqkv;
+    const float *qkv, *dout, *fout, *flse;
+    int B, T, C, NH, hs, nqb;
+    float scale;
+} att_ctx;
+
+/* forward unit: chunk -> (query block, b, h); latest query blocks first */
+static void att_fwd_simple(void *arg, int64_t chunk, int tid) {
+    att_ctx *a = arg;
+    int T = a->T, C = a->C, NH = a->NH, hs = a->hs;
+    int bh = (int)(chunk % ((int64_t)a->B * NH));
+    int qb = a->nqb - 1 - (int)(chunk / ((int64_t)a->B * NH));
+    int b = bh / NH, h = bh % NH;
+    int t0 = qb * QB, t1 = TT_MIN(T, t0 + QB);
+    size_t ld = tpad(T), C3 = (size_t)3 * C;
+    float *kT = tt_cpu_tscratch(a->cpu, tid);
+    float *s = kT + (size_t)hs * ld;
+    const float *base = a->qkv + (size_t)b * T * C3;
+    transpose_head(kT, ld, base + C + (size_t)h * hs, C3, t1, hs);
+    const float *V = base + 2 * (size_t)C + (size_t)h * hs;
+    for (int t = t0; t < t1; t++) {
+        const float *q = base + (size_t)t * C3 + (size_t)h * hs;
+        int n = t + 1, nvec = vec_count(n);
+        row_scores(s, q, kT, ld, hs, nvec, a->scale);
+        for (int j = n; j < nvec * TT_VW; j++) s[j] = -INFINITY;
+        tt_vf vm = tt_vdup(-INFINITY);
+        for (int jv = 0; jv < nvec; jv++) vm = tt_vmax(vm, tt_vload(s + (size_t)jv * TT_VW));
+        float m = tt_vhmax(vm);
+        tt_vf vs = tt_vdup(0.0f);
+        for (int jv = 0; jv < nvec; jv++) {
+            tt_vf p = tt_vexp(tt_vload(s + (size_t)jv * TT_VW) - m);
+            tt_vstore(s + (size_t)jv * TT_VW, p);
+            vs += p;
+        }
+        float sum = tt_vsum(vs);
+        float *o = a->out + ((size_t)b * T + t) * C + (size_t)h * hs;
+        weighted_rows(o, s, V, C3, n, hs);
+        float inv = 1.0f / sum;
+        for (int d = 0; d < hs; d++) o[d] *= inv;
+        a->lse[((size_t)b * NH + h) * T + t] = m + logf(sum);
+    }
+}
+
+/* backward unit: one (b, h) */
+static void att_bwd_simple(void *arg, int64_t chunk, int tid) {
+    att_ctx *a = arg;
+    int T = a->T, C = a->C, NH = a->NH, hs = a->hs;
+    int b = (int)(chunk / NH), h = (int)(chunk % NH);
+    size_t ld = tpad(T), C3 = (size_t)3 * C;
+    float *kT = tt_cpu_tscratch(a->cpu, tid);
+    float *vT = kT + (size_t)hs * ld;
+    float *dk = vT + (size_t)hs * ld; /* (T, hs) */
+    float *dv = dk + (size_t)T * hs;  /* (T, hs) */
+    float *p = dv + (size_t)T * hs;   /* (ld) */
+    float *ds = p + ld;               /* (ld) */
+    const float *base = a->qkv + (size_t)b * T * C3;
+    const float *K = base + C + (size_t)h * hs, *V = base + 2 * (size_t)C + (size_t)h * hs;
+    transpose_head(kT, ld, K, C3, T, hs);
+    transpose_head(vT, ld, V, C3, T, hs);
+    memset(dk, 0, (size_t)T * hs * sizeof(float));
+    memset(dv, 0, (size_t)T * hs * sizeof(float));
+    float *dbase = a->dqkv + (size_t)b * T * C3;
+    const float scale = a->scale;
+    for (int t = 0; t < T; t++) {
+        const float *q = base + (size_t)t * C3 + (size_t)h * hs;
+        const float *dO = a->dout + ((size_t)b * T + t) * C + (size_t)h * hs;
+        const float *O = a->fout + ((size_t)b * T + t) * C + (size_t)h * hs;
+        float l = a->flse[((size_t)b * NH + h) * T + t];
+        int n = t + 1, nvec = vec_count(n);
+        float D = dot(dO, O, hs);
+        row_scores(p, q, kT, ld, hs, nvec, scale);
+        row_scores(ds, dO, vT, ld, hs, nvec, 1.0f); /* dp */
+        for (int j = n; j < nvec * TT_VW; j++) p[j] = -INFINITY;
+        for (int jv = 0; jv < nvec; jv++) {
+            tt_vf pv = tt_vexp(tt_vload(p + (size_t)jv * TT_VW) - l);
+            tt_vstore(p + (size_t)jv * TT_VW, pv);
+            tt_vstore(ds + (size_t)jv * TT_VW, pv * (tt_vload(ds + (size_t)jv * TT_VW) - D));
+        }
+        /* dq_t = scale * sum_j ds_j k_j */
+        float *dq = dbase + (size_t)t * C3 + (size_t)h * hs;
+        weighted_rows(dq, ds, K, C3, n, hs);
+        for (int d = 0; d < hs; d++) dq[d] *= scale;
+        /* dk_j += scale ds_j q_t ; dv_j += p_j dO_t */
+        for (int j = 0; j < n; j++) {
+            axpy(dk + (size_t)j * hs, scale * ds[j], q, hs);
+            axpy(dv + (size_t)j * hs, p[j], dO, hs);
+        }
+    }
+    for (int t = 0; t < T; t++) {
+        memcpy(dbase + (size_t)t * C3 + C + (size_t)h * hs, dk + (size_t)t * hs, (size_t)hs * sizeof(float));
+        memcpy(dbase + (size_t)t * C3 + 2 * (size_t)C + (size_t)h * hs, dv + (size_t)t * hs, (size_t)hs * sizeof(float));
+    }
+}
+
+
+/* ================= blocked path (hs a multiple of the vector width) =================
+ * Queries are processed in blocks of QB rows and, inside a block, in groups
+ * of MQ rows that share register tiles: the score block S = Q K^T, the
+ * output P V, and the backward's dS K, dS^T Q and P^T dO are all small
+ * register-blocked products (MQ rows x 2 vectors of accumulators). Row
+ * group g of a block only looks at keys [0, t0 + g_last], rounded up to a
+ * whole vector; scores of keys past a row's own query are masked to 0. */
+
+#if TT_VW >= 16
+#define MQ 8
+#else
+#define MQ 4
+#endif
+
+#if defined(__clang__)
+#define UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define UNROLL _Pragma("GCC unroll 16")
+#else
+#define UNROLL
+#endif
+
+/* keys (rounded up to whole vectors) that row group starting at q0 sees */
+static inline int group_lim(int t0, int q0, int nq) {
+    int nr = TT_MIN(MQ, nq - q0);
+    return vec_count(t0 + q0 + nr) * TT_VW;
+}
+
+/* S[q*lds + j] = scale * sum_d X[q*ldx + d] * YT[d*ldy + j]
+ * for q in [0,nq), j in [0, group_lim(q's group)) */
+static void scores_block(float *S, size_t lds, const float *X, size_t ldx, int nq, int t0, const float *YT, size_t ldy,
+                         int hs, float scale) {
+    for (int q0 = 0; q0 < nq; q0 += MQ) {
+        int nr = TT_MIN(MQ, nq - q0), nvec = group_lim(t0, q0, nq) / TT_VW;
+        const float *x[MQ];
+        UNROLL for (int r = 0; r < MQ; r++) x[r] = X + (size_t)(q0 + (r < nr ? r : 0)) * ldx;
+        int jv = 0;
+        for (; jv + 2 <= nvec; jv += 2) {
+            tt_vf acc[MQ][2];
+            UNROLL for (int r = 0; r < MQ; r++) acc[r][0] = acc[r][1] = tt_vdup(0.0f);
+            const float *y = YT + (size_t)jv * TT_VW;
+            for (int d = 0; d < hs; d++) {
+                tt_vf b0 = tt_vload(y + (size_t)d * ldy), b1 = tt_vload(y + (size_t)d * ldy + TT_VW);
+                UNROLL for (int r = 0; r < MQ; r++) {
+                    tt_vf a = tt_vdup(x[r][d]);
+                    acc[r][0] += a * b0;
+                    acc[r][1] += a * b1;
+                }
+            }
+            for (int r = 0; r < nr; r++) {
+                tt_vstore(S + (size_t)(q0 + r) * lds + (size_t)jv * TT_VW, acc[r][0] * scale);
+                tt_vstore(S + (size_t)(q0 + r) * lds + (size_t)(jv + 1) * TT_VW, acc[r][1] * scale);
+            }
+        }
+        if (jv < nvec) {
+            tt_vf acc[MQ];
+            UNROLL for (int r = 0; r < MQ; r++) acc[r] = tt_vdup(0.0f);
+            const float *y = YT + (size_t)jv * TT_VW;
+            for (int d = 0; d < hs; d++) {
+                tt_vf b0 = tt_vload(y + (size_t)d * ldy);
+                UNROLL for (int r = 0; r < MQ; r++) acc[r] += tt_vdup(x[r][d]) * b0;
+            }
+            for (int r = 0; r < nr; r++) tt_vstore(S + (size_t)(q0 + r) * lds + (size_t)jv * TT_VW, acc[r] * scale);
+        }
+    }
+}
+
+/* O[q*ldo + c] = (rs ? rs[q] : alpha) * sum_{j < t0+g_last+1} P[q*ldp + j] * Y[j*ldy + c]
+ * for c in [0, hs), hs a multiple of TT_VW */
+static void pv_block(float *O, size_t ldo, const float *P, size_t ldp, int nq, int t0, const float *Y, size_t ldy, int hs,
+                     const float *rs, float alpha) {
+    for (int q0 = 0; q0 < nq; q0 += MQ) {
+        int nr = TT_MIN(MQ, nq - q0), nj = t0 + q0 + nr;
+        const float *p[MQ];
+        UNROLL for (int r = 0; r < MQ; r++) p[r] = P + (size_t)(q0 + (r < nr ? r : 0)) * ldp;
+        int c = 0;
+        for (; c + 2 * TT_VW <= hs; c += 2 * TT_VW) {
+            tt_vf acc[MQ][2];
+            UNROLL for (int r = 0; r < MQ; r++) acc[r][0] = acc[r][1] = tt_vdup(0.0f);
+            for (int j = 0; j < nj; j++) {
+                const float *y = Y + (size_t)j * ldy + c;
+                tt_vf y0 = tt_vload(y), y1 = tt_vload(y + TT_VW);
+                UNROLL for (int r = 0; r < MQ; r++) {
+                    tt_vf a = tt_vdup(p[r][j]);
+                    acc[r][0] += a * y0;
+                    acc[r][1] += a * y1;
+                }
+            }
+            for (int r = 0; r < nr; r++) {
+                float sc = rs ? rs[q0 + r] : alpha;
+                tt_vstore(O + (size_t)(q0 + r) * ldo + c, acc[r][0] * sc);
+                tt_vstore(O + (size_t)(q0 + r) * ldo + c + TT_VW, acc[r][1] * sc);
+            }
+        }
+        if (c < hs) {
+            tt_vf acc[MQ];
+            UNROLL for (int r = 0; r < MQ; r++) acc[r] = tt_vdup(0.0f);
+            for (int j = 0; j < nj; j++) {
+                tt_vf y0 = tt_vload(Y + (size_t)j * ldy + c);
+                UNROLL for (int r = 0; r < MQ; r++) acc[r] += tt_vdup(p[r][j]) * y0;
+            }
+            for (int r = 0; r < nr; r++) tt_vstore(O + (size_t)(q0 + r) * ldo + c, acc[r] * (rs ? rs[q0 + r] : alpha));
+        }
+    }
+}
+
+/* G[j*ldg + c] += alpha * sum_q P[q*ldp + j] * X[q*ldx + c], j in [0, nk),
+ * q over the rows whose query t0 + q >= j (the others hold zeros there) */
+static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, int t0, int nk, const float *X,
+                      size_t ldx, int hs, float alpha) {
+    for (int j0 = 0; j0 < nk; j0 += MQ) {
+        int nr = TT_MIN(MQ, nk - j0), qs = TT_MAX(0, j0 - t0);
+        if (qs >= nq) continue;
+        int c = 0;
+        for (; c + 2 * TT_VW <= hs; c += 2 * TT_VW) {
+            tt_vf acc[MQ][2];
+            UNROLL for (int r = 0; r < MQ; r++) acc[r][0] = acc[r][1] = tt_vdup(0.0f);
+            for (int q = qs; q < nq; q++) {
+                const float *x = X + (size_t)q * ldx + c, *p = P + (size_t)q * ldp + j0;
+                tt_vf x0 = tt_vload(x), x1 = tt_vload(x + TT_VW);
+                UNROLL for (int r = 0; r < MQ; r++) {
+                    tt_vf a = tt_vdup(p[r]);
+                    acc[r][0] += a * x0;
+                    acc[r][1] += a * x1;
+                }
+            }
+            for (int r = 0; r < nr; r++) {
+                float *g = G + (size_t)(j0 + r) * ldg + c;
+                tt_vstore(g, tt_vload(g) + acc[r][0] * alpha);
+                tt_vstore(g + TT_VW, tt_vload(g + TT_VW) + acc[r][1] * alpha);
+            }
+        }
+        if (c < hs) {
+            tt_vf acc[MQ];
+            UNROLL for (int r = 0; r < MQ; r++) acc[r] = tt_vdup(0.0f);
+            for (int q = qs; q < nq; q++) {
+                tt_vf x0 = tt_vload(X + (size_t)q * ldx + c);
+                const float *p = P + (size_t)q * ldp + j0;
+                UNROLL for (int r = 0; r < MQ; r++) acc[r] += tt_vdup(p[r]) * x0;
+            }
+            for (int r = 0; r < nr; r++) {
+                float *g = G + (size_t)(j0 + r) * ldg + c;
+                tt_vstore(g, tt_vload(g) + acc[r] * alpha);
+            }
+        }
+    }
+}
+
+/* forward unit (b, h, query block), latest blocks first */
+static void att_fwd_blocked(void *arg, int64_t chunk, int tid) {
+    att_ctx *a = arg;
+    int T = a->T, C = a->C, NH = a->NH, hs = a->hs;
+    int bh = (int)(chunk % ((int64_t)a->B * NH));
+    int qb = a->nqb - 1 - (int)(chunk / ((int64_t)a->B * NH));
+    int b = bh / NH, h = bh % NH;
+    int t0 = qb * QB, t1 = TT_MIN(T, t0 + QB), nq = t1 - t0;
+    size_t ld = tpad(T), C3 = (size_t)3 * C;
+    float *kT = tt_cpu_tscratch(a->cpu, tid);
+    float *S = kT + (size_t)hs * ld; /* (QB, ld) */
+    float *inv = S + (size_t)QB * ld;
+    const float *base = a->qkv + (size_t)b * T * C3;
+    transpose_head(kT, ld, base + C + (size_t)h * hs, C3, t1, hs);
+    scores_block(S, ld, base + (size_t)t0 * C3 + (size_t)h * hs, C3, nq, t0, kT, ld, hs, a->scale);
+    for (int q = 0; q < nq; q++) {
+        int t = t0 + q, lim = group_lim(t0, q / MQ * MQ, nq);
+        float *s = S + (size_t)q * ld;
+        for (int j = t + 1; j < lim; j++) s[j] = -INFINITY;
+        tt_vf vm = tt_vdup(-INFINITY);
+        for (int j = 0; j < lim; j += TT_VW) vm = tt_vmax(vm, tt_vload(s + j));
+        float m = tt_vhmax(vm);
+        tt_vf vs = tt_vdup(0.0f);
+        for (int j = 0; j < lim; j += TT_VW) {
+            tt_vf p = tt_vexp(tt_vload(s + j) - m);
+            tt_vstore(s + j, p);
+            vs += p;
+        }
+        float sum = tt_vsum(vs);
+        inv[q] = 1.0f / sum;
+        a->lse[((size_t)b * NH + h) * T + t] = m + logf(sum);
+    }
+    pv_block(a->out + ((size_t)b * T + t0) * C + (size_t)h * hs, (size_t)C, S, ld, nq, t0, base + 2 * (size_t)C + (size_t)h * hs,
+             C3, hs, inv, 1.0f);
+}
+
+/* backward unit: one (b, h), query blocks in order */
+static void att_bwd_blocked(void *arg, int64_t chunk, int tid) {
+    att_ctx *a = arg;
+    int T = a->T, C = a->C, NH = a->NH, hs = a->hs;
+    int b = (int)(chunk / NH), h = (int)(chunk % NH);
+    size_t ld = tpad(T), C3 = (size_t)3 * C;
+    float *kT = tt_cpu_tscratch(a->cpu, tid);
+    float *vT = kT + (size_t)hs * ld;
+    float *dK = vT + (size_t)hs * ld; /* (T, hs) */
+    float *dV = dK + (size_t)T * hs;  /* (T, hs) */
+    float *P = dV + (size_t)T * hs;   /* (QB, ld) */
+    float *dS = P + (size_t)QB * ld;  /* (QB, ld) */
+    const float *base = a->qkv + (size_t)b * T * C3;
+    const float *Q = base + (size_t)h * hs, *K = base + C + (size_t)h * hs, *V = base + 2 * (size_t)C + (size_t)h * hs;
+    const float *dO = a->dout + (size_t)b * T * C + (size_t)h * hs, *O = a->fout + (size_t)b * T * C + (size_t)h * hs;
+    const float *lse = a->flse + ((size_t)b * NH + h) * T;
+    float *dQ = a->dqkv + (size_t)b * T * C3 + (size_t)h * hs;
+    transpose_head(kT, ld, K, C3, T, hs);
+    transpose_head(vT, ld, V, C3, T, hs);
+    memset(dK, 0, (size_t)T * hs * sizeof(float));
+    memset(dV, 0, (size_t)T * hs * sizeof(float));
+    for (int t0 = 0; t0 < T; t0 += QB) {
+        int t1 = TT_MIN(T, t0 + QB), nq = t1 - t0, nkv = vec_count(t1) * TT_VW;
+        scores_block(P, ld, Q + (size_t)t0 * C3, C3, nq, t0, kT, ld, hs, a->scale);
+        scores_block(dS, ld, dO + (size_t)t0 * C, (size_t)C, nq, t0, vT, ld, hs, 1.0f); /* dP */
+        for (int q = 0; q < nq; q++) {
+            int t = t0 + q, lim = group_lim(t0, q / MQ * MQ, nq);
+            float *p = P + (size_t)q * ld, *ds = dS + (size_t)q * ld;
+            float D = dot(dO + (size_t)t * C, O + (size_t)t * C, hs), l = lse[t];
+            for (int j = t + 1; j < lim; j++) p[j] = -INFINITY;
+            for (int j = 0; j < lim; j += TT_VW) {
+                tt_vf pv = tt_vexp(tt_vload(p + j) - l);
+                tt_vstore(p + j, pv);
+                tt_vstore(ds + j, pv * (tt_vload(ds + j) - D));
+            }
+            for (int j = lim; j < nkv; j++) p[j] = ds[j] = 0.0f;
+        }
+        pv_block(dQ + (size_t)t0 * C3, C3, dS, ld, nq, t0, K, C3, hs, NULL, a->scale);
+        ptx_block(dK, (size_t)hs, dS, ld, nq, t0, t1, Q + (size_t)t0 * C3, C3, hs, a->scale);
+        ptx_block(dV, (size_t)hs, P, ld, nq, t0, t1, dO + (size_t)t0 * C, (size_t)C, hs, 1.0f);
+    }
+    float *dbase = a->dqkv + (size_t)b * T * C3;
+    for (int t = 0; t < T; t++) {
+        memcpy(dbase + (size_t)t * C3 + C + (size_t)h * hs, dK + (size_t)t * hs, (size_t)hs * sizeof(float));
+        memcpy(dbase + (size_t)t * C3 + 2 * (size_t)C + (size_t)h * hs, dV + (size_t)t * hs, (size_t)hs * sizeof(float));
+    }
+}
+
+/* ================= public ops ================= */
+
+void tt_attention_forward(tt_cpu *cpu, float *out, float *lse, const float *qkv, int B, int T, int C, int NH) {
+    att_ctx a;
+    memset(&a, 0, sizeof a);
+    a.cpu = cpu, a.out = out, a.lse = lse, a.qkv = qkv;
+    a.B = B, a.T = T, a.C = C, a.NH = NH, a.hs = C / NH;
+    a.nqb = (T + QB - 1) / QB;
+    a.scale = 1.0f / sqrtf((float)a.hs);
+    if (tt_attention_thread_scratch(T, a.hs) > cpu->tscratch_floats) {
+        cpu->error = 1;
+        return;
+    }
+    tt_cpu_run1(cpu, a.hs % TT_VW == 0 ? att_fwd_blocked : att_fwd_simple, &a, (int64_t)B * NH * a.nqb);
+}
+
+void tt_attention_backward(tt_cpu *cpu, float *dqkv, const float *dout, const float *qkv, const float *out,
+                           const float *lse, int B, int T, int C, int NH) {
+    att_ctx a;
+    memset(&a, 0, sizeof a);
+    a.cpu = cpu, a.dqkv = dqkv, a.dout = dout, a.qkv = qkv, a.fout = out, a.flse = lse;
+    a.B = B, a.T = T, a.C = C, a.NH = NH, a.hs = C / NH;
+    a.scale = 1.0f / sqrtf((float)a.hs);
+    if (tt_attention_thread_scratch(T, a.hs) > cpu->tscratch_floats) {
+        cpu->error = 1;
+        return;
+    }
+    tt_cpu_run1(cpu, a.hs % TT_VW == 0 ? att_bwd_blocked : att_bwd_simple, &a, (int64_t)B * NH);
+}

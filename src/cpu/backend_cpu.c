@@ -1,0 +1,386 @@
+/* backend_cpu.c — the CPU backend (backend.h): plans all memory once at
+ * creation (parameters, gradients, AdamW moments, activations for
+ * (batch, ctx), backward buffers, scratch), then runs the GPT forward,
+ * backward, gradient norm, clipping and AdamW with the ops of ops.h. A step
+ * allocates nothing.
+ *
+ * Residual stream (llm.c's layout): x0 = wte[tok] + wpe[t]; per layer
+ *   ln1 -> q,k,v -> causal attention -> o (+ x, fused)      = res2
+ *   ln2 -> fc + gelu (fused) -> proj (+ res2, fused)        = res3 = next x
+ * then ln_f and logits = x . wte^T (tied head), fused softmax + CE. */
+#include "backend_cpu.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+#include "simd.h"
+
+typedef struct {
+    float *ln1, *ln1_mean, *ln1_rstd; /* (N,C) (N) (N) */
+    float *qkv;                        /* (N,3C) */
+    float *atty;                       /* (N,C) */
+    float *lse;                        /* (B,NH,T) */
+    float *res2;                       /* (N,C) */
+    float *ln2, *ln2_mean, *ln2_rstd;
+    float *fch, *fchg;                 /* (N,4C) */
+    float *res3;                       /* (N,C) */
+} layer_acts;
+
+typedef struct {
+    tt_cpu cpu;
+    int B, T, C, L, NH, V;
+    size_t total;
+    float *params, *grads, *m, *v;
+    void *raw[5];
+    tt_span *spans;
+    int64_t n_spans;
+    double *partials;
+    /* activations (one block) */
+    int32_t *inp, *tgt; /* (B,T) */
+    float *encoded;     /* (N,C) */
+    layer_acts *layers;
+    float *lnf, *lnf_mean, *lnf_rstd;
+    float *logits; /* (N,V), becomes dlogits in place */
+    float *losses; /* (N) */
+    /* backward */
+    float *dres, *dln, *datty; /* (N,C) */
+    float *dqkv;               /* (N,3C) */
+    float *dfch;               /* (N,4C) */
+    float last_loss, last_norm;
+    /* optional per-op timing (TT_CPU_PROFILE=1 in the environment): printed
+     * to stderr when the backend is destroyed */
+    int prof;
+    double prof_t[16];
+    int64_t prof_steps;
+} cpu_impl;
+
+enum { P_ENC, P_LN, P_QKV, P_ATT, P_OPROJ, P_FC, P_PROJ, P_HEAD, P_CE, P_NORM, P_ADAMW, P_NP };
+static const char *prof_names[P_NP] = {"encoder", "layernorm", "qkv", "attention", "attn out proj", "fc + gelu",
+                                        "mlp proj", "head", "softmax+CE", "grad norm", "adamw"};
+#define PROF(kind, call)                                    \
+    do {                                                    \
+        double t0_ = c->prof ? tt_now() : 0.0;              \
+        call;                                               \
+        if (c->prof) c->prof_t[kind] += tt_now() - t0_;     \
+    } while (0)
+
+/* ---- memory plan ---- */
+
+typedef struct {
+    uint64_t act_floats;    /* activations + backward buffers (floats) */
+    uint64_t shared, thread;/* scratch floats */
+    uint64_t total;         /* bytes of everything */
+} plan;
+
+static int make_plan(const tt_model_config *c, int threads, plan *p) {
+    uint64_t B = (uint64_t)c->batch, T = (uint64_t)c->ctx, C = (uint64_t)c->d_model, L = (uint64_t)c->n_layer;
+    uint64_t NH = (uint64_t)c->n_head, V = (uint64_t)c->vocab, N = B * T;
+    uint64_t P = (uint64_t)tt_config_param_count(c);
+    uint64_t per_layer = N * C * (1 + 3 + 1 + 1 + 1 + 4 + 4 + 1) + 4 * N + B * NH * T;
+    p->act_floats = 2 * N /* inp, tgt (int32) */ + N * C + L * per_layer + N * C + 2 * N + N * V + N +
+                    N * C * (1 + 1 + 1 + 3 + 4) + 16 * (L * 14 + 16) /* alignment slack */;
+    if (N > (uint64_t)INT32_MAX / 4 || N * 4 * C > (uint64_t)INT32_MAX * 16) return TT_EINVAL;
+    p->shared = (uint64_t)tt_model_shared_scratch(c);
+    p->thread = ((uint64_t)tt_model_thread_scratch(c) + 15) & ~(uint64_t)15;
+    uint64_t n_spans = P / TT_SPAN_MAX + 4 + L * TT_PER_LAYER;
+    p->total = 4 * (4 * P + p->act_floats + p->shared + p->thread * (uint64_t)threads) + 8 * n_spans + 6 * 64;
+    if (p->total > (uint64_t)SIZE_MAX / 2) return TT_ENOMEM;
+    return TT_OK;
+}
+
+uint64_t tt_backend_cpu_plan_bytes(const tt_model_config *cfg, int threads) {
+    if (tt_config_validate(cfg, NULL) != TT_OK) return 0;
+    if (threads <= 0) threads = tt_default_threads();
+    plan p;
+    if (make_plan(cfg, threads, &p) != TT_OK) return 0;
+    return p.total;
+}
+
+/* zeroed, 64-byte aligned; calloc lets the OS hand out untouched zero pages */
+static float *big_calloc(size_t floats, void **raw, tt_status *st) {
+    size_t bytes = floats * sizeof(float) + 64;
+    *raw = calloc(1, bytes);
+    if (!*raw) {
+        tt_fail(st, TT_ENOMEM, "out of memory: cannot allocate %.1f MiB for the CPU backend", bytes / 1048576.0);
+        return NULL;
+    }
+    return (float *)(((uintptr_t)*raw + 63) & ~(uintptr_t)63);
+}
+
+/* ---- parameters ---- */
+
+static inline float *PT(cpu_impl *c, const tt_backend *be, float *base, tt_tensor_kind k, int l) {
+    (void)c;
+    return base + tt_layout_offset(&be->layout, &be->cfg, k, l);
+}
+
+/* ---- forward / backward ---- */
+
+static void load_tokens(cpu_impl *c, const uint8_t *tokens, int B) {
+    int T = c->T;
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) {
+            c->inp[b * T + t] = tokens[(size_t)b * (T + 1) + t];
+            c->tgt[b * T + t] = tokens[(size_t)b * (T + 1) + t + 1];
+        }
+}
+
+/* returns the mean loss; with_grad: logits become dlogits scaled by dscale */
+static float forward(tt_backend *be, int B, int with_grad, float dscale) {
+    cpu_impl *c = be->impl;
+    tt_cpu *cpu = &c->cpu;
+    int T = c->T, C = c->C, NH = c->NH, V = c->V, N = B * T;
+    float *p = c->params;
+    PROF(P_ENC, tt_encoder_forward(cpu, c->encoded, c->inp, PT(c, be, p, TT_WTE, 0), PT(c, be, p, TT_WPE, 0), B, T, C));
+    float *x = c->encoded;
+    for (int l = 0; l < c->L; l++) {
+        layer_acts *a = &c->layers[l];
+        PROF(P_LN, tt_layernorm_forward(cpu, a->ln1, a->ln1_mean, a->ln1_rstd, x, PT(c, be, p, TT_LN1W, l), PT(c, be, p, TT_LN1B, l), N, C));
+        PROF(P_QKV, tt_qkv_forward(cpu, a->qkv, a->ln1, PT(c, be, p, TT_QW, l), PT(c, be, p, TT_QB, l), PT(c, be, p, TT_KW, l),
+                                   PT(c, be, p, TT_KB, l), PT(c, be, p, TT_VALW, l), PT(c, be, p, TT_VALB, l), N, C));
+        PROF(P_ATT, tt_attention_forward(cpu, a->atty, a->lse, a->qkv, B, T, C, NH));
+        PROF(P_OPROJ, tt_matmul_residual_forward(cpu, a->res2, a->atty, PT(c, be, p, TT_OW, l), PT(c, be, p, TT_OB, l), x, N, C, C));
+        PROF(P_LN, tt_layernorm_forward(cpu, a->ln2, a->ln2_mean, a->ln2_rstd, a->res2, PT(c, be, p, TT_LN2W, l), PT(c, be, p, TT_LN2B, l), N, C));
+        PROF(P_FC, tt_matmul_gelu_forward(cpu, a->fch, a->fchg, a->ln2, PT(c, be, p, TT_FCW, l), PT(c, be, p, TT_FCB, l), N, C, 4 * C));
+        PROF(P_PROJ, tt_matmul_residual_forward(cpu, a->res3, a->fchg, PT(c, be, p, TT_PROJW, l), PT(c, be, p, TT_PROJB, l), a->res2, N, 4 * C, C));
+        x = a->res3;
+    }
+    PROF(P_LN, tt_layernorm_forward(cpu, c->lnf, c->lnf_mean, c->lnf_rstd, x, PT(c, be, p, TT_LNFW, 0), PT(c, be, p, TT_LNFB, 0), N, C));
+    PROF(P_HEAD, tt_head_forward(cpu, c->logits, c->lnf, PT(c, be, p, TT_WTE, 0), N, C, V));
+    float loss;
+    PROF(P_CE, loss = tt_crossentropy_forward(cpu, c->losses, with_grad ? c->logits : NULL, c->logits, c->tgt, N, V, dscale));
+    return loss;
+}
+
+/* gradients accumulate into c->grads; needs forward(with_grad = 1) first */
+static void backward(tt_backend *be, int B) {
+    cpu_impl *c = be->impl;
+    tt_cpu *cpu = &c->cpu;
+    int T = c->T, C = c->C, NH = c->NH, V = c->V, N = B * T;
+    float *p = c->params, *g = c->grads;
+    float *xl = c->L > 0 ? c->layers[c->L - 1].res3 : c->encoded;
+    PROF(P_HEAD, tt_head_backward(cpu, c->dln, PT(c, be, g, TT_WTE, 0), c->logits, c->lnf, PT(c, be, p, TT_WTE, 0), N, C, V));
+    PROF(P_LN, tt_layernorm_backward(cpu, c->dres, PT(c, be, g, TT_LNFW, 0), PT(c, be, g, TT_LNFB, 0), c->dln, xl,
+                                     PT(c, be, p, TT_LNFW, 0), c->lnf_mean, c->lnf_rstd, N, C, 0));
+    for (int l = c->L - 1; l >= 0; l--) {
+        layer_acts *a = &c->layers[l];
+        const float *xin = l > 0 ? c->layers[l - 1].res3 : c->encoded;
+        PROF(P_PROJ, tt_matmul_gelu_backward(cpu, c->dfch, PT(c, be, g, TT_PROJW, l), PT(c, be, g, TT_PROJB, l), c->dres, a->fchg,
+                                             PT(c, be, p, TT_PROJW, l), a->fch, N, 4 * C, C));
+        PROF(P_FC, tt_matmul_backward(cpu, c->dln, PT(c, be, g, TT_FCW, l), PT(c, be, g, TT_FCB, l), c->dfch, a->ln2,
+                                      PT(c, be, p, TT_FCW, l), N, C, 4 * C));
+        PROF(P_LN, tt_layernorm_backward(cpu, c->dres, PT(c, be, g, TT_LN2W, l), PT(c, be, g, TT_LN2B, l), c->dln, a->res2,
+                                         PT(c, be, p, TT_LN2W, l), a->ln2_mean, a->ln2_rstd, N, C, 1));
+        PROF(P_OPROJ, tt_matmul_backward(cpu, c->datty, PT(c, be, g, TT_OW, l), PT(c, be, g, TT_OB, l), c->dres, a->atty,
+                                         PT(c, be, p, TT_OW, l), N, C, C));
+        PROF(P_ATT, tt_attention_backward(cpu, c->dqkv, c->datty, a->qkv, a->atty, a->lse, B, T, C, NH));
+        PROF(P_QKV, tt_qkv_backward(cpu, c->dln, PT(c, be, g, TT_QW, l), PT(c, be, g, TT_QB, l), PT(c, be, g, TT_KW, l),
+                                    PT(c, be, g, TT_KB, l), PT(c, be, g, TT_VALW, l), PT(c, be, g, TT_VALB, l), c->dqkv, a->ln1,
+                                    PT(c, be, p, TT_QW, l), PT(c, be, p, TT_KW, l), PT(c, be, p, TT_VALW, l), N, C));
+        PROF(P_LN, tt_layernorm_backward(cpu, c->dres, PT(c, be, g, TT_LN1W, l), PT(c, be, g, TT_LN1B, l), c->dln, xin,
+                                         PT(c, be, p, TT_LN1W, l), a->ln1_mean, a->ln1_rstd, N, C, 1));
+    }
+    PROF(P_ENC, tt_encoder_backward(cpu, PT(c, be, g, TT_WTE, 0), PT(c, be, g, TT_WPE, 0), c->dres, c->inp, B, T, C, V));
+}
+
+/* ---- vtable ---- */
+
+static void cpu_destroy(tt_backend *be) {
+    if (!be) return;
+    cpu_impl *c = be->impl;
+    if (c && c->prof && c->prof_steps > 0) {
+        double total = 0;
+        for (int i = 0; i < P_NP; i++) total += c->prof_t[i];
+        fprintf(stderr, "cpu backend profile, ms per step over %lld steps (forward + backward):\n", (long long)c->prof_steps);
+        for (int i = 0; i < P_NP; i++)
+            fprintf(stderr, "  %-14s %9.3f  %5.1f%%\n", prof_names[i], c->prof_t[i] * 1e3 / c->prof_steps,
+                    total > 0 ? 100.0 * c->prof_t[i] / total : 0.0);
+        fprintf(stderr, "  %-14s %9.3f\n", "total", total * 1e3 / c->prof_steps);
+    }
+    if (c) {
+        tt_cpu_destroy(&c->cpu);
+        for (int i = 0; i < 5; i++) free(c->raw[i]);
+        free(c->spans);
+        free(c->partials);
+        free(c->layers);
+        free(c);
+    }
+    tt_layout_free(&be->layout);
+    free(be);
+}
+
+static int cpu_set_state(tt_backend *be, const float *params, const float *m, const float *v, tt_status *st) {
+    cpu_impl *c = be->impl;
+    if (!params) return tt_fail(st, TT_EINVAL, "set_state: params is NULL");
+    tt_cpu_copy(&c->cpu, c->params, params, c->total);
+    if (m) tt_cpu_copy(&c->cpu, c->m, m, c->total);
+    else tt_cpu_zero(&c->cpu, c->m, c->total);
+    if (v) tt_cpu_copy(&c->cpu, c->v, v, c->total);
+    else tt_cpu_zero(&c->cpu, c->v, c->total);
+    return TT_OK;
+}
+
+static int cpu_get_state(tt_backend *be, float *params, float *m, float *v, tt_status *st) {
+    (void)st;
+    cpu_impl *c = be->impl;
+    if (params) tt_cpu_copy(&c->cpu, params, c->params, c->total);
+    if (m) tt_cpu_copy(&c->cpu, m, c->m, c->total);
+    if (v) tt_cpu_copy(&c->cpu, v, c->v, c->total);
+    return TT_OK;
+}
+
+static int cpu_step(tt_backend *be, const uint8_t *tokens, int n_micro, const tt_optim_args *opt, tt_status *st) {
+    cpu_impl *c = be->impl;
+    if (!tokens || !opt) return tt_fail(st, TT_EINVAL, "step: tokens or optimizer arguments missing");
+    if (n_micro < 1) return tt_fail(st, TT_EINVAL, "step: n_micro must be >= 1 (got %d)", n_micro);
+    if (!(opt->bc1 > 0.0f) || !(opt->bc2 > 0.0f)) return tt_fail(st, TT_EINVAL, "step: bias corrections must be > 0");
+    int B = c->B, T = c->T;
+    float dscale = (float)(1.0 / ((double)B * T * n_micro));
+    double loss = 0.0;
+    for (int i = 0; i < n_micro; i++) {
+        load_tokens(c, tokens + (size_t)i * B * (T + 1), B);
+        loss += forward(be, B, 1, dscale);
+        backward(be, B);
+    }
+    double norm;
+    PROF(P_NORM, norm = sqrt(tt_grad_sumsq(&c->cpu, c->grads, c->spans, c->n_spans, c->partials)));
+    float scale = 1.0f;
+    if (opt->clip > 0.0f && norm > opt->clip) scale = (float)(opt->clip / (norm + 1e-6));
+    PROF(P_ADAMW, tt_adamw_update(&c->cpu, c->params, c->grads, c->m, c->v, c->spans, c->n_spans, opt, scale, 1));
+    c->prof_steps++;
+    c->last_loss = (float)(loss / n_micro);
+    c->last_norm = (float)norm;
+    return TT_OK;
+}
+
+static int cpu_step_result(tt_backend *be, float *loss, float *grad_norm, tt_status *st) {
+    (void)st;
+    cpu_impl *c = be->impl;
+    if (loss) *loss = c->last_loss;
+    if (grad_norm) *grad_norm = c->last_norm;
+    return TT_OK;
+}
+
+static int cpu_eval(tt_backend *be, const uint8_t *tokens, int B, float *loss, tt_status *st) {
+    cpu_impl *c = be->impl;
+    if (!tokens || !loss) return tt_fail(st, TT_EINVAL, "eval: tokens or loss missing");
+    if (B < 1 || B > c->B) return tt_fail(st, TT_EINVAL, "eval: batch %d outside 1..%d", B, c->B);
+    load_tokens(c, tokens, B);
+    *loss = forward(be, B, 0, 0.0f);
+    return TT_OK;
+}
+
+static int cpu_loss_and_grad(tt_backend *be, const uint8_t *tokens, float *loss, float *grads, tt_status *st) {
+    cpu_impl *c = be->impl;
+    if (!tokens || !loss || !grads) return tt_fail(st, TT_EINVAL, "loss_and_grad: missing argument");
+    int B = c->B, T = c->T;
+    tt_cpu_zero(&c->cpu, c->grads, c->total);
+    load_tokens(c, tokens, B);
+    *loss = forward(be, B, 1, (float)(1.0 / ((double)B * T)));
+    backward(be, B);
+    tt_cpu_copy(&c->cpu, grads, c->grads, c->total);
+    tt_cpu_zero(&c->cpu, c->grads, c->total);
+    return TT_OK;
+}
+
+static const tt_backend_vtable cpu_vtable = {
+    "cpu", cpu_destroy, cpu_set_state, cpu_get_state, cpu_step, cpu_step_result, cpu_eval, cpu_loss_and_grad,
+};
+
+int tt_backend_cpu_create(const tt_model_config *cfg, int threads, tt_backend **out, tt_status *st) {
+    *out = NULL;
+    TT_CHECK(tt_config_validate(cfg, st));
+    if (threads <= 0) threads = tt_default_threads();
+    plan pl;
+    int rc = make_plan(cfg, threads, &pl);
+    if (rc == TT_EINVAL) return tt_fail(st, TT_EINVAL, "batch x ctx x d_model too large for the CPU backend");
+    if (rc) return tt_fail(st, TT_ENOMEM, "CPU backend memory plan exceeds the address space");
+    tt_backend *be = calloc(1, sizeof *be);
+    cpu_impl *c = calloc(1, sizeof *c);
+    if (!be || !c) {
+        free(be);
+        free(c);
+        return tt_fail(st, TT_ENOMEM, "out of memory (CPU backend)");
+    }
+    be->vt = &cpu_vtable;
+    be->cfg = *cfg;
+    be->impl = c;
+    rc = tt_layout_build(cfg, &be->layout, st);
+    if (rc) goto fail;
+    c->B = cfg->batch, c->T = cfg->ctx, c->C = cfg->d_model, c->L = cfg->n_layer, c->NH = cfg->n_head, c->V = cfg->vocab;
+    c->total = be->layout.total;
+    rc = TT_ENOMEM;
+    if (!(c->params = big_calloc(c->total, &c->raw[0], st))) goto fail;
+    if (!(c->grads = big_calloc(c->total, &c->raw[1], st))) goto fail;
+    if (!(c->m = big_calloc(c->total, &c->raw[2], st))) goto fail;
+    if (!(c->v = big_calloc(c->total, &c->raw[3], st))) goto fail;
+    float *act = big_calloc((size_t)pl.act_floats, &c->raw[4], st);
+    if (!act) goto fail;
+    c->layers = calloc((size_t)c->L, sizeof *c->layers);
+    if (!c->layers) {
+        tt_fail(st, TT_ENOMEM, "out of memory (CPU backend)");
+        goto fail;
+    }
+    rc = tt_spans_build(&be->layout, &c->spans, &c->n_spans, st);
+    if (rc) goto fail;
+    c->partials = malloc((size_t)c->n_spans * sizeof(double) + 8);
+    if (!c->partials) {
+        rc = tt_fail(st, TT_ENOMEM, "out of memory (CPU backend)");
+        goto fail;
+    }
+    {
+        size_t N = (size_t)c->B * c->T, C = (size_t)c->C;
+        float *q = act;
+#define TAKE(n) (q += (((size_t)(n)) + 15) & ~(size_t)15, q - ((((size_t)(n)) + 15) & ~(size_t)15))
+        c->inp = (int32_t *)TAKE(N);
+        c->tgt = (int32_t *)TAKE(N);
+        c->encoded = TAKE(N * C);
+        for (int l = 0; l < c->L; l++) {
+            layer_acts *a = &c->layers[l];
+            a->ln1 = TAKE(N * C);
+            a->ln1_mean = TAKE(N);
+            a->ln1_rstd = TAKE(N);
+            a->qkv = TAKE(3 * N * C);
+            a->atty = TAKE(N * C);
+            a->lse = TAKE((size_t)c->B * c->NH * c->T);
+            a->res2 = TAKE(N * C);
+            a->ln2 = TAKE(N * C);
+            a->ln2_mean = TAKE(N);
+            a->ln2_rstd = TAKE(N);
+            a->fch = TAKE(4 * N * C);
+            a->fchg = TAKE(4 * N * C);
+            a->res3 = TAKE(N * C);
+        }
+        c->lnf = TAKE(N * C);
+        c->lnf_mean = TAKE(N);
+        c->lnf_rstd = TAKE(N);
+        c->logits = TAKE(N * (size_t)c->V);
+        c->losses = TAKE(N);
+        c->dres = TAKE(N * C);
+        c->dln = TAKE(N * C);
+        c->datty = TAKE(N * C);
+        c->dqkv = TAKE(3 * N * C);
+        c->dfch = TAKE(4 * N * C);
+#undef TAKE
+        if ((size_t)(q - act) > pl.act_floats) {
+            rc = tt_fail(st, TT_EINVAL, "internal error: CPU activation plan too small");
+            goto fail;
+        }
+    }
+    rc = tt_cpu_create(&c->cpu, threads, (size_t)pl.shared, (size_t)pl.thread, st);
+    if (rc) goto fail;
+    {
+        const char *pe = getenv("TT_CPU_PROFILE");
+        c->prof = pe && *pe && strcmp(pe, "0") != 0;
+    }
+    snprintf(be->device_name, sizeof be->device_name, "cpu %s, %d thread%s", TT_ISA, c->cpu.nthreads,
+             c->cpu.nthreads == 1 ? "" : "s");
+    *out = be;
+    return TT_OK;
+fail:
+    cpu_destroy(be);
+    return rc ? rc : TT_ENOMEM;
+}

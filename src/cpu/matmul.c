@@ -1,0 +1,521 @@
+/* matmul.c — the one matrix-multiply engine of the CPU backend and the
+ * linear-layer ops built on it (matmul, fused q/k/v, tied head).
+ *
+ * Design (one source for every ISA through simd.h):
+ *  - phase 1 packs B once per op into shared scratch: K blocks of KC rows,
+ *    each cut into micro-panels of NR = 2 vectors of columns (k-major,
+ *    zero-padded), reading B plain or transposed — so NN, NT and TN products
+ *    all run the same kernel and no separate transpose pass exists;
+ *  - phase 2 (same pool wake, after a barrier) hands out output blocks of
+ *    mc x nc (sizes depend only on the shape); for each K block a thread runs
+ *    the register-blocked micro-kernel over its MR x NR tiles: MR*2 vector
+ *    accumulators stay in registers for the whole K block, with one
+ *    broadcast of A and two vector loads of the packed B panel (L1-resident)
+ *    per k. A row-major A is read in place (MR row streams); a transposed A
+ *    (the weight-gradient products) is first copied per block into
+ *    k-major order, since its rows are strided by a whole activation row;
+ *  - C is loaded/stored between K blocks, which is exact, so every output
+ *    element is the same chain of fused multiply-adds whatever the tiling or
+ *    the thread count. No partial sums, no reductions;
+ *  - optional epilogues on the final value: GELU of the result into a second
+ *    output (fc forward), and a product with GELU's derivative (the MLP's
+ *    dinp), so the MLP needs no separate pass over its (N, 4C) activations.
+ * MM_KC / MM_UNITS can be overridden at compile time for experiments. */
+#include <string.h>
+
+#include "ops_internal.h"
+#include "vmath.h"
+
+#if TT_VW >= 16
+#define MR 8
+#else
+#define MR 6
+#endif
+#define NV 2
+#define NR (NV * TT_VW)
+#ifndef MM_KC
+#define MM_KC 256
+#endif
+#ifndef MM_UNITS
+#define MM_UNITS 48
+#endif
+#define KC MM_KC
+#define MC_MAX (12 * MR)
+#define NC_MAX (4 * NR)
+#define UNITS_TARGET MM_UNITS
+
+#if defined(__clang__)
+#define UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define UNROLL _Pragma("GCC unroll 16")
+#else
+#define UNROLL
+#endif
+
+/* per thread: the packed block of a transposed A (KC x MC_MAX) and two edge tiles */
+size_t tt_matmul_thread_scratch(void) { return (size_t)KC * MC_MAX + 2 * (size_t)MR * NR + 64; }
+
+static inline int round_up(int x, int m) { return (x + m - 1) / m * m; }
+
+size_t tt_mm_packed_floats(int N, int K_total) { return (size_t)K_total * (size_t)round_up(N, NR); }
+
+size_t tt_mm_plan(tt_mm_job *j, tt_cpu *cpu, float *pb) {
+    int mc = TT_MIN(MC_MAX, round_up(j->M, MR));
+    int nc = TT_MIN(NC_MAX, round_up(j->N, NR));
+    for (;;) {
+        int mb = (j->M + mc - 1) / mc, nb = (j->N + nc - 1) / nc;
+        if ((int64_t)mb * nb >= UNITS_TARGET) break;
+        if (mc >= 2 * MR && mc >= nc / 2) mc = round_up(mc / 2, MR);
+        else if (nc >= 2 * NR) nc = round_up(nc / 2, NR);
+        else if (mc >= 2 * MR) mc = round_up(mc / 2, MR);
+        else break;
+    }
+    j->mc = mc;
+    j->nc = nc;
+    j->mb = (j->M + mc - 1) / mc;
+    j->nb = (j->N + nc - 1) / nc;
+    j->npanel = (j->N + NR - 1) / NR;
+    j->cpu = cpu;
+    j->pb = pb;
+    size_t off = 0;
+    j->pack_chunks = 0;
+    for (int s = 0; s < j->nseg; s++) {
+        j->seg_off[s] = off;
+        off += tt_mm_packed_floats(j->N, j->seg[s].K);
+        j->pack_chunks += (int64_t)((j->seg[s].K + KC - 1) / KC) * j->npanel;
+    }
+    return off;
+}
+
+/* ---- phase 1: pack one micro-panel of one K block ----
+ * Layout of segment s: K block q (rows kb = q*KC .. kb+kc) starts at
+ * seg_off[s] + kb * Npad; its panel p at + p * kc * NR, element (k, c) at
+ * + k * NR + c. */
+void tt_mm_pack_task(void *arg, int64_t chunk, int tid) {
+    (void)tid;
+    tt_mm_job *j = arg;
+    int s = 0;
+    int64_t c = chunk;
+    for (;;) {
+        int64_t n = (int64_t)((j->seg[s].K + KC - 1) / KC) * j->npanel;
+        if (c < n) break;
+        c -= n;
+        s++;
+    }
+    const tt_mm_seg *sg = &j->seg[s];
+    int q = (int)(c / j->npanel), p = (int)(c % j->npanel);
+    int kb = q * KC, kc = TT_MIN(KC, sg->K - kb);
+    size_t npad = (size_t)j->npanel * NR;
+    float *dst = j->pb + j->seg_off[s] + (size_t)kb * npad + (size_t)p * kc * NR;
+    int j0 = p * NR, nc = TT_MIN(NR, j->N - j0);
+    if (!sg->transB) {
+        if (nc == NR) {
+            for (int k = 0; k < kc; k++) {
+                const float *src = sg->B + (size_t)(kb + k) * sg->ldb + j0;
+                UNROLL for (int v = 0; v < NV; v++) tt_vstore(dst + (size_t)k * NR + v * TT_VW, tt_vload(src + v * TT_VW));
+            }
+        } else {
+            for (int k = 0; k < kc; k++) {
+                const float *src = sg->B + (size_t)(kb + k) * sg->ldb + j0;
+                float *d = dst + (size_t)k * NR;
+                int cc = 0;
+                for (; cc < nc; cc++) d[cc] = src[cc];
+                for (; cc < NR; cc++) d[cc] = 0.0f;
+            }
+        }
+    } else {
+        /* B(k, j) = B[j*ldb + k]: read rows of the source, write columns of the panel */
+        for (int cc = 0; cc < nc; cc++) {
+            const float *src = sg->B + (size_t)(j0 + cc) * sg->ldb + kb;
+            for (int k = 0; k < kc; k++) dst[(size_t)k * NR + cc] = src[k];
+        }
+        for (int cc = nc; cc < NR; cc++)
+            for (int k = 0; k < kc; k++) dst[(size_t)k * NR + cc] = 0.0f;
+    }
+}
+
+/* ---- the micro-kernel ----
+ * acc (MR x NR) += A (MR x kc) . Bpanel (kc x NR). A element (r, k) is
+ * ar[r][k] for row-major A, or a[k*ks + r] for transposed A. */
+static inline __attribute__((always_inline)) void kloop_rows(int kc, const float *const *ar, const float *pb,
+                                                             tt_vf acc[MR][NV]) {
+    const float *a[MR];
+    UNROLL for (int r = 0; r < MR; r++) a[r] = ar[r];
+    for (int k = 0; k < kc; k++) {
+        tt_vf b[NV];
+        UNROLL for (int v = 0; v < NV; v++) b[v] = tt_vload(pb + v * TT_VW);
+        UNROLL for (int r = 0; r < MR; r++) {
+            tt_vf x = tt_vdup(a[r][k]);
+            UNROLL for (int v = 0; v < NV; v++) acc[r][v] += x * b[v];
+        }
+        pb += NR;
+    }
+}
+
+static inline __attribute__((always_inline)) void kloop_cols(int kc, const float *a, size_t ks, const float *pb,
+                                                             tt_vf acc[MR][NV]) {
+    for (int k = 0; k < kc; k++) {
+        tt_vf b[NV];
+        UNROLL for (int v = 0; v < NV; v++) b[v] = tt_vload(pb + v * TT_VW);
+        UNROLL for (int r = 0; r < MR; r++) {
+            tt_vf x = tt_vdup(a[r]);
+            UNROLL for (int v = 0; v < NV; v++) acc[r][v] += x * b[v];
+        }
+        a += ks;
+        pb += NR;
+    }
+}
+
+typedef struct {
+    const tt_mm_job *j;
+    const float *pa; /* transposed A of this unit and K block, packed (kc, lda_p) */
+    int i0, lda_p;
+    float *edge_c;   /* MR x NR, thread scratch */
+} tile_env;
+
+/* One MR x NR tile of C at (i, jc) for K block [kb, kb+kc) of segment sg.
+ * first: this is the first K block of the whole chain (initialise C). */
+static inline __attribute__((always_inline)) void tile(const tile_env *e, const tt_mm_seg *sg, const float *pb,
+                                                       int kb, int kc, int i, int rows, int jc, int cols, int first,
+                                                       int last, int transA) {
+    const tt_mm_job *j = e->j;
+    float *c = j->C + (size_t)i * j->ldc + jc;
+    size_t ldc = j->ldc;
+    int full = rows == MR && cols == NR;
+    int load_c = !first || j->accumulate;
+    tt_vf acc[MR][NV];
+    /* initial values */
+    if (full) {
+        if (load_c) {
+            UNROLL for (int r = 0; r < MR; r++) UNROLL for (int v = 0; v < NV; v++) acc[r][v] = tt_vload(c + (size_t)r * ldc + v * TT_VW);
+        } else {
+            tt_vf b0[NV];
+            UNROLL for (int v = 0; v < NV; v++) b0[v] = j->bias ? tt_vload(j->bias + jc + v * TT_VW) : tt_vdup(0.0f);
+            UNROLL for (int r = 0; r < MR; r++) UNROLL for (int v = 0; v < NV; v++) acc[r][v] = b0[v];
+            if (j->R) {
+                const float *R = j->R + (size_t)i * j->ldr + jc;
+                UNROLL for (int r = 0; r < MR; r++) UNROLL for (int v = 0; v < NV; v++) acc[r][v] += tt_vload(R + (size_t)r * j->ldr + v * TT_VW);
+            }
+        }
+    } else {
+        float *t = e->edge_c;
+        memset(t, 0, (size_t)MR * NR * sizeof(float));
+        for (int r = 0; r < rows; r++)
+            for (int cc = 0; cc < cols; cc++) {
+                float x;
+                if (load_c) x = c[(size_t)r * ldc + cc];
+                else {
+                    x = j->bias ? j->bias[jc + cc] : 0.0f;
+                    if (j->R) x += j->R[(size_t)(i + r) * j->ldr + jc + cc];
+                }
+                t[r * NR + cc] = x;
+            }
+        UNROLL for (int r = 0; r < MR; r++) UNROLL for (int v = 0; v < NV; v++) acc[r][v] = tt_vload(t + r * NR + v * TT_VW);
+    }
+    /* the K loop */
+    if (!transA) {
+        const float *ar[MR];
+        UNROLL for (int r = 0; r < MR; r++) ar[r] = sg->A + (size_t)(i + (r < rows ? r : 0)) * sg->lda + kb;
+        kloop_rows(kc, ar, pb, acc);
+    } else {
+        kloop_cols(kc, e->pa + (i - e->i0), (size_t)e->lda_p, pb, acc);
+    }
+    /* store, with the epilogues after the final K block */
+    if (full) {
+        if (last && j->gelu_in) {
+            const float *g = j->gelu_in + (size_t)i * ldc + jc;
+            for (int r = 0; r < MR; r++)
+                for (int v = 0; v < NV; v++) acc[r][v] = acc[r][v] * tt_vgelu_grad(tt_vload(g + (size_t)r * ldc + v * TT_VW));
+        }
+        UNROLL for (int r = 0; r < MR; r++) UNROLL for (int v = 0; v < NV; v++) tt_vstore(c + (size_t)r * ldc + v * TT_VW, acc[r][v]);
+        if (last && j->gelu_out) {
+            float *g = j->gelu_out + (size_t)i * ldc + jc;
+            for (int r = 0; r < MR; r++)
+                for (int v = 0; v < NV; v++) tt_vstore(g + (size_t)r * ldc + v * TT_VW, tt_vgelu(acc[r][v]));
+        }
+    } else {
+        float *t = e->edge_c;
+        UNROLL for (int r = 0; r < MR; r++) UNROLL for (int v = 0; v < NV; v++) tt_vstore(t + r * NR + v * TT_VW, acc[r][v]);
+        if (last && j->gelu_in) {
+            /* the same vector function as the full tiles, on a zero-padded copy */
+            float *x = e->edge_c + MR * NR;
+            memset(x, 0, (size_t)MR * NR * sizeof(float));
+            for (int r = 0; r < rows; r++)
+                for (int cc = 0; cc < cols; cc++) x[r * NR + cc] = j->gelu_in[(size_t)(i + r) * ldc + jc + cc];
+            for (int q = 0; q < MR * NR; q += TT_VW) tt_vstore(t + q, tt_vload(t + q) * tt_vgelu_grad(tt_vload(x + q)));
+        }
+        for (int r = 0; r < rows; r++)
+            for (int cc = 0; cc < cols; cc++) c[(size_t)r * ldc + cc] = t[r * NR + cc];
+        if (last && j->gelu_out) {
+            for (int q = 0; q < MR * NR; q += TT_VW) tt_vstore(t + q, tt_vgelu(tt_vload(t + q)));
+            for (int r = 0; r < rows; r++)
+                for (int cc = 0; cc < cols; cc++) j->gelu_out[(size_t)(i + r) * ldc + jc + cc] = t[r * NR + cc];
+        }
+    }
+}
+
+static void tile_rows(const tile_env *e, const tt_mm_seg *sg, const float *pb, int kb, int kc, int i, int rows,
+                      int jc, int cols, int first, int last) {
+    tile(e, sg, pb, kb, kc, i, rows, jc, cols, first, last, 0);
+}
+
+static void tile_cols(const tile_env *e, const tt_mm_seg *sg, const float *pb, int kb, int kc, int i, int rows,
+                      int jc, int cols, int first, int last) {
+    tile(e, sg, pb, kb, kc, i, rows, jc, cols, first, last, 1);
+}
+
+/* ---- phase 2: one output block ---- */
+void tt_mm_task(void *arg, int64_t unit, int tid) {
+    const tt_mm_job *j = arg;
+    float *ts = tt_cpu_tscratch(j->cpu, tid);
+    int ib = (int)(unit / j->nb), jb = (int)(unit % j->nb);
+    int i0 = ib * j->mc, rows = TT_MIN(j->mc, j->M - i0);
+    int j0 = jb * j->nc, cols = TT_MIN(j->nc, j->N - j0);
+    int rows_p = round_up(rows, MR);
+    tile_env e = {j, ts, i0, rows_p, ts + (size_t)KC * MC_MAX};
+    size_t npad = (size_t)j->npanel * NR;
+    int first = 1;
+    for (int s = 0; s < j->nseg; s++) {
+        const tt_mm_seg *sg = &j->seg[s];
+        for (int kb = 0; kb < sg->K; kb += KC) {
+            int kc = TT_MIN(KC, sg->K - kb);
+            int last = s == j->nseg - 1 && kb + kc == sg->K;
+            const float *blk = j->pb + j->seg_off[s] + (size_t)kb * npad;
+            if (sg->transA) {
+                /* A(i, k) = A[k*lda + i]: the rows of this block are contiguous
+                 * runs of each source row k; copy them once (zero-padded to
+                 * whole tiles) instead of striding through the source per tile */
+                float *pa = ts;
+                for (int k = 0; k < kc; k++) {
+                    const float *src = sg->A + (size_t)(kb + k) * sg->lda + i0;
+                    float *d = pa + (size_t)k * rows_p;
+                    int r = 0;
+                    for (; r + 8 <= rows; r += 8) memcpy(d + r, src + r, 8 * sizeof(float)); /* inlined */
+                    for (; r < rows; r++) d[r] = src[r];
+                    for (; r < rows_p; r++) d[r] = 0.0f;
+                }
+            }
+            for (int jc = j0; jc < j0 + cols; jc += NR) {
+                const float *pb = blk + (size_t)(jc / NR) * kc * NR;
+                int nc = TT_MIN(NR, j0 + cols - jc);
+                for (int i = i0; i < i0 + rows; i += MR) {
+                    int nr = TT_MIN(MR, i0 + rows - i);
+                    if (sg->transA) tile_cols(&e, sg, pb, kb, kc, i, nr, jc, nc, first, last);
+                    else tile_rows(&e, sg, pb, kb, kc, i, nr, jc, nc, first, last);
+                }
+            }
+            first = 0;
+        }
+    }
+}
+
+/* ---- column sums (bias gradients) ---- */
+void tt_colsum_task(void *arg, int64_t chunk, int tid) {
+    (void)tid;
+    const tt_colsum_job *c = arg;
+    int j0 = (int)chunk * TT_COLSUM_W, j1 = TT_MIN(c->OC, j0 + TT_COLSUM_W);
+    if (j1 - j0 == TT_COLSUM_W) {
+        tt_vf acc[4];
+        for (int v = 0; v < 4; v++) acc[v] = tt_vload(c->db + j0 + v * TT_VW);
+        for (int i = 0; i < c->N; i++) {
+            const float *row = c->dout + (size_t)i * c->ld + j0;
+            for (int v = 0; v < 4; v++) acc[v] += tt_vload(row + v * TT_VW);
+        }
+        for (int v = 0; v < 4; v++) tt_vstore(c->db + j0 + v * TT_VW, acc[v]);
+    } else {
+        float acc[TT_COLSUM_W];
+        for (int jj = j0; jj < j1; jj++) acc[jj - j0] = c->db[jj];
+        for (int i = 0; i < c->N; i++) {
+            const float *row = c->dout + (size_t)i * c->ld;
+            for (int jj = j0; jj < j1; jj++) acc[jj - j0] += row[jj];
+        }
+        for (int jj = j0; jj < j1; jj++) c->db[jj] = acc[jj - j0];
+    }
+}
+
+/* ---- running a set of matmul jobs (+ column sums) in one wake ---- */
+
+typedef struct {
+    tt_mm_job *jobs[4];
+    int n;
+    tt_colsum_job *cs[3];
+    int ncs;
+} mm_set;
+
+static void set_run(tt_cpu *cpu, mm_set *m) {
+    size_t need = 0;
+    for (int i = 0; i < m->n; i++) need += tt_mm_plan(m->jobs[i], cpu, cpu->scratch + need);
+    if (need > cpu->scratch_floats) {
+        cpu->error = 1;
+        return;
+    }
+    tt_phase ph[2];
+    memset(ph, 0, sizeof ph);
+    for (int i = 0; i < m->n; i++) {
+        ph[0].t[ph[0].n_tasks++] = (tt_task){tt_mm_pack_task, m->jobs[i], m->jobs[i]->pack_chunks};
+        ph[1].t[ph[1].n_tasks++] = (tt_task){tt_mm_task, m->jobs[i], tt_mm_units(m->jobs[i])};
+    }
+    for (int i = 0; i < m->ncs; i++) ph[1].t[ph[1].n_tasks++] = (tt_task){tt_colsum_task, m->cs[i], tt_colsum_chunks(m->cs[i]->OC)};
+    if (m->n == 0) tt_cpu_run(cpu, &ph[1], 1);
+    else tt_cpu_run(cpu, ph, 2);
+}
+
+static tt_mm_job nn_job(float *C, size_t ldc, const float *A, size_t lda, const float *B, size_t ldb, int M, int N, int K) {
+    tt_mm_job j;
+    memset(&j, 0, sizeof j);
+    j.M = M;
+    j.N = N;
+    j.nseg = 1;
+    j.seg[0] = (tt_mm_seg){A, lda, 0, B, ldb, 0, K};
+    j.C = C;
+    j.ldc = ldc;
+    return j;
+}
+
+/* ---- scratch needs ---- */
+
+size_t tt_matmul_forward_scratch(int N, int C, int OC) { (void)N; return tt_mm_packed_floats(OC, C); }
+size_t tt_matmul_backward_scratch(int N, int C, int OC) { return tt_mm_packed_floats(C, OC) + tt_mm_packed_floats(OC, N); }
+size_t tt_qkv_forward_scratch(int N, int C) { (void)N; return 3 * tt_mm_packed_floats(C, C); }
+size_t tt_qkv_backward_scratch(int N, int C) { return tt_mm_packed_floats(C, 3 * C) + 3 * tt_mm_packed_floats(C, N); }
+size_t tt_head_forward_scratch(int N, int C, int V) { (void)N; return tt_mm_packed_floats(V, C); }
+size_t tt_head_backward_scratch(int N, int C, int V) { return tt_mm_packed_floats(C, V) + tt_mm_packed_floats(C, N); }
+
+/* ---- the linear-layer ops ---- */
+
+static void mm_backward(tt_cpu *cpu, float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                        const float *weight, const float *gelu_inp, int N, int C, int OC);
+
+void tt_matmul_residual_forward(tt_cpu *cpu, float *out, const float *inp, const float *weight, const float *bias,
+                                const float *resid, int N, int C, int OC) {
+    tt_mm_job m = nn_job(out, (size_t)OC, inp, (size_t)C, weight, (size_t)OC, N, OC, C);
+    m.bias = bias;
+    m.R = resid;
+    m.ldr = (size_t)OC;
+    mm_set set = {{&m}, 1, {0}, 0};
+    set_run(cpu, &set);
+}
+
+void tt_matmul_forward(tt_cpu *cpu, float *out, const float *inp, const float *weight, const float *bias, int N, int C,
+                       int OC) {
+    tt_matmul_residual_forward(cpu, out, inp, weight, bias, NULL, N, C, OC);
+}
+
+void tt_matmul_gelu_forward(tt_cpu *cpu, float *pre, float *out, const float *inp, const float *weight,
+                            const float *bias, int N, int C, int OC) {
+    tt_mm_job m = nn_job(pre, (size_t)OC, inp, (size_t)C, weight, (size_t)OC, N, OC, C);
+    m.bias = bias;
+    m.gelu_out = out;
+    mm_set set = {{&m}, 1, {0}, 0};
+    set_run(cpu, &set);
+}
+
+void tt_matmul_gelu_backward(tt_cpu *cpu, float *dinp, float *dweight, float *dbias, const float *dout,
+                             const float *inp, const float *weight, const float *gelu_inp, int N, int C, int OC) {
+    mm_backward(cpu, dinp, dweight, dbias, dout, inp, weight, gelu_inp, N, C, OC);
+}
+
+void tt_matmul_backward(tt_cpu *cpu, float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                        const float *weight, int N, int C, int OC) {
+    mm_backward(cpu, dinp, dweight, dbias, dout, inp, weight, NULL, N, C, OC);
+}
+
+static void mm_backward(tt_cpu *cpu, float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                        const float *weight, const float *gelu_inp, int N, int C, int OC) {
+    mm_set set;
+    memset(&set, 0, sizeof set);
+    tt_mm_job md, mw;
+    tt_colsum_job cs;
+    if (dinp) {
+        /* dinp (N,C) = dout (N,OC) . weight^T: B(k=oc, j=c) = weight[c*OC + oc] */
+        md = nn_job(dinp, (size_t)C, dout, (size_t)OC, weight, (size_t)OC, N, C, OC);
+        md.seg[0].transB = 1;
+        md.gelu_in = gelu_inp;
+        set.jobs[set.n++] = &md;
+    }
+    if (dweight) {
+        /* dweight (C,OC) += inp^T (C,N) . dout (N,OC): A(i=c, k=n) = inp[n*C + c] */
+        mw = nn_job(dweight, (size_t)OC, inp, (size_t)C, dout, (size_t)OC, C, OC, N);
+        mw.seg[0].transA = 1;
+        mw.accumulate = 1;
+        set.jobs[set.n++] = &mw;
+    }
+    if (dbias) {
+        cs = (tt_colsum_job){dbias, dout, (size_t)OC, N, OC};
+        set.cs[set.ncs++] = &cs;
+    }
+    if (set.n || set.ncs) set_run(cpu, &set);
+}
+
+void tt_qkv_forward(tt_cpu *cpu, float *qkv, const float *inp, const float *wq, const float *bq, const float *wk,
+                    const float *bk, const float *wv, const float *bv, int N, int C) {
+    tt_mm_job m[3];
+    const float *w[3] = {wq, wk, wv}, *b[3] = {bq, bk, bv};
+    mm_set set;
+    memset(&set, 0, sizeof set);
+    for (int i = 0; i < 3; i++) {
+        m[i] = nn_job(qkv + (size_t)i * C, (size_t)3 * C, inp, (size_t)C, w[i], (size_t)C, N, C, C);
+        m[i].bias = b[i];
+        set.jobs[set.n++] = &m[i];
+    }
+    set_run(cpu, &set);
+}
+
+void tt_qkv_backward(tt_cpu *cpu, float *dinp, float *dwq, float *dbq, float *dwk, float *dbk, float *dwv, float *dbv,
+                     const float *dqkv, const float *inp, const float *wq, const float *wk, const float *wv, int N,
+                     int C) {
+    mm_set set;
+    memset(&set, 0, sizeof set);
+    tt_mm_job md, mw[3];
+    tt_colsum_job cs[3];
+    const float *w[3] = {wq, wk, wv};
+    float *dw[3] = {dwq, dwk, dwv}, *db[3] = {dbq, dbk, dbv};
+    if (dinp) {
+        /* dinp = dq . wq^T + dk . wk^T + dv . wv^T: one K chain of three segments */
+        md = nn_job(dinp, (size_t)C, dqkv, (size_t)3 * C, wq, (size_t)C, N, C, C);
+        md.nseg = 3;
+        for (int i = 0; i < 3; i++) md.seg[i] = (tt_mm_seg){dqkv + (size_t)i * C, (size_t)3 * C, 0, w[i], (size_t)C, 1, C};
+        set.jobs[set.n++] = &md;
+    }
+    for (int i = 0; i < 3; i++) {
+        if (dw[i]) {
+            mw[i] = nn_job(dw[i], (size_t)C, inp, (size_t)C, dqkv + (size_t)i * C, (size_t)3 * C, C, C, N);
+            mw[i].seg[0].transA = 1;
+            mw[i].accumulate = 1;
+            set.jobs[set.n++] = &mw[i];
+        }
+        if (db[i]) {
+            cs[i] = (tt_colsum_job){db[i], dqkv + (size_t)i * C, (size_t)3 * C, N, C};
+            set.cs[set.ncs++] = &cs[i];
+        }
+    }
+    if (set.n || set.ncs) set_run(cpu, &set);
+}
+
+void tt_head_forward(tt_cpu *cpu, float *logits, const float *inp, const float *wte, int N, int C, int V) {
+    /* logits (N,V) = inp (N,C) . wte^T: B(k=c, j=v) = wte[v*C + c] */
+    tt_mm_job m = nn_job(logits, (size_t)V, inp, (size_t)C, wte, (size_t)C, N, V, C);
+    m.seg[0].transB = 1;
+    mm_set set = {{&m}, 1, {0}, 0};
+    set_run(cpu, &set);
+}
+
+void tt_head_backward(tt_cpu *cpu, float *dinp, float *dwte, const float *dlogits, const float *inp, const float *wte,
+                      int N, int C, int V) {
+    mm_set set;
+    memset(&set, 0, sizeof set);
+    tt_mm_job md, mw;
+    if (dinp) {
+        /* dinp (N,C) = dlogits (N,V) . wte (V,C) */
+        md = nn_job(dinp, (size_t)C, dlogits, (size_t)V, wte, (size_t)C, N, C, V);
+        set.jobs[set.n++] = &md;
+    }
+    if (dwte) {
+        /* dwte (V,C) += dlogits^T (V,N) . inp (N,C) */
+        mw = nn_job(dwte, (size_t)C, dlogits, (size_t)V, inp, (size_t)C, V, C, N);
+        mw.seg[0].transA = 1;
+        mw.accumulate = 1;
+        set.jobs[set.n++] = &mw;
+    }
+    if (set.n) set_run(cpu, &set);
+}

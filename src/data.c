@@ -1,0 +1,317 @@
+/* data.c — the corpus (data.h): reading a text file or a folder of text
+ * files, validating it, the contiguous 90/10 split and deterministic batches.
+ *
+ * Folders: regular files sorted by name (byte order), subfolders recursed
+ * (the default fortunes folder is read flat, so fortunes-off's off/ folder is
+ * not mixed in); hidden files, fortune `.dat` index files and files that look
+ * binary are skipped; the same file reached twice (fortunes' `.u8` symlinks)
+ * is read once. Each file is followed by a '\n' if it lacks one.
+ *
+ * Batches: training window j starts at tt_rand_below(seed, TT_STREAM_BATCH,
+ * j, n_train - T) (the rule in train.h). Validation window j starts at
+ * floor(frac(j * phi) * (n_val - T)) + n_train, computed in 64-bit integers
+ * (a Weyl sequence): evenly spread over the whole validation split for any
+ * number of batches, independent of the seed, identical everywhere. */
+#define _DEFAULT_SOURCE
+#include "data.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "rng.h"
+
+#define TT_MAX_DEPTH 16
+
+static const char *const default_dirs[] = {
+    "/usr/share/games/fortunes",       /* Debian, Ubuntu */
+    "/usr/share/fortunes",             /* Fedora, Arch */
+    "/usr/local/share/games/fortunes", /* BSD ports, source installs */
+    "/usr/local/share/fortunes",
+    "/opt/homebrew/share/fortunes",    /* Homebrew */
+    "/opt/homebrew/share/games/fortunes",
+};
+
+const char *tt_default_corpus_dir(void) {
+    for (size_t i = 0; i < sizeof default_dirs / sizeof default_dirs[0]; i++) {
+        struct stat sb;
+        if (stat(default_dirs[i], &sb) == 0 && S_ISDIR(sb.st_mode)) return default_dirs[i];
+    }
+    return default_dirs[0];
+}
+
+/* ---- growing byte buffer ---- */
+
+typedef struct {
+    uint8_t *p;
+    size_t n, cap;
+    int n_files, n_skipped_binary;
+    /* (dev, ino) of files already read */
+    struct { dev_t dev; ino_t ino; } *seen;
+    size_t n_seen, cap_seen;
+} buf_t;
+
+static int buf_reserve(buf_t *b, size_t extra, tt_status *st) {
+    if (b->n + extra < b->n) return tt_fail(st, TT_ENOMEM, "corpus too large");
+    if (b->n + extra <= b->cap) return TT_OK;
+    size_t cap = b->cap ? b->cap : (1u << 20);
+    while (cap < b->n + extra) {
+        if (cap > SIZE_MAX / 2) { cap = b->n + extra; break; }
+        cap *= 2;
+    }
+    uint8_t *p = realloc(b->p, cap);
+    if (!p) return tt_fail(st, TT_ENOMEM, "out of memory reading corpus (%.1f MiB)", cap / 1048576.0);
+    b->p = p;
+    b->cap = cap;
+    return TT_OK;
+}
+
+/* Binary check: any NUL byte, or more than 10% of bytes in invalid UTF-8
+ * sequences or non-whitespace C0 controls (backspace and ESC are allowed:
+ * old text uses them for overstriking and colour). */
+static int looks_binary(const uint8_t *p, size_t n) {
+    size_t bad = 0;
+    for (size_t i = 0; i < n;) {
+        uint8_t c = p[i];
+        if (c == 0) return 1;
+        if (c < 0x80) {
+            if (c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v' && c != '\b' && c != 0x1b) bad++;
+            i++;
+            continue;
+        }
+        int len = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? (c <= 0xEF ? 3 : 0) : c >= 0xC2 ? 2 : 0;
+        int ok = len > 0 && i + (size_t)len <= n;
+        for (int k = 1; ok && k < len; k++) ok = (p[i + k] & 0xC0) == 0x80;
+        if (ok) i += (size_t)len;
+        else { bad++; i++; }
+    }
+    return bad * 10 > n;
+}
+
+/* Reads one regular file and appends it. binary_is_error: 1 for a file given
+ * directly, 0 inside a folder (skipped with a count). */
+static int read_file(buf_t *b, const char *path, int binary_is_error, tt_status *st) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return tt_fail(st, TT_EIO, "cannot open corpus file '%s': %s", path, strerror(errno));
+    size_t start = b->n;
+    for (;;) {
+        int rc = buf_reserve(b, 1u << 16, st);
+        if (rc) { fclose(f); return rc; }
+        size_t got = fread(b->p + b->n, 1, b->cap - b->n, f);
+        b->n += got;
+        if (got == 0) break;
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (err) { b->n = start; return tt_fail(st, TT_EIO, "error reading corpus file '%s'", path); }
+    size_t len = b->n - start;
+    if (len == 0) return TT_OK;
+    if (looks_binary(b->p + start, len)) {
+        b->n = start;
+        if (binary_is_error)
+            return tt_fail(st, TT_EINVAL, "corpus '%s' looks binary (NUL bytes or mostly invalid UTF-8); give a text file", path);
+        b->n_skipped_binary++;
+        return TT_OK;
+    }
+    if (b->p[b->n - 1] != '\n') {
+        TT_CHECK(buf_reserve(b, 1, st));
+        b->p[b->n++] = '\n';
+    }
+    b->n_files++;
+    return TT_OK;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int ends_with(const char *s, const char *suf) {
+    size_t n = strlen(s), m = strlen(suf);
+    return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+static int seen_before(buf_t *b, const struct stat *sb, tt_status *st) {
+    for (size_t i = 0; i < b->n_seen; i++)
+        if (b->seen[i].dev == sb->st_dev && b->seen[i].ino == sb->st_ino) return 1;
+    if (b->n_seen == b->cap_seen) {
+        size_t cap = b->cap_seen ? b->cap_seen * 2 : 64;
+        void *p = realloc(b->seen, cap * sizeof *b->seen);
+        if (!p) return -tt_fail(st, TT_ENOMEM, "out of memory (corpus file list)");
+        b->seen = p;
+        b->cap_seen = cap;
+    }
+    b->seen[b->n_seen].dev = sb->st_dev;
+    b->seen[b->n_seen].ino = sb->st_ino;
+    b->n_seen++;
+    return 0;
+}
+
+static int read_dir(buf_t *b, const char *dir, int recursive, int depth, tt_status *st) {
+    DIR *d = opendir(dir);
+    if (!d) return tt_fail(st, TT_EIO, "cannot open corpus folder '%s': %s", dir, strerror(errno));
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    int rc = TT_OK;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue; /* ., .., hidden */
+        if (ends_with(e->d_name, ".dat")) continue; /* fortune index files */
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            char **p = realloc(names, cap * sizeof *names);
+            if (!p) { rc = tt_fail(st, TT_ENOMEM, "out of memory (corpus file list)"); break; }
+            names = p;
+        }
+        names[n] = strdup(e->d_name);
+        if (!names[n]) { rc = tt_fail(st, TT_ENOMEM, "out of memory (corpus file list)"); break; }
+        n++;
+    }
+    closedir(d);
+    if (!rc && n > 0) qsort(names, n, sizeof *names, cmp_str);
+    char path[4096];
+    for (size_t i = 0; !rc && i < n; i++) {
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, names[i]) >= sizeof path) continue;
+        struct stat lsb, sb;
+        if (lstat(path, &lsb) != 0 || stat(path, &sb) != 0) continue; /* dangling link */
+        if (S_ISDIR(sb.st_mode)) {
+            /* never follow symlinked folders (loops) */
+            if (recursive && !S_ISLNK(lsb.st_mode) && depth < TT_MAX_DEPTH) rc = read_dir(b, path, recursive, depth + 1, st);
+            continue;
+        }
+        if (!S_ISREG(sb.st_mode)) continue;
+        int seen = seen_before(b, &sb, st);
+        if (seen < 0) { rc = -seen; break; }
+        if (seen) continue;
+        rc = read_file(b, path, 0, st);
+    }
+    for (size_t i = 0; i < n; i++) free(names[i]);
+    free(names);
+    return rc;
+}
+
+static uint64_t fnv1a64(const uint8_t *p, size_t n) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static void human_bytes(char *out, size_t cap, double n) {
+    if (n >= 1e6) snprintf(out, cap, "%.1f MB", n / 1e6);
+    else if (n >= 1e3) snprintf(out, cap, "%.1f kB", n / 1e3);
+    else snprintf(out, cap, "%.0f bytes", n);
+}
+
+/* Split and length checks; takes ownership of bytes (freed on error). */
+static int corpus_finish(uint8_t *bytes, size_t n, int ctx, const char *what, tt_corpus *c, tt_status *st) {
+    memset(c, 0, sizeof *c);
+    if (ctx < 1) { free(bytes); return tt_fail(st, TT_EINVAL, "ctx must be >= 1 (got %d)", ctx); }
+    if (n == 0) { free(bytes); return tt_fail(st, TT_EINVAL, "corpus %s is empty", what); }
+    size_t n_train = n / 10 * 9 + (n % 10) * 9 / 10; /* floor(0.9 n) without overflow */
+    size_t need = (size_t)ctx + 1;
+    if (n_train < need || n - n_train < need) {
+        /* smallest n whose both splits hold ctx+1 bytes: n - floor(0.9n) >= need */
+        size_t min_n = 10 * need - 9; /* n - floor(0.9 n) >= need  <=>  n >= 10 need - 9 */
+        free(bytes);
+        return tt_fail(st, TT_EINVAL,
+                       "corpus %s is too short: %zu bytes, but the %s split needs at least ctx+1 = %zu bytes "
+                       "(a corpus of at least %zu bytes for ctx %d)",
+                       what, n, n_train < need ? "train" : "validation", need, min_n, ctx);
+    }
+    c->bytes = bytes;
+    c->n = n;
+    c->n_train = n_train;
+    c->hash = fnv1a64(bytes, n);
+    return TT_OK;
+}
+
+int tt_corpus_from_memory(const uint8_t *bytes, size_t n, int ctx, tt_corpus *c, tt_status *st) {
+    memset(c, 0, sizeof *c);
+    if (n > 0 && looks_binary(bytes, n))
+        return tt_fail(st, TT_EINVAL, "corpus looks binary (NUL bytes or mostly invalid UTF-8); give text");
+    uint8_t *copy = malloc(n ? n : 1);
+    if (!copy) return tt_fail(st, TT_ENOMEM, "out of memory (corpus, %zu bytes)", n);
+    if (n) memcpy(copy, bytes, n);
+    TT_CHECK(corpus_finish(copy, n, ctx, "(memory)", c, st));
+    char hb[32];
+    human_bytes(hb, sizeof hb, (double)n);
+    snprintf(c->desc, sizeof c->desc, "text (%s)", hb);
+    return TT_OK;
+}
+
+int tt_corpus_load(const char *path, int ctx, tt_corpus *c, tt_status *st) {
+    memset(c, 0, sizeof *c);
+    int is_default = !path || !*path;
+    if (is_default) path = tt_default_corpus_dir();
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        if (is_default)
+            return tt_fail(st, TT_EIO,
+                           "default corpus not found (%s): install the `fortunes` package (sudo apt-get install fortunes, "
+                           "or run the setup script) or pass --data FILE",
+                           path);
+        return tt_fail(st, TT_EIO, "cannot open corpus '%s': %s", path, strerror(errno));
+    }
+    buf_t b;
+    memset(&b, 0, sizeof b);
+    int rc;
+    if (S_ISDIR(sb.st_mode)) rc = read_dir(&b, path, !is_default, 0, st);
+    else if (S_ISREG(sb.st_mode)) rc = read_file(&b, path, 1, st);
+    else rc = tt_fail(st, TT_EINVAL, "corpus '%s' is neither a file nor a folder", path);
+    free(b.seen);
+    if (rc) { free(b.p); return rc; }
+    if (b.n == 0) {
+        free(b.p);
+        if (S_ISDIR(sb.st_mode))
+            return tt_fail(st, TT_EINVAL, "corpus folder '%s' has no text files%s", path,
+                           b.n_skipped_binary ? " (only binary files)" : "");
+        return tt_fail(st, TT_EINVAL, "corpus '%s' is empty", path);
+    }
+    char what[4200];
+    snprintf(what, sizeof what, "'%s'", path);
+    TT_CHECK(corpus_finish(b.p, b.n, ctx, what, c, st));
+    char hb[32];
+    human_bytes(hb, sizeof hb, (double)c->n);
+    const char *base = strrchr(path, '/');
+    base = base && base[1] ? base + 1 : path;
+    if (S_ISDIR(sb.st_mode))
+        snprintf(c->desc, sizeof c->desc, "%.160s (%d files, %s)", is_default ? "fortunes" : base, b.n_files, hb);
+    else
+        snprintf(c->desc, sizeof c->desc, "%.200s (%s)", base, hb);
+    return TT_OK;
+}
+
+void tt_corpus_free(tt_corpus *c) {
+    free(c->bytes);
+    memset(c, 0, sizeof *c);
+}
+
+void tt_batch_train(const tt_corpus *c, uint64_t seed, int64_t first_seq, int B, int T, uint8_t *out) {
+    uint64_t range = (uint64_t)(c->n_train - (size_t)T); /* starts 0 .. n_train-T-1 */
+    for (int b = 0; b < B; b++) {
+        uint64_t start = tt_rand_below(seed, TT_STREAM_BATCH, (uint64_t)(first_seq + b), range);
+        memcpy(out + (size_t)b * (size_t)(T + 1), c->bytes + start, (size_t)T + 1);
+    }
+}
+
+/* high 64 bits of a * b */
+static uint64_t mulhi64(uint64_t a, uint64_t b) {
+    uint64_t al = (uint32_t)a, ah = a >> 32, bl = (uint32_t)b, bh = b >> 32;
+    uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+    uint64_t mid = (ll >> 32) + (uint32_t)lh + (uint32_t)hl;
+    return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+}
+
+void tt_batch_val(const tt_corpus *c, int64_t k, int B, int T, uint8_t *out) {
+    size_t n_val = c->n - c->n_train;
+    uint64_t range = (uint64_t)(n_val - (size_t)T);
+    for (int b = 0; b < B; b++) {
+        uint64_t j = (uint64_t)k * (uint64_t)B + (uint64_t)b;
+        uint64_t frac = j * 0x9E3779B97F4A7C15ull; /* frac(j * phi) in units of 2^-64 */
+        uint64_t start = c->n_train + mulhi64(frac, range);
+        memcpy(out + (size_t)b * (size_t)(T + 1), c->bytes + start, (size_t)T + 1);
+    }
+}

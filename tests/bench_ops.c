@@ -1,0 +1,148 @@
+/* bench_ops.c — microbenchmark of the CPU backend (not a test, not in ctest):
+ * steady-state ms of one full training step of a preset, and of each op at
+ * that preset's shapes, with the achieved GFLOP/s of the matmuls.
+ *
+ *   cc -O2 -march=native -std=gnu11 -Isrc -Isrc/cpu tests/bench_ops.c src/tt.c \
+ *      src/config.c src/rng.c src/model.c src/pool.c src/cpu/*.c -lpthread -lm -o bench_ops
+ *   [TT_CPU_PROFILE=1] ./bench_ops [preset] [threads] [reps]
+ *
+ * Times are medians over `reps` repetitions after two warm-up runs.
+ * TT_CPU_PROFILE=1 also prints the backend's per-op time split of the step. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "model.h"
+#include "ops.h"
+#include "ops_internal.h"
+#include "rng.h"
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+#define MAXREP 1000
+static double times[MAXREP];
+
+#define BENCH(label, flops, reps, code)                                                     \
+    do {                                                                                    \
+        for (int w_ = 0; w_ < 2; w_++) { code; }                                            \
+        for (int r_ = 0; r_ < (reps); r_++) {                                               \
+            double t0_ = tt_now();                                                          \
+            code;                                                                           \
+            times[r_] = tt_now() - t0_;                                                     \
+        }                                                                                   \
+        qsort(times, (size_t)(reps), sizeof(double), cmp_d);                                \
+        double med_ = times[(reps) / 2];                                                    \
+        if ((flops) > 0)                                                                    \
+            printf("  %-34s %9.3f ms  %8.1f GFLOP/s\n", label, med_ * 1e3, (flops) / med_ * 1e-9); \
+        else                                                                                \
+            printf("  %-34s %9.3f ms\n", label, med_ * 1e3);                                \
+    } while (0)
+
+static void nop_task(void *arg, int64_t i, int tid) {
+    (void)arg, (void)i, (void)tid;
+}
+
+static float *buf(size_t n, uint64_t seed) {
+    float *p = tt_alloc(n * sizeof(float), NULL);
+    for (size_t i = 0; i < n; i++) p[i] = 2.0f * tt_rand_uniform(seed, 9, i) - 1.0f;
+    return p;
+}
+
+int main(int argc, char **argv) {
+    const char *name = argc > 1 ? argv[1] : "tiny";
+    int threads = argc > 2 ? atoi(argv[2]) : 0;
+    int reps = argc > 3 ? atoi(argv[3]) : 10;
+    if (reps < 1) reps = 1;
+    if (reps > MAXREP) reps = MAXREP;
+    const tt_preset *pr = tt_preset_find(name);
+    if (!pr) {
+        fprintf(stderr, "unknown preset %s\n", name);
+        return 1;
+    }
+    tt_model_config c = pr->cfg;
+    tt_status st;
+    tt_backend *be;
+    if (tt_backend_cpu_create(&c, threads, &be, &st)) {
+        fprintf(stderr, "%s\n", st.msg);
+        return 1;
+    }
+    int B = c.batch, T = c.ctx, C = c.d_model, NH = c.n_head, V = c.vocab, N = B * T;
+    printf("preset %s (%lld params), B=%d T=%d, %s\n", name, (long long)pr->n_params, B, T, be->device_name);
+    float *p = malloc(be->layout.total * sizeof(float));
+    tt_model_init_params(&c, &be->layout, 1, p, NULL);
+    be->vt->set_state(be, p, NULL, NULL, &st);
+    uint8_t *tok = malloc((size_t)B * (T + 1));
+    for (size_t i = 0; i < (size_t)B * (T + 1); i++) tok[i] = (uint8_t)tt_rand_below(1, 1, i, 256);
+    tt_optim_args opt = {1e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 1.0f, 0.1f, 0.05f};
+    BENCH("full step (fwd+bwd+adamw)", tt_config_step_flops(&c), reps, be->vt->step(be, tok, 1, &opt, &st));
+
+    /* ops at this preset's shapes */
+    tt_cpu cpu;
+    tt_cpu_create(&cpu, threads, tt_model_shared_scratch(&c), tt_model_thread_scratch(&c), &st);
+    float *x = buf((size_t)N * 4 * C, 1), *y = buf((size_t)N * 4 * C, 2), *w = buf((size_t)4 * C * C, 3);
+    float *b = buf((size_t)4 * C, 4), *dw = buf((size_t)4 * C * C, 5), *db = buf((size_t)4 * C, 6);
+    float *qkv = buf((size_t)N * 3 * C, 7), *dqkv = buf((size_t)N * 3 * C, 8), *lse = buf((size_t)B * NH * T, 9);
+    float *lg = buf((size_t)N * V, 10), *wte = buf((size_t)V * C, 11), *mean = buf(N, 12), *rstd = buf(N, 13);
+    float *dx = buf((size_t)N * 4 * C, 14);
+    int32_t *tg = malloc((size_t)N * sizeof *tg);
+    for (int i = 0; i < N; i++) tg[i] = i % V;
+    double f;
+    BENCH("empty op (1 phase, 64 chunks)", 0, reps, tt_cpu_run1(&cpu, nop_task, NULL, 64));
+    {
+        tt_phase ph2[2] = {{1, {{nop_task, NULL, 64}}}, {1, {{nop_task, NULL, 64}}}};
+        BENCH("empty op (2 phases, 64 chunks)", 0, reps, tt_cpu_run(&cpu, ph2, 2));
+    }
+    {
+        tt_span *spans;
+        int64_t ns;
+        tt_spans_build(&be->layout, &spans, &ns, &st);
+        size_t n = be->layout.total;
+        float *pp = buf(n, 20), *gg = buf(n, 21), *mm = buf(n, 22), *vv = buf(n, 23);
+        double *part = malloc((size_t)ns * sizeof(double));
+        for (size_t i = 0; i < n; i++) vv[i] = fabsf(vv[i]);
+        BENCH("grad norm", 0, reps, tt_grad_sumsq(&cpu, gg, spans, ns, part));
+        BENCH("adamw", 0, reps, tt_adamw_update(&cpu, pp, gg, mm, vv, spans, ns, &opt, 0.5f, 0));
+        free(spans), free(part);
+    }
+    {
+        float *emb = buf((size_t)N * C, 30);
+        BENCH("encoder fwd", 0, reps, tt_encoder_forward(&cpu, emb, tg, wte, wte, B, T, C));
+        BENCH("encoder bwd", 0, reps, tt_encoder_backward(&cpu, dw, dw, emb, tg, B, T, C, V));
+    }
+    f = 2.0 * N * C * 3 * C;
+    BENCH("qkv fwd", f, reps, tt_qkv_forward(&cpu, qkv, x, w, b, w, b, w, b, N, C));
+    BENCH("qkv bwd", 2 * f, reps, tt_qkv_backward(&cpu, dx, dw, db, dw, db, dw, db, dqkv, x, w, w, w, N, C));
+    f = 2.0 * N * C * 4 * C;
+    BENCH("fc fwd (C -> 4C)", f, reps, tt_matmul_forward(&cpu, y, x, w, b, N, C, 4 * C));
+    BENCH("fc bwd", 2 * f, reps, tt_matmul_backward(&cpu, dx, dw, db, y, x, w, N, C, 4 * C));
+    BENCH("  fc bwd dinp only (NT)", f, reps, tt_matmul_backward(&cpu, dx, NULL, NULL, y, x, w, N, C, 4 * C));
+    BENCH("  fc bwd dweight only (TN)", f, reps, tt_matmul_backward(&cpu, NULL, dw, NULL, y, x, w, N, C, 4 * C));
+    BENCH("proj fwd (4C -> C)", f, reps, tt_matmul_residual_forward(&cpu, y, x, w, b, y, N, 4 * C, C));
+    BENCH("proj bwd", 2 * f, reps, tt_matmul_backward(&cpu, dx, dw, db, y, x, w, N, 4 * C, C));
+    BENCH("  proj bwd dinp only (NT)", f, reps, tt_matmul_backward(&cpu, dx, NULL, NULL, y, x, w, N, 4 * C, C));
+    BENCH("  proj bwd dweight only (TN)", f, reps, tt_matmul_backward(&cpu, NULL, dw, NULL, y, x, w, N, 4 * C, C));
+    f = 2.0 * N * C * C;
+    BENCH("o fwd (C -> C)", f, reps, tt_matmul_residual_forward(&cpu, y, x, w, b, y, N, C, C));
+    BENCH("o bwd", 2 * f, reps, tt_matmul_backward(&cpu, dx, dw, db, y, x, w, N, C, C));
+    f = 2.0 * N * C * V;
+    BENCH("head fwd", f, reps, tt_head_forward(&cpu, lg, x, wte, N, C, V));
+    BENCH("head bwd", 2 * f, reps, tt_head_backward(&cpu, dx, dw, lg, x, wte, N, C, V));
+    f = 2.0 * B * T * T * C; /* causal: half of QK^T and PV */
+    tt_attention_forward(&cpu, y, lse, qkv, B, T, C, NH);
+    BENCH("attention fwd", f, reps, tt_attention_forward(&cpu, y, lse, qkv, B, T, C, NH));
+    BENCH("attention bwd", 2 * f, reps, tt_attention_backward(&cpu, dqkv, x, qkv, y, lse, B, T, C, NH));
+    BENCH("layernorm fwd", 0, reps, tt_layernorm_forward(&cpu, y, mean, rstd, x, b, b, N, C));
+    BENCH("layernorm bwd", 0, reps, tt_layernorm_backward(&cpu, dx, db, db, y, x, b, mean, rstd, N, C, 1));
+    BENCH("gelu fwd (N x 4C)", 0, reps, tt_gelu_forward(&cpu, y, x, (size_t)N * 4 * C));
+    BENCH("gelu bwd", 0, reps, tt_gelu_backward(&cpu, dx, x, y, (size_t)N * 4 * C));
+    BENCH("softmax+CE fwd+bwd", 0, reps, tt_crossentropy_forward(&cpu, mean, lg, lg, tg, N, V, 1e-3f));
+    if (cpu.error) printf("  (an op was refused: scratch too small)\n");
+    tt_backend_destroy(be);
+    tt_cpu_destroy(&cpu);
+    return 0;
+}

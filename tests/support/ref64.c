@@ -1,0 +1,411 @@
+/* ref64.c — float64 reference implementation (see ref64.h). Deliberately
+ * naive: direct loops over the math of each op. */
+#include "ref64.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+double *ref_alloc(size_t n) {
+    double *p = calloc(n ? n : 1, sizeof(double));
+    if (!p) abort(); /* tests only */
+    return p;
+}
+
+double *ref_from_float(const float *x, size_t n) {
+    double *p = ref_alloc(n);
+    for (size_t i = 0; i < n; i++) p[i] = x[i];
+    return p;
+}
+
+void ref_to_float(float *dst, const double *x, size_t n) {
+    for (size_t i = 0; i < n; i++) dst[i] = (float)x[i];
+}
+
+/* ---- encoder ---- */
+
+void ref_encoder_forward(double *out, const int32_t *inp, const double *wte, const double *wpe, int B, int T, int C) {
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) {
+            int tok = inp[b * T + t];
+            for (int c = 0; c < C; c++)
+                out[((size_t)b * T + t) * C + c] = wte[(size_t)tok * C + c] + wpe[(size_t)t * C + c];
+        }
+}
+
+void ref_encoder_backward(double *dwte, double *dwpe, const double *dout, const int32_t *inp, int B, int T, int C,
+                          int V) {
+    if (dwte) memset(dwte, 0, (size_t)V * C * sizeof(double));
+    if (dwpe) memset(dwpe, 0, (size_t)T * C * sizeof(double));
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) {
+            const double *d = dout + ((size_t)b * T + t) * C;
+            int tok = inp[b * T + t];
+            for (int c = 0; c < C; c++) {
+                if (dwte) dwte[(size_t)tok * C + c] += d[c];
+                if (dwpe) dwpe[(size_t)t * C + c] += d[c];
+            }
+        }
+}
+
+/* ---- layernorm ---- */
+
+#define REF_LN_EPS 1e-5
+
+static void ln_stats(const double *x, int C, double *mean, double *rstd) {
+    double m = 0.0, v = 0.0;
+    for (int c = 0; c < C; c++) m += x[c];
+    m /= C;
+    for (int c = 0; c < C; c++) v += (x[c] - m) * (x[c] - m);
+    v /= C;
+    *mean = m;
+    *rstd = 1.0 / sqrt(v + REF_LN_EPS);
+}
+
+void ref_layernorm_forward(double *out, double *mean, double *rstd, const double *inp, const double *weight,
+                           const double *bias, int N, int C) {
+    for (int i = 0; i < N; i++) {
+        const double *x = inp + (size_t)i * C;
+        double m, s;
+        ln_stats(x, C, &m, &s);
+        for (int c = 0; c < C; c++) out[(size_t)i * C + c] = (x[c] - m) * s * weight[c] + bias[c];
+        if (mean) mean[i] = m;
+        if (rstd) rstd[i] = s;
+    }
+}
+
+void ref_layernorm_backward(double *dinp, double *dweight, double *dbias, const double *dout, const double *inp,
+                            const double *weight, int N, int C) {
+    if (dweight) memset(dweight, 0, (size_t)C * sizeof(double));
+    if (dbias) memset(dbias, 0, (size_t)C * sizeof(double));
+    for (int i = 0; i < N; i++) {
+        const double *x = inp + (size_t)i * C, *dy = dout + (size_t)i * C;
+        double m, s;
+        ln_stats(x, C, &m, &s);
+        double a = 0.0, b = 0.0;
+        for (int c = 0; c < C; c++) {
+            double xh = (x[c] - m) * s, dn = dy[c] * weight[c];
+            a += dn;
+            b += dn * xh;
+            if (dweight) dweight[c] += dy[c] * xh;
+            if (dbias) dbias[c] += dy[c];
+        }
+        a /= C;
+        b /= C;
+        if (dinp)
+            for (int c = 0; c < C; c++) {
+                double xh = (x[c] - m) * s;
+                dinp[(size_t)i * C + c] = (dy[c] * weight[c] - a - xh * b) * s;
+            }
+    }
+}
+
+/* ---- matmul ---- */
+
+void ref_matmul_forward(double *out, const double *inp, const double *weight, const double *bias, int N, int C, int OC) {
+    for (int i = 0; i < N; i++)
+        for (int o = 0; o < OC; o++) {
+            double s = bias ? bias[o] : 0.0;
+            for (int c = 0; c < C; c++) s += inp[(size_t)i * C + c] * weight[(size_t)c * OC + o];
+            out[(size_t)i * OC + o] = s;
+        }
+}
+
+void ref_matmul_backward(double *dinp, double *dweight, double *dbias, const double *dout, const double *inp,
+                         const double *weight, int N, int C, int OC) {
+    if (dinp)
+        for (int i = 0; i < N; i++)
+            for (int c = 0; c < C; c++) {
+                double s = 0.0;
+                for (int o = 0; o < OC; o++) s += dout[(size_t)i * OC + o] * weight[(size_t)c * OC + o];
+                dinp[(size_t)i * C + c] = s;
+            }
+    if (dweight)
+        for (int c = 0; c < C; c++)
+            for (int o = 0; o < OC; o++) {
+                double s = 0.0;
+                for (int i = 0; i < N; i++) s += inp[(size_t)i * C + c] * dout[(size_t)i * OC + o];
+                dweight[(size_t)c * OC + o] = s;
+            }
+    if (dbias)
+        for (int o = 0; o < OC; o++) {
+            double s = 0.0;
+            for (int i = 0; i < N; i++) s += dout[(size_t)i * OC + o];
+            dbias[o] = s;
+        }
+}
+
+void ref_head_forward(double *logits, const double *inp, const double *wte, int N, int C, int V) {
+    for (int i = 0; i < N; i++)
+        for (int v = 0; v < V; v++) {
+            double s = 0.0;
+            for (int c = 0; c < C; c++) s += inp[(size_t)i * C + c] * wte[(size_t)v * C + c];
+            logits[(size_t)i * V + v] = s;
+        }
+}
+
+void ref_head_backward(double *dinp, double *dwte, const double *dlogits, const double *inp, const double *wte, int N,
+                       int C, int V) {
+    if (dinp)
+        for (int i = 0; i < N; i++)
+            for (int c = 0; c < C; c++) {
+                double s = 0.0;
+                for (int v = 0; v < V; v++) s += dlogits[(size_t)i * V + v] * wte[(size_t)v * C + c];
+                dinp[(size_t)i * C + c] = s;
+            }
+    if (dwte)
+        for (int v = 0; v < V; v++)
+            for (int c = 0; c < C; c++) {
+                double s = 0.0;
+                for (int i = 0; i < N; i++) s += dlogits[(size_t)i * V + v] * inp[(size_t)i * C + c];
+                dwte[(size_t)v * C + c] = s;
+            }
+}
+
+/* ---- attention ---- */
+
+void ref_attention_forward(double *out, double *lse, const double *qkv, int B, int T, int C, int NH) {
+    int hs = C / NH;
+    double scale = 1.0 / sqrt((double)hs);
+    double *p = ref_alloc((size_t)T);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < NH; h++)
+            for (int t = 0; t < T; t++) {
+                const double *q = qkv + ((size_t)b * T + t) * 3 * C + (size_t)h * hs;
+                double mx = -INFINITY;
+                for (int j = 0; j <= t; j++) {
+                    const double *k = qkv + ((size_t)b * T + j) * 3 * C + C + (size_t)h * hs;
+                    double s = 0.0;
+                    for (int d = 0; d < hs; d++) s += q[d] * k[d];
+                    p[j] = s * scale;
+                    if (p[j] > mx) mx = p[j];
+                }
+                double sum = 0.0;
+                for (int j = 0; j <= t; j++) {
+                    p[j] = exp(p[j] - mx);
+                    sum += p[j];
+                }
+                double *o = out + ((size_t)b * T + t) * C + (size_t)h * hs;
+                for (int d = 0; d < hs; d++) {
+                    double s = 0.0;
+                    for (int j = 0; j <= t; j++) s += p[j] / sum * qkv[((size_t)b * T + j) * 3 * C + 2 * C + (size_t)h * hs + d];
+                    o[d] = s;
+                }
+                if (lse) lse[((size_t)b * NH + h) * T + t] = mx + log(sum);
+            }
+    free(p);
+}
+
+void ref_attention_backward(double *dqkv, const double *dout, const double *qkv, int B, int T, int C, int NH) {
+    int hs = C / NH;
+    double scale = 1.0 / sqrt((double)hs);
+    double *p = ref_alloc((size_t)T), *dp = ref_alloc((size_t)T);
+    memset(dqkv, 0, (size_t)B * T * 3 * C * sizeof(double));
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < NH; h++)
+            for (int t = 0; t < T; t++) {
+                const double *q = qkv + ((size_t)b * T + t) * 3 * C + (size_t)h * hs;
+                const double *dO = dout + ((size_t)b * T + t) * C + (size_t)h * hs;
+                double mx = -INFINITY;
+                for (int j = 0; j <= t; j++) {
+                    const double *k = qkv + ((size_t)b * T + j) * 3 * C + C + (size_t)h * hs;
+                    double s = 0.0;
+                    for (int d = 0; d < hs; d++) s += q[d] * k[d];
+                    p[j] = s * scale;
+                    if (p[j] > mx) mx = p[j];
+                }
+                double sum = 0.0;
+                for (int j = 0; j <= t; j++) {
+                    p[j] = exp(p[j] - mx);
+                    sum += p[j];
+                }
+                for (int j = 0; j <= t; j++) p[j] /= sum;
+                /* out_t = sum_j p_j v_j: dp_j = dO . v_j ; dv_j += p_j dO */
+                double dsum = 0.0;
+                for (int j = 0; j <= t; j++) {
+                    const double *v = qkv + ((size_t)b * T + j) * 3 * C + 2 * C + (size_t)h * hs;
+                    double *dv = dqkv + ((size_t)b * T + j) * 3 * C + 2 * C + (size_t)h * hs;
+                    double s = 0.0;
+                    for (int d = 0; d < hs; d++) {
+                        s += dO[d] * v[d];
+                        dv[d] += p[j] * dO[d];
+                    }
+                    dp[j] = s;
+                    dsum += p[j] * s;
+                }
+                /* softmax backward, then the scaled dot products */
+                double *dq = dqkv + ((size_t)b * T + t) * 3 * C + (size_t)h * hs;
+                for (int j = 0; j <= t; j++) {
+                    double ds = p[j] * (dp[j] - dsum) * scale;
+                    const double *k = qkv + ((size_t)b * T + j) * 3 * C + C + (size_t)h * hs;
+                    double *dk = dqkv + ((size_t)b * T + j) * 3 * C + C + (size_t)h * hs;
+                    for (int d = 0; d < hs; d++) {
+                        dq[d] += ds * k[d];
+                        dk[d] += ds * q[d];
+                    }
+                }
+            }
+    free(p);
+    free(dp);
+}
+
+/* ---- GELU ---- */
+
+double ref_gelu(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
+
+void ref_gelu_forward(double *out, const double *inp, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = ref_gelu(inp[i]);
+}
+
+void ref_gelu_backward(double *dinp, const double *inp, const double *dout, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        double x = inp[i];
+        double g = 0.5 * (1.0 + erf(x / sqrt(2.0))) + x * exp(-0.5 * x * x) / sqrt(2.0 * M_PI);
+        dinp[i] = g * dout[i];
+    }
+}
+
+/* ---- cross-entropy ---- */
+
+double ref_crossentropy(double *losses, double *dlogits, const double *logits, const int32_t *targets, int N, int V,
+                        double dscale) {
+    double total = 0.0;
+    for (int i = 0; i < N; i++) {
+        const double *x = logits + (size_t)i * V;
+        double mx = -INFINITY;
+        for (int v = 0; v < V; v++) mx = x[v] > mx ? x[v] : mx;
+        double sum = 0.0;
+        for (int v = 0; v < V; v++) sum += exp(x[v] - mx);
+        double lse = mx + log(sum);
+        double l = lse - x[targets[i]];
+        if (losses) losses[i] = l;
+        total += l;
+        if (dlogits)
+            for (int v = 0; v < V; v++)
+                dlogits[(size_t)i * V + v] = (exp(x[v] - lse) - (v == targets[i] ? 1.0 : 0.0)) * dscale;
+    }
+    return total / N;
+}
+
+/* ---- whole model ---- */
+
+double ref_gpt_loss_grad(const tt_model_config *cfg, const tt_layout *lo, const double *params, const uint8_t *tokens,
+                         int B, double *grads) {
+    int T = cfg->ctx, C = cfg->d_model, L = cfg->n_layer, NH = cfg->n_head, V = cfg->vocab;
+    int N = B * T;
+    size_t NC = (size_t)N * C;
+#define PR(k, l) (params + tt_layout_offset(lo, cfg, (k), (l)))
+#define GR(k, l) (grads + tt_layout_offset(lo, cfg, (k), (l)))
+    int32_t *inp = malloc((size_t)N * sizeof *inp), *tgt = malloc((size_t)N * sizeof *tgt);
+    if (!inp || !tgt) abort();
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) {
+            inp[b * T + t] = tokens[(size_t)b * (T + 1) + t];
+            tgt[b * T + t] = tokens[(size_t)b * (T + 1) + t + 1];
+        }
+    /* activations: x[l] is the input of layer l, x[L] the input of ln_f */
+    double **x = malloc((size_t)(L + 1) * sizeof *x);
+    double **ln1 = malloc((size_t)L * sizeof *ln1), **qkv = malloc((size_t)L * sizeof *qkv);
+    double **att = malloc((size_t)L * sizeof *att), **res2 = malloc((size_t)L * sizeof *res2);
+    double **ln2 = malloc((size_t)L * sizeof *ln2), **fch = malloc((size_t)L * sizeof *fch);
+    double **fchg = malloc((size_t)L * sizeof *fchg);
+    if (!x || !ln1 || !qkv || !att || !res2 || !ln2 || !fch || !fchg) abort();
+    x[0] = ref_alloc(NC);
+    ref_encoder_forward(x[0], inp, PR(TT_WTE, 0), PR(TT_WPE, 0), B, T, C);
+    double *tmp = ref_alloc(NC);
+    for (int l = 0; l < L; l++) {
+        ln1[l] = ref_alloc(NC);
+        qkv[l] = ref_alloc(3 * NC);
+        att[l] = ref_alloc(NC);
+        res2[l] = ref_alloc(NC);
+        ln2[l] = ref_alloc(NC);
+        fch[l] = ref_alloc(4 * NC);
+        fchg[l] = ref_alloc(4 * NC);
+        x[l + 1] = ref_alloc(NC);
+        ref_layernorm_forward(ln1[l], NULL, NULL, x[l], PR(TT_LN1W, l), PR(TT_LN1B, l), N, C);
+        const tt_tensor_kind wk[3] = {TT_QW, TT_KW, TT_VALW}, bk[3] = {TT_QB, TT_KB, TT_VALB};
+        for (int s = 0; s < 3; s++) {
+            ref_matmul_forward(tmp, ln1[l], PR(wk[s], l), PR(bk[s], l), N, C, C);
+            for (int i = 0; i < N; i++) memcpy(qkv[l] + (size_t)i * 3 * C + (size_t)s * C, tmp + (size_t)i * C, (size_t)C * sizeof(double));
+        }
+        ref_attention_forward(att[l], NULL, qkv[l], B, T, C, NH);
+        ref_matmul_forward(tmp, att[l], PR(TT_OW, l), PR(TT_OB, l), N, C, C);
+        for (size_t i = 0; i < NC; i++) res2[l][i] = x[l][i] + tmp[i];
+        ref_layernorm_forward(ln2[l], NULL, NULL, res2[l], PR(TT_LN2W, l), PR(TT_LN2B, l), N, C);
+        ref_matmul_forward(fch[l], ln2[l], PR(TT_FCW, l), PR(TT_FCB, l), N, C, 4 * C);
+        ref_gelu_forward(fchg[l], fch[l], 4 * NC);
+        ref_matmul_forward(tmp, fchg[l], PR(TT_PROJW, l), PR(TT_PROJB, l), N, 4 * C, C);
+        for (size_t i = 0; i < NC; i++) x[l + 1][i] = res2[l][i] + tmp[i];
+    }
+    double *lnf = ref_alloc(NC), *logits = ref_alloc((size_t)N * V), *dlogits = ref_alloc((size_t)N * V);
+    ref_layernorm_forward(lnf, NULL, NULL, x[L], PR(TT_LNFW, 0), PR(TT_LNFB, 0), N, C);
+    ref_head_forward(logits, lnf, PR(TT_WTE, 0), N, C, V);
+    double loss = ref_crossentropy(NULL, dlogits, logits, tgt, N, V, 1.0 / N);
+
+    if (grads) {
+        memset(grads, 0, lo->total * sizeof(double));
+        double *dx = ref_alloc(NC), *dln = ref_alloc(NC), *dtmp = ref_alloc(NC), *dq = ref_alloc(NC);
+        double *dqkv = ref_alloc(3 * NC), *dfch = ref_alloc(4 * NC), *dfchg = ref_alloc(4 * NC);
+        double *gw = ref_alloc((size_t)(V > 4 * C ? V : 4 * C) * C), *gb = ref_alloc((size_t)4 * C);
+        double *gw2 = ref_alloc((size_t)V * C);
+        /* head + ln_f */
+        ref_head_backward(dln, gw2, dlogits, lnf, PR(TT_WTE, 0), N, C, V);
+        for (size_t i = 0; i < (size_t)V * C; i++) GR(TT_WTE, 0)[i] += gw2[i];
+        ref_layernorm_backward(dx, GR(TT_LNFW, 0), GR(TT_LNFB, 0), dln, x[L], PR(TT_LNFW, 0), N, C);
+        for (int l = L - 1; l >= 0; l--) {
+            /* x[l+1] = res2 + proj(gelu(fc(ln2(res2)))) */
+            ref_matmul_backward(dfchg, GR(TT_PROJW, l), GR(TT_PROJB, l), dx, fchg[l], PR(TT_PROJW, l), N, 4 * C, C);
+            ref_gelu_backward(dfch, fch[l], dfchg, 4 * NC);
+            ref_matmul_backward(dln, GR(TT_FCW, l), GR(TT_FCB, l), dfch, ln2[l], PR(TT_FCW, l), N, C, 4 * C);
+            ref_layernorm_backward(dtmp, GR(TT_LN2W, l), GR(TT_LN2B, l), dln, res2[l], PR(TT_LN2W, l), N, C);
+            for (size_t i = 0; i < NC; i++) dx[i] += dtmp[i]; /* dx = d res2 */
+            /* res2 = x[l] + o(att(qkv(ln1(x[l])))) */
+            ref_matmul_backward(dtmp, GR(TT_OW, l), GR(TT_OB, l), dx, att[l], PR(TT_OW, l), N, C, C);
+            ref_attention_backward(dqkv, dtmp, qkv[l], B, T, C, NH);
+            const tt_tensor_kind wk[3] = {TT_QW, TT_KW, TT_VALW}, bk[3] = {TT_QB, TT_KB, TT_VALB};
+            memset(dln, 0, NC * sizeof(double));
+            for (int s = 0; s < 3; s++) {
+                for (int i = 0; i < N; i++) memcpy(dq + (size_t)i * C, dqkv + (size_t)i * 3 * C + (size_t)s * C, (size_t)C * sizeof(double));
+                ref_matmul_backward(dtmp, GR(wk[s], l), GR(bk[s], l), dq, ln1[l], PR(wk[s], l), N, C, C);
+                for (size_t i = 0; i < NC; i++) dln[i] += dtmp[i];
+            }
+            ref_layernorm_backward(dtmp, GR(TT_LN1W, l), GR(TT_LN1B, l), dln, x[l], PR(TT_LN1W, l), N, C);
+            for (size_t i = 0; i < NC; i++) dx[i] += dtmp[i];
+        }
+        ref_encoder_backward(gw2, GR(TT_WPE, 0), dx, inp, B, T, C, V);
+        for (size_t i = 0; i < (size_t)V * C; i++) GR(TT_WTE, 0)[i] += gw2[i];
+        free(dx), free(dln), free(dtmp), free(dq), free(dqkv), free(dfch), free(dfchg), free(gw), free(gb), free(gw2);
+    }
+    for (int l = 0; l < L; l++) {
+        free(ln1[l]), free(qkv[l]), free(att[l]), free(res2[l]), free(ln2[l]), free(fch[l]), free(fchg[l]);
+    }
+    for (int l = 0; l <= L; l++) free(x[l]);
+    free(x), free(ln1), free(qkv), free(att), free(res2), free(ln2), free(fch), free(fchg);
+    free(tmp), free(lnf), free(logits), free(dlogits), free(inp), free(tgt);
+#undef PR
+#undef GR
+    return loss;
+}
+
+/* ---- optimizer ---- */
+
+double ref_optimizer_step(const tt_layout *lo, double *params, double *m, double *v, const double *grads,
+                          const tt_optim_args *opt) {
+    double ss = 0.0;
+    for (size_t i = 0; i < lo->total; i++) ss += grads[i] * grads[i];
+    double norm = sqrt(ss);
+    double scale = (opt->clip > 0 && norm > opt->clip) ? opt->clip / (norm + 1e-6) : 1.0;
+    double lr = opt->lr, b1 = opt->beta1, b2 = opt->beta2, eps = opt->eps, wd = opt->weight_decay;
+    double bc1 = opt->bc1, bc2 = opt->bc2;
+    for (int t = 0; t < lo->n_tensors; t++) {
+        const tt_tensor_info *ti = &lo->t[t];
+        for (size_t j = ti->offset; j < ti->offset + ti->numel; j++) {
+            double g = grads[j] * scale;
+            if (ti->decay) params[j] -= lr * wd * params[j];
+            m[j] = b1 * m[j] + (1 - b1) * g;
+            v[j] = b2 * v[j] + (1 - b2) * g * g;
+            params[j] -= lr * (m[j] / bc1) / (sqrt(v[j] / bc2) + eps);
+        }
+    }
+    return norm;
+}

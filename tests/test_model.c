@@ -1,0 +1,409 @@
+/* test_model.c — the whole model on the CPU backend: parameter counts of
+ * every preset, deterministic init, forward + backward of the tiny preset and
+ * an odd config against the float64 reference (tests/support/ref64.c),
+ * eval, an overfit run, bit-identical training for 1, 2 and 3 threads,
+ * gradient accumulation, one AdamW step (clipping active) against the
+ * reference, and the behemoth memory plan. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "backend_cpu.h"
+#include "model.h"
+#include "pool.h"
+#include "ref64.h"
+#include "rng.h"
+#include "tt_test.h"
+
+#define CHECK_REL_M(a, b, n)                                                   \
+    do {                                                                       \
+        double e_ = tt_test_max_rel_err((a), (b), (n));                        \
+        CHECK_MSG(e_ < 1e-4, "%s vs %s: rel err %.3g", #a, #b, e_);           \
+    } while (0)
+
+static uint8_t *rand_tokens(int n_micro, int B, int T, uint64_t seed) {
+    size_t n = (size_t)n_micro * B * (T + 1);
+    uint8_t *t = malloc(n);
+    for (size_t i = 0; i < n; i++) t[i] = (uint8_t)tt_rand_below(seed, TT_STREAM_TEST, i, 256);
+    return t;
+}
+
+/* params from the model init, then every bias and LayerNorm parameter made
+ * random too, so that no gradient path is trivially zero or one */
+static float *model_params(const tt_model_config *c, const tt_layout *lo, uint64_t seed) {
+    float *p = malloc(lo->total * sizeof *p);
+    tt_model_init_params(c, lo, seed, p, NULL);
+    for (int i = 0; i < lo->n_tensors; i++) {
+        const tt_tensor_info *t = &lo->t[i];
+        if (t->ndim == 2) continue;
+        int gain = t->kind == TT_LN1W || t->kind == TT_LN2W || t->kind == TT_LNFW;
+        for (size_t j = 0; j < t->numel; j++)
+            p[t->offset + j] = (gain ? 1.0f : 0.0f) + 0.1f * (2.0f * tt_rand_uniform(seed + 1, TT_STREAM_TEST, t->offset + j) - 1.0f);
+    }
+    return p;
+}
+
+static tt_backend *make_backend(const tt_model_config *c, int threads) {
+    tt_backend *be = NULL;
+    tt_status st;
+    int rc = tt_backend_cpu_create(c, threads, &be, &st);
+    CHECK_MSG(rc == TT_OK, "create: %s", st.msg);
+    return rc == TT_OK ? be : NULL;
+}
+
+TT_TEST(preset_param_counts) {
+    for (int i = 0; i < tt_n_presets; i++) {
+        const tt_preset *p = &tt_presets[i];
+        tt_layout lo;
+        tt_status st;
+        CHECK(tt_config_validate(&p->cfg, &st) == TT_OK);
+        CHECK_MSG(tt_config_param_count(&p->cfg) == p->n_params, "%s", p->name);
+        CHECK(tt_layout_build(&p->cfg, &lo, &st) == TT_OK);
+        CHECK_MSG((int64_t)lo.total == p->n_params, "%s: layout %zu vs %lld", p->name, lo.total, (long long)p->n_params);
+        /* tensors tile the buffer without gaps */
+        size_t off = 0;
+        for (int t = 0; t < lo.n_tensors; t++) {
+            CHECK(lo.t[t].offset == off);
+            off += lo.t[t].numel;
+        }
+        CHECK(off == lo.total);
+        tt_layout_free(&lo);
+        CHECK(tt_preset_find(p->name) == p);
+    }
+    /* the numbers from the issue, independently of the table */
+    CHECK(tt_preset_find("tiny")->n_params == 70464);
+    CHECK(tt_preset_find("small")->n_params == 366432);
+    CHECK(tt_preset_find("medium")->n_params == 838400);
+    CHECK(tt_preset_find("large")->n_params == 2743296);
+    CHECK(tt_preset_find("xl")->n_params == 6416896);
+    CHECK(tt_preset_find("huge")->n_params == 9608704);
+    CHECK(tt_preset_find("massive")->n_params == 25039872);
+    CHECK(tt_preset_find("mega")->n_params == 25138176);
+    CHECK(tt_preset_find("behemoth")->n_params == 473244160);
+}
+
+TT_TEST(init_is_deterministic) {
+    tt_model_config c = tt_preset_find("tiny")->cfg;
+    tt_layout lo;
+    tt_status st;
+    CHECK(tt_layout_build(&c, &lo, &st) == TT_OK);
+    size_t n = lo.total;
+    float *a = malloc(n * 4), *b = malloc(n * 4), *d = malloc(n * 4);
+    tt_test_poison(a, n), tt_test_poison(b, n), tt_test_poison(d, n);
+    tt_pool *pool = tt_pool_create(3);
+    tt_model_init_params(&c, &lo, 1337, a, NULL);
+    tt_model_init_params(&c, &lo, 1337, b, pool);
+    tt_model_init_params(&c, &lo, 1338, d, pool);
+    CHECK(memcmp(a, b, n * 4) == 0);
+    size_t same = 0;
+    for (size_t i = 0; i < n; i++) same += a[i] == d[i];
+    /* a different seed changes every random element (only biases/gains agree) */
+    size_t fixed = 0;
+    for (int i = 0; i < lo.n_tensors; i++)
+        if (lo.t[i].ndim == 1) fixed += lo.t[i].numel;
+    CHECK_MSG(same <= fixed + 10, "%zu equal elements, %zu non-random", same, fixed);
+    /* distributions: std 0.02 for wte, 0.02/sqrt(2L) for projections, biases 0, gains 1 */
+    const tt_tensor_info *wte = &lo.t[tt_layout_index(&c, TT_WTE, 0)];
+    const tt_tensor_info *pw = &lo.t[tt_layout_index(&c, TT_PROJW, 1)];
+    double s2 = 0, p2 = 0;
+    for (size_t j = 0; j < wte->numel; j++) s2 += (double)a[wte->offset + j] * a[wte->offset + j];
+    for (size_t j = 0; j < pw->numel; j++) p2 += (double)a[pw->offset + j] * a[pw->offset + j];
+    CHECK_CLOSE(sqrt(s2 / wte->numel), 0.02, 0.05, 0);
+    CHECK_CLOSE(sqrt(p2 / pw->numel), 0.02 / sqrt(2.0 * c.n_layer), 0.05, 0);
+    CHECK(a[tt_layout_offset(&lo, &c, TT_LN1W, 0)] == 1.0f && a[tt_layout_offset(&lo, &c, TT_QB, 1)] == 0.0f);
+    tt_pool_destroy(pool);
+    free(a), free(b), free(d);
+    tt_layout_free(&lo);
+}
+
+/* per-tensor max error of the CPU gradient against the reference, relative
+ * to the tensor's largest gradient — floored at 1e-3 of the largest gradient
+ * of the model, since some gradients are exactly zero in exact arithmetic
+ * (the key bias: softmax ignores a constant added to every score) */
+static void compare_grads(const char *what, const tt_layout *lo, const float *g, const double *rg, double tol) {
+    double gmax = 0;
+    for (size_t i = 0; i < lo->total; i++) gmax = fmax(gmax, fabs(rg[i]));
+    CHECK(gmax > 0);
+    for (int i = 0; i < lo->n_tensors; i++) {
+        const tt_tensor_info *t = &lo->t[i];
+        double tmax = 1e-3 * gmax, emax = 0;
+        for (size_t j = 0; j < t->numel; j++) {
+            tmax = fmax(tmax, fabs(rg[t->offset + j]));
+            double e = fabs(g[t->offset + j] - rg[t->offset + j]);
+            emax = isnan(e) ? INFINITY : fmax(emax, e);
+        }
+        CHECK_MSG(emax <= tol * tmax, "%s: grad of %s rel err %.3g", what, t->name, emax / tmax);
+    }
+}
+
+static void check_model_vs_reference(const char *what, tt_model_config c, int threads) {
+    tt_backend *be = make_backend(&c, threads);
+    if (!be) return;
+    tt_status st;
+    const tt_layout *lo = &be->layout;
+    float *p = model_params(&c, lo, 42);
+    uint8_t *tok = rand_tokens(1, c.batch, c.ctx, 7);
+    CHECK(be->vt->set_state(be, p, NULL, NULL, &st) == TT_OK);
+    float loss = NAN;
+    float *g = malloc(lo->total * sizeof *g);
+    tt_test_poison(g, lo->total);
+    CHECK(be->vt->loss_and_grad(be, tok, &loss, g, &st) == TT_OK);
+    double *dp = ref_from_float(p, lo->total), *rg = ref_alloc(lo->total);
+    double rl = ref_gpt_loss_grad(&c, lo, dp, tok, c.batch, rg);
+    CHECK_MSG(fabs(loss - rl) <= 1e-4 * fabs(rl), "%s: loss %.8g vs reference %.8g", what, loss, rl);
+    CHECK(rl > 4.0 && rl < 7.0); /* about ln(256) = 5.55 for a fresh model */
+    compare_grads(what, lo, g, rg, 1e-4);
+    /* eval gives the same loss as the training forward, for the full and a smaller batch */
+    float el = NAN;
+    CHECK(be->vt->eval(be, tok, c.batch, &el, &st) == TT_OK);
+    CHECK(el == loss);
+    if (c.batch > 1) {
+        double rl1 = ref_gpt_loss_grad(&c, lo, dp, tok, 1, NULL);
+        CHECK(be->vt->eval(be, tok, 1, &el, &st) == TT_OK);
+        CHECK_MSG(fabs(el - rl1) <= 1e-4 * fabs(rl1), "%s: eval B=1 %.8g vs %.8g", what, el, rl1);
+    }
+    /* a second loss_and_grad gives the same bits (grads are not accumulated across calls) */
+    float *g2 = malloc(lo->total * sizeof *g2);
+    float loss2;
+    CHECK(be->vt->loss_and_grad(be, tok, &loss2, g2, &st) == TT_OK);
+    CHECK(loss2 == loss && memcmp(g, g2, lo->total * sizeof *g) == 0);
+    free(p), free(tok), free(g), free(g2), free(dp), free(rg);
+    tt_backend_destroy(be);
+}
+
+TT_TEST(tiny_model_matches_reference) {
+    check_model_vs_reference("tiny", tt_preset_find("tiny")->cfg, 2);
+}
+
+TT_TEST(odd_model_matches_reference) {
+    tt_model_config c = {1, 12, 3, 7, 3, TT_VOCAB};
+    check_model_vs_reference("L1 C12 H3 T7 B3", c, 3);
+    tt_model_config c2 = {2, 20, 4, 33, 2, TT_VOCAB}; /* head size 5, T past two SIMD widths */
+    check_model_vs_reference("L2 C20 H4 T33 B2", c2, 1);
+}
+
+static tt_optim_args optim_at(float lr, float clip, int step) {
+    tt_optim_args a = {lr, 0.9f, 0.95f, 1e-8f, 0.1f, clip, 0, 0};
+    a.bc1 = (float)(1.0 - pow(0.9, step));
+    a.bc2 = (float)(1.0 - pow(0.95, step));
+    return a;
+}
+
+TT_TEST(overfits_a_short_string) {
+    tt_model_config c = {2, 32, 2, 32, 4, TT_VOCAB};
+    tt_backend *be = make_backend(&c, 2);
+    if (!be) return;
+    tt_status st;
+    const char *text = "tinytrain learns this line by heart. tinytrain learns this line by heart.";
+    size_t len = strlen(text);
+    uint8_t *tok = malloc((size_t)c.batch * (c.ctx + 1));
+    for (int b = 0; b < c.batch; b++)
+        for (int t = 0; t <= c.ctx; t++) tok[b * (c.ctx + 1) + t] = (uint8_t)text[(size_t)(b * 9 + t) % len];
+    float *p = malloc(be->layout.total * sizeof *p);
+    tt_model_init_params(&c, &be->layout, 5, p, NULL);
+    CHECK(be->vt->set_state(be, p, NULL, NULL, &st) == TT_OK);
+    float loss = INFINITY, first = 0, norm = 0;
+    for (int s = 1; s <= 300 && loss > 0.02f; s++) {
+        tt_optim_args a = optim_at(3e-3f, 1.0f, s);
+        CHECK(be->vt->step(be, tok, 1, &a, &st) == TT_OK);
+        CHECK(be->vt->step_result(be, &loss, &norm, &st) == TT_OK);
+        if (s == 1) first = loss;
+    }
+    CHECK(first > 5.0f);
+    CHECK_MSG(loss < 0.05f, "overfit loss %.4f", loss);
+    float el;
+    CHECK(be->vt->eval(be, tok, c.batch, &el, &st) == TT_OK);
+    CHECK_MSG(el < 0.05f, "eval after overfit %.4f", el);
+    free(tok), free(p);
+    tt_backend_destroy(be);
+}
+
+TT_TEST(training_is_bit_identical_across_threads) {
+    tt_model_config c = tt_preset_find("tiny")->cfg;
+    c.batch = 4;
+    const int steps = 5, threads[3] = {1, 2, 3};
+    float losses[3][5], norms[3][5];
+    float *w[3] = {0}, *mm[3] = {0}, *vv[3] = {0};
+    uint8_t *tok = rand_tokens(2 * steps, c.batch, c.ctx, 99);
+    for (int k = 0; k < 3; k++) {
+        tt_backend *be = make_backend(&c, threads[k]);
+        if (!be) return;
+        tt_status st;
+        size_t n = be->layout.total;
+        float *p = malloc(n * sizeof *p);
+        tt_model_init_params(&c, &be->layout, 1337, p, NULL);
+        CHECK(be->vt->set_state(be, p, NULL, NULL, &st) == TT_OK);
+        for (int s = 0; s < steps; s++) {
+            tt_optim_args a = optim_at(1e-3f, 1.0f, s + 1);
+            CHECK(be->vt->step(be, tok + (size_t)s * 2 * c.batch * (c.ctx + 1), 2, &a, &st) == TT_OK);
+            CHECK(be->vt->step_result(be, &losses[k][s], &norms[k][s], &st) == TT_OK);
+        }
+        w[k] = malloc(n * 4), mm[k] = malloc(n * 4), vv[k] = malloc(n * 4);
+        CHECK(be->vt->get_state(be, w[k], mm[k], vv[k], &st) == TT_OK);
+        if (k > 0) {
+            CHECK_MSG(memcmp(losses[k], losses[0], sizeof losses[0]) == 0, "%d threads: losses differ", threads[k]);
+            CHECK_MSG(memcmp(norms[k], norms[0], sizeof norms[0]) == 0, "%d threads: norms differ", threads[k]);
+            CHECK_MSG(memcmp(w[k], w[0], n * 4) == 0, "%d threads: weights differ", threads[k]);
+            CHECK(memcmp(mm[k], mm[0], n * 4) == 0 && memcmp(vv[k], vv[0], n * 4) == 0);
+        }
+        CHECK(memcmp(w[k], p, n * 4) != 0); /* it did train */
+        free(p);
+        tt_backend_destroy(be);
+    }
+    CHECK(losses[0][4] < losses[0][0]);
+    for (int k = 0; k < 3; k++) free(w[k]), free(mm[k]), free(vv[k]);
+    free(tok);
+}
+
+/* 2 micro-batches of B == one step on the concatenated 2B batch: compare the
+ * loss and the first moment m = (1 - beta1) * grad (lr = 0, no clipping) */
+TT_TEST(grad_accumulation_matches_big_batch) {
+    tt_model_config c = {2, 24, 2, 16, 3, TT_VOCAB}, c2 = c;
+    c2.batch = 2 * c.batch;
+    tt_backend *a = make_backend(&c, 2), *b = make_backend(&c2, 2);
+    if (!a || !b) return;
+    tt_status st;
+    size_t n = a->layout.total;
+    float *p = model_params(&c, &a->layout, 3);
+    uint8_t *tok = rand_tokens(2, c.batch, c.ctx, 11); /* (2, B, T+1) == (2B, T+1) */
+    CHECK(a->vt->set_state(a, p, NULL, NULL, &st) == TT_OK);
+    CHECK(b->vt->set_state(b, p, NULL, NULL, &st) == TT_OK);
+    tt_optim_args o = optim_at(0.0f, 0.0f, 1);
+    o.weight_decay = 0.0f;
+    CHECK(a->vt->step(a, tok, 2, &o, &st) == TT_OK);
+    CHECK(b->vt->step(b, tok, 1, &o, &st) == TT_OK);
+    float la, lb, na, nb;
+    a->vt->step_result(a, &la, &na, &st);
+    b->vt->step_result(b, &lb, &nb, &st);
+    CHECK_CLOSE(la, lb, 1e-6, 0);
+    CHECK_CLOSE(na, nb, 1e-5, 0);
+    float *ma = malloc(n * 4), *mb = malloc(n * 4), *pa = malloc(n * 4);
+    CHECK(a->vt->get_state(a, pa, ma, NULL, &st) == TT_OK);
+    CHECK(b->vt->get_state(b, NULL, mb, NULL, &st) == TT_OK);
+    CHECK(memcmp(pa, p, n * 4) == 0); /* lr 0, no decay: weights unchanged */
+    double *dmb = ref_from_float(mb, n);
+    compare_grads("accumulated vs big batch", &a->layout, ma, dmb, 1e-5);
+    /* and the gradient is the reference gradient of the 2B batch */
+    double *dp = ref_from_float(p, n), *rg = ref_alloc(n);
+    ref_gpt_loss_grad(&c2, &b->layout, dp, tok, c2.batch, rg);
+    for (size_t i = 0; i < n; i++) rg[i] *= 1.0 - 0.9;
+    compare_grads("accumulated vs reference", &a->layout, ma, rg, 1e-4);
+    free(p), free(tok), free(ma), free(mb), free(pa), free(dmb), free(dp), free(rg);
+    tt_backend_destroy(a);
+    tt_backend_destroy(b);
+}
+
+/* one full step (forward, backward, norm, clip, AdamW) against the reference,
+ * from a non-zero optimizer state so the update is smooth in the gradient */
+TT_TEST(adamw_step_matches_reference_with_clipping) {
+    tt_model_config c = {1, 16, 2, 8, 2, TT_VOCAB};
+    tt_backend *be = make_backend(&c, 3);
+    if (!be) return;
+    tt_status st;
+    const tt_layout *lo = &be->layout;
+    size_t n = lo->total;
+    float *p = model_params(&c, lo, 8);
+    float *m = malloc(n * 4), *v = malloc(n * 4);
+    tt_test_fill(m, n, 21, -1e-3f, 1e-3f);
+    tt_test_fill(v, n, 22, 1e-6f, 1e-5f);
+    uint8_t *tok = rand_tokens(1, c.batch, c.ctx, 23);
+    double *dp = ref_from_float(p, n), *dm = ref_from_float(m, n), *dv = ref_from_float(v, n), *rg = ref_alloc(n);
+    double rl = ref_gpt_loss_grad(&c, lo, dp, tok, c.batch, rg);
+    double gn = 0;
+    for (size_t i = 0; i < n; i++) gn += rg[i] * rg[i];
+    gn = sqrt(gn);
+    tt_optim_args a = optim_at(1e-2f, (float)(0.5 * gn), 3); /* clipping active */
+    double rn = ref_optimizer_step(lo, dp, dm, dv, rg, &a);
+    CHECK(be->vt->set_state(be, p, m, v, &st) == TT_OK);
+    CHECK(be->vt->step(be, tok, 1, &a, &st) == TT_OK);
+    float loss, norm;
+    CHECK(be->vt->step_result(be, &loss, &norm, &st) == TT_OK);
+    CHECK_CLOSE(loss, rl, 1e-5, 0);
+    CHECK_CLOSE(norm, rn, 1e-4, 0);
+    CHECK(norm > a.clip);
+    float *p2 = malloc(n * 4), *m2 = malloc(n * 4), *v2 = malloc(n * 4);
+    CHECK(be->vt->get_state(be, p2, m2, v2, &st) == TT_OK);
+    /* compare the updates (p2 - p), not the weights, so the test sees the step */
+    double *rdelta = ref_alloc(n);
+    float *delta = malloc(n * 4);
+    for (size_t i = 0; i < n; i++) {
+        rdelta[i] = dp[i] - p[i];
+        delta[i] = p2[i] - p[i];
+    }
+    double e = tt_test_max_rel_err(delta, rdelta, n);
+    CHECK_MSG(e < 1e-3, "update rel err %.3g", e);
+    CHECK_REL_M(m2, dm, n);
+    CHECK_REL_M(v2, dv, n);
+    free(p), free(m), free(v), free(tok), free(dp), free(dm), free(dv), free(rg), free(p2), free(m2), free(v2);
+    free(rdelta), free(delta);
+    tt_backend_destroy(be);
+}
+
+TT_TEST(bad_arguments_are_errors) {
+    tt_model_config c = {1, 8, 2, 4, 2, TT_VOCAB};
+    tt_backend *be = make_backend(&c, 1);
+    if (!be) return;
+    tt_status st;
+    uint8_t tok[2 * 5] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    tt_optim_args a = optim_at(1e-3f, 1.0f, 1);
+    float l;
+    CHECK(be->vt->step(be, tok, 0, &a, &st) == TT_EINVAL);
+    CHECK(be->vt->step(be, NULL, 1, &a, &st) == TT_EINVAL);
+    CHECK(be->vt->eval(be, tok, 0, &l, &st) == TT_EINVAL);
+    CHECK(be->vt->eval(be, tok, 3, &l, &st) == TT_EINVAL);
+    CHECK(be->vt->set_state(be, NULL, NULL, NULL, &st) == TT_EINVAL);
+    tt_backend_destroy(be);
+    tt_model_config bad = {1, 10, 3, 4, 2, TT_VOCAB}; /* 10 % 3 != 0 */
+    tt_backend *b2 = NULL;
+    CHECK(tt_backend_cpu_create(&bad, 1, &b2, &st) == TT_EINVAL && b2 == NULL);
+    CHECK(strlen(st.msg) > 0 && strchr(st.msg, '\n') == NULL);
+}
+
+TT_TEST(behemoth_plan_allocates) {
+    const tt_preset *pr = tt_preset_find("behemoth");
+    tt_model_config c = pr->cfg;
+    uint64_t plan = tt_backend_cpu_plan_bytes(&c, 16);
+    uint64_t state = 16ull * (uint64_t)pr->n_params; /* params, grads, m, v */
+    if (sizeof(size_t) < 8) {
+        /* a 32-bit address space (wasm32) cannot hold it: a clean refusal */
+        tt_backend *be = NULL;
+        tt_status st;
+        CHECK(plan == 0);
+        CHECK(tt_backend_cpu_create(&c, 1, &be, &st) == TT_ENOMEM && be == NULL);
+        return;
+    }
+    double est = tt_config_train_bytes(&c);
+    printf("     behemoth: plan %.2f GiB (params+grads+moments %.2f GiB), estimate %.2f GiB\n", plan / 1073741824.0,
+           state / 1073741824.0, est / 1073741824.0);
+    CHECK(plan > state);
+    CHECK(plan < state + state / 4);   /* activations are small next to the state at B=1 */
+    CHECK((double)plan <= est * 1.25 && (double)plan >= est * 0.75);
+    /* sizes are 64-bit: the plan of a config past 4 GiB of activations too */
+    tt_model_config big = {8, 4096, 32, 4096, 64, TT_VOCAB};
+    CHECK(tt_backend_cpu_plan_bytes(&big, 4) > (1ull << 32));
+    /* the allocation itself succeeds (pages stay untouched until used) */
+    tt_backend *be = NULL;
+    tt_status st;
+    int rc = tt_backend_cpu_create(&c, 1, &be, &st);
+    CHECK_MSG(rc == TT_OK, "behemoth create: %s", st.msg);
+    if (be) {
+        CHECK((int64_t)be->layout.total == pr->n_params);
+        CHECK(strstr(be->device_name, "cpu") != NULL);
+        tt_backend_destroy(be);
+    }
+}
+
+int main(void) {
+    RUN(preset_param_counts);
+    RUN(init_is_deterministic);
+    RUN(tiny_model_matches_reference);
+    RUN(odd_model_matches_reference);
+    RUN(overfits_a_short_string);
+    RUN(training_is_bit_identical_across_threads);
+    RUN(grad_accumulation_matches_big_batch);
+    RUN(adamw_step_matches_reference_with_clipping);
+    RUN(bad_arguments_are_errors);
+    RUN(behemoth_plan_allocates);
+    return tt_test_summary();
+}

@@ -1,0 +1,74 @@
+// helpers.mjs — shared setup of the browser tests (tests/web/*.test.mjs):
+// the static server (scripts/serve.mjs), Debian's Chromium through
+// playwright-core (never a downloaded browser), pages that record console
+// errors, and small waits on the app's state (window.tinytrain).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { serve } from '../../scripts/serve.mjs';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const WEB = path.join(ROOT, 'web');
+export const ARTIFACTS = process.env.TT_ARTIFACT_DIR || path.join(ROOT, 'test-results', 'web');
+export const CHROMIUM = process.env.TT_CHROMIUM || '/usr/bin/chromium';
+
+export function nativeCli() {
+  const cands = [process.env.TINYTRAIN, path.join(ROOT, 'build', 'tinytrain')].filter(Boolean);
+  return cands.find((p) => fs.existsSync(p)) || null;
+}
+
+export async function startServer(isolation = true) {
+  return serve({ root: WEB, port: 0, isolation, quiet: true });
+}
+
+export async function launch() {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--no-first-run', '--disable-background-networking', '--disable-component-update',
+      '--disable-sync', '--disable-quic', '--enable-unsafe-webgpu'],
+  });
+}
+
+export function tmpDir(prefix = 'tt-web-') {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+// A page of the app with every console error and uncaught exception recorded.
+export async function openApp(context, url) {
+  const page = await context.newPage();
+  page.errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') page.errors.push('console: ' + m.text()); });
+  page.on('pageerror', (e) => page.errors.push('pageerror: ' + e.message));
+  page.on('crash', () => page.errors.push('crash'));
+  await page.goto(url);
+  await waitReady(page);
+  return page;
+}
+
+export async function waitReady(page) {
+  await page.waitForFunction(() => document.body.dataset.ready === '1', null, { timeout: 60000 });
+}
+
+export async function waitRun(page, states, timeout = 180000) {
+  const want = Array.isArray(states) ? states : [states];
+  await page.waitForFunction((w) => w.includes(window.tinytrain.run), want, { timeout });
+}
+
+export async function losses(page) {
+  return page.evaluate(() => ({ x: [...window.tinytrain.data.x], loss: [...window.tinytrain.data.loss] }));
+}
+
+export async function train(page, { preset = 'tiny', steps = 40, seed = 1337, lr = null, backend = null } = {}) {
+  await page.selectOption('#preset', preset);
+  await page.fill('#steps', String(steps));
+  await page.fill('#seed', String(seed));
+  if (lr != null) await page.fill('#lr', String(lr));
+  if (backend) await page.click(`input[name=backend][value=${backend}] + span`);
+  await page.click('#trainBtn');
+  await page.waitForFunction(() => window.tinytrain.run !== 'starting' && window.tinytrain.run !== 'idle', null, { timeout: 60000 });
+}
+
+export function mean(a) { return a.reduce((s, x) => s + x, 0) / a.length; }
