@@ -48,6 +48,12 @@ typedef struct {
     /* Optional (may be NULL): mean loss AND full gradient of one micro-batch
      * without updating; grads (layout.total floats) overwritten. For tests. */
     int (*loss_and_grad)(tt_backend *be, const uint8_t *tokens, float *loss, float *grads, tt_status *st);
+    /* Optional (may be NULL; then callers use step() then step_result()):
+     * pipelining for asynchronous backends. Waits for and returns the loss
+     * and pre-clip norm of the step BEFORE the most recent one, so a caller
+     * can submit step k+1 before reading step k (the device never idles).
+     * Valid once after each step() that follows another step(). */
+    int (*step_result_prev)(tt_backend *be, float *loss, float *grad_norm, tt_status *st);
 } tt_backend_vtable;
 
 struct tt_backend {

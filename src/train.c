@@ -113,6 +113,19 @@ static void fill_step(const tt_corpus *c, const tt_train_config *tc, int64_t ste
         tt_batch_train(c, tc->seed, (step * tc->accum + i) * B, B, T, out + (size_t)i * micro);
 }
 
+static int submit_step(tt_backend *be, const tt_train_config *tc, int64_t k, const uint8_t *tokens, tt_status *st) {
+    tt_optim_args opt;
+    opt.lr = tt_lr_at(tc, k);
+    opt.beta1 = tc->beta1;
+    opt.beta2 = tc->beta2;
+    opt.eps = tc->eps;
+    opt.weight_decay = tc->weight_decay;
+    opt.clip = tc->clip;
+    opt.bc1 = (float)(1.0 - pow((double)tc->beta1, (double)(k + 1)));
+    opt.bc2 = (float)(1.0 - pow((double)tc->beta2, (double)(k + 1)));
+    return be->vt->step(be, tokens, tc->accum, &opt, st);
+}
+
 int tt_train_run(const tt_trainer *t, int *stopped, tt_status *st) {
     tt_train_state *s = t->s;
     tt_backend *be = t->be;
@@ -151,31 +164,56 @@ int tt_train_run(const tt_trainer *t, int *stopped, tt_status *st) {
         if (t->progress(t->user, &p)) stop = 1;
     }
 
+    /* Pipelining (backends with step_result_prev, i.e. the GPU): step k+1 is
+     * submitted before the loss of step k is read, so the device never waits
+     * for the host. Never across a point that needs the weights after step k
+     * (the last step, an eval, a save): there the loop waits as before. A
+     * stop (callback or flag) seen while step k+1 is in flight lets k+1
+     * finish and be recorded, then stops: the state stays consistent and
+     * resumable. Losses, weights and checkpoints are those of the
+     * synchronous loop. TT_TRAIN_PIPELINE=0 turns it off. */
+    int pipe = be->vt->step_result_prev != NULL;
+    {
+        const char *e = getenv("TT_TRAIN_PIPELINE");
+        if (e && atoi(e) == 0) pipe = 0;
+    }
     const int64_t first = s->step;
-    double t_start = tt_now(), step_time = 0.0, first_step_time = 0.0;
+    int64_t submitted = first - 1; /* last step handed to the backend */
+    double t_start = tt_now(), step_time = 0.0, first_step_time = 0.0, t_prev = t_start;
     if (!rc && first < tc->steps) fill_step(t->corpus, tc, first, B, T, bufs[first & 1]);
-    for (int64_t k = first; !rc && !stop && k < tc->steps; k++) {
+    for (int64_t k = first; !rc && k < tc->steps; k++) {
+        if (stop && submitted < k) break;
         double t0 = tt_now();
-        tt_optim_args opt;
-        opt.lr = tt_lr_at(tc, k);
-        opt.beta1 = tc->beta1;
-        opt.beta2 = tc->beta2;
-        opt.eps = tc->eps;
-        opt.weight_decay = tc->weight_decay;
-        opt.clip = tc->clip;
-        opt.bc1 = (float)(1.0 - pow((double)tc->beta1, (double)(k + 1)));
-        opt.bc2 = (float)(1.0 - pow((double)tc->beta2, (double)(k + 1)));
-        rc = be->vt->step(be, bufs[k & 1], tc->accum, &opt, st);
-        if (rc) break;
-        /* the next batch is prepared while an asynchronous backend computes this step */
-        if (k + 1 < tc->steps) fill_step(t->corpus, tc, k + 1, B, T, bufs[(k + 1) & 1]);
+        float lr_k = tt_lr_at(tc, k);
+        if (submitted < k) {
+            rc = submit_step(be, tc, k, bufs[k & 1], st);
+            if (rc) break;
+            submitted = k;
+            /* the next batch is prepared while an asynchronous backend computes this step */
+            if (k + 1 < tc->steps) fill_step(t->corpus, tc, k + 1, B, T, bufs[(k + 1) & 1]);
+        } else {
+            t0 = t_prev; /* submitted in the previous iteration: time from there */
+        }
+        int64_t after = k + 1;
+        int boundary = after >= tc->steps || (tc->eval_every > 0 && after % tc->eval_every == 0) ||
+                       (t->save_every > 0 && t->ckpt_path && after % t->save_every == 0) ||
+                       (t->stop_at > 0 && after >= t->stop_at);
         float loss = NAN, gn = NAN;
-        rc = be->vt->step_result(be, &loss, &gn, st);
+        if (pipe && !stop && !boundary && !(t->stop_flag && *t->stop_flag)) {
+            rc = submit_step(be, tc, k + 1, bufs[(k + 1) & 1], st);
+            if (rc) break;
+            submitted = k + 1;
+            if (k + 2 < tc->steps) fill_step(t->corpus, tc, k + 2, B, T, bufs[(k + 2) & 1]);
+            rc = be->vt->step_result_prev(be, &loss, &gn, st);
+        } else {
+            rc = be->vt->step_result(be, &loss, &gn, st);
+        }
         if (rc) break;
-        double dt = tt_now() - t0;
+        double now = tt_now(), dt = now - t0;
+        t_prev = now;
         if (!isfinite(loss)) {
             rc = tt_fail(st, TT_EINVAL, "training diverged: loss is %s at step %lld (lr %g); try a lower --lr",
-                         isnan(loss) ? "NaN" : "infinite", (long long)(k + 1), opt.lr);
+                         isnan(loss) ? "NaN" : "infinite", (long long)(k + 1), lr_k);
             break;
         }
         s->step = k + 1;
@@ -190,7 +228,7 @@ int tt_train_run(const tt_trainer *t, int *stopped, tt_status *st) {
         p.step = s->step;
         p.loss = loss;
         p.grad_norm = gn;
-        p.lr = opt.lr;
+        p.lr = lr_k;
         p.elapsed_s = step_time + first_step_time;
         p.tok_per_s = per > 0 ? (double)p.tokens_per_step / per : 0.0;
         {
@@ -200,6 +238,7 @@ int tt_train_run(const tt_trainer *t, int *stopped, tt_status *st) {
         }
         if (t->progress && t->progress(t->user, &p)) stop = 1;
         if (t->stop_flag && *t->stop_flag) stop = 1;
+        if (t->stop_at > 0 && s->step >= t->stop_at) stop = 1;
 
         int last = s->step == tc->steps;
         if ((!stop || last) && (last || (tc->eval_every > 0 && s->step % tc->eval_every == 0))) {

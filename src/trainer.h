@@ -57,6 +57,11 @@ typedef struct {
     void *user;
     /* polled after every step; set from a SIGINT handler to save and stop */
     volatile sig_atomic_t *stop_flag;
+    /* > 0: stop (saved, *stopped = 1) when this many steps are done. Exact
+     * also for pipelined (GPU) backends, where a stop asked by the progress
+     * callback or stop_flag takes effect one step later (the next step is
+     * already running; it is completed and recorded, state stays consistent). */
+    int64_t stop_at;
 } tt_trainer;
 
 /* Peak learning rate the CLI uses when none is given: 5e-3 up to d_model

@@ -1,14 +1,22 @@
 /* bench_webgpu.c — benchmark of the WebGPU backend (not a test, not in
- * ctest): steady-state ms per training step of a preset (n_micro = 1, the
- * trainer's call pattern: step, then step_result), tokens/s, GFLOP/s, then
- * the per-kernel breakdown of one step (tt_webgpu_profile).
+ * ctest): steady-state ms per training step of a preset (n_micro = 1), in
+ * two call patterns: "sync" (step, then step_result: the host waits for
+ * every step) and "pipelined" (the trainer's pattern since tt_train_run
+ * pipelines: step k+1 submitted before the loss of step k is read, through
+ * step_result_prev); tokens/s, GFLOP/s, then the per-kernel breakdown of one
+ * step (tt_webgpu_profile). Progress goes to stderr as it happens (stdout is
+ * line-buffered), so a slow preset (gpt2) shows where the time goes.
  *
  *   cmake --build build && cc -O2 -std=gnu11 -Isrc -Isrc/gpu tests/bench_webgpu.c \
  *       build/libttcore.a -lpthread -lm -ldl -o bench_webgpu
  *   ./bench_webgpu [preset] [steps] [profile reps]
  *
- * Pipeline compilation and the first steps are excluded (warm-up); the step
- * time is the median over `steps`. */
+ * Pipeline compilation and the first steps are excluded (warm-up); the sync
+ * step time is the median over `steps`, the pipelined one the mean of
+ * `steps` back-to-back steps. profile reps 0 skips the profile. Env:
+ * TT_BENCH_PIPELINED=0 skips the pipelined measurement; the backend's
+ * switches (TT_WEBGPU_MMPOLICY=old, TT_WEBGPU_BIASFOLD=0, TT_WEBGPU_TILE,
+ * TT_WEBGPU_SPLITK, TT_WEBGPU_MM_TARGET) apply. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,14 +44,19 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: bench_webgpu [preset] [steps] [profile reps]\n");
         return 2;
     }
+    setvbuf(stdout, NULL, _IOLBF, 0);
     tt_status st;
     tt_backend *be;
+    fprintf(stderr, "[bench] %s: %lld params, B=%d T=%d C=%d L=%d; creating the webgpu backend...\n", name,
+            (long long)tt_config_param_count(&pr->cfg), pr->cfg.batch, pr->cfg.ctx, pr->cfg.d_model, pr->cfg.n_layer);
     double t0 = tt_now();
     if (tt_backend_webgpu_create(&pr->cfg, &be, &st)) {
         fprintf(stderr, "webgpu: %s\n", st.msg);
+        printf("preset %s: webgpu backend refused/failed: %s\n", name, st.msg);
         return 1;
     }
     double t_create = tt_now() - t0;
+    fprintf(stderr, "[bench] created in %.2f s on %s\n", t_create, be->device_name);
     size_t P = be->layout.total, ntok = (size_t)pr->cfg.batch * (pr->cfg.ctx + 1);
     float *p = malloc(P * sizeof *p);
     uint8_t *tok = malloc(ntok);
@@ -61,10 +74,14 @@ int main(int argc, char **argv) {
         double a = tt_now();
         if (be->vt->step(be, tok, 1, &o, &st) || be->vt->step_result(be, &loss, &gn, &st)) {
             fprintf(stderr, "step: %s\n", st.msg);
+            printf("preset %s: step %d failed: %s\n", name, k, st.msg);
             return 1;
         }
-        if (k == 0) printf("first step (includes lazy pipeline compilation): %.1f ms\n", (tt_now() - a) * 1e3);
-        if (k >= warm) ms[k - warm] = (tt_now() - a) * 1e3;
+        double dt = (tt_now() - a) * 1e3;
+        if (k == 0) printf("first step (includes lazy pipeline compilation): %.1f ms\n", dt);
+        if (k < warm || dt > 500 || k == warm + steps - 1)
+            fprintf(stderr, "[bench] sync step %d/%d: %.1f ms, loss %.4f\n", k + 1, warm + steps, dt, loss);
+        if (k >= warm) ms[k - warm] = dt;
     }
     qsort(ms, (size_t)steps, sizeof *ms, cmpd);
     double med = ms[steps / 2];
@@ -73,7 +90,30 @@ int main(int argc, char **argv) {
     printf("preset %s on %s: create %.2f s; step median %.3f ms (min %.3f, max %.3f) over %d steps\n", name,
            be->device_name, t_create, med, ms[0], ms[steps - 1], steps);
     printf("  %.0f tokens/s, %.1f GFLOP/s, loss %.4f\n", toks / med * 1e3, flops / med * 1e-6, loss);
+    const char *pe = getenv("TT_BENCH_PIPELINED");
+    if (!(pe && atoi(pe) == 0) && be->vt->step_result_prev) {
+        /* the trainer's pattern: submit k+1, then read k (tokens prepared
+         * for k+1 before its submit, as tt_train_run does) */
+        for (size_t i = 0; i < ntok; i++) tok[i] = (uint8_t)(97 + tt_rand_below(2, TT_STREAM_TEST, i, 26));
+        double a = tt_now();
+        int rc = be->vt->step(be, tok, 1, &o, &st);
+        for (int k = 1; !rc && k < steps; k++) {
+            for (size_t i = 0; i < ntok; i++)
+                tok[i] = (uint8_t)(97 + tt_rand_below(2, TT_STREAM_TEST, (uint64_t)k * ntok + i, 26));
+            rc = be->vt->step(be, tok, 1, &o, &st);
+            if (!rc) rc = be->vt->step_result_prev(be, &loss, &gn, &st);
+        }
+        if (!rc) rc = be->vt->step_result(be, &loss, &gn, &st);
+        if (rc) {
+            fprintf(stderr, "pipelined step: %s\n", st.msg);
+            return 1;
+        }
+        double per = (tt_now() - a) / steps * 1e3;
+        printf("  pipelined: %.3f ms/step (mean of %d back-to-back steps), %.0f tokens/s, %.1f GFLOP/s\n", per, steps,
+               toks / per * 1e3, flops / per * 1e-6);
+    }
     if (reps > 0) {
+        fprintf(stderr, "[bench] profiling every kernel site (%d reps each)...\n", reps);
         tt_webgpu_prof prof[64];
         int n = 0;
         if (tt_webgpu_profile(be, reps, prof, 64, &n, &st)) {

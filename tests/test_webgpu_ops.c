@@ -95,9 +95,12 @@ static double cmp(tt_gpu_buf b, const double *ref, size_t n, const char *what, d
 }
 
 /* ---- matmul ---- */
-static void matmul_case(int M, int N, int K, int ta, int tb, int flags) {
+/* ones > 0: op(A) stores only M - ones rows; the last ones rows are 1.0
+ * (tt_gop_matmul_ex: bias gradients folded into weight gradients) */
+static void matmul_case_ex(int M, int N, int K, int ta, int tb, int flags, int ones) {
     tt_status st;
-    float *A = rnd((size_t)M * K, -1, 1), *B = rnd((size_t)K * N, -1, 1);
+    const int am = M - ones;
+    float *A = rnd((size_t)am * K, -1, 1), *B = rnd((size_t)K * N, -1, 1);
     float *bias = rnd((size_t)N + 5, -1, 1), *Rm = rnd((size_t)M * N, -1, 1), *C0 = rnd((size_t)M * N + 7, -1, 1);
     double *ref = malloc((size_t)M * N * sizeof *ref);
     const int coff = 7, boff = 5; /* offsets into the C and bias buffers */
@@ -105,7 +108,7 @@ static void matmul_case(int M, int N, int K, int ta, int tb, int flags) {
         for (int n = 0; n < N; n++) {
             double s = 0;
             for (int k = 0; k < K; k++) {
-                double av = ta ? A[(size_t)k * M + m] : A[(size_t)m * K + k];
+                double av = m >= am ? 1.0 : ta ? A[(size_t)k * am + m] : A[(size_t)m * K + k];
                 double bv = tb ? B[(size_t)n * K + k] : B[(size_t)k * N + n];
                 s += av * bv;
             }
@@ -114,7 +117,7 @@ static void matmul_case(int M, int N, int K, int ta, int tb, int flags) {
             if (flags & 1) s += C0[coff + (size_t)m * N + n];
             ref[(size_t)m * N + n] = s;
         }
-    tt_gpu_buf bA = up(A, (size_t)M * K), bB = up(B, (size_t)K * N), bbias = up(bias, (size_t)N + 5),
+    tt_gpu_buf bA = up(A, (size_t)am * K), bB = up(B, (size_t)K * N), bbias = up(bias, (size_t)N + 5),
                bR = up(Rm, (size_t)M * N);
     tt_gpu_buf bC;
     if (flags & 1) bC = up(C0, (size_t)M * N + coff);
@@ -123,16 +126,16 @@ static void matmul_case(int M, int N, int K, int ta, int tb, int flags) {
     }
     tt_gsite s[2];
     tt_gref C = {bC, (uint32_t)coff}, bi = {bbias, (uint32_t)boff}, rr = R(bR);
-    die_on(tt_gop_matmul(&O, s, C, R(bA), R(bB), (flags & 2) ? &bi : NULL, (flags & 4) ? &rr : NULL, M, N, K, ta, tb,
-                         flags & 1, &st),
+    die_on(tt_gop_matmul_ex(&O, s, C, R(bA), R(bB), (flags & 2) ? &bi : NULL, (flags & 4) ? &rr : NULL, M, N, K, ta,
+                            tb, flags & 1, ones, &st),
            &st, "matmul plan");
     run(s, 2);
     float *got = malloc(((size_t)M * N + coff) * sizeof *got);
     down(bC, got, (size_t)M * N + coff);
     double e = tt_test_max_rel_err(got + coff, ref, (size_t)M * N);
     if (!(e <= TOL))
-        fprintf(stderr, "  matmul tile %d M%d N%d K%d ta%d tb%d flags%d: rel err %.3g\n", O.tile, M, N, K, ta, tb, flags,
-                e);
+        fprintf(stderr, "  matmul tile %d split %d M%d N%d K%d ta%d tb%d flags%d ones%d: rel err %.3g\n", O.tile,
+                O.splitk, M, N, K, ta, tb, flags, ones, e);
     CHECK(e <= TOL);
     /* the prefix before c_off must be untouched */
     if (flags & 1)
@@ -140,6 +143,8 @@ static void matmul_case(int M, int N, int K, int ta, int tb, int flags) {
     free(got);
     free(A), free(B), free(bias), free(Rm), free(C0), free(ref);
 }
+
+static void matmul_case(int M, int N, int K, int ta, int tb, int flags) { matmul_case_ex(M, N, K, ta, tb, flags, 0); }
 
 TT_TEST(test_matmul_shapes) {
     /* odd shapes use scalar loads; all-multiples-of-4 shapes the vec4 path
@@ -149,13 +154,66 @@ TT_TEST(test_matmul_shapes) {
     /* 64x64 tiles (4x4 per thread) in all four transpose variants; 128x128
      * (8x8 per thread) in NN and TT only: each variant is a separate pipeline
      * and lavapipe needs ~15 s of LLVM time to compile one of the big ones */
-    for (int tile = 64; tile <= 128; tile *= 2) {
+    for (int tile = 32; tile <= 128; tile *= 2) {
         O.tile = tile;
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
             for (int t = 0; t < 4; t += tile == 128 ? 3 : 1)
                 matmul_case(shapes[i][0], shapes[i][1], shapes[i][2], t & 1, t >> 1, (int)((i + t) % 8));
     }
     O.tile = 0;
+}
+
+/* bias gradient folded into the weight gradient: a ones row (or a few) of
+ * op(A), both layouts of A, vec4 and scalar loads, with and without split-K */
+TT_TEST(test_matmul_ones_rows) {
+    for (int tile = 32; tile <= 64; tile *= 2) {
+        O.tile = tile;
+        for (int sp = 0; sp <= 2; sp += 2) {
+            O.splitk = sp;
+            matmul_case_ex(17, 65, 65, 1, 0, 1, 1);  /* am 16: vec4 loads of A^T */
+            matmul_case_ex(33, 36, 132, 1, 0, 1, 1); /* am 32: the ones row alone in a tile of 32 */
+            matmul_case_ex(9, 12, 40, 1, 0, 1, 3);   /* scalar loads, 3 ones rows */
+            matmul_case_ex(21, 8, 36, 0, 0, 1, 1);   /* A not transposed */
+        }
+    }
+    O.splitk = 0;
+    O.tile = 0;
+}
+
+/* the launch plan is a pure function of the shape: check its promises on
+ * the presets' shapes (enough workgroups, largest tile, bounded split-K) */
+TT_TEST(test_matmul_plan) {
+    tt_gops P = O;
+    P.tile = 0, P.splitk = 0, P.policy = 0, P.mm_target = 0;
+    static const int shp[][4] = {{2048, 256, 256, 0},  {2048, 1024, 256, 0}, {257, 256, 2048, 1}, {257, 1024, 2048, 1},
+                                 {769, 768, 8192, 1},  {8192, 3072, 768, 0}, {1025, 256, 2048, 1}, {49, 48, 512, 1},
+                                 {512, 48, 48, 0},     {256, 768, 8192, 1},  {1024, 384, 384, 0},  {5, 7, 16, 1}};
+    for (size_t i = 0; i < sizeof shp / sizeof shp[0]; i++) {
+        int M = shp[i][0], N = shp[i][1], K = shp[i][2], sp = shp[i][3], tile;
+        uint32_t splits, kchunk;
+        tt_gop_matmul_plan(&P, M, N, K, sp, &tile, &splits, &kchunk);
+        uint64_t wgs = (uint64_t)((M + tile - 1) / tile) * ((N + tile - 1) / tile);
+        printf("  plan %dx%dx%d%s: tile %d, %u slices of %u, %llu workgroups\n", M, N, K, sp ? " (split ok)" : "", tile,
+               splits, kchunk, (unsigned long long)(wgs * splits));
+        CHECK(tile == 32 || tile == 64 || tile == 128);
+        CHECK(splits >= 1 && splits <= 16 && (uint64_t)kchunk * splits >= (uint64_t)K &&
+              (uint64_t)kchunk * (splits - 1) < (uint64_t)K);
+        if (!sp) CHECK(splits == 1);
+        if (splits > 1) CHECK(kchunk >= 256 && kchunk % 16 == 0);
+        /* either enough workgroups, or the smallest tile / most slices */
+        CHECK(wgs * splits >= 256 || tile == 32 || splits == 16 || (sp && (uint32_t)K / 256 <= splits));
+        uint64_t maxs = sp ? (uint64_t)K / 256 : 1;
+        if (maxs > 16) maxs = 16;
+        if (maxs < 2) maxs = 1;
+        if (tile < 128) { /* the next larger tile could not reach the target, even split */
+            uint64_t big = (uint64_t)((M + 2 * tile - 1) / (2 * tile)) * ((N + 2 * tile - 1) / (2 * tile));
+            CHECK(big * maxs < 256);
+        }
+        int t2;
+        uint32_t s2, k2;
+        tt_gop_matmul_plan(&P, M, N, K, sp, &t2, &s2, &k2); /* deterministic */
+        CHECK(t2 == tile && s2 == splits && k2 == kchunk);
+    }
 }
 
 TT_TEST(test_matmul_epilogues) {
@@ -399,13 +457,21 @@ static void attn_case(int B, int T, int NH, int hs) {
 }
 
 TT_TEST(test_attention) {
-    attn_case(1, 1, 1, 16);
-    attn_case(2, 3, 3, 16);
-    attn_case(1, 17, 2, 32);
-    attn_case(2, 65, 3, 16);
-    attn_case(1, 65, 1, 64);
-    attn_case(1, 130, 2, 3);
-    attn_case(1, 33, 1, 17);
+    /* default launch (4 lanes per row), then 1 (the first version's one
+     * thread per row), 2 and 8 lanes: rows that own fewer keys than lanes,
+     * tiles partly outside T, head sizes that are not powers of 2 */
+    static const uint32_t lanes[4] = {0, 1, 2, 8};
+    for (int li = 0; li < 4; li++) {
+        O.att_lanes = lanes[li];
+        attn_case(1, 1, 1, 16);
+        attn_case(2, 3, 3, 16);
+        attn_case(1, 17, 2, 32);
+        attn_case(2, 65, 3, 16);
+        attn_case(1, 65, 1, 64);
+        attn_case(1, 130, 2, 3);
+        attn_case(1, 33, 1, 17);
+    }
+    O.att_lanes = 0;
 }
 
 /* ---- embedding ---- */
@@ -562,6 +628,8 @@ int main(void) {
     RUN(test_matmul_shapes);
     RUN(test_matmul_epilogues);
     RUN(test_matmul_splitk);
+    RUN(test_matmul_ones_rows);
+    RUN(test_matmul_plan);
     RUN(test_layernorm);
     RUN(test_bias_backward);
     RUN(test_gelu);

@@ -70,7 +70,7 @@ enum {
     O_HELP = 1, O_PRESET, O_LAYERS, O_DMODEL, O_HEADS, O_CTX, O_BATCH, O_STEPS, O_LR, O_MINLR, O_WARMUP, O_SCHED,
     O_ACCUM, O_SEED, O_EVAL_EVERY, O_EVAL_BATCHES, O_DATA, O_OUT, O_RESUME, O_THREADS, O_BACKEND, O_JSON,
     O_SAVE_EVERY, O_SAMPLE_TOKENS, O_CKPT, O_PROMPT, O_TEMP, O_TOPK, O_TOPP, O_TOKENS, O_BATCHES, O_WARMUP_STEPS,
-    O_LOG_EVERY, O_WD, O_CLIP, O_STOP_AFTER
+    O_LOG_EVERY, O_WD, O_CLIP, O_STOP_AFTER, O_MIN_TIME, O_MAX_STEPS, O_LABEL
 };
 
 typedef struct {
@@ -152,10 +152,15 @@ static const opt_def export_opts[] = {
 static const opt_def bench_opts[] = {
     OPT_MODEL,
     {"backend", O_BACKEND, 1, "cpu | webgpu | auto (default cpu)"},
-    {"steps", O_STEPS, 1, "measured steps, >= 10 (default 20)"},
-    {"warmup", O_WARMUP_STEPS, 1, "warm-up steps before measuring (default 3)"},
+    {"steps", O_STEPS, 1, "measured steps after warm-up, >= 10 (default 40: 50 steps from init)"},
+    {"warmup", O_WARMUP_STEPS, 1, "warm-up steps from init, not timed (default 10)"},
+    {"min-time", O_MIN_TIME, 1, "measure more steps until the measured ones take >= S seconds (default 0)"},
+    {"max-steps", O_MAX_STEPS, 1, "cap on measured steps when --min-time extends the run (default 1000)"},
     {"threads", O_THREADS, 1, "CPU threads (default: all cores)"},
     {"accum", O_ACCUM, 1, "micro-batches per step (default 1)"},
+    {"data", O_DATA, 1, "text file or folder for the batches (default: the fortunes collection)"},
+    {"seed", O_SEED, 1, "seed for weights and batches (default 1337)"},
+    {"label", O_LABEL, 1, "name of this cell in the JSON output (e.g. cpu-16t)"},
     {"json", O_JSON, 0, "print one JSON object"},
     {"help", O_HELP, 0, "this help"},
     {NULL, 0, 0, NULL}};
@@ -165,10 +170,11 @@ typedef struct {
     const char *preset;
     int layers, d_model, heads, ctx, batch;
     int64_t steps, warmup, eval_every, save_every, sample_tokens, tokens, bench_warmup, log_every, stop_after;
-    float lr, min_lr, temperature, top_p, wd, clip;
+    float lr, min_lr, temperature, top_p, wd, clip, min_time;
+    int64_t max_steps;
     int sched, accum, eval_batches, threads, top_k, json, batches;
     uint64_t seed;
-    const char *data, *out, *resume, *backend, *ckpt, *prompt;
+    const char *data, *out, *resume, *backend, *ckpt, *prompt, *label;
 } opts;
 
 static int parse_i64(const char *s, int64_t *v) {
@@ -284,6 +290,15 @@ static int parse_opts(const char *cmd, const opt_def *defs, int argc, char **arg
         case O_SAVE_EVERY:
             if (!parse_i64(val, &o->save_every) || o->save_every < 0) rc = bad_value(name, val, "an integer >= 0");
             break;
+        case O_MIN_TIME:
+            if (!parse_f32(val, &o->min_time) || !(o->min_time >= 0 && o->min_time <= 3600))
+                rc = bad_value(name, val, "seconds in 0..3600");
+            break;
+        case O_MAX_STEPS:
+            if (!parse_i64(val, &o->max_steps) || o->max_steps < 10 || o->max_steps > 1000000)
+                rc = bad_value(name, val, "an integer in 10..1000000");
+            break;
+        case O_LABEL: o->label = val; break;
         case O_STOP_AFTER:
             if (!parse_i64(val, &o->stop_after) || o->stop_after < 1) rc = bad_value(name, val, "an integer >= 1");
             break;
@@ -1140,6 +1155,36 @@ static int cmd_info(int argc, char **argv) {
 /* ------------------------------------------------------------------ */
 /* bench                                                               */
 /* ------------------------------------------------------------------ */
+/* `tinytrain bench`: steady-state time of one training step, the unit of
+ * the public speed curve (scripts/bench/curve.sh, docs/BENCHMARKS.md).
+ * Every backend and runtime (native, WASM under Node) runs the same thing:
+ *   weights from --seed (tt_model_init_params), AdamW state zero;
+ *   step s (0-based) trains on micro-batch i = the trainer's deterministic
+ *   windows of the corpus (tt_batch_train, sequence (s*accum+i)*B ..);
+ *   lr: linear warm-up over BENCH_LR_WARMUP steps to tt_default_lr, then
+ *   constant (independent of the run length, so the loss after step k is
+ *   the same whether a run stops at 50 or at 500).
+ * The first --warmup steps (from init) are not timed: they hold the first
+ * step (pipeline compilation, first-touch page faults, thread start-up) and
+ * let clocks and caches settle. The --steps steps after them are timed one
+ * by one; --min-time adds measured steps until their sum reaches S seconds
+ * (short steps get more samples). A timed step = batch sampling on the host
+ * + backend step + waiting for its loss on the host (step_result).
+ * Output (--json): ONE JSON object, schema "tinytrain.bench/1", documented
+ * field by field in docs/BENCHMARKS.md. Keep it stable: add fields, never
+ * rename or remove them. */
+
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <time.h>
+
+#define BENCH_SCHEMA "tinytrain.bench/1"
+#define BENCH_LR_WARMUP 10
+#define BENCH_DEFAULT_WARMUP 10
+#define BENCH_DEFAULT_STEPS 40
+#define BENCH_DEFAULT_MAX_STEPS 1000
+
+static const int bench_loss_at[3] = {1, 10, 50};
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -1147,11 +1192,130 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* value at quantile q of sorted x[0..n) (linear interpolation) */
-static double quantile(const double *x, int n, double q) {
-    double pos = q * (n - 1);
-    int i = (int)pos;
+static double quantile(const double *x, int64_t n, double q) {
+    double pos = q * (double)(n - 1);
+    int64_t i = (int64_t)pos;
     if (i >= n - 1) return x[n - 1];
-    return x[i] + (pos - i) * (x[i + 1] - x[i]);
+    return x[i] + (pos - (double)i) * (x[i + 1] - x[i]);
+}
+
+/* strip leading/trailing blanks in place */
+static char *trim(char *s) {
+    while (*s == ' ' || *s == '\t') s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r')) s[--n] = 0;
+    return s;
+}
+
+/* CPU model name from /proc/cpuinfo ("" if unknown; works under Node too, NODERAWFS) */
+static void bench_cpu_model(char *out, size_t cap) {
+    out[0] = 0;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (!colon) continue;
+        *colon = 0;
+        char *key = trim(line), *val = trim(colon + 1);
+        if (strcmp(key, "model name") == 0 || strcmp(key, "Model") == 0 || strcmp(key, "Hardware") == 0) {
+            snprintf(out, cap, "%s", val);
+            break;
+        }
+    }
+    fclose(f);
+}
+
+/* Commit: $TT_COMMIT, else .git/HEAD of the working directory or a parent
+ * (a ref is resolved through .git/<ref> or .git/packed-refs), else "unknown". */
+static void bench_commit(char *out, size_t cap) {
+    const char *env = getenv("TT_COMMIT");
+    if (env && *env) {
+        snprintf(out, cap, "%s", env);
+        return;
+    }
+    snprintf(out, cap, "unknown");
+    char dir[1024] = ".";
+    for (int up = 0; up < 8; up++) {
+        char path[1200], line[256];
+        snprintf(path, sizeof path, "%s/.git/HEAD", dir);
+        FILE *f = fopen(path, "r");
+        if (f) {
+            char *l = fgets(line, sizeof line, f) ? trim(line) : NULL;
+            fclose(f);
+            if (!l) return;
+            if (strncmp(l, "ref: ", 5) != 0) {
+                snprintf(out, cap, "%.40s", l);
+                return;
+            }
+            char ref[200];
+            snprintf(ref, sizeof ref, "%s", l + 5);
+            snprintf(path, sizeof path, "%s/.git/%s", dir, ref);
+            if ((f = fopen(path, "r"))) {
+                if (fgets(line, sizeof line, f)) snprintf(out, cap, "%.40s", trim(line));
+                fclose(f);
+                return;
+            }
+            snprintf(path, sizeof path, "%s/.git/packed-refs", dir);
+            if ((f = fopen(path, "r"))) {
+                while (fgets(line, sizeof line, f)) {
+                    char *sp = strchr(line, ' ');
+                    if (sp && strcmp(trim(sp + 1), ref) == 0) {
+                        *sp = 0;
+                        snprintf(out, cap, "%.40s", line);
+                        break;
+                    }
+                }
+                fclose(f);
+            }
+            return;
+        }
+        size_t n = strlen(dir);
+        if (n + 4 >= sizeof dir) return;
+        snprintf(dir + n, sizeof dir - n, "/..");
+    }
+}
+
+/* Peak host memory in bytes and how it was measured. */
+static double bench_peak_host(const char **source) {
+#if defined(__EMSCRIPTEN__)
+    *source = "wasm linear memory size (grows only)";
+    return (double)__builtin_wasm_memory_size(0) * 65536.0;
+#else
+    struct rusage ru;
+    *source = "getrusage ru_maxrss";
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return NAN;
+    return (double)ru.ru_maxrss * 1024.0; /* KiB on Linux */
+#endif
+}
+
+static void json_key_str(FILE *f, const char *key, const char *val) {
+    fprintf(f, ",\"%s\":", key);
+    json_str(f, val ? val : "", val ? strlen(val) : 0);
+}
+
+/* per-step bookkeeping of the bench loop */
+typedef struct {
+    int64_t warm, n, measured, cap;
+    double *ms, t_last, first_ms, warm_ms, measured_s;
+    float *loss_at;
+} bench_rec;
+
+/* The loss of step j (0-based) is on the host now. Returns 0 or an exit code. */
+static int bench_record(bench_rec *r, int64_t j, float loss) {
+    double now = tt_now(), dt = (now - r->t_last) * 1e3;
+    r->t_last = now;
+    if (!isfinite(loss)) return error_line(EXIT_FAIL, "bench: loss is not finite (%g) at step %lld", loss, (long long)j + 1);
+    for (int i = 0; i < 3; i++)
+        if (j + 1 == bench_loss_at[i]) r->loss_at[i] = loss;
+    if (j == 0) r->first_ms = dt;
+    if (j < r->warm) r->warm_ms += dt;
+    else if (r->measured < r->cap) {
+        r->ms[r->measured++] = dt;
+        r->measured_s += dt * 1e-3;
+    }
+    r->n = j + 1;
+    return 0;
 }
 
 static int cmd_bench(int argc, char **argv) {
@@ -1160,7 +1324,9 @@ static int cmd_bench(int argc, char **argv) {
     int rc = parse_opts("bench", bench_opts, argc, argv, 2, &o);
     if (rc == -1) {
         command_help("bench",
-                     "Steady-state time of one training step (forward, backward, clip, AdamW) on random bytes:\n"
+                     "Steady-state time of one training step on real text batches (default: the fortunes\n"
+                     "collection): forward, loss, backward, grad-norm clip, AdamW, batch sampling and the loss\n"
+                     "read back. Same weights and batches on every backend; losses after steps 1, 10, 50;\n"
                      "median and spread of the measured steps after warm-up; start-up reported separately.",
                      bench_opts);
         return 0;
@@ -1169,79 +1335,197 @@ static int cmd_bench(int argc, char **argv) {
     tt_model_config cfg;
     const char *preset_name = NULL;
     if ((rc = model_config(&o, NULL, DEFAULT_PRESET, &cfg, &preset_name))) return rc;
-    int64_t steps = o.set[O_STEPS] ? o.steps : 20, warm = o.set[O_WARMUP_STEPS] ? o.bench_warmup : 3;
+    int64_t steps = o.set[O_STEPS] ? o.steps : BENCH_DEFAULT_STEPS;
+    int64_t warm = o.set[O_WARMUP_STEPS] ? o.bench_warmup : BENCH_DEFAULT_WARMUP;
+    int64_t max_steps = o.set[O_MAX_STEPS] ? o.max_steps : BENCH_DEFAULT_MAX_STEPS;
+    double min_time = o.set[O_MIN_TIME] ? o.min_time : 0.0;
     int accum = o.set[O_ACCUM] ? o.accum : 1;
-    if (steps < 10 || steps > 1000000) return error_line(EXIT_USAGE, "bench needs --steps in 10..1000000 (got %lld)", (long long)steps);
+    if (steps < 10 || steps > 1000000)
+        return error_line(EXIT_USAGE, "bench needs --steps in 10..1000000 measured steps (got %lld)", (long long)steps);
+    if (warm > 1000000) return error_line(EXIT_USAGE, "--warmup must be at most 1000000 (got %lld)", (long long)warm);
+    if (max_steps < steps) max_steps = steps;
     tt_status st;
     tt_status_clear(&st);
     tt_train_config tc;
-    tt_train_config_default(&tc, steps + warm);
-    tt_train_state s;
-    if (tt_state_init(&s, &cfg, &tc, &st)) return error_line(EXIT_FAIL, "%s", st.msg);
+    tt_train_config_default(&tc, warm + max_steps);
+    tc.sched = TT_SCHED_CONSTANT;
+    tc.warmup = BENCH_LR_WARMUP;
+    tc.lr = tt_default_lr(&cfg);
+    tc.min_lr = tc.lr;
+    tc.accum = accum;
+    if (o.set[O_SEED]) tc.seed = o.seed;
+    if (tt_train_config_validate(&tc, &st)) return error_line(EXIT_USAGE, "%s", st.msg);
 
-    size_t nbytes = (size_t)accum * (size_t)cfg.batch * (size_t)(cfg.ctx + 1);
-    uint8_t *tok = malloc(nbytes);
-    double *ms = malloc((size_t)steps * sizeof *ms);
+    tt_corpus corpus;
+    memset(&corpus, 0, sizeof corpus);
+    double tc0 = tt_now();
+    if (tt_corpus_load(o.data, cfg.ctx, &corpus, &st)) return error_line(EXIT_FAIL, "%s", st.msg);
+    double corpus_ms = (tt_now() - tc0) * 1e3;
+    tt_train_state s;
+    memset(&s, 0, sizeof s);
+    if (tt_state_init(&s, &cfg, &tc, &st)) {
+        tt_corpus_free(&corpus);
+        return error_line(EXIT_FAIL, "%s", st.msg);
+    }
+
+    const size_t row = (size_t)cfg.batch * (size_t)(cfg.ctx + 1);
+    uint8_t *tok = malloc((size_t)accum * row);
+    double *ms = malloc((size_t)(max_steps + 2) * sizeof *ms);
     tt_backend *be = NULL;
+    float loss_at[3] = {NAN, NAN, NAN};
     if (!tok || !ms) {
         rc = error_line(EXIT_FAIL, "out of memory");
         goto out;
     }
-    for (size_t i = 0; i < nbytes; i++) tok[i] = (uint8_t)tt_rand_u64(tc.seed, TT_STREAM_BATCH, i);
-
+    int threads = o.set[O_THREADS] ? o.threads : tt_default_threads();
     double t0 = tt_now();
-    if ((rc = make_backend(o.backend ? o.backend : "cpu", &cfg, o.set[O_THREADS] ? o.threads : 0, o.json, &be))) goto out;
+    if ((rc = make_backend(o.backend ? o.backend : "cpu", &cfg, threads, o.json, &be))) goto out;
     double t1 = tt_now();
     if (be->vt->set_state(be, s.params, s.m, s.v, &st)) {
         rc = error_line(EXIT_FAIL, "%s", st.msg);
         goto out;
     }
-    double t2 = tt_now(), first_ms = 0, warm_ms = 0;
+    double t2 = tt_now();
+    int pipe = be->vt->step_result_prev != NULL;
+    {
+        const char *e = getenv("TT_TRAIN_PIPELINE"); /* the trainer's switch: 0 = synchronous */
+        if (e && atoi(e) == 0) pipe = 0;
+    }
+    /* A step's time = the interval between its loss reaching the host and the
+     * previous step's loss reaching it (step 1: from the start of its batch
+     * sampling). Synchronous loop: sample, step, step_result, so this is the
+     * step's own wall time. Pipelined loop (what the trainer does on a backend
+     * with step_result_prev): step k+1 is sampled and submitted before the
+     * loss of step k is read; the interval is then the steady-state time per
+     * step of a loop that never lets the device idle. */
+    bench_rec rec = {0};
+    rec.warm = warm;
+    rec.ms = ms;
+    rec.cap = max_steps + 2;
+    rec.loss_at = loss_at;
+    rec.t_last = tt_now();
     float loss = NAN, gn = NAN;
-    for (int64_t k = 0; k < warm + steps; k++) {
-        tt_optim_args opt = {tc.lr, tc.beta1, tc.beta2, tc.eps, tc.weight_decay, tc.clip,
+    int64_t pending = -1; /* a submitted step whose loss has not been read */
+    int64_t k = 0;
+    for (;; k++) {
+        if (rec.n >= warm && (rec.measured >= max_steps || (rec.measured >= steps && rec.measured_s >= min_time))) break;
+        tt_optim_args opt = {tt_lr_at(&tc, k), tc.beta1, tc.beta2, tc.eps, tc.weight_decay, tc.clip,
                              (float)(1.0 - pow(tc.beta1, (double)(k + 1))), (float)(1.0 - pow(tc.beta2, (double)(k + 1)))};
-        double a = tt_now();
-        if (be->vt->step(be, tok, accum, &opt, &st) || be->vt->step_result(be, &loss, &gn, &st)) {
+        for (int i = 0; i < accum; i++)
+            tt_batch_train(&corpus, tc.seed, ((int64_t)k * accum + i) * cfg.batch, cfg.batch, cfg.ctx, tok + (size_t)i * row);
+        if (be->vt->step(be, tok, accum, &opt, &st)) {
             rc = error_line(EXIT_FAIL, "step %lld: %s", (long long)k + 1, st.msg);
             goto out;
         }
-        double dt = (tt_now() - a) * 1e3;
-        if (k == 0) first_ms = dt;
-        if (k < warm) warm_ms += dt;
-        else ms[k - warm] = dt;
+        int64_t done = -1;
+        if (pipe && pending >= 0) {
+            if (be->vt->step_result_prev(be, &loss, &gn, &st)) {
+                rc = error_line(EXIT_FAIL, "step %lld: %s", (long long)pending + 1, st.msg);
+                goto out;
+            }
+            done = pending;
+            pending = k;
+        } else if (pipe && k > 0) {
+            pending = k; /* step 1 ran synchronously: from step 2 on, one step is always in flight */
+        } else {
+            if (be->vt->step_result(be, &loss, &gn, &st)) {
+                rc = error_line(EXIT_FAIL, "step %lld: %s", (long long)k + 1, st.msg);
+                goto out;
+            }
+            done = k;
+        }
+        if (done >= 0 && (rc = bench_record(&rec, done, loss))) goto out;
     }
-    if (!isfinite(loss)) {
-        rc = error_line(EXIT_FAIL, "bench: loss is not finite (%g)", loss);
-        goto out;
+    if (pending >= 0) {
+        if (be->vt->step_result(be, &loss, &gn, &st)) {
+            rc = error_line(EXIT_FAIL, "step %lld: %s", (long long)pending + 1, st.msg);
+            goto out;
+        }
+        if ((rc = bench_record(&rec, pending, loss))) goto out;
     }
+    int64_t measured = rec.measured;
+    double first_ms = rec.first_ms, warm_ms = rec.warm_ms, measured_s = rec.measured_s;
+    int64_t total = rec.n;
     double sum = 0;
-    for (int64_t i = 0; i < steps; i++) sum += ms[i];
-    qsort(ms, (size_t)steps, sizeof *ms, cmp_double);
-    double med = quantile(ms, (int)steps, 0.5), p10 = quantile(ms, (int)steps, 0.1), p90 = quantile(ms, (int)steps, 0.9);
+    for (int64_t i = 0; i < measured; i++) sum += ms[i];
+    qsort(ms, (size_t)measured, sizeof *ms, cmp_double);
+    double med = quantile(ms, measured, 0.5), p10 = quantile(ms, measured, 0.1), p90 = quantile(ms, measured, 0.9);
     double tokens = (double)accum * cfg.batch * cfg.ctx, flops = tt_config_step_flops(&cfg) * accum;
-    const char *contains = "one optimizer step = forward + backward of every micro-batch, global grad-norm, clip, AdamW, "
-                           "and the loss read back to the host; random bytes as data";
+    const char *mem_src = NULL;
+    double peak_host = bench_peak_host(&mem_src);
+    int is_cpu = strcmp(be->vt->name, "cpu") == 0;
+#if defined(__EMSCRIPTEN__)
+    const char *runtime = "wasm";
+#else
+    const char *runtime = "native";
+#endif
+    char cpu_model[256], commit[128], date[32], sysname[200] = "";
+    bench_cpu_model(cpu_model, sizeof cpu_model);
+    bench_commit(commit, sizeof commit);
+    {
+        time_t now = time(NULL);
+        struct tm tmv;
+        gmtime_r(&now, &tmv);
+        strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+        struct utsname un;
+        if (uname(&un) == 0) snprintf(sysname, sizeof sysname, "%.60s %.60s %.40s", un.sysname, un.release, un.machine);
+    }
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *contains =
+        pipe ? "one optimizer step on batch x ctx tokens (x accum micro-batches): host batch sampling from the corpus + "
+               "forward + fused softmax/cross-entropy + backward + global grad-norm + clip + AdamW + the loss read back "
+               "to the host; pipelined as in the trainer (step k+1 is submitted before the loss of step k is read): "
+               "the time of a step is the interval between successive losses arriving on the host"
+             : "one optimizer step on batch x ctx tokens (x accum micro-batches): host batch sampling from the corpus + "
+               "forward + fused softmax/cross-entropy + backward + global grad-norm + clip + AdamW + the loss read back "
+               "to the host (the step is complete when its loss is on the host; steps run back to back)";
     if (o.json) {
-        fputs("{\"bench\":\"train_step\",\"preset\":", stdout);
-        json_str(stdout, preset_name ? preset_name : "", preset_name ? strlen(preset_name) : 0);
+        printf("{\"schema\":\"%s\",\"kind\":\"result\",\"bench\":\"train_step\"", BENCH_SCHEMA);
+        json_key_str(stdout, "label", o.label ? o.label : "");
+        json_key_str(stdout, "preset", preset_name ? preset_name : "");
         fputs(",\"model\":", stdout);
         json_cfg(stdout, &cfg);
-        fputs(",\"backend\":", stdout);
-        json_str(stdout, be->vt->name, strlen(be->vt->name));
-        fputs(",\"device\":", stdout);
-        json_str(stdout, be->device_name, strlen(be->device_name));
-        printf(",\"isa\":\"%s\",\"accum\":%d,\"tokens_per_step\":%.0f,\"warmup_steps\":%lld,\"measured_steps\":%lld,", TT_ISA,
-               accum, tokens, (long long)warm, (long long)steps);
-        printf("\"startup_ms\":{\"create\":%.3f,\"upload\":%.3f,\"first_step\":%.3f},", (t1 - t0) * 1e3, (t2 - t1) * 1e3,
-               first_ms);
-        printf("\"ms_per_step\":{\"median\":%.4f,\"mean\":%.4f,\"min\":%.4f,\"p10\":%.4f,\"p90\":%.4f,\"max\":%.4f},", med,
-               sum / steps, ms[0], p10, p90, ms[steps - 1]);
-        printf("\"tokens_per_s\":%.1f,\"gflop_per_step\":%.6f,\"gflops\":%.3f,\"final_loss\":", tokens / (med * 1e-3),
-               flops / 1e9, flops / (med * 1e-3) / 1e9);
+        json_key_str(stdout, "backend", be->vt->name);
+        json_key_str(stdout, "runtime", runtime);
+        json_key_str(stdout, "device", be->device_name);
+        printf(",\"threads\":%d,\"accum\":%d,\"tokens_per_step\":%.0f,\"seed\":%llu,\"lr\":", is_cpu ? threads : 0, accum,
+               tokens, (unsigned long long)tc.seed);
+        json_num(stdout, tc.lr);
+        printf(",\"lr_warmup_steps\":%d,\"pipelined\":%s", BENCH_LR_WARMUP, pipe ? "true" : "false");
+        json_key_str(stdout, "data", corpus.desc);
+        printf(",\"data_hash\":\"%016llx\"", (unsigned long long)corpus.hash);
+        printf(",\"steps_run\":%lld,\"warmup_steps\":%lld,\"measured_steps\":%lld,\"measured_s\":", (long long)total,
+               (long long)warm, (long long)measured);
+        json_num(stdout, measured_s);
+        printf(",\"startup_ms\":{\"corpus\":%.3f,\"create\":%.3f,\"upload\":%.3f,\"first_step\":%.3f,\"warmup_total\":%.3f}",
+               corpus_ms, (t1 - t0) * 1e3, (t2 - t1) * 1e3, first_ms, warm_ms);
+        printf(",\"ms_per_step\":{\"median\":%.4f,\"mean\":%.4f,\"min\":%.4f,\"p10\":%.4f,\"p90\":%.4f,\"max\":%.4f}", med,
+               sum / (double)measured, ms[0], p10, p90, ms[measured - 1]);
+        printf(",\"tokens_per_s\":%.1f,\"gflop_per_step\":%.6f,\"gflops\":%.3f", tokens / (med * 1e-3), flops / 1e9,
+               flops / (med * 1e-3) / 1e9);
+        fputs(",\"loss\":{", stdout);
+        for (int j = 0; j < 3; j++) {
+            printf("%s\"%d\":", j ? "," : "", bench_loss_at[j]);
+            json_num(stdout, loss_at[j]);
+        }
+        fputs("},\"final_loss\":", stdout);
         json_num(stdout, loss);
-        fputs(",\"step_contains\":", stdout);
-        json_str(stdout, contains, strlen(contains));
+        fputs(",\"peak_host_bytes\":", stdout);
+        json_num(stdout, peak_host);
+        json_key_str(stdout, "peak_host_source", mem_src);
+        /* the backend interface does not report device buffer sizes (yet) */
+        fputs(",\"gpu_buffer_bytes\":null", stdout);
+        fputs(",\"machine\":{\"cpu\":", stdout);
+        json_str(stdout, cpu_model, strlen(cpu_model));
+        printf(",\"cores\":%ld", cores);
+        json_key_str(stdout, "isa", TT_ISA);
+        printf(",\"simd_width\":%d", TT_VW);
+        json_key_str(stdout, "os", sysname);
+        fputs("}", stdout);
+        json_key_str(stdout, "version", TT_VERSION);
+        json_key_str(stdout, "commit", commit);
+        json_key_str(stdout, "date", date);
+        json_key_str(stdout, "step_contains", contains);
         fputs("}\n", stdout);
     } else {
         char params[32];
@@ -1249,20 +1533,33 @@ static int cmd_bench(int argc, char **argv) {
         printf("bench: %s (%s params: %d layers, d_model %d, %d heads, ctx %d, batch %d%s)\n",
                preset_name ? preset_name : "custom", params, cfg.n_layer, cfg.d_model, cfg.n_head, cfg.ctx, cfg.batch,
                accum > 1 ? ", accum" : "");
-        printf("backend  %s: %s\n", be->vt->name, be->device_name);
+        printf("backend  %s (%s%s): %s\n", be->vt->name, runtime, pipe ? ", pipelined" : "", be->device_name);
+        printf("machine  %s, %ld cores, %s%s\n", cpu_model[0] ? cpu_model : "unknown cpu", cores, TT_ISA,
+               is_cpu ? "" : " (host)");
+        printf("data     %s, seed %llu, lr %g (warm-up %d steps, then constant)\n", corpus.desc,
+               (unsigned long long)tc.seed, tc.lr, BENCH_LR_WARMUP);
         printf("a step   %s\n", contains);
-        printf("start-up create %.1f ms, upload %.1f ms, first step %.1f ms, %lld warm-up steps %.1f ms\n", (t1 - t0) * 1e3,
-               (t2 - t1) * 1e3, first_ms, (long long)warm, warm_ms);
+        printf("start-up corpus %.1f ms, create %.1f ms, upload %.1f ms, first step %.1f ms, %lld warm-up steps %.1f ms\n",
+               corpus_ms, (t1 - t0) * 1e3, (t2 - t1) * 1e3, first_ms, (long long)warm, warm_ms);
         printf("steady   %.3f ms/step median over %lld steps (min %.3f, p10 %.3f, p90 %.3f, max %.3f)\n", med,
-               (long long)steps, ms[0], p10, p90, ms[steps - 1]);
+               (long long)measured, ms[0], p10, p90, ms[measured - 1]);
         printf("rate     %.0f tokens/s, %.2f GFLOP/s (%.3f GFLOP per step)\n", tokens / (med * 1e-3),
                flops / (med * 1e-3) / 1e9, flops / 1e9);
+        printf("loss     ");
+        for (int j = 0; j < 3; j++) {
+            if (isfinite(loss_at[j])) printf("step %d %.4f  ", bench_loss_at[j], loss_at[j]);
+            else printf("step %d -  ", bench_loss_at[j]);
+        }
+        printf("(%lld steps run)\n", (long long)total);
+        if (isfinite(peak_host)) printf("memory   peak host %.1f MB (%s)\n", peak_host / 1e6, mem_src);
+        printf("commit   %s, %s\n", commit, date);
     }
 out:
     tt_backend_destroy(be);
     free(tok);
     free(ms);
     tt_state_free(&s);
+    tt_corpus_free(&corpus);
     return rc;
 }
 

@@ -37,12 +37,14 @@ typedef struct {
     tt_gpu_buf dres, dtmp, dq, dk, dv, dg;
     tt_gpu_buf staging[2], stage_eval;
     int cur, last, pending[2];
+    int res_ok[2];          /* res_loss/res_norm of a staging slot hold its step's result */
+    float res_loss[2], res_norm[2];
+    int64_t n_steps;        /* steps submitted */
     tt_gsite *fwd, *bwd, *opt;
     int n_fwd, n_bwd, n_opt, cap_fwd, cap_bwd;
     uint32_t *tokhost;
     size_t tok_words, bucket_off, pos_off;
-    float last_loss, last_norm;
-    int have_result;
+    int biasfold;      /* bias grads folded into the dW matmuls (env TT_WEBGPU_BIASFOLD=0: off) */
     int dry;           /* preflight: count bytes, allocate nothing */
     double plan_bytes; /* device memory of the plan */
 } wgpu_impl;
@@ -117,6 +119,21 @@ static tt_gsite *bnext(wgpu_impl *w, int n) {
     return s;
 }
 
+/* dW (M,N) += X^T dY and db (N) += column sums of dY, X (BT,M), dY (BT,N):
+ * one matmul with a ones row when W and b are adjacent in the layout (always
+ * in config.h's layout) and folding is on (env TT_WEBGPU_BIASFOLD=0 turns it
+ * off: a matmul plus the two-stage column sum, as in the first version). */
+static int dw_db(tt_backend *be, tt_gsite *s, tt_gref X, tt_gref dY, tt_tensor_kind kw, tt_tensor_kind kb, int l,
+                 int M, int N, int BT, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    tt_gref gw = PR(be, w->grads, kw, l), gb = PR(be, w->grads, kb, l);
+    memset(s, 0, 4 * sizeof *s);
+    if (w->biasfold && gb.off == gw.off + (uint32_t)M * (uint32_t)N)
+        return tt_gop_matmul_ex(&w->ops, s, gw, X, dY, NULL, NULL, M + 1, N, BT, 1, 0, 1, 1, st);
+    TT_CHECK(tt_gop_matmul(&w->ops, s, gw, X, dY, NULL, NULL, M, N, BT, 1, 0, 1, st));
+    return tt_gop_bias_backward(&w->ops, s + 2, gb, dY, R(w->part_cs), BT, N, st);
+}
+
 static int plan(tt_backend *be, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     tt_gops *o = &w->ops;
@@ -183,24 +200,18 @@ static int plan(tt_backend *be, tt_status *st) {
         /* mlp proj: res[l+1] = g @ projw + projb + res2 */
         BWD(2, tt_gop_matmul(o, bnext(w, 2), R(w->dg), R(w->dres), PR(be, P, TT_PROJW, l), NULL, NULL, BT, C4, C, 0,
                              1, 0, st));
-        BWD(2, tt_gop_matmul(o, bnext(w, 2), PR(be, G, TT_PROJW, l), R(a->g), R(w->dres), NULL, NULL, C4, C, BT, 1, 0,
-                             1, st));
-        BWD(2, tt_gop_bias_backward(o, bnext(w, 2), PR(be, G, TT_PROJB, l), R(w->dres), part, BT, C, st));
+        BWD(4, dw_db(be, bnext(w, 4), R(a->g), R(w->dres), TT_PROJW, TT_PROJB, l, C4, C, BT, st));
         BWD(1, tt_gop_gelu_backward(o, bnext(w, 1), R(w->dg), R(a->h), (size_t)BT * C4, st));
         /* fc: h = ln2 @ fcw + fcb */
         BWD(2, tt_gop_matmul(o, bnext(w, 2), R(w->dtmp), R(w->dg), PR(be, P, TT_FCW, l), NULL, NULL, BT, C, C4, 0, 1,
                              0, st));
-        BWD(2, tt_gop_matmul(o, bnext(w, 2), PR(be, G, TT_FCW, l), R(a->ln2), R(w->dg), NULL, NULL, C, C4, BT, 1, 0, 1,
-                             st));
-        BWD(2, tt_gop_bias_backward(o, bnext(w, 2), PR(be, G, TT_FCB, l), R(w->dg), part, BT, C4, st));
+        BWD(4, dw_db(be, bnext(w, 4), R(a->ln2), R(w->dg), TT_FCW, TT_FCB, l, C, C4, BT, st));
         BWD(3, tt_gop_layernorm_backward(o, bnext(w, 3), R(w->dres), PR(be, G, TT_LN2W, l), R(w->dtmp), R(a->res2),
                                          PR(be, P, TT_LN2W, l), R(a->st2), part, BT, C, 1, st));
         /* attn out: res2 = y @ ow + ob + res[l] */
         BWD(2, tt_gop_matmul(o, bnext(w, 2), R(w->dtmp), R(w->dres), PR(be, P, TT_OW, l), NULL, NULL, BT, C, C, 0, 1,
                              0, st));
-        BWD(2, tt_gop_matmul(o, bnext(w, 2), PR(be, G, TT_OW, l), R(a->y), R(w->dres), NULL, NULL, C, C, BT, 1, 0, 1,
-                             st));
-        BWD(2, tt_gop_bias_backward(o, bnext(w, 2), PR(be, G, TT_OB, l), R(w->dres), part, BT, C, st));
+        BWD(4, dw_db(be, bnext(w, 4), R(a->y), R(w->dres), TT_OW, TT_OB, l, C, C, BT, st));
         BWD(2, tt_gop_attention_backward(o, bnext(w, 2), R(w->dq), R(w->dk), R(w->dv), R(a->att), R(a->q), R(a->k),
                                          R(a->v), R(a->y), R(w->dtmp), B, T, C, NH, st));
         /* q, k, v projections of ln1 */
@@ -209,11 +220,7 @@ static int plan(tt_backend *be, tt_status *st) {
         for (int j = 0; j < 3; j++)
             BWD(2, tt_gop_matmul(o, bnext(w, 2), R(w->dtmp), R(dx[j]), PR(be, P, wk[j], l), NULL, NULL, BT, C, C, 0, 1,
                                  j > 0, st));
-        for (int j = 0; j < 3; j++) {
-            BWD(2, tt_gop_matmul(o, bnext(w, 2), PR(be, G, wk[j], l), R(a->ln1), R(dx[j]), NULL, NULL, C, C, BT, 1, 0,
-                                 1, st));
-            BWD(2, tt_gop_bias_backward(o, bnext(w, 2), PR(be, G, bk[j], l), R(dx[j]), part, BT, C, st));
-        }
+        for (int j = 0; j < 3; j++) BWD(4, dw_db(be, bnext(w, 4), R(a->ln1), R(dx[j]), wk[j], bk[j], l, C, C, BT, st));
         BWD(3, tt_gop_layernorm_backward(o, bnext(w, 3), R(w->dres), PR(be, G, TT_LN1W, l), R(w->dtmp), R(w->res[l]),
                                          PR(be, P, TT_LN1W, l), R(a->st1), part, BT, C, 1, st));
     }
@@ -306,11 +313,9 @@ static int finish_pending(wgpu_impl *w, int i, tt_status *st) {
     float s[4];
     w->pending[i] = 0;
     TT_CHECK(tt_gpu_read_finish(w->g, w->staging[i], s, st));
-    if (i == w->last) {
-        w->last_loss = s[0];
-        w->last_norm = s[1];
-        w->have_result = 1;
-    }
+    w->res_loss[i] = s[0];
+    w->res_norm[i] = s[1];
+    w->res_ok[i] = 1;
     return TT_OK;
 }
 
@@ -321,7 +326,8 @@ static int wgpu_step(tt_backend *be, const uint8_t *tokens, int n_micro, const t
     if (!(opt->bc1 > 0.0f) || !(opt->bc2 > 0.0f)) return tt_fail(st, TT_EINVAL, "step: bias corrections must be > 0");
     const double BT = (double)w->B * w->T;
     int cur = w->cur;
-    TT_CHECK(finish_pending(w, cur, st)); /* its result was never asked for */
+    TT_CHECK(finish_pending(w, cur, st)); /* the step before the previous one: long done */
+    w->res_ok[cur] = 0;
     tt_gstep sp;
     memset(&sp, 0, sizeof sp);
     sp.lr = opt->lr;
@@ -356,15 +362,30 @@ static int wgpu_step(tt_backend *be, const uint8_t *tokens, int n_micro, const t
     w->pending[cur] = 1;
     w->last = cur;
     w->cur = cur ^ 1;
+    w->n_steps++;
     return TT_OK;
 }
 
 static int wgpu_step_result(tt_backend *be, float *loss, float *grad_norm, tt_status *st) {
     wgpu_impl *w = IMPL(be);
+    if (w->n_steps < 1) return tt_fail(st, TT_EINVAL, "webgpu: step_result before any step");
     TT_CHECK(finish_pending(w, w->last, st));
-    if (!w->have_result) return tt_fail(st, TT_EINVAL, "webgpu: step_result before any step");
-    if (loss) *loss = w->last_loss;
-    if (grad_norm) *grad_norm = w->last_norm;
+    if (!w->res_ok[w->last]) return tt_fail(st, TT_EINVAL, "webgpu: no result for the last step");
+    if (loss) *loss = w->res_loss[w->last];
+    if (grad_norm) *grad_norm = w->res_norm[w->last];
+    return TT_OK;
+}
+
+/* the step before the most recent one (its readback slot is the other one;
+ * step() keeps it until the next step() reuses the slot) */
+static int wgpu_step_result_prev(tt_backend *be, float *loss, float *grad_norm, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    int i = w->last ^ 1;
+    if (w->n_steps < 2) return tt_fail(st, TT_EINVAL, "webgpu: step_result_prev needs two steps");
+    TT_CHECK(finish_pending(w, i, st));
+    if (!w->res_ok[i]) return tt_fail(st, TT_EINVAL, "webgpu: no result for the previous step");
+    if (loss) *loss = w->res_loss[i];
+    if (grad_norm) *grad_norm = w->res_norm[i];
     return TT_OK;
 }
 
@@ -486,7 +507,8 @@ int tt_webgpu_profile(tt_backend *be, int reps, tt_webgpu_prof *out, int max, in
 }
 
 static const tt_backend_vtable wgpu_vt = {
-    "webgpu", wgpu_destroy, wgpu_set_state, wgpu_get_state, wgpu_step, wgpu_step_result, wgpu_eval, wgpu_loss_and_grad,
+    "webgpu",   wgpu_destroy,       wgpu_set_state, wgpu_get_state,        wgpu_step,
+    wgpu_step_result, wgpu_eval, wgpu_loss_and_grad, wgpu_step_result_prev,
 };
 
 int tt_backend_webgpu_create(const tt_model_config *cfg, tt_backend **out, tt_status *st) {
@@ -515,6 +537,10 @@ int tt_backend_webgpu_create(const tt_model_config *cfg, tt_backend **out, tt_st
     w->L = cfg->n_layer;
     w->V = cfg->vocab;
     w->P = be->layout.total;
+    {
+        const char *e = getenv("TT_WEBGPU_BIASFOLD");
+        w->biasfold = !(e && atoi(e) == 0);
+    }
     tt_gpu_options go;
     memset(&go, 0, sizeof go);
     go.want_timestamps = getenv("TT_WEBGPU_TIMESTAMPS") != NULL;

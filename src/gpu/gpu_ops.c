@@ -39,6 +39,12 @@ int tt_gops_init(tt_gops *o, tt_gpu *g, tt_status *st) {
     if (t) o->tile = atoi(t);
     t = getenv("TT_WEBGPU_SPLITK");
     if (t) o->splitk = atoi(t);
+    t = getenv("TT_WEBGPU_MMPOLICY");
+    if (t && strcmp(t, "old") == 0) o->policy = 1;
+    t = getenv("TT_WEBGPU_ATT_LANES");
+    if (t && atoi(t) > 0) o->att_lanes = (uint32_t)atoi(t);
+    t = getenv("TT_WEBGPU_MM_TARGET");
+    if (t && atoi(t) > 0) o->mm_target = (uint32_t)atoi(t);
     return tt_gpu_buffer(g, sizeof(tt_gstep), TT_GPU_UNIFORM, "step-uniforms", &o->stepu, st);
 }
 
@@ -179,30 +185,63 @@ static int check_u32(size_t v, const char *what, tt_status *st) {
 static int colsum_final(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref part, uint32_t W, uint32_t n_chunks,
                         tt_status *st);
 
-int tt_gop_matmul(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias, const tt_gref *R,
-                  int M, int N, int K, int trans_a, int trans_b, int accumulate, tt_status *st) {
-    if (M <= 0 || N <= 0 || K <= 0) return tt_fail(st, TT_EINVAL, "webgpu matmul: bad shape %dx%dx%d", M, N, K);
-    TT_CHECK(check_u32((size_t)M * N + C.off, "matmul output", st));
+/* The matmul launch plan: a pure function of the shape (and of the policy
+ * switches, never of the adapter or of timings), so a given model trains
+ * bit-identically on every GPU. Tiles are square, BM = BN in {128, 64, 32}
+ * (128: 8x8 outputs per thread, 256 threads; 64: 4x4, 256 threads; 32: 4x4,
+ * 64 threads). New policy (default): the largest tile giving >= target
+ * workgroups (default 256, about two per SM of a 132-SM GPU), where a
+ * product that may be split (accumulating, no epilogue: weight gradients)
+ * counts its K slices too (slices of >= 256, at most 16; partial products
+ * are added in slice order by a second site): so a big-K weight gradient
+ * keeps the efficient large tile and gains workgroups from split-K. When no
+ * tile reaches the target: the 32 tile with the most slices allowed. Old policy (TT_WEBGPU_MMPOLICY=old): the
+ * first version's rule (128 only for big grids, split-K only on GPUs). */
+#define MM_KMIN 256u
+#define MM_MAXSPLIT 16u
+
+static uint32_t mm_wgs(int M, int N, int t) { return (uint32_t)((M + t - 1) / t) * (uint32_t)((N + t - 1) / t); }
+
+void tt_gop_matmul_plan(const tt_gops *o, int M, int N, int K, int splittable, int *tile_out, uint32_t *splits_out,
+                        uint32_t *kchunk_out) {
     int tile = o->tile;
-    if (tile != 64 && tile != 128) {
-        uint64_t big_tiles = (uint64_t)((M + 127) / 128) * (uint64_t)((N + 127) / 128);
-        tile = (!o->info->is_cpu && M >= 256 && N >= 256 && big_tiles >= 96) ? 128 : 64;
-    }
-    int tm = tile == 128 ? 8 : 4;
-    uint32_t lda = (uint32_t)(trans_a ? M : K), ldb = (uint32_t)(trans_b ? K : N);
-    int vec = ((A.off | B.off | lda | ldb) & 3) == 0;
-    /* split-K for weight gradients (C += A^T B with a long K and few output
-     * tiles): z slices of K write partial products to scratch, a second site
-     * adds them into C */
-    uint32_t gx = (uint32_t)((N + tile - 1) / tile), gy = (uint32_t)((M + tile - 1) / tile);
     uint32_t splits = 1;
-    if (accumulate && !bias && !R) {
-        if (o->splitk > 0) splits = (uint32_t)o->splitk;
-        else if (!o->info->is_cpu && gx * gy < 132 && K >= 1024) {
-            splits = (264 + gx * gy - 1) / (gx * gy);
-            if (splits > 8) splits = 8;
-            if (splits > (uint32_t)K / 512) splits = (uint32_t)K / 512;
+    if (o->policy == 1) {
+        if (tile != 32 && tile != 64 && tile != 128) {
+            uint64_t big_tiles = (uint64_t)((M + 127) / 128) * (uint64_t)((N + 127) / 128);
+            tile = (!o->info->is_cpu && M >= 256 && N >= 256 && big_tiles >= 96) ? 128 : 64;
         }
+        uint32_t g = mm_wgs(M, N, tile);
+        if (splittable) {
+            if (o->splitk > 0) splits = (uint32_t)o->splitk;
+            else if (!o->info->is_cpu && g < 132 && K >= 1024) {
+                splits = (264 + g - 1) / g;
+                if (splits > 8) splits = 8;
+                if (splits > (uint32_t)K / 512) splits = (uint32_t)K / 512;
+            }
+        }
+    } else {
+        uint32_t target = o->mm_target ? o->mm_target : 256;
+        static const int tiles[3] = {128, 64, 32};
+        uint32_t maxs = splittable ? (uint32_t)K / MM_KMIN : 1;
+        if (maxs > MM_MAXSPLIT) maxs = MM_MAXSPLIT;
+        if (maxs < 2) maxs = 1;
+        if (tile == 32 || tile == 64 || tile == 128) { /* forced tile */
+            uint32_t g = mm_wgs(M, N, tile);
+            if (g < target) splits = (target + g - 1) / g;
+        } else {
+            tile = 0;
+            for (int i = 0; i < 3 && !tile; i++) {
+                uint32_t g = mm_wgs(M, N, tiles[i]), sp = g >= target ? 1 : (target + g - 1) / g;
+                if (sp <= maxs) tile = tiles[i], splits = sp;
+            }
+            if (!tile) { /* not even the smallest tile with the most slices reaches the target */
+                tile = 32;
+                splits = maxs;
+            }
+        }
+        if (splits > maxs) splits = maxs;
+        if (splittable && o->splitk > 0) splits = (uint32_t)o->splitk;
     }
     uint32_t kchunk = (uint32_t)K;
     if (splits > 1) {
@@ -213,6 +252,32 @@ int tt_gop_matmul(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, cons
         splits = 1;
         kchunk = (uint32_t)K;
     }
+    *tile_out = tile;
+    *splits_out = splits;
+    *kchunk_out = kchunk;
+}
+
+int tt_gop_matmul(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias, const tt_gref *R,
+                  int M, int N, int K, int trans_a, int trans_b, int accumulate, tt_status *st) {
+    return tt_gop_matmul_ex(o, s, C, A, B, bias, R, M, N, K, trans_a, trans_b, accumulate, 0, st);
+}
+
+int tt_gop_matmul_ex(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias, const tt_gref *R,
+                     int M, int N, int K, int trans_a, int trans_b, int accumulate, int ones_rows, tt_status *st) {
+    if (M <= 0 || N <= 0 || K <= 0) return tt_fail(st, TT_EINVAL, "webgpu matmul: bad shape %dx%dx%d", M, N, K);
+    if (ones_rows < 0 || ones_rows >= M)
+        return tt_fail(st, TT_EINVAL, "webgpu matmul: %d ones rows out of range for M = %d", ones_rows, M);
+    TT_CHECK(check_u32((size_t)M * N + C.off, "matmul output", st));
+    const int am = M - ones_rows; /* rows of op(A) actually stored */
+    int tile;
+    uint32_t splits, kchunk;
+    tt_gop_matmul_plan(o, M, N, K, accumulate && !bias && !R, &tile, &splits, &kchunk);
+    int tm = tile == 128 ? 8 : 4;
+    uint32_t lda = (uint32_t)(trans_a ? am : K), ldb = (uint32_t)(trans_b ? K : N);
+    int vec = ((A.off | B.off | lda | ldb) & 3) == 0;
+    /* split-K: z slices of K write partial products to scratch, a second
+     * site adds them into C in slice order */
+    uint32_t gx = (uint32_t)((N + tile - 1) / tile), gy = (uint32_t)((M + tile - 1) / tile);
     char prefix[320];
     snprintf(prefix, sizeof prefix,
              "const BM: u32 = %du;\nconst BN: u32 = %du;\nconst BK: u32 = 16u;\nconst TM: u32 = %du;\n"
@@ -243,6 +308,7 @@ int tt_gop_matmul(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, cons
     args[10] = R ? R->off : 0;
     args[11] = (accumulate ? 1u : 0u) | (bias ? 2u : 0u) | (R ? 4u : 0u);
     args[12] = kchunk;
+    args[13] = (uint32_t)am;
     tt_gpu_buf bufs[7] = {A.buf, B.buf, Cdst.buf, bias ? bias->buf : A.buf, R ? R->buf : A.buf, A.buf, B.buf};
     static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
                                      TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ};
@@ -278,25 +344,43 @@ int tt_gop_layernorm_forward(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref stats
     return make_site(o, s, "ln_fwd", wg_prefix(wg_ln(C), pf, sizeof pf), args, 0, 4, bufs, kinds, x, y, 1, st);
 }
 
-static uint32_t colsum_chunk(int rows) {
-    uint32_t c = (uint32_t)((rows + 255) / 256);
-    return c < 32 ? 32 : c;
+/* rows per chunk of stage 1 of the column sums: short serial chains (16
+ * rows, up to 128 chunks) under the new policy; the old rule (32 rows, up to
+ * 256 chunks) under TT_WEBGPU_MMPOLICY=old. */
+static uint32_t colsum_chunk_p(int rows, int policy) {
+    if (policy == 1) {
+        uint32_t c = (uint32_t)((rows + 255) / 256);
+        return c < 32 ? 32 : c;
+    }
+    uint32_t c = (uint32_t)((rows + 127) / 128);
+    return c < 16 ? 16 : c;
 }
+#define colsum_chunk(rows) colsum_chunk_p(rows, o->policy)
 
 size_t tt_gop_colsum_part_elems(int rows, int N) {
-    uint32_t ch = colsum_chunk(rows);
-    return (size_t)((rows + ch - 1) / ch) * (size_t)N;
+    size_t best = 0;
+    for (int p = 0; p < 2; p++) {
+        uint32_t ch = colsum_chunk_p(rows, p);
+        size_t e = (size_t)((rows + ch - 1) / ch) * (size_t)N;
+        if (e > best) best = e;
+    }
+    return best;
 }
 
 static int colsum_final(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref part, uint32_t W, uint32_t n_chunks,
                         tt_status *st) {
-    char pf[64];
+    char pf[96];
     uint32_t args[16] = {W, n_chunks, out.off};
     tt_gpu_buf bufs[2] = {part.buf, out.buf};
     static const uint8_t kinds[2] = {TT_GPU_BIND_READ, TT_GPU_BIND_RW};
     if (part.off != 0) return tt_fail(st, TT_EINVAL, "webgpu: reduction scratch must start its buffer");
-    return make_site(o, s, "colsum_final", wg_prefix(WG_ELEM, pf, sizeof pf), args, 0, 2, bufs, kinds,
-                     (W + WG_ELEM - 1) / WG_ELEM, 1, 1, st);
+    /* lanes per column: about 4 chunks per lane, at most 16 lanes */
+    uint32_t lanes = 1;
+    while (lanes < 16 && lanes * 4 < n_chunks) lanes *= 2;
+    uint32_t cw = WG_ELEM / lanes, x, y;
+    grid1(o, ((uint64_t)W + cw - 1) / cw, &x, &y);
+    snprintf(pf, sizeof pf, "const WG: u32 = %uu;\nconst LANES: u32 = %uu;\n", WG_ELEM, lanes);
+    return make_site(o, s, "colsum_final", pf, args, 0, 2, bufs, kinds, x, y, 1, st);
 }
 
 int tt_gop_layernorm_backward(tt_gops *o, tt_gsite *s, tt_gref dinp, tt_gref dwb, tt_gref dout, tt_gref inp, tt_gref w,
@@ -357,9 +441,19 @@ int tt_gop_gelu_backward(tt_gops *o, tt_gsite *s, tt_gref d, tt_gref inp, size_t
 }
 
 /* ---- attention ----------------------------------------------------------- */
-#define ATT_BR 64u
+/* Attention launch shape: LANES threads per row (query row in attn_fwd and
+ * attn_bwd_dq, key row in attn_bwd_dkdv) splitting the other side's rows of
+ * each tile, BR rows per workgroup (BR * LANES = 64 threads when split), key
+ * tiles of BC rows. LANES = 4 by default (4x the threads of one thread per
+ * row: B*NH*T rows alone do not fill a big GPU), env TT_WEBGPU_ATT_LANES
+ * (1, 2, 4, 8; 1 = the first version's one thread per row, BR = 64). The
+ * tiles must fit the adapter's workgroup storage: BC is halved, then LANES
+ * dropped to 1, until they do. */
+typedef struct {
+    uint32_t br, bc, lanes;
+} att_shape;
 
-static int attn_prefix(int C, int NH, char *pf, size_t cap, tt_status *st) {
+static int att_plan(const tt_gops *o, int C, int NH, att_shape *sh, char *pf, size_t cap, tt_status *st) {
     int hs = C / NH;
     if (hs > 256) return tt_fail(st, TT_EUNSUP, "webgpu attention: head size %d > 256 not supported", hs);
     int bc = 1024 / hs;
@@ -367,14 +461,34 @@ static int attn_prefix(int C, int NH, char *pf, size_t cap, tt_status *st) {
     if (bc < 4) bc = 4;
     int p = 1;
     while (p * 2 <= bc) p *= 2;
-    snprintf(pf, cap, "const HS: u32 = %du;\nconst BR: u32 = %uu;\nconst BC: u32 = %du;\n", hs, ATT_BR, p);
+    uint32_t lanes = o->att_lanes ? o->att_lanes : 4;
+    if (lanes != 1 && lanes != 2 && lanes != 4 && lanes != 8) lanes = 4;
+    uint32_t budget = o->info->max_wg_storage ? o->info->max_wg_storage : 16384;
+    uint32_t BC = (uint32_t)p, BR, XO;
+    for (;;) {
+        BR = lanes > 1 ? 64 / lanes : 64;
+        XO = 1;
+        if (lanes > 1) {
+            uint32_t x1 = BR * 2 * (uint32_t)hs, x2 = BR * ((uint32_t)hs + 2);
+            XO = x1 > x2 ? x1 : x2;
+        }
+        uint32_t bytes = 4 * (2 * BC * ((uint32_t)hs + 1) + 2 * BC + (lanes > 1 ? XO : 1));
+        if (bytes <= budget) break;
+        if (BC > 4) BC /= 2;
+        else if (lanes > 1) lanes = 1, BC = (uint32_t)p;
+        else return tt_fail(st, TT_EUNSUP, "webgpu attention: head size %d needs more workgroup memory than the adapter has", hs);
+    }
+    sh->br = BR, sh->bc = BC, sh->lanes = lanes;
+    snprintf(pf, cap, "const HS: u32 = %du;\nconst BR: u32 = %uu;\nconst BC: u32 = %uu;\nconst LANES: u32 = %uu;\nconst XO: u32 = %uu;\n",
+             hs, BR, BC, lanes, XO);
     return TT_OK;
 }
 
 int tt_gop_attention_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v,
                              int B, int T, int C, int NH, tt_status *st) {
-    char pf[160];
-    TT_CHECK(attn_prefix(C, NH, pf, sizeof pf, st));
+    char pf[200];
+    att_shape sh;
+    TT_CHECK(att_plan(o, C, NH, &sh, pf, sizeof pf, st));
     if (q.off || k.off || v.off || y.off || stats.off)
         return tt_fail(st, TT_EINVAL, "webgpu attention: tensors must start their buffers");
     uint32_t args[16] = {(uint32_t)B, (uint32_t)T, (uint32_t)C, (uint32_t)NH,
@@ -382,7 +496,7 @@ int tt_gop_attention_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, 
     tt_gpu_buf bufs[5] = {q.buf, k.buf, v.buf, y.buf, stats.buf};
     static const uint8_t kinds[5] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW,
                                      TT_GPU_BIND_RW};
-    TT_CHECK(make_site(o, s, "attn_fwd", pf, args, 0, 5, bufs, kinds, ((uint32_t)T + ATT_BR - 1) / ATT_BR,
+    TT_CHECK(make_site(o, s, "attn_fwd", pf, args, 0, 5, bufs, kinds, ((uint32_t)T + sh.br - 1) / sh.br,
                        (uint32_t)NH, (uint32_t)B, st));
     s->flops = 2.0 * B * T * (T + 1.0) * C; /* causal: T(T+1)/2 pairs x 2 products x 2 flops x C */
     return TT_OK;
@@ -391,13 +505,14 @@ int tt_gop_attention_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, 
 int tt_gop_attention_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats, tt_gref q,
                               tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH,
                               tt_status *st) {
-    char pf[160];
-    TT_CHECK(attn_prefix(C, NH, pf, sizeof pf, st));
+    char pf[200];
+    att_shape sh;
+    TT_CHECK(att_plan(o, C, NH, &sh, pf, sizeof pf, st));
     if (q.off || k.off || v.off || y.off || dy.off || dq.off || dk.off || dv.off || stats.off)
         return tt_fail(st, TT_EINVAL, "webgpu attention: tensors must start their buffers");
     uint32_t args[16] = {(uint32_t)B, (uint32_t)T, (uint32_t)C, (uint32_t)NH,
                          f2u(1.0f / sqrtf((float)(C / NH)))};
-    uint32_t gx = ((uint32_t)T + ATT_BR - 1) / ATT_BR;
+    uint32_t gx = ((uint32_t)T + sh.br - 1) / sh.br;
     {
         tt_gpu_buf bufs[7] = {q.buf, k.buf, v.buf, y.buf, dy.buf, stats.buf, dq.buf};
         static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,

@@ -49,8 +49,11 @@ typedef struct {
     int n_ubufs;
     uint32_t slot_bytes, slots_per_buf, used;
     tt_gpu_buf stepu;  /* tt_gstep */
-    int tile;          /* matmul block tile: 0 auto, 64 or 128 (tests force both) */
-    int splitk;        /* matmul split-K slices: 0 auto, n forces n (tests) */
+    int tile;          /* matmul block tile: 0 auto, 32, 64 or 128 (env TT_WEBGPU_TILE; tests force each) */
+    int splitk;        /* matmul split-K slices: 0 auto, n forces n (env TT_WEBGPU_SPLITK; tests) */
+    int policy;        /* 0: shape-driven tiles/split-K (default); 1: first version (TT_WEBGPU_MMPOLICY=old) */
+    uint32_t mm_target; /* workgroups the new policy aims at (0: 256; env TT_WEBGPU_MM_TARGET) */
+    uint32_t att_lanes; /* threads per attention row: 0 = 4; 1, 2, 4, 8 (env TT_WEBGPU_ATT_LANES; tests) */
     tt_gpu_buf split_buf; /* split-K partial products */
     size_t split_elems;
     int n_sites;       /* statistics */
@@ -71,6 +74,17 @@ size_t tt_gop_adamw_part_elems(size_t n);
  * 2 sites (the second adds split-K slices; empty when K is not split). */
 int tt_gop_matmul(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias, const tt_gref *R,
                   int M, int N, int K, int trans_a, int trans_b, int accumulate, tt_status *st);
+/* As tt_gop_matmul, but op(A) stores only M - ones_rows rows (lda from that
+ * count); its last ones_rows rows read as 1.0. With ones_rows = 1 and
+ * C = [dW; db] contiguous ((in+1) x out, the parameter layout's W then b),
+ * dW += X^T dY and db += 1^T dY in one product (bias gradient folded). */
+int tt_gop_matmul_ex(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias, const tt_gref *R,
+                     int M, int N, int K, int trans_a, int trans_b, int accumulate, int ones_rows, tt_status *st);
+/* The launch plan of a matmul, a pure function of (M, N, K, splittable) and
+ * the policy fields above: square tile (32, 64, 128), split-K slices and
+ * the k extent of a slice. splittable: accumulate without bias/R. */
+void tt_gop_matmul_plan(const tt_gops *o, int M, int N, int K, int splittable, int *tile, uint32_t *splits,
+                        uint32_t *kchunk);
 
 /* out (rows,C), stats (2*rows: mean then rstd; own buffer), inp (rows,C),
  * w (C), b (C) (w and b in one buffer). 1 site. */

@@ -6,8 +6,9 @@
  * (exact below 2^53); failures come back as a tt status code with the
  * one-line message fetched from JS. Two calls may wait for the GPU —
  * ttjs_gpu_read_finish (a buffer mapping) and ttjs_gpu_check (pending error
- * scopes): they are Asyncify imports, so the C caller simply sees a blocking
- * call while the browser's event loop keeps running.
+ * scopes): the Worker wraps them as JSPI suspending imports (and the entry
+ * points that reach them as promising exports), so the C caller sees a
+ * blocking call while the browser's event loop keeps running.
  *
  * Built without TT_WEB_GPU (the CLI under Node, the CPU web modules): every
  * entry point reports TT_EUNSUP, so `--backend webgpu` / backend=webgpu fail
@@ -36,9 +37,9 @@ extern void ttjs_gpu_copy(int src, double src_off, int dst, double dst_off, doub
 extern void ttjs_gpu_clear(int b, double off, double bytes);
 extern int ttjs_gpu_submit(void);
 extern int ttjs_gpu_read_start(int b, double offset, double bytes);
-extern int ttjs_gpu_read_finish(int b, void *dst); /* may wait (Asyncify) */
+extern int ttjs_gpu_read_finish(int b, void *dst); /* may suspend (JSPI) */
 extern int ttjs_gpu_read_pending(int b);
-extern int ttjs_gpu_check(void);                  /* may wait (Asyncify) */
+extern int ttjs_gpu_check(void);                  /* may suspend (JSPI) */
 
 struct tt_gpu {
     tt_gpu_info info;

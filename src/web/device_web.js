@@ -13,10 +13,14 @@
 //  - the adapter and device are requested by the Worker before any C call
 //    (worker.js sets Module.ttGpuDevice / Module.ttGpuInfo); ttjs_gpu_open
 //    only picks them up;
-//  - ttjs_gpu_read_finish and ttjs_gpu_check wait with Asyncify when the
-//    mapping / error scopes are still pending (ASYNCIFY_IMPORTS), and return
-//    at once when they are not — the Worker's split-phase step awaits the
-//    GPU between submit and collect, so the hot path does not unwind.
+//  - ttjs_gpu_read_finish and ttjs_gpu_check return a Promise when the
+//    mapping / error scopes are still pending, and a plain value when not.
+//    worker.js instantiates the module with these two imports wrapped in
+//    WebAssembly.Suspending and the C entry points that reach them wrapped
+//    in WebAssembly.promising (JSPI), so a Promise suspends the wasm stack
+//    until it settles. The Worker's split-phase step awaits the GPU
+//    (Module.ttGpuIdle) between submit and collect, so the hot path does not
+//    suspend.
 // Status codes are tt.h's: 1 EINVAL, 3 ENOMEM, 5 EUNSUP, 6 EDEVICE.
 
 var TTGpuLibrary = {
@@ -77,7 +81,18 @@ var TTGpuLibrary = {
       if (TTGPU.errCode) return TTGPU.fail(TTGPU.errCode, TTGPU.err);
       return 0;
     },
+    // Not called from C: the Worker awaits this (Module.ttGpuIdle) between
+    // submit and collect, so collect finds its mapping done.
+    idle: function () {
+      var ps = TTGPU.scopes.slice();
+      for (var i = 0; i < TTGPU.bufs.length; i++) {
+        var b = TTGPU.bufs[i];
+        if (b && b.map && !b.map.done && !b.map.failed) ps.push(b.map.promise);
+      }
+      return Promise.all(ps);
+    },
   },
+  $TTGPU__postset: 'Module["ttGpuIdle"] = function () { return TTGPU.idle(); };',
 
   ttjs_gpu_open__deps: ['$TTGPU'],
   ttjs_gpu_open: function (wantTs, vals, nVals, name, nameCap) {
@@ -136,7 +151,9 @@ var TTGpuLibrary = {
   ttjs_gpu_buffer: function (bytes, usage, label) {
     var dev = TTGPU.dev;
     var lab = UTF8ToString(label);
-    var size = Math.max(4, Math.ceil(bytes / 4) * 4);
+    // whole multiples of 16 bytes, as the native layer: whole-buffer bindings
+    // may be declared array<vec4<f32>>
+    var size = Math.max(16, Math.ceil(bytes / 16) * 16);
     if (size > dev.limits.maxBufferSize)
       return -TTGPU.fail(3, 'webgpu: buffer ' + lab + ' of ' + bytes + ' bytes exceeds maxBufferSize ' + dev.limits.maxBufferSize);
     var U = GPUBufferUsage, u;
@@ -289,7 +306,7 @@ var TTGpuLibrary = {
     return 0;
   },
 
-  ttjs_gpu_read_finish__deps: ['$TTGPU', '$Asyncify'],
+  ttjs_gpu_read_finish__deps: ['$TTGPU'],
   ttjs_gpu_read_finish: function (h, dst) {
     var b = TTGPU.bufs[h];
     if (!b || !b.map) return TTGPU.fail(1, 'webgpu: read_finish without read_start');
@@ -306,9 +323,7 @@ var TTGpuLibrary = {
       return TTGPU.report();
     }
     if (m.done || m.failed) return finish();
-    return Asyncify.handleSleep(function (wakeUp) {
-      m.promise.then(function () { wakeUp(finish()); });
-    });
+    return m.promise.then(finish);
   },
 
   ttjs_gpu_read_pending__deps: ['$TTGPU'],
@@ -317,13 +332,12 @@ var TTGpuLibrary = {
     return b && b.map ? 1 : 0;
   },
 
-  ttjs_gpu_check__deps: ['$TTGPU', '$Asyncify'],
+  ttjs_gpu_check__deps: ['$TTGPU'],
   ttjs_gpu_check: function () {
     if (TTGPU.errCode || !TTGPU.scopes.length) return TTGPU.report();
-    return Asyncify.handleSleep(function (wakeUp) {
-      Promise.all(TTGPU.scopes.slice()).then(function () { wakeUp(TTGPU.report()); });
-    });
+    return Promise.all(TTGPU.scopes.slice()).then(function () { return TTGPU.report(); });
   },
+
 };
 
 mergeInto(LibraryManager.library, TTGpuLibrary);

@@ -1,8 +1,11 @@
-// attn_bwd_dkdv.wgsl — attention backward, part 2 (one thread per key row j),
-// queries i >= j streamed through workgroup memory in tiles of BC rows:
+// attn_bwd_dkdv.wgsl — attention backward, part 2 (LANES threads per key row
+// j), queries i >= j streamed through workgroup memory in tiles of BC rows
+// (row stride HS+1); lane l takes the queries ii = l, l + LANES, ... of each
+// tile; the lanes' dk, dv partial sums are added into lane 0 in lane order:
 //   p_ij = exp(scale q_i.k_j - lse_i); dv_j = sum_i p_ij dy_i
 //   ds_ij = p_ij (dy_i.v_j - D_i);     dk_j = scale * sum_i ds_ij q_i
-// stats = [lse | D] from attn_fwd / attn_bwd_dq. Grid (ceil(T/BR), NH, B).
+// stats = [lse | D] from attn_fwd / attn_bwd_dq. Grid (ceil(T/BR), NH, B),
+// workgroup BR*LANES. Prefix: HS, BR, BC, LANES, XO.
 struct Args {
     B: u32, T: u32, C: u32, NH: u32,
     scale: f32, p5: u32, p6: u32, p7: u32,
@@ -17,18 +20,23 @@ struct Args {
 @group(0) @binding(6) var<storage, read_write> dk: array<f32>;
 @group(0) @binding(7) var<storage, read_write> dv: array<f32>;
 
-var<workgroup> Qs: array<f32, BC * HS>;
-var<workgroup> Gs: array<f32, BC * HS>;
+const NTH: u32 = BR * LANES;
+const KS: u32 = HS + 1u;
+var<workgroup> Qs: array<f32, BC * KS>;
+var<workgroup> Gs: array<f32, BC * KS>;
 var<workgroup> Ls: array<f32, BC>;
 var<workgroup> Ds: array<f32, BC>;
+var<workgroup> Xo: array<f32, XO>; // BR rows x 2 HS (LANES > 1)
 
-@compute @workgroup_size(BR)
+@compute @workgroup_size(NTH)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let T = a.T;
     let C = a.C;
     let h = wid.y;
     let b = wid.z;
-    let j = wid.x * BR + lid;
+    let rloc = lid / LANES;
+    let lane = lid % LANES;
+    let j = wid.x * BR + rloc;
     let valid = j < T;
     let jb = (b * T + j) * C + h * HS;
     let BNT = a.B * a.NH * T;
@@ -51,19 +59,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let n_tiles = (T - i_first + BC - 1u) / BC;
     for (var tile = 0u; tile < n_tiles; tile++) {
         let i0 = i_first + tile * BC;
-        for (var e = lid; e < BC * HS; e += BR) {
-            let i = i0 + e / HS;
+        for (var e = lid; e < BC * HS; e += NTH) {
+            let ir = e / HS;
+            let dd = e % HS;
+            let i = i0 + ir;
             var qx = 0.0;
             var gx = 0.0;
             if (i < T) {
-                let src = (b * T + i) * C + h * HS + e % HS;
+                let src = (b * T + i) * C + h * HS + dd;
                 qx = q[src];
                 gx = dy[src];
             }
-            Qs[e] = qx;
-            Gs[e] = gx;
+            Qs[ir * KS + dd] = qx;
+            Gs[ir * KS + dd] = gx;
         }
-        for (var e = lid; e < BC; e += BR) {
+        for (var e = lid; e < BC; e += NTH) {
             let i = i0 + e;
             var lv = 0.0;
             var dvv = 0.0;
@@ -79,24 +89,41 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             var ii0 = 0u;
             if (j > i0) { ii0 = j - i0; }
             let iin = min(BC, T - i0);
-            for (var ii = ii0; ii < iin; ii++) {
+            for (var ii = ii0 + lane; ii < iin; ii += LANES) {
                 var s = 0.0;
                 var dp = 0.0;
                 for (var d = 0u; d < HS; d++) {
-                    s = fma(Qs[ii * HS + d], kv[d], s);
-                    dp = fma(Gs[ii * HS + d], vv[d], dp);
+                    s = fma(Qs[ii * KS + d], kv[d], s);
+                    dp = fma(Gs[ii * KS + d], vv[d], dp);
                 }
                 let p = exp(s - Ls[ii]);
                 let ds = p * (dp - Ds[ii]);
                 for (var d = 0u; d < HS; d++) {
-                    dva[d] = fma(p, Gs[ii * HS + d], dva[d]);
-                    dka[d] = fma(ds, Qs[ii * HS + d], dka[d]);
+                    dva[d] = fma(p, Gs[ii * KS + d], dva[d]);
+                    dka[d] = fma(ds, Qs[ii * KS + d], dka[d]);
                 }
             }
         }
         workgroupBarrier();
     }
-    if (valid) {
+    for (var src = 1u; src < LANES; src++) {
+        let xb = rloc * 2u * HS;
+        if (lane == src) {
+            for (var d = 0u; d < HS; d++) {
+                Xo[xb + d] = dka[d];
+                Xo[xb + HS + d] = dva[d];
+            }
+        }
+        workgroupBarrier();
+        if (lane == 0u) {
+            for (var d = 0u; d < HS; d++) {
+                dka[d] += Xo[xb + d];
+                dva[d] += Xo[xb + HS + d];
+            }
+        }
+        workgroupBarrier();
+    }
+    if (valid && lane == 0u) {
         for (var d = 0u; d < HS; d++) {
             dk[jb + d] = dka[d] * a.scale;
             dv[jb + d] = dva[d];

@@ -1,8 +1,11 @@
-// attn_bwd_dq.wgsl — attention backward, part 1 (one thread per query row i):
+// attn_bwd_dq.wgsl — attention backward, part 1 (LANES threads per query row
+// i, lane l taking keys jj = l, l + LANES, ... of each tile; the lanes' dq
+// partial sums are added into lane 0 in lane order; tiles as in attn_fwd):
 //   D_i = dy_i . y_i                         (stored: stats[BNT + row])
 //   p_ij = exp(scale q_i.k_j - lse_i), dp_ij = dy_i . v_j, ds = p (dp - D_i)
 //   dq_i = scale * sum_{j<=i} ds_ij k_j
-// stats = [lse (B*NH*T) | D (B*NH*T)]. Grid (ceil(T/BR), NH, B).
+// stats = [lse (B*NH*T) | D (B*NH*T)]. Grid (ceil(T/BR), NH, B), workgroup
+// BR*LANES. Prefix: HS, BR, BC, LANES, XO.
 struct Args {
     B: u32, T: u32, C: u32, NH: u32,
     scale: f32, p5: u32, p6: u32, p7: u32,
@@ -17,16 +20,21 @@ struct Args {
 @group(0) @binding(6) var<storage, read_write> stats: array<f32>;
 @group(0) @binding(7) var<storage, read_write> dq: array<f32>;
 
-var<workgroup> Ks: array<f32, BC * HS>;
-var<workgroup> Vs: array<f32, BC * HS>;
+const NTH: u32 = BR * LANES;
+const KS: u32 = HS + 1u;
+var<workgroup> Ks: array<f32, BC * KS>;
+var<workgroup> Vs: array<f32, BC * KS>;
+var<workgroup> Xo: array<f32, XO>;
 
-@compute @workgroup_size(BR)
+@compute @workgroup_size(NTH)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let T = a.T;
     let C = a.C;
     let h = wid.y;
     let b = wid.z;
-    let i = wid.x * BR + lid;
+    let rloc = lid / LANES;
+    let lane = lid % LANES;
+    let i = wid.x * BR + rloc;
     let valid = i < T;
     let ib = (b * T + i) * C + h * HS;
     let BNT = a.B * a.NH * T;
@@ -48,41 +56,54 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     if (valid) {
         L = stats[srow];
-        stats[BNT + srow] = Di;
+        if (lane == 0u) { stats[BNT + srow] = Di; }
     }
     let i_last = min(T, (wid.x + 1u) * BR) - 1u;
     let n_tiles = i_last / BC + 1u;
     for (var tile = 0u; tile < n_tiles; tile++) {
         let j0 = tile * BC;
-        for (var e = lid; e < BC * HS; e += BR) {
-            let j = j0 + e / HS;
+        for (var e = lid; e < BC * HS; e += NTH) {
+            let jr = e / HS;
+            let dd = e % HS;
+            let j = j0 + jr;
             var kv = 0.0;
             var vv = 0.0;
             if (j < T) {
-                let src = (b * T + j) * C + h * HS + e % HS;
+                let src = (b * T + j) * C + h * HS + dd;
                 kv = k[src];
                 vv = v[src];
             }
-            Ks[e] = kv;
-            Vs[e] = vv;
+            Ks[jr * KS + dd] = kv;
+            Vs[jr * KS + dd] = vv;
         }
         workgroupBarrier();
         if (valid && j0 <= i) {
             let jn = min(BC, i - j0 + 1u);
-            for (var jj = 0u; jj < jn; jj++) {
+            for (var jj = lane; jj < jn; jj += LANES) {
                 var s = 0.0;
                 var dp = 0.0;
                 for (var d = 0u; d < HS; d++) {
-                    s = fma(qv[d], Ks[jj * HS + d], s);
-                    dp = fma(gv[d], Vs[jj * HS + d], dp);
+                    s = fma(qv[d], Ks[jj * KS + d], s);
+                    dp = fma(gv[d], Vs[jj * KS + d], dp);
                 }
                 let ds = exp(s - L) * (dp - Di);
-                for (var d = 0u; d < HS; d++) { acc[d] = fma(ds, Ks[jj * HS + d], acc[d]); }
+                for (var d = 0u; d < HS; d++) { acc[d] = fma(ds, Ks[jj * KS + d], acc[d]); }
             }
         }
         workgroupBarrier();
     }
-    if (valid) {
+    for (var src = 1u; src < LANES; src++) {
+        let xb = rloc * HS;
+        if (lane == src) {
+            for (var d = 0u; d < HS; d++) { Xo[xb + d] = acc[d]; }
+        }
+        workgroupBarrier();
+        if (lane == 0u) {
+            for (var d = 0u; d < HS; d++) { acc[d] += Xo[xb + d]; }
+        }
+        workgroupBarrier();
+    }
+    if (valid && lane == 0u) {
         for (var d = 0u; d < HS; d++) { dq[ib + d] = acc[d] * a.scale; }
     }
 }

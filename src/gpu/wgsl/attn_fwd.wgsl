@@ -1,9 +1,13 @@
 // attn_fwd.wgsl — causal multi-head attention forward, FlashAttention style:
-// one thread per query row, keys/values streamed through workgroup memory in
-// tiles of BC rows, online softmax; only y and the row logsumexp are stored.
+// LANES threads per query row (a workgroup holds BR rows), keys/values
+// streamed through workgroup memory in tiles of BC rows (row stride HS+1, so
+// lanes reading different keys hit different banks); lane l takes the keys
+// jj = l, l + LANES, ... of each tile with its own online softmax (m, l, o);
+// at the end lanes 1 .. LANES-1 are merged into lane 0 in lane order
+// (deterministic). Only y and the row logsumexp are stored.
 // q, k, v, y: (B, T, C) with head h at columns h*HS .. h*HS+HS-1.
 // lse[(b*NH + h)*T + t] = log sum_j exp(s_tj), s = scale * q.k
-// Grid (ceil(T/BR), NH, B), workgroup BR. Prefix: HS, BR, BC.
+// Grid (ceil(T/BR), NH, B), workgroup BR*LANES. Prefix: HS, BR, BC, LANES, XO.
 struct Args {
     B: u32, T: u32, C: u32, NH: u32,
     scale: f32, p5: u32, p6: u32, p7: u32,
@@ -16,16 +20,21 @@ struct Args {
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;
 @group(0) @binding(5) var<storage, read_write> lse: array<f32>;
 
-var<workgroup> Ks: array<f32, BC * HS>;
-var<workgroup> Vs: array<f32, BC * HS>;
+const NTH: u32 = BR * LANES;
+const KS: u32 = HS + 1u;
+var<workgroup> Ks: array<f32, BC * KS>;
+var<workgroup> Vs: array<f32, BC * KS>;
+var<workgroup> Xo: array<f32, XO>; // merge slots: BR rows x (HS + 2) (LANES > 1)
 
-@compute @workgroup_size(BR)
+@compute @workgroup_size(NTH)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let T = a.T;
     let C = a.C;
     let h = wid.y;
     let b = wid.z;
-    let i = wid.x * BR + lid;
+    let rloc = lid / LANES;
+    let lane = lid % LANES;
+    let i = wid.x * BR + rloc;
     let valid = i < T;
     let ib = (b * T + i) * C + h * HS;
     var qv: array<f32, HS>;
@@ -41,24 +50,26 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let n_tiles = i_last / BC + 1u;
     for (var tile = 0u; tile < n_tiles; tile++) {
         let j0 = tile * BC;
-        for (var e = lid; e < BC * HS; e += BR) {
-            let j = j0 + e / HS;
+        for (var e = lid; e < BC * HS; e += NTH) {
+            let jr = e / HS;
+            let dd = e % HS;
+            let j = j0 + jr;
             var kv = 0.0;
             var vv = 0.0;
             if (j < T) {
-                let src = (b * T + j) * C + h * HS + e % HS;
+                let src = (b * T + j) * C + h * HS + dd;
                 kv = k[src];
                 vv = v[src];
             }
-            Ks[e] = kv;
-            Vs[e] = vv;
+            Ks[jr * KS + dd] = kv;
+            Vs[jr * KS + dd] = vv;
         }
         workgroupBarrier();
         if (valid && j0 <= i) {
             let jn = min(BC, i - j0 + 1u);
-            for (var jj = 0u; jj < jn; jj++) {
+            for (var jj = lane; jj < jn; jj += LANES) {
                 var s = 0.0;
-                for (var d = 0u; d < HS; d++) { s = fma(qv[d], Ks[jj * HS + d], s); }
+                for (var d = 0u; d < HS; d++) { s = fma(qv[d], Ks[jj * KS + d], s); }
                 if (s > m) {
                     let corr = exp(m - s);
                     l *= corr;
@@ -67,12 +78,32 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 }
                 let p = exp(s - m);
                 l += p;
-                for (var d = 0u; d < HS; d++) { o[d] = fma(p, Vs[jj * HS + d], o[d]); }
+                for (var d = 0u; d < HS; d++) { o[d] = fma(p, Vs[jj * KS + d], o[d]); }
             }
         }
         workgroupBarrier();
     }
-    if (valid) {
+    // merge lane src into lane 0 of the row, src = 1, 2, ... (fixed order)
+    for (var src = 1u; src < LANES; src++) {
+        let xb = rloc * (HS + 2u);
+        if (lane == src) {
+            for (var d = 0u; d < HS; d++) { Xo[xb + d] = o[d]; }
+            Xo[xb + HS] = m;
+            Xo[xb + HS + 1u] = l;
+        }
+        workgroupBarrier();
+        if (lane == 0u) {
+            let m2 = Xo[xb + HS];
+            let mn = max(m, m2);
+            let c1 = exp(m - mn);
+            let c2 = exp(m2 - mn);
+            l = l * c1 + Xo[xb + HS + 1u] * c2;
+            for (var d = 0u; d < HS; d++) { o[d] = o[d] * c1 + Xo[xb + d] * c2; }
+            m = mn;
+        }
+        workgroupBarrier();
+    }
+    if (valid && lane == 0u) {
         let inv = 1.0 / l;
         for (var d = 0u; d < HS; d++) { y[ib + d] = o[d] * inv; }
         lse[(b * a.NH + h) * T + i] = m + log(l);

@@ -1,5 +1,11 @@
-// colsum_final.wgsl — stage 2 of the column sums: out[out_off + j] +=
-// sum_k part[k*W + j] for j < W, chunks summed in a fixed order.
+// colsum_final.wgsl — stage 2 of the column sums (bias / LayerNorm grads) and
+// the split-K reduction of matmul: out[out_off + j] += sum_k part[k*W + j]
+// for j < W. A workgroup covers CW = WG / LANES columns; lane l of a column
+// sums chunks l, l + LANES, l + 2 LANES, ... (two independent accumulators,
+// so loads overlap), then lane 0 adds the LANES lane sums in lane order. The
+// order is a fixed function of (W, n_chunks, LANES): deterministic.
+// Prefix: WG, LANES (power of 2 dividing WG). Grid: ceil(W / CW) workgroups,
+// folded into (x, y).
 struct Args {
     W: u32, n_chunks: u32, out_off: u32, p3: u32,
     p4: u32, p5: u32, p6: u32, p7: u32,
@@ -9,11 +15,34 @@ struct Args {
 @group(0) @binding(1) var<storage, read> part: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 
+const CW: u32 = WG / LANES;
+var<workgroup> red: array<f32, WG>;
+
 @compute @workgroup_size(WG)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let j = gid.x;
-    if (j >= a.W) { return; }
-    var s = 0.0;
-    for (var k = 0u; k < a.n_chunks; k++) { s += part[k * a.W + j]; }
-    out[a.out_off + j] += s;
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let col = lid % CW;
+    let lane = lid / CW;
+    let j = (wid.y * nwg.x + wid.x) * CW + col;
+    var s0 = 0.0;
+    var s1 = 0.0;
+    if (j < a.W) {
+        var k = lane;
+        for (; k + LANES < a.n_chunks; k += 2u * LANES) {
+            s0 += part[k * a.W + j];
+            s1 += part[(k + LANES) * a.W + j];
+        }
+        if (k < a.n_chunks) { s0 += part[k * a.W + j]; }
+    }
+    if (LANES == 1u) {
+        if (j < a.W) { out[a.out_off + j] += s0 + s1; }
+        return;
+    }
+    red[lid] = s0 + s1;
+    workgroupBarrier();
+    if (lane == 0u && j < a.W) {
+        var s = red[col];
+        for (var l = 1u; l < LANES; l++) { s += red[l * CW + col]; }
+        out[a.out_off + j] += s;
+    }
 }

@@ -9,7 +9,7 @@
 // Shared tiles hold op(A) as As[k][m/4] and op(B) as Bs[k][n/4] (vec4), so a
 // thread reads its rows/columns as vec4 broadcasts. A thread owns TM x TN
 // outputs as (TM/4) x (TN/4) blocks of 4x4 spread over the tile (block r
-// covers rows r*BM/(TM/4) + ty*4 ..). The next k tile is loaded into
+// covers rows r*BM/(TM/4) + ty*4 ..; TM, TN are 4 or 8). The next k tile is loaded into
 // registers while the current one is multiplied. Out-of-range elements load
 // as 0 and are not stored, so any M, N, K work.
 //
@@ -17,11 +17,16 @@
 // when the grid has z > 1, writes its partial product to C at
 // c_off + z*M*N without the epilogue (a colsum_final pass adds the slices).
 // flags: 1 accumulate into C, 2 add bias, 4 add R.
+//
+// Ones row (bias gradients folded into a weight-gradient product): op(A)
+// stores only am <= M rows; rows am .. M-1 of op(A) read as 1.0, so output
+// row am is the column sum of op(B) (db = 1^T dout) — computed by the same
+// tiles, in the same fixed order. am = M when unused.
 struct Args {
     M: u32, N: u32, K: u32, lda: u32,
     ldb: u32, ldc: u32, a_off: u32, b_off: u32,
     c_off: u32, bias_off: u32, r_off: u32, flags: u32,
-    kchunk: u32, p13: u32, p14: u32, p15: u32,
+    kchunk: u32, am: u32, p14: u32, p15: u32,
 }
 @group(0) @binding(0) var<uniform> a: Args;
 @group(0) @binding(1) var<storage, read> A: array<f32>;
@@ -48,6 +53,7 @@ var<workgroup> Bs: array<vec4<f32>, BK * BN4>;
 
 fn sA(m: u32, k: u32) -> f32 {
     if (m >= a.M || k >= a.K) { return 0.0; }
+    if (m >= a.am) { return 1.0; }
     if (TRANS_A) { return A[a.a_off + k * a.lda + m]; }
     return A[a.a_off + m * a.lda + k];
 }
@@ -66,12 +72,12 @@ fn loadA(e: u32, m0: u32, k0: u32, kend: u32) -> vec4<f32> {
         let m = m0 + 4u * (e % BM4);
         let k = k0 + e / BM4;
         if (k >= kend) { return vec4<f32>(0.0); }
-        if (VEC && m + 3u < a.M) { return A4[(a.a_off + k * a.lda + m) >> 2u]; }
+        if (VEC && m + 3u < a.am) { return A4[(a.a_off + k * a.lda + m) >> 2u]; }
         return vec4<f32>(sA(m, k), sA(m + 1u, k), sA(m + 2u, k), sA(m + 3u, k));
     }
     let m = m0 + e / BK4;
     let k = k0 + 4u * (e % BK4);
-    if (VEC && m < a.M && k + 3u < kend) { return A4[(a.a_off + m * a.lda + k) >> 2u]; }
+    if (VEC && m < a.am && k + 3u < kend) { return A4[(a.a_off + m * a.lda + k) >> 2u]; }
     return vec4<f32>(select(0.0, sA(m, k), k < kend), select(0.0, sA(m, k + 1u), k + 1u < kend),
                      select(0.0, sA(m, k + 2u), k + 2u < kend), select(0.0, sA(m, k + 3u), k + 3u < kend));
 }
@@ -123,6 +129,30 @@ fn storeB(e: u32, v: vec4<f32>) {
     Bs[(kk + 3u) * BN4 + i][c] = v.w;
 }
 
+// One output row of 4 (m, nb..nb+3) of a thread: split-K slice store, or
+// the epilogue (bias, R, accumulate).
+fn store4(m: u32, nb: u32, v4: vec4<f32>, split: bool, cbase: u32) {
+    if (m >= a.M) { return; }
+    for (var j = 0u; j < 4u; j++) {
+        let n = nb + j;
+        if (n >= a.N) { break; }
+        var v = v4[j];
+        if (split) {
+            Cm[cbase + m * a.N + n] = v;
+            continue;
+        }
+        if ((a.flags & 2u) != 0u) { v += bias[a.bias_off + n]; }
+        if ((a.flags & 4u) != 0u) { v += R[a.r_off + m * a.ldc + n]; }
+        let ci = a.c_off + m * a.ldc + n;
+        if ((a.flags & 1u) != 0u) { v += Cm[ci]; }
+        Cm[ci] = v;
+    }
+}
+
+// The register tile is written out by hand (no arrays indexed by loop
+// variables: the accumulators stay in registers whatever the driver's
+// unroller does). cRC_i: block row r, block column c, row i of the 4x4 block.
+// RM, RN are 1 or 2 (TM, TN 4 or 8).
 @compute @workgroup_size(TX, TY, 1)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_id) lid3: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -132,8 +162,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let n0 = wid.x * BN;
     let kbeg = wid.z * a.kchunk;
     let kend = min(a.K, kbeg + a.kchunk);
-    var acc: array<vec4<f32>, TM * RN>;
-    for (var i = 0u; i < TM * RN; i++) { acc[i] = vec4<f32>(0.0); }
+    let z4 = vec4<f32>(0.0);
+    var c000 = z4; var c001 = z4; var c002 = z4; var c003 = z4;
+    var c010 = z4; var c011 = z4; var c012 = z4; var c013 = z4;
+    var c100 = z4; var c101 = z4; var c102 = z4; var c103 = z4;
+    var c110 = z4; var c111 = z4; var c112 = z4; var c113 = z4;
     var ra: array<vec4<f32>, LA>;
     var rb: array<vec4<f32>, LB>;
     for (var i = 0u; i < LA; i++) { ra[i] = loadA(lid + i * NT, m0, kbeg, kend); }
@@ -149,16 +182,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             for (var i = 0u; i < LB; i++) { rb[i] = loadB(lid + i * NT, n0, k0 + BK, kend); }
         }
         for (var kk = 0u; kk < BK; kk++) {
-            var av: array<vec4<f32>, RM>;
-            var bv: array<vec4<f32>, RN>;
-            for (var r = 0u; r < RM; r++) { av[r] = As[kk * BM4 + r * (BM4 / RM) + ty]; }
-            for (var c = 0u; c < RN; c++) { bv[c] = Bs[kk * BN4 + c * (BN4 / RN) + tx]; }
-            for (var r = 0u; r < RM; r++) {
-                for (var i = 0u; i < 4u; i++) {
-                    let av_i = vec4<f32>(av[r][i]);
-                    for (var c = 0u; c < RN; c++) {
-                        acc[(r * 4u + i) * RN + c] = fma(av_i, bv[c], acc[(r * 4u + i) * RN + c]);
-                    }
+            let a0 = As[kk * BM4 + ty];
+            let b0 = Bs[kk * BN4 + tx];
+            c000 = fma(vec4<f32>(a0.x), b0, c000);
+            c001 = fma(vec4<f32>(a0.y), b0, c001);
+            c002 = fma(vec4<f32>(a0.z), b0, c002);
+            c003 = fma(vec4<f32>(a0.w), b0, c003);
+            if (RN == 2u) {
+                let b1 = Bs[kk * BN4 + BN4 / 2u + tx];
+                c010 = fma(vec4<f32>(a0.x), b1, c010);
+                c011 = fma(vec4<f32>(a0.y), b1, c011);
+                c012 = fma(vec4<f32>(a0.z), b1, c012);
+                c013 = fma(vec4<f32>(a0.w), b1, c013);
+            }
+            if (RM == 2u) {
+                let a1 = As[kk * BM4 + BM4 / 2u + ty];
+                c100 = fma(vec4<f32>(a1.x), b0, c100);
+                c101 = fma(vec4<f32>(a1.y), b0, c101);
+                c102 = fma(vec4<f32>(a1.z), b0, c102);
+                c103 = fma(vec4<f32>(a1.w), b0, c103);
+                if (RN == 2u) {
+                    let b1 = Bs[kk * BN4 + BN4 / 2u + tx];
+                    c110 = fma(vec4<f32>(a1.x), b1, c110);
+                    c111 = fma(vec4<f32>(a1.y), b1, c111);
+                    c112 = fma(vec4<f32>(a1.z), b1, c112);
+                    c113 = fma(vec4<f32>(a1.w), b1, c113);
                 }
             }
         }
@@ -166,28 +214,29 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
     let split = nwg.z > 1u;
     let cbase = a.c_off + wid.z * a.M * a.N;
-    for (var r = 0u; r < RM; r++) {
-        for (var i = 0u; i < 4u; i++) {
-            let m = m0 + r * (BM / RM) + ty * 4u + i;
-            if (m >= a.M) { continue; }
-            for (var c = 0u; c < RN; c++) {
-                let nb = n0 + c * (BN / RN) + tx * 4u;
-                let v4 = acc[(r * 4u + i) * RN + c];
-                for (var j = 0u; j < 4u; j++) {
-                    let n = nb + j;
-                    if (n >= a.N) { break; }
-                    var v = v4[j];
-                    if (split) {
-                        Cm[cbase + m * a.N + n] = v;
-                        continue;
-                    }
-                    if ((a.flags & 2u) != 0u) { v += bias[a.bias_off + n]; }
-                    if ((a.flags & 4u) != 0u) { v += R[a.r_off + m * a.ldc + n]; }
-                    let ci = a.c_off + m * a.ldc + n;
-                    if ((a.flags & 1u) != 0u) { v += Cm[ci]; }
-                    Cm[ci] = v;
-                }
-            }
+    let mr = m0 + ty * 4u;
+    let nc = n0 + tx * 4u;
+    store4(mr, nc, c000, split, cbase);
+    store4(mr + 1u, nc, c001, split, cbase);
+    store4(mr + 2u, nc, c002, split, cbase);
+    store4(mr + 3u, nc, c003, split, cbase);
+    if (RN == 2u) {
+        store4(mr, nc + BN / 2u, c010, split, cbase);
+        store4(mr + 1u, nc + BN / 2u, c011, split, cbase);
+        store4(mr + 2u, nc + BN / 2u, c012, split, cbase);
+        store4(mr + 3u, nc + BN / 2u, c013, split, cbase);
+    }
+    if (RM == 2u) {
+        let mr1 = mr + BM / 2u;
+        store4(mr1, nc, c100, split, cbase);
+        store4(mr1 + 1u, nc, c101, split, cbase);
+        store4(mr1 + 2u, nc, c102, split, cbase);
+        store4(mr1 + 3u, nc, c103, split, cbase);
+        if (RN == 2u) {
+            store4(mr1, nc + BN / 2u, c110, split, cbase);
+            store4(mr1 + 1u, nc + BN / 2u, c111, split, cbase);
+            store4(mr1 + 2u, nc + BN / 2u, c112, split, cbase);
+            store4(mr1 + 3u, nc + BN / 2u, c113, split, cbase);
         }
     }
 }

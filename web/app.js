@@ -1,0 +1,813 @@
+// app.js — the page side of the tinytrain web app: capability detection,
+// backend choice, the controls, the live chart and stats, sampling output,
+// checkpoint download/upload, restoring the autosaved run, and the in-page
+// benchmark. All training happens in worker.js (a dedicated module Worker);
+// this file only sends it messages and draws what comes back.
+import uPlot from './dist/uPlot.esm.js';
+
+const $ = (id) => document.getElementById(id);
+const LN256 = Math.log(256);
+const STORE = 'tinytrain.';
+
+// ---- capabilities ------------------------------------------------------------
+
+// Tiny hand-assembled modules: one returning a v128 (SIMD128), a shared
+// memory (threads), a 64-bit memory (Memory64).
+const WASM_SIMD = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 0x60, 0, 1, 0x7b, 3, 2, 1, 0, 0x0a, 0x16, 1, 0x14, 0, 0xfd, 0x0c,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x0b]);
+const WASM_SHARED = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 5, 4, 1, 3, 1, 1]);
+const WASM_MEM64 = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 5, 3, 1, 4, 1]);
+
+function validate(bytes) { try { return WebAssembly.validate(bytes); } catch (e) { return false; } }
+
+async function detectCaps() {
+  const caps = {
+    simd: validate(WASM_SIMD),
+    isolated: !!self.crossOriginIsolated,
+    sab: typeof SharedArrayBuffer === 'function',
+    wasmThreads: validate(WASM_SHARED),
+    memory64: validate(WASM_MEM64),
+    cores: navigator.hardwareConcurrency || 1,
+    gpu: null,
+  };
+  caps.threads = caps.isolated && caps.sab && caps.wasmThreads;
+  if (navigator.gpu) {
+    try {
+      const a = await navigator.gpu.requestAdapter({ powerPreference: 'high-performance' });
+      if (a) {
+        const info = a.info || (a.requestAdapterInfo ? await a.requestAdapterInfo() : {});
+        const name = [info.vendor, info.architecture, info.description || info.device].filter(Boolean).join(' ') || 'WebGPU adapter';
+        caps.gpu = {
+          name,
+          isCpu: /swiftshader|llvmpipe|lavapipe/i.test(name) || info.architecture === 'swiftshader',
+          f16: a.features.has('shader-f16'),
+          subgroups: a.features.has('subgroups'),
+          maxBinding: a.limits.maxStorageBufferBindingSize,
+        };
+      }
+    } catch (e) { caps.gpuError = e.message; }
+  }
+  return caps;
+}
+
+function renderChips(caps) {
+  const chips = [
+    [caps.simd ? 'on' : 'off', 'SIMD128'],
+    [caps.threads ? 'on' : 'off', caps.threads ? `threads ×${caps.cores}` : (caps.isolated ? 'threads' : 'threads (not isolated)')],
+    [caps.memory64 ? 'on' : 'off', 'Memory64'],
+    [caps.gpu ? 'on' : 'off', caps.gpu ? `WebGPU: ${caps.gpu.name}` : 'WebGPU'],
+    [caps.gpu ? (caps.gpu.f16 ? 'on' : 'off') : 'off', 'shader-f16'],
+    [caps.gpu ? (caps.gpu.subgroups ? 'on' : 'off') : 'off', 'subgroups'],
+  ];
+  $('chips').innerHTML = '';
+  for (const [cls, text] of chips) {
+    const s = document.createElement('span');
+    s.className = 'chip ' + cls;
+    s.textContent = text;
+    s.title = text + (cls === 'on' ? ': available' : ': not available');
+    $('chips').appendChild(s);
+  }
+}
+
+// ---- formatting ----------------------------------------------------------------
+
+const fmtInt = (n) => Math.round(n).toLocaleString('en-US');
+function fmtBytes(b) {
+  const u = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let i = 0;
+  while (b >= 1024 && i < u.length - 1) { b /= 1024; i++; }
+  return (i ? b.toFixed(b < 10 ? 1 : 0) : b) + ' ' + u[i];
+}
+function fmtParams(n) {
+  if (n >= 1e9) return (n / 1e9).toFixed(2) + 'B';
+  if (n >= 1e6) return (n / 1e6).toFixed(n >= 1e7 ? 1 : 2) + 'M';
+  if (n >= 1e3) return (n / 1e3).toFixed(1) + 'K';
+  return String(n);
+}
+function fmtTime(s) {
+  if (s == null || !isFinite(s)) return '–';
+  s = Math.max(0, s);
+  if (s < 60) return s.toFixed(s < 10 ? 1 : 0) + ' s';
+  const m = Math.floor(s / 60), r = Math.round(s % 60);
+  if (m < 60) return `${m}m ${String(r).padStart(2, '0')}s`;
+  const h = Math.floor(m / 60);
+  return `${h}h ${String(m % 60).padStart(2, '0')}m`;
+}
+const fmtLoss = (x) => (x == null || !isFinite(x) ? '–' : x.toFixed(4));
+function fmtRate(x) {
+  if (!x || !isFinite(x)) return '–';
+  if (x >= 1e6) return (x / 1e6).toFixed(2) + 'M';
+  if (x >= 1e4) return (x / 1e3).toFixed(1) + 'K';
+  return Math.round(x).toLocaleString('en-US');
+}
+
+// ---- state ---------------------------------------------------------------------
+
+const ui = {
+  caps: null,
+  presets: [],
+  worker: null,
+  workerVariant: '',
+  ready: null,
+  run: 'idle',
+  corpusTab: 'bundled',
+  uploadText: null,   // { name, bytes }
+  bundled: null,      // Uint8Array
+  chart: null,
+  data: { x: [], loss: [], smooth: [], val: [], base: [] },
+  valMap: new Map(),
+  total: 0,
+  sampling: false,
+  runVariant: '',
+};
+
+// Engine variants: 'threads' (WASM SIMD + threads), 'single' (WASM SIMD, one
+// thread), 'gpu' (WebGPU through the browser device layer). Auto picks WebGPU
+// on a real GPU (a software adapter such as SwiftShader is slower than WASM),
+// else threads when the page is cross-origin isolated, else one thread — the
+// CLI's --backend auto makes the same choice.
+function autoVariant() {
+  const c = ui.caps;
+  if (c.gpu && !c.gpu.isCpu && ui.gpuEngine) return 'gpu';
+  return c.threads ? 'threads' : 'single';
+}
+function variantForChoice(choice) {
+  const c = ui.caps;
+  if (choice === 'single') return 'single';
+  if (choice === 'threads') return c.threads ? 'threads' : 'single';
+  if (choice === 'webgpu') return c.gpu && ui.gpuEngine ? 'gpu' : autoVariant();
+  return autoVariant();
+}
+function backendChoice() { return document.querySelector('input[name=backend]:checked').value; }
+function engineBackend(choice) { return variantForChoice(choice) === 'gpu' ? 'webgpu' : 'cpu'; }
+
+function threadCount() { return Math.max(1, Math.min(ui.caps.cores || 1, 16)); }
+
+// ---- worker --------------------------------------------------------------------
+
+function startWorker(variant) {
+  if (ui.worker && ui.workerVariant === variant) return ui.ready;
+  if (ui.worker) ui.worker.terminate();
+  const w = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  ui.worker = w;
+  ui.workerVariant = variant;
+  ui.ready = new Promise((resolve, reject) => {
+    const onReady = (e) => {
+      if (e.data.type === 'ready') { w.removeEventListener('message', onReady); resolve(e.data); }
+      else if (e.data.type === 'error' && e.data.where === 'init') { w.removeEventListener('message', onReady); reject(new Error(e.data.message)); }
+    };
+    w.addEventListener('message', onReady);
+  });
+  w.addEventListener('message', (e) => onWorker(e.data));
+  w.addEventListener('error', (e) => showError('The training worker failed: ' + (e.message || 'unknown error')));
+  w.postMessage({ type: 'init', variant, threads: variant === 'threads' ? threadCount() : 1 });
+  return ui.ready;
+}
+
+function onWorker(m) {
+  switch (m.type) {
+    case 'ready':
+      break;
+    case 'started':
+      onStarted(m);
+      break;
+    case 'progress':
+      onProgress(m);
+      break;
+    case 'status':
+      setRun(m.run);
+      break;
+    case 'saved':
+      $('ckptStatus').className = 'status';
+      $('ckptStatus').textContent = `Autosaved step ${fmtInt(m.step)} in this browser (${fmtBytes(m.bytes)}).`;
+      break;
+    case 'checkpoint': {
+      const url = URL.createObjectURL(new Blob([m.bytes], { type: 'application/octet-stream' }));
+      const a = document.createElement('a');
+      a.href = url; a.download = m.name;
+      document.body.appendChild(a); a.click(); a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 10000);
+      setStatus('ckptStatus', `Downloaded ${m.name} (${fmtBytes(m.bytes.byteLength)}).`, 'ok');
+      break;
+    }
+    case 'sampleStart':
+      $('sampleOut').innerHTML = '';
+      { const p = document.createElement('span'); p.className = 'prompt'; p.textContent = m.prompt; $('sampleOut').appendChild(p); }
+      ui.sampleText = document.createTextNode('');
+      $('sampleOut').appendChild(ui.sampleText);
+      { const c = document.createElement('span'); c.className = 'cursor'; $('sampleOut').appendChild(c); ui.cursor = c; }
+      break;
+    case 'token':
+      if (ui.sampleText) ui.sampleText.appendData(m.text);
+      $('sampleRate').textContent = `${fmtInt(m.n)} tokens · ${m.tokPerSec.toFixed(0)} tok/s`;
+      $('sampleOut').scrollTop = $('sampleOut').scrollHeight;
+      break;
+    case 'sampleDone':
+      ui.sampling = false;
+      if (ui.cursor) { ui.cursor.remove(); ui.cursor = null; }
+      $('sampleRate').textContent = `${fmtInt(m.n)} tokens · ${m.tokPerSec.toFixed(0)} tok/s${m.stopped ? ' (stopped)' : ''}`;
+      updateButtons();
+      break;
+    case 'restored':
+      onRestored(m);
+      break;
+    case 'error':
+      onWorkerError(m);
+      break;
+    case 'log':
+      if (m.err) console.warn('[engine]', m.text); else console.log('[engine]', m.text);
+      break;
+  }
+}
+
+function onWorkerError(m) {
+  if (m.where === 'corpus') { setStatus('corpusStatus', m.message, 'error'); setRun(ui.run === 'starting' ? 'idle' : ui.run); return; }
+  if (m.where === 'checkpoint') {
+    setStatus('ckptStatus', m.message + (m.mismatch ? ' — choose that text as the training text, or upload again to use this text anyway.' : ''), 'error');
+    if (m.mismatch) ui.forceNextUpload = true;
+    return;
+  }
+  if (m.where === 'sample') { ui.sampling = false; setStatus('sampleRate', m.message, 'error'); updateButtons(); return; }
+  if (m.where === 'options' || m.where === 'train') { if (ui.run === 'starting') setRun('idle'); }
+  showError(m.message);
+}
+
+// ---- controls -------------------------------------------------------------------
+
+function setStatus(id, text, cls) {
+  const el = $(id);
+  el.textContent = text;
+  el.className = (id === 'sampleRate' ? 'hint' : 'status') + (cls ? ' ' + cls : '');
+}
+
+let toastTimer = 0;
+function showError(msg, info) {
+  const t = $('toast');
+  t.textContent = msg;
+  t.className = 'toast' + (info ? ' info' : '');
+  t.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { t.hidden = true; }, 7000);
+}
+
+function setRun(run) {
+  ui.run = run;
+  const pill = $('runPill');
+  pill.textContent = run;
+  pill.className = 'pill ' + run;
+  updateButtons();
+}
+
+function updateButtons() {
+  const r = ui.run;
+  const have = ['running', 'paused', 'stopped', 'done'].includes(r);
+  $('trainBtn').disabled = r === 'starting';
+  $('trainBtn').textContent = have ? 'New run' : 'Train';
+  $('pauseBtn').disabled = !(r === 'running' || r === 'paused');
+  $('pauseBtn').textContent = r === 'paused' ? 'Resume' : 'Pause';
+  $('stopBtn').disabled = !(r === 'running' || r === 'paused');
+  $('moreBtn').disabled = !(r === 'paused' || r === 'stopped' || r === 'done');
+  $('downloadBtn').disabled = !have;
+  $('sampleBtn').disabled = !have || ui.sampling;
+  $('sampleStopBtn').disabled = !ui.sampling;
+}
+
+function presetByName(n) { return ui.presets.find((p) => p.name === n); }
+
+// GFLOP/s for the time estimate: measured by earlier runs in this browser
+// (remembered per engine), else a modest guess.
+function gflopsGuess(variant) {
+  const v = parseFloat(localStorage.getItem(STORE + 'gflops.' + variant));
+  if (v > 0) return v;
+  if (variant === 'gpu') return ui.caps.gpu && ui.caps.gpu.isCpu ? 0.3 : 40;
+  return variant === 'threads' ? 2.5 * Math.min(threadCount(), 8) * 0.7 : 2.5;
+}
+
+function renderPresetInfo() {
+  const p = presetByName($('preset').value);
+  if (!p) return;
+  const batch = Math.max(1, parseInt($('batch').value, 10) || p.batch);
+  const steps = Math.max(1, parseInt($('steps').value, 10) || 1);
+  const fixed = p.params * 16;
+  const bytes = fixed + Math.max(0, p.train_bytes - fixed) * batch / p.batch;
+  const flops = p.step_flops * batch / p.batch;
+  const choice = backendChoice();
+  const variant = variantForChoice(choice);
+  const secs = steps * flops / (gflopsGuess(variant) * 1e9);
+  const tooBig = bytes > 3.5 * 2 ** 30;
+  $('presetInfo').innerHTML = '';
+  const cells = [
+    ['parameters', fmtParams(p.params)],
+    ['memory', fmtBytes(bytes), tooBig ? 'warn' : ''],
+    ['est. time', tooBig ? 'needs Memory64' : '≈ ' + fmtTime(secs), tooBig ? 'warn' : ''],
+  ];
+  for (const [k, v, cls] of cells) {
+    const d = document.createElement('div');
+    d.innerHTML = `<span class="k">${k}</span><span class="v ${cls || ''}"></span>`;
+    d.querySelector('.v').textContent = v;
+    $('presetInfo').appendChild(d);
+  }
+  $('presetInfo').title = `${p.layers} layers · d_model ${p.d_model} · ${p.heads} heads · context ${p.ctx} · batch ${batch}`;
+}
+
+function renderBackendNote() {
+  const c = ui.caps;
+  const choice = backendChoice();
+  const notes = [];
+  if (choice === 'auto') {
+    const v = variantForChoice('auto');
+    notes.push(`Using ${v === 'gpu' ? `WebGPU on ${c.gpu.name}` : v === 'threads' ? `WebAssembly SIMD with ${threadCount()} threads` : 'WebAssembly SIMD, one thread'}.`);
+    if (v !== 'gpu' && c.gpu && c.gpu.isCpu) notes.push(`(${c.gpu.name} is a software GPU: slower than WASM, pick it by hand.)`);
+  } else if (choice === 'threads' && !c.threads) {
+    notes.push('Threads need a cross-origin isolated page (COOP/COEP headers); falling back to one thread.');
+  } else if (choice === 'threads') {
+    notes.push(`WebAssembly SIMD with ${threadCount()} threads.`);
+  } else if (choice === 'single') {
+    notes.push('WebAssembly SIMD on one thread.');
+  } else if (choice === 'webgpu') {
+    notes.push(c.gpu ? `WebGPU on ${c.gpu.name}${c.gpu.isCpu ? ' (a software adapter: correct but slow)' : ''}.` : 'No WebGPU adapter in this browser.');
+  }
+  if (!c.isolated) notes.push('Page is not cross-origin isolated.');
+  $('backendNote').textContent = notes.join(' ');
+}
+
+function initControls() {
+  const sel = $('preset');
+  sel.innerHTML = '';
+  for (const p of ui.presets) {
+    const o = document.createElement('option');
+    o.value = p.name;
+    o.textContent = `${p.name} — ${fmtParams(p.params)} params`;
+    sel.appendChild(o);
+  }
+  sel.value = localStorage.getItem(STORE + 'preset') || 'tiny';
+  if (!presetByName(sel.value)) sel.value = 'tiny';
+  $('batch').value = presetByName(sel.value).batch;
+  sel.addEventListener('change', () => {
+    localStorage.setItem(STORE + 'preset', sel.value);
+    $('batch').value = presetByName(sel.value).batch;
+    renderPresetInfo();
+  });
+  for (const id of ['steps', 'batch']) $(id).addEventListener('input', renderPresetInfo);
+  for (const r of document.querySelectorAll('input[name=backend]')) {
+    r.addEventListener('change', () => { renderBackendNote(); renderPresetInfo(); });
+  }
+  // WebGPU: selectable once the engine reports a browser GPU backend
+  const gpuRadio = document.querySelector('input[name=backend][value=webgpu]');
+  gpuRadio.disabled = !(ui.caps.gpu && ui.gpuEngine);
+  gpuRadio.parentElement.title = !ui.caps.gpu ? 'No WebGPU adapter in this browser' : ui.caps.gpu.name;
+  if (!ui.caps.threads) {
+    const t = document.querySelector('input[name=backend][value=threads]');
+    t.disabled = true;
+    t.parentElement.title = 'Needs a cross-origin isolated page (COOP/COEP)';
+  }
+
+  // corpus tabs
+  for (const b of document.querySelectorAll('.tabs button')) {
+    b.addEventListener('click', () => {
+      ui.corpusTab = b.dataset.tab;
+      for (const x of document.querySelectorAll('.tabs button')) x.classList.toggle('active', x === b);
+      for (const p of document.querySelectorAll('.tabpanel')) p.hidden = p.dataset.panel !== ui.corpusTab;
+      describeCorpus();
+    });
+  }
+  $('corpusFile').addEventListener('change', () => readCorpusFile($('corpusFile').files[0]));
+  const drop = $('drop');
+  drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
+  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+  drop.addEventListener('drop', (e) => { e.preventDefault(); drop.classList.remove('over'); readCorpusFile(e.dataTransfer.files[0]); });
+  $('corpusText').addEventListener('input', describeCorpus);
+
+  $('trainBtn').addEventListener('click', startTraining);
+  $('pauseBtn').addEventListener('click', () => ui.worker && ui.worker.postMessage({ type: ui.run === 'paused' ? 'resume' : 'pause' }));
+  $('stopBtn').addEventListener('click', () => ui.worker && ui.worker.postMessage({ type: 'stop' }));
+  $('moreBtn').addEventListener('click', () => {
+    const n = parseInt($('moreN').value, 10);
+    if (!(n > 0)) { showError('Extra steps must be a positive number.'); return; }
+    ui.worker.postMessage({ type: 'more', n });
+  });
+  $('downloadBtn').addEventListener('click', () => ui.worker && ui.worker.postMessage({ type: 'download' }));
+  $('ckptFile').addEventListener('change', uploadCheckpoint);
+  $('forgetBtn').addEventListener('click', () => {
+    if (ui.worker) ui.worker.postMessage({ type: 'clearSaved' });
+    setStatus('ckptStatus', 'The saved run was removed from this browser.');
+  });
+  $('sampleBtn').addEventListener('click', startSampling);
+  $('sampleStopBtn').addEventListener('click', () => ui.worker && ui.worker.postMessage({ type: 'sampleStop' }));
+  $('prompt').addEventListener('keydown', (e) => { if (e.key === 'Enter' && !$('sampleBtn').disabled) startSampling(); });
+  $('benchBtn').addEventListener('click', runBenchmark);
+}
+
+// ---- corpus -----------------------------------------------------------------------
+
+async function bundledCorpus() {
+  if (!ui.bundled) {
+    const r = await fetch('dist/corpus.txt');
+    if (!r.ok) throw new Error('the bundled sample text is missing (dist/corpus.txt: HTTP ' + r.status + ')');
+    ui.bundled = new Uint8Array(await r.arrayBuffer());
+  }
+  return ui.bundled;
+}
+
+async function readCorpusFile(f) {
+  if (!f) return;
+  if (f.size > 512 * 2 ** 20) { setStatus('corpusStatus', `${f.name} is ${fmtBytes(f.size)}; the browser trainer takes up to 512 MB.`, 'error'); return; }
+  ui.uploadText = { name: f.name, bytes: new Uint8Array(await f.arrayBuffer()) };
+  describeCorpus();
+}
+
+// Cheap checks here; the engine validates again (binary, too short) and its
+// message is shown the same way.
+function precheck(bytes) {
+  if (!bytes || bytes.length === 0) return 'The text is empty.';
+  let nul = 0;
+  for (let i = 0; i < Math.min(bytes.length, 65536); i++) if (bytes[i] === 0) nul++;
+  if (nul) return 'This looks like a binary file (it contains NUL bytes); give plain text.';
+  return null;
+}
+
+function describeCorpus() {
+  let text = '', cls = '';
+  if (ui.corpusTab === 'bundled') text = ui.bundled ? `fortunes sample · ${fmtBytes(ui.bundled.length)}` : 'fortunes sample';
+  else if (ui.corpusTab === 'upload') {
+    if (!ui.uploadText) text = 'No file chosen yet.';
+    else {
+      const e = precheck(ui.uploadText.bytes);
+      text = e || `${ui.uploadText.name} · ${fmtBytes(ui.uploadText.bytes.length)}`;
+      cls = e ? 'error' : '';
+    }
+  } else {
+    const n = new TextEncoder().encode($('corpusText').value).length;
+    text = n ? `${fmtBytes(n)} of pasted text` : 'Nothing pasted yet.';
+  }
+  setStatus('corpusStatus', text, cls);
+}
+
+async function currentCorpus() {
+  if (ui.corpusTab === 'bundled') return { name: 'fortunes sample', bytes: await bundledCorpus() };
+  if (ui.corpusTab === 'upload') {
+    if (!ui.uploadText) throw new Error('Choose a text file first.');
+    return { name: ui.uploadText.name, bytes: ui.uploadText.bytes };
+  }
+  return { name: 'pasted text', bytes: new TextEncoder().encode($('corpusText').value) };
+}
+
+// ---- training --------------------------------------------------------------------------
+
+function readInt(id, lo, hi, what) {
+  const v = Number($(id).value);
+  if (!Number.isInteger(v) || v < lo || v > hi) throw new Error(`${what} must be a whole number between ${lo} and ${hi}.`);
+  return v;
+}
+
+async function startTraining() {
+  let corpus, opts;
+  try {
+    const steps = readInt('steps', 1, 1e9, 'Steps');
+    const batch = readInt('batch', 1, 4096, 'Batch');
+    const seed = readInt('seed', 0, 2 ** 53 - 1, 'Seed');
+    const lr = Number($('lr').value);
+    if (!(lr > 0 && lr <= 1)) throw new Error('Learning rate must be a number in (0, 1].');
+    const choice = backendChoice();
+    opts = `preset=${$('preset').value} steps=${steps} lr=${lr} batch=${batch} seed=${seed} backend=${engineBackend(choice)}` +
+      ` eval_every=${Math.max(10, Math.round(steps / 25))}`;
+  } catch (e) { showError(e.message); return; }
+  try {
+    corpus = await currentCorpus();
+  } catch (e) { setStatus('corpusStatus', e.message, 'error'); return; }
+  const bad = precheck(corpus.bytes);
+  if (bad) { setStatus('corpusStatus', bad, 'error'); return; }
+  describeCorpus();
+  setRun('starting');
+  const variant = variantForChoice(backendChoice());
+  try {
+    await startWorker(variant);
+  } catch (e) { setRun('idle'); showError(e.message); return; }
+  ui.runVariant = variant;
+  ui.worker.postMessage({ type: 'start', opts, corpus: corpus.bytes.slice(), corpusName: corpus.name });
+}
+
+function resetChart(state) {
+  const d = ui.data;
+  d.x = []; d.loss = []; d.smooth = []; d.val = []; d.base = [];
+  ui.valMap = new Map();
+  if (state) {
+    for (const [s, l] of state.val) ui.valMap.set(s, l);
+    state.loss.forEach((l, i) => pushPoint(i + 1, l));
+  }
+  ui.total = state ? state.steps : 0;
+  drawChart();
+}
+
+function pushPoint(step, loss) {
+  const d = ui.data;
+  d.x.push(step); d.loss.push(loss); d.smooth.push(loss);
+  d.val.push(ui.valMap.has(step) ? ui.valMap.get(step) : null);
+  d.base.push(LN256);
+}
+
+// Smoothed train loss: an exponential moving average whose span grows with
+// the run (about 1/40 of the steps shown), debiased at the start, so short
+// runs are not drawn lagging behind their own points.
+function smooth() {
+  const d = ui.data, n = d.loss.length;
+  const span = Math.max(1, Math.min(200, n / 40));
+  const a = 1 - 2 / (span + 1);
+  let m = 0, w = 0;
+  for (let i = 0; i < n; i++) {
+    m = a * m + (1 - a) * d.loss[i];
+    w = a * w + (1 - a);
+    d.smooth[i] = m / w;
+  }
+}
+
+function onStarted(m) {
+  const st = m.state;
+  resetChart(st);
+  $('preset').value = st.preset in Object.fromEntries(ui.presets.map((p) => [p.name, 1])) ? st.preset : $('preset').value;
+  $('engineInfo').textContent = `${st.preset}: ${fmtParams(st.params)} params · ${st.layers}×${st.d_model}, ${st.heads} heads, ctx ${st.ctx}, batch ${st.batch} · ${m.info}`;
+  if (m.loaded) setStatus('ckptStatus', `Loaded a checkpoint at step ${fmtInt(st.step)}. Press + to train on, or Generate.`, 'ok');
+  updateStats({ step: st.step, total: st.steps, loss: st.loss.length ? st.loss[st.loss.length - 1] : NaN, val: st.val.length ? st.val[st.val.length - 1][1] : NaN });
+}
+
+function onProgress(m) {
+  for (const [s, l] of m.vals) {
+    ui.valMap.set(s, l);
+    const i = ui.data.x.lastIndexOf(s);
+    if (i >= 0) ui.data.val[i] = l;
+  }
+  for (const [s, l] of m.losses) {
+    pushPoint(s, l);
+  }
+  // validation after the last pushed point
+  for (const [s, l] of m.vals) {
+    const i = ui.data.x.lastIndexOf(s);
+    if (i >= 0) ui.data.val[i] = l;
+  }
+  ui.total = m.total;
+  updateStats(m);
+  if (m.losses.length || m.vals.length) drawChart();
+  if (m.run === 'done' || m.run === 'paused' || m.run === 'stopped') rememberSpeed(m);
+}
+
+function rememberSpeed(m) {
+  const p = presetByName($('preset').value);
+  if (!p || !m.stepsPerSec) return;
+  const g = p.step_flops * m.stepsPerSec / 1e9;
+  if (g > 0 && isFinite(g)) localStorage.setItem(STORE + 'gflops.' + ui.runVariant, g.toFixed(3));
+}
+
+function updateStats(m) {
+  $('stStep').textContent = `${fmtInt(m.step)} / ${fmtInt(m.total)}`;
+  $('stLoss').textContent = fmtLoss(m.loss);
+  $('stVal').textContent = fmtLoss(m.val);
+  if (m.tokPerSec !== undefined) $('stTok').textContent = fmtRate(m.tokPerSec);
+  if (m.elapsed !== undefined) $('stElapsed').textContent = fmtTime(m.elapsed);
+  $('stEta').textContent = m.step >= m.total ? 'done' : (m.run === 'running' ? fmtTime(m.eta) : '–');
+  $('bar').style.width = (m.total ? (100 * m.step) / m.total : 0).toFixed(2) + '%';
+}
+
+function chartSize(el, h) {
+  return { width: Math.max(280, el.clientWidth), height: h };
+}
+
+function drawChart() {
+  const el = $('chart');
+  const d = ui.data;
+  smooth();
+  const data = [d.x, d.loss, d.smooth, d.val, d.base];
+  if (!ui.chart) {
+    const css = getComputedStyle(document.documentElement);
+    const muted = css.getPropertyValue('--muted').trim() || '#8d97b5';
+    const grid = 'rgba(141,151,181,0.12)';
+    const axis = { stroke: muted, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };
+    ui.chart = new uPlot({
+      ...chartSize(el, 300),
+      scales: { x: { time: false }, y: { auto: true } },
+      axes: [{ ...axis, label: 'step' }, { ...axis, label: 'loss (nats)', size: 60 }],
+      legend: { live: true },
+      cursor: { drag: { x: true, y: false } },
+      series: [
+        { label: 'step' },
+        { label: 'train', stroke: 'rgba(97,224,193,0.35)', width: 1, value: (u, v) => fmtLoss(v) },
+        { label: 'train (smoothed)', stroke: '#61e0c1', width: 2, value: (u, v) => fmtLoss(v) },
+        { label: 'validation', stroke: '#8b7cf6', width: 2, spanGaps: true, points: { show: true, size: 6, fill: '#8b7cf6' }, value: (u, v) => fmtLoss(v) },
+        { label: 'ln 256 (uniform)', stroke: '#f5b14c', width: 1, dash: [6, 6], value: () => LN256.toFixed(3) },
+      ],
+    }, data, el);
+    new ResizeObserver(() => ui.chart.setSize(chartSize(el, 300))).observe(el);
+  } else {
+    ui.chart.setData(data);
+  }
+}
+
+// ---- restore ---------------------------------------------------------------------------
+
+async function readSavedMeta() {
+  try {
+    const root = await navigator.storage.getDirectory();
+    const dir = await root.getDirectoryHandle('tinytrain');
+    const fh = await dir.getFileHandle('meta.json');
+    return JSON.parse(await (await fh.getFile()).text());
+  } catch (e) { return null; }
+}
+
+function onRestored(m) {
+  if (!m.found) {
+    if (m.message) setStatus('ckptStatus', 'Could not restore the saved run: ' + m.message, 'error');
+    setRun('idle');
+    return;
+  }
+  onStarted({ state: m.state, info: m.info });
+  const st = m.state;
+  updateStats({ step: st.step, total: st.steps, loss: m.meta.loss, val: st.val.length ? st.val[st.val.length - 1][1] : NaN, elapsed: m.meta.elapsed });
+  const b = $('banner');
+  b.hidden = false;
+  b.className = 'banner';
+  b.textContent = `Restored your run from this browser: ${st.preset}, step ${fmtInt(st.step)} of ${fmtInt(st.steps)}` +
+    (m.meta.status === 'running' ? ' — continuing.' : '.');
+  if (m.meta.corpusName) setStatus('corpusStatus', `Run trained on: ${m.meta.corpusName}`);
+  if (m.meta.status === 'running') ui.worker.postMessage({ type: 'resume' });
+}
+
+// ---- checkpoints ------------------------------------------------------------------------
+
+async function uploadCheckpoint() {
+  const f = $('ckptFile').files[0];
+  $('ckptFile').value = '';
+  if (!f) return;
+  let bytes;
+  try {
+    bytes = new Uint8Array(await f.arrayBuffer());
+  } catch (e) { setStatus('ckptStatus', 'Could not read the file: ' + e.message, 'error'); return; }
+  if (bytes.length < 16) { setStatus('ckptStatus', `${f.name} is not a .safetensors checkpoint (${bytes.length} bytes).`, 'error'); return; }
+  let corpus;
+  try { corpus = await currentCorpus(); } catch (e) { setStatus('corpusStatus', e.message, 'error'); return; }
+  const bad = precheck(corpus.bytes);
+  if (bad) { setStatus('corpusStatus', bad, 'error'); return; }
+  const variant = ui.worker ? ui.workerVariant : variantForChoice(backendChoice());
+  try { await startWorker(variant); } catch (e) { showError(e.message); return; }
+  ui.runVariant = variant;
+  setStatus('ckptStatus', `Loading ${f.name}…`);
+  const force = !!ui.forceNextUpload;
+  ui.forceNextUpload = false;
+  ui.worker.postMessage({ type: 'upload', bytes, corpus: corpus.bytes.slice(), corpusName: corpus.name, force });
+}
+
+// ---- sampling ----------------------------------------------------------------------------
+
+function startSampling() {
+  const temp = Number($('temp').value), topk = Number($('topk').value), topp = Number($('topp').value), len = Number($('slen').value);
+  if (!(temp >= 0 && temp <= 5)) return setStatus('sampleRate', 'Temperature must be between 0 and 5.', 'error');
+  if (!(Number.isInteger(topk) && topk >= 0)) return setStatus('sampleRate', 'Top-k must be a whole number ≥ 0 (0 = off).', 'error');
+  if (!(topp > 0 && topp <= 1)) return setStatus('sampleRate', 'Top-p must be in (0, 1].', 'error');
+  if (!(Number.isInteger(len) && len >= 1 && len <= 100000)) return setStatus('sampleRate', 'Length must be 1 to 100000 tokens.', 'error');
+  ui.sampling = true;
+  updateButtons();
+  setStatus('sampleRate', '');
+  ui.worker.postMessage({ type: 'sample', prompt: $('prompt').value, temperature: temp, topK: topk, topP: topp, length: len,
+    seed: Math.floor(Math.random() * 2 ** 31) });
+}
+
+// ---- benchmark ----------------------------------------------------------------------------
+
+function benchVariants() {
+  const v = [{ key: 'single', label: 'WASM 1 thread', variant: 'single', backend: 'cpu' }];
+  if (ui.caps.threads) v.push({ key: 'threads', label: `WASM ${threadCount()} threads`, variant: 'threads', backend: 'cpu' });
+  if (ui.caps.gpu && ui.gpuEngine) v.push({ key: 'webgpu', label: 'WebGPU', variant: 'gpu', backend: 'webgpu' });
+  return v;
+}
+
+function runBenchWorker(b, presets, steps, corpus, onRow) {
+  return new Promise((resolve, reject) => {
+    const w = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+    w.onmessage = (e) => {
+      const m = e.data;
+      if (m.type === 'ready') w.postMessage({ type: 'bench', presets, steps, corpus });
+      else if (m.type === 'benchRow') onRow(m);
+      else if (m.type === 'benchDone') { w.terminate(); resolve(); }
+      else if (m.type === 'error') { w.terminate(); reject(new Error(m.message)); }
+    };
+    w.onerror = (e) => { w.terminate(); reject(new Error(e.message || 'benchmark worker failed')); };
+    w.postMessage({ type: 'init', variant: b.variant, threads: b.variant === 'threads' ? threadCount() : 1 });
+  });
+}
+
+async function runBenchmark() {
+  const presets = $('benchPresets').value.split(',');
+  const steps = Math.max(2, parseInt($('benchSteps').value, 10) || 6);
+  const variants = benchVariants();
+  const btn = $('benchBtn');
+  btn.disabled = true;
+  const results = {}; // preset -> key -> {ms, losses}
+  const table = $('benchTable');
+  table.hidden = false;
+  table.querySelector('thead tr').innerHTML = '<th>preset</th><th>params</th>' +
+    variants.map((v) => `<th>${v.label}<br><span class="hint">ms/step</span></th>`).join('') +
+    variants.slice(1).map((v) => `<th>${v.label}<br><span class="hint">speedup · drift</span></th>`).join('');
+  const draw = () => {
+    const tb = table.querySelector('tbody');
+    tb.innerHTML = '';
+    for (const p of presets) {
+      const r = results[p] || {};
+      const tr = document.createElement('tr');
+      const pr = presetByName(p);
+      let html = `<td>${p}</td><td>${pr ? fmtParams(pr.params) : ''}</td>`;
+      const ms = variants.map((v) => (r[v.key] ? r[v.key].ms : null));
+      const best = Math.min(...ms.filter((x) => x != null));
+      for (const x of ms) html += `<td class="${x === best ? 'best' : ''}">${x == null ? '…' : x.toFixed(x < 10 ? 2 : 1)}</td>`;
+      const ref = r[variants[0].key];
+      for (const v of variants.slice(1)) {
+        const x = r[v.key];
+        if (!x || !ref) { html += '<td>…</td>'; continue; }
+        let drift = 0;
+        for (let i = 0; i < Math.min(x.losses.length, ref.losses.length); i++)
+          drift = Math.max(drift, Math.abs(x.losses[i] - ref.losses[i]) / Math.abs(ref.losses[i]));
+        html += `<td>${(ref.ms / x.ms).toFixed(2)}× · ${(drift * 100).toPrecision(2)}%</td>`;
+      }
+      tr.innerHTML = html;
+      tb.appendChild(tr);
+    }
+    drawBenchChart(presets, variants, results);
+  };
+  draw();
+  try {
+    const corpus = await bundledCorpus();
+    for (const v of variants) {
+      setStatus('benchStatus', `Running ${v.label}…`);
+      await runBenchWorker(v, presets, steps, corpus.slice(), (row) => {
+        results[row.preset] = results[row.preset] || {};
+        results[row.preset][v.key] = { ms: row.ms, losses: row.losses };
+        draw();
+      });
+    }
+    setStatus('benchStatus', `Done: median ms per step over ${steps} steps after one warm-up step; drift = largest relative loss difference from ${variants[0].label}, step by step.`, 'ok');
+  } catch (e) {
+    setStatus('benchStatus', 'Benchmark failed: ' + e.message, 'error');
+  } finally {
+    btn.disabled = false;
+  }
+}
+
+function drawBenchChart(presets, variants, results) {
+  const el = $('benchChart');
+  if (variants.length < 2) { el.innerHTML = ''; return; }
+  const xs = presets.map((_, i) => i);
+  const series = variants.slice(1).map((v) => presets.map((p) => {
+    const r = results[p] || {};
+    return r[v.key] && r[variants[0].key] ? r[variants[0].key].ms / r[v.key].ms : null;
+  }));
+  const colors = ['#61e0c1', '#8b7cf6', '#f5b14c'];
+  const data = [xs, ...series];
+  if (ui.benchChart && ui.benchChart.series.length !== series.length + 1) { ui.benchChart.destroy(); ui.benchChart = null; }
+  if (!ui.benchChart) {
+    const grid = 'rgba(141,151,181,0.12)';
+    const axis = { stroke: '#8d97b5', grid: { stroke: grid }, ticks: { stroke: grid } };
+    ui.benchChart = new uPlot({
+      width: Math.max(280, el.clientWidth), height: 220,
+      scales: { x: { time: false, range: [-0.3, presets.length - 0.7] }, y: { range: (u, lo, hi) => [0, Math.max(2, hi * 1.15)] } },
+      axes: [{ ...axis, splits: () => xs, values: (u, vals) => vals.map((v) => presets[v] || '') },
+        { ...axis, label: `speedup over ${variants[0].label}`, size: 60, values: (u, vals) => vals.map((v) => v + '×') }],
+      series: [{ label: 'preset', value: (u, v) => presets[v] || '' },
+        ...variants.slice(1).map((v, i) => ({ label: v.label, stroke: colors[i], width: 2, points: { show: true, size: 8, fill: colors[i] },
+          value: (u, x) => (x == null ? '–' : x.toFixed(2) + '×') }))],
+    }, data, el);
+  } else {
+    ui.benchChart.setData(data);
+  }
+}
+
+// ---- start --------------------------------------------------------------------------------
+
+async function main() {
+  ui.caps = await detectCaps();
+  renderChips(ui.caps);
+  window.tinytrain = ui; // for tests and the curious
+  ui.gpuEngine = !!ui.caps.gpu; // the WebGPU engine module (tinytrain_web_gpu) ships with the app
+  // Restore the autosaved run, if any, with the engine it used.
+  const meta = await readSavedMeta();
+  let variant = variantForChoice('auto');
+  if (meta && meta.variant === 'threads' && ui.caps.threads) variant = 'threads';
+  else if (meta && meta.variant === 'gpu' && ui.caps.gpu) variant = 'gpu';
+  else if (meta && meta.variant === 'single') variant = 'single';
+  let ready;
+  try {
+    ready = await startWorker(variant);
+  } catch (e) {
+    showError(e.message);
+    return;
+  }
+  ui.presets = ready.presets;
+  ui.runVariant = variant;
+  initControls();
+  renderBackendNote();
+  renderPresetInfo();
+  describeCorpus();
+  bundledCorpus().then(describeCorpus).catch((e) => setStatus('corpusStatus', e.message, 'error'));
+  drawChart();
+  setRun('idle');
+  if (meta) ui.worker.postMessage({ type: 'restore' });
+  document.body.dataset.ready = '1';
+}
+
+main();

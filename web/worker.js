@@ -1,0 +1,592 @@
+// worker.js — the training Worker of the web app (a dedicated module Worker).
+// Owns: loading one WebAssembly module (variant 'threads', 'single' or
+// 'gpu'), opening the WebGPU device for the gpu variant, the training loop
+// (split-phase steps, validation, pause/resume/stop/+N), token streaming for
+// sampling, checkpoints to and from .safetensors bytes, the OPFS autosave +
+// restore, and the benchmark runner. The page (app.js) only sends messages;
+// the protocol is documented at the message switch below. No model code lives
+// here: every number comes from the C engine (src/web/web_api.c).
+
+const OPFS_DIR = 'tinytrain';
+const AUTOSAVE_SECONDS = 10;   // autosave at least this often while running
+const AUTOSAVE_STEPS = 200;    // ... and at least every this many steps
+const CHUNK_MS = 60;           // run steps for this long between progress posts
+
+let M = null;          // the Emscripten module
+let W = 0;             // tt_web handle
+let variant = '';      // 'threads' | 'single' | 'gpu'
+let threads = 1;
+let gpuInfo = null;
+let run = 'idle';      // idle | running | paused | stopped | done
+let loopActive = false;
+let opts = '';         // options string of the current run
+let corpusName = '';
+let corpusBytes = null; // Uint8Array of the current corpus
+let backendName = 'cpu';
+let sampling = null;   // { stop: bool }
+let lastSave = { step: -1, t: 0 };
+let perf = { elapsed: 0, window: [] };
+let pendingLoss = [], pendingVal = [];
+let busy = Promise.resolve(); // serialises engine use between the loop, sampling, saves
+
+const post = (msg, transfer) => self.postMessage(msg, transfer || []);
+
+// ---- engine helpers --------------------------------------------------------
+
+// Engine entry points. In the gpu module, those that may reach the device
+// layer's waits are JSPI promising exports (see loadModule) and return a
+// Promise; the others return plain values. Always awaited.
+function call(name, ...args) {
+  return M['_' + name](...args);
+}
+// C entry points that can reach a GPU wait (buffer mapping, error scopes).
+const GPU_ASYNC_EXPORTS = ['tt_web_init', 'tt_web_load', 'tt_web_submit', 'tt_web_collect', 'tt_web_eval', 'tt_web_save',
+  'tt_web_sample_start', 'tt_web_free', 'tt_web_gpu_selftest'];
+// JS imports of src/web/device_web.js that may return a Promise.
+const GPU_ASYNC_IMPORTS = ['ttjs_gpu_read_finish', 'ttjs_gpu_check'];
+function heap() {
+  // With pthreads + memory growth another thread may have grown the heap.
+  const mem = M.wasmMemory || (M.asm && M.asm.memory);
+  if (mem && M.HEAPU8.buffer !== mem.buffer) return new Uint8Array(mem.buffer);
+  return M.HEAPU8;
+}
+function cstr(s) {
+  const n = M.lengthBytesUTF8(s) + 1;
+  const p = M._malloc(n);
+  M.stringToUTF8(s, p, n);
+  return p;
+}
+function readCString(p) {
+  const h = heap();
+  let e = p;
+  while (h[e]) e++;
+  return new TextDecoder().decode(h.slice(p, e));
+}
+async function withBytes(u8, fn) {
+  const p = M._malloc(Math.max(1, u8.length));
+  if (!p) throw new Error('out of memory copying ' + u8.length + ' bytes into the engine');
+  heap().set(u8, p);
+  try { return await fn(p, u8.length); } finally { M._free(p); }
+}
+function err() { return readCString(M._tt_web_error(W)); }
+function check(rc, what) {
+  if (rc !== 0) {
+    const e = new Error(err() || `${what} failed (${rc})`);
+    e.code = rc;
+    throw e;
+  }
+}
+function setOptions(o) {
+  const p = cstr(o);
+  try { check(M._tt_web_options(W, p), 'options'); } finally { M._free(p); }
+}
+// Histories are float32 in C, printed with 9 significant digits: fround gives
+// back the exact float, the same number the live getters return.
+function stateJson() {
+  const st = JSON.parse(readCString(M._tt_web_state_json(W)));
+  st.loss = st.loss.map((x) => (x == null ? NaN : Math.fround(x)));
+  st.val = st.val.map(([s, x]) => [s, x == null ? NaN : Math.fround(x)]);
+  return st;
+}
+const info = () => readCString(M._tt_web_info(W));
+function locked(fn) {
+  const next = busy.then(fn, fn);
+  busy = next.catch(() => {});
+  return next;
+}
+const yieldNow = () => new Promise((r) => {
+  const ch = new MessageChannel();
+  ch.port1.onmessage = () => r();
+  ch.port2.postMessage(0);
+});
+
+async function openGpu() {
+  if (!self.navigator || !navigator.gpu) throw new Error('this browser has no WebGPU (navigator.gpu)');
+  const a = await navigator.gpu.requestAdapter({ powerPreference: 'high-performance' });
+  if (!a) throw new Error('no WebGPU adapter');
+  const names = ['maxStorageBufferBindingSize', 'maxBufferSize', 'maxComputeWorkgroupStorageSize', 'maxComputeInvocationsPerWorkgroup',
+    'maxComputeWorkgroupSizeX', 'maxComputeWorkgroupSizeY', 'maxComputeWorkgroupSizeZ', 'maxComputeWorkgroupsPerDimension',
+    'maxStorageBuffersPerShaderStage', 'maxUniformBufferBindingSize', 'maxBindGroups'];
+  const requiredLimits = {};
+  for (const n of names) if (a.limits[n] !== undefined) requiredLimits[n] = a.limits[n];
+  const requiredFeatures = ['shader-f16', 'subgroups'].filter((f) => a.features.has(f));
+  const dev = await a.requestDevice({ requiredLimits, requiredFeatures });
+  const ai = a.info || {};
+  const name = [ai.vendor, ai.architecture, ai.description || ai.device].filter(Boolean).join(' ') || 'WebGPU adapter';
+  gpuInfo = { name, isCpu: /swiftshader|llvmpipe|lavapipe|cpu/i.test(name + ' ' + (ai.architecture || '')),
+    subgroupMin: ai.subgroupMinSize || 0, subgroupMax: ai.subgroupMaxSize || 0,
+    f16: dev.features.has('shader-f16'), subgroups: dev.features.has('subgroups') };
+  return dev;
+}
+
+async function loadModule(v, nthreads) {
+  const url = { threads: './dist/tinytrain_web.js', single: './dist/tinytrain_web_st.js', gpu: './dist/tinytrain_web_gpu.js' }[v];
+  if (!url) throw new Error('unknown engine variant ' + v);
+  const factory = (await import(url)).default;
+  const cfg = {
+    ttPoolSize: v === 'threads' ? Math.max(1, nthreads) : 0,
+    print: (t) => post({ type: 'log', text: t }),
+    printErr: (t) => post({ type: 'log', text: t, err: true }),
+  };
+  let gpuError = null, dev = null;
+  if (v === 'gpu') {
+    // JSPI: the device layer's waits suspend the wasm stack (no Asyncify).
+    if (typeof WebAssembly.Suspending !== 'function' || typeof WebAssembly.promising !== 'function')
+      throw new Error('the WebGPU engine needs JavaScript Promise Integration (WebAssembly.Suspending), which this browser lacks');
+    try { dev = await openGpu(); } catch (e) { gpuError = 'webgpu: ' + e.message; }
+    const wasmUrl = new URL(url.replace(/\.js$/, '.wasm'), import.meta.url);
+    cfg.instantiateWasm = (info, receiveInstance) => {
+      for (const n of GPU_ASYNC_IMPORTS) info.env[n] = new WebAssembly.Suspending(info.env[n]);
+      WebAssembly.instantiateStreaming(fetch(wasmUrl), info).then(({ instance, module }) => {
+        const ex = { ...instance.exports };
+        for (const n of GPU_ASYNC_EXPORTS) ex[n] = WebAssembly.promising(instance.exports[n]);
+        receiveInstance({ exports: ex }, module);
+      }, (e) => post({ type: 'error', where: 'init', message: 'could not instantiate the WebGPU engine: ' + e.message }));
+      return {};
+    };
+  }
+  const mod = await factory(cfg);
+  if (v === 'gpu') {
+    if (dev) { mod.ttGpuDevice = dev; mod.ttGpuInfo = gpuInfo; } else mod.ttGpuError = gpuError;
+  }
+  return mod;
+}
+
+// ---- training loop ----------------------------------------------------------
+
+function snapshot(extra) {
+  const step = M._tt_web_step(W), total = M._tt_web_total_steps(W);
+  const tps = M._tt_web_tokens_per_step(W);
+  const win = perf.window;
+  let rate = 0; // steps/s over the recent window
+  if (win.length >= 2) {
+    const a = win[0], b = win[win.length - 1];
+    if (b.t > a.t) rate = (b.step - a.step) / ((b.t - a.t) / 1000);
+  }
+  const msg = {
+    type: 'progress', step, total, run,
+    loss: M._tt_web_loss(W), val: M._tt_web_val_loss(W), lr: M._tt_web_lr(W), gradNorm: M._tt_web_grad_norm(W),
+    tokPerSec: rate * tps, stepsPerSec: rate, elapsed: perf.elapsed,
+    eta: rate > 0 ? (total - step) / rate : null,
+    losses: pendingLoss, vals: pendingVal,
+    ...extra,
+  };
+  pendingLoss = []; pendingVal = [];
+  return msg;
+}
+
+async function stepOnce() {
+  check(await call('tt_web_submit', W), 'step');
+  if (M.ttGpuIdle) await M.ttGpuIdle(); // split phase: the loss readback completes off the wasm stack
+  check(await call('tt_web_collect', W), 'step');
+  const step = M._tt_web_step(W);
+  pendingLoss.push([step, M._tt_web_loss(W)]);
+  const every = M._tt_web_eval_every(W), total = M._tt_web_total_steps(W);
+  if ((every > 0 && step % every === 0) || step === total) {
+    check(await call('tt_web_eval', W), 'eval');
+    pendingVal.push([step, M._tt_web_val_loss(W)]);
+  }
+}
+
+async function loop() {
+  if (loopActive) return;
+  loopActive = true;
+  try {
+    while (run === 'running') {
+      const msg = await locked(async () => {
+        if (M._tt_web_step(W) >= M._tt_web_total_steps(W)) { run = 'done'; return null; }
+        const t0 = performance.now();
+        do {
+          await stepOnce();
+          const now = performance.now();
+          perf.window.push({ t: now, step: M._tt_web_step(W) });
+          while (perf.window.length > 2 && now - perf.window[0].t > 5000) perf.window.shift();
+        } while (run === 'running' && performance.now() - t0 < CHUNK_MS && M._tt_web_step(W) < M._tt_web_total_steps(W));
+        perf.elapsed += (performance.now() - t0) / 1000;
+        return snapshot();
+      });
+      if (!msg) break;
+      post(msg);
+      if (msg.step - lastSave.step >= AUTOSAVE_STEPS || performance.now() - lastSave.t > AUTOSAVE_SECONDS * 1000)
+        await autosave('running');
+      await yieldNow();
+    }
+  } catch (e) {
+    run = 'paused';
+    post({ type: 'error', where: 'train', message: e.message });
+  } finally {
+    loopActive = false;
+  }
+  const msg = await locked(() => {
+    if (W && M._tt_web_step(W) >= M._tt_web_total_steps(W) && run !== 'stopped') run = 'done';
+    return snapshot();
+  });
+  post(msg);
+  await autosave(run === 'running' ? 'paused' : run);
+  post({ type: 'status', run });
+}
+
+function resetPerf() {
+  perf = { elapsed: 0, window: [] };
+  pendingLoss = []; pendingVal = [];
+}
+
+// ---- OPFS persistence -----------------------------------------------------------
+
+async function opfsDir() {
+  if (!self.navigator || !navigator.storage || !navigator.storage.getDirectory) return null;
+  const root = await navigator.storage.getDirectory();
+  return root.getDirectoryHandle(OPFS_DIR, { create: true });
+}
+
+async function writeFile(dir, name, bytes) {
+  // Write a temporary file completely, then rename it over the old one, so a
+  // crash mid-write leaves the previous file intact.
+  const tmpName = name + '.tmp';
+  const fh = await dir.getFileHandle(tmpName, { create: true });
+  if (fh.createSyncAccessHandle) {
+    const h = await fh.createSyncAccessHandle();
+    try {
+      h.truncate(0);
+      let off = 0;
+      while (off < bytes.length) off += h.write(bytes.subarray(off), { at: off });
+      h.flush();
+    } finally { h.close(); }
+  } else {
+    const w = await fh.createWritable();
+    await w.write(bytes);
+    await w.close();
+  }
+  if (fh.move) {
+    await fh.move(dir, name);
+  } else { // no rename: copy (not atomic, but keeps working)
+    const f = await fh.getFile();
+    const dst = await dir.getFileHandle(name, { create: true });
+    const w = await dst.createWritable();
+    await w.write(await f.arrayBuffer());
+    await w.close();
+    await dir.removeEntry(tmpName);
+  }
+}
+
+async function readFile(dir, name) {
+  try {
+    const fh = await dir.getFileHandle(name);
+    return new Uint8Array(await (await fh.getFile()).arrayBuffer());
+  } catch (e) { return null; }
+}
+
+async function saveBytes() {
+  const n = await call('tt_web_save', W);
+  if (n < 0) throw new Error(err());
+  const p = M._tt_web_save_ptr(W);
+  return heap().slice(p, p + n);
+}
+
+let corpusSaved = false;
+async function autosave(status) {
+  if (!W) return;
+  let step = -1;
+  try {
+    const dir = await opfsDir();
+    if (!dir) return;
+    const snap = await locked(async () => {
+      if (M._tt_web_step(W) <= 0 && status === 'running') return null;
+      step = M._tt_web_step(W);
+      return { bytes: await saveBytes(), loss: M._tt_web_loss(W) };
+    });
+    if (!snap) return;
+    if (!corpusSaved) {
+      await writeFile(dir, 'corpus.bin', corpusBytes);
+      corpusSaved = true;
+    }
+    await writeFile(dir, 'checkpoint.safetensors', snap.bytes);
+    const meta = { version: 1, opts, corpusName, variant, backend: backendName, status, step,
+      loss: snap.loss, savedAt: Date.now(), elapsed: perf.elapsed };
+    await writeFile(dir, 'meta.json', new TextEncoder().encode(JSON.stringify(meta)));
+    lastSave = { step, t: performance.now() };
+    post({ type: 'saved', where: 'opfs', step, bytes: snap.bytes.length });
+  } catch (e) {
+    lastSave = { step, t: performance.now() }; // don't retry every chunk
+    post({ type: 'error', where: 'autosave', message: 'autosave failed: ' + e.message });
+  }
+}
+
+async function restore() {
+  const dir = await opfsDir();
+  if (!dir) return { found: false };
+  const metaB = await readFile(dir, 'meta.json');
+  if (!metaB) return { found: false };
+  let meta;
+  try { meta = JSON.parse(new TextDecoder().decode(metaB)); } catch (e) { return { found: false, message: 'saved run metadata is corrupt' }; }
+  const corpus = await readFile(dir, 'corpus.bin');
+  const ckpt = await readFile(dir, 'checkpoint.safetensors');
+  if (!corpus || !ckpt) return { found: false, message: 'saved run is incomplete' };
+  const r = await locked(async () => {
+    setOptions(meta.opts);
+    await withBytes(corpus, async (p, n) => check(await call('tt_web_corpus', W, p, n), 'corpus'));
+    await withBytes(ckpt, async (p, n) => check(await call('tt_web_load', W, p, n, 0), 'checkpoint'));
+    return { state: stateJson(), info: info() };
+  });
+  opts = meta.opts; corpusName = meta.corpusName; corpusBytes = corpus; corpusSaved = true;
+  backendName = meta.backend || 'cpu';
+  resetPerf();
+  perf.elapsed = meta.elapsed || 0;
+  lastSave = { step: r.state.step, t: performance.now() };
+  run = r.state.step >= r.state.steps ? 'done' : 'paused';
+  return { found: true, meta, ...r };
+}
+
+async function clearSaved() {
+  try {
+    const root = await navigator.storage.getDirectory();
+    await root.removeEntry(OPFS_DIR, { recursive: true });
+  } catch (e) { /* nothing saved */ }
+  corpusSaved = false;
+}
+
+// ---- sampling -------------------------------------------------------------------------
+
+async function sample(m) {
+  if (sampling) sampling.stop = true;
+  const me = { stop: false };
+  sampling = me;
+  const dec = new TextDecoder('utf-8');
+  let n = 0;
+  const t0 = performance.now();
+  try {
+    await locked(async () => {
+      const p = cstr(m.prompt || '');
+      try {
+        check(await call('tt_web_sample_start', W, p, m.length | 0, +m.temperature, m.topK | 0, +m.topP, +m.seed), 'sample');
+      } finally { M._free(p); }
+    });
+    post({ type: 'sampleStart', prompt: m.prompt || '' });
+    for (;;) {
+      if (me.stop) break;
+      let text = '', done = false;
+      await locked(() => {
+        const t = performance.now();
+        const bytes = [];
+        while (performance.now() - t < 30) {
+          const tok = M._tt_web_sample_next(W);
+          if (tok < 0) { done = true; break; }
+          bytes.push(tok);
+          n++;
+        }
+        text = dec.decode(new Uint8Array(bytes), { stream: !done });
+      });
+      const secs = (performance.now() - t0) / 1000;
+      post({ type: 'token', text, n, tokPerSec: secs > 0 ? n / secs : 0 });
+      if (done) break;
+      await yieldNow();
+    }
+  } catch (e) {
+    post({ type: 'error', where: 'sample', message: e.message });
+  } finally {
+    if (sampling === me) sampling = null;
+    const secs = (performance.now() - t0) / 1000;
+    post({ type: 'sampleDone', n, tokPerSec: secs > 0 ? n / secs : 0, stopped: me.stop });
+  }
+}
+
+// ---- benchmark ----------------------------------------------------------------------------
+// One warm-up step, then `steps` timed steps (each submit + collect, i.e. the
+// full step with its loss read back); median ms. Same seed and batches on
+// every backend, so the losses double as a drift check.
+
+async function bench(m) {
+  try {
+    for (const preset of m.presets) {
+      const o = `preset=${preset} steps=${m.steps + 1} seed=1337 eval_every=0 backend=${variant === 'gpu' ? 'webgpu' : 'cpu'}` +
+        (variant === 'threads' ? ` threads=${threads}` : ' threads=1');
+      setOptions(o);
+      await withBytes(m.corpus, async (p, n) => check(await call('tt_web_corpus', W, p, n), 'corpus'));
+      check(await call('tt_web_init', W), 'init');
+      const losses = [], times = [];
+      for (let i = 0; i <= m.steps; i++) {
+        const t0 = performance.now();
+        check(await call('tt_web_submit', W), 'step');
+        if (M.ttGpuIdle) await M.ttGpuIdle();
+        check(await call('tt_web_collect', W), 'step');
+        const dt = performance.now() - t0;
+        losses.push(M._tt_web_loss(W));
+        if (i > 0) times.push(dt);
+        await yieldNow();
+      }
+      times.sort((a, b) => a - b);
+      const mid = times.length >> 1;
+      const ms = times.length % 2 ? times[mid] : (times[mid - 1] + times[mid]) / 2;
+      post({ type: 'benchRow', preset, ms, losses, tokensPerStep: M._tt_web_tokens_per_step(W), info: info() });
+    }
+    post({ type: 'benchDone' });
+  } catch (e) {
+    post({ type: 'error', where: 'bench', message: e.message });
+  }
+}
+
+// ---- messages ----------------------------------------------------------------------------
+// page -> worker:
+//   init {variant, threads}                 load the module; -> ready {presets, isa, webgpu, gpu}
+//   start {opts, corpus: Uint8Array, corpusName}   fresh run from seed; -> started, progress..., status
+//   pause | resume | stop | more {n}
+//   sample {prompt, length, temperature, topK, topP, seed} | sampleStop   -> sampleStart, token..., sampleDone
+//   download                                 -> checkpoint {bytes, name}
+//   upload {bytes, corpus?, corpusName?, force}   load a .safetensors; -> started {state, loaded}
+//   restore                                  OPFS -> restored {found, meta, state}
+//   clearSaved                               -> cleared
+//   bench {presets, steps, corpus}           -> benchRow..., benchDone
+// worker -> page: error {where, message} (where: init | corpus | options | train | checkpoint | sample | autosave | bench)
+
+async function onMessage(m) {
+  switch (m.type) {
+    case 'init': {
+      variant = m.variant; threads = m.threads || 1;
+      try {
+        M = await loadModule(variant, threads);
+        W = M._tt_web_new();
+        if (!W) throw new Error('out of memory');
+        post({ type: 'ready', variant, threads, presets: JSON.parse(readCString(M._tt_web_presets_json(W))), isa: info(),
+          webgpu: !!M._tt_web_has_webgpu(), gpu: gpuInfo, gpuError: M.ttGpuError || null });
+      } catch (e) {
+        post({ type: 'error', where: 'init', message: 'could not load the WebAssembly module: ' + e.message });
+      }
+      break;
+    }
+    case 'start': {
+      if (sampling) sampling.stop = true;
+      run = 'idle';
+      while (loopActive) await yieldNow();
+      const o = m.opts + (variant === 'threads' ? ` threads=${threads}` : ' threads=1');
+      const res = await locked(async () => {
+        try { setOptions(o); } catch (e) { return { where: 'options', message: e.message }; }
+        try {
+          await withBytes(m.corpus, async (p, n) => check(await call('tt_web_corpus', W, p, n), 'corpus'));
+        } catch (e) { return { where: 'corpus', message: e.message }; }
+        try { check(await call('tt_web_init', W), 'init'); } catch (e) { return { where: 'train', message: e.message }; }
+        return null;
+      });
+      if (res) { post({ type: 'error', ...res }); break; }
+      opts = o; corpusName = m.corpusName || 'corpus'; corpusBytes = m.corpus; corpusSaved = false;
+      backendName = /backend=webgpu/.test(o) ? 'webgpu' : 'cpu';
+      await clearSaved();
+      resetPerf();
+      lastSave = { step: 0, t: performance.now() };
+      run = 'running';
+      post({ type: 'started', state: stateJson(), info: info() });
+      post({ type: 'status', run });
+      loop();
+      break;
+    }
+    case 'pause':
+      if (run === 'running') {
+        run = 'paused';
+        if (!loopActive) { await autosave('paused'); post({ type: 'status', run }); }
+      }
+      break;
+    case 'resume':
+      if (W && (run === 'paused' || run === 'stopped')) {
+        if (M._tt_web_step(W) >= M._tt_web_total_steps(W)) { run = 'done'; post({ type: 'status', run }); break; }
+        run = 'running';
+        perf.window = [];
+        post({ type: 'status', run });
+        loop();
+      }
+      break;
+    case 'stop':
+      if (run === 'running' || run === 'paused') {
+        const wasLooping = loopActive;
+        run = 'stopped';
+        if (!wasLooping) { await autosave('stopped'); post({ type: 'status', run }); }
+      }
+      break;
+    case 'more': {
+      if (!W || run === 'idle') break;
+      while (loopActive) await yieldNow();
+      try {
+        await locked(() => check(M._tt_web_set_steps(W, M._tt_web_total_steps(W) + (m.n | 0)), 'steps'));
+      } catch (e) { post({ type: 'error', where: 'options', message: e.message }); break; }
+      run = 'running';
+      perf.window = [];
+      post(await locked(() => snapshot()));
+      post({ type: 'status', run });
+      loop();
+      break;
+    }
+    case 'sample':
+      sample(m);
+      break;
+    case 'sampleStop':
+      if (sampling) sampling.stop = true;
+      break;
+    case 'download': {
+      try {
+        const r = await locked(async () => ({ bytes: await saveBytes(), st: stateJson() }));
+        post({ type: 'checkpoint', bytes: r.bytes, name: `tinytrain-${r.st.preset}-step${r.st.step}.safetensors` }, [r.bytes.buffer]);
+      } catch (e) { post({ type: 'error', where: 'checkpoint', message: e.message }); }
+      break;
+    }
+    case 'upload': {
+      if (run === 'running') { run = 'paused'; while (loopActive) await yieldNow(); }
+      let st;
+      try {
+        st = await locked(async () => {
+          if (m.corpus) {
+            await withBytes(m.corpus, async (p, n) => check(await call('tt_web_corpus', W, p, n), 'corpus'));
+          }
+          await withBytes(m.bytes, async (p, n) => check(await call('tt_web_load', W, p, n, m.force ? 1 : 0), 'checkpoint'));
+          return stateJson();
+        });
+      } catch (e) {
+        post({ type: 'error', where: 'checkpoint', message: e.message, mismatch: e.code === 7 });
+        post({ type: 'status', run });
+        break;
+      }
+      if (m.corpus) { corpusBytes = m.corpus; corpusName = m.corpusName || corpusName; }
+      opts = `preset=${st.preset} layers=${st.layers} d_model=${st.d_model} heads=${st.heads} ctx=${st.ctx} batch=${st.batch}` +
+        ` steps=${st.steps} seed=${st.seed}` + (variant === 'threads' ? ` threads=${threads}` : ' threads=1') +
+        (variant === 'gpu' ? ' backend=webgpu' : '');
+      backendName = variant === 'gpu' ? 'webgpu' : 'cpu';
+      corpusSaved = false;
+      resetPerf();
+      run = st.step >= st.steps ? 'done' : 'paused';
+      post({ type: 'started', state: st, info: info(), loaded: true });
+      await clearSaved();
+      await autosave(run);
+      post({ type: 'status', run });
+      break;
+    }
+    case 'restore': {
+      try {
+        const r = await restore();
+        post({ type: 'restored', ...r });
+        if (r.found) post({ type: 'status', run });
+      } catch (e) {
+        post({ type: 'restored', found: false, message: e.message });
+      }
+      break;
+    }
+    case 'clearSaved':
+      await clearSaved();
+      post({ type: 'cleared' });
+      break;
+    case 'bench':
+      await bench(m);
+      break;
+    case 'selftest': { // the device layer's self-test (gpu module): -> selftest {ok, message}
+      if (!M._tt_web_gpu_selftest) { post({ type: 'selftest', ok: false, message: 'not the WebGPU module' }); break; }
+      const buf = M._malloc(512);
+      try {
+        const rc = await locked(() => call('tt_web_gpu_selftest', buf, 512));
+        post({ type: 'selftest', ok: rc === 0, message: readCString(buf) });
+      } catch (e) {
+        post({ type: 'selftest', ok: false, message: e.message });
+      } finally { M._free(buf); }
+      break;
+    }
+    default:
+      post({ type: 'error', where: 'protocol', message: 'unknown message ' + m.type });
+  }
+}
+
+self.onmessage = (e) => { onMessage(e.data); };
