@@ -30,6 +30,7 @@
 #define PARITY_PRESET "tiny"
 #define PARITY_STEPS 50
 #define PARITY_ACCUM_STEPS 4
+#define PARITY_TRAINER_STEPS 10
 #endif
 
 static tt_model_config CFG;
@@ -238,7 +239,7 @@ TT_TEST(test_trainer_pipelined) {
         CHECK(HAVE_CORPUS);
         return;
     }
-    const int steps = PARITY_ACCUM_STEPS + 6, half = steps / 2 + 1;
+    const int steps = PARITY_TRAINER_STEPS, half = steps / 2;
     tt_train_config tc;
     tt_train_config_default(&tc, steps); /* a short run, the CLI's lr */
     tc.lr = tt_default_lr(&CFG);

@@ -3,4 +3,5 @@
 #define PARITY_PRESET "small"
 #define PARITY_STEPS 10
 #define PARITY_ACCUM_STEPS 2
+#define PARITY_TRAINER_STEPS 6
 #include "test_webgpu_parity.c"

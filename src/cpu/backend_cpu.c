@@ -288,6 +288,7 @@ static int cpu_loss_and_grad(tt_backend *be, const uint8_t *tokens, float *loss,
 
 static const tt_backend_vtable cpu_vtable = {
     "cpu", cpu_destroy, cpu_set_state, cpu_get_state, cpu_step, cpu_step_result, cpu_eval, cpu_loss_and_grad,
+    NULL, /* step_result_prev: steps are synchronous, nothing to pipeline */
 };
 
 int tt_backend_cpu_create(const tt_model_config *cfg, int threads, tt_backend **out, tt_status *st) {
