@@ -21,10 +21,12 @@
 #                      web/worker.js at instantiation), not Asyncify: no code
 #                      transformation, and 3.1.6's Asyncify mis-rewound this
 #                      code.
-#   tinytrain_web64    (option TT_WASM64) Memory64 CPU module for presets beyond
-#                      the 32-bit heap; needs a writable Emscripten cache (see
-#                      scripts/build-wasm.sh) and a fixed heap (growth is broken
-#                      under Memory64 in 3.1.6).
+#   tinytrain_web64    (option TT_WASM64, experimental) Memory64 CPU module for
+#                      presets beyond the 32-bit heap: single-threaded scalar
+#                      code (3.1.6 cannot build threads or SIMD for wasm64),
+#                      a writable Emscripten cache (scripts/build-wasm.sh
+#                      --memory64) and a fixed heap (growth is broken under
+#                      Memory64 in 3.1.6). Not used by the app yet.
 # Web outputs go to <build>/web/; build-wasm.sh copies them to web/dist/.
 if(NOT EMSCRIPTEN)
   return()
@@ -86,20 +88,22 @@ target_link_options(tinytrain_web_gpu PRIVATE --js-library ${TT_WEB_JSLIB})
 set_property(TARGET tinytrain_web_gpu APPEND PROPERTY LINK_DEPENDS ${TT_WEB_JSLIB})
 
 if(TT_WASM64)
+  # Emscripten 3.1.6 + clang 14 limits for wasm64: its threaded libc does not
+  # compile (pthread_create.c), and SIMD128 lane extracts crash the backend —
+  # so this module is single-threaded scalar code (experimental).
   add_library(ttcore64 STATIC ${TT_CORE_SRC} ${TT_WGSL_C} ${TT_WEB_DEVICE})
   target_include_directories(ttcore64 PUBLIC src src/cpu src/gpu)
-  target_compile_options(ttcore64 PUBLIC -pthread -sMEMORY64=1)
+  target_compile_options(ttcore64 PUBLIC -sMEMORY64=1 -mno-simd128)
   target_link_libraries(ttcore64 PUBLIC m)
   add_executable(tinytrain_web64 ${TT_WEB_API_SRC})
   target_include_directories(tinytrain_web64 PRIVATE ${TT_WEB_DIR})
-  target_compile_options(tinytrain_web64 PRIVATE -sMEMORY64=1)
+  target_compile_options(tinytrain_web64 PRIVATE -sMEMORY64=1 -mno-simd128)
   target_link_libraries(tinytrain_web64 ttcore64)
   set_target_properties(tinytrain_web64 PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${TT_WEB_OUT} SUFFIX ".js")
   set(TT_WEB64_LINK ${TT_WEB_COMMON_LINK})
   list(REMOVE_ITEM TT_WEB64_LINK -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=64MB)
-  target_link_options(tinytrain_web64 PRIVATE ${TT_WEB64_LINK} -pthread -sMEMORY64=1
-    -sINITIAL_MEMORY=${TT_WASM64_MEMORY} -sALLOW_MEMORY_GROWTH=0
-    -sPTHREAD_POOL_SIZE=Module.ttPoolSize -sPTHREAD_POOL_SIZE_STRICT=2)
+  target_link_options(tinytrain_web64 PRIVATE ${TT_WEB64_LINK} -sMEMORY64=1
+    -sINITIAL_MEMORY=${TT_WASM64_MEMORY} -sALLOW_MEMORY_GROWTH=0)
 endif()
 
 # --- the CLI under Node: tinytrain is defined after this file is included ----

@@ -233,6 +233,12 @@ TT_TEST(test_matmul_splitk) {
         matmul_case(68, 36, 132, 1, 0, 1);
         matmul_case(20, 12, 260, 0, 0, 1);
         matmul_case(5, 7, 16, 1, 0, 1); /* one k step: a single slice */
+        /* with an epilogue (the slices are added by splitk_reduce, which
+         * applies bias, R and accumulate in the kernel's order) */
+        matmul_case(33, 70, 100, 0, 1, 6);
+        matmul_case(36, 72, 96, 1, 1, 7);
+        matmul_case(17, 9, 50, 0, 0, 0);
+        matmul_case(20, 12, 260, 0, 0, 3);
     }
     O.splitk = 0;
     O.tile = 0;

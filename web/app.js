@@ -283,23 +283,33 @@ function gflopsGuess(variant) {
   return variant === 'threads' ? 2.5 * Math.min(threadCount(), 8) * 0.7 : 2.5;
 }
 
+// Host memory of a run: the CPU engine holds weights, gradients, both AdamW
+// moments and activations (tt_config_train_bytes, activations scaled with the
+// batch); the WebGPU engine keeps only weights + moments on the host.
+function memoryNeed(name, batch, variant) {
+  const p = presetByName(name);
+  if (!p) return 0;
+  if (variant === 'gpu') return p.params * 12 + 64 * 2 ** 20;
+  const fixed = p.params * 16;
+  return fixed + Math.max(0, p.train_bytes - fixed) * batch / p.batch;
+}
+
 function renderPresetInfo() {
   const p = presetByName($('preset').value);
   if (!p) return;
   const batch = Math.max(1, parseInt($('batch').value, 10) || p.batch);
   const steps = Math.max(1, parseInt($('steps').value, 10) || 1);
-  const fixed = p.params * 16;
-  const bytes = fixed + Math.max(0, p.train_bytes - fixed) * batch / p.batch;
   const flops = p.step_flops * batch / p.batch;
   const choice = backendChoice();
   const variant = variantForChoice(choice);
+  const bytes = memoryNeed(p.name, batch, variant);
   const secs = steps * flops / (gflopsGuess(variant) * 1e9);
   const tooBig = bytes > 3.5 * 2 ** 30;
   $('presetInfo').innerHTML = '';
   const cells = [
     ['parameters', fmtParams(p.params)],
     ['memory', fmtBytes(bytes), tooBig ? 'warn' : ''],
-    ['est. time', tooBig ? 'needs Memory64' : '≈ ' + fmtTime(secs), tooBig ? 'warn' : ''],
+    ['est. time', tooBig ? 'too big for wasm32' : '≈ ' + fmtTime(secs), tooBig ? 'warn' : ''],
   ];
   for (const [k, v, cls] of cells) {
     const d = document.createElement('div');
@@ -471,6 +481,10 @@ async function startTraining() {
     const choice = backendChoice();
     opts = `preset=${$('preset').value} steps=${steps} lr=${lr} batch=${batch} seed=${seed} backend=${engineBackend(choice)}` +
       ` eval_every=${Math.max(10, Math.round(steps / 25))}`;
+    const need = memoryNeed($('preset').value, batch, variantForChoice(choice));
+    if (need > 3.5 * 2 ** 30)
+      throw new Error(`The ${$('preset').value} preset needs about ${fmtBytes(need)} of memory here; the WebAssembly engine addresses ` +
+        'at most 4 GB (this build has no Memory64 module). Pick a smaller preset, or train it with the native CLI.');
   } catch (e) { showError(e.message); return; }
   try {
     corpus = await currentCorpus();
@@ -589,10 +603,10 @@ function drawChart() {
       cursor: { drag: { x: true, y: false } },
       series: [
         { label: 'step' },
-        { label: 'train', stroke: 'rgba(97,224,193,0.35)', width: 1, value: (u, v) => fmtLoss(v) },
-        { label: 'train (smoothed)', stroke: '#61e0c1', width: 2, value: (u, v) => fmtLoss(v) },
+        { label: 'train', stroke: 'rgba(97,224,193,0.35)', width: 1, points: { show: false }, value: (u, v) => fmtLoss(v) },
+        { label: 'train (smoothed)', stroke: '#61e0c1', width: 2, points: { show: false }, value: (u, v) => fmtLoss(v) },
         { label: 'validation', stroke: '#8b7cf6', width: 2, spanGaps: true, points: { show: true, size: 6, fill: '#8b7cf6' }, value: (u, v) => fmtLoss(v) },
-        { label: 'ln 256 (uniform)', stroke: '#f5b14c', width: 1, dash: [6, 6], value: () => LN256.toFixed(3) },
+        { label: 'ln 256 (uniform)', stroke: '#f5b14c', width: 1, dash: [6, 6], points: { show: false }, value: () => LN256.toFixed(3) },
       ],
     }, data, el);
     new ResizeObserver(() => ui.chart.setSize(chartSize(el, 300))).observe(el);
@@ -693,10 +707,19 @@ function runBenchWorker(b, presets, steps, corpus, onRow) {
   });
 }
 
+function fmtDrift(d) {
+  if (d === 0) return 'exact';
+  return d < 1e-4 ? d.toExponential(1) : (d * 100).toFixed(2) + '%';
+}
+
 async function runBenchmark() {
   const presets = $('benchPresets').value.split(',');
   const steps = Math.max(2, parseInt($('benchSteps').value, 10) || 6);
   const variants = benchVariants();
+  // speedups and drift are measured against multithreaded WASM SIMD (the
+  // CPU path a browser user has), or single-threaded where threads are off
+  const ref = variants.find((v) => v.key === 'threads') || variants[0];
+  const others = variants.filter((v) => v !== ref);
   const btn = $('benchBtn');
   btn.disabled = true;
   const results = {}; // preset -> key -> {ms, losses}
@@ -704,7 +727,7 @@ async function runBenchmark() {
   table.hidden = false;
   table.querySelector('thead tr').innerHTML = '<th>preset</th><th>params</th>' +
     variants.map((v) => `<th>${v.label}<br><span class="hint">ms/step</span></th>`).join('') +
-    variants.slice(1).map((v) => `<th>${v.label}<br><span class="hint">speedup · drift</span></th>`).join('');
+    others.map((v) => `<th>${v.label}<br><span class="hint">speedup · drift</span></th>`).join('');
   const draw = () => {
     const tb = table.querySelector('tbody');
     tb.innerHTML = '';
@@ -716,19 +739,19 @@ async function runBenchmark() {
       const ms = variants.map((v) => (r[v.key] ? r[v.key].ms : null));
       const best = Math.min(...ms.filter((x) => x != null));
       for (const x of ms) html += `<td class="${x === best ? 'best' : ''}">${x == null ? '…' : x.toFixed(x < 10 ? 2 : 1)}</td>`;
-      const ref = r[variants[0].key];
-      for (const v of variants.slice(1)) {
+      const rr = r[ref.key];
+      for (const v of others) {
         const x = r[v.key];
-        if (!x || !ref) { html += '<td>…</td>'; continue; }
+        if (!x || !rr) { html += '<td>…</td>'; continue; }
         let drift = 0;
-        for (let i = 0; i < Math.min(x.losses.length, ref.losses.length); i++)
-          drift = Math.max(drift, Math.abs(x.losses[i] - ref.losses[i]) / Math.abs(ref.losses[i]));
-        html += `<td>${(ref.ms / x.ms).toFixed(2)}× · ${(drift * 100).toPrecision(2)}%</td>`;
+        for (let i = 0; i < Math.min(x.losses.length, rr.losses.length); i++)
+          drift = Math.max(drift, Math.abs(x.losses[i] - rr.losses[i]) / Math.abs(rr.losses[i]));
+        html += `<td>${(rr.ms / x.ms).toFixed(2)}× · ${fmtDrift(drift)}</td>`;
       }
       tr.innerHTML = html;
       tb.appendChild(tr);
     }
-    drawBenchChart(presets, variants, results);
+    drawBenchChart(presets, ref, others, results);
   };
   draw();
   try {
@@ -741,7 +764,8 @@ async function runBenchmark() {
         draw();
       });
     }
-    setStatus('benchStatus', `Done: median ms per step over ${steps} steps after one warm-up step; drift = largest relative loss difference from ${variants[0].label}, step by step.`, 'ok');
+    setStatus('benchStatus', `Done: median ms per step over ${steps} steps after one warm-up step. Speedup and drift (largest relative ` +
+      `loss difference, step by step, same seed and batches) are against ${ref.label}.`, 'ok');
   } catch (e) {
     setStatus('benchStatus', 'Benchmark failed: ' + e.message, 'error');
   } finally {
@@ -749,13 +773,13 @@ async function runBenchmark() {
   }
 }
 
-function drawBenchChart(presets, variants, results) {
+function drawBenchChart(presets, ref, others, results) {
   const el = $('benchChart');
-  if (variants.length < 2) { el.innerHTML = ''; return; }
+  if (!others.length) { el.innerHTML = ''; return; }
   const xs = presets.map((_, i) => i);
-  const series = variants.slice(1).map((v) => presets.map((p) => {
+  const series = others.map((v) => presets.map((p) => {
     const r = results[p] || {};
-    return r[v.key] && r[variants[0].key] ? r[variants[0].key].ms / r[v.key].ms : null;
+    return r[v.key] && r[ref.key] ? r[ref.key].ms / r[v.key].ms : null;
   }));
   const colors = ['#61e0c1', '#8b7cf6', '#f5b14c'];
   const data = [xs, ...series];
@@ -765,11 +789,11 @@ function drawBenchChart(presets, variants, results) {
     const axis = { stroke: '#8d97b5', grid: { stroke: grid }, ticks: { stroke: grid } };
     ui.benchChart = new uPlot({
       width: Math.max(280, el.clientWidth), height: 220,
-      scales: { x: { time: false, range: [-0.3, presets.length - 0.7] }, y: { range: (u, lo, hi) => [0, Math.max(2, hi * 1.15)] } },
+      scales: { x: { time: false, range: [-0.3, presets.length - 0.7] }, y: { range: (u, lo, hi) => [0, Math.max(2, (hi || 1) * 1.15)] } },
       axes: [{ ...axis, splits: () => xs, values: (u, vals) => vals.map((v) => presets[v] || '') },
-        { ...axis, label: `speedup over ${variants[0].label}`, size: 60, values: (u, vals) => vals.map((v) => v + '×') }],
+        { ...axis, label: 'speedup', size: 60, values: (u, vals) => vals.map((v) => v + '×') }],
       series: [{ label: 'preset', value: (u, v) => presets[v] || '' },
-        ...variants.slice(1).map((v, i) => ({ label: v.label, stroke: colors[i], width: 2, points: { show: true, size: 8, fill: colors[i] },
+        ...others.map((v, i) => ({ label: `${v.label} vs ${ref.label}`, stroke: colors[i], width: 2, points: { show: true, size: 8, fill: colors[i] },
           value: (u, x) => (x == null ? '–' : x.toFixed(2) + '×') }))],
     }, data, el);
   } else {
@@ -779,11 +803,33 @@ function drawBenchChart(presets, variants, results) {
 
 // ---- start --------------------------------------------------------------------------------
 
+// Static hosts that cannot send COOP/COEP: with <html data-coi="sw"> (or
+// ?coi=sw) a service worker (coi-sw.js) adds them, and one reload makes the
+// page cross-origin isolated. Returns true when a reload is under way.
+async function isolateWithServiceWorker() {
+  const want = document.documentElement.dataset.coi === 'sw' || new URL(location.href).searchParams.get('coi') === 'sw';
+  if (!want || self.crossOriginIsolated || !('serviceWorker' in navigator) || !window.isSecureContext) return false;
+  try {
+    await navigator.serviceWorker.register(new URL('./coi-sw.js', import.meta.url));
+    await navigator.serviceWorker.ready;
+    if (sessionStorage.getItem(STORE + 'coi-reload')) return false; // tried once: run without threads
+    sessionStorage.setItem(STORE + 'coi-reload', '1');
+    location.reload();
+    return true;
+  } catch (e) {
+    console.warn('tinytrain: service-worker isolation failed:', e.message);
+  }
+  return false;
+}
+
 async function main() {
+  if (await isolateWithServiceWorker()) return;
+  sessionStorage.removeItem(STORE + 'coi-reload');
   ui.caps = await detectCaps();
   renderChips(ui.caps);
   window.tinytrain = ui; // for tests and the curious
-  ui.gpuEngine = !!ui.caps.gpu; // the WebGPU engine module (tinytrain_web_gpu) ships with the app
+  // the WebGPU engine (tinytrain_web_gpu) suspends on GPU readbacks through JSPI
+  ui.gpuEngine = !!ui.caps.gpu && typeof WebAssembly.Suspending === 'function';
   // Restore the autosaved run, if any, with the engine it used.
   const meta = await readSavedMeta();
   let variant = variantForChoice('auto');

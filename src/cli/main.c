@@ -909,6 +909,7 @@ static int cmd_train(int argc, char **argv) {
     tr.progress = on_progress;
     tr.user = &pc;
     tr.stop_flag = &g_stop;
+    tr.stop_at = o.set[O_STOP_AFTER] ? s.step + o.stop_after : 0; /* exact even when GPU steps overlap */
     int stopped = 0;
     double t0 = tt_now();
     int trc = tt_train_run(&tr, &stopped, &st);

@@ -10,7 +10,11 @@
  * buffers. A step = one command buffer per micro-batch (tokens are uploaded
  * between them with queue.writeBuffer); the last one also holds grad norm,
  * clip, AdamW and the stats copy. step() returns after the submit;
- * step_result() waits for the mapping of the most recent step's stats.
+ * step_result() waits for the mapping of the most recent step's stats,
+ * step_result_prev() for the step before it (the trainer submits step k+1,
+ * then reads step k: two readback slots, the GPU never waits for the host).
+ * Bias gradients are folded into the weight-gradient matmuls (a ones row;
+ * TT_WEBGPU_BIASFOLD=0 restores the separate column sums).
  * Nothing is allocated per step on the host. */
 #include <math.h>
 #include <stdio.h>

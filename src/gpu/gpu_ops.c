@@ -41,6 +41,9 @@ int tt_gops_init(tt_gops *o, tt_gpu *g, tt_status *st) {
     if (t) o->splitk = atoi(t);
     t = getenv("TT_WEBGPU_MMPOLICY");
     if (t && strcmp(t, "old") == 0) o->policy = 1;
+    o->split_epi = 1;
+    t = getenv("TT_WEBGPU_SPLITK_EPI");
+    if (t && atoi(t) == 0) o->split_epi = 0;
     t = getenv("TT_WEBGPU_ATT_LANES");
     if (t && atoi(t) > 0) o->att_lanes = (uint32_t)atoi(t);
     t = getenv("TT_WEBGPU_MM_TARGET");
@@ -182,6 +185,7 @@ static int check_u32(size_t v, const char *what, tt_status *st) {
 }
 
 /* ---- matmul ----------------------------------------------------------- */
+static const char *wg_prefix(uint32_t wg, char *buf, size_t cap);
 static int colsum_final(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref part, uint32_t W, uint32_t n_chunks,
                         tt_status *st);
 
@@ -271,7 +275,12 @@ int tt_gop_matmul_ex(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, c
     const int am = M - ones_rows; /* rows of op(A) actually stored */
     int tile;
     uint32_t splits, kchunk;
-    tt_gop_matmul_plan(o, M, N, K, accumulate && !bias && !R, &tile, &splits, &kchunk);
+    /* split-K: always for accumulating products without an epilogue (the
+     * slices are added into C by colsum_final); under the new policy also
+     * for the others (splitk_reduce applies bias, R, accumulate) unless
+     * TT_WEBGPU_SPLITK_EPI=0 */
+    const int plain = accumulate && !bias && !R;
+    tt_gop_matmul_plan(o, M, N, K, plain || (o->policy == 0 && o->split_epi), &tile, &splits, &kchunk);
     int tm = tile == 128 ? 8 : 4;
     uint32_t lda = (uint32_t)(trans_a ? am : K), ldb = (uint32_t)(trans_b ? K : N);
     int vec = ((A.off | B.off | lda | ldb) & 3) == 0;
@@ -318,9 +327,18 @@ int tt_gop_matmul_ex(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, c
     TT_CHECK(make_site(o, &s[0], "matmul", prefix, args, 0, 7, bufs, k2, gx, gy, splits, st));
     s[0].flops = 2.0 * M * N * K;
     memset(&s[1], 0, sizeof s[1]);
-    if (splits > 1) {
+    if (splits > 1 && plain) {
         tt_gref part = {o->split_buf, 0};
         TT_CHECK(colsum_final(o, &s[1], C, part, (uint32_t)(M * N), splits, st));
+    } else if (splits > 1) {
+        char pf[64];
+        uint32_t W = (uint32_t)(M * N), x, y;
+        uint32_t a2[16] = {W, splits, C.off, (uint32_t)N, bias ? bias->off : 0, R ? R->off : 0, args[11]};
+        tt_gpu_buf b2[4] = {o->split_buf, bias ? bias->buf : o->split_buf, R ? R->buf : o->split_buf, C.buf};
+        static const uint8_t k2s[4] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW};
+        grid1(o, ((uint64_t)W + WG_ELEM - 1) / WG_ELEM, &x, &y);
+        TT_CHECK(make_site(o, &s[1], "splitk_reduce", wg_prefix(WG_ELEM, pf, sizeof pf), a2, 0, 4, b2, k2s, x, y, 1,
+                           st));
     }
     return TT_OK;
 }

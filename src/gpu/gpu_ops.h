@@ -53,6 +53,7 @@ typedef struct {
     int splitk;        /* matmul split-K slices: 0 auto, n forces n (env TT_WEBGPU_SPLITK; tests) */
     int policy;        /* 0: shape-driven tiles/split-K (default); 1: first version (TT_WEBGPU_MMPOLICY=old) */
     uint32_t mm_target; /* workgroups the new policy aims at (0: 256; env TT_WEBGPU_MM_TARGET) */
+    int split_epi;     /* new policy: split-K also for products with bias/R/overwrite (1; env TT_WEBGPU_SPLITK_EPI=0: off) */
     uint32_t att_lanes; /* threads per attention row: 0 = 4; 1, 2, 4, 8 (env TT_WEBGPU_ATT_LANES; tests) */
     tt_gpu_buf split_buf; /* split-K partial products */
     size_t split_elems;
@@ -71,7 +72,8 @@ size_t tt_gop_adamw_part_elems(size_t n);
 /* C (M,N) [+]= op(A) (M,K) @ op(B) (K,N) [+ bias (N)] [+ R (M,N)].
  * op(A) = A stored (M,K), or trans_a: stored (K,M); op(B) = B (K,N) or
  * trans_b: stored (N,K). bias, R may be NULL. C must be contiguous (ldc = N).
- * 2 sites (the second adds split-K slices; empty when K is not split). */
+ * 2 sites (the second adds split-K slices, with the epilogue when there is
+ * one; empty when K is not split). */
 int tt_gop_matmul(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias, const tt_gref *R,
                   int M, int N, int K, int trans_a, int trans_b, int accumulate, tt_status *st);
 /* As tt_gop_matmul, but op(A) stores only M - ones_rows rows (lda from that

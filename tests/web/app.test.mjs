@@ -255,6 +255,25 @@ test('the benchmark runs every available backend and fills the table', async () 
   await ctx.close();
 });
 
+test('on a host without COOP/COEP, ?coi=sw isolates the page through the service worker', async () => {
+  const plain = await startServer(false);
+  try {
+    const ctx = await browser.newContext();
+    const page = await ctx.newPage();
+    page.errors = [];
+    page.on('pageerror', (e) => page.errors.push(e.message));
+    await page.goto(plain.url + '?coi=sw');
+    await page.waitForFunction(() => document.body.dataset.ready === '1', null, { timeout: 60000 });
+    const caps = await page.evaluate(() => window.tinytrain.caps);
+    assert.equal(caps.isolated, true, 'isolated after the service worker reload');
+    assert.equal(caps.threads, true);
+    assert.deepEqual(page.errors, []);
+    await ctx.close();
+  } finally {
+    plain.server.close();
+  }
+});
+
 test('without cross-origin isolation the page falls back to single-thread WASM', async () => {
   const plain = await startServer(false);
   try {
