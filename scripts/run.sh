@@ -10,7 +10,7 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc 2>/dev/null || echo 2)" --target tinytrain
 ./build/tinytrain train --out runs/default "$@"
 echo
-for p in "Q: " "The " "A man "; do
+for p in "The " "A man "; do
   ./build/tinytrain sample --ckpt runs/default/checkpoint.safetensors --prompt "$p" --tokens 200 --temperature 0.8
   echo; echo "---"
 done
