@@ -19,21 +19,20 @@
 #                      mapping, error scopes) suspend the C caller through
 #                      JSPI (WebAssembly.Suspending / promising, set up by
 #                      web/worker.js at instantiation), not Asyncify: no code
-#                      transformation, and 3.1.6's Asyncify mis-rewound this
-#                      code.
-#   tinytrain_web64    (option TT_WASM64, experimental) Memory64 CPU module for
-#                      presets beyond the 32-bit heap: single-threaded scalar
-#                      code (3.1.6 cannot build threads or SIMD for wasm64),
-#                      a writable Emscripten cache (scripts/build-wasm.sh
-#                      --memory64) and a fixed heap (growth is broken under
-#                      Memory64 in 3.1.6). Not used by the app yet.
+#                      transformation (3.1.6's Asyncify trapped, unreachable,
+#                      while rewinding the backend's creation).
+# No Memory64 module: with Debian's Emscripten 3.1.6 + clang 14 under Node 20
+# a wasm64 build fails three ways (measured 2026-11): the threaded libc does
+# not compile for wasm64 (pthread_create.c, -Wint-to-void-pointer-cast),
+# SIMD128 lane extracts crash the wasm64 backend ("Cannot select
+# extract_vector_elt"), and generating wasm64 struct_info runs node with
+# --experimental-wasm-bigint, which Node 20 rejects. Presets beyond the 4 GB
+# heap (behemoth) train natively; the app says so.
 # Web outputs go to <build>/web/; build-wasm.sh copies them to web/dist/.
 if(NOT EMSCRIPTEN)
   return()
 endif()
 
-option(TT_WASM64 "Also build the Memory64 web module (needs a writable EM_CACHE)" OFF)
-set(TT_WASM64_MEMORY "8589934592" CACHE STRING "Fixed heap of the Memory64 module, bytes")
 
 set(TT_WEB_DIR ${CMAKE_SOURCE_DIR}/src/web)
 set(TT_WEB_API_SRC ${TT_WEB_DIR}/web_api.c ${TT_WEB_DIR}/web_sample.c)
@@ -86,25 +85,6 @@ tt_web_module(tinytrain_web_gpu ttweb_st ${TT_WEB_DEVICE} ${TT_WEB_DIR}/web_gpu_
 target_compile_definitions(tinytrain_web_gpu PRIVATE TT_WEB_GPU)
 target_link_options(tinytrain_web_gpu PRIVATE --js-library ${TT_WEB_JSLIB})
 set_property(TARGET tinytrain_web_gpu APPEND PROPERTY LINK_DEPENDS ${TT_WEB_JSLIB})
-
-if(TT_WASM64)
-  # Emscripten 3.1.6 + clang 14 limits for wasm64: its threaded libc does not
-  # compile (pthread_create.c), and SIMD128 lane extracts crash the backend —
-  # so this module is single-threaded scalar code (experimental).
-  add_library(ttcore64 STATIC ${TT_CORE_SRC} ${TT_WGSL_C} ${TT_WEB_DEVICE})
-  target_include_directories(ttcore64 PUBLIC src src/cpu src/gpu)
-  target_compile_options(ttcore64 PUBLIC -sMEMORY64=1 -mno-simd128)
-  target_link_libraries(ttcore64 PUBLIC m)
-  add_executable(tinytrain_web64 ${TT_WEB_API_SRC})
-  target_include_directories(tinytrain_web64 PRIVATE ${TT_WEB_DIR})
-  target_compile_options(tinytrain_web64 PRIVATE -sMEMORY64=1 -mno-simd128)
-  target_link_libraries(tinytrain_web64 ttcore64)
-  set_target_properties(tinytrain_web64 PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${TT_WEB_OUT} SUFFIX ".js")
-  set(TT_WEB64_LINK ${TT_WEB_COMMON_LINK})
-  list(REMOVE_ITEM TT_WEB64_LINK -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sINITIAL_MEMORY=64MB)
-  target_link_options(tinytrain_web64 PRIVATE ${TT_WEB64_LINK} -sMEMORY64=1
-    -sINITIAL_MEMORY=${TT_WASM64_MEMORY} -sALLOW_MEMORY_GROWTH=0)
-endif()
 
 # --- the CLI under Node: tinytrain is defined after this file is included ----
 function(tt_wasm_cli_setup)

@@ -3,23 +3,20 @@
 # Emscripten (Debian's 3.1.6) and assembles the web app's web/dist/:
 #   build-wasm/tinytrain.js (+ .wasm, .worker.js)   the CLI under Node:
 #       node --no-experimental-fetch build-wasm/tinytrain.js train --preset tiny ...
-#   web/dist/tinytrain_web{,_st}.js/.wasm            the web modules
+#   web/dist/tinytrain_web{,_st,_gpu}.js/.wasm       the web modules (threads, single, WebGPU)
 #   web/dist/uPlot.esm.js, uPlot.min.css             chart library (from node_modules)
 #   web/dist/corpus.txt                              the bundled sample text
-# Options: --memory64 also builds the Memory64 module (first run compiles the
-# wasm64 system libraries into a writable cache, build-wasm/em-cache: minutes);
-# --clean starts from an empty build folder. Env: TT_WASM_BUILD (build folder).
+# Options: --clean starts from an empty build folder. Env: TT_WASM_BUILD
+# (build folder). No Memory64 module: see cmake/wasm.cmake for why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 bdir=${TT_WASM_BUILD:-$root/build-wasm}
 jobs=$(nproc 2>/dev/null || echo 2)
-m64=OFF
 for a in "$@"; do
   case "$a" in
-    --memory64) m64=ON ;;
     --clean) rm -rf "$bdir" ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "build-wasm.sh: unknown option $a" >&2; exit 2 ;;
   esac
 done
@@ -30,17 +27,8 @@ if ! command -v emcmake >/dev/null 2>&1; then
 fi
 # emcc 3.1.6 runs its JS tools with the system node: it needs Debian's node modules
 export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
-if [ $m64 = ON ]; then
-  # Debian's cache is frozen and has no wasm64 libraries: use a writable copy
-  cache="$bdir/em-cache"
-  if [ ! -d "$cache" ]; then
-    mkdir -p "$bdir"
-    cp -r /usr/share/emscripten/cache "$cache"
-  fi
-  export EM_CACHE="$cache" EM_FROZEN_CACHE=
-fi
 
-emcmake cmake -S "$root" -B "$bdir" -DCMAKE_BUILD_TYPE=Release -DTT_WASM64=$m64 >/dev/null
+emcmake cmake -S "$root" -B "$bdir" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$bdir" -j"$jobs"
 
 # --- web/dist ---------------------------------------------------------------

@@ -69,6 +69,11 @@ int tt_backend_cpu_create(const tt_model_config *cfg, int threads, tt_backend **
 /* WebGPU backend (native Dawn through dlopen, or the browser device layer).
  * Returns TT_EUNSUP with a clear message when no library / adapter exists. */
 int tt_backend_webgpu_create(const tt_model_config *cfg, tt_backend **out, tt_status *st);
+/* Preflight on the device of an existing webgpu backend: TT_OK if a model
+ * of cfg would fit it (every buffer within the adapter's binding and buffer
+ * limits), else TT_EUNSUP with the reason; *bytes (may be NULL) gets the
+ * device memory of the plan. Allocates nothing on the device. */
+int tt_backend_webgpu_fits(tt_backend *gpu, const tt_model_config *cfg, double *bytes, tt_status *st);
 
 static inline void tt_backend_destroy(tt_backend *be) {
     if (be) be->vt->destroy(be);

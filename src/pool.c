@@ -69,7 +69,7 @@ static void *worker_main(void *arg) {
             if (g != seen) break;
             if (tt_spin_poll(&sp, p->spin_s)) continue;
             if (tt_now() - sp.t0 < p->spin_s + TT_SPIN_YIELD_S) {
-                sched_yield();
+                tt_cpu_yield();
                 continue;
             }
             pthread_mutex_lock(&p->mu);
@@ -166,7 +166,7 @@ void tt_pool_run(tt_pool *p, tt_pool_fn fn, void *ctx) {
     tt_spin sp;
     tt_spin_init(&sp);
     while (atomic_load_explicit(&s->done, memory_order_acquire) != target)
-        if (!tt_spin_poll(&sp, p->spin_s)) sched_yield();
+        if (!tt_spin_poll(&sp, p->spin_s)) tt_cpu_yield();
 }
 
 /* ---- tt_pool_for: dynamic chunks from one shared counter ---- */

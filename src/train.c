@@ -93,13 +93,80 @@ int tt_write_curves(const tt_train_state *s, const char *csv_path, const char *s
     return TT_OK;
 }
 
-static int save_all(const tt_trainer *t, tt_status *st) {
+/* host_step: the step whose weights s->params/m/v hold (-1: a download
+ * failed half way, the host copy is not consistent) */
+static int save_all(const tt_trainer *t, int64_t *host_step, tt_status *st) {
     tt_train_state *s = t->s;
     if (t->ckpt_path) {
-        TT_CHECK(t->be->vt->get_state(t->be, s->params, s->m, s->v, st));
+        int rc = t->be->vt->get_state(t->be, s->params, s->m, s->v, st);
+        if (rc) {
+            *host_step = -1;
+            return rc;
+        }
+        *host_step = s->step;
         TT_CHECK(tt_checkpoint_save(t->ckpt_path, s, st));
     }
     return tt_write_curves(s, t->csv_path, t->svg_path, st);
+}
+
+/* After a device error (TT_EDEVICE) in the middle of a run: save the last
+ * good state, then report the error and what was saved in one line.
+ *   - the device can still be read (the failed step never reached it): its
+ *     state is that of the last step handed to it (`submitted`, 0-based);
+ *     the loss of that step is fetched if the loop had not read it yet;
+ *   - the device is gone: the host copy from the last download (the start
+ *     of the run or the last periodic save, step host_step) is saved and the
+ *     history is cut back to it; the steps after it are lost and say so.
+ * st holds the device error on entry and the combined message on return. */
+static int rescue(const tt_trainer *t, int64_t submitted, int64_t host_step, tt_status *st) {
+    tt_train_state *s = t->s;
+    tt_backend *be = t->be;
+    char why[300];
+    snprintf(why, sizeof why, "%.280s", st && st->msg[0] ? st->msg : "device error");
+    /* steps completed or handed to the device since the last download */
+    const int64_t done = submitted + 1 > s->step ? submitted + 1 : s->step;
+    const size_t P = s->layout.total;
+    tt_status st2;
+    tt_status_clear(&st2);
+    int from_device = 0;
+    float *buf = malloc(3 * P * sizeof *buf);
+    if (buf && be->vt->get_state(be, buf, buf + P, buf + 2 * P, &st2) == TT_OK) {
+        if (submitted == s->step) { /* pipelined: the last submitted step's loss is not recorded yet */
+            float l = NAN, gn = NAN;
+            if (be->vt->step_result(be, &l, &gn, &st2) == TT_OK && isfinite(l)) {
+                s->step++; /* push_loss records at index step - 1 */
+                if (tt_state_push_loss(s, l, &st2) != TT_OK) s->step--;
+            }
+        }
+        if (submitted + 1 == s->step) {
+            memcpy(s->params, buf, P * sizeof *buf);
+            memcpy(s->m, buf + P, P * sizeof *buf);
+            memcpy(s->v, buf + 2 * P, P * sizeof *buf);
+            from_device = 1;
+        }
+    }
+    free(buf);
+    if (!from_device) {
+        if (host_step < 0)
+            return tt_fail(st, TT_EDEVICE, "%s; no consistent state could be saved (the device failed while its state "
+                           "was being read)", why);
+        s->step = host_step;
+        while (s->n_val > 0 && s->val_step[s->n_val - 1] > host_step) s->n_val--;
+        s->best_val = INFINITY;
+        s->best_val_step = -1;
+        for (int64_t i = 0; i < s->n_val; i++)
+            if (s->val_loss[i] < s->best_val) s->best_val = s->val_loss[i], s->best_val_step = s->val_step[i];
+    }
+    if (tt_checkpoint_save(t->ckpt_path, s, &st2) != TT_OK)
+        return tt_fail(st, TT_EDEVICE, "%s; saving the checkpoint failed too: %.200s", why, st2.msg);
+    tt_write_curves(s, t->csv_path, t->svg_path, &st2); /* best effort: the checkpoint is what matters */
+    if (from_device)
+        return tt_fail(st, TT_EDEVICE, "%s; saved the last completed step %lld (read back from the device) to %s", why,
+                       (long long)s->step, t->ckpt_path);
+    char lost[64] = "";
+    if (done > s->step) snprintf(lost, sizeof lost, "; steps %lld..%lld are lost", (long long)s->step + 1, (long long)done);
+    return tt_fail(st, TT_EDEVICE, "%s; the device could not be read back, so %s holds step %lld, the last state "
+                   "downloaded before the fault%s", why, t->ckpt_path, (long long)s->step, lost);
 }
 
 static int same_cfg(const tt_model_config *a, const tt_model_config *b) {
@@ -146,6 +213,7 @@ int tt_train_run(const tt_trainer *t, int *stopped, tt_status *st) {
     s->corpus_hash = t->corpus->hash;
     s->corpus_bytes = t->corpus->n;
     rc = be->vt->set_state(be, s->params, s->m, s->v, st);
+    int64_t host_step = s->step; /* s->params/m/v are the weights after this step */
 
     tt_progress p;
     memset(&p, 0, sizeof p);
@@ -257,7 +325,7 @@ int tt_train_run(const tt_trainer *t, int *stopped, tt_status *st) {
             }
         }
         if (!stop && !last && t->save_every > 0 && s->step % t->save_every == 0 && t->ckpt_path) {
-            rc = save_all(t, st);
+            rc = save_all(t, &host_step, st);
             if (rc) break;
             p.event = TT_EV_SAVE;
             p.saved_path = t->ckpt_path;
@@ -269,7 +337,7 @@ int tt_train_run(const tt_trainer *t, int *stopped, tt_status *st) {
     /* final save (also after a stop); never after an error, so a diverged or
      * failed run does not overwrite the last good checkpoint */
     if (!rc && (t->ckpt_path || t->csv_path || t->svg_path)) {
-        rc = save_all(t, st);
+        rc = save_all(t, &host_step, st);
         if (!rc && t->ckpt_path) {
             p.event = TT_EV_SAVE;
             p.saved_path = t->ckpt_path;
@@ -279,6 +347,9 @@ int tt_train_run(const tt_trainer *t, int *stopped, tt_status *st) {
         /* no files: still bring the trained weights back into the state */
         rc = be->vt->get_state(be, s->params, s->m, s->v, st);
     }
+    /* a device error once training was under way: save the last good state
+     * first (not for other errors: a diverged run keeps its last checkpoint) */
+    if (rc == TT_EDEVICE && t->ckpt_path && submitted >= first) rc = rescue(t, submitted, host_step, st);
     if (!rc) {
         p.event = TT_EV_END;
         p.stopped = stop && s->step < tc->steps;

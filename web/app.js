@@ -352,10 +352,15 @@ function initControls() {
   }
   sel.value = localStorage.getItem(STORE + 'preset') || 'tiny';
   if (!presetByName(sel.value)) sel.value = 'tiny';
-  $('batch').value = presetByName(sel.value).batch;
+  const sizeDefaults = () => {
+    const p = presetByName(sel.value);
+    $('batch').value = p.batch;
+    if (p.lr > 0) $('lr').value = Number(p.lr.toPrecision(3)); // the CLI's default for this size
+  };
+  sizeDefaults();
   sel.addEventListener('change', () => {
     localStorage.setItem(STORE + 'preset', sel.value);
-    $('batch').value = presetByName(sel.value).batch;
+    sizeDefaults();
     renderPresetInfo();
   });
   for (const id of ['steps', 'batch']) $(id).addEventListener('input', renderPresetInfo);

@@ -1105,10 +1105,31 @@ static int cmd_info(int argc, char **argv) {
     tt_backend *gpu = NULL;
     tt_status st;
     tt_status_clear(&st);
-    int gpu_rc = tt_backend_webgpu_create(&tt_presets[0].cfg, &gpu, &st);
+    /* the adapter probe: a minimal model, so that no preset's size decides availability */
+    const tt_model_config probe = {1, 32, 2, 16, 1, TT_VOCAB};
+    int gpu_rc = tt_backend_webgpu_create(&probe, &gpu, &st);
     char gpu_desc[600];
     if (gpu_rc == TT_OK) snprintf(gpu_desc, sizeof gpu_desc, "%s", gpu->device_name);
     else snprintf(gpu_desc, sizeof gpu_desc, "%s", st.msg);
+    /* per preset: does it fit the detected adapter (preflight, nothing allocated)? */
+    char(*gpu_fit)[160] = calloc((size_t)tt_n_presets, sizeof *gpu_fit);
+    if (!gpu_fit) {
+        tt_backend_destroy(gpu);
+        return error_line(EXIT_FAIL, "out of memory");
+    }
+    for (int i = 0; i < tt_n_presets; i++) {
+        tt_status fs;
+        tt_status_clear(&fs);
+        if (gpu_rc != TT_OK) snprintf(gpu_fit[i], sizeof gpu_fit[i], "-");
+        else if (tt_backend_webgpu_fits(gpu, &tt_presets[i].cfg, NULL, &fs) == TT_OK)
+            snprintf(gpu_fit[i], sizeof gpu_fit[i], "fits");
+        else {
+            /* the reason without the "webgpu: " prefix and the advice after ';' */
+            const char *m = strncmp(fs.msg, "webgpu: ", 8) == 0 ? fs.msg + 8 : fs.msg;
+            int len = (int)strcspn(m, ";");
+            snprintf(gpu_fit[i], sizeof gpu_fit[i], "too big (%.*s)", len, m);
+        }
+    }
     tt_backend_destroy(gpu);
     const char *corpus_dir = tt_default_corpus_dir();
     struct stat sb;
@@ -1128,14 +1149,17 @@ static int cmd_info(int argc, char **argv) {
             json_num(stdout, tt_config_train_bytes(&p->cfg));
             fputs(",\"step_flops\":", stdout);
             json_num(stdout, tt_config_step_flops(&p->cfg));
+            fputs(",\"gpu\":", stdout);
+            json_str(stdout, gpu_fit[i], strlen(gpu_fit[i]));
             fputs("}", stdout);
         }
         fputs("]}\n", stdout);
+        free(gpu_fit);
         return 0;
     }
     printf("tinytrain %s\n\n", TT_VERSION);
-    printf("%-9s %6s %7s %5s %5s %5s %13s %11s %10s\n", "preset", "layers", "d_model", "heads", "ctx", "batch", "params",
-           "train mem", "GFLOP/step");
+    printf("%-9s %6s %7s %5s %5s %5s %13s %11s %10s  %s\n", "preset", "layers", "d_model", "heads", "ctx", "batch", "params",
+           "train mem", "GFLOP/step", "gpu");
     for (int i = 0; i < tt_n_presets; i++) {
         const tt_preset *p = &tt_presets[i];
         char params[32], mem[32];
@@ -1143,13 +1167,14 @@ static int cmd_info(int argc, char **argv) {
         double b = tt_config_train_bytes(&p->cfg);
         if (b >= 1e9) snprintf(mem, sizeof mem, "%.1f GB", b / 1e9);
         else snprintf(mem, sizeof mem, "%.0f MB", b / 1e6);
-        printf("%-9s %6d %7d %5d %5d %5d %13s %11s %10.2f%s\n", p->name, p->cfg.n_layer, p->cfg.d_model, p->cfg.n_head,
-               p->cfg.ctx, p->cfg.batch, params, mem, tt_config_step_flops(&p->cfg) / 1e9,
+        printf("%-9s %6d %7d %5d %5d %5d %13s %11s %10.2f  %s%s\n", p->name, p->cfg.n_layer, p->cfg.d_model, p->cfg.n_head,
+               p->cfg.ctx, p->cfg.batch, params, mem, tt_config_step_flops(&p->cfg) / 1e9, gpu_fit[i],
                strcmp(p->name, DEFAULT_PRESET) == 0 ? "  (default)" : "");
     }
     printf("\ncpu       SIMD %s (%d floats per vector), %d threads\n", TT_ISA, TT_VW, threads);
     printf("webgpu    %s%s\n", gpu_rc == TT_OK ? "" : "unavailable: ", gpu_desc);
     printf("corpus    %s%s\n", corpus_dir, corpus_found ? "" : " (not found: install the `fortunes` package or pass --data)");
+    free(gpu_fit);
     return 0;
 }
 

@@ -219,7 +219,9 @@ static void att_bwd_simple(void *arg, int64_t chunk, int tid) {
  * group g of a block only looks at keys [0, t0 + g_last], rounded up to a
  * whole vector; scores of keys past a row's own query are masked to 0. */
 
-#if TT_VW >= 16
+#if defined(ATT_MQ)
+#define MQ ATT_MQ
+#elif TT_VW >= 16
 #define MQ 8
 #else
 #define MQ 4

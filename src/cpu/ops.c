@@ -71,7 +71,7 @@ static void barrier_wait(run_ctx *r, int nth, int *sense) {
         tt_spin sp;
         tt_spin_init(&sp);
         while (atomic_load_explicit(&r->bar_sense, memory_order_acquire) != *sense)
-            if (!tt_spin_poll(&sp, r->spin_s)) sched_yield();
+            if (!tt_spin_poll(&sp, r->spin_s)) tt_cpu_yield();
     }
 }
 

@@ -6,11 +6,31 @@
  * spin uses a CPU pause hint only every 256 polls: inside a virtual machine
  * a tight PAUSE loop triggers pause-loop exits (the hypervisor deschedules
  * the spinning vCPU), which measured 10x slower wake-ups with 16 threads on
- * a 16-vCPU guest. After the spin phase the caller yields or sleeps. */
+ * a 16-vCPU guest. After the spin phase the caller yields (tt_cpu_yield) or sleeps. */
 #ifndef TT_SPIN_H
 #define TT_SPIN_H
 
 #include "tt.h"
+
+#if defined(__EMSCRIPTEN__)
+#include <emscripten/threading.h>
+#else
+#include <sched.h>
+#endif
+
+/* Give the CPU away briefly. Under Emscripten sched_yield() is a no-op, so
+ * a waiting Worker kept its core through the whole yield phase and, on a
+ * busy machine, starved the thread it was waiting for (2 WASM threads ran
+ * 3-10x slower than 1 on a loaded 2-core host); a 10 us futex wait
+ * (Atomics.wait with a timeout, nothing wakes it) really sleeps. */
+static inline void tt_cpu_yield(void) {
+#if defined(__EMSCRIPTEN__)
+    static int tt_yield_word;
+    emscripten_futex_wait(&tt_yield_word, 0, 0.01);
+#else
+    sched_yield();
+#endif
+}
 
 static inline void tt_cpu_pause(void) {
 #if defined(__x86_64__) || defined(__i386__)

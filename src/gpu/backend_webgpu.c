@@ -51,6 +51,14 @@ typedef struct {
     int biasfold;      /* bias grads folded into the dW matmuls (env TT_WEBGPU_BIASFOLD=0: off) */
     int dry;           /* preflight: count bytes, allocate nothing */
     double plan_bytes; /* device memory of the plan */
+    uint64_t bind_cap; /* test hook TT_WEBGPU_MAX_BINDING_MIB: a smaller binding limit than the adapter's */
+    /* test hook TT_WEBGPU_FAULT_AT_STEP=N: the N-th step() of this backend
+     * (1-based) reports a device error; TT_WEBGPU_FAULT_KIND=lost (default:
+     * the device is gone, every later call fails too) or error (only that
+     * step fails before anything is submitted; the device stays usable) */
+    int64_t fault_at;
+    int fault_lost;
+    int faulted; /* 1: simulated lost device */
 } wgpu_impl;
 
 static wgpu_impl *IMPL(tt_backend *be) { return (wgpu_impl *)be->impl; }
@@ -81,13 +89,15 @@ static int mkbuf(wgpu_impl *w, size_t elems, const char *label, tt_gpu_buf *out,
     uint64_t bytes = (uint64_t)elems * 4;
     const tt_gpu_info *in = tt_gpu_get_info(w->g);
     if (w->dry) {
+        uint64_t lim = in->max_storage_binding;
+        if (w->bind_cap && w->bind_cap < lim) lim = w->bind_cap;
         w->plan_bytes += (double)bytes;
         *out = -1;
-        if (bytes > in->max_storage_binding)
+        if (bytes > lim)
             return tt_fail(st, TT_EUNSUP,
                            "webgpu: this model needs a %.1f MiB buffer (%s) but the adapter binds at most %.1f MiB "
                            "(maxStorageBufferBindingSize); use a smaller preset or batch",
-                           bytes / 1048576.0, label, in->max_storage_binding / 1048576.0);
+                           bytes / 1048576.0, label, lim / 1048576.0);
         if (bytes > in->max_buffer)
             return tt_fail(st, TT_EUNSUP, "webgpu: this model needs a %.1f MiB buffer (%s); the adapter's maxBufferSize is %.1f MiB",
                            bytes / 1048576.0, label, in->max_buffer / 1048576.0);
@@ -299,6 +309,13 @@ static int alloc_buffers(tt_backend *be, tt_status *st) {
 }
 
 /* ---- per-step helpers ---------------------------------------------------- */
+/* after a simulated device loss (TT_WEBGPU_FAULT_AT_STEP) every call fails,
+ * as every call on a lost device does */
+static int fault_check(wgpu_impl *w, tt_status *st) {
+    if (w->faulted) return tt_fail(st, TT_EDEVICE, "webgpu device lost (simulated by TT_WEBGPU_FAULT_AT_STEP)");
+    return TT_OK;
+}
+
 static int upload_tokens(wgpu_impl *w, const uint8_t *tokens, int Brows, int buckets, tt_status *st) {
     size_t row = (size_t)w->T + 1;
     size_t n = (size_t)Brows * row;
@@ -328,6 +345,13 @@ static int wgpu_step(tt_backend *be, const uint8_t *tokens, int n_micro, const t
     if (!tokens || !opt) return tt_fail(st, TT_EINVAL, "step: tokens or optimizer arguments missing");
     if (n_micro < 1) return tt_fail(st, TT_EINVAL, "step: n_micro must be >= 1 (got %d)", n_micro);
     if (!(opt->bc1 > 0.0f) || !(opt->bc2 > 0.0f)) return tt_fail(st, TT_EINVAL, "step: bias corrections must be > 0");
+    TT_CHECK(fault_check(w, st));
+    if (w->fault_at > 0 && w->n_steps + 1 == w->fault_at) { /* fires once, before anything of the step is submitted */
+        w->fault_at = 0;
+        w->faulted = w->fault_lost;
+        return tt_fail(st, TT_EDEVICE, "webgpu %s (simulated by TT_WEBGPU_FAULT_AT_STEP=%lld)",
+                       w->fault_lost ? "device lost" : "device error", (long long)(w->n_steps + 1));
+    }
     const double BT = (double)w->B * w->T;
     int cur = w->cur;
     TT_CHECK(finish_pending(w, cur, st)); /* the step before the previous one: long done */
@@ -372,6 +396,7 @@ static int wgpu_step(tt_backend *be, const uint8_t *tokens, int n_micro, const t
 
 static int wgpu_step_result(tt_backend *be, float *loss, float *grad_norm, tt_status *st) {
     wgpu_impl *w = IMPL(be);
+    TT_CHECK(fault_check(w, st));
     if (w->n_steps < 1) return tt_fail(st, TT_EINVAL, "webgpu: step_result before any step");
     TT_CHECK(finish_pending(w, w->last, st));
     if (!w->res_ok[w->last]) return tt_fail(st, TT_EINVAL, "webgpu: no result for the last step");
@@ -385,6 +410,7 @@ static int wgpu_step_result(tt_backend *be, float *loss, float *grad_norm, tt_st
 static int wgpu_step_result_prev(tt_backend *be, float *loss, float *grad_norm, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     int i = w->last ^ 1;
+    TT_CHECK(fault_check(w, st));
     if (w->n_steps < 2) return tt_fail(st, TT_EINVAL, "webgpu: step_result_prev needs two steps");
     TT_CHECK(finish_pending(w, i, st));
     if (!w->res_ok[i]) return tt_fail(st, TT_EINVAL, "webgpu: no result for the previous step");
@@ -397,6 +423,7 @@ static int run_forward_only(tt_backend *be, const uint8_t *tokens, int Brows, in
                             tt_status *st) {
     wgpu_impl *w = IMPL(be);
     const double bt = (double)Brows * w->T;
+    TT_CHECK(fault_check(w, st));
     tt_gstep sp;
     memset(&sp, 0, sizeof sp);
     sp.grad_scale = with_backward ? (float)(1.0 / bt) : 0.0f;
@@ -428,6 +455,7 @@ static int wgpu_eval(tt_backend *be, const uint8_t *tokens, int B, float *loss, 
 static int wgpu_loss_and_grad(tt_backend *be, const uint8_t *tokens, float *loss, float *grads, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     if (!tokens || !loss || !grads) return tt_fail(st, TT_EINVAL, "loss_and_grad: missing argument");
+    TT_CHECK(fault_check(w, st));
     TT_CHECK(run_forward_only(be, tokens, w->B, 1, loss, st));
     return tt_gpu_read_sync(w->g, w->grads, 0, (uint64_t)w->P * 4, grads, st);
 }
@@ -435,6 +463,7 @@ static int wgpu_loss_and_grad(tt_backend *be, const uint8_t *tokens, float *loss
 static int wgpu_set_state(tt_backend *be, const float *params, const float *m, const float *v, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     uint64_t bytes = (uint64_t)w->P * 4;
+    TT_CHECK(fault_check(w, st));
     TT_CHECK(tt_gpu_write(w->g, w->params, 0, params, bytes, st));
     if (m) TT_CHECK(tt_gpu_write(w->g, w->m, 0, m, bytes, st));
     if (v) TT_CHECK(tt_gpu_write(w->g, w->v, 0, v, bytes, st));
@@ -450,6 +479,7 @@ static int wgpu_set_state(tt_backend *be, const float *params, const float *m, c
 static int wgpu_get_state(tt_backend *be, float *params, float *m, float *v, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     uint64_t bytes = (uint64_t)w->P * 4;
+    TT_CHECK(fault_check(w, st));
     if (params) TT_CHECK(tt_gpu_read_sync(w->g, w->params, 0, bytes, params, st));
     if (m) TT_CHECK(tt_gpu_read_sync(w->g, w->m, 0, bytes, m, st));
     if (v) TT_CHECK(tt_gpu_read_sync(w->g, w->v, 0, bytes, v, st));
@@ -510,10 +540,45 @@ int tt_webgpu_profile(tt_backend *be, int reps, tt_webgpu_prof *out, int max, in
     return TT_OK;
 }
 
+/* TT_WEBGPU_MAX_BINDING_MIB=N (tests): plan as if the adapter bound at most
+ * N MiB per storage buffer, to exercise the preflight refusal cheaply */
+static uint64_t binding_cap(void) {
+    const char *e = getenv("TT_WEBGPU_MAX_BINDING_MIB");
+    double mib = e ? atof(e) : 0.0;
+    return mib > 0 ? (uint64_t)(mib * 1048576.0) : 0;
+}
+
 static const tt_backend_vtable wgpu_vt = {
     "webgpu",   wgpu_destroy,       wgpu_set_state, wgpu_get_state,        wgpu_step,
     wgpu_step_result, wgpu_eval, wgpu_loss_and_grad, wgpu_step_result_prev,
 };
+
+int tt_backend_webgpu_fits(tt_backend *gpu, const tt_model_config *cfg, double *bytes, tt_status *st) {
+    if (bytes) *bytes = 0;
+    if (!gpu || gpu->vt != &wgpu_vt) return tt_fail(st, TT_EINVAL, "fits: not a webgpu backend");
+    TT_CHECK(tt_config_validate(cfg, st));
+    tt_backend be;
+    wgpu_impl w;
+    memset(&be, 0, sizeof be);
+    memset(&w, 0, sizeof w);
+    be.vt = &wgpu_vt;
+    be.cfg = *cfg;
+    be.impl = &w;
+    w.g = IMPL(gpu)->g;
+    w.B = cfg->batch, w.T = cfg->ctx, w.C = cfg->d_model, w.NH = cfg->n_head, w.L = cfg->n_layer, w.V = cfg->vocab;
+    w.P = (size_t)tt_config_param_count(cfg);
+    w.bind_cap = binding_cap();
+    w.dry = 1;
+    w.res = calloc((size_t)w.L + 1, sizeof *w.res);
+    w.la = calloc((size_t)w.L, sizeof *w.la);
+    int rc = (!w.res || !w.la) ? tt_fail(st, TT_ENOMEM, "out of memory (webgpu preflight)") : alloc_buffers(&be, st);
+    if (rc == TT_OK && (uint64_t)w.P > 0xFFFFFFFFull)
+        rc = tt_fail(st, TT_EUNSUP, "webgpu: %zu parameters exceed 32-bit indexing", w.P);
+    if (bytes) *bytes = w.plan_bytes;
+    free(w.res);
+    free(w.la);
+    return rc;
+}
 
 int tt_backend_webgpu_create(const tt_model_config *cfg, tt_backend **out, tt_status *st) {
     *out = NULL;
@@ -544,6 +609,11 @@ int tt_backend_webgpu_create(const tt_model_config *cfg, tt_backend **out, tt_st
     {
         const char *e = getenv("TT_WEBGPU_BIASFOLD");
         w->biasfold = !(e && atoi(e) == 0);
+        w->bind_cap = binding_cap();
+        e = getenv("TT_WEBGPU_FAULT_AT_STEP");
+        w->fault_at = e ? atoll(e) : 0;
+        e = getenv("TT_WEBGPU_FAULT_KIND");
+        w->fault_lost = !(e && strcmp(e, "error") == 0);
     }
     tt_gpu_options go;
     memset(&go, 0, sizeof go);

@@ -17,6 +17,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,6 +259,33 @@ static const char *backend_name(WGPUBackendType t) {
     }
 }
 
+/* The Vulkan loader and Dawn print warnings straight to stderr while they
+ * look for drivers ("Found no drivers!", stack locations): the user gets one
+ * line from us instead. TT_WEBGPU_VERBOSE=1 lets them through. Only around
+ * instance and adapter creation, where nothing else of ours is running. */
+static int quiet_stderr_begin(void) {
+    const char *v = getenv("TT_WEBGPU_VERBOSE");
+    if (v && atoi(v)) return -1;
+    fflush(stderr);
+    int saved = dup(2);
+    if (saved < 0) return -1;
+    int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (nul < 0) {
+        close(saved);
+        return -1;
+    }
+    dup2(nul, 2);
+    close(nul);
+    return saved;
+}
+
+static void quiet_stderr_end(int saved) {
+    if (saved < 0) return;
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+}
+
 static int request_adapter(tt_gpu *g, int fallback) {
     WGPURequestAdapterOptions o;
     memset(&o, 0, sizeof o);
@@ -304,16 +332,20 @@ int tt_gpu_open(const tt_gpu_options *opt, tt_gpu **out, tt_status *st) {
     memset(&idesc, 0, sizeof idesc);
     idesc.features.timedWaitAnyEnable = 1;
     idesc.features.timedWaitAnyMaxCount = 1;
+    int quiet = quiet_stderr_begin();
     g->inst = g->f.wgpuCreateInstance(&idesc);
     g->timed_wait = g->inst != NULL;
     if (!g->inst) g->inst = g->f.wgpuCreateInstance(NULL);
     if (!g->inst) {
+        quiet_stderr_end(quiet);
         tt_gpu_close(g);
         return tt_fail(st, TT_EUNSUP, "WebGPU: cannot create an instance (%s)", g->info.lib_path);
     }
     if (!request_adapter(g, opt->force_fallback) && !opt->force_fallback) request_adapter(g, 1);
+    quiet_stderr_end(quiet);
     if (!g->adapter) {
-        tt_fail(st, TT_EUNSUP, "WebGPU: no adapter found%s%s (is a Vulkan driver installed? e.g. mesa-vulkan-drivers)",
+        tt_fail(st, TT_EUNSUP, "WebGPU: no adapter found%s%s (is a Vulkan driver installed? e.g. mesa-vulkan-drivers; "
+                "TT_WEBGPU_VERBOSE=1 shows the driver's messages)",
                 g->req_msg[0] ? ": " : "", g->req_msg);
         tt_gpu_close(g);
         return TT_EUNSUP;
@@ -339,7 +371,7 @@ int tt_gpu_open(const tt_gpu_options *opt, tt_gpu **out, tt_status *st) {
         tt_gpu_close(g);
         return tt_fail(st, TT_EUNSUP,
                        "WebGPU: no GPU adapter (only Dawn's null backend; is a Vulkan driver installed? e.g. "
-                       "mesa-vulkan-drivers)");
+                       "mesa-vulkan-drivers; TT_WEBGPU_VERBOSE=1 shows the driver's messages)");
     }
     WGPULimits lim;
     memset(&lim, 0, sizeof lim);

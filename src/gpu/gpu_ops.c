@@ -125,6 +125,14 @@ static int make_site(tt_gops *o, tt_gsite *s, const char *name, const char *pref
     uint8_t kinds[16];
     tt_gpu_binding b[16];
     int n = 0;
+    /* every grid stays within maxComputeWorkgroupsPerDimension by
+     * construction (grid-stride loops capped at 32768 workgroups, grid1's 2-D
+     * fold, tiles); a shape that would still exceed it is refused here, at
+     * planning time, instead of failing validation inside a step */
+    uint32_t lim = o->info->max_wg_per_dim ? o->info->max_wg_per_dim : 65535;
+    if (x > lim || y > lim || z > lim)
+        return tt_fail(st, TT_EUNSUP, "webgpu %s: grid %ux%ux%u exceeds the adapter's %u workgroups per dimension", name,
+                       x, y, z, lim);
     kinds[n] = TT_GPU_BIND_UNIFORM;
     TT_CHECK(arena_slot(o, args, &b[n], st));
     n++;

@@ -481,6 +481,8 @@ EMSCRIPTEN_KEEPALIVE const char *tt_web_presets_json(tt_web *w) {
         jnum(w, tt_config_train_bytes(c));
         jprintf(w, ",\"step_flops\":");
         jnum(w, tt_config_step_flops(c));
+        jprintf(w, ",\"lr\":"); /* the CLI's default learning rate for this size */
+        jnum(w, tt_default_lr(c));
         jprintf(w, "}");
     }
     jprintf(w, "]");

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# test_webgpu_cli.sh — the WebGPU path of the `tinytrain` command line:
+#   - a run trained on webgpu resumes on the cpu and continues its loss
+#     history (loss.csv: 10 rows, steps 1..10);
+#   - faults give one stderr line "tinytrain: error: ..." and exit 1, never a
+#     crash: library not found, a wrong library, no adapter, a model too big
+#     for the adapter's binding limit; `--backend auto` falls back to the cpu
+#     with a notice that gives the reason;
+#   - a device lost in the middle of training (test hook
+#     TT_WEBGPU_FAULT_AT_STEP) saves the last good state first: the checkpoint
+#     loads and resumes on the cpu;
+#   - `tinytrain info` reports per preset whether it fits the adapter.
+# Tiny preset, a generated corpus, a few steps (lavapipe is slow). Skips
+# (exit 0, "SKIP: reason") without a WebGPU adapter unless
+# TT_REQUIRE_WEBGPU=1.
+set -u
+T="${TINYTRAIN:-}"
+if [ -z "$T" ] || [ ! -x "$T" ]; then
+    echo "TINYTRAIN is not set to the built tinytrain binary" >&2
+    exit 1
+fi
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/tinytrain-gpucli-XXXXXX")"
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK" || exit 1
+ulimit -c 0 2>/dev/null
+
+PASS=0
+FAIL=0
+ok() { PASS=$((PASS + 1)); echo "ok   $1"; }
+bad() { FAIL=$((FAIL + 1)); echo "FAIL $1"; }
+check() { # check NAME COMMAND...: the command must succeed
+    local name="$1"; shift
+    if "$@"; then ok "$name"; else bad "$name"; fi
+}
+# one_error NAME RC FILE: exit code 1, exactly one stderr line, "tinytrain: error: "
+one_error() {
+    local name="$1" rc="$2" f="$3"
+    if [ "$rc" -eq 1 ] && [ "$(wc -l < "$f")" -eq 1 ] && grep -q '^tinytrain: error: ' "$f"; then
+        ok "$name"
+    else
+        bad "$name (rc $rc, stderr: $(head -c 600 "$f"))"
+    fi
+}
+
+# ---------- is there an adapter? ----------
+"$T" info > info.out 2>&1
+if ! grep -q '^webgpu ' info.out || grep -q '^webgpu  *unavailable' info.out; then
+    why="$(sed -n 's/^webgpu  *\(unavailable: \)\{0,1\}//p' info.out)"
+    if [ "${TT_REQUIRE_WEBGPU:-0}" = "1" ]; then
+        echo "FAIL: TT_REQUIRE_WEBGPU=1 but WebGPU is unavailable: $why"
+        exit 1
+    fi
+    echo "SKIP: $why"
+    exit 0
+fi
+
+WORDS=(the cat sat on a mat and dog ran to see big red sun it was very warm today we go home quick brown fox)
+{
+    i=0
+    while [ $i -lt 2500 ]; do
+        echo "${WORDS[$((i % 25))]} ${WORDS[$(((i * 7 + 3) % 25))]} ${WORDS[$(((i * 13 + 5) % 25))]} number $i."
+        i=$((i + 1))
+    done
+} > text.txt
+COMMON=(--data text.txt --preset tiny --sample-tokens 0 --eval-batches 1)
+
+# steps of loss.csv are exactly 1..N
+steps_continuous() { # FILE N
+    awk -F, -v n="$2" 'NR == 1 { next } { if ($1 != NR - 1) bad = 1; rows++ } END { exit !(rows == n && !bad) }' "$1"
+}
+
+# ---------- webgpu -> cpu through the CLI ----------
+"$T" train --backend webgpu --steps 6 --out D "${COMMON[@]}" > g.out 2> g.err
+check "train --backend webgpu exits 0" test $? -eq 0
+check "it ran on webgpu" grep -q '^  backend .*(vulkan\|metal\|d3d12\|opengl' g.out
+check "it wrote 6 loss rows" steps_continuous D/loss.csv 6
+cp D/loss.csv gpu6.csv
+"$T" train --resume D/checkpoint.safetensors --backend cpu --steps 10 --sample-tokens 0 --data text.txt > c.out 2> c.err
+check "resume on --backend cpu exits 0" test $? -eq 0
+check "resume starts at step 7" grep -q 'steps 7..10' c.out
+check "resume ran on the cpu" grep -q '^  backend cpu' c.out
+check "loss.csv has 10 rows, steps 1..10" steps_continuous D/loss.csv 10
+check "the first 6 rows are the webgpu run's" bash -c "head -7 D/loss.csv | cut -d, -f1,2 | diff -q - <(cut -d, -f1,2 gpu6.csv)"
+"$T" eval --ckpt D/checkpoint.safetensors --data text.txt --batches 1 > ev.out 2>&1
+check "the checkpoint loads and is at step 10" grep -q '(step 10)' ev.out
+# the same two runs on the cpu only (6 steps, then resumed to 10: the same
+# stretched schedule): steps 7..10 agree with the switched run (0.1%)
+"$T" train --backend cpu --steps 6 --out E "${COMMON[@]}" > /dev/null 2>&1
+"$T" train --resume E/checkpoint.safetensors --backend cpu --steps 10 --sample-tokens 0 --data text.txt > /dev/null 2>&1
+check "steps 7..10 after the switch match a cpu-only run (0.1%)" \
+    awk -F, 'NR == FNR { a[$1] = $2; next } FNR > 7 { d = ($2 - a[$1]) / a[$1]; if (d < 0) d = -d; if (d > 1e-3) bad = 1; n++ } END { exit !(n == 4 && !bad) }' \
+    E/loss.csv D/loss.csv
+
+# ---------- library not found ----------
+TINYTRAIN_WEBGPU_LIB=/nonexistent/libwebgpu.so "$T" train --backend webgpu --steps 2 --out L1 "${COMMON[@]}" > l1.out 2> l1.err
+one_error "library not found: one error line, exit 1" $? l1.err
+check "  ... naming the library" grep -q '/nonexistent/libwebgpu.so' l1.err
+check "  ... and no checkpoint (nothing trained)" test ! -e L1/checkpoint.safetensors
+TINYTRAIN_WEBGPU_LIB=/nonexistent/libwebgpu.so "$T" train --backend auto --steps 2 --out L2 "${COMMON[@]}" > l2.out 2> l2.err
+check "library not found, --backend auto: exits 0" test $? -eq 0
+check "  ... with a notice naming the reason and the cpu" grep -q '^tinytrain: webgpu unavailable (cannot load /nonexistent/libwebgpu.so.*); using the cpu backend' l2.err
+check "  ... and trains on the cpu" grep -q '^  backend cpu' l2.out
+
+# ---------- a wrong library (not a webgpu.h implementation) ----------
+LIBM="$(ldconfig -p 2>/dev/null | awk '/libm\.so\.6 .*x86-64|libm\.so\.6 / { print $NF; exit }')"
+[ -n "$LIBM" ] || LIBM=libm.so.6
+TINYTRAIN_WEBGPU_LIB="$LIBM" "$T" train --backend webgpu --steps 2 --out W "${COMMON[@]}" > w.out 2> w.err
+one_error "wrong library: one error line, exit 1" $? w.err
+check "  ... saying what is wrong" grep -q 'lacks wgpu.* (wrong version?)' w.err
+
+# ---------- no adapter (no Vulkan driver) ----------
+VK_DRIVER_FILES=/nonexistent.json VK_ICD_FILENAMES=/nonexistent.json "$T" train --backend webgpu --steps 2 --out N "${COMMON[@]}" > n.out 2> n.err
+one_error "no adapter: one error line, exit 1" $? n.err
+check "  ... saying there is no adapter" grep -qi 'no .*adapter' n.err
+VK_DRIVER_FILES=/nonexistent.json VK_ICD_FILENAMES=/nonexistent.json "$T" train --backend auto --steps 2 --out N2 "${COMMON[@]}" > n2.out 2> n2.err
+check "no adapter, --backend auto: falls back to the cpu" bash -c "grep -q 'using the cpu backend' n2.err && grep -q '^  backend cpu' n2.out"
+
+# ---------- a model too big for one storage binding (limit lowered by a test hook) ----------
+TT_WEBGPU_MAX_BINDING_MIB=0.1 "$T" train --backend webgpu --steps 2 --out B1 "${COMMON[@]}" > b1.out 2> b1.err
+one_error "too big for the adapter: one error line, exit 1" $? b1.err
+check "  ... naming the limit" grep -q 'maxStorageBufferBindingSize' b1.err
+TT_WEBGPU_MAX_BINDING_MIB=0.1 "$T" train --backend auto --steps 2 --out B2 "${COMMON[@]}" > b2.out 2> b2.err
+check "too big, --backend auto: exits 0" test $? -eq 0
+check "  ... the notice gives the reason and the cpu" grep -q '^tinytrain: webgpu unavailable (.*maxStorageBufferBindingSize.*); using the cpu backend' b2.err
+check "  ... and trains on the cpu" grep -q '^  backend cpu' b2.out
+TT_WEBGPU_MAX_BINDING_MIB=0.1 "$T" info > bi.out 2>&1
+check "info: tiny is too big under the lowered limit" grep -qE '^tiny .* too big \(.*maxStorageBufferBindingSize' bi.out
+check "info: tiny fits the real adapter" grep -qE '^tiny .* fits$' info.out
+check "info --json has a gpu field per preset" bash -c "\"$T\" info --json | grep -q '\"name\":\"tiny\".*\"gpu\":\"fits\"'"
+
+# ---------- device lost in the middle of training ----------
+# saves at 2 and 4; the 5th step fails: the device cannot be read, the
+# checkpoint holds step 4 (the last state downloaded before the fault)
+TT_WEBGPU_FAULT_AT_STEP=5 "$T" train --backend webgpu --steps 8 --save-every 2 --out F "${COMMON[@]}" > f.out 2> f.err
+one_error "device lost mid-training: one error line, exit 1" $? f.err
+check "  ... says what was saved, honestly" grep -q 'device lost .*F/checkpoint.safetensors holds step 4, the last state downloaded before the fault' f.err
+check "  ... the checkpoint exists" test -s F/checkpoint.safetensors
+check "  ... loss.csv was cut to step 4" steps_continuous F/loss.csv 4
+"$T" train --resume F/checkpoint.safetensors --backend cpu --steps 8 --sample-tokens 0 --data text.txt > fr.out 2> fr.err
+check "  ... it loads and resumes on the cpu (steps 5..8)" bash -c "grep -q 'steps 5..8' fr.out && grep -q '^done: 8 steps' fr.out"
+check "  ... the loss history continues (8 rows)" steps_continuous F/loss.csv 8
+# the device still readable (kind error): the last completed step is read back
+TT_WEBGPU_FAULT_AT_STEP=4 TT_WEBGPU_FAULT_KIND=error "$T" train --backend webgpu --steps 8 --save-every 2 --out F2 "${COMMON[@]}" > f2.out 2> f2.err
+one_error "device error mid-training: one error line, exit 1" $? f2.err
+check "  ... saved the last completed step read back from the device" grep -q 'saved the last completed step 3 (read back from the device)' f2.err
+check "  ... loss.csv holds steps 1..3" steps_continuous F2/loss.csv 3
+
+echo "$PASS passed, $FAIL failed"
+[ "$FAIL" -eq 0 ]
