@@ -69,7 +69,7 @@ static void *worker_main(void *arg) {
             if (g != seen) break;
             if (tt_spin_poll(&sp, p->spin_s)) continue;
             if (tt_now() - sp.t0 < p->spin_s + TT_SPIN_YIELD_S) {
-                tt_cpu_yield();
+                tt_cpu_yield(&s->gen, (int)seen);
                 continue;
             }
             pthread_mutex_lock(&p->mu);
@@ -82,7 +82,8 @@ static void *worker_main(void *arg) {
         seen = g;
         if (atomic_load_explicit(&s->stop, memory_order_acquire)) break;
         p->fn(p->ctx, wa.tid, p->n);
-        atomic_fetch_add_explicit(&s->done, 1, memory_order_acq_rel);
+        /* only the last worker's arrival can release the caller */
+        if (atomic_fetch_add_explicit(&s->done, 1, memory_order_acq_rel) == p->n - 2) tt_cpu_wake(&s->done);
     }
     return NULL;
 }
@@ -90,6 +91,7 @@ static void *worker_main(void *arg) {
 static void publish(tt_pool *p) {
     pool_sync *s = p->sync;
     atomic_fetch_add(&s->gen, 1); /* seq_cst */
+    tt_cpu_wake(&s->gen);         /* Emscripten: waiters in tt_cpu_yield */
     if (atomic_load(&s->sleepers) > 0) {
         pthread_mutex_lock(&p->mu);
         pthread_cond_broadcast(&p->cv);
@@ -165,8 +167,9 @@ void tt_pool_run(tt_pool *p, tt_pool_fn fn, void *ctx) {
     int target = p->n - 1;
     tt_spin sp;
     tt_spin_init(&sp);
-    while (atomic_load_explicit(&s->done, memory_order_acquire) != target)
-        if (!tt_spin_poll(&sp, p->spin_s)) tt_cpu_yield();
+    int d;
+    while ((d = atomic_load_explicit(&s->done, memory_order_acquire)) != target)
+        if (!tt_spin_poll(&sp, p->spin_s)) tt_cpu_yield(&s->done, d);
 }
 
 /* ---- tt_pool_for: dynamic chunks from one shared counter ---- */

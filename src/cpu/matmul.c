@@ -3,14 +3,14 @@
  *
  * Design (one source for every ISA through simd.h):
  *  - phase 1 packs B once per op into shared scratch: K blocks of KC rows,
- *    each cut into micro-panels of NR = 2 vectors of columns (k-major,
+ *    each cut into micro-panels of NR = NV vectors of columns (k-major,
  *    zero-padded), reading B plain or transposed — so NN, NT and TN products
  *    all run the same kernel and no separate transpose pass exists;
  *  - phase 2 (same pool wake, after a barrier) hands out output blocks of
  *    mc x nc (sizes depend only on the shape); for each K block a thread runs
- *    the register-blocked micro-kernel over its MR x NR tiles: MR*2 vector
+ *    the register-blocked micro-kernel over its MR x NR tiles: MR*NV vector
  *    accumulators stay in registers for the whole K block, with one
- *    broadcast of A and two vector loads of the packed B panel (L1-resident)
+ *    broadcast of A and NV vector loads of the packed B panel (L1-resident)
  *    per k. A row-major A is read in place (MR row streams); a transposed A
  *    (the weight-gradient products) is first copied per block into
  *    k-major order, since its rows are strided by a whole activation row;
@@ -20,7 +20,8 @@
  *  - optional epilogues on the final value: GELU of the result into a second
  *    output (fc forward), and a product with GELU's derivative (the MLP's
  *    dinp), so the MLP needs no separate pass over its (N, 4C) activations.
- * MM_KC / MM_UNITS can be overridden at compile time for experiments. */
+ * MM_KC / MM_UNITS / MM_MR / MM_NV / MM_MC_TILES / MM_NC_TILES / MM_KUNROLL
+ * can be overridden at compile time for experiments. */
 #include <string.h>
 
 #include "ops_internal.h"

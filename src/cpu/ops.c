@@ -67,11 +67,12 @@ static void barrier_wait(run_ctx *r, int nth, int *sense) {
     if (atomic_fetch_add_explicit(&r->bar_count, 1, memory_order_acq_rel) == nth - 1) {
         atomic_store_explicit(&r->bar_count, 0, memory_order_relaxed);
         atomic_store_explicit(&r->bar_sense, *sense, memory_order_release);
+        tt_cpu_wake(&r->bar_sense);
     } else {
         tt_spin sp;
         tt_spin_init(&sp);
         while (atomic_load_explicit(&r->bar_sense, memory_order_acquire) != *sense)
-            if (!tt_spin_poll(&sp, r->spin_s)) tt_cpu_yield();
+            if (!tt_spin_poll(&sp, r->spin_s)) tt_cpu_yield(&r->bar_sense, !*sense);
     }
 }
 

@@ -18,17 +18,30 @@
 #include <sched.h>
 #endif
 
-/* Give the CPU away briefly. Under Emscripten sched_yield() is a no-op, so
- * a waiting Worker kept its core through the whole yield phase and, on a
- * busy machine, starved the thread it was waiting for (2 WASM threads ran
- * 3-10x slower than 1 on a loaded 2-core host); a 10 us futex wait
- * (Atomics.wait with a timeout, nothing wakes it) really sleeps. */
-static inline void tt_cpu_yield(void) {
+/* Give the CPU away briefly while waiting for the 32-bit word *addr to
+ * change from old. Under Emscripten sched_yield() is a no-op, so a waiting
+ * Worker used to keep its core through the whole yield phase and, on a busy
+ * machine, starved the thread it waited for (2 WASM threads ran 3-10x
+ * slower than 1 on a loaded 2-core host). There the waiter sleeps on the
+ * word itself (Atomics.wait through emscripten_futex_wait, returning at once
+ * if the word already changed) and whoever changes it calls tt_cpu_wake;
+ * the 0.2 ms cap makes a missed wake cost time, never a hang. Natively it is
+ * sched_yield() and tt_cpu_wake does nothing. */
+static inline void tt_cpu_yield(const void *addr, int old) {
 #if defined(__EMSCRIPTEN__)
-    static int tt_yield_word;
-    emscripten_futex_wait(&tt_yield_word, 0, 0.01);
+    emscripten_futex_wait((volatile void *)addr, (uint32_t)old, 0.2);
 #else
+    (void)addr;
+    (void)old;
     sched_yield();
+#endif
+}
+
+static inline void tt_cpu_wake(const void *addr) {
+#if defined(__EMSCRIPTEN__)
+    emscripten_futex_wake((volatile void *)addr, 0x7fffffff);
+#else
+    (void)addr;
 #endif
 }
 
@@ -62,7 +75,9 @@ static inline int tt_spin_poll(tt_spin *s, double limit_s) {
     return now - s->t0 < limit_s;
 }
 
+#ifndef TT_SPIN_PURE_S
 #define TT_SPIN_PURE_S 5e-6    /* pure spinning before yielding */
+#endif
 #define TT_SPIN_YIELD_S 3e-3   /* then yielding, before a worker sleeps */
 #define TT_SPIN_OVERSUB_S 5e-6 /* pure spinning when there are more threads than CPUs */
 
