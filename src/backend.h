@@ -54,6 +54,14 @@ typedef struct {
      * can submit step k+1 before reading step k (the device never idles).
      * Valid once after each step() that follows another step(). */
     int (*step_result_prev)(tt_backend *be, float *loss, float *grad_norm, tt_status *st);
+    /* Optional (may be NULL: not measurable): the time split of the most
+     * recent step whose result has been read back (step_result or
+     * step_result_prev), ms[0] forward (+ loss), ms[1] backward, ms[2]
+     * optimizer (grad norm + clip + AdamW), milliseconds summed over the
+     * micro-batches. TT_EUNSUP with the reason when this backend instance
+     * cannot measure it (e.g. WebGPU without timestamp queries). CPU: host
+     * wall clock around the phases; WebGPU: GPU timestamps between passes. */
+    int (*phase_times)(tt_backend *be, double ms[3], tt_status *st);
 } tt_backend_vtable;
 
 struct tt_backend {
@@ -61,6 +69,13 @@ struct tt_backend {
     tt_model_config cfg;
     tt_layout layout;
     char device_name[128]; /* e.g. "cpu avx2+fma x16 threads", "NVIDIA H200 (vulkan)" */
+    /* Memory the backend allocated at creation (its plan; nothing is added
+     * per step): device_bytes = GPU buffers (0 for host backends);
+     * host_bytes = host heap of the backend (CPU: parameters, grads, AdamW
+     * moments, activations, scratch; WebGPU: its small staging arrays).
+     * Excludes the caller's own state and the runtime/driver. */
+    uint64_t device_bytes;
+    uint64_t host_bytes;
     void *impl;
 };
 

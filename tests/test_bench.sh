@@ -101,6 +101,21 @@ for (const r of mine) {
      Math.abs(r.gflops - r.gflop_per_step / (m.median / 1e3)) <= 1e-3 * r.gflops + 1e-3, `${id}: tokens/s and GFLOP/s from the median`);
   ok(num(r.loss?.['1']) && num(r.loss?.['10']) && r.loss['50'] === null && num(r.final_loss),
      `${id}: loss after steps 1 and 10 (50 is null: only 12 steps ran)`);
+  // memory of the backend's plan: GPU buffers hold at least params, grads, m, v (16 bytes per parameter)
+  ok(num(r.backend_host_bytes) && r.backend_host_bytes > 0 &&
+     (r.backend === 'webgpu' ? num(r.gpu_buffer_bytes) && r.gpu_buffer_bytes >= 16 * c.params : r.gpu_buffer_bytes === null),
+     `${id}: backend_host_bytes > 0; gpu_buffer_bytes ${r.backend === 'webgpu' ? '>= 16 B/param' : 'null on a host backend'}`);
+  // phase split: keys always there; on the CPU (native and WASM) three positive phases whose sum
+  // fits in the median step (+10% + 0.05 ms: medians of separate phases) — a consistency check, not a speed
+  const ph = r.phase_ms;
+  ok('phase_ms' in r && typeof r.phase_source === 'string' && r.phase_source.length > 5 &&
+     (ph === null || (['forward', 'backward', 'optimizer'].every((k) => num(ph[k]) && ph[k] >= 0) && ph.steps >= 1)),
+     `${id}: phase_ms (object or null) and phase_source`);
+  if (r.backend === 'cpu') {
+    const sum = ph != null ? ph.forward + ph.backward + ph.optimizer : NaN;
+    ok(ph != null && ph.forward > 0 && ph.backward > 0 && ph.optimizer > 0 && ph.steps === r.measured_steps &&
+       sum <= m.median * 1.1 + 0.05, `${id}: CPU phases forward/backward/optimizer > 0, sum ${sum.toFixed(3)} <= median ${m.median} (+tol)`);
+  }
 }
 // same corpus and seed everywhere
 ok(new Set(mine.map((r) => `${r.data_hash}/${r.seed}`)).size === 1, 'every tinytrain cell used the same corpus and seed');
@@ -110,6 +125,9 @@ const md = fs.readFileSync(`${dir}/report.md`, 'utf8');
 ok(/^\| preset \| params \| GFLOP\/step \| Native CPU/m.test(md) && /^\| tiny \| 70K \| 0\.22 \| /m.test(md) && /^\| small \| /m.test(md),
    'report.md has the speed table with tiny and small');
 ok(/^## Loss parity/m.test(md) && /^## Start-up/m.test(md) && /^## Machine and run/m.test(md), 'report.md has parity, start-up, machine sections');
+ok(/^\| preset \| backend \| corpus ms .*\| backend host MB \| GPU buffers MB \|/m.test(md), 'report.md start-up table has backend host and GPU buffer columns');
+ok(/^## Where a step's time goes/m.test(md) && /^\| tiny \| Native CPU[^|]*\| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|/m.test(md),
+   'report.md has the forward/backward/optimizer split with the CPU cells');
 const ref = Object.fromEntries(mine.filter((r) => r.label === 'cpu').map((r) => [r.preset, r]));
 let compared = 0, flags = 0;
 for (const r of mine) {

@@ -108,6 +108,7 @@ const fmtLoss = (x) => (Number.isFinite(x) ? x.toFixed(4) : '–');
 const fmtDrift = (x) => (x === null ? '–' : x === 0 ? '0' : `${x >= 0 ? '+' : '−'}${Math.abs(x) < 0.001 && x !== 0 ? Math.abs(x).toExponential(1) : Math.abs(x).toFixed(3)}%`);
 const fmtX = (x) => (x === null ? '–' : x >= 10 ? `${x.toFixed(1)}×` : `${x.toFixed(2)}×`);
 const fmtParams = (x) => (!Number.isFinite(x) ? '?' : x >= 1e6 ? `${(x / 1e6).toFixed(1)}M` : `${(x / 1e3).toFixed(0)}K`);
+const fmtMB = (b) => (!Number.isFinite(b) ? '–' : b >= 10e6 ? (b / 1e6).toFixed(0) : b >= 0.1e6 ? (b / 1e6).toFixed(1) : (b / 1e6).toFixed(3));
 const mdEsc = (s) => String(s ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 export function renderMarkdown(a, baseline) {
@@ -215,18 +216,44 @@ export function renderMarkdown(a, baseline) {
 
   // 4. start-up and memory
   L.push('## Start-up (not in the step time) and memory', '');
-  L.push('| preset | backend | corpus ms | create ms | upload ms | first step ms | warm-up total ms | peak host MB | cell wall s |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|');
+  L.push('| preset | backend | corpus ms | create ms | upload ms | first step ms | warm-up total ms | peak host MB | backend host MB | GPU buffers MB | cell wall s |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const p of presets) for (const l of labels) {
     const r = cell(l, p);
     if (!r || !r.startup_ms) continue;
     const s = r.startup_ms;
     L.push(`| ${p} | ${names[l]} | ${fmtMs(s.corpus ?? null)} | ${fmtMs(s.create)} | ${fmtMs(s.upload)} | ${fmtMs(s.first_step)} | ` +
-      `${fmtMs(s.warmup_total)} | ${Number.isFinite(r.peak_host_bytes) ? (r.peak_host_bytes / 1e6).toFixed(0) : '–'} | ${r.cell_wall_s ?? '–'} |`);
+      `${fmtMs(s.warmup_total)} | ${Number.isFinite(r.peak_host_bytes) ? (r.peak_host_bytes / 1e6).toFixed(0) : '–'} | ` +
+      `${fmtMB(r.backend_host_bytes)} | ${fmtMB(r.gpu_buffer_bytes)} | ${r.cell_wall_s ?? '–'} |`);
   }
   L.push('', '"create" includes WebGPU device creation and pipeline compilation; "first step" is the first (untimed) step; ' +
     '"cell wall" is the whole process (runtime and module load, corpus, start-up, all steps). Peak host memory: getrusage ' +
-    'maxrss (native) or the WASM linear memory size; GPU buffer bytes are not reported by the backend interface yet.', '');
+    'maxrss (native) or the WASM linear memory size. "backend host" / "GPU buffers": what the backend allocated at creation ' +
+    '(its memory plan: parameters, gradients, AdamW moments, activations, scratch; nothing is added per step); – where not reported.', '');
+
+  // 4b. phase split
+  const split = results.filter((r) => r.phase_ms && Number.isFinite(r.phase_ms.forward));
+  if (split.length) {
+    L.push('## Where a step\'s time goes: forward / backward / optimizer', '');
+    L.push('| preset | backend | forward ms | backward ms | optimizer ms | rest of the step ms | split |',
+      '|---|---|---:|---:|---:|---:|---|');
+    for (const p of presets) for (const l of labels) {
+      const r = cell(l, p);
+      if (!r) continue;
+      const f = r.phase_ms;
+      if (!f || !Number.isFinite(f.forward)) {
+        if (r.backend !== 'torch' && 'phase_ms' in r) L.push(`| ${p} | ${names[l]} | – | – | – | – | not measured: ${mdEsc(r.phase_source || '')} |`);
+        continue;
+      }
+      const sum = f.forward + f.backward + f.optimizer, ms = msOf(r);
+      const pct = (x) => (sum > 0 ? Math.round((100 * x) / sum) : 0);
+      L.push(`| ${p} | ${names[l]} | ${fmtMs(f.forward)} | ${fmtMs(f.backward)} | ${fmtMs(f.optimizer)} | ` +
+        `${Number.isFinite(ms) ? fmtMs(ms - sum) : '–'} | ${pct(f.forward)} / ${pct(f.backward)} / ${pct(f.optimizer)} % |`);
+    }
+    L.push('', 'Medians over the timed steps of each phase separately (so they need not add up to the median step). ' +
+      'CPU: host wall clock inside the backend\'s step; WebGPU: GPU timestamps at pass boundaries, only with ' +
+      'TT_WEBGPU_TIMESTAMPS=1. "Rest": median step − the three phases (batch sampling, submission, the loss read back).', '');
+  }
 
   // 5. skipped
   if (skipped.length) {

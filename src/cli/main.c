@@ -1325,6 +1325,12 @@ typedef struct {
     int64_t warm, n, measured, cap;
     double *ms, t_last, first_ms, warm_ms, measured_s;
     float *loss_at;
+    /* phase split of the measured steps (backend phase_times): ph[p*cap + i] */
+    tt_backend *be;
+    double *ph;
+    int64_t n_ph;
+    int ph_off;           /* 1: phase_times reported unavailable; stop asking */
+    char ph_why[160];
 } bench_rec;
 
 /* The loss of step j (0-based) is on the host now. Returns 0 or an exit code. */
@@ -1339,6 +1345,21 @@ static int bench_record(bench_rec *r, int64_t j, float loss) {
     else if (r->measured < r->cap) {
         r->ms[r->measured++] = dt;
         r->measured_s += dt * 1e-3;
+        /* the backend's split of the step just read back (off the timed path:
+         * the next step's clock started above) */
+        if (!r->ph_off && r->be->vt->phase_times) {
+            double p[3];
+            tt_status st;
+            tt_status_clear(&st);
+            int rc = r->be->vt->phase_times(r->be, p, &st);
+            if (rc == TT_OK) {
+                for (int i = 0; i < 3; i++) r->ph[i * r->cap + r->n_ph] = p[i];
+                r->n_ph++;
+            } else if (rc == TT_EUNSUP) {
+                r->ph_off = 1;
+                snprintf(r->ph_why, sizeof r->ph_why, "%.150s", st.msg);
+            }
+        }
     }
     r->n = j + 1;
     return 0;
@@ -1397,9 +1418,10 @@ static int cmd_bench(int argc, char **argv) {
     const size_t row = (size_t)cfg.batch * (size_t)(cfg.ctx + 1);
     uint8_t *tok = malloc((size_t)accum * row);
     double *ms = malloc((size_t)(max_steps + 2) * sizeof *ms);
+    double *ph = malloc((size_t)(max_steps + 2) * 3 * sizeof *ph);
     tt_backend *be = NULL;
     float loss_at[3] = {NAN, NAN, NAN};
-    if (!tok || !ms) {
+    if (!tok || !ms || !ph) {
         rc = error_line(EXIT_FAIL, "out of memory");
         goto out;
     }
@@ -1429,6 +1451,9 @@ static int cmd_bench(int argc, char **argv) {
     rec.ms = ms;
     rec.cap = max_steps + 2;
     rec.loss_at = loss_at;
+    rec.be = be;
+    rec.ph = ph;
+    if (!be->vt->phase_times) snprintf(rec.ph_why, sizeof rec.ph_why, "the %s backend does not measure phases", be->vt->name);
     rec.t_last = tt_now();
     float loss = NAN, gn = NAN;
     int64_t pending = -1; /* a submitted step whose loss has not been read */
@@ -1477,6 +1502,21 @@ static int cmd_bench(int argc, char **argv) {
     qsort(ms, (size_t)measured, sizeof *ms, cmp_double);
     double med = quantile(ms, measured, 0.5), p10 = quantile(ms, measured, 0.1), p90 = quantile(ms, measured, 0.9);
     double tokens = (double)accum * cfg.batch * cfg.ctx, flops = tt_config_step_flops(&cfg) * accum;
+    /* phase split: median of each phase over the measured steps that have one */
+    double phase_med[3] = {NAN, NAN, NAN};
+    int has_phase = rec.n_ph > 0 && !rec.ph_off;
+    if (has_phase)
+        for (int i = 0; i < 3; i++) {
+            qsort(ph + (size_t)i * rec.cap, (size_t)rec.n_ph, sizeof *ph, cmp_double);
+            phase_med[i] = quantile(ph + (size_t)i * rec.cap, rec.n_ph, 0.5);
+        }
+    else if (!rec.ph_why[0])
+        snprintf(rec.ph_why, sizeof rec.ph_why, "the backend reported no phase times for the measured steps");
+    const char *phase_src = !has_phase ? rec.ph_why
+                            : strcmp(be->vt->name, "cpu") == 0
+                                ? "host wall clock around the phases inside the backend's step (per-phase medians; "
+                                  "batch sampling and the loss read back are outside them)"
+                                : "GPU timestamp queries at the pass boundaries (per-phase medians of GPU time)";
     const char *mem_src = NULL;
     double peak_host = bench_peak_host(&mem_src);
     int is_cpu = strcmp(be->vt->name, "cpu") == 0;
@@ -1539,8 +1579,22 @@ static int cmd_bench(int argc, char **argv) {
         fputs(",\"peak_host_bytes\":", stdout);
         json_num(stdout, peak_host);
         json_key_str(stdout, "peak_host_source", mem_src);
-        /* the backend interface does not report device buffer sizes (yet) */
-        fputs(",\"gpu_buffer_bytes\":null", stdout);
+        /* device buffers the backend allocated at creation (null: a host backend) */
+        if (is_cpu) fputs(",\"gpu_buffer_bytes\":null", stdout);
+        else printf(",\"gpu_buffer_bytes\":%llu", (unsigned long long)be->device_bytes);
+        printf(",\"backend_host_bytes\":%llu", (unsigned long long)be->host_bytes);
+        if (has_phase) {
+            fputs(",\"phase_ms\":{\"forward\":", stdout);
+            json_num(stdout, phase_med[0]);
+            fputs(",\"backward\":", stdout);
+            json_num(stdout, phase_med[1]);
+            fputs(",\"optimizer\":", stdout);
+            json_num(stdout, phase_med[2]);
+            printf(",\"steps\":%lld}", (long long)rec.n_ph);
+        } else {
+            fputs(",\"phase_ms\":null", stdout);
+        }
+        json_key_str(stdout, "phase_source", phase_src);
         fputs(",\"machine\":{\"cpu\":", stdout);
         json_str(stdout, cpu_model, strlen(cpu_model));
         printf(",\"cores\":%ld", cores);
@@ -1577,13 +1631,21 @@ static int cmd_bench(int argc, char **argv) {
             else printf("step %d -  ", bench_loss_at[j]);
         }
         printf("(%lld steps run)\n", (long long)total);
+        if (has_phase)
+            printf("phases   forward %.3f ms, backward %.3f ms, optimizer %.3f ms (median over %lld steps; %s)\n",
+                   phase_med[0], phase_med[1], phase_med[2], (long long)rec.n_ph, phase_src);
+        else printf("phases   not measured: %s\n", phase_src);
         if (isfinite(peak_host)) printf("memory   peak host %.1f MB (%s)\n", peak_host / 1e6, mem_src);
+        printf("memory   backend plan: host %.1f MB", be->host_bytes / 1e6);
+        if (!is_cpu) printf(", GPU buffers %.1f MB", be->device_bytes / 1e6);
+        printf("\n");
         printf("commit   %s, %s\n", commit, date);
     }
 out:
     tt_backend_destroy(be);
     free(tok);
     free(ms);
+    free(ph);
     tt_state_free(&s);
     tt_corpus_free(&corpus);
     return rc;

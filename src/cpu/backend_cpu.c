@@ -50,6 +50,8 @@ typedef struct {
     float *dqkv;               /* (N,3C) */
     float *dfch;               /* (N,4C) */
     float last_loss, last_norm;
+    double phase_s[3]; /* last step: forward, backward, optimizer (seconds, wall clock) */
+    int has_phase;
     /* optional per-op timing (TT_CPU_PROFILE=1 in the environment): printed
      * to stderr when the backend is destroyed */
     int prof;
@@ -239,17 +241,27 @@ static int cpu_step(tt_backend *be, const uint8_t *tokens, int n_micro, const tt
     if (!(opt->bc1 > 0.0f) || !(opt->bc2 > 0.0f)) return tt_fail(st, TT_EINVAL, "step: bias corrections must be > 0");
     int B = c->B, T = c->T;
     float dscale = (float)(1.0 / ((double)B * T * n_micro));
-    double loss = 0.0;
+    double loss = 0.0, tf = 0.0, tb = 0.0;
+    double t0 = tt_now();
     for (int i = 0; i < n_micro; i++) {
         load_tokens(c, tokens + (size_t)i * B * (T + 1), B);
         loss += forward(be, B, 1, dscale);
+        double t1 = tt_now();
         backward(be, B);
+        double t2 = tt_now();
+        tf += t1 - t0;
+        tb += t2 - t1;
+        t0 = t2;
     }
     double norm;
     PROF(P_NORM, norm = sqrt(tt_grad_sumsq(&c->cpu, c->grads, c->spans, c->n_spans, c->partials)));
     float scale = 1.0f;
     if (opt->clip > 0.0f && norm > opt->clip) scale = (float)(opt->clip / (norm + 1e-6));
     PROF(P_ADAMW, tt_adamw_update(&c->cpu, c->params, c->grads, c->m, c->v, c->spans, c->n_spans, opt, scale, 1));
+    c->phase_s[0] = tf;
+    c->phase_s[1] = tb;
+    c->phase_s[2] = tt_now() - t0;
+    c->has_phase = 1;
     c->prof_steps++;
     c->last_loss = (float)(loss / n_micro);
     c->last_norm = (float)norm;
@@ -286,9 +298,20 @@ static int cpu_loss_and_grad(tt_backend *be, const uint8_t *tokens, float *loss,
     return TT_OK;
 }
 
+/* host wall clock of the last step's phases (three tt_now() per micro-batch
+ * in step(); forward includes loading the tokens, optimizer = grad norm +
+ * clip + AdamW) */
+static int cpu_phase_times(tt_backend *be, double ms[3], tt_status *st) {
+    cpu_impl *c = be->impl;
+    if (!c->has_phase) return tt_fail(st, TT_EINVAL, "phase_times: no step has run yet");
+    for (int i = 0; i < 3; i++) ms[i] = c->phase_s[i] * 1e3;
+    return TT_OK;
+}
+
 static const tt_backend_vtable cpu_vtable = {
     "cpu", cpu_destroy, cpu_set_state, cpu_get_state, cpu_step, cpu_step_result, cpu_eval, cpu_loss_and_grad,
     NULL, /* step_result_prev: steps are synchronous, nothing to pipeline */
+    cpu_phase_times,
 };
 
 int tt_backend_cpu_create(const tt_model_config *cfg, int threads, tt_backend **out, tt_status *st) {
@@ -377,6 +400,8 @@ int tt_backend_cpu_create(const tt_model_config *cfg, int threads, tt_backend **
         const char *pe = getenv("TT_CPU_PROFILE");
         c->prof = pe && *pe && strcmp(pe, "0") != 0;
     }
+    be->host_bytes = pl.total;
+    be->device_bytes = 0;
     snprintf(be->device_name, sizeof be->device_name, "cpu %s, %d thread%s", TT_ISA, c->cpu.nthreads,
              c->cpu.nthreads == 1 ? "" : "s");
     *out = be;

@@ -59,7 +59,23 @@ typedef struct {
     int64_t fault_at;
     int fault_lost;
     int faulted; /* 1: simulated lost device */
+    /* phase split (opt-in, env TT_WEBGPU_TIMESTAMPS=1 and an adapter with
+     * timestamp-query): GPU timestamps at the start of the forward, backward
+     * and optimizer passes of each micro-batch (slot 3i, 3i+1, 3i+2) and one
+     * after the optimizer (3n), resolved into ts_stage[slot] with the stats.
+     * Adds pass boundaries and one small query-resolve buffer per step, so
+     * it stays off unless asked for. */
+    int ts;                 /* timestamps recorded */
+    const char *ts_why;     /* why phase_times is unavailable */
+    tt_gpu_buf ts_stage[2];
+    int ts_n[2];            /* slots recorded by the step in readback slot i (0: none) */
+    int ts_pending[2];
+    uint64_t ts_host[64];
+    double phase_ms[3];
+    int has_phase;
 } wgpu_impl;
+
+#define WGPU_TS_SLOTS 64 /* up to (64-1)/3 = 21 micro-batches per step are timed */
 
 static wgpu_impl *IMPL(tt_backend *be) { return (wgpu_impl *)be->impl; }
 static const tt_backend_vtable wgpu_vt;
@@ -329,7 +345,30 @@ static int upload_tokens(wgpu_impl *w, const uint8_t *tokens, int Brows, int buc
     return tt_gpu_write(w->g, w->tok, 0, w->tokhost, words * 4, st);
 }
 
+/* the phase split of the step whose timestamps went to readback slot i */
+static int finish_timestamps(wgpu_impl *w, int i, tt_status *st) {
+    if (!w->ts_pending[i]) return TT_OK;
+    int n = w->ts_n[i];
+    w->ts_pending[i] = 0;
+    TT_CHECK(tt_gpu_read_finish(w->g, w->ts_stage[i], w->ts_host, st));
+    int nm = (n - 1) / 3, ok = 1;
+    double ph[3] = {0, 0, 0};
+    for (int j = 0; j < nm; j++) {
+        const uint64_t *t = &w->ts_host[3 * j];
+        if (t[1] < t[0] || t[2] < t[1] || t[3] < t[2]) ok = 0; /* unordered: no honest value */
+        ph[0] += (double)(t[1] - t[0]) * 1e-6;
+        ph[1] += (double)(t[2] - t[1]) * 1e-6;
+    }
+    ph[2] = (double)(w->ts_host[n - 1] - w->ts_host[n - 2]) * 1e-6;
+    if (ok) {
+        memcpy(w->phase_ms, ph, sizeof ph);
+        w->has_phase = 1;
+    }
+    return TT_OK;
+}
+
 static int finish_pending(wgpu_impl *w, int i, tt_status *st) {
+    TT_CHECK(finish_timestamps(w, i, st));
     if (!w->pending[i]) return TT_OK;
     float s[4];
     w->pending[i] = 0;
@@ -371,6 +410,7 @@ static int wgpu_step(tt_backend *be, const uint8_t *tokens, int n_micro, const t
     sp.valid_rows = (uint32_t)BT;
     TT_CHECK(tt_gops_set_step(&w->ops, &sp, st));
     size_t mb = (size_t)w->B * (w->T + 1);
+    const int ts = w->ts && 3 * n_micro + 1 <= WGPU_TS_SLOTS;
     for (int i = 0; i < n_micro; i++) {
         TT_CHECK(upload_tokens(w, tokens + (size_t)i * mb, w->B, 1, st));
         TT_CHECK(tt_gpu_begin(w->g, st));
@@ -378,13 +418,25 @@ static int wgpu_step(tt_backend *be, const uint8_t *tokens, int n_micro, const t
             tt_gpu_clear(w->g, w->grads, 0, (uint64_t)w->P * 4);
             tt_gpu_clear(w->g, w->stats, 0, 16);
         }
+        if (ts) tt_gpu_timestamp(w->g, 3 * i);
         tt_gops_run(w->g, w->fwd, w->n_fwd);
+        if (ts) tt_gpu_timestamp(w->g, 3 * i + 1);
         tt_gops_run(w->g, w->bwd, w->n_bwd);
+        if (ts) tt_gpu_timestamp(w->g, 3 * i + 2);
         if (i == n_micro - 1) {
             tt_gops_run(w->g, w->opt, w->n_opt);
+            if (ts) {
+                tt_gpu_timestamp(w->g, 3 * n_micro);
+                tt_gpu_timestamps_resolve(w->g, 3 * n_micro + 1, w->ts_stage[cur]);
+            }
             tt_gpu_copy(w->g, w->stats, 0, w->staging[cur], 0, 16);
         }
         TT_CHECK(tt_gpu_submit(w->g, st));
+    }
+    if (ts) {
+        TT_CHECK(tt_gpu_read_start(w->g, w->ts_stage[cur], 0, (uint64_t)(3 * n_micro + 1) * 8, st));
+        w->ts_n[cur] = 3 * n_micro + 1;
+        w->ts_pending[cur] = 1;
     }
     TT_CHECK(tt_gpu_read_start(w->g, w->staging[cur], 0, 16, st));
     w->pending[cur] = 1;
@@ -548,9 +600,17 @@ static uint64_t binding_cap(void) {
     return mib > 0 ? (uint64_t)(mib * 1048576.0) : 0;
 }
 
+static int wgpu_phase_times(tt_backend *be, double ms[3], tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    if (!w->ts) return tt_fail(st, TT_EUNSUP, "%s", w->ts_why ? w->ts_why : "webgpu: no GPU timestamps");
+    if (!w->has_phase) return tt_fail(st, TT_EINVAL, "webgpu: no timed step has been read back yet");
+    memcpy(ms, w->phase_ms, sizeof w->phase_ms);
+    return TT_OK;
+}
+
 static const tt_backend_vtable wgpu_vt = {
     "webgpu",   wgpu_destroy,       wgpu_set_state, wgpu_get_state,        wgpu_step,
-    wgpu_step_result, wgpu_eval, wgpu_loss_and_grad, wgpu_step_result_prev,
+    wgpu_step_result, wgpu_eval, wgpu_loss_and_grad, wgpu_step_result_prev, wgpu_phase_times,
 };
 
 int tt_backend_webgpu_fits(tt_backend *gpu, const tt_model_config *cfg, double *bytes, tt_status *st) {
@@ -617,7 +677,10 @@ int tt_backend_webgpu_create(const tt_model_config *cfg, tt_backend **out, tt_st
     }
     tt_gpu_options go;
     memset(&go, 0, sizeof go);
-    go.want_timestamps = getenv("TT_WEBGPU_TIMESTAMPS") != NULL;
+    {
+        const char *e = getenv("TT_WEBGPU_TIMESTAMPS");
+        go.want_timestamps = e && *e && strcmp(e, "0") != 0;
+    }
     rc = tt_gpu_open(&go, &w->g, st);
     if (rc == TT_OK) {
         const tt_gpu_info *in = tt_gpu_get_info(w->g);
@@ -636,7 +699,32 @@ int tt_backend_webgpu_create(const tt_model_config *cfg, tt_backend **out, tt_st
         w->dry = 0;
     }
     if (rc == TT_OK) rc = alloc_buffers(be, st);
+    if (rc == TT_OK) {
+        be->device_bytes = (uint64_t)w->plan_bytes + 3 * 16; /* + the three 16-byte readback buffers */
+        be->host_bytes = (uint64_t)((size_t)w->B * (w->T + 1) + (size_t)w->V + 1 + (size_t)w->B * w->T) * 4;
+        w->ts_why = "webgpu: phase split needs GPU timestamps; set TT_WEBGPU_TIMESTAMPS=1 (off by default: it adds "
+                    "pass boundaries to the step)";
+    }
+    if (rc == TT_OK && go.want_timestamps) {
+        tt_status ts_st;
+        tt_status_clear(&ts_st);
+        if (!tt_gpu_get_info(w->g)->has_timestamps) {
+            w->ts_why = "webgpu: the adapter does not offer timestamp-query, so no phase split";
+        } else if (tt_gpu_timestamps_init(w->g, WGPU_TS_SLOTS, &ts_st) == TT_OK &&
+                   tt_gpu_buffer(w->g, WGPU_TS_SLOTS * 8, TT_GPU_READBACK, "timestamp-readback", &w->ts_stage[0], &ts_st) ==
+                       TT_OK &&
+                   tt_gpu_buffer(w->g, WGPU_TS_SLOTS * 8, TT_GPU_READBACK, "timestamp-readback", &w->ts_stage[1], &ts_st) ==
+                       TT_OK) {
+            w->ts = 1;
+            be->device_bytes += 2 * WGPU_TS_SLOTS * 8;
+        } else {
+            w->ts_why = "webgpu: creating the timestamp query set failed, so no phase split";
+        }
+    }
     if (rc == TT_OK) rc = plan(be, st);
+    if (rc == TT_OK) /* + kernel-argument uniforms and the split-K scratch of gpu_ops, sized by plan() */
+        be->device_bytes += (uint64_t)w->ops.n_ubufs * w->ops.slot_bytes * w->ops.slots_per_buf +
+                            sizeof(tt_gstep) + (uint64_t)w->ops.split_elems * 4;
     if (rc == TT_OK) rc = tt_gpu_check(w->g, st);
     if (rc) {
         wgpu_destroy(be);

@@ -46,6 +46,8 @@ int tt_gops_init(tt_gops *o, tt_gpu *g, tt_status *st) {
     if (t && atoi(t) == 0) o->split_epi = 0;
     t = getenv("TT_WEBGPU_ATT_LANES");
     if (t && atoi(t) > 0) o->att_lanes = (uint32_t)atoi(t);
+    t = getenv("TT_WEBGPU_ATTN");
+    if (t && strcmp(t, "tiled") == 0) o->att_tiled = 1;
     t = getenv("TT_WEBGPU_MM_TARGET");
     if (t && atoi(t) > 0) o->mm_target = (uint32_t)atoi(t);
     return tt_gpu_buffer(g, sizeof(tt_gstep), TT_GPU_UNIFORM, "step-uniforms", &o->stepu, st);
@@ -510,13 +512,93 @@ static int att_plan(const tt_gops *o, int C, int NH, att_shape *sh, char *pf, si
     return TT_OK;
 }
 
+/* ---- tiled attention (opt-in: TT_WEBGPU_ATTN=tiled) ------------------------
+ * FlashAttention-2 style kernels attn_t_fwd, attn_t_bwd_dq (also writes D),
+ * attn_t_bwd_dkdv: BR rows per block (query rows; key rows in dkdv), BC rows
+ * per streamed tile, register micro-tiles of RPT rows x (BC/TPR or
+ * HS/TPR) columns per thread, (BR/RPT)*TPR threads. (BR, BC) per kernel: the
+ * first of a fixed list whose workgroup arrays fit the adapter's
+ * maxComputeWorkgroupStorageSize (floats; KS = HS + 1, PS = BC + 1):
+ *   fwd  BR*KS + BC*KS + BR*PS
+ *   dq   2*BR*KS + 2*BC*KS + BR*PS + 2*BR
+ *   dkdv 2*BR*KS + 2*BC*KS + 2*BR*PS + 2*BC
+ * then RPT = min(4, BR), TPR = min(8, BC). A pure function of (head size,
+ * storage limit, invocation limit). */
+static int att_tiled_plan(const tt_gops *o, int which, int hs, uint32_t *br_out, uint32_t *bc_out, char *pf,
+                          size_t cap, tt_status *st) {
+    static const uint32_t cand[][2] = {{64, 32}, {64, 16}, {32, 32}, {32, 16}, {16, 16}, {16, 8},
+                                       {8, 8},   {8, 4},   {4, 4},   {2, 2},   {1, 1}};
+    if (hs < 1 || hs > 1024) return tt_fail(st, TT_EUNSUP, "webgpu attention (tiled): head size %d not supported", hs);
+    uint32_t budget = o->info->max_wg_storage ? o->info->max_wg_storage : 16384;
+    uint32_t maxinv = o->info->max_invocations ? o->info->max_invocations : 256;
+    uint64_t ks = (uint64_t)hs + 1;
+    for (size_t c = 0; c < sizeof cand / sizeof cand[0]; c++) {
+        uint64_t br = cand[c][0], bc = cand[c][1], ps = bc + 1, f;
+        uint32_t rpt = br < 4 ? (uint32_t)br : 4, tpr = bc < 8 ? (uint32_t)bc : 8;
+        if ((uint32_t)br / rpt * tpr > maxinv) continue;
+        if (which == 0) f = br * ks + bc * ks + br * ps;
+        else if (which == 1) f = 2 * br * ks + 2 * bc * ks + br * ps + 2 * br;
+        else f = 2 * br * ks + 2 * bc * ks + 2 * br * ps + 2 * bc;
+        if (4 * f > budget) continue;
+        *br_out = (uint32_t)br;
+        *bc_out = (uint32_t)bc;
+        snprintf(pf, cap,
+                 "const HS: u32 = %du;\nconst BR: u32 = %uu;\nconst BC: u32 = %uu;\nconst RPT: u32 = %uu;\n"
+                 "const TPR: u32 = %uu;\n",
+                 hs, (uint32_t)br, (uint32_t)bc, rpt, tpr);
+        return TT_OK;
+    }
+    return tt_fail(st, TT_EUNSUP, "webgpu attention (tiled): head size %d needs more workgroup memory than the adapter has",
+                   hs);
+}
+
+static int att_tiled_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v, int B,
+                             int T, int C, int NH, tt_status *st) {
+    char pf[200];
+    uint32_t br, bc;
+    TT_CHECK(att_tiled_plan(o, 0, C / NH, &br, &bc, pf, sizeof pf, st));
+    uint32_t args[16] = {(uint32_t)B, (uint32_t)T, (uint32_t)C, (uint32_t)NH, f2u(1.0f / sqrtf((float)(C / NH)))};
+    tt_gpu_buf bufs[5] = {q.buf, k.buf, v.buf, y.buf, stats.buf};
+    static const uint8_t kinds[5] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW,
+                                     TT_GPU_BIND_RW};
+    TT_CHECK(make_site(o, s, "attn_t_fwd", pf, args, 0, 5, bufs, kinds, ((uint32_t)T + br - 1) / br, (uint32_t)NH,
+                       (uint32_t)B, st));
+    s->flops = 2.0 * B * T * (T + 1.0) * C;
+    return TT_OK;
+}
+
+static int att_tiled_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats, tt_gref q,
+                              tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH, tt_status *st) {
+    char pf[200];
+    uint32_t br, bc;
+    uint32_t args[16] = {(uint32_t)B, (uint32_t)T, (uint32_t)C, (uint32_t)NH, f2u(1.0f / sqrtf((float)(C / NH)))};
+    TT_CHECK(att_tiled_plan(o, 1, C / NH, &br, &bc, pf, sizeof pf, st));
+    {
+        tt_gpu_buf bufs[7] = {q.buf, k.buf, v.buf, y.buf, dy.buf, stats.buf, dq.buf};
+        static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
+                                         TT_GPU_BIND_READ, TT_GPU_BIND_RW,   TT_GPU_BIND_RW};
+        TT_CHECK(make_site(o, &s[0], "attn_t_bwd_dq", pf, args, 0, 7, bufs, kinds, ((uint32_t)T + br - 1) / br,
+                           (uint32_t)NH, (uint32_t)B, st));
+        s[0].flops = 2.0 * B * T * (T + 1.0) * C * 1.5;
+    }
+    TT_CHECK(att_tiled_plan(o, 2, C / NH, &br, &bc, pf, sizeof pf, st));
+    tt_gpu_buf bufs[7] = {q.buf, k.buf, v.buf, dy.buf, stats.buf, dk.buf, dv.buf};
+    static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
+                                     TT_GPU_BIND_READ, TT_GPU_BIND_RW,   TT_GPU_BIND_RW};
+    TT_CHECK(make_site(o, &s[1], "attn_t_bwd_dkdv", pf, args, 0, 7, bufs, kinds, ((uint32_t)T + br - 1) / br,
+                       (uint32_t)NH, (uint32_t)B, st));
+    s[1].flops = 2.0 * B * T * (T + 1.0) * C * 2.0;
+    return TT_OK;
+}
+
 int tt_gop_attention_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v,
                              int B, int T, int C, int NH, tt_status *st) {
     char pf[200];
     att_shape sh;
-    TT_CHECK(att_plan(o, C, NH, &sh, pf, sizeof pf, st));
     if (q.off || k.off || v.off || y.off || stats.off)
         return tt_fail(st, TT_EINVAL, "webgpu attention: tensors must start their buffers");
+    if (o->att_tiled) return att_tiled_forward(o, s, y, stats, q, k, v, B, T, C, NH, st);
+    TT_CHECK(att_plan(o, C, NH, &sh, pf, sizeof pf, st));
     uint32_t args[16] = {(uint32_t)B, (uint32_t)T, (uint32_t)C, (uint32_t)NH,
                          f2u(1.0f / sqrtf((float)(C / NH)))};
     tt_gpu_buf bufs[5] = {q.buf, k.buf, v.buf, y.buf, stats.buf};
@@ -533,9 +615,10 @@ int tt_gop_attention_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, t
                               tt_status *st) {
     char pf[200];
     att_shape sh;
-    TT_CHECK(att_plan(o, C, NH, &sh, pf, sizeof pf, st));
     if (q.off || k.off || v.off || y.off || dy.off || dq.off || dk.off || dv.off || stats.off)
         return tt_fail(st, TT_EINVAL, "webgpu attention: tensors must start their buffers");
+    if (o->att_tiled) return att_tiled_backward(o, s, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, st);
+    TT_CHECK(att_plan(o, C, NH, &sh, pf, sizeof pf, st));
     uint32_t args[16] = {(uint32_t)B, (uint32_t)T, (uint32_t)C, (uint32_t)NH,
                          f2u(1.0f / sqrtf((float)(C / NH)))};
     uint32_t gx = ((uint32_t)T + sh.br - 1) / sh.br;

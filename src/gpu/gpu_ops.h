@@ -55,6 +55,7 @@ typedef struct {
     uint32_t mm_target; /* workgroups the new policy aims at (0: 256; env TT_WEBGPU_MM_TARGET) */
     int split_epi;     /* new policy: split-K also for products with bias/R/overwrite (1; env TT_WEBGPU_SPLITK_EPI=0: off) */
     uint32_t att_lanes; /* threads per attention row: 0 = 4; 1, 2, 4, 8 (env TT_WEBGPU_ATT_LANES; tests) */
+    int att_tiled;     /* 1: tiled FlashAttention-2 kernels attn_t_* (env TT_WEBGPU_ATTN=tiled); 0: attn_* (default) */
     tt_gpu_buf split_buf; /* split-K partial products */
     size_t split_elems;
     int n_sites;       /* statistics */

@@ -1,0 +1,309 @@
+/* test_webgpu_attn_tiled.c — the opt-in tiled FlashAttention kernels
+ * (attn_t_fwd, attn_t_bwd_dq, attn_t_bwd_dkdv; TT_WEBGPU_ATTN=tiled, field
+ * tt_gops.att_tiled) against a float64 reference on random data:
+ *   - forward y and logsumexp, backward dq, dk, dv (and D = rowsum(dy*y)),
+ *     T = 1, 3, 5, 17, 33, 65, 130 (not multiples of the tiles), head sizes
+ *     3, 8, 12, 16, 17, 64 (some not multiples of 4), several B*NH; outputs
+ *     poisoned (NaN) first; max |gpu - ref| / max |ref| <= 1e-5;
+ *   - all cases under the adapter's workgroup-storage limit, a few under
+ *     smaller limits (16 KiB, 4 KiB: other tile sizes (BR, BC, rows and
+ *     columns per thread) of the same kernels);
+ *   - end to end: the tiny preset's loss + full gradient and a few AdamW
+ *     steps with TT_WEBGPU_ATTN=tiled against the CPU backend.
+ * Skips (exit 0) without a WebGPU library/adapter unless TT_REQUIRE_WEBGPU=1. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "config.h"
+#include "gpu_ops.h"
+#include "model.h"
+#include "rng.h"
+#include "tt_test.h"
+
+static tt_gpu *G;
+static tt_gops O;
+static tt_gpu_info INFO; /* the adapter's limits, storage limit overridden per pass */
+static uint64_t seed_ctr = 5000;
+static double WORST;
+
+#define TOL 1e-5
+
+static void skip_or_fail(const char *msg) {
+    const char *req = getenv("TT_REQUIRE_WEBGPU");
+    if (req && atoi(req)) {
+        fprintf(stderr, "FAIL: TT_REQUIRE_WEBGPU=1 but WebGPU is unavailable: %s\n", msg);
+        exit(1);
+    }
+    printf("SKIP: %s\n", msg);
+    exit(0);
+}
+
+static void die_on(int rc, const tt_status *st, const char *what) {
+    if (rc) {
+        fprintf(stderr, "%s: %s\n", what, st->msg);
+        tt_test_failed_checks++;
+    }
+}
+
+static float *rnd(size_t n, float lo, float hi) {
+    float *x = malloc((n ? n : 1) * sizeof *x);
+    tt_test_fill(x, n, seed_ctr++, lo, hi);
+    return x;
+}
+
+static tt_gpu_buf up(const void *x, size_t n) {
+    tt_status st;
+    tt_gpu_buf b = -1;
+    int rc = tt_gpu_buffer(G, n * 4, TT_GPU_STORAGE, "test", &b, &st);
+    die_on(rc, &st, "buffer");
+    if (!rc && n) die_on(tt_gpu_write(G, b, 0, x, n * 4, &st), &st, "write");
+    return b;
+}
+
+static tt_gpu_buf poisoned(size_t n) {
+    float *p = malloc((n ? n : 1) * sizeof *p);
+    tt_test_poison(p, n);
+    tt_gpu_buf b = up(p, n);
+    free(p);
+    return b;
+}
+
+static tt_gref R(tt_gpu_buf b) {
+    tt_gref r = {b, 0};
+    return r;
+}
+
+static void cmp(tt_gpu_buf b, size_t off, const double *ref, size_t n, const char *what, int T, int hs) {
+    tt_status st;
+    float *got = malloc((off + n) * sizeof *got);
+    die_on(tt_gpu_read_sync(G, b, 0, (off + n) * 4, got, &st), &st, "read");
+    double e = tt_test_max_rel_err(got + off, ref, n);
+    if (e > WORST || e != e) WORST = e;
+    if (!(e <= TOL)) fprintf(stderr, "  %s T%d hs%d (storage %u): max rel err %.3g > %.3g\n", what, T, hs,
+                             INFO.max_wg_storage, e, TOL);
+    CHECK(e <= TOL);
+    free(got);
+}
+
+/* float64 causal attention, forward and backward (scale 1/sqrt(hs)); lse and
+ * D (B*NH*T each) */
+static void attn_ref(int B, int T, int C, int NH, const float *q, const float *k, const float *v, const float *dy,
+                     double *y, double *lse, double *D, double *dq, double *dk, double *dv) {
+    int hs = C / NH;
+    double sc = 1.0 / sqrt((double)hs);
+    double *p = malloc((size_t)T * sizeof *p), *dp = malloc((size_t)T * sizeof *dp);
+    memset(dq, 0, (size_t)B * T * C * sizeof *dq);
+    memset(dk, 0, (size_t)B * T * C * sizeof *dk);
+    memset(dv, 0, (size_t)B * T * C * sizeof *dv);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < NH; h++)
+            for (int i = 0; i < T; i++) {
+                size_t ib = ((size_t)b * T + i) * C + (size_t)h * hs;
+                double mx = -1e300;
+                for (int j = 0; j <= i; j++) {
+                    size_t jb = ((size_t)b * T + j) * C + (size_t)h * hs;
+                    double s = 0;
+                    for (int d = 0; d < hs; d++) s += (double)q[ib + d] * k[jb + d];
+                    p[j] = s * sc;
+                    if (p[j] > mx) mx = p[j];
+                }
+                double sum = 0;
+                for (int j = 0; j <= i; j++) sum += exp(p[j] - mx);
+                size_t row = ((size_t)b * NH + h) * T + i;
+                lse[row] = mx + log(sum);
+                for (int j = 0; j <= i; j++) p[j] = exp(p[j] - mx) / sum;
+                for (int d = 0; d < hs; d++) {
+                    double s = 0;
+                    for (int j = 0; j <= i; j++) s += p[j] * v[((size_t)b * T + j) * C + (size_t)h * hs + d];
+                    y[ib + d] = s;
+                }
+                double Di = 0;
+                for (int j = 0; j <= i; j++) {
+                    size_t jb = ((size_t)b * T + j) * C + (size_t)h * hs;
+                    double s = 0;
+                    for (int d = 0; d < hs; d++) s += (double)dy[ib + d] * v[jb + d];
+                    dp[j] = s;
+                    Di += p[j] * s;
+                }
+                D[row] = Di;
+                for (int j = 0; j <= i; j++) {
+                    size_t jb = ((size_t)b * T + j) * C + (size_t)h * hs;
+                    double ds = p[j] * (dp[j] - Di) * sc;
+                    for (int d = 0; d < hs; d++) {
+                        dq[ib + d] += ds * k[jb + d];
+                        dk[jb + d] += ds * q[ib + d];
+                        dv[jb + d] += p[j] * dy[ib + d];
+                    }
+                }
+            }
+    free(p);
+    free(dp);
+}
+
+static void attn_case(int B, int T, int NH, int hs) {
+    tt_status st;
+    int C = NH * hs;
+    size_t n = (size_t)B * T * C, ns = (size_t)B * NH * T;
+    float *q = rnd(n, -1.5f, 1.5f), *k = rnd(n, -1.5f, 1.5f), *v = rnd(n, -1, 1), *dy = rnd(n, -1, 1);
+    double *y = malloc(n * sizeof *y), *lse = malloc(ns * sizeof *lse), *D = malloc(ns * sizeof *D);
+    double *dq = malloc(n * sizeof *dq), *dk = malloc(n * sizeof *dk), *dv = malloc(n * sizeof *dv);
+    attn_ref(B, T, C, NH, q, k, v, dy, y, lse, D, dq, dk, dv);
+    tt_gpu_buf bq = up(q, n), bk = up(k, n), bv = up(v, n), bdy = up(dy, n);
+    tt_gpu_buf by = poisoned(n), bst = poisoned(2 * ns), bdq = poisoned(n), bdk = poisoned(n), bdv = poisoned(n);
+    tt_gsite s[3];
+    int rc = tt_gop_attention_forward(&O, &s[0], R(by), R(bst), R(bq), R(bk), R(bv), B, T, C, NH, &st);
+    die_on(rc, &st, "attn fwd");
+    if (!rc) {
+        CHECK(strcmp(s[0].name, "attn_t_fwd") == 0);
+        rc = tt_gop_attention_backward(&O, &s[1], R(bdq), R(bdk), R(bdv), R(bst), R(bq), R(bk), R(bv), R(by), R(bdy),
+                                       B, T, C, NH, &st);
+        die_on(rc, &st, "attn bwd");
+    }
+    if (!rc) {
+        CHECK(strcmp(s[1].name, "attn_t_bwd_dq") == 0 && strcmp(s[2].name, "attn_t_bwd_dkdv") == 0);
+        die_on(tt_gpu_begin(G, &st), &st, "begin");
+        tt_gops_run(G, s, 3); /* backward on the GPU's own y and lse, as the backend runs it */
+        die_on(tt_gpu_submit(G, &st), &st, "submit");
+        cmp(by, 0, y, n, "y", T, hs);
+        cmp(bst, 0, lse, ns, "lse", T, hs);
+        cmp(bst, ns, D, ns, "D", T, hs);
+        cmp(bdq, 0, dq, n, "dq", T, hs);
+        cmp(bdk, 0, dk, n, "dk", T, hs);
+        cmp(bdv, 0, dv, n, "dv", T, hs);
+    }
+    free(q), free(k), free(v), free(dy), free(y), free(lse), free(D), free(dq), free(dk), free(dv);
+}
+
+static void all_cases(void) {
+    /* B, T, NH, hs */
+    static const int cases[][4] = {{1, 1, 1, 16}, {2, 3, 3, 8},   {1, 17, 2, 12}, {2, 65, 3, 16}, {1, 65, 1, 64},
+                                   {1, 130, 2, 8}, {3, 17, 4, 12}, {1, 130, 1, 64}, {1, 33, 1, 17}, {2, 5, 2, 3}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) attn_case(cases[i][0], cases[i][1], cases[i][2], cases[i][3]);
+}
+
+TT_TEST(test_tiled_adapter_limit) {
+    WORST = 0;
+    all_cases();
+    printf("  storage %u B: worst rel err %.3g\n", INFO.max_wg_storage, WORST);
+}
+
+/* smaller storage limits select smaller (BR, BC): 16 KiB is WebGPU's default
+ * (the browser), 4 KiB forces the smallest tiles */
+TT_TEST(test_tiled_small_limits) {
+    uint32_t full = INFO.max_wg_storage;
+    static const uint32_t lims[2] = {16384, 4096};
+    for (int l = 0; l < 2; l++) {
+        if (full && lims[l] >= full) continue;
+        INFO.max_wg_storage = lims[l];
+        WORST = 0;
+        attn_case(1, 130, 1, 64);
+        attn_case(2, 33, 2, 3);
+        if (l == 0) attn_case(2, 65, 3, 12); /* each head size is 3 more pipelines to compile */
+        printf("  storage %u B: worst rel err %.3g\n", INFO.max_wg_storage, WORST);
+    }
+    INFO.max_wg_storage = full;
+}
+
+/* ---- end to end: the tiny preset with TT_WEBGPU_ATTN=tiled vs the CPU ---- */
+static void random_tokens(uint8_t *tok, size_t n, uint64_t seed) {
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = tt_rand_u64(seed, TT_STREAM_TEST, i);
+        tok[i] = (r & 3) ? (uint8_t)(97 + (r >> 8) % 12) : (uint8_t)(r >> 16);
+    }
+}
+
+TT_TEST(test_tiled_training_vs_cpu) {
+    tt_status st;
+    const tt_preset *pr = tt_preset_find("tiny");
+    CHECK(pr != NULL);
+    if (!pr) return;
+    tt_model_config cfg = pr->cfg;
+    setenv("TT_WEBGPU_ATTN", "tiled", 1);
+    tt_backend *gpu = NULL, *cpu = NULL;
+    int rc = tt_backend_webgpu_create(&cfg, &gpu, &st);
+    unsetenv("TT_WEBGPU_ATTN");
+    die_on(rc, &st, "webgpu backend");
+    rc = rc ? rc : tt_backend_cpu_create(&cfg, 0, &cpu, &st);
+    die_on(rc, &st, "cpu backend");
+    if (rc) {
+        if (gpu) tt_backend_destroy(gpu);
+        return;
+    }
+    size_t P = cpu->layout.total, ntok = (size_t)cfg.batch * (cfg.ctx + 1);
+    float *p = malloc(P * sizeof *p), *gc = malloc(P * sizeof *gc), *gg = malloc(P * sizeof *gg);
+    uint8_t *tok = malloc(ntok);
+    tt_model_init_params(&cpu->cfg, &cpu->layout, 31, p, NULL);
+    CHECK(cpu->vt->set_state(cpu, p, NULL, NULL, &st) == TT_OK);
+    CHECK(gpu->vt->set_state(gpu, p, NULL, NULL, &st) == TT_OK);
+    /* one loss + full gradient, per tensor (floor as in test_webgpu_parity) */
+    random_tokens(tok, ntok, 41);
+    tt_test_poison(gg, P);
+    float lc = 0, lg = 0;
+    CHECK(cpu->vt->loss_and_grad(cpu, tok, &lc, gc, &st) == TT_OK);
+    rc = gpu->vt->loss_and_grad(gpu, tok, &lg, gg, &st);
+    die_on(rc, &st, "gpu loss_and_grad");
+    CHECK_CLOSE(lg, lc, 1e-5, 0);
+    double gmax = 0, worst = 0;
+    for (size_t j = 0; j < P; j++) gmax = fabs(gc[j]) > gmax ? fabs(gc[j]) : gmax;
+    for (int i = 0; i < cpu->layout.n_tensors; i++) {
+        const tt_tensor_info *ti = &cpu->layout.t[i];
+        double tmax = 0, dmax = 0;
+        for (size_t j = 0; j < ti->numel; j++) {
+            double r = gc[ti->offset + j], d = fabs((double)gg[ti->offset + j] - r);
+            tmax = fabs(r) > tmax ? fabs(r) : tmax;
+            if (!(d <= dmax)) dmax = d;
+        }
+        double e = dmax / (tmax > 1e-2 * gmax ? tmax : 1e-2 * gmax);
+        if (!(e <= 1e-5)) fprintf(stderr, "  grad %s: rel err %.3g\n", ti->name, e);
+        CHECK(e <= 1e-5);
+        if (e > worst || e != e) worst = e;
+    }
+    printf("  loss cpu %.7f gpu(tiled) %.7f, worst gradient rel err %.3g\n", lc, lg, worst);
+    /* a few AdamW steps on fresh batches */
+    double wl = 0;
+    for (int kstep = 0; kstep < 4; kstep++) {
+        random_tokens(tok, ntok, 100 + (uint64_t)kstep);
+        tt_optim_args o = {0};
+        o.lr = 1e-3f, o.beta1 = 0.9f, o.beta2 = 0.95f, o.eps = 1e-8f, o.weight_decay = 0.1f, o.clip = 1.0f;
+        o.bc1 = (float)(1.0 - pow(0.9, kstep + 1));
+        o.bc2 = (float)(1.0 - pow(0.95, kstep + 1));
+        float nc = 0, ng = 0;
+        CHECK(cpu->vt->step(cpu, tok, 1, &o, &st) == TT_OK);
+        CHECK(cpu->vt->step_result(cpu, &lc, &nc, &st) == TT_OK);
+        rc = gpu->vt->step(gpu, tok, 1, &o, &st);
+        if (!rc) rc = gpu->vt->step_result(gpu, &lg, &ng, &st);
+        die_on(rc, &st, "gpu step");
+        if (rc) break;
+        double e = fabs((double)lg - lc) / fabs((double)lc);
+        if (e > wl || e != e) wl = e;
+        CHECK(e <= 1e-4);
+        CHECK(fabs((double)ng - nc) <= 1e-3 * fabs((double)nc));
+    }
+    printf("  4 AdamW steps: worst loss rel diff %.3g (last cpu %.6f gpu %.6f)\n", wl, lc, lg);
+    free(p), free(gc), free(gg), free(tok);
+    tt_backend_destroy(gpu);
+    tt_backend_destroy(cpu);
+}
+
+int main(void) {
+    tt_status st;
+    if (tt_gpu_open(NULL, &G, &st) != TT_OK) skip_or_fail(st.msg);
+    if (tt_gops_init(&O, G, &st)) {
+        fprintf(stderr, "gops init: %s\n", st.msg);
+        return 1;
+    }
+    INFO = *tt_gpu_get_info(G);
+    O.info = &INFO;
+    O.att_tiled = 1;
+    printf("adapter: %s (%s), workgroup storage %u B, invocations %u\n", INFO.name, INFO.backend, INFO.max_wg_storage,
+           INFO.max_invocations);
+    RUN(test_tiled_adapter_limit);
+    RUN(test_tiled_small_limits);
+    tt_gops_free(&O);
+    tt_gpu_close(G);
+    RUN(test_tiled_training_vs_cpu);
+    return tt_test_summary();
+}
