@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# gpu-session.sh — everything one GPU-machine call should measure, in one go
+# (< 10 minutes on an H200 host with 16 cores). Run from the repository root
+# on the device machine, with the carried folders described in
+# docs/BENCHMARKS.md (.gl: Vulkan loader .debs; .carry: node.xz, dawn/,
+# torch_presets.py; build-wasm: the WASM CLI built on the CI box):
+#   bash scripts/bench/gpu-session.sh OUTDIR curve    # call 1: the full curve (~9 min)
+#   bash scripts/bench/gpu-session.sh OUTDIR checks   # call 2: WebGPU A/B + parity through mega
+# Writes OUTDIR/curve/ (results.jsonl, report.md, speedup.svg), or ab.txt
+# (WebGPU default vs old settings vs tiled attention, side by side) and parity.txt.
+set -u
+out=${1:-out/gpu-session}
+what=${2:-checks}
+case "$what" in curve|checks) ;; *) echo "gpu-session.sh: second argument must be curve or checks" >&2; exit 2 ;; esac
+mkdir -p "$out"
+if ls .gl/*.deb >/dev/null 2>&1; then for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
+export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
+[ -f .carry/dawn/libwebgpu_wrapper.so ] && export TINYTRAIN_WEBGPU_LIB=${TINYTRAIN_WEBGPU_LIB:-$PWD/.carry/dawn/libwebgpu_wrapper.so}
+export PYTHONUNBUFFERED=1 TT_COMMIT=${TT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+t0=$(date +%s)
+left() { echo $(( ${1} - ($(date +%s) - t0) )); }
+
+echo "== build"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build -j"$(nproc)" 2>&1 | grep -E 'error|Built target tinytrain'
+cc -O2 -std=gnu11 -Isrc -Isrc/gpu tests/bench_webgpu.c build/libttcore.a -lpthread -lm -ldl -o build/bench_webgpu
+./build/tinytrain info | tail -5
+
+if [ "$what" = curve ]; then
+  echo "== curve"
+  WASM_CLI=${WASM_CLI:-build-wasm/tinytrain.js} bash scripts/bench/curve.sh --out "$out/curve" --budget 480 2>&1 | tail -40
+  echo "done in $(( $(date +%s) - t0 )) s"
+  exit 0
+fi
+
+echo "== WebGPU A/B: defaults vs the settings of commit 1b53ba5 vs tiled attention (ms/step)"
+for p in huge mega gpt2; do
+  n=20; [ $p = gpt2 ] && n=5
+  for mode in new old tiled; do
+    case $mode in
+      new) env=() ;;
+      old) env=(TT_WEBGPU_MMPOLICY=old TT_WEBGPU_BIASFOLD=0 TT_WEBGPU_ATT_LANES=1) ;;
+      tiled) env=(TT_WEBGPU_ATTN=tiled) ;;
+    esac
+    [ "$(left 540)" -lt 20 ] && { echo "skip $p $mode: time budget"; continue; }
+    printf '%-6s %-6s ' $p $mode
+    env "${env[@]}" timeout 60 ./build/bench_webgpu $p $n 0 2>/dev/null | grep -m1 'step median' || echo "failed/timeout"
+  done
+done 2>&1 | tee "$out/ab.txt"
+
+echo "== parity through mega (50 steps of the default run, CPU vs WebGPU)"
+for p in tiny small medium large xl huge massive mega; do
+  [ "$(left 590)" -lt 15 ] && { echo "skip $p: time budget"; continue; }
+  echo "-- $p"; TT_PARITY_PRESET=$p TT_PARITY_STEPS=50 timeout 60 ./build/test_webgpu_parity 2>&1 | grep -iE 'worst|fail|passed'
+done 2>&1 | tee "$out/parity.txt"
+echo "done in $(( $(date +%s) - t0 )) s"
