@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "backend_cpu.h"
 #include "checkpoint.h"
 #include "config.h"
 #include "data.h"
@@ -1092,6 +1093,13 @@ static int cmd_export(int argc, char **argv) {
 /* info                                                                */
 /* ------------------------------------------------------------------ */
 
+/* Host memory of a CPU training run: the CPU backend's exact plan (params,
+ * grads, moments, activations, scratch) plus the trainer's own copy of
+ * params and both moments (the checkpointable state). */
+static double cpu_train_bytes(const tt_model_config *c, int threads) {
+    return (double)tt_backend_cpu_plan_bytes(c, threads) + 12.0 * (double)tt_config_param_count(c);
+}
+
 static int cmd_info(int argc, char **argv) {
     opts o;
     memset(&o, 0, sizeof o);
@@ -1146,7 +1154,7 @@ static int cmd_info(int argc, char **argv) {
             printf("%s{\"name\":\"%s\",\"model\":", i ? "," : "", p->name);
             json_cfg(stdout, &p->cfg);
             fputs(",\"train_bytes\":", stdout);
-            json_num(stdout, tt_config_train_bytes(&p->cfg));
+            json_num(stdout, cpu_train_bytes(&p->cfg, threads));
             fputs(",\"step_flops\":", stdout);
             json_num(stdout, tt_config_step_flops(&p->cfg));
             fputs(",\"gpu\":", stdout);
@@ -1164,7 +1172,7 @@ static int cmd_info(int argc, char **argv) {
         const tt_preset *p = &tt_presets[i];
         char params[32], mem[32];
         fmt_count(params, sizeof params, p->n_params);
-        double b = tt_config_train_bytes(&p->cfg);
+        double b = cpu_train_bytes(&p->cfg, threads);
         if (b >= 1e9) snprintf(mem, sizeof mem, "%.1f GB", b / 1e9);
         else snprintf(mem, sizeof mem, "%.0f MB", b / 1e6);
         printf("%-9s %6d %7d %5d %5d %5d %13s %11s %10.2f  %s%s\n", p->name, p->cfg.n_layer, p->cfg.d_model, p->cfg.n_head,
