@@ -19,67 +19,20 @@
 #include "backend.h"
 #include "config.h"
 #include "gpu_ops.h"
+#include "gpu_test.h"
 #include "model.h"
 #include "rng.h"
 #include "tt_test.h"
 
-static tt_gpu *G;
 static tt_gops O;
 static tt_gpu_info INFO; /* the adapter's limits, storage limit overridden per pass */
-static uint64_t seed_ctr = 5000;
 static double WORST;
 
 #define TOL 1e-5
 
-static void skip_or_fail(const char *msg) {
-    const char *req = getenv("TT_REQUIRE_WEBGPU");
-    if (req && atoi(req)) {
-        fprintf(stderr, "FAIL: TT_REQUIRE_WEBGPU=1 but WebGPU is unavailable: %s\n", msg);
-        exit(1);
-    }
-    printf("SKIP: %s\n", msg);
-    exit(0);
-}
-
-static void die_on(int rc, const tt_status *st, const char *what) {
-    if (rc) {
-        fprintf(stderr, "%s: %s\n", what, st->msg);
-        tt_test_failed_checks++;
-    }
-}
-
-static float *rnd(size_t n, float lo, float hi) {
-    float *x = malloc((n ? n : 1) * sizeof *x);
-    tt_test_fill(x, n, seed_ctr++, lo, hi);
-    return x;
-}
-
-static tt_gpu_buf up(const void *x, size_t n) {
-    tt_status st;
-    tt_gpu_buf b = -1;
-    int rc = tt_gpu_buffer(G, n * 4, TT_GPU_STORAGE, "test", &b, &st);
-    die_on(rc, &st, "buffer");
-    if (!rc && n) die_on(tt_gpu_write(G, b, 0, x, n * 4, &st), &st, "write");
-    return b;
-}
-
-static tt_gpu_buf poisoned(size_t n) {
-    float *p = malloc((n ? n : 1) * sizeof *p);
-    tt_test_poison(p, n);
-    tt_gpu_buf b = up(p, n);
-    free(p);
-    return b;
-}
-
-static tt_gref R(tt_gpu_buf b) {
-    tt_gref r = {b, 0};
-    return r;
-}
-
 static void cmp(tt_gpu_buf b, size_t off, const double *ref, size_t n, const char *what, int T, int hs) {
-    tt_status st;
     float *got = malloc((off + n) * sizeof *got);
-    die_on(tt_gpu_read_sync(G, b, 0, (off + n) * 4, got, &st), &st, "read");
+    tt_gtest_down(b, got, off + n);
     double e = tt_test_max_rel_err(got + off, ref, n);
     if (e > WORST || e != e) WORST = e;
     if (!(e <= TOL)) fprintf(stderr, "  %s T%d hs%d (storage %u): max rel err %.3g > %.3g\n", what, T, hs,
@@ -88,85 +41,32 @@ static void cmp(tt_gpu_buf b, size_t off, const double *ref, size_t n, const cha
     free(got);
 }
 
-/* float64 causal attention, forward and backward (scale 1/sqrt(hs)); lse and
- * D (B*NH*T each) */
-static void attn_ref(int B, int T, int C, int NH, const float *q, const float *k, const float *v, const float *dy,
-                     double *y, double *lse, double *D, double *dq, double *dk, double *dv) {
-    int hs = C / NH;
-    double sc = 1.0 / sqrt((double)hs);
-    double *p = malloc((size_t)T * sizeof *p), *dp = malloc((size_t)T * sizeof *dp);
-    memset(dq, 0, (size_t)B * T * C * sizeof *dq);
-    memset(dk, 0, (size_t)B * T * C * sizeof *dk);
-    memset(dv, 0, (size_t)B * T * C * sizeof *dv);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < NH; h++)
-            for (int i = 0; i < T; i++) {
-                size_t ib = ((size_t)b * T + i) * C + (size_t)h * hs;
-                double mx = -1e300;
-                for (int j = 0; j <= i; j++) {
-                    size_t jb = ((size_t)b * T + j) * C + (size_t)h * hs;
-                    double s = 0;
-                    for (int d = 0; d < hs; d++) s += (double)q[ib + d] * k[jb + d];
-                    p[j] = s * sc;
-                    if (p[j] > mx) mx = p[j];
-                }
-                double sum = 0;
-                for (int j = 0; j <= i; j++) sum += exp(p[j] - mx);
-                size_t row = ((size_t)b * NH + h) * T + i;
-                lse[row] = mx + log(sum);
-                for (int j = 0; j <= i; j++) p[j] = exp(p[j] - mx) / sum;
-                for (int d = 0; d < hs; d++) {
-                    double s = 0;
-                    for (int j = 0; j <= i; j++) s += p[j] * v[((size_t)b * T + j) * C + (size_t)h * hs + d];
-                    y[ib + d] = s;
-                }
-                double Di = 0;
-                for (int j = 0; j <= i; j++) {
-                    size_t jb = ((size_t)b * T + j) * C + (size_t)h * hs;
-                    double s = 0;
-                    for (int d = 0; d < hs; d++) s += (double)dy[ib + d] * v[jb + d];
-                    dp[j] = s;
-                    Di += p[j] * s;
-                }
-                D[row] = Di;
-                for (int j = 0; j <= i; j++) {
-                    size_t jb = ((size_t)b * T + j) * C + (size_t)h * hs;
-                    double ds = p[j] * (dp[j] - Di) * sc;
-                    for (int d = 0; d < hs; d++) {
-                        dq[ib + d] += ds * k[jb + d];
-                        dk[jb + d] += ds * q[ib + d];
-                        dv[jb + d] += p[j] * dy[ib + d];
-                    }
-                }
-            }
-    free(p);
-    free(dp);
-}
-
 static void attn_case(int B, int T, int NH, int hs) {
     tt_status st;
     int C = NH * hs;
     size_t n = (size_t)B * T * C, ns = (size_t)B * NH * T;
-    float *q = rnd(n, -1.5f, 1.5f), *k = rnd(n, -1.5f, 1.5f), *v = rnd(n, -1, 1), *dy = rnd(n, -1, 1);
+    float *q = tt_gtest_rnd(n, -1.5f, 1.5f), *k = tt_gtest_rnd(n, -1.5f, 1.5f), *v = tt_gtest_rnd(n, -1, 1),
+          *dy = tt_gtest_rnd(n, -1, 1);
     double *y = malloc(n * sizeof *y), *lse = malloc(ns * sizeof *lse), *D = malloc(ns * sizeof *D);
     double *dq = malloc(n * sizeof *dq), *dk = malloc(n * sizeof *dk), *dv = malloc(n * sizeof *dv);
-    attn_ref(B, T, C, NH, q, k, v, dy, y, lse, D, dq, dk, dv);
-    tt_gpu_buf bq = up(q, n), bk = up(k, n), bv = up(v, n), bdy = up(dy, n);
-    tt_gpu_buf by = poisoned(n), bst = poisoned(2 * ns), bdq = poisoned(n), bdk = poisoned(n), bdv = poisoned(n);
+    tt_gtest_attn_ref(B, T, C, NH, q, k, v, dy, y, lse, D, dq, dk, dv);
+    tt_gpu_buf bq = tt_gtest_up(q, n), bk = tt_gtest_up(k, n), bv = tt_gtest_up(v, n), bdy = tt_gtest_up(dy, n);
+    tt_gpu_buf by = tt_gtest_poisoned(n), bst = tt_gtest_poisoned(2 * ns), bdq = tt_gtest_poisoned(n),
+               bdk = tt_gtest_poisoned(n), bdv = tt_gtest_poisoned(n);
     tt_gsite s[3];
-    int rc = tt_gop_attention_forward(&O, &s[0], R(by), R(bst), R(bq), R(bk), R(bv), B, T, C, NH, &st);
-    die_on(rc, &st, "attn fwd");
+    int rc = tt_gop_attention_forward(&O, &s[0], tt_gtest_R(by), tt_gtest_R(bst), tt_gtest_R(bq), tt_gtest_R(bk),
+                                      tt_gtest_R(bv), B, T, C, NH, &st);
+    tt_gtest_die_on(rc, &st, "attn fwd");
     if (!rc) {
         CHECK(strcmp(s[0].name, "attn_t_fwd") == 0);
-        rc = tt_gop_attention_backward(&O, &s[1], R(bdq), R(bdk), R(bdv), R(bst), R(bq), R(bk), R(bv), R(by), R(bdy),
+        rc = tt_gop_attention_backward(&O, &s[1], tt_gtest_R(bdq), tt_gtest_R(bdk), tt_gtest_R(bdv), tt_gtest_R(bst),
+                                       tt_gtest_R(bq), tt_gtest_R(bk), tt_gtest_R(bv), tt_gtest_R(by), tt_gtest_R(bdy),
                                        B, T, C, NH, &st);
-        die_on(rc, &st, "attn bwd");
+        tt_gtest_die_on(rc, &st, "attn bwd");
     }
     if (!rc) {
         CHECK(strcmp(s[1].name, "attn_t_bwd_dq") == 0 && strcmp(s[2].name, "attn_t_bwd_dkdv") == 0);
-        die_on(tt_gpu_begin(G, &st), &st, "begin");
-        tt_gops_run(G, s, 3); /* backward on the GPU's own y and lse, as the backend runs it */
-        die_on(tt_gpu_submit(G, &st), &st, "submit");
+        tt_gtest_run(s, 3); /* backward on the GPU's own y and lse, as the backend runs it */
         cmp(by, 0, y, n, "y", T, hs);
         cmp(bst, 0, lse, ns, "lse", T, hs);
         cmp(bst, ns, D, ns, "D", T, hs);
@@ -181,7 +81,8 @@ static void all_cases(void) {
     /* B, T, NH, hs */
     static const int cases[][4] = {{1, 1, 1, 16}, {2, 3, 3, 8},   {1, 17, 2, 12}, {2, 65, 3, 16}, {1, 65, 1, 64},
                                    {1, 130, 2, 8}, {3, 17, 4, 12}, {1, 130, 1, 64}, {1, 33, 1, 17}, {2, 5, 2, 3}};
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) attn_case(cases[i][0], cases[i][1], cases[i][2], cases[i][3]);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        attn_case(cases[i][0], cases[i][1], cases[i][2], cases[i][3]);
 }
 
 TT_TEST(test_tiled_adapter_limit) {
@@ -225,9 +126,9 @@ TT_TEST(test_tiled_training_vs_cpu) {
     tt_backend *gpu = NULL, *cpu = NULL;
     int rc = tt_backend_webgpu_create(&cfg, &gpu, &st);
     unsetenv("TT_WEBGPU_ATTN");
-    die_on(rc, &st, "webgpu backend");
+    tt_gtest_die_on(rc, &st, "webgpu backend");
     rc = rc ? rc : tt_backend_cpu_create(&cfg, 0, &cpu, &st);
-    die_on(rc, &st, "cpu backend");
+    tt_gtest_die_on(rc, &st, "cpu backend");
     if (rc) {
         if (gpu) tt_backend_destroy(gpu);
         return;
@@ -244,7 +145,7 @@ TT_TEST(test_tiled_training_vs_cpu) {
     float lc = 0, lg = 0;
     CHECK(cpu->vt->loss_and_grad(cpu, tok, &lc, gc, &st) == TT_OK);
     rc = gpu->vt->loss_and_grad(gpu, tok, &lg, gg, &st);
-    die_on(rc, &st, "gpu loss_and_grad");
+    tt_gtest_die_on(rc, &st, "gpu loss_and_grad");
     CHECK_CLOSE(lg, lc, 1e-5, 0);
     double gmax = 0, worst = 0;
     for (size_t j = 0; j < P; j++) gmax = fabs(gc[j]) > gmax ? fabs(gc[j]) : gmax;
@@ -275,7 +176,7 @@ TT_TEST(test_tiled_training_vs_cpu) {
         CHECK(cpu->vt->step_result(cpu, &lc, &nc, &st) == TT_OK);
         rc = gpu->vt->step(gpu, tok, 1, &o, &st);
         if (!rc) rc = gpu->vt->step_result(gpu, &lg, &ng, &st);
-        die_on(rc, &st, "gpu step");
+        tt_gtest_die_on(rc, &st, "gpu step");
         if (rc) break;
         double e = fabs((double)lg - lc) / fabs((double)lc);
         if (e > wl || e != e) wl = e;
@@ -290,7 +191,8 @@ TT_TEST(test_tiled_training_vs_cpu) {
 
 int main(void) {
     tt_status st;
-    if (tt_gpu_open(NULL, &G, &st) != TT_OK) skip_or_fail(st.msg);
+    tt_gpu *G = tt_gtest_open();
+    tt_gtest_set_seed(5000);
     if (tt_gops_init(&O, G, &st)) {
         fprintf(stderr, "gops init: %s\n", st.msg);
         return 1;

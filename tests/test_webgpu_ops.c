@@ -12,81 +12,17 @@
 #include <string.h>
 
 #include "gpu_ops.h"
+#include "gpu_test.h"
 #include "rng.h"
 #include "tt_test.h"
 
-static tt_gpu *G;
 static tt_gops O;
-static uint64_t seed_ctr = 1000;
 
 #define TOL 1e-5
 
-static tt_gpu *open_or_skip(void) {
-    tt_status st;
-    tt_gpu *g = NULL;
-    if (tt_gpu_open(NULL, &g, &st) != TT_OK) {
-        const char *req = getenv("TT_REQUIRE_WEBGPU");
-        if (req && atoi(req)) {
-            fprintf(stderr, "FAIL: TT_REQUIRE_WEBGPU=1 but WebGPU is unavailable: %s\n", st.msg);
-            exit(1);
-        }
-        printf("SKIP: %s\n", st.msg);
-        exit(0);
-    }
-    return g;
-}
-
-static void die_on(int rc, const tt_status *st, const char *what) {
-    if (rc) {
-        fprintf(stderr, "%s: %s\n", what, st->msg);
-        tt_test_failed_checks++;
-    }
-}
-
-/* ---- host <-> device helpers ---- */
-static float *rnd(size_t n, float lo, float hi) {
-    float *x = malloc((n ? n : 1) * sizeof *x);
-    tt_test_fill(x, n, seed_ctr++, lo, hi);
-    return x;
-}
-
-static tt_gpu_buf up(const void *x, size_t n) {
-    tt_status st;
-    tt_gpu_buf b = -1;
-    int rc = tt_gpu_buffer(G, n * 4, TT_GPU_STORAGE, "test", &b, &st);
-    die_on(rc, &st, "buffer");
-    if (!rc && n) die_on(tt_gpu_write(G, b, 0, x, n * 4, &st), &st, "write");
-    return b;
-}
-
-static tt_gpu_buf poisoned(size_t n) {
-    float *p = malloc((n ? n : 1) * sizeof *p);
-    tt_test_poison(p, n);
-    tt_gpu_buf b = up(p, n);
-    free(p);
-    return b;
-}
-
-static void down(tt_gpu_buf b, float *x, size_t n) {
-    tt_status st;
-    die_on(tt_gpu_read_sync(G, b, 0, n * 4, x, &st), &st, "read");
-}
-
-static void run(const tt_gsite *s, int n) {
-    tt_status st;
-    die_on(tt_gpu_begin(G, &st), &st, "begin");
-    tt_gops_run(G, s, n);
-    die_on(tt_gpu_submit(G, &st), &st, "submit");
-}
-
-static tt_gref R(tt_gpu_buf b) {
-    tt_gref r = {b, 0};
-    return r;
-}
-
 static double cmp(tt_gpu_buf b, const double *ref, size_t n, const char *what, double tol) {
     float *got = malloc((n ? n : 1) * sizeof *got);
-    down(b, got, n);
+    tt_gtest_down(b, got, n);
     double e = tt_test_max_rel_err(got, ref, n);
     if (!(e <= tol)) fprintf(stderr, "  %s: max rel err %.3g > %.3g\n", what, e, tol);
     CHECK(e <= tol);
@@ -100,8 +36,9 @@ static double cmp(tt_gpu_buf b, const double *ref, size_t n, const char *what, d
 static void matmul_case_ex(int M, int N, int K, int ta, int tb, int flags, int ones) {
     tt_status st;
     const int am = M - ones;
-    float *A = rnd((size_t)am * K, -1, 1), *B = rnd((size_t)K * N, -1, 1);
-    float *bias = rnd((size_t)N + 5, -1, 1), *Rm = rnd((size_t)M * N, -1, 1), *C0 = rnd((size_t)M * N + 7, -1, 1);
+    float *A = tt_gtest_rnd((size_t)am * K, -1, 1), *B = tt_gtest_rnd((size_t)K * N, -1, 1);
+    float *bias = tt_gtest_rnd((size_t)N + 5, -1, 1), *Rm = tt_gtest_rnd((size_t)M * N, -1, 1),
+          *C0 = tt_gtest_rnd((size_t)M * N + 7, -1, 1);
     double *ref = malloc((size_t)M * N * sizeof *ref);
     const int coff = 7, boff = 5; /* offsets into the C and bias buffers */
     for (int m = 0; m < M; m++)
@@ -117,21 +54,21 @@ static void matmul_case_ex(int M, int N, int K, int ta, int tb, int flags, int o
             if (flags & 1) s += C0[coff + (size_t)m * N + n];
             ref[(size_t)m * N + n] = s;
         }
-    tt_gpu_buf bA = up(A, (size_t)am * K), bB = up(B, (size_t)K * N), bbias = up(bias, (size_t)N + 5),
-               bR = up(Rm, (size_t)M * N);
+    tt_gpu_buf bA = tt_gtest_up(A, (size_t)am * K), bB = tt_gtest_up(B, (size_t)K * N),
+               bbias = tt_gtest_up(bias, (size_t)N + 5), bR = tt_gtest_up(Rm, (size_t)M * N);
     tt_gpu_buf bC;
-    if (flags & 1) bC = up(C0, (size_t)M * N + coff);
+    if (flags & 1) bC = tt_gtest_up(C0, (size_t)M * N + coff);
     else {
-        bC = poisoned((size_t)M * N + coff);
+        bC = tt_gtest_poisoned((size_t)M * N + coff);
     }
     tt_gsite s[2];
-    tt_gref C = {bC, (uint32_t)coff}, bi = {bbias, (uint32_t)boff}, rr = R(bR);
-    die_on(tt_gop_matmul_ex(&O, s, C, R(bA), R(bB), (flags & 2) ? &bi : NULL, (flags & 4) ? &rr : NULL, M, N, K, ta,
-                            tb, flags & 1, ones, &st),
-           &st, "matmul plan");
-    run(s, 2);
+    tt_gref C = {bC, (uint32_t)coff}, bi = {bbias, (uint32_t)boff}, rr = tt_gtest_R(bR);
+    tt_gtest_die_on(tt_gop_matmul_ex(&O, s, C, tt_gtest_R(bA), tt_gtest_R(bB), (flags & 2) ? &bi : NULL,
+                                     (flags & 4) ? &rr : NULL, M, N, K, ta, tb, flags & 1, ones, &st),
+                    &st, "matmul plan");
+    tt_gtest_run(s, 2);
     float *got = malloc(((size_t)M * N + coff) * sizeof *got);
-    down(bC, got, (size_t)M * N + coff);
+    tt_gtest_down(bC, got, (size_t)M * N + coff);
     double e = tt_test_max_rel_err(got + coff, ref, (size_t)M * N);
     if (!(e <= TOL))
         fprintf(stderr, "  matmul tile %d split %d M%d N%d K%d ta%d tb%d flags%d ones%d: rel err %.3g\n", O.tile,
@@ -248,8 +185,9 @@ TT_TEST(test_matmul_splitk) {
 static void ln_case(int rows, int C) {
     tt_status st;
     size_t n = (size_t)rows * C;
-    float *x = rnd(n, -2, 2), *wb = rnd(2 * (size_t)C + 3, -1.5f, 1.5f), *dy = rnd(n, -1, 1), *dx0 = rnd(n, -1, 1);
-    float *g0 = rnd(2 * (size_t)C + 3, -1, 1);
+    float *x = tt_gtest_rnd(n, -2, 2), *wb = tt_gtest_rnd(2 * (size_t)C + 3, -1.5f, 1.5f), *dy = tt_gtest_rnd(n, -1, 1),
+          *dx0 = tt_gtest_rnd(n, -1, 1);
+    float *g0 = tt_gtest_rnd(2 * (size_t)C + 3, -1, 1);
     const int woff = 3; /* w at 3, b at 3 + C */
     double *out = malloc(n * sizeof *out), *st2 = malloc(2 * (size_t)rows * sizeof *st2);
     double *dx = malloc(n * sizeof *dx), *dwb = malloc(2 * (size_t)C * sizeof *dwb);
@@ -282,20 +220,24 @@ static void ln_case(int rows, int C) {
             dx[(size_t)r * C + c] = dx0[(size_t)r * C + c] + rstd * (g - m1 - xh * m2);
         }
     }
-    tt_gpu_buf bx = up(x, n), bwb = up(wb, 2 * (size_t)C + 3), bout = poisoned(n), bst = poisoned(2 * (size_t)rows);
-    tt_gpu_buf bdy = up(dy, n), bdx = up(dx0, n), bg = up(g0, 2 * (size_t)C + 3);
-    tt_gpu_buf part = poisoned(tt_gop_colsum_part_elems(rows, 2 * C));
+    tt_gpu_buf bx = tt_gtest_up(x, n), bwb = tt_gtest_up(wb, 2 * (size_t)C + 3), bout = tt_gtest_poisoned(n),
+               bst = tt_gtest_poisoned(2 * (size_t)rows);
+    tt_gpu_buf bdy = tt_gtest_up(dy, n), bdx = tt_gtest_up(dx0, n), bg = tt_gtest_up(g0, 2 * (size_t)C + 3);
+    tt_gpu_buf part = tt_gtest_poisoned(tt_gop_colsum_part_elems(rows, 2 * C));
     tt_gsite s[4];
     tt_gref w = {bwb, (uint32_t)woff}, b = {bwb, (uint32_t)(woff + C)}, gw = {bg, (uint32_t)woff};
-    die_on(tt_gop_layernorm_forward(&O, &s[0], R(bout), R(bst), R(bx), w, b, rows, C, &st), &st, "ln plan");
-    die_on(tt_gop_layernorm_backward(&O, &s[1], R(bdx), gw, R(bdy), R(bx), w, R(bst), R(part), rows, C, 1, &st), &st,
-           "ln bwd plan");
-    run(s, 4);
+    tt_gtest_die_on(
+        tt_gop_layernorm_forward(&O, &s[0], tt_gtest_R(bout), tt_gtest_R(bst), tt_gtest_R(bx), w, b, rows, C, &st), &st,
+        "ln plan");
+    tt_gtest_die_on(tt_gop_layernorm_backward(&O, &s[1], tt_gtest_R(bdx), gw, tt_gtest_R(bdy), tt_gtest_R(bx), w,
+                                              tt_gtest_R(bst), tt_gtest_R(part), rows, C, 1, &st),
+                    &st, "ln bwd plan");
+    tt_gtest_run(s, 4);
     cmp(bout, out, n, "ln out", TOL);
     cmp(bst, st2, 2 * (size_t)rows, "ln stats", TOL);
     cmp(bdx, dx, n, "ln dx", TOL);
     float *gg = malloc((2 * (size_t)C + 3) * sizeof *gg);
-    down(bg, gg, 2 * (size_t)C + 3);
+    tt_gtest_down(bg, gg, 2 * (size_t)C + 3);
     CHECK(tt_test_max_rel_err(gg + woff, dwb, 2 * (size_t)C) <= TOL);
     for (int i = 0; i < woff; i++) CHECK(gg[i] == g0[i]);
     free(gg);
@@ -316,21 +258,22 @@ TT_TEST(test_bias_backward) {
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         tt_status st;
         int rows = shapes[i][0], N = shapes[i][1];
-        float *d = rnd((size_t)rows * N, -1, 1), *g0 = rnd((size_t)N + 2, -1, 1);
+        float *d = tt_gtest_rnd((size_t)rows * N, -1, 1), *g0 = tt_gtest_rnd((size_t)N + 2, -1, 1);
         double *ref = malloc((size_t)N * sizeof *ref);
         for (int n = 0; n < N; n++) {
             double s = g0[2 + n];
             for (int r = 0; r < rows; r++) s += d[(size_t)r * N + n];
             ref[n] = s;
         }
-        tt_gpu_buf bd = up(d, (size_t)rows * N), bg = up(g0, (size_t)N + 2);
-        tt_gpu_buf part = poisoned(tt_gop_colsum_part_elems(rows, N));
+        tt_gpu_buf bd = tt_gtest_up(d, (size_t)rows * N), bg = tt_gtest_up(g0, (size_t)N + 2);
+        tt_gpu_buf part = tt_gtest_poisoned(tt_gop_colsum_part_elems(rows, N));
         tt_gsite s[2];
         tt_gref db = {bg, 2};
-        die_on(tt_gop_bias_backward(&O, s, db, R(bd), R(part), rows, N, &st), &st, "bias plan");
-        run(s, 2);
+        tt_gtest_die_on(tt_gop_bias_backward(&O, s, db, tt_gtest_R(bd), tt_gtest_R(part), rows, N, &st), &st,
+                        "bias plan");
+        tt_gtest_run(s, 2);
         float *got = malloc(((size_t)N + 2) * sizeof *got);
-        down(bg, got, (size_t)N + 2);
+        tt_gtest_down(bg, got, (size_t)N + 2);
         CHECK(tt_test_max_rel_err(got + 2, ref, (size_t)N) <= TOL);
         CHECK(got[0] == g0[0] && got[1] == g0[1]);
         free(got), free(d), free(g0), free(ref);
@@ -346,25 +289,25 @@ static double gelu_grad_ref(double x) {
 TT_TEST(test_gelu) {
     tt_status st;
     const size_t n = 4099;
-    float *x = rnd(n, -7, 7);
+    float *x = tt_gtest_rnd(n, -7, 7);
     /* dense sweep over the approximation's branch points, and extremes */
     for (size_t i = 0; i < 2000; i++) x[i] = -4.0f + 8.0f * (float)i / 2000.0f;
     x[2000] = 0.0f, x[2001] = -0.0f, x[2002] = 0.70710678f, x[2003] = -0.70710678f, x[2004] = 12.0f,
     x[2005] = -12.0f, x[2006] = 1e-30f, x[2007] = -30.0f;
-    float *d = rnd(n, -1, 1);
+    float *d = tt_gtest_rnd(n, -1, 1);
     double *ry = malloc(n * sizeof *ry), *rd = malloc(n * sizeof *rd);
     for (size_t i = 0; i < n; i++) {
         ry[i] = gelu_ref(x[i]);
         rd[i] = d[i] * gelu_grad_ref(x[i]);
     }
-    tt_gpu_buf bx = up(x, n), by = poisoned(n), bd = up(d, n);
+    tt_gpu_buf bx = tt_gtest_up(x, n), by = tt_gtest_poisoned(n), bd = tt_gtest_up(d, n);
     tt_gsite s[2];
-    die_on(tt_gop_gelu_forward(&O, &s[0], R(by), R(bx), n, &st), &st, "gelu plan");
-    die_on(tt_gop_gelu_backward(&O, &s[1], R(bd), R(bx), n, &st), &st, "gelu bwd plan");
-    run(s, 2);
+    tt_gtest_die_on(tt_gop_gelu_forward(&O, &s[0], tt_gtest_R(by), tt_gtest_R(bx), n, &st), &st, "gelu plan");
+    tt_gtest_die_on(tt_gop_gelu_backward(&O, &s[1], tt_gtest_R(bd), tt_gtest_R(bx), n, &st), &st, "gelu bwd plan");
+    tt_gtest_run(s, 2);
     float *y = malloc(n * sizeof *y), *g = malloc(n * sizeof *g);
-    down(by, y, n);
-    down(bd, g, n);
+    tt_gtest_down(by, y, n);
+    tt_gtest_down(bd, g, n);
     /* pointwise: |err| <= 1e-6 |ref| + 2e-7 (the erf approximation is ~1e-7 absolute) */
     int bad = 0;
     for (size_t i = 0; i < n; i++) {
@@ -380,80 +323,31 @@ TT_TEST(test_gelu) {
 }
 
 /* ---- attention ---- */
-static void attn_ref(int B, int T, int C, int NH, const float *q, const float *k, const float *v, const float *dy,
-                     double *y, double *lse, double *dq, double *dk, double *dv) {
-    int hs = C / NH;
-    double sc = 1.0 / sqrt((double)hs);
-    double *p = malloc((size_t)T * sizeof *p), *dp = malloc((size_t)T * sizeof *dp);
-    memset(dq, 0, (size_t)B * T * C * sizeof *dq);
-    memset(dk, 0, (size_t)B * T * C * sizeof *dk);
-    memset(dv, 0, (size_t)B * T * C * sizeof *dv);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < NH; h++)
-            for (int i = 0; i < T; i++) {
-                const float *qi = q + ((size_t)b * T + i) * C + h * hs;
-                double mx = -1e300;
-                for (int j = 0; j <= i; j++) {
-                    const float *kj = k + ((size_t)b * T + j) * C + h * hs;
-                    double s = 0;
-                    for (int d = 0; d < hs; d++) s += (double)qi[d] * kj[d];
-                    p[j] = s * sc;
-                    if (p[j] > mx) mx = p[j];
-                }
-                double sum = 0;
-                for (int j = 0; j <= i; j++) sum += exp(p[j] - mx);
-                lse[((size_t)b * NH + h) * T + i] = mx + log(sum);
-                for (int j = 0; j <= i; j++) p[j] = exp(p[j] - mx) / sum;
-                double *yi = y + ((size_t)b * T + i) * C + h * hs;
-                const float *dyi = dy + ((size_t)b * T + i) * C + h * hs;
-                for (int d = 0; d < hs; d++) {
-                    double s = 0;
-                    for (int j = 0; j <= i; j++) s += p[j] * v[((size_t)b * T + j) * C + h * hs + d];
-                    yi[d] = s;
-                }
-                /* backward of this row */
-                double Di = 0;
-                for (int j = 0; j <= i; j++) {
-                    const float *vj = v + ((size_t)b * T + j) * C + h * hs;
-                    double s = 0;
-                    for (int d = 0; d < hs; d++) s += (double)dyi[d] * vj[d];
-                    dp[j] = s;
-                    Di += p[j] * s;
-                }
-                for (int j = 0; j <= i; j++) {
-                    double ds = p[j] * (dp[j] - Di) * sc;
-                    const float *kj = k + ((size_t)b * T + j) * C + h * hs;
-                    for (int d = 0; d < hs; d++) {
-                        dq[((size_t)b * T + i) * C + h * hs + d] += ds * kj[d];
-                        dk[((size_t)b * T + j) * C + h * hs + d] += ds * qi[d];
-                        dv[((size_t)b * T + j) * C + h * hs + d] += p[j] * dyi[d];
-                    }
-                }
-            }
-    free(p);
-    free(dp);
-}
-
 static void attn_case(int B, int T, int NH, int hs) {
     tt_status st;
     int C = NH * hs;
     size_t n = (size_t)B * T * C, ns = (size_t)B * NH * T;
-    float *q = rnd(n, -1.5f, 1.5f), *k = rnd(n, -1.5f, 1.5f), *v = rnd(n, -1, 1), *dy = rnd(n, -1, 1);
+    float *q = tt_gtest_rnd(n, -1.5f, 1.5f), *k = tt_gtest_rnd(n, -1.5f, 1.5f), *v = tt_gtest_rnd(n, -1, 1),
+          *dy = tt_gtest_rnd(n, -1, 1);
     double *y = malloc(n * sizeof *y), *lse = malloc(2 * ns * sizeof *lse);
     double *dq = malloc(n * sizeof *dq), *dk = malloc(n * sizeof *dk), *dv = malloc(n * sizeof *dv);
-    attn_ref(B, T, C, NH, q, k, v, dy, y, lse, dq, dk, dv);
-    tt_gpu_buf bq = up(q, n), bk = up(k, n), bv = up(v, n), bdy = up(dy, n);
-    tt_gpu_buf by = poisoned(n), bst = poisoned(2 * ns), bdq = poisoned(n), bdk = poisoned(n), bdv = poisoned(n);
+    tt_gtest_attn_ref(B, T, C, NH, q, k, v, dy, y, lse, NULL, dq, dk, dv);
+    tt_gpu_buf bq = tt_gtest_up(q, n), bk = tt_gtest_up(k, n), bv = tt_gtest_up(v, n), bdy = tt_gtest_up(dy, n);
+    tt_gpu_buf by = tt_gtest_poisoned(n), bst = tt_gtest_poisoned(2 * ns), bdq = tt_gtest_poisoned(n),
+               bdk = tt_gtest_poisoned(n), bdv = tt_gtest_poisoned(n);
     tt_gsite s[3];
-    die_on(tt_gop_attention_forward(&O, &s[0], R(by), R(bst), R(bq), R(bk), R(bv), B, T, C, NH, &st), &st, "attn");
+    tt_gtest_die_on(tt_gop_attention_forward(&O, &s[0], tt_gtest_R(by), tt_gtest_R(bst), tt_gtest_R(bq), tt_gtest_R(bk),
+                                             tt_gtest_R(bv), B, T, C, NH, &st),
+                    &st, "attn");
     /* backward uses the GPU's own y (as the backend does) */
-    die_on(tt_gop_attention_backward(&O, &s[1], R(bdq), R(bdk), R(bdv), R(bst), R(bq), R(bk), R(bv), R(by), R(bdy), B,
-                                     T, C, NH, &st),
-           &st, "attn bwd");
-    run(s, 3);
+    tt_gtest_die_on(tt_gop_attention_backward(&O, &s[1], tt_gtest_R(bdq), tt_gtest_R(bdk), tt_gtest_R(bdv),
+                                              tt_gtest_R(bst), tt_gtest_R(bq), tt_gtest_R(bk), tt_gtest_R(bv),
+                                              tt_gtest_R(by), tt_gtest_R(bdy), B, T, C, NH, &st),
+                    &st, "attn bwd");
+    tt_gtest_run(s, 3);
     cmp(by, y, n, "attn y", TOL);
     float *got = malloc(2 * ns * sizeof *got);
-    down(bst, got, 2 * ns);
+    tt_gtest_down(bst, got, 2 * ns);
     CHECK(tt_test_max_rel_err(got, lse, ns) <= TOL);
     free(got);
     cmp(bdq, dq, n, "attn dq", TOL);
@@ -493,12 +387,13 @@ TT_TEST(test_embedding) {
         int B = shapes[si][0], T = shapes[si][1], C = shapes[si][2], V = shapes[si][3];
         size_t ntok = (size_t)B * (T + 1), n = (size_t)B * T * C;
         uint32_t *tok = malloc((ntok + V + 1 + (size_t)B * T) * sizeof *tok);
-        for (size_t i = 0; i < ntok; i++) tok[i] = (uint32_t)tt_rand_below(77, TT_STREAM_TEST, i + si * 1000, (uint64_t)V);
+        for (size_t i = 0; i < ntok; i++)
+            tok[i] = (uint32_t)tt_rand_below(77, TT_STREAM_TEST, i + si * 1000, (uint64_t)V);
         uint32_t boff = (uint32_t)ntok, poff = boff + (uint32_t)V + 1;
         tt_gop_embedding_buckets(tok, B, T, V, tok + boff, tok + poff);
         /* params: [junk 2][wte V*C][wpe T*C] */
         size_t np = 2 + (size_t)V * C + (size_t)T * C;
-        float *p = rnd(np, -1, 1), *dout = rnd(n, -1, 1), *g0 = rnd(np, -1, 1);
+        float *p = tt_gtest_rnd(np, -1, 1), *dout = tt_gtest_rnd(n, -1, 1), *g0 = tt_gtest_rnd(np, -1, 1);
         double *out = malloc(n * sizeof *out), *g = malloc(np * sizeof *g);
         for (size_t i = 0; i < np; i++) g[i] = g0[i];
         for (int b = 0; b < B; b++)
@@ -511,14 +406,16 @@ TT_TEST(test_embedding) {
                     g[2 + (size_t)V * C + (size_t)t * C + c] += dout[o];
                 }
             }
-        tt_gpu_buf btok = up(tok, ntok + V + 1 + (size_t)B * T), bp = up(p, np), bout = poisoned(n),
-                   bd = up(dout, n), bg = up(g0, np);
+        tt_gpu_buf btok = tt_gtest_up(tok, ntok + V + 1 + (size_t)B * T), bp = tt_gtest_up(p, np),
+                   bout = tt_gtest_poisoned(n), bd = tt_gtest_up(dout, n), bg = tt_gtest_up(g0, np);
         tt_gsite s[3];
         tt_gref wte = {bp, 2}, wpe = {bp, (uint32_t)(2 + V * C)}, gte = {bg, 2}, gpe = {bg, (uint32_t)(2 + V * C)};
-        die_on(tt_gop_embedding_forward(&O, &s[0], R(bout), R(btok), wte, wpe, B, T, C, &st), &st, "embed");
-        die_on(tt_gop_embedding_backward(&O, &s[1], gte, gpe, R(bd), btok, boff, poff, B, T, C, V, &st), &st,
-               "embed bwd");
-        run(s, 3);
+        tt_gtest_die_on(tt_gop_embedding_forward(&O, &s[0], tt_gtest_R(bout), tt_gtest_R(btok), wte, wpe, B, T, C, &st),
+                        &st, "embed");
+        tt_gtest_die_on(
+            tt_gop_embedding_backward(&O, &s[1], gte, gpe, tt_gtest_R(bd), btok, boff, poff, B, T, C, V, &st), &st,
+            "embed bwd");
+        tt_gtest_run(s, 3);
         cmp(bout, out, n, "embed out", 1e-6);
         cmp(bg, g, np, "embed grads", TOL);
         free(tok), free(p), free(dout), free(g0), free(out), free(g);
@@ -533,8 +430,9 @@ TT_TEST(test_crossentropy) {
         int B = shapes[si][0], T = shapes[si][1], V = shapes[si][2], rows = B * T;
         size_t ntok = (size_t)B * (T + 1), n = (size_t)rows * V;
         uint32_t *tok = malloc(ntok * sizeof *tok);
-        for (size_t i = 0; i < ntok; i++) tok[i] = (uint32_t)tt_rand_below(5, TT_STREAM_TEST, i + si * 977, (uint64_t)V);
-        float *lg = rnd(n, -8, 8);
+        for (size_t i = 0; i < ntok; i++)
+            tok[i] = (uint32_t)tt_rand_below(5, TT_STREAM_TEST, i + si * 977, (uint64_t)V);
+        float *lg = tt_gtest_rnd(n, -8, 8);
         double gs = 1.0 / (rows * 2.0), ls = 1.0 / (rows * 3.0);
         double *dl = malloc(n * sizeof *dl), *loss = malloc((size_t)rows * sizeof *loss), total = 0;
         for (int r = 0; r < rows; r++) {
@@ -553,17 +451,20 @@ TT_TEST(test_crossentropy) {
         sp.grad_scale = (float)gs;
         sp.loss_scale = (float)ls;
         sp.valid_rows = (uint32_t)rows;
-        die_on(tt_gops_set_step(&O, &sp, &st), &st, "step uniforms");
+        tt_gtest_die_on(tt_gops_set_step(&O, &sp, &st), &st, "step uniforms");
         float stats0[4] = {0.25f, 0, 0, 0};
-        tt_gpu_buf btok = up(tok, ntok), blg = up(lg, n), bl = poisoned((size_t)rows), bst = up(stats0, 4);
+        tt_gpu_buf btok = tt_gtest_up(tok, ntok), blg = tt_gtest_up(lg, n), bl = tt_gtest_poisoned((size_t)rows),
+                   bst = tt_gtest_up(stats0, 4);
         tt_gsite s[2];
-        die_on(tt_gop_crossentropy(&O, &s[0], R(blg), R(bl), R(btok), rows, V, T, &st), &st, "xent");
-        die_on(tt_gop_loss_reduce(&O, &s[1], R(bst), R(bl), &st), &st, "loss reduce");
-        run(s, 2);
+        tt_gtest_die_on(
+            tt_gop_crossentropy(&O, &s[0], tt_gtest_R(blg), tt_gtest_R(bl), tt_gtest_R(btok), rows, V, T, &st), &st,
+            "xent");
+        tt_gtest_die_on(tt_gop_loss_reduce(&O, &s[1], tt_gtest_R(bst), tt_gtest_R(bl), &st), &st, "loss reduce");
+        tt_gtest_run(s, 2);
         cmp(bl, loss, (size_t)rows, "xent loss", TOL);
         cmp(blg, dl, n, "xent dlogits", TOL);
         float got[4];
-        down(bst, got, 4);
+        tt_gtest_down(bst, got, 4);
         CHECK_CLOSE(got[0], 0.25 + total * ls, 1e-5, 0);
         free(tok), free(lg), free(dl), free(loss);
     }
@@ -572,7 +473,8 @@ TT_TEST(test_crossentropy) {
 /* ---- grad norm + clip + AdamW ---- */
 static void adamw_case(size_t n, float clip, uint64_t seed) {
     tt_status st;
-    float *p = rnd(n, -1, 1), *g = rnd(n, -0.5f, 0.5f), *m = rnd(n, -0.1f, 0.1f), *v = rnd(n, 0, 0.01f);
+    float *p = tt_gtest_rnd(n, -1, 1), *g = tt_gtest_rnd(n, -0.5f, 0.5f), *m = tt_gtest_rnd(n, -0.1f, 0.1f),
+          *v = tt_gtest_rnd(n, 0, 0.01f);
     size_t nw = (n + 31) / 32;
     uint32_t *mask = malloc(nw * sizeof *mask);
     for (size_t i = 0; i < nw; i++) mask[i] = (uint32_t)tt_rand_u64(seed, TT_STREAM_TEST, i);
@@ -593,15 +495,16 @@ static void adamw_case(size_t n, float clip, uint64_t seed) {
         pp -= sp.lr * (rm[i] / sp.bc1) / (sqrt(rv[i] / sp.bc2) + sp.eps);
         rp[i] = pp;
     }
-    die_on(tt_gops_set_step(&O, &sp, &st), &st, "step uniforms");
-    tt_gpu_buf bp = up(p, n), bg = up(g, n), bm = up(m, n), bv = up(v, n), bmask = up(mask, nw);
-    tt_gpu_buf part = poisoned(tt_gop_adamw_part_elems(n)), bst = poisoned(4);
+    tt_gtest_die_on(tt_gops_set_step(&O, &sp, &st), &st, "step uniforms");
+    tt_gpu_buf bp = tt_gtest_up(p, n), bg = tt_gtest_up(g, n), bm = tt_gtest_up(m, n), bv = tt_gtest_up(v, n),
+               bmask = tt_gtest_up(mask, nw);
+    tt_gpu_buf part = tt_gtest_poisoned(tt_gop_adamw_part_elems(n)), bst = tt_gtest_poisoned(4);
     tt_gsite s[2];
-    die_on(tt_gop_adamw(&O, s, bp, bg, bm, bv, bmask, part, bst, n, &st), &st, "adamw");
-    run(s, 2);
+    tt_gtest_die_on(tt_gop_adamw(&O, s, bp, bg, bm, bv, bmask, part, bst, n, &st), &st, "adamw");
+    tt_gtest_run(s, 2);
     /* parameters move by ~lr: compare the update, relative to its size */
     float *got = malloc(n * sizeof *got);
-    down(bp, got, n);
+    tt_gtest_down(bp, got, n);
     double *dref = malloc(n * sizeof *dref);
     float *dgot = malloc(n * sizeof *dgot);
     for (size_t i = 0; i < n; i++) {
@@ -615,7 +518,7 @@ static void adamw_case(size_t n, float clip, uint64_t seed) {
     cmp(bm, rm, n, "adam m", TOL);
     cmp(bv, rv, n, "adam v", TOL);
     float stt[4];
-    down(bst, stt, 4);
+    tt_gtest_down(bst, stt, 4);
     CHECK_CLOSE(stt[1], norm, 1e-5, 0);
     free(p), free(g), free(m), free(v), free(mask), free(rp), free(rm), free(rv), free(got), free(dref), free(dgot);
 }
@@ -629,7 +532,8 @@ TT_TEST(test_adamw) {
 }
 
 int main(void) {
-    G = open_or_skip();
+    tt_gpu *G = tt_gtest_open();
+    tt_gtest_set_seed(1000);
     tt_status st;
     if (tt_gops_init(&O, G, &st)) {
         fprintf(stderr, "gops init: %s\n", st.msg);

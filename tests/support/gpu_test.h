@@ -1,0 +1,42 @@
+/* gpu_test.h — helpers shared by the WebGPU kernel tests (tests only):
+ * opening the device (skip, or fail under TT_REQUIRE_WEBGPU=1), random
+ * host data, device buffers (uploaded or poisoned with NaN), read-back,
+ * recording + submitting sites, and the float64 causal attention reference.
+ * One device per test process: tt_gtest_open sets tt_gtest_gpu, which the
+ * buffer helpers use. A failed device call prints "what: message" and
+ * counts as a failed check (tt_test_failed_checks). */
+#ifndef TT_GPU_TEST_H
+#define TT_GPU_TEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpu_ops.h"
+
+extern tt_gpu *tt_gtest_gpu;
+
+/* Open the default adapter into tt_gtest_gpu and return it; without one,
+ * print "SKIP: ..." and exit(0), or with TT_REQUIRE_WEBGPU=1 print
+ * "FAIL: ..." and exit(1). */
+tt_gpu *tt_gtest_open(void);
+/* rc != 0: print "what: st->msg" to stderr and count a failed check */
+void tt_gtest_die_on(int rc, const tt_status *st, const char *what);
+
+/* Seed of the next tt_gtest_rnd (incremented by each call). */
+void tt_gtest_set_seed(uint64_t seed);
+/* malloc'd n floats in [lo, hi) (tt_test_fill), one fresh seed per call */
+float *tt_gtest_rnd(size_t n, float lo, float hi);
+
+tt_gpu_buf tt_gtest_up(const void *x, size_t n);       /* storage buffer of n 4-byte words, = x */
+tt_gpu_buf tt_gtest_poisoned(size_t n);                 /* storage buffer of n floats, all NaN */
+void tt_gtest_down(tt_gpu_buf b, float *x, size_t n);   /* read the first n floats back (sync) */
+void tt_gtest_run(const tt_gsite *s, int n);            /* begin, record n sites, submit */
+tt_gref tt_gtest_R(tt_gpu_buf b);                       /* {b, offset 0} */
+
+/* float64 causal attention, forward and backward, scale 1/sqrt(hs), q, k, v,
+ * dy (B,T,C) with NH heads of hs = C/NH; y, dq, dk, dv (B,T,C); lse and
+ * D = rowsum(dy*y) (B,NH,T); D may be NULL. */
+void tt_gtest_attn_ref(int B, int T, int C, int NH, const float *q, const float *k, const float *v, const float *dy,
+                       double *y, double *lse, double *D, double *dq, double *dk, double *dv);
+
+#endif
