@@ -168,16 +168,32 @@ function snapshot(extra) {
     loss: M._tt_web_loss(W), val: M._tt_web_val_loss(W), lr: M._tt_web_lr(W), gradNorm: M._tt_web_grad_norm(W),
     tokPerSec: rate * tps, stepsPerSec: rate, elapsed: perf.elapsed,
     eta: rate > 0 ? (total - step) / rate : null,
-    losses: pendingLoss, vals: pendingVal,
+    losses: pendingLoss, vals: pendingVal, pipelined: M._tt_web_pipelined(W),
     ...extra,
   };
   pendingLoss = []; pendingVal = [];
   return msg;
 }
 
+// One step, pipelined where the engine allows it (WebGPU, as the native
+// trainer): step k+1 is submitted before step k's loss is collected, so the
+// GPU does not wait for the page. The engine never pipelines across an eval
+// or the last step; pause/stop/save/sample collect the step in flight first
+// (drain), so they see exactly the state of the one-step-at-a-time loop.
 async function stepOnce() {
-  check(await call('tt_web_submit', W), 'step');
-  if (M.ttGpuIdle) await M.ttGpuIdle(); // split phase: the loss readback completes off the wasm stack
+  if (M._tt_web_in_flight(W) === 0) check(await call('tt_web_submit', W), 'step');
+  if (run === 'running' && M._tt_web_can_submit_ahead(W)) {
+    // step k+1 computes while collect waits (JSPI) for step k's readback only;
+    // ttGpuIdle would wait for k+1's as well
+    check(await call('tt_web_submit', W), 'step');
+  } else if (M.ttGpuIdle) {
+    await M.ttGpuIdle(); // split phase: the loss readback completes off the wasm stack
+  }
+  await collectOne();
+}
+
+// Collects the oldest step in flight and runs the evaluation due after it.
+async function collectOne() {
   check(await call('tt_web_collect', W), 'step');
   const step = M._tt_web_step(W);
   pendingLoss.push([step, M._tt_web_loss(W)]);
@@ -186,6 +202,11 @@ async function stepOnce() {
     check(await call('tt_web_eval', W), 'eval');
     pendingVal.push([step, M._tt_web_val_loss(W)]);
   }
+}
+
+// Collects every step in flight (before a save, a pause/stop, sampling).
+async function drain() {
+  while (W && M._tt_web_in_flight(W) > 0) await collectOne();
 }
 
 async function loop() {
@@ -202,6 +223,7 @@ async function loop() {
           perf.window.push({ t: now, step: M._tt_web_step(W) });
           while (perf.window.length > 2 && now - perf.window[0].t > 5000) perf.window.shift();
         } while (run === 'running' && performance.now() - t0 < CHUNK_MS && M._tt_web_step(W) < M._tt_web_total_steps(W));
+        if (run !== 'running') await drain(); // pause/stop: the step in flight finishes and is recorded
         perf.elapsed += (performance.now() - t0) / 1000;
         return snapshot();
       });
@@ -217,7 +239,8 @@ async function loop() {
   } finally {
     loopActive = false;
   }
-  const msg = await locked(() => {
+  const msg = await locked(async () => {
+    try { await drain(); } catch (e) { post({ type: 'error', where: 'train', message: e.message }); }
     if (W && M._tt_web_step(W) >= M._tt_web_total_steps(W) && run !== 'stopped') run = 'done';
     return snapshot();
   });
@@ -277,6 +300,7 @@ async function readFile(dir, name) {
 }
 
 async function saveBytes() {
+  await drain(); // the checkpoint holds no step in flight
   const n = await call('tt_web_save', W);
   if (n < 0) throw new Error(err());
   const p = M._tt_web_save_ptr(W);
@@ -291,6 +315,7 @@ async function autosave(status) {
     const dir = await opfsDir();
     if (!dir) return;
     const snap = await locked(async () => {
+      await drain();
       if (M._tt_web_step(W) <= 0 && status === 'running') return null;
       step = M._tt_web_step(W);
       return { bytes: await saveBytes(), loss: M._tt_web_loss(W) };
@@ -356,6 +381,7 @@ async function sample(m) {
   const t0 = performance.now();
   try {
     await locked(async () => {
+      await drain(); // sample the weights of the last recorded step
       const p = cstr(m.prompt || '');
       try {
         check(await call('tt_web_sample_start', W, p, m.length | 0, +m.temperature, m.topK | 0, +m.topP, +m.seed), 'sample');

@@ -38,6 +38,7 @@ struct tt_web {
     int backend_kind;
     int threads;
     int min_lr_set;
+    int pipeline; /* 1: submit step k+1 before collecting step k where the backend allows */
     /* corpus */
     tt_corpus corpus;
     int have_corpus;
@@ -45,9 +46,11 @@ struct tt_web {
     tt_train_state s;
     int have_state;
     tt_backend *be;
-    uint8_t *tokens; /* (accum, B, T+1) */
+    uint8_t *tokens; /* (2, accum, B, T+1): step k uses slot k & 1 */
     uint8_t *valtok; /* (B, T+1) */
-    int pending;     /* a step was submitted and not collected */
+    int pending;     /* steps submitted and not collected: 0, 1 or 2 (pipelined) */
+    float lr_q[2];   /* lr of the steps in flight, slot k & 1 */
+    int64_t n_pipelined; /* steps of this run collected through step_result_prev */
     float last_loss, last_norm, last_lr, last_val;
     /* outputs */
     uint8_t *ckpt;
@@ -76,6 +79,7 @@ EMSCRIPTEN_KEEPALIVE tt_web *tt_web_new(void) {
     w->cfg = p->cfg;
     tt_train_config_default(&w->tc, 200);
     w->threads = 0;
+    w->pipeline = 1;
     w->last_loss = w->last_norm = w->last_lr = w->last_val = NAN;
     w->s.best_val = INFINITY;
     w->s.best_val_step = -1;
@@ -93,6 +97,7 @@ static void drop_run(tt_web *w) {
     free(w->valtok);
     w->tokens = w->valtok = NULL;
     w->pending = 0;
+    w->n_pipelined = 0;
     w->last_loss = w->last_norm = w->last_lr = w->last_val = NAN;
 }
 
@@ -166,6 +171,7 @@ static int apply_opt(tt_web *w, int pass, const char *key, const char *val) {
     else if (!strcmp(key, "eval_every")) { TT_CHECK(parse_int(w, key, val, 0, 1e12, &d)); w->tc.eval_every = (int64_t)d; }
     else if (!strcmp(key, "eval_batches")) { TT_CHECK(parse_int(w, key, val, 1, 4096, &d)); w->tc.eval_batches = (int)d; }
     else if (!strcmp(key, "threads")) { TT_CHECK(parse_int(w, key, val, 0, 1024, &d)); w->threads = (int)d; }
+    else if (!strcmp(key, "pipeline")) { TT_CHECK(parse_int(w, key, val, 0, 1, &d)); w->pipeline = (int)d; }
     else if (!strcmp(key, "sched")) {
         if (!strcmp(val, "cosine")) w->tc.sched = TT_SCHED_COSINE;
         else if (!strcmp(val, "constant")) w->tc.sched = TT_SCHED_CONSTANT;
@@ -181,6 +187,7 @@ static int apply_opt(tt_web *w, int pass, const char *key, const char *val) {
 EMSCRIPTEN_KEEPALIVE int tt_web_options(tt_web *w, const char *opts) {
     tt_status_clear(&w->st);
     w->min_lr_set = 0;
+    w->pipeline = 1;
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1 && opts && strstr(opts, "min_lr=")) w->min_lr_set = 1;
         const char *p = opts ? opts : "";
@@ -228,7 +235,7 @@ static int make_backend(tt_web *w) {
     if (rc) return rc;
     TT_CHECK(w->be->vt->set_state(w->be, w->s.params, w->s.m, w->s.v, &w->st));
     size_t row = (size_t)cfg->ctx + 1;
-    w->tokens = malloc((size_t)w->s.tc.accum * (size_t)cfg->batch * row);
+    w->tokens = malloc(2 * (size_t)w->s.tc.accum * (size_t)cfg->batch * row);
     w->valtok = malloc((size_t)cfg->batch * row);
     if (!w->tokens || !w->valtok) return werr(w, TT_ENOMEM, "out of memory (token buffers)");
     snprintf(w->info, sizeof w->info, "%s", w->be->device_name);
@@ -299,7 +306,8 @@ EMSCRIPTEN_KEEPALIVE int tt_web_load(tt_web *w, const uint8_t *bytes, size_t n, 
 EMSCRIPTEN_KEEPALIVE int tt_web_set_steps(tt_web *w, double total) {
     tt_status_clear(&w->st);
     if (!w->have_state) return werr(w, TT_EINVAL, "no training run");
-    if (!(total >= (double)w->s.step && total <= 1e12)) return werr(w, TT_EINVAL, "steps must be at least the steps done (%lld)", (long long)w->s.step);
+    int64_t done = w->s.step + w->pending; /* steps in flight count as done */
+    if (!(total >= (double)done && total <= 1e12)) return werr(w, TT_EINVAL, "steps must be at least the steps done (%lld)", (long long)done);
     w->s.tc.steps = (int64_t)total;
     w->tc.steps = w->s.tc.steps;
     return TT_OK;
@@ -307,17 +315,42 @@ EMSCRIPTEN_KEEPALIVE int tt_web_set_steps(tt_web *w, double total) {
 
 /* ---- steps ---------------------------------------------------------------------- */
 
+/* Pipelining, as tt_train_run (src/train.c): with a backend that has
+ * step_result_prev (WebGPU), step k+1 may be submitted while step k is in
+ * flight, then collect() reads step k's loss (step_result_prev) while k+1
+ * computes. Never across a point that needs the weights after step k: the
+ * last step or an eval (saves, pauses, stops and sampling are the Worker's:
+ * it collects every step in flight first, and save/eval/sample refuse while
+ * one is). Step k's batch, lr and bias corrections depend on k only, so the
+ * losses, weights and checkpoints are those of the one-at-a-time loop.
+ * Option pipeline=0 turns it off; the CPU backend never pipelines. */
+static int can_submit_ahead(const tt_web *w) {
+    if (!w->have_state || !w->be || w->pending != 1 || !w->pipeline || !w->be->vt->step_result_prev) return 0;
+    const tt_train_config *tc = &w->s.tc;
+    int64_t after = w->s.step + 1; /* steps done once the step in flight is collected */
+    if (after >= tc->steps) return 0;
+    if (tc->eval_every > 0 && after % tc->eval_every == 0) return 0;
+    return 1;
+}
+
+EMSCRIPTEN_KEEPALIVE int tt_web_can_submit_ahead(tt_web *w) { return can_submit_ahead(w); }
+EMSCRIPTEN_KEEPALIVE int tt_web_in_flight(tt_web *w) { return w->pending; }
+EMSCRIPTEN_KEEPALIVE double tt_web_pipelined(tt_web *w) { return (double)w->n_pipelined; }
+
 EMSCRIPTEN_KEEPALIVE int tt_web_submit(tt_web *w) {
     tt_status_clear(&w->st);
     if (!w->have_state || !w->be) return werr(w, TT_EINVAL, "no training run");
-    if (w->pending) return werr(w, TT_EINVAL, "a step is already in flight");
+    if (w->pending && !can_submit_ahead(w)) return werr(w, TT_EINVAL, "a step is already in flight");
     tt_train_state *s = &w->s;
     const tt_train_config *tc = &s->tc;
     int B = s->cfg.batch, T = s->cfg.ctx;
-    int64_t step = s->step;
+    int64_t step = s->step + w->pending;
+    /* two token slots: the step in flight keeps its batch while the next is sampled */
+    size_t per_step = (size_t)tc->accum * (size_t)B * (size_t)(T + 1);
+    uint8_t *tok = w->tokens + (size_t)(step & 1) * per_step;
     for (int i = 0; i < tc->accum; i++)
         tt_batch_train(&w->corpus, tc->seed, (step * tc->accum + i) * (int64_t)B, B, T,
-                       w->tokens + (size_t)i * (size_t)B * (size_t)(T + 1));
+                       tok + (size_t)i * (size_t)B * (size_t)(T + 1));
     tt_optim_args o;
     o.lr = tt_lr_at(tc, step);
     o.beta1 = tc->beta1;
@@ -327,23 +360,37 @@ EMSCRIPTEN_KEEPALIVE int tt_web_submit(tt_web *w) {
     o.clip = tc->clip;
     o.bc1 = (float)(1.0 - pow((double)tc->beta1, (double)(step + 1)));
     o.bc2 = (float)(1.0 - pow((double)tc->beta2, (double)(step + 1)));
-    TT_CHECK(w->be->vt->step(w->be, w->tokens, tc->accum, &o, &w->st));
-    w->last_lr = o.lr;
-    w->pending = 1;
+    TT_CHECK(w->be->vt->step(w->be, tok, tc->accum, &o, &w->st));
+    w->lr_q[step & 1] = o.lr;
+    w->pending++;
     return TT_OK;
 }
 
+/* Collects the oldest step in flight: step_result_prev when a newer one was
+ * submitted after it, step_result otherwise. */
 EMSCRIPTEN_KEEPALIVE int tt_web_collect(tt_web *w) {
     tt_status_clear(&w->st);
     if (!w->pending) return werr(w, TT_EINVAL, "no step in flight");
     float loss = NAN, norm = NAN;
-    w->pending = 0;
-    TT_CHECK(w->be->vt->step_result(w->be, &loss, &norm, &w->st));
-    if (!isfinite(loss)) return werr(w, TT_EINVAL, "loss is not finite at step %lld (lr too high?)", (long long)w->s.step + 1);
+    int two = w->pending == 2;
+    int64_t k = w->s.step;
+    int rc = two ? w->be->vt->step_result_prev(w->be, &loss, &norm, &w->st)
+                 : w->be->vt->step_result(w->be, &loss, &norm, &w->st);
+    if (rc) {
+        w->pending = 0;
+        return rc;
+    }
+    if (!isfinite(loss)) {
+        w->pending = 0;
+        return werr(w, TT_EINVAL, "loss is not finite at step %lld (lr too high?)", (long long)k + 1);
+    }
+    w->pending--;
+    if (two) w->n_pipelined++;
     w->s.step++;
     TT_CHECK(tt_state_push_loss(&w->s, loss, &w->st));
     w->last_loss = loss;
     w->last_norm = norm;
+    w->last_lr = w->lr_q[k & 1];
     return TT_OK;
 }
 

@@ -12,7 +12,11 @@
  *   tt_web_init(w)  or  tt_web_load(w, ckpt_bytes, n, force)
  *   loop: tt_web_submit(w); tt_web_collect(w)   one optimizer step (split
  *         phase: submit records/starts the step, collect waits for its loss)
- *         tt_web_eval(w)                  validation loss, pushed to history
+ *         pipelined (WebGPU): submit; then while tt_web_can_submit_ahead(w):
+         submit (step k+1 in flight), collect (step k's loss); collect
+         always takes the oldest step in flight; eval/save/sample need none
+         in flight (tt_web_in_flight(w) == 0)
+         tt_web_eval(w)                  validation loss, pushed to history
  *   tt_web_save(w) -> size; tt_web_save_ptr(w) -> bytes (.safetensors)
  *   tt_web_sample_start(w, prompt, max_tokens, temperature, top_k, top_p, seed)
  *   tt_web_sample_next(w) -> next byte (0..255) or -1 when done / error
@@ -33,7 +37,9 @@ const char *tt_web_error(tt_web *w);
 
 /* Space-separated key=value: preset layers d_model heads ctx batch steps lr
  * min_lr warmup sched(cosine|constant) wd clip accum seed eval_every
- * eval_batches threads backend(cpu|webgpu). Later keys override earlier. */
+ * eval_batches threads backend(cpu|webgpu) pipeline(0|1, default 1: overlap
+ * step k+1 with step k on backends that can, i.e. WebGPU). Later keys
+ * override earlier. */
 int tt_web_options(tt_web *w, const char *opts);
 int tt_web_corpus(tt_web *w, const uint8_t *bytes, size_t n);
 int tt_web_init(tt_web *w);
@@ -42,6 +48,9 @@ int tt_web_set_steps(tt_web *w, double total_steps);
 
 int tt_web_submit(tt_web *w);
 int tt_web_collect(tt_web *w);
+int tt_web_can_submit_ahead(tt_web *w); /* 1: a second submit may overlap the step in flight */
+int tt_web_in_flight(tt_web *w);        /* steps submitted and not collected (0..2) */
+double tt_web_pipelined(tt_web *w);     /* steps of this run collected while the next computed */
 int tt_web_eval(tt_web *w);
 
 double tt_web_step(tt_web *w);       /* optimizer steps completed */

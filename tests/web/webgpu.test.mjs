@@ -68,3 +68,58 @@ test('WebGPU training in the page matches the WASM engine step by step within 0.
   assert.deepEqual(page.errors, []);
   await ctx.close();
 });
+
+test('pipelined WebGPU training (step k+1 in flight while step k is read) is bit-identical to one step at a time', async (t) => {
+  const ctx = await browser.newContext();
+  const page = await openApp(ctx, srv.url);
+  if (!(await gpuOrSkip(t, page))) return ctx.close();
+  // Two runs of the Worker straight (not through the page's controls): the
+  // same options, one with pipeline=0. Evals every 2 of 4 steps: the engine
+  // pipelines steps 1->2 and 3->4 and must stop at the evals and the end.
+  const runs = await page.evaluate(async () => {
+    const corpus = new Uint8Array(await (await fetch('dist/corpus.txt')).arrayBuffer());
+    const one = (pipe) => new Promise((resolve) => {
+      const w = new Worker(new URL('./worker.js', location.href), { type: 'module' });
+      const r = { losses: [], vals: [], pipelined: -1, errors: [] };
+      w.onmessage = (e) => {
+        const m = e.data;
+        if (m.type === 'ready') {
+          w.postMessage({ type: 'start', corpus, corpusName: 'corpus.txt',
+            opts: `preset=tiny steps=4 seed=7 eval_every=2 eval_batches=1 backend=webgpu pipeline=${pipe}` });
+        } else if (m.type === 'progress') {
+          r.losses.push(...m.losses);
+          r.vals.push(...m.vals);
+          r.pipelined = m.pipelined;
+        } else if (m.type === 'status' && m.run === 'done') {
+          w.postMessage({ type: 'download' });
+        } else if (m.type === 'checkpoint') {
+          r.ckpt = Array.from(new Uint8Array(m.bytes));
+          w.terminate();
+          resolve(r);
+        } else if (m.type === 'error') {
+          r.errors.push(`${m.where}: ${m.message}`);
+          if (m.where !== 'autosave') { w.terminate(); resolve(r); }
+        }
+      };
+      w.postMessage({ type: 'init', variant: 'gpu', threads: 1 });
+    });
+    const piped = await one(1);
+    const plain = await one(0);
+    return { piped, plain };
+  });
+  const { piped, plain } = runs;
+  assert.deepEqual(piped.errors, []);
+  assert.deepEqual(plain.errors, []);
+  assert.equal(plain.pipelined, 0, 'pipeline=0 never overlaps steps');
+  assert.equal(piped.pipelined, 2, 'steps 1 and 3 were collected while the next one computed');
+  assert.equal(piped.losses.length, 4);
+  assert.deepEqual(piped.losses.map(([s]) => s), [1, 2, 3, 4]);
+  for (const [s, x] of piped.losses) assert.ok(Number.isFinite(x), `step ${s}: loss ${x}`);
+  assert.deepEqual(piped.losses, plain.losses, 'the same losses, bit for bit');
+  assert.deepEqual(piped.vals.map(([s]) => s), [2, 4]);
+  assert.deepEqual(piped.vals, plain.vals, 'the same validation losses, bit for bit');
+  assert.ok(piped.ckpt && piped.ckpt.length > 0, 'a checkpoint came back');
+  assert.ok(Buffer.from(piped.ckpt).equals(Buffer.from(plain.ckpt)), 'the same checkpoint, byte for byte');
+  assert.deepEqual(page.errors, []);
+  await ctx.close();
+});
