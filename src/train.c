@@ -174,22 +174,27 @@ static int same_cfg(const tt_model_config *a, const tt_model_config *b) {
            a->batch == b->batch && a->vocab == b->vocab;
 }
 
-static void fill_step(const tt_corpus *c, const tt_train_config *tc, int64_t step, int B, int T, uint8_t *out) {
+void tt_step_tokens(const tt_corpus *c, const tt_train_config *tc, int64_t step, int B, int T, uint8_t *out) {
     size_t micro = (size_t)B * (size_t)(T + 1);
     for (int i = 0; i < tc->accum; i++)
         tt_batch_train(c, tc->seed, (step * tc->accum + i) * B, B, T, out + (size_t)i * micro);
 }
 
-static int submit_step(tt_backend *be, const tt_train_config *tc, int64_t k, const uint8_t *tokens, tt_status *st) {
+tt_optim_args tt_optim_args_at(const tt_train_config *tc, int64_t step) {
     tt_optim_args opt;
-    opt.lr = tt_lr_at(tc, k);
+    opt.lr = tt_lr_at(tc, step);
     opt.beta1 = tc->beta1;
     opt.beta2 = tc->beta2;
     opt.eps = tc->eps;
     opt.weight_decay = tc->weight_decay;
     opt.clip = tc->clip;
-    opt.bc1 = (float)(1.0 - pow((double)tc->beta1, (double)(k + 1)));
-    opt.bc2 = (float)(1.0 - pow((double)tc->beta2, (double)(k + 1)));
+    opt.bc1 = (float)(1.0 - pow((double)tc->beta1, (double)(step + 1)));
+    opt.bc2 = (float)(1.0 - pow((double)tc->beta2, (double)(step + 1)));
+    return opt;
+}
+
+static int submit_step(tt_backend *be, const tt_train_config *tc, int64_t k, const uint8_t *tokens, tt_status *st) {
+    tt_optim_args opt = tt_optim_args_at(tc, k);
     return be->vt->step(be, tokens, tc->accum, &opt, st);
 }
 
@@ -248,7 +253,7 @@ int tt_train_run(const tt_trainer *t, int *stopped, tt_status *st) {
     const int64_t first = s->step;
     int64_t submitted = first - 1; /* last step handed to the backend */
     double t_start = tt_now(), step_time = 0.0, first_step_time = 0.0, t_prev = t_start;
-    if (!rc && first < tc->steps) fill_step(t->corpus, tc, first, B, T, bufs[first & 1]);
+    if (!rc && first < tc->steps) tt_step_tokens(t->corpus, tc, first, B, T, bufs[first & 1]);
     for (int64_t k = first; !rc && k < tc->steps; k++) {
         if (stop && submitted < k) break;
         double t0 = tt_now();
@@ -258,7 +263,7 @@ int tt_train_run(const tt_trainer *t, int *stopped, tt_status *st) {
             if (rc) break;
             submitted = k;
             /* the next batch is prepared while an asynchronous backend computes this step */
-            if (k + 1 < tc->steps) fill_step(t->corpus, tc, k + 1, B, T, bufs[(k + 1) & 1]);
+            if (k + 1 < tc->steps) tt_step_tokens(t->corpus, tc, k + 1, B, T, bufs[(k + 1) & 1]);
         } else {
             t0 = t_prev; /* submitted in the previous iteration: time from there */
         }
@@ -271,7 +276,7 @@ int tt_train_run(const tt_trainer *t, int *stopped, tt_status *st) {
             rc = submit_step(be, tc, k + 1, bufs[(k + 1) & 1], st);
             if (rc) break;
             submitted = k + 1;
-            if (k + 2 < tc->steps) fill_step(t->corpus, tc, k + 2, B, T, bufs[(k + 2) & 1]);
+            if (k + 2 < tc->steps) tt_step_tokens(t->corpus, tc, k + 2, B, T, bufs[(k + 2) & 1]);
             rc = be->vt->step_result_prev(be, &loss, &gn, st);
         } else {
             rc = be->vt->step_result(be, &loss, &gn, st);

@@ -70,6 +70,14 @@ typedef struct {
  * at 1500 steps; 1.2e-2 diverged). tt_train_config_default keeps 1e-3. */
 float tt_default_lr(const tt_model_config *cfg);
 
+/* The optimizer arguments of step `step` (0-based): learning rate from the
+ * schedule, bias corrections 1-b^(step+1) computed in double. Every front-end
+ * (trainer, bench, web) builds its steps with this. */
+tt_optim_args tt_optim_args_at(const tt_train_config *tc, int64_t step);
+/* The tokens of step `step`: tc->accum micro-batches of (B, T+1) bytes, by
+ * the batch rule of train.h. */
+void tt_step_tokens(const tt_corpus *c, const tt_train_config *tc, int64_t step, int B, int T, uint8_t *out);
+
 /* Runs steps s->step .. s->tc.steps - 1. Returns TT_OK also when stopped
  * early (*stopped = 1 then, if stopped is non-NULL). */
 int tt_train_run(const tt_trainer *t, int *stopped, tt_status *st);

@@ -1468,10 +1468,8 @@ static int cmd_bench(int argc, char **argv) {
     int64_t k = 0;
     for (;; k++) {
         if (rec.n >= warm && (rec.measured >= max_steps || (rec.measured >= steps && rec.measured_s >= min_time))) break;
-        tt_optim_args opt = {tt_lr_at(&tc, k), tc.beta1, tc.beta2, tc.eps, tc.weight_decay, tc.clip,
-                             (float)(1.0 - pow(tc.beta1, (double)(k + 1))), (float)(1.0 - pow(tc.beta2, (double)(k + 1)))};
-        for (int i = 0; i < accum; i++)
-            tt_batch_train(&corpus, tc.seed, ((int64_t)k * accum + i) * cfg.batch, cfg.batch, cfg.ctx, tok + (size_t)i * row);
+        tt_optim_args opt = tt_optim_args_at(&tc, k);
+        tt_step_tokens(&corpus, &tc, k, cfg.batch, cfg.ctx, tok);
         if (be->vt->step(be, tok, accum, &opt, &st)) {
             rc = error_line(EXIT_FAIL, "step %lld: %s", (long long)k + 1, st.msg);
             goto out;

@@ -348,18 +348,8 @@ EMSCRIPTEN_KEEPALIVE int tt_web_submit(tt_web *w) {
     /* two token slots: the step in flight keeps its batch while the next is sampled */
     size_t per_step = (size_t)tc->accum * (size_t)B * (size_t)(T + 1);
     uint8_t *tok = w->tokens + (size_t)(step & 1) * per_step;
-    for (int i = 0; i < tc->accum; i++)
-        tt_batch_train(&w->corpus, tc->seed, (step * tc->accum + i) * (int64_t)B, B, T,
-                       tok + (size_t)i * (size_t)B * (size_t)(T + 1));
-    tt_optim_args o;
-    o.lr = tt_lr_at(tc, step);
-    o.beta1 = tc->beta1;
-    o.beta2 = tc->beta2;
-    o.eps = tc->eps;
-    o.weight_decay = tc->weight_decay;
-    o.clip = tc->clip;
-    o.bc1 = (float)(1.0 - pow((double)tc->beta1, (double)(step + 1)));
-    o.bc2 = (float)(1.0 - pow((double)tc->beta2, (double)(step + 1)));
+    tt_step_tokens(&w->corpus, tc, step, B, T, tok);
+    tt_optim_args o = tt_optim_args_at(tc, step);
     TT_CHECK(w->be->vt->step(w->be, tok, tc->accum, &o, &w->st));
     w->lr_q[step & 1] = o.lr;
     w->pending++;
