@@ -5,24 +5,7 @@
 # every bad input: exit code 1 or 2, exactly one stderr line starting with
 # "tinytrain: error: ", never a crash (signal exit / core dump).
 set -u
-T="${TINYTRAIN:-}"
-if [ -z "$T" ] || [ ! -x "$T" ]; then
-    echo "TINYTRAIN is not set to the built tinytrain binary" >&2
-    exit 1
-fi
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/tinytrain-cli-XXXXXX")"
-trap 'rm -rf "$WORK"' EXIT
-cd "$WORK" || exit 1
-ulimit -c 0 2>/dev/null
-
-PASS=0
-FAIL=0
-ok() { PASS=$((PASS + 1)); echo "ok   $1"; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL $1"; }
-check() { # check NAME COMMAND...: the command must succeed
-    local name="$1"; shift
-    if "$@"; then ok "$name"; else bad "$name"; fi
-}
+. "$(dirname "$0")/support/cli_lib.sh" cli
 
 # a text corpus that does not depend on the fortunes package: 60 kB of varied lines
 WORDS=(the cat sat on a mat and dog ran to see big red sun it was very warm today we go home quick brown fox)

@@ -14,24 +14,7 @@
 # (exit 0, "SKIP: reason") without a WebGPU adapter unless
 # TT_REQUIRE_WEBGPU=1.
 set -u
-T="${TINYTRAIN:-}"
-if [ -z "$T" ] || [ ! -x "$T" ]; then
-    echo "TINYTRAIN is not set to the built tinytrain binary" >&2
-    exit 1
-fi
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/tinytrain-gpucli-XXXXXX")"
-trap 'rm -rf "$WORK"' EXIT
-cd "$WORK" || exit 1
-ulimit -c 0 2>/dev/null
-
-PASS=0
-FAIL=0
-ok() { PASS=$((PASS + 1)); echo "ok   $1"; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL $1"; }
-check() { # check NAME COMMAND...: the command must succeed
-    local name="$1"; shift
-    if "$@"; then ok "$name"; else bad "$name"; fi
-}
+. "$(dirname "$0")/support/cli_lib.sh" gpucli
 # one_error NAME RC FILE: exit code 1, exactly one stderr line, "tinytrain: error: "
 one_error() {
     local name="$1" rc="$2" f="$3"
