@@ -168,7 +168,9 @@ test('a checkpoint from the native CLI loads in the browser and continues', asyn
   const ctx = await browser.newContext();
   const page = await openApp(ctx, srv.url);
   await page.setInputFiles('#ckptFile', path.join(dir, 'a', 'checkpoint.safetensors'));
-  await page.waitForFunction(() => /Loaded a checkpoint at step 12/.test(document.getElementById('ckptStatus').textContent), null, { timeout: 120000 })
+  // the load message can be replaced at once by the autosave that follows a load ("Autosaved step 12 ...")
+  await page.waitForFunction(() => /Loaded a checkpoint at step 12|Autosaved step 12 /.test(document.getElementById('ckptStatus').textContent) &&
+    window.tinytrain.data.x.length === 12, null, { timeout: 120000 })
     .catch(async (e) => { // say what the page shows instead of a bare timeout
       const shown = await page.evaluate(() => ['ckptStatus', 'corpusStatus'].map((id) => document.getElementById(id).textContent).join(' | '));
       throw new Error(`${e.message}; page status: ${shown}; errors: ${page.errors.join('; ')}`);
