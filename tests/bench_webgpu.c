@@ -24,6 +24,7 @@
 #include "backend.h"
 #include "model.h"
 #include "rng.h"
+#include "device.h"
 #include "webgpu_profile.h"
 
 static int cmpd(const void *a, const void *b) {
@@ -57,6 +58,12 @@ int main(int argc, char **argv) {
     }
     double t_create = tt_now() - t0;
     fprintf(stderr, "[bench] created in %.2f s on %s\n", t_create, be->device_name);
+    const tt_gpu_info *gi = tt_webgpu_info(be);
+    if (gi)
+        printf("adapter %s: subgroups %d (%u..%u), shader-f16 %d, subgroup-matrix %d, timestamps %d, max binding %.0f MiB, "
+               "wg storage %u B, max invocations %u\n",
+               gi->name, gi->has_subgroups, gi->subgroup_min, gi->subgroup_max, gi->has_f16, gi->has_subgroup_matrix,
+               gi->has_timestamps, gi->max_storage_binding / 1048576.0, gi->max_wg_storage, gi->max_invocations);
     size_t P = be->layout.total, ntok = (size_t)pr->cfg.batch * (pr->cfg.ctx + 1);
     float *p = malloc(P * sizeof *p);
     uint8_t *tok = malloc(ntok);
@@ -114,9 +121,9 @@ int main(int argc, char **argv) {
     }
     if (reps > 0) {
         fprintf(stderr, "[bench] profiling every kernel site (%d reps each)...\n", reps);
-        tt_webgpu_prof prof[64];
+        tt_webgpu_prof prof[256];
         int n = 0;
-        if (tt_webgpu_profile(be, reps, prof, 64, &n, &st)) {
+        if (tt_webgpu_profile(be, reps, prof, 256, &n, &st)) {
             fprintf(stderr, "profile: %s\n", st.msg);
             return 1;
         }
@@ -125,7 +132,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < n; i++) tot += prof[i].ms;
         printf("  per kernel (each site run %d times back to back; sum %.3f ms):\n", reps, tot);
         for (int i = 0; i < n; i++)
-            printf("    %-16s %4d sites %9.3f ms %5.1f%%%s", prof[i].kernel, prof[i].sites, prof[i].ms,
+            printf("    %-16s %-28s %4d sites %9.3f ms %5.1f%%%s", prof[i].kernel, prof[i].tag, prof[i].sites, prof[i].ms,
                    100.0 * prof[i].ms / (tot > 0 ? tot : 1), prof[i].gflop > 0 ? "" : "\n"),
                 prof[i].gflop > 0 ? printf("  %8.1f GFLOP/s\n", prof[i].gflop / (prof[i].ms > 0 ? prof[i].ms : 1e-9) * 1e3)
                                   : 0;

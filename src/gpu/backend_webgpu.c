@@ -564,6 +564,8 @@ int tt_webgpu_profile(tt_backend *be, int reps, tt_webgpu_prof *out, int max, in
         TT_CHECK(time_sites(w, NULL, 0, &t, st));
         if (t < empty) empty = t;
     }
+    const char *de = getenv("TT_PROFILE_DETAIL");
+    const int detail = de && atoi(de) > 0;
     const tt_gsite *lists[3] = {w->fwd, w->bwd, w->opt};
     const int counts[3] = {w->n_fwd, w->n_bwd, w->n_opt};
     for (int l = 0; l < 3; l++)
@@ -578,11 +580,13 @@ int tt_webgpu_profile(tt_backend *be, int reps, tt_webgpu_prof *out, int max, in
             double ms = (best - empty) / reps * 1e3;
             if (ms < 0) ms = 0;
             int j = 0;
-            while (j < *n && strcmp(out[j].kernel, s->name) != 0) j++;
+            const char *tag = detail ? s->tag : "";
+            while (j < *n && (strcmp(out[j].kernel, s->name) != 0 || strcmp(out[j].tag, tag) != 0)) j++;
             if (j == *n) {
                 if (*n == max) continue;
                 memset(&out[j], 0, sizeof out[j]);
                 out[j].kernel = s->name;
+                snprintf(out[j].tag, sizeof out[j].tag, "%s", tag);
                 (*n)++;
             }
             out[j].sites++;
@@ -590,6 +594,11 @@ int tt_webgpu_profile(tt_backend *be, int reps, tt_webgpu_prof *out, int max, in
             out[j].gflop += s->flops * 1e-9;
         }
     return TT_OK;
+}
+
+const void *tt_webgpu_info(const tt_backend *be) {
+    if (!be || be->vt != &wgpu_vt) return NULL;
+    return tt_gpu_get_info(((const wgpu_impl *)be->impl)->g);
 }
 
 /* TT_WEBGPU_MAX_BINDING_MIB=N (tests): plan as if the adapter bound at most

@@ -55,6 +55,7 @@ typedef struct {
     uint32_t min_uniform_align;   /* minUniformBufferOffsetAlignment */
     uint32_t min_storage_align;
     int has_timestamps, has_f16, has_subgroups;
+    int has_subgroup_matrix; /* adapter offers Dawn's experimental subgroup matrices (not requested yet) */
     uint32_t subgroup_min, subgroup_max;
     char lib_path[256];      /* which implementation was loaded */
 } tt_gpu_info;

@@ -394,6 +394,8 @@ int tt_gpu_open(const tt_gpu_options *opt, tt_gpu **out, tt_status *st) {
         feats[nf++] = WGPUFeatureName_TimestampQuery;
         g->info.has_timestamps = 1;
     }
+    g->info.has_subgroup_matrix =
+        g->f.wgpuAdapterHasFeature(g->adapter, WGPUFeatureName_ChromiumExperimentalSubgroupMatrix) ? 1 : 0;
     /* Dawn toggles: keep timestamps in nanoseconds, unquantized */
     const char *disabled[] = {"timestamp_quantization"};
     WGPUDawnTogglesDescriptor toggles;

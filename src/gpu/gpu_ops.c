@@ -158,6 +158,7 @@ static int make_site(tt_gops *o, tt_gsite *s, const char *name, const char *pref
     s->z = z;
     s->name = name;
     s->flops = 0;
+    s->tag[0] = 0;
     o->n_sites++;
     return TT_OK;
 }
@@ -336,6 +337,8 @@ int tt_gop_matmul_ex(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, c
     k2[2] = TT_GPU_BIND_RW;
     TT_CHECK(make_site(o, &s[0], "matmul", prefix, args, 0, 7, bufs, k2, gx, gy, splits, st));
     s[0].flops = 2.0 * M * N * K;
+    snprintf(s[0].tag, sizeof s[0].tag, "%dx%dx%d t%d z%u%s%s", M, N, K, tile, splits, trans_a ? " TA" : "",
+             trans_b ? " TB" : "");
     memset(&s[1], 0, sizeof s[1]);
     if (splits > 1 && plain) {
         tt_gref part = {o->split_buf, 0};

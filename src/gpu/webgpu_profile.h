@@ -7,6 +7,7 @@
 
 typedef struct {
     const char *kernel; /* WGSL kernel name, e.g. "matmul" */
+    char tag[48];       /* detailed profile: the site's shape/plan ("" otherwise) */
     int sites;          /* dispatch sites of one step using it */
     double ms;          /* summed time of those sites in one step */
     double gflop;       /* their useful GFLOPs (matmul, attention), else 0 */
@@ -16,9 +17,13 @@ typedef struct {
  * n_micro = 1): each site is dispatched `reps` times back to back in one
  * submit, timed on the host around a readback, minus the cost of an empty
  * submit + readback, divided by reps. Entries are aggregated by kernel name
- * into out[0..*n) (max entries). CLOBBERS the backend's activations,
+ * into out[0..*n) (max entries) — by kernel name and, when
+ * TT_PROFILE_DETAIL=1, also by the site's shape tag (matmul shapes). CLOBBERS the backend's activations,
  * gradients, parameters and moments: use a throwaway backend, or set_state
  * afterwards. be must be a "webgpu" backend. */
 int tt_webgpu_profile(tt_backend *be, int reps, tt_webgpu_prof *out, int max, int *n, tt_status *st);
+
+/* The device's adapter facts (limits, features), NULL if be is not "webgpu". */
+const void *tt_webgpu_info(const tt_backend *be); /* a const tt_gpu_info * (device.h) */
 
 #endif
