@@ -121,7 +121,7 @@ TT_TEST(test_matmul_ones_rows) {
  * the presets' shapes (enough workgroups, largest tile, bounded split-K) */
 TT_TEST(test_matmul_plan) {
     tt_gops P = O;
-    P.tile = 0, P.splitk = 0, P.policy = 0, P.mm_target = 0;
+    P.tile = 0, P.splitk = 0, P.policy = 0, P.mm_target = 0, P.mm_kmin = 0;
     static const int shp[][4] = {{2048, 256, 256, 0},  {2048, 1024, 256, 0}, {257, 256, 2048, 1}, {257, 1024, 2048, 1},
                                  {769, 768, 8192, 1},  {8192, 3072, 768, 0}, {1025, 256, 2048, 1}, {49, 48, 512, 1},
                                  {512, 48, 48, 0},     {256, 768, 8192, 1},  {1024, 384, 384, 0},  {5, 7, 16, 1}};
@@ -136,15 +136,15 @@ TT_TEST(test_matmul_plan) {
         CHECK(splits >= 1 && splits <= 16 && (uint64_t)kchunk * splits >= (uint64_t)K &&
               (uint64_t)kchunk * (splits - 1) < (uint64_t)K);
         if (!sp) CHECK(splits == 1);
-        if (splits > 1) CHECK(kchunk >= 256 && kchunk % 16 == 0);
+        if (splits > 1) CHECK(kchunk >= TT_MM_KMIN && kchunk % 16 == 0);
         /* either enough workgroups, or the smallest tile / most slices */
-        CHECK(wgs * splits >= 256 || tile == 32 || splits == 16 || (sp && (uint32_t)K / 256 <= splits));
-        uint64_t maxs = sp ? (uint64_t)K / 256 : 1;
+        CHECK(wgs * splits >= TT_MM_TARGET || tile == 32 || splits == 16 || (sp && (uint32_t)K / TT_MM_KMIN <= splits));
+        uint64_t maxs = sp ? (uint64_t)K / TT_MM_KMIN : 1;
         if (maxs > 16) maxs = 16;
         if (maxs < 2) maxs = 1;
         if (tile < 128) { /* the next larger tile could not reach the target, even split */
             uint64_t big = (uint64_t)((M + 2 * tile - 1) / (2 * tile)) * ((N + 2 * tile - 1) / (2 * tile));
-            CHECK(big * maxs < 256);
+            CHECK(big * maxs < TT_MM_TARGET);
         }
         int t2;
         uint32_t s2, k2;

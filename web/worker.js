@@ -28,6 +28,7 @@ let lastSave = { step: -1, t: 0 };
 let perf = { elapsed: 0, window: [] };
 let pendingLoss = [], pendingVal = [];
 let busy = Promise.resolve(); // serialises engine use between the loop, sampling, saves
+let requestInFlight = null; // steps in flight when the last pause/stop arrived (reported with the status that follows)
 
 const post = (msg, transfer) => self.postMessage(msg, transfer || []);
 
@@ -246,7 +247,8 @@ async function loop() {
   });
   post(msg);
   await autosave(run === 'running' ? 'paused' : run);
-  post({ type: 'status', run });
+  post({ type: 'status', run, inFlightAtRequest: requestInFlight });
+  requestInFlight = null;
 }
 
 function resetPerf() {
@@ -463,6 +465,8 @@ async function bench(m) {
 //   clearSaved                               -> cleared
 //   bench {presets, steps, corpus}           -> benchRow..., benchDone
 // worker -> page: error {where, message} (where: init | corpus | options | train | checkpoint | sample | autosave | bench)
+//   status {run, inFlightAtRequest?}: after a pause/stop of a running loop, how many steps were in flight
+//   when the request arrived (they are collected, recorded and saved before the status is sent)
 
 async function onMessage(m) {
   switch (m.type) {
@@ -506,6 +510,7 @@ async function onMessage(m) {
     }
     case 'pause':
       if (run === 'running') {
+        if (loopActive) requestInFlight = M._tt_web_in_flight(W);
         run = 'paused';
         if (!loopActive) { await autosave('paused'); post({ type: 'status', run }); }
       }
@@ -522,6 +527,7 @@ async function onMessage(m) {
     case 'stop':
       if (run === 'running' || run === 'paused') {
         const wasLooping = loopActive;
+        if (run === 'running' && loopActive) requestInFlight = M._tt_web_in_flight(W);
         run = 'stopped';
         if (!wasLooping) { await autosave('stopped'); post({ type: 'status', run }); }
       }

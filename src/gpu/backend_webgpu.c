@@ -54,10 +54,14 @@ typedef struct {
     uint64_t bind_cap; /* test hook TT_WEBGPU_MAX_BINDING_MIB: a smaller binding limit than the adapter's */
     /* test hook TT_WEBGPU_FAULT_AT_STEP=N: the N-th step() of this backend
      * (1-based) reports a device error; TT_WEBGPU_FAULT_KIND=lost (default:
-     * the device is gone, every later call fails too) or error (only that
-     * step fails before anything is submitted; the device stays usable) */
+     * the device is gone, every later call fails too), error (only that
+     * step fails before anything is submitted; the device stays usable) or
+     * validation (a real WebGPU validation error: that step records one
+     * dispatch over the adapter's workgroup-count limit, which the device
+     * reports as an uncaptured error at submit; the device layer keeps it) */
     int64_t fault_at;
     int fault_lost;
+    int fault_validation;
     int faulted; /* 1: simulated lost device */
     /* phase split (opt-in, env TT_WEBGPU_TIMESTAMPS=1 and an adapter with
      * timestamp-query): GPU timestamps at the start of the forward, backward
@@ -67,6 +71,7 @@ typedef struct {
      * it stays off unless asked for. */
     int ts;                 /* timestamps recorded */
     const char *ts_why;     /* why phase_times is unavailable */
+    char ts_why_buf[256];
     tt_gpu_buf ts_stage[2];
     int ts_n[2];            /* slots recorded by the step in readback slot i (0: none) */
     int ts_pending[2];
@@ -385,6 +390,11 @@ static int wgpu_step(tt_backend *be, const uint8_t *tokens, int n_micro, const t
     if (n_micro < 1) return tt_fail(st, TT_EINVAL, "step: n_micro must be >= 1 (got %d)", n_micro);
     if (!(opt->bc1 > 0.0f) || !(opt->bc2 > 0.0f)) return tt_fail(st, TT_EINVAL, "step: bias corrections must be > 0");
     TT_CHECK(fault_check(w, st));
+    int bad_dispatch = 0;
+    if (w->fault_at > 0 && w->n_steps + 1 == w->fault_at && w->fault_validation) {
+        w->fault_at = 0;
+        bad_dispatch = 1; /* fires once, in the first command buffer of this step */
+    }
     if (w->fault_at > 0 && w->n_steps + 1 == w->fault_at) { /* fires once, before anything of the step is submitted */
         w->fault_at = 0;
         w->faulted = w->fault_lost;
@@ -420,6 +430,8 @@ static int wgpu_step(tt_backend *be, const uint8_t *tokens, int n_micro, const t
         }
         if (ts) tt_gpu_timestamp(w->g, 3 * i);
         tt_gops_run(w->g, w->fwd, w->n_fwd);
+        if (bad_dispatch && i == 0 && w->n_fwd > 0) /* test hook: over maxComputeWorkgroupsPerDimension */
+            tt_gpu_dispatch(w->g, w->fwd[0].k, w->fwd[0].grp, tt_gpu_get_info(w->g)->max_wg_per_dim + 1, 1, 1);
         if (ts) tt_gpu_timestamp(w->g, 3 * i + 1);
         tt_gops_run(w->g, w->bwd, w->n_bwd);
         if (ts) tt_gpu_timestamp(w->g, 3 * i + 2);
@@ -682,7 +694,8 @@ int tt_backend_webgpu_create(const tt_model_config *cfg, tt_backend **out, tt_st
         e = getenv("TT_WEBGPU_FAULT_AT_STEP");
         w->fault_at = e ? atoll(e) : 0;
         e = getenv("TT_WEBGPU_FAULT_KIND");
-        w->fault_lost = !(e && strcmp(e, "error") == 0);
+        w->fault_validation = e && strcmp(e, "validation") == 0;
+        w->fault_lost = !(e && (strcmp(e, "error") == 0 || w->fault_validation));
     }
     tt_gpu_options go;
     memset(&go, 0, sizeof go);
@@ -718,7 +731,11 @@ int tt_backend_webgpu_create(const tt_model_config *cfg, tt_backend **out, tt_st
         tt_status ts_st;
         tt_status_clear(&ts_st);
         if (!tt_gpu_get_info(w->g)->has_timestamps) {
-            w->ts_why = "webgpu: the adapter does not offer timestamp-query, so no phase split";
+            snprintf(w->ts_why_buf, sizeof w->ts_why_buf,
+                     "webgpu: adapter %.100s lacks feature timestamp-query (asked for by TT_WEBGPU_TIMESTAMPS=1), so "
+                     "no phase split",
+                     tt_gpu_get_info(w->g)->name);
+            w->ts_why = w->ts_why_buf;
         } else if (tt_gpu_timestamps_init(w->g, WGPU_TS_SLOTS, &ts_st) == TT_OK &&
                    tt_gpu_buffer(w->g, WGPU_TS_SLOTS * 8, TT_GPU_READBACK, "timestamp-readback", &w->ts_stage[0], &ts_st) ==
                        TT_OK &&
@@ -727,7 +744,9 @@ int tt_backend_webgpu_create(const tt_model_config *cfg, tt_backend **out, tt_st
             w->ts = 1;
             be->device_bytes += 2 * WGPU_TS_SLOTS * 8;
         } else {
-            w->ts_why = "webgpu: creating the timestamp query set failed, so no phase split";
+            snprintf(w->ts_why_buf, sizeof w->ts_why_buf, "webgpu: GPU timestamps failed (%.180s), so no phase split",
+                     ts_st.msg);
+            w->ts_why = w->ts_why_buf;
         }
     }
     if (rc == TT_OK) rc = plan(be, st);

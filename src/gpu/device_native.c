@@ -9,7 +9,28 @@
  *   node_modules/bun-webgpu-linux-x64/libwebgpu_wrapper.so relative to the
  *     executable's directory and up to 3 parents, the source dir, the cwd
  *   system names (libwebgpu_dawn.so, libwebgpu.so, libwgpu_native.so)
- * Not built for Emscripten (the browser has its own device layer). */
+ * Not built for Emscripten (the browser has its own device layer).
+ *
+ * Faults, each one line (tt_status): library missing / wrong, no adapter,
+ * a feature the caller requires that the adapter lacks ("adapter X lacks
+ * feature Y"), device creation, WGSL compile errors (the first line of the
+ * compiler's message, naming the kernel), buffers over maxBufferSize or
+ * rejected by the implementation (error scopes: out of memory / validation),
+ * uncaptured errors and device loss (recorded, reported by the next call).
+ * Dawn's multi-line messages are cut to their first line (plus, for
+ * uncaptured errors, the first "While ..." context line).
+ *
+ * Test hooks (environment, read at each call; no effect when unset):
+ *   TT_WEBGPU_REQUIRE_FEATURES=f1,f2  features tt_gpu_open must find on the
+ *     adapter (timestamp-query, shader-f16, subgroups, subgroup-matrix)
+ *   TT_WEBGPU_HIDE_FEATURES=f1,f2     features treated as absent from the
+ *     adapter (to test the paths of an adapter without them anywhere)
+ *   TT_WEBGPU_FAULT_SHADER=label      tt_gpu_kernel_create of the kernel with
+ *     this label ("*": every kernel) compiles its WGSL with a syntax error
+ *   TT_WEBGPU_FAULT_OOM=label         tt_gpu_buffer of the buffer with this
+ *     label asks the implementation for more than maxBufferSize, skipping our
+ *     own size check: the implementation's rejection comes back through the
+ *     error scope, nothing is allocated */
 #ifndef __EMSCRIPTEN__
 
 #define _GNU_SOURCE
@@ -86,7 +107,7 @@ struct tt_gpu {
     /* request results */
     int req_done;
     int req_status;
-    char req_msg[256];
+    char req_msg[512];
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -106,10 +127,36 @@ static void sv_copy(char *dst, size_t cap, WGPUStringView v) {
         if (dst[i] == '\n' || dst[i] == '\r') dst[i] = ' ';
 }
 
+/* One line out of an implementation's message: its first non-empty line
+ * (Dawn's WGSL errors follow it with the source line, a caret line and
+ * "- While ..." context lines); with_context appends the first context line. */
+static void sv_first_line(char *dst, size_t cap, WGPUStringView v, int with_context) {
+    size_t n = 0;
+    const char *s = v.data;
+    if (s) n = v.length == WGPU_STRLEN ? strlen(s) : v.length;
+    size_t i = 0, o = 0;
+    while (i < n && (s[i] == '\n' || s[i] == '\r' || s[i] == ' ')) i++;
+    while (i < n && s[i] != '\n' && s[i] != '\r' && o + 1 < cap) dst[o++] = s[i++];
+    while (o > 0 && dst[o - 1] == ' ') o--;
+    dst[o] = 0;
+    if (!with_context) return;
+    for (; i < n; i++) {
+        if (s[i] != '\n') continue;
+        size_t j = i + 1;
+        while (j < n && (s[j] == ' ' || s[j] == '-')) j++;
+        if (n - j < 6 || strncmp(s + j, "While ", 6) != 0) continue;
+        size_t e = j;
+        while (e < n && s[e] != '\n' && s[e] != '\r') e++;
+        int w = snprintf(dst + o, cap - o, " (%.*s)", (int)(e - j), s + j);
+        if (w < 0 || (size_t)w >= cap - o) dst[cap - 1] = 0;
+        break;
+    }
+}
+
 static void record_error(tt_gpu *g, int code, const char *what, WGPUStringView msg) {
     if (g->err_code) return; /* keep the first */
     char m[320];
-    sv_copy(m, sizeof m, msg);
+    sv_first_line(m, sizeof m, msg, 1);
     g->err_code = code;
     snprintf(g->err, sizeof g->err, "webgpu %s: %s", what, m);
 }
@@ -154,7 +201,7 @@ static void on_pop(WGPUPopErrorScopeStatus status, WGPUErrorType type, WGPUStrin
     tt_gpu *g = u1;
     g->req_done = 1;
     g->req_status = status == WGPUPopErrorScopeStatus_Success ? (int)type : -1;
-    sv_copy(g->req_msg, sizeof g->req_msg, msg);
+    sv_first_line(g->req_msg, sizeof g->req_msg, msg, 0);
 }
 
 static void on_map(WGPUMapAsyncStatus status, WGPUStringView msg, void *u1, void *u2) {
@@ -286,6 +333,71 @@ static void quiet_stderr_end(int saved) {
     close(saved);
 }
 
+/* ---- features ------------------------------------------------------------ */
+static const struct {
+    const char *name; /* the WebGPU spelling */
+    WGPUFeatureName f;
+} tt_features[] = {
+    {"timestamp-query", WGPUFeatureName_TimestampQuery},
+    {"shader-f16", WGPUFeatureName_ShaderF16},
+    {"subgroups", WGPUFeatureName_Subgroups},
+    {"subgroup-matrix", WGPUFeatureName_ChromiumExperimentalSubgroupMatrix},
+};
+#define TT_N_FEATURES (sizeof tt_features / sizeof tt_features[0])
+
+static const char *feature_name(WGPUFeatureName f) {
+    for (size_t i = 0; i < TT_N_FEATURES; i++)
+        if (tt_features[i].f == f) return tt_features[i].name;
+    return "?";
+}
+
+/* 1 if name is in the comma/space separated list */
+static int in_list(const char *list, const char *name) {
+    size_t len = strlen(name);
+    for (const char *p = list; p && *p;) {
+        size_t n = strcspn(p, ", ");
+        if (n == len && strncmp(p, name, n) == 0) return 1;
+        p += n;
+        while (*p == ',' || *p == ' ') p++;
+    }
+    return 0;
+}
+
+/* the adapter has feature f (and the test hook TT_WEBGPU_HIDE_FEATURES does not hide it) */
+static int adapter_has(tt_gpu *g, WGPUFeatureName f) {
+    if (in_list(getenv("TT_WEBGPU_HIDE_FEATURES"), feature_name(f))) return 0;
+    return g->f.wgpuAdapterHasFeature(g->adapter, f) ? 1 : 0;
+}
+
+/* Features the caller requires (env TT_WEBGPU_REQUIRE_FEATURES, a comma
+ * list): an adapter without one is refused with "adapter X lacks feature Y".
+ * *want_ts is set when timestamp-query is among them. */
+static int check_required_features(tt_gpu *g, int *want_ts, tt_status *st) {
+    const char *e = getenv("TT_WEBGPU_REQUIRE_FEATURES");
+    if (!e || !*e) return TT_OK;
+    const char *p = e;
+    while (*p) {
+        size_t n = strcspn(p, ", ");
+        if (n) {
+            size_t i = 0;
+            while (i < TT_N_FEATURES && !(strlen(tt_features[i].name) == n && strncmp(p, tt_features[i].name, n) == 0))
+                i++;
+            if (i == TT_N_FEATURES)
+                return tt_fail(st, TT_EINVAL,
+                               "TT_WEBGPU_REQUIRE_FEATURES: unknown feature '%.*s' (known: timestamp-query, shader-f16, "
+                               "subgroups, subgroup-matrix)",
+                               (int)TT_MIN(n, 64), p);
+            if (!adapter_has(g, tt_features[i].f))
+                return tt_fail(st, TT_EUNSUP, "WebGPU: adapter %s lacks feature %s (required by TT_WEBGPU_REQUIRE_FEATURES)",
+                               g->info.name, tt_features[i].name);
+            if (tt_features[i].f == WGPUFeatureName_TimestampQuery) *want_ts = 1;
+        }
+        p += n;
+        while (*p == ',' || *p == ' ') p++;
+    }
+    return TT_OK;
+}
+
 static int request_adapter(tt_gpu *g, int fallback) {
     WGPURequestAdapterOptions o;
     memset(&o, 0, sizeof o);
@@ -373,6 +485,14 @@ int tt_gpu_open(const tt_gpu_options *opt, tt_gpu **out, tt_status *st) {
                        "WebGPU: no GPU adapter (only Dawn's null backend; is a Vulkan driver installed? e.g. "
                        "mesa-vulkan-drivers; TT_WEBGPU_VERBOSE=1 shows the driver's messages)");
     }
+    int want_ts = opt->want_timestamps;
+    {
+        int rc = check_required_features(g, &want_ts, st);
+        if (rc) {
+            tt_gpu_close(g);
+            return rc;
+        }
+    }
     WGPULimits lim;
     memset(&lim, 0, sizeof lim);
     if (g->f.wgpuAdapterGetLimits(g->adapter, &lim) != WGPUStatus_Success) {
@@ -382,20 +502,20 @@ int tt_gpu_open(const tt_gpu_options *opt, tt_gpu **out, tt_status *st) {
     lim.nextInChain = NULL;
     WGPUFeatureName feats[4];
     size_t nf = 0;
-    if (g->f.wgpuAdapterHasFeature(g->adapter, WGPUFeatureName_Subgroups)) {
+    if (adapter_has(g, WGPUFeatureName_Subgroups)) {
         feats[nf++] = WGPUFeatureName_Subgroups;
         g->info.has_subgroups = 1;
     }
-    if (g->f.wgpuAdapterHasFeature(g->adapter, WGPUFeatureName_ShaderF16)) {
+    if (adapter_has(g, WGPUFeatureName_ShaderF16)) {
         feats[nf++] = WGPUFeatureName_ShaderF16;
         g->info.has_f16 = 1;
     }
-    if (opt->want_timestamps && g->f.wgpuAdapterHasFeature(g->adapter, WGPUFeatureName_TimestampQuery)) {
+    if (want_ts && adapter_has(g, WGPUFeatureName_TimestampQuery)) {
         feats[nf++] = WGPUFeatureName_TimestampQuery;
         g->info.has_timestamps = 1;
     }
     g->info.has_subgroup_matrix =
-        g->f.wgpuAdapterHasFeature(g->adapter, WGPUFeatureName_ChromiumExperimentalSubgroupMatrix) ? 1 : 0;
+        adapter_has(g, WGPUFeatureName_ChromiumExperimentalSubgroupMatrix) ? 1 : 0;
     /* Dawn toggles: keep timestamps in nanoseconds, unquantized */
     const char *disabled[] = {"timestamp_quantization"};
     WGPUDawnTogglesDescriptor toggles;
@@ -513,7 +633,8 @@ static int scope_pop(tt_gpu *g, const char *what, tt_status *st) {
         WGPUFuture f = g->f.wgpuDevicePopErrorScope(g->dev, ci);
         wait_future(g, f, &g->req_done);
         if (rc == TT_OK && g->req_done && g->req_status != WGPUErrorType_NoError && g->req_status != -1) {
-            rc = tt_fail(st, g->req_status == WGPUErrorType_OutOfMemory ? TT_ENOMEM : TT_EDEVICE, "%s: %s", what,
+            int oom = g->req_status == WGPUErrorType_OutOfMemory;
+            rc = tt_fail(st, oom ? TT_ENOMEM : TT_EDEVICE, "%s: %s%s", what, oom ? "out of device memory: " : "",
                          g->req_msg);
         }
     }
@@ -525,8 +646,14 @@ static int scope_pop(tt_gpu *g, const char *what, tt_status *st) {
 int tt_gpu_buffer(tt_gpu *g, uint64_t bytes, int usage, const char *label, tt_gpu_buf *out, tt_status *st) {
     *out = -1;
     if (bytes == 0) bytes = 4;
+    if (bytes > g->info.max_buffer) /* before rounding up, which could wrap */
+        return tt_fail(st, TT_ENOMEM, "webgpu: buffer %s of %.1f MiB exceeds this adapter's maxBufferSize (%.1f MiB)",
+                       label ? label : "", bytes / 1048576.0, g->info.max_buffer / 1048576.0);
     bytes = (bytes + 15) & ~(uint64_t)15; /* whole-buffer bindings as array<vec4<f32>> */
-    if (bytes > g->info.max_buffer)
+    const char *oom = getenv("TT_WEBGPU_FAULT_OOM"); /* test hook: see the header */
+    if (oom && *oom && label && strcmp(oom, label) == 0 && g->info.max_buffer < UINT64_MAX - 64)
+        bytes = (g->info.max_buffer + 64) & ~(uint64_t)15; /* the implementation must refuse it */
+    else if (bytes > g->info.max_buffer)
         return tt_fail(st, TT_ENOMEM, "webgpu: buffer %s of %.1f MiB exceeds this adapter's maxBufferSize (%.1f MiB)",
                        label ? label : "", bytes / 1048576.0, g->info.max_buffer / 1048576.0);
     if (g->n_bufs == g->cap_bufs) {
@@ -601,7 +728,18 @@ int tt_gpu_kernel_create(tt_gpu *g, const char *wgsl, const char *entry, int n_b
                                                              WGPUBufferBindingType_Storage;
     }
     char what[160];
-    snprintf(what, sizeof what, "webgpu: kernel %s (%s)", label ? label : "", entry);
+    snprintf(what, sizeof what, "webgpu: cannot compile kernel %s (entry %s)", label ? label : "", entry);
+    char *broken = NULL; /* test hook TT_WEBGPU_FAULT_SHADER: see the header */
+    const char *fs = getenv("TT_WEBGPU_FAULT_SHADER");
+    if (fs && *fs && (strcmp(fs, "*") == 0 || (label && strcmp(fs, label) == 0))) {
+        static const char tail[] = "\nfn tt_fault_hook( {\n";
+        size_t n = strlen(wgsl);
+        broken = malloc(n + sizeof tail);
+        if (!broken) return tt_fail(st, TT_ENOMEM, "out of memory (kernel source)");
+        memcpy(broken, wgsl, n);
+        memcpy(broken + n, tail, sizeof tail);
+        wgsl = broken;
+    }
     scope_push(g);
     WGPUBindGroupLayoutDescriptor bd;
     memset(&bd, 0, sizeof bd);
@@ -631,6 +769,7 @@ int tt_gpu_kernel_create(tt_gpu *g, const char *wgsl, const char *entry, int n_b
     cd.compute.entryPoint = sv(entry);
     WGPUComputePipeline p = g->f.wgpuDeviceCreateComputePipeline(g->dev, &cd);
     int rc = scope_pop(g, what, st);
+    free(broken);
     if (sm) g->f.wgpuShaderModuleRelease(sm);
     if (pl) g->f.wgpuPipelineLayoutRelease(pl);
     if (rc || !p || !bgl) {

@@ -48,8 +48,11 @@ int tt_gops_init(tt_gops *o, tt_gpu *g, tt_status *st) {
     if (t && atoi(t) > 0) o->att_lanes = (uint32_t)atoi(t);
     t = getenv("TT_WEBGPU_ATTN");
     if (t && strcmp(t, "tiled") == 0) o->att_tiled = 1;
+    if (t && strcmp(t, "mt") == 0) o->att_mt = 1;
     t = getenv("TT_WEBGPU_MM_TARGET");
     if (t && atoi(t) > 0) o->mm_target = (uint32_t)atoi(t);
+    t = getenv("TT_WEBGPU_MM_KMIN");
+    if (t && atoi(t) >= 16) o->mm_kmin = (uint32_t)atoi(t);
     return tt_gpu_buffer(g, sizeof(tt_gstep), TT_GPU_UNIFORM, "step-uniforms", &o->stepu, st);
 }
 
@@ -163,6 +166,12 @@ static int make_site(tt_gops *o, tt_gsite *s, const char *name, const char *pref
     return TT_OK;
 }
 
+int tt_gops_make_site(tt_gops *o, tt_gsite *s, const char *name, const char *prefix, const uint32_t args[16],
+                      int use_step, int n_buf, const tt_gpu_buf *bufs, const uint8_t *buf_kinds, uint32_t x,
+                      uint32_t y, uint32_t z, tt_status *st) {
+    return make_site(o, s, name, prefix, args, use_step, n_buf, bufs, buf_kinds, x, y, z, st);
+}
+
 /* 1-D count of workgroups folded into x*y <= limits. */
 static void grid1(const tt_gops *o, uint64_t nwg, uint32_t *x, uint32_t *y) {
     uint64_t lim = o->info->max_wg_per_dim ? o->info->max_wg_per_dim : 65535;
@@ -205,14 +214,13 @@ static int colsum_final(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref part, uint
  * bit-identically on every GPU. Tiles are square, BM = BN in {128, 64, 32}
  * (128: 8x8 outputs per thread, 256 threads; 64: 4x4, 256 threads; 32: 4x4,
  * 64 threads). New policy (default): the largest tile giving >= target
- * workgroups (default 256, about two per SM of a 132-SM GPU), where a
- * product that may be split (accumulating, no epilogue: weight gradients)
- * counts its K slices too (slices of >= 256, at most 16; partial products
- * are added in slice order by a second site): so a big-K weight gradient
+ * workgroups (TT_MM_TARGET = 512, about four per SM of a 132-SM GPU), where
+ * a product that may be split counts its K slices too (slices of >=
+ * TT_MM_KMIN = 128, at most 16; partial products are added in slice order
+ * by a second site, which also applies any epilogue): so a big-K product
  * keeps the efficient large tile and gains workgroups from split-K. When no
  * tile reaches the target: the 32 tile with the most slices allowed. Old policy (TT_WEBGPU_MMPOLICY=old): the
  * first version's rule (128 only for big grids, split-K only on GPUs). */
-#define MM_KMIN 256u
 #define MM_MAXSPLIT 16u
 
 static uint32_t mm_wgs(int M, int N, int t) { return (uint32_t)((M + t - 1) / t) * (uint32_t)((N + t - 1) / t); }
@@ -236,9 +244,10 @@ void tt_gop_matmul_plan(const tt_gops *o, int M, int N, int K, int splittable, i
             }
         }
     } else {
-        uint32_t target = o->mm_target ? o->mm_target : 256;
+        uint32_t target = o->mm_target ? o->mm_target : TT_MM_TARGET;
         static const int tiles[3] = {128, 64, 32};
-        uint32_t maxs = splittable ? (uint32_t)K / MM_KMIN : 1;
+        uint32_t kmin = o->mm_kmin ? o->mm_kmin : TT_MM_KMIN;
+        uint32_t maxs = splittable ? (uint32_t)K / kmin : 1;
         if (maxs > MM_MAXSPLIT) maxs = MM_MAXSPLIT;
         if (maxs < 2) maxs = 1;
         if (tile == 32 || tile == 64 || tile == 128) { /* forced tile */
@@ -600,6 +609,8 @@ int tt_gop_attention_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, 
     att_shape sh;
     if (q.off || k.off || v.off || y.off || stats.off)
         return tt_fail(st, TT_EINVAL, "webgpu attention: tensors must start their buffers");
+    if (o->att_mt && tt_gop_attn_m_usable(o, C / NH))
+        return tt_gop_attn_m_forward(o, s, y, stats, q, k, v, B, T, C, NH, st);
     if (o->att_tiled) return att_tiled_forward(o, s, y, stats, q, k, v, B, T, C, NH, st);
     TT_CHECK(att_plan(o, C, NH, &sh, pf, sizeof pf, st));
     uint32_t args[16] = {(uint32_t)B, (uint32_t)T, (uint32_t)C, (uint32_t)NH,
@@ -620,6 +631,8 @@ int tt_gop_attention_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, t
     att_shape sh;
     if (q.off || k.off || v.off || y.off || dy.off || dq.off || dk.off || dv.off || stats.off)
         return tt_fail(st, TT_EINVAL, "webgpu attention: tensors must start their buffers");
+    if (o->att_mt && tt_gop_attn_m_usable(o, C / NH))
+        return tt_gop_attn_m_backward(o, s, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, st);
     if (o->att_tiled) return att_tiled_backward(o, s, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, st);
     TT_CHECK(att_plan(o, C, NH, &sh, pf, sizeof pf, st));
     uint32_t args[16] = {(uint32_t)B, (uint32_t)T, (uint32_t)C, (uint32_t)NH,

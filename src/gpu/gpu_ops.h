@@ -53,10 +53,12 @@ typedef struct {
     int tile;          /* matmul block tile: 0 auto, 32, 64 or 128 (env TT_WEBGPU_TILE; tests force each) */
     int splitk;        /* matmul split-K slices: 0 auto, n forces n (env TT_WEBGPU_SPLITK; tests) */
     int policy;        /* 0: shape-driven tiles/split-K (default); 1: first version (TT_WEBGPU_MMPOLICY=old) */
-    uint32_t mm_target; /* workgroups the new policy aims at (0: 256; env TT_WEBGPU_MM_TARGET) */
+    uint32_t mm_target; /* workgroups the new policy aims at (0: TT_MM_TARGET; env TT_WEBGPU_MM_TARGET) */
+    uint32_t mm_kmin;   /* smallest split-K slice (0: TT_MM_KMIN; env TT_WEBGPU_MM_KMIN) */
     int split_epi;     /* new policy: split-K also for products with bias/R/overwrite (1; env TT_WEBGPU_SPLITK_EPI=0: off) */
     uint32_t att_lanes; /* threads per attention row: 0 = 4; 1, 2, 4, 8 (env TT_WEBGPU_ATT_LANES; tests) */
     int att_tiled;     /* 1: tiled FlashAttention-2 kernels attn_t_* (env TT_WEBGPU_ATTN=tiled); 0: attn_* (default) */
+    int att_mt;        /* 1: matmul-style FlashAttention-2 kernels attn_m_* (env TT_WEBGPU_ATTN=mt; gpu_attn_m.c) */
     tt_gpu_buf split_buf; /* split-K partial products */
     size_t split_elems;
     int n_sites;       /* statistics */
@@ -87,6 +89,10 @@ int tt_gop_matmul_ex(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, c
 /* The launch plan of a matmul, a pure function of (M, N, K, splittable) and
  * the policy fields above: square tile (32, 64, 128), split-K slices and
  * the k extent of a slice. splittable: accumulate without bias/R. */
+/* matmul plan defaults (A/B on an H200, docs/BENCHMARKS.md: target 512 with
+ * slices >= 128 beat 256/256 by 2-11% from small to gpt2) */
+#define TT_MM_TARGET 512u
+#define TT_MM_KMIN 128u
 void tt_gop_matmul_plan(const tt_gops *o, int M, int N, int K, int splittable, int *tile, uint32_t *splits,
                         uint32_t *kchunk);
 
@@ -139,5 +145,30 @@ int tt_gop_loss_reduce(tt_gops *o, tt_gsite *s, tt_gref stats, tt_gref losses, t
  * whole buffers, offset 0); mask: u32 decay bits; part (adamw_part_elems). 2 sites. */
 int tt_gop_adamw(tt_gops *o, tt_gsite *s, tt_gpu_buf params, tt_gpu_buf grads, tt_gpu_buf m, tt_gpu_buf v,
                  tt_gpu_buf mask, tt_gpu_buf part, tt_gpu_buf stats, size_t n, tt_status *st);
+
+/* ---- matmul-style attention (gpu_attn_m.c; TT_WEBGPU_ATTN=mt) ---- */
+/* Internal to the planners: tt_gop_* site creation (gpu_ops.c make_site):
+ * bindings = [args slot, (step uniforms)?, bufs...]. */
+int tt_gops_make_site(tt_gops *o, tt_gsite *s, const char *name, const char *prefix, const uint32_t args[16],
+                      int use_step, int n_buf, const tt_gpu_buf *bufs, const uint8_t *buf_kinds, uint32_t x,
+                      uint32_t y, uint32_t z, tt_status *st);
+typedef struct {
+    uint32_t br, bc; /* rows per workgroup block, rows per streamed tile (multiples of 4) */
+    uint32_t ob;     /* output d-blocks of 4 per thread (1..4) */
+    uint32_t nt;     /* threads: (br/4) * (bc/4) */
+    uint32_t bytes;  /* workgroup memory */
+} tt_attn_m_tile;
+/* Tiles of kernel `which` (0 attn_m_fwd, 1 attn_m_bwd_dq, 2 attn_m_bwd_dkdv):
+ * the first candidate that fits (storage bytes, invocations); a pure
+ * function. Returns 1, or 0 when none fits. */
+int tt_gop_attn_m_plan(int which, int hs, uint32_t storage, uint32_t max_inv, tt_attn_m_tile *t);
+/* 1 when all three kernels fit this adapter (o->info) for head size hs; the
+ * attention ops fall back to the default kernels otherwise. */
+int tt_gop_attn_m_usable(const tt_gops *o, int hs);
+/* As tt_gop_attention_forward / _backward (same buffers and semantics). */
+int tt_gop_attn_m_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v, int B,
+                          int T, int C, int NH, tt_status *st);
+int tt_gop_attn_m_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats, tt_gref q,
+                           tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH, tt_status *st);
 
 #endif

@@ -1,0 +1,163 @@
+/* gpu_attn_m.c — the matmul-style FlashAttention-2 kernels (variant
+ * TT_WEBGPU_ATTN=mt, tt_gops.att_mt): tile planning and site creation for
+ * attn_m_fwd, attn_m_bwd_dq (also writes D) and attn_m_bwd_dkdv, called
+ * from tt_gop_attention_forward / _backward (gpu_ops.c) with the same
+ * buffers and semantics as the default kernels.
+ *
+ * Every kernel: workgroup = one block of BR rows of one (b, h); tiles of BC
+ * rows streamed; (BR/4) x (BC/4) threads, each a 4x4 register tile of the
+ * score-like product and 4 rows x OB d-blocks of 4 of the output product
+ * (OB = ceil(ceil(hs/4) / (BC/4)), at most 4). Workgroup memory (vec4 rows
+ * of KS4 = ceil(hs/4) | 1 vec4, P/dS tiles of BC rows x PS4 = (BR/4) | 1):
+ *   fwd   16 * (KS4 * (BR + 2 BC) + BC * PS4 + NT)          (Q, K, V, P, Red)
+ *   dq    16 * (KS4 * (2 BR + 2 BC) + BC * PS4) + 8 BR       (Q, dY, K, V, dS, lse, D)
+ *   dkdv  16 * (KS4 * (2 BR + 2 BC) + 2 BC * PS4) + 8 BC     (K, V, Q, dY, P, dS, lse, D)
+ * (BR, BC): the first of a fixed list that fits the adapter's
+ * maxComputeWorkgroupStorageSize and invocations (a pure function). When a
+ * kernel has no fitting tile (large head sizes under small limits: e.g. head
+ * size 64 under 4 KiB), the attention ops use the default kernels for both
+ * forward and backward (tt_gop_attn_m_usable). Tuning (H200 measurements):
+ * env TT_WEBGPU_ATTN_M_TILES overrides (BR, BC) per kernel (plan_o). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_ops.h"
+
+static uint32_t f2u(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+/* candidate (br, bc) for kernel `which`: 1 and *t filled when it fits */
+static int fit(int which, uint64_t hs, uint64_t br, uint64_t bc, uint32_t storage, uint32_t max_inv, tt_attn_m_tile *t) {
+    uint64_t hs4 = (hs + 3) / 4, ks4 = hs4 | 1, tx = bc / 4, nt = (br / 4) * tx, ps4 = (br / 4) | 1, bytes;
+    uint64_t ob = tx ? (hs4 + tx - 1) / tx : 0;
+    if (br < 4 || bc < 4 || br % 4 || bc % 4 || ob > 4 || nt > max_inv) return 0;
+    if (which == 0) bytes = 16 * (ks4 * (br + 2 * bc) + bc * ps4 + nt);
+    else if (which == 1) bytes = 16 * (ks4 * (2 * br + 2 * bc) + bc * ps4) + 8 * br;
+    else bytes = 16 * (ks4 * (2 * br + 2 * bc) + 2 * bc * ps4) + 8 * bc;
+    if (bytes > storage) return 0;
+    t->br = (uint32_t)br;
+    t->bc = (uint32_t)bc;
+    t->ob = (uint32_t)ob;
+    t->nt = (uint32_t)nt;
+    t->bytes = (uint32_t)bytes;
+    return 1;
+}
+
+static void limits(uint32_t *storage, uint32_t *max_inv) {
+    if (*storage == 0) *storage = 16384;
+    if (*max_inv == 0) *max_inv = 256;
+    if (*max_inv > 256) *max_inv = 256; /* maxComputeWorkgroupSizeX default */
+}
+
+int tt_gop_attn_m_plan(int which, int hs, uint32_t storage, uint32_t max_inv, tt_attn_m_tile *t) {
+    /* preference order: big blocks first (fewer K/V re-reads, more threads) */
+    static const uint32_t cand[][2] = {{64, 32}, {32, 32}, {64, 16}, {32, 16}, {16, 32}, {16, 16},
+                                       {8, 32},  {8, 16},  {16, 8},  {8, 8},   {4, 16},  {4, 8},  {4, 4}};
+    if (hs < 1 || hs > 1024) return 0;
+    limits(&storage, &max_inv);
+    for (size_t c = 0; c < sizeof cand / sizeof cand[0]; c++)
+        if (fit(which, (uint64_t)hs, cand[c][0], cand[c][1], storage, max_inv, t)) return 1;
+    return 0;
+}
+
+/* The plan, or the tuning override TT_WEBGPU_ATTN_M_TILES="BRxBC,BRxBC,BRxBC"
+ * (fwd, dq, dkdv; e.g. "64x32,64x16,32x32") where that tile fits (an entry
+ * that does not fit, or is malformed, is ignored: the profile tag shows the
+ * tile used). */
+static int plan_o(const tt_gops *o, int which, int hs, tt_attn_m_tile *t) {
+    uint32_t storage = o->info->max_wg_storage, max_inv = o->info->max_invocations;
+    const char *e = getenv("TT_WEBGPU_ATTN_M_TILES");
+    if (e && hs >= 1 && hs <= 1024) {
+        unsigned br[3], bc[3];
+        limits(&storage, &max_inv);
+        if (sscanf(e, "%ux%u,%ux%u,%ux%u", &br[0], &bc[0], &br[1], &bc[1], &br[2], &bc[2]) == 6 && br[which] <= 256 &&
+            bc[which] <= 256 && fit(which, (uint64_t)hs, br[which], bc[which], storage, max_inv, t))
+            return 1;
+    }
+    return tt_gop_attn_m_plan(which, hs, o->info->max_wg_storage, o->info->max_invocations, t);
+}
+
+int tt_gop_attn_m_usable(const tt_gops *o, int hs) {
+    tt_attn_m_tile t;
+    return plan_o(o, 0, hs, &t) && plan_o(o, 1, hs, &t) && plan_o(o, 2, hs, &t);
+}
+
+/* the kernel's prefix and the site's profile tag */
+static int prep(const tt_gops *o, int which, int hs, tt_attn_m_tile *t, char *pf, size_t cap, tt_status *st) {
+    static const char *names[3] = {"attn_m_fwd", "attn_m_bwd_dq", "attn_m_bwd_dkdv"};
+    if (!plan_o(o, which, hs, t))
+        return tt_fail(st, TT_EUNSUP, "webgpu %s: head size %d does not fit the adapter's workgroup limits", names[which],
+                       hs);
+    snprintf(pf, cap, "const HS: u32 = %du;\nconst BR: u32 = %uu;\nconst BC: u32 = %uu;\nconst OB: u32 = %uu;\n"
+                      "const VEC: bool = %s;\nconst DYN: bool = %s;\n",
+             hs, t->br, t->bc, t->ob, hs % 4 == 0 ? "true" : "false", o->info->is_cpu ? "true" : "false");
+    /* the pipeline cache keys on name|prefix in 200 chars */
+    if (strlen(pf) + 24 > 200) return tt_fail(st, TT_EINVAL, "webgpu %s: kernel prefix too long", names[which]);
+    return TT_OK;
+}
+
+/* args[5], args[6]: the loop bounds HS4, BC as run-time values (DYN) */
+static void bounds(uint32_t args[16], int hs, const tt_attn_m_tile *t) {
+    args[5] = (uint32_t)(hs + 3) / 4;
+    args[6] = t->bc;
+}
+
+static void tag(tt_gsite *s, const tt_attn_m_tile *t) {
+    snprintf(s->tag, sizeof s->tag, "br%u bc%u ob%u nt%u %uB", t->br, t->bc, t->ob, t->nt, t->bytes);
+}
+
+int tt_gop_attn_m_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v, int B,
+                          int T, int C, int NH, tt_status *st) {
+    char pf[160];
+    tt_attn_m_tile t;
+    int hs = C / NH;
+    if (q.off || k.off || v.off || y.off || stats.off)
+        return tt_fail(st, TT_EINVAL, "webgpu attention: tensors must start their buffers");
+    TT_CHECK(prep(o, 0, hs, &t, pf, sizeof pf, st));
+    uint32_t args[16] = {(uint32_t)B, (uint32_t)T, (uint32_t)C, (uint32_t)NH, f2u(1.0f / sqrtf((float)hs))};
+    bounds(args, hs, &t);
+    tt_gpu_buf bufs[5] = {q.buf, k.buf, v.buf, y.buf, stats.buf};
+    static const uint8_t kinds[5] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW,
+                                     TT_GPU_BIND_RW};
+    TT_CHECK(tt_gops_make_site(o, s, "attn_m_fwd", pf, args, 0, 5, bufs, kinds, ((uint32_t)T + t.br - 1) / t.br,
+                               (uint32_t)NH, (uint32_t)B, st));
+    s->flops = 2.0 * B * T * (T + 1.0) * C; /* causal: T(T+1)/2 pairs x 2 products x 2 flops x C */
+    tag(s, &t);
+    return TT_OK;
+}
+
+int tt_gop_attn_m_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats, tt_gref q,
+                           tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH, tt_status *st) {
+    char pf[160];
+    tt_attn_m_tile t;
+    int hs = C / NH;
+    if (q.off || k.off || v.off || y.off || dy.off || dq.off || dk.off || dv.off || stats.off)
+        return tt_fail(st, TT_EINVAL, "webgpu attention: tensors must start their buffers");
+    uint32_t args[16] = {(uint32_t)B, (uint32_t)T, (uint32_t)C, (uint32_t)NH, f2u(1.0f / sqrtf((float)hs))};
+    TT_CHECK(prep(o, 1, hs, &t, pf, sizeof pf, st));
+    bounds(args, hs, &t);
+    {
+        tt_gpu_buf bufs[7] = {q.buf, k.buf, v.buf, y.buf, dy.buf, stats.buf, dq.buf};
+        static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
+                                         TT_GPU_BIND_READ, TT_GPU_BIND_RW,   TT_GPU_BIND_RW};
+        TT_CHECK(tt_gops_make_site(o, &s[0], "attn_m_bwd_dq", pf, args, 0, 7, bufs, kinds,
+                                   ((uint32_t)T + t.br - 1) / t.br, (uint32_t)NH, (uint32_t)B, st));
+        s[0].flops = 2.0 * B * T * (T + 1.0) * C * 1.5;
+        tag(&s[0], &t);
+    }
+    TT_CHECK(prep(o, 2, hs, &t, pf, sizeof pf, st));
+    bounds(args, hs, &t);
+    tt_gpu_buf bufs[7] = {q.buf, k.buf, v.buf, dy.buf, stats.buf, dk.buf, dv.buf};
+    static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
+                                     TT_GPU_BIND_READ, TT_GPU_BIND_RW,   TT_GPU_BIND_RW};
+    TT_CHECK(tt_gops_make_site(o, &s[1], "attn_m_bwd_dkdv", pf, args, 0, 7, bufs, kinds,
+                               ((uint32_t)T + t.br - 1) / t.br, (uint32_t)NH, (uint32_t)B, st));
+    s[1].flops = 2.0 * B * T * (T + 1.0) * C * 2.0;
+    tag(&s[1], &t);
+    return TT_OK;
+}

@@ -1,0 +1,300 @@
+/* test_webgpu_attn_m.c — the matmul-style FlashAttention-2 kernels
+ * (attn_m_fwd, attn_m_bwd_dq, attn_m_bwd_dkdv; TT_WEBGPU_ATTN=mt, field
+ * tt_gops.att_mt, planned by src/gpu/gpu_attn_m.c):
+ *   - the tile plan: within every limit it is given (storage, invocations,
+ *     at most 4 output blocks per thread), usable for head sizes <= 64 under
+ *     WebGPU's default limits (16 KiB, 256), the expected tiles at the H200's
+ *     limits (48 KiB, 1024), monotone in the storage limit;
+ *   - forward y and logsumexp, backward dq, dk, dv (and D = rowsum(dy*y))
+ *     against a float64 reference on random data, T = 1, 3, 5, 17, 33, 65,
+ *     130, head sizes 3, 8, 12, 16, 17, 64 (some not multiples of 4), several
+ *     B*NH; outputs poisoned (NaN) first; max |gpu - ref| / max |ref| <= 1e-5;
+ *     a rerun gives bit-identical results (fixed summation order); both
+ *     kinds of loop bounds (run-time on CPU adapters, constants on GPUs);
+ *   - the same under smaller storage limits (16 KiB, 4 KiB: smaller tiles,
+ *     more output blocks per thread; under 4 KiB head size 64 does not fit
+ *     and the ops must fall back to the default kernels, still correct);
+ *   - end to end: the tiny preset's loss + full gradient and a few AdamW
+ *     steps with TT_WEBGPU_ATTN=mt against the CPU backend.
+ * Skips (exit 0) without a WebGPU library/adapter unless TT_REQUIRE_WEBGPU=1. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "config.h"
+#include "gpu_ops.h"
+#include "gpu_test.h"
+#include "model.h"
+#include "rng.h"
+#include "tt_test.h"
+
+static tt_gops O;
+static tt_gpu_info INFO; /* the adapter's limits, storage limit overridden per pass */
+static double WORST;
+
+#define TOL 1e-5
+
+/* ---- the plan (no device) ------------------------------------------------ */
+TT_TEST(test_m_plan) {
+    static const uint32_t lims[5] = {4096, 16384, 32768, 49152, 65536};
+    static const uint32_t invs[3] = {64, 256, 1024};
+    for (int which = 0; which < 3; which++)
+        for (int hs = 1; hs <= 160; hs++)
+            for (int li = 0; li < 5; li++)
+                for (int ii = 0; ii < 3; ii++) {
+                    tt_attn_m_tile t;
+                    memset(&t, 0xff, sizeof t);
+                    int ok = tt_gop_attn_m_plan(which, hs, lims[li], invs[ii], &t);
+                    if (!ok) {
+                        /* WebGPU's default limits must serve the presets' head sizes */
+                        CHECK_MSG(!(hs <= 64 && lims[li] >= 16384 && invs[ii] >= 256), "which %d hs %d", which, hs);
+                        continue;
+                    }
+                    uint32_t hs4 = (uint32_t)(hs + 3) / 4, tx = t.bc / 4;
+                    CHECK(t.br % 4 == 0 && t.bc % 4 == 0 && t.br >= 4 && t.bc >= 4);
+                    CHECK(t.nt == (t.br / 4) * tx && t.nt <= invs[ii]);
+                    CHECK(t.bytes <= lims[li]);
+                    CHECK(t.ob >= 1 && t.ob <= 4 && t.ob * tx >= hs4 && (t.ob - 1) * tx < hs4);
+                    /* a larger limit never yields a smaller workgroup */
+                    if (li + 1 < 5) {
+                        tt_attn_m_tile u;
+                        CHECK(tt_gop_attn_m_plan(which, hs, lims[li + 1], invs[ii], &u) &&
+                              u.br * u.bc >= t.br * t.bc);
+                    }
+                }
+    /* the H200's limits, head size 64: the tiles the kernel headers describe */
+    tt_attn_m_tile t;
+    CHECK(tt_gop_attn_m_plan(0, 64, 49152, 1024, &t) && t.br == 64 && t.bc == 32 && t.ob == 2 && t.nt == 128);
+    CHECK(tt_gop_attn_m_plan(1, 64, 49152, 1024, &t) && t.br == 32 && t.bc == 32 && t.ob == 2);
+    CHECK(tt_gop_attn_m_plan(2, 64, 49152, 1024, &t) && t.br == 32 && t.bc == 32 && t.ob == 2);
+    CHECK(!tt_gop_attn_m_plan(0, 0, 49152, 1024, &t));
+}
+
+/* ---- kernels vs float64 ----------------------------------------------------- */
+static void cmp(tt_gpu_buf b, size_t off, const double *ref, size_t n, const char *what, int T, int hs) {
+    float *got = malloc((off + n) * sizeof *got);
+    tt_gtest_down(b, got, off + n);
+    double e = tt_test_max_rel_err(got + off, ref, n);
+    if (e > WORST || e != e) WORST = e;
+    if (!(e <= TOL))
+        fprintf(stderr, "  %s T%d hs%d (storage %u): max rel err %.3g > %.3g\n", what, T, hs, INFO.max_wg_storage, e,
+                TOL);
+    CHECK(e <= TOL);
+    free(got);
+}
+
+/* bit-identical to the first run's read-back */
+static void same_bits(tt_gpu_buf b, const float *first, size_t n, const char *what) {
+    float *got = malloc(n * sizeof *got);
+    tt_gtest_down(b, got, n);
+    CHECK_MSG(memcmp(got, first, n * sizeof *got) == 0, "%s not bit-identical on a rerun", what);
+    free(got);
+}
+
+static void attn_case(int B, int T, int NH, int hs, int rerun) {
+    tt_status st;
+    int C = NH * hs;
+    size_t n = (size_t)B * T * C, ns = (size_t)B * NH * T;
+    float *q = tt_gtest_rnd(n, -1.5f, 1.5f), *k = tt_gtest_rnd(n, -1.5f, 1.5f), *v = tt_gtest_rnd(n, -1, 1),
+          *dy = tt_gtest_rnd(n, -1, 1);
+    double *y = malloc(n * sizeof *y), *lse = malloc(ns * sizeof *lse), *D = malloc(ns * sizeof *D);
+    double *dq = malloc(n * sizeof *dq), *dk = malloc(n * sizeof *dk), *dv = malloc(n * sizeof *dv);
+    tt_gtest_attn_ref(B, T, C, NH, q, k, v, dy, y, lse, D, dq, dk, dv);
+    tt_gpu_buf bq = tt_gtest_up(q, n), bk = tt_gtest_up(k, n), bv = tt_gtest_up(v, n), bdy = tt_gtest_up(dy, n);
+    tt_gpu_buf by = tt_gtest_poisoned(n), bst = tt_gtest_poisoned(2 * ns), bdq = tt_gtest_poisoned(n),
+               bdk = tt_gtest_poisoned(n), bdv = tt_gtest_poisoned(n);
+    int mt = tt_gop_attn_m_usable(&O, hs);
+    tt_gsite s[3];
+    int rc = tt_gop_attention_forward(&O, &s[0], tt_gtest_R(by), tt_gtest_R(bst), tt_gtest_R(bq), tt_gtest_R(bk),
+                                      tt_gtest_R(bv), B, T, C, NH, &st);
+    tt_gtest_die_on(rc, &st, "attn fwd");
+    if (!rc) {
+        CHECK(strcmp(s[0].name, mt ? "attn_m_fwd" : "attn_fwd") == 0);
+        rc = tt_gop_attention_backward(&O, &s[1], tt_gtest_R(bdq), tt_gtest_R(bdk), tt_gtest_R(bdv), tt_gtest_R(bst),
+                                       tt_gtest_R(bq), tt_gtest_R(bk), tt_gtest_R(bv), tt_gtest_R(by), tt_gtest_R(bdy),
+                                       B, T, C, NH, &st);
+        tt_gtest_die_on(rc, &st, "attn bwd");
+    }
+    if (!rc) {
+        CHECK(strcmp(s[1].name, mt ? "attn_m_bwd_dq" : "attn_bwd_dq") == 0 &&
+              strcmp(s[2].name, mt ? "attn_m_bwd_dkdv" : "attn_bwd_dkdv") == 0);
+        tt_gtest_run(s, 3); /* backward on the GPU's own y and lse, as the backend runs it */
+        cmp(by, 0, y, n, "y", T, hs);
+        cmp(bst, 0, lse, ns, "lse", T, hs);
+        cmp(bst, ns, D, ns, "D", T, hs);
+        cmp(bdq, 0, dq, n, "dq", T, hs);
+        cmp(bdk, 0, dk, n, "dk", T, hs);
+        cmp(bdv, 0, dv, n, "dv", T, hs);
+        if (rerun) {
+            tt_gpu_buf outs[5] = {by, bst, bdq, bdk, bdv};
+            size_t lens[5] = {n, 2 * ns, n, n, n};
+            float *first[5];
+            for (int i = 0; i < 5; i++) {
+                first[i] = malloc(lens[i] * sizeof(float));
+                tt_gtest_down(outs[i], first[i], lens[i]);
+            }
+            tt_gtest_run(s, 3);
+            static const char *names[5] = {"y", "stats", "dq", "dk", "dv"};
+            for (int i = 0; i < 5; i++) {
+                same_bits(outs[i], first[i], lens[i], names[i]);
+                free(first[i]);
+            }
+        }
+    }
+    tt_gpu_buf all[9] = {bq, bk, bv, bdy, by, bst, bdq, bdk, bdv};
+    for (int i = 0; i < 9; i++) tt_gpu_buffer_free(tt_gtest_gpu, all[i]);
+    free(q), free(k), free(v), free(dy), free(y), free(lse), free(D), free(dq), free(dk), free(dv);
+}
+
+TT_TEST(test_m_adapter_limit) {
+    /* B, T, NH, hs */
+    static const int cases[][4] = {{1, 1, 1, 16}, {2, 3, 3, 8},    {1, 17, 2, 12}, {2, 65, 3, 16}, {1, 65, 1, 64},
+                                   {1, 130, 2, 8}, {3, 17, 4, 12}, {1, 130, 1, 64}, {1, 33, 1, 17}, {2, 5, 2, 3}};
+    WORST = 0;
+    CHECK(tt_gop_attn_m_usable(&O, 64) && tt_gop_attn_m_usable(&O, 3) && tt_gop_attn_m_usable(&O, 17));
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        attn_case(cases[i][0], cases[i][1], cases[i][2], cases[i][3], i == 3 || i == 7);
+    printf("  storage %u B: worst rel err %.3g\n", INFO.max_wg_storage, WORST);
+}
+
+/* CPU adapters get run-time loop bounds (DYN, compile time on lavapipe),
+ * GPUs constant ones: run the other kind here too */
+TT_TEST(test_m_other_bounds) {
+    int cpu = INFO.is_cpu;
+    INFO.is_cpu = !cpu;
+    WORST = 0;
+    attn_case(2, 65, 2, 6, 1);
+    printf("  %s loop bounds: worst rel err %.3g\n", cpu ? "constant" : "run-time", WORST);
+    INFO.is_cpu = cpu;
+}
+
+/* smaller storage limits select smaller (BR, BC) and more output blocks per
+ * thread: 16 KiB is WebGPU's default (the browser); under 4 KiB head size 64
+ * falls back to the default kernels */
+TT_TEST(test_m_small_limits) {
+    uint32_t full = INFO.max_wg_storage;
+    static const uint32_t lims[2] = {16384, 4096};
+    for (int l = 0; l < 2; l++) {
+        if (full && lims[l] >= full) continue;
+        INFO.max_wg_storage = lims[l];
+        WORST = 0;
+        if (l == 0) {
+            CHECK(tt_gop_attn_m_usable(&O, 64));
+            attn_case(1, 130, 1, 64, 0);
+            attn_case(2, 65, 3, 12, 0);
+        } else {
+            CHECK(!tt_gop_attn_m_usable(&O, 64) && tt_gop_attn_m_usable(&O, 17));
+            attn_case(1, 33, 1, 64, 0); /* default kernels */
+            attn_case(1, 65, 2, 17, 0);
+        }
+        attn_case(2, 33, 2, 3, 0);
+        printf("  storage %u B: worst rel err %.3g\n", INFO.max_wg_storage, WORST);
+    }
+    INFO.max_wg_storage = full;
+}
+
+/* ---- end to end: the tiny preset with TT_WEBGPU_ATTN=mt vs the CPU ---- */
+static void random_tokens(uint8_t *tok, size_t n, uint64_t seed) {
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = tt_rand_u64(seed, TT_STREAM_TEST, i);
+        tok[i] = (r & 3) ? (uint8_t)(97 + (r >> 8) % 12) : (uint8_t)(r >> 16);
+    }
+}
+
+TT_TEST(test_m_training_vs_cpu) {
+    tt_status st;
+    const tt_preset *pr = tt_preset_find("tiny");
+    CHECK(pr != NULL);
+    if (!pr) return;
+    tt_model_config cfg = pr->cfg;
+    setenv("TT_WEBGPU_ATTN", "mt", 1);
+    tt_backend *gpu = NULL, *cpu = NULL;
+    int rc = tt_backend_webgpu_create(&cfg, &gpu, &st);
+    unsetenv("TT_WEBGPU_ATTN");
+    tt_gtest_die_on(rc, &st, "webgpu backend");
+    rc = rc ? rc : tt_backend_cpu_create(&cfg, 0, &cpu, &st);
+    tt_gtest_die_on(rc, &st, "cpu backend");
+    if (rc) {
+        if (gpu) tt_backend_destroy(gpu);
+        return;
+    }
+    size_t P = cpu->layout.total, ntok = (size_t)cfg.batch * (cfg.ctx + 1);
+    float *p = malloc(P * sizeof *p), *gc = malloc(P * sizeof *gc), *gg = malloc(P * sizeof *gg);
+    uint8_t *tok = malloc(ntok);
+    tt_model_init_params(&cpu->cfg, &cpu->layout, 37, p, NULL);
+    CHECK(cpu->vt->set_state(cpu, p, NULL, NULL, &st) == TT_OK);
+    CHECK(gpu->vt->set_state(gpu, p, NULL, NULL, &st) == TT_OK);
+    random_tokens(tok, ntok, 43);
+    tt_test_poison(gg, P);
+    float lc = 0, lg = 0;
+    CHECK(cpu->vt->loss_and_grad(cpu, tok, &lc, gc, &st) == TT_OK);
+    rc = gpu->vt->loss_and_grad(gpu, tok, &lg, gg, &st);
+    tt_gtest_die_on(rc, &st, "gpu loss_and_grad");
+    CHECK_CLOSE(lg, lc, 1e-5, 0);
+    double gmax = 0, worst = 0;
+    for (size_t j = 0; j < P; j++) gmax = fabs(gc[j]) > gmax ? fabs(gc[j]) : gmax;
+    for (int i = 0; i < cpu->layout.n_tensors; i++) {
+        const tt_tensor_info *ti = &cpu->layout.t[i];
+        double tmax = 0, dmax = 0;
+        for (size_t j = 0; j < ti->numel; j++) {
+            double r = gc[ti->offset + j], d = fabs((double)gg[ti->offset + j] - r);
+            tmax = fabs(r) > tmax ? fabs(r) : tmax;
+            if (!(d <= dmax)) dmax = d;
+        }
+        double e = dmax / (tmax > 1e-2 * gmax ? tmax : 1e-2 * gmax);
+        if (!(e <= 1e-5)) fprintf(stderr, "  grad %s: rel err %.3g\n", ti->name, e);
+        CHECK(e <= 1e-5);
+        if (e > worst || e != e) worst = e;
+    }
+    printf("  loss cpu %.7f gpu(mt) %.7f, worst gradient rel err %.3g\n", lc, lg, worst);
+    double wl = 0;
+    for (int kstep = 0; kstep < 4; kstep++) {
+        random_tokens(tok, ntok, 200 + (uint64_t)kstep);
+        tt_optim_args o = {0};
+        o.lr = 1e-3f, o.beta1 = 0.9f, o.beta2 = 0.95f, o.eps = 1e-8f, o.weight_decay = 0.1f, o.clip = 1.0f;
+        o.bc1 = (float)(1.0 - pow(0.9, kstep + 1));
+        o.bc2 = (float)(1.0 - pow(0.95, kstep + 1));
+        float nc = 0, ng = 0;
+        CHECK(cpu->vt->step(cpu, tok, 1, &o, &st) == TT_OK);
+        CHECK(cpu->vt->step_result(cpu, &lc, &nc, &st) == TT_OK);
+        rc = gpu->vt->step(gpu, tok, 1, &o, &st);
+        if (!rc) rc = gpu->vt->step_result(gpu, &lg, &ng, &st);
+        tt_gtest_die_on(rc, &st, "gpu step");
+        if (rc) break;
+        double e = fabs((double)lg - lc) / fabs((double)lc);
+        if (e > wl || e != e) wl = e;
+        CHECK(e <= 1e-4);
+        CHECK(fabs((double)ng - nc) <= 1e-3 * fabs((double)nc));
+    }
+    printf("  4 AdamW steps: worst loss rel diff %.3g (last cpu %.6f gpu %.6f)\n", wl, lc, lg);
+    free(p), free(gc), free(gg), free(tok);
+    tt_backend_destroy(gpu);
+    tt_backend_destroy(cpu);
+}
+
+int main(void) {
+    tt_status st;
+    RUN(test_m_plan);
+    tt_gpu *G = tt_gtest_open();
+    tt_gtest_set_seed(7000);
+    if (tt_gops_init(&O, G, &st)) {
+        fprintf(stderr, "gops init: %s\n", st.msg);
+        return 1;
+    }
+    INFO = *tt_gpu_get_info(G);
+    O.info = &INFO;
+    O.att_mt = 1;
+    printf("adapter: %s (%s), workgroup storage %u B, invocations %u\n", INFO.name, INFO.backend, INFO.max_wg_storage,
+           INFO.max_invocations);
+    RUN(test_m_adapter_limit);
+    RUN(test_m_other_bounds);
+    RUN(test_m_small_limits);
+    /* the e2e test needs the mt kernels for the tiny preset's head size */
+    CHECK(tt_gop_attn_m_usable(&O, tt_preset_find("tiny")->cfg.d_model / tt_preset_find("tiny")->cfg.n_head));
+    tt_gops_free(&O);
+    tt_gpu_close(G);
+    RUN(test_m_training_vs_cpu);
+    return tt_test_summary();
+}
