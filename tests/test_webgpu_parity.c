@@ -17,6 +17,7 @@
  *     set_state/get_state round trip, bad arguments.
  * Skips (exit 0) without a WebGPU library/adapter unless TT_REQUIRE_WEBGPU=1.
  * TT_PARITY_PRESET / TT_PARITY_STEPS override the preset and step count,
+ * TT_PARITY_DATA the corpus (default: the CLI's default, fortunes),
  * TT_PARITY_RUN the length of the run whose first steps are compared
  * (default 2000, the CLI's), TT_PARITY_THREADS the CPU threads (default
  * all), TT_PARITY_VERBOSE=1 prints every step;
@@ -372,7 +373,7 @@ int main(void) {
     GPU = make_gpu_or_skip(&CFG);
     {
         tt_status st;
-        HAVE_CORPUS = tt_corpus_load(NULL, CFG.ctx, &CORPUS, &st) == TT_OK;
+        HAVE_CORPUS = tt_corpus_load(getenv("TT_PARITY_DATA"), CFG.ctx, &CORPUS, &st) == TT_OK;
         if (!HAVE_CORPUS) fprintf(stderr, "default corpus: %s\n", st.msg);
         else printf("corpus: %s\n", CORPUS.desc);
     }
