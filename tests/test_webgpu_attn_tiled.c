@@ -200,6 +200,7 @@ int main(void) {
     INFO = *tt_gpu_get_info(G);
     O.info = &INFO;
     O.att_tiled = 1;
+    O.att_mt = 0; /* the default attention is attn_m_* */
     printf("adapter: %s (%s), workgroup storage %u B, invocations %u\n", INFO.name, INFO.backend, INFO.max_wg_storage,
            INFO.max_invocations);
     RUN(test_tiled_adapter_limit);

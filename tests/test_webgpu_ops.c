@@ -357,8 +357,11 @@ static void attn_case(int B, int T, int NH, int hs) {
 }
 
 TT_TEST(test_attention) {
-    /* default launch (4 lanes per row): rows that own fewer keys than lanes,
-     * tiles partly outside T, head sizes that are not powers of 2 */
+    /* the "rows" kernels (TT_WEBGPU_ATTN=rows; the default attention, attn_m_*,
+     * is tested in test_webgpu_attn_m.c), default launch (4 lanes per row):
+     * rows that own fewer keys than lanes, tiles partly outside T, head sizes
+     * that are not powers of 2 */
+    O.att_mt = 0;
     O.att_lanes = 0;
     attn_case(1, 1, 1, 16);
     attn_case(2, 3, 3, 16);
@@ -377,6 +380,7 @@ TT_TEST(test_attention) {
     attn_case(1, 33, 1, 17);
     attn_case(1, 5, 2, 3);
     O.att_lanes = 0;
+    O.att_mt = 1;
 }
 
 /* ---- embedding ---- */

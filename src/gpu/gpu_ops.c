@@ -47,8 +47,11 @@ int tt_gops_init(tt_gops *o, tt_gpu *g, tt_status *st) {
     t = getenv("TT_WEBGPU_ATT_LANES");
     if (t && atoi(t) > 0) o->att_lanes = (uint32_t)atoi(t);
     t = getenv("TT_WEBGPU_ATTN");
-    if (t && strcmp(t, "tiled") == 0) o->att_tiled = 1;
-    if (t && strcmp(t, "mt") == 0) o->att_mt = 1;
+    /* attention kernels: mt (default since the H200 A/B of docs/BENCHMARKS.md:
+     * gpt2 408 -> 271 ms/step), rows (attn_*: LANES threads per row), tiled */
+    o->att_mt = 1;
+    if (t && strcmp(t, "tiled") == 0) o->att_tiled = 1, o->att_mt = 0;
+    if (t && strcmp(t, "rows") == 0) o->att_mt = 0;
     t = getenv("TT_WEBGPU_MM_TARGET");
     if (t && atoi(t) > 0) o->mm_target = (uint32_t)atoi(t);
     t = getenv("TT_WEBGPU_MM_KMIN");

@@ -57,8 +57,9 @@ typedef struct {
     uint32_t mm_kmin;   /* smallest split-K slice (0: TT_MM_KMIN; env TT_WEBGPU_MM_KMIN) */
     int split_epi;     /* new policy: split-K also for products with bias/R/overwrite (1; env TT_WEBGPU_SPLITK_EPI=0: off) */
     uint32_t att_lanes; /* threads per attention row: 0 = 4; 1, 2, 4, 8 (env TT_WEBGPU_ATT_LANES; tests) */
-    int att_tiled;     /* 1: tiled FlashAttention-2 kernels attn_t_* (env TT_WEBGPU_ATTN=tiled); 0: attn_* (default) */
-    int att_mt;        /* 1: matmul-style FlashAttention-2 kernels attn_m_* (env TT_WEBGPU_ATTN=mt; gpu_attn_m.c) */
+    int att_tiled;     /* 1: tiled FlashAttention-2 kernels attn_t_* (env TT_WEBGPU_ATTN=tiled) */
+    int att_mt;        /* 1 (default): matmul-style FlashAttention-2 kernels attn_m_* (gpu_attn_m.c); 0 with
+                        * env TT_WEBGPU_ATTN=rows (attn_*) or =tiled (attn_t_*) */
     tt_gpu_buf split_buf; /* split-K partial products */
     size_t split_elems;
     int n_sites;       /* statistics */
