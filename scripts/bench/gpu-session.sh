@@ -7,7 +7,10 @@
 #   bash scripts/bench/gpu-session.sh OUTDIR curve    # call 1: the full curve (~9 min)
 #   bash scripts/bench/gpu-session.sh OUTDIR checks   # call 2: WebGPU A/B + parity through mega
 # Writes OUTDIR/curve/ (results.jsonl, report.md, speedup.svg), or ab.txt
-# (WebGPU default vs old settings vs tiled attention, side by side) and parity.txt.
+# (WebGPU defaults vs the other attention kernels vs the first matmul plan,
+# side by side) and parity.txt. Env TT_BENCH_DATA: the corpus of the parity
+# test and the curve (default: fortunes, else the curve builds one from
+# this repository's text and the parity test fails for want of a corpus).
 set -u
 out=${1:-out/gpu-session}
 what=${2:-checks}
@@ -27,19 +30,20 @@ cc -O2 -std=gnu11 -Isrc -Isrc/gpu tests/bench_webgpu.c build/libttcore.a -lpthre
 
 if [ "$what" = curve ]; then
   echo "== curve"
-  WASM_CLI=${WASM_CLI:-build-wasm/tinytrain.js} bash scripts/bench/curve.sh --out "$out/curve" --budget 480 2>&1 | tail -40
+  WASM_CLI=${WASM_CLI:-build-wasm/tinytrain.js} bash scripts/bench/curve.sh ${TT_BENCH_DATA:+--data "$TT_BENCH_DATA"} --out "$out/curve" --budget 480 2>&1 | tail -40
   echo "done in $(( $(date +%s) - t0 )) s"
   exit 0
 fi
 
-echo "== WebGPU A/B: defaults vs the settings of commit 1b53ba5 vs tiled attention (ms/step)"
+echo "== WebGPU A/B: defaults vs rows / tiled attention vs the first matmul plan (ms/step)"
 for p in huge mega gpt2; do
   n=20; [ $p = gpt2 ] && n=5
-  for mode in new old tiled; do
+  for mode in default rows tiled mmold; do
     case $mode in
-      new) env=() ;;
-      old) env=(TT_WEBGPU_MMPOLICY=old TT_WEBGPU_BIASFOLD=0 TT_WEBGPU_ATT_LANES=1) ;;
+      default) env=() ;;
+      rows) env=(TT_WEBGPU_ATTN=rows) ;;
       tiled) env=(TT_WEBGPU_ATTN=tiled) ;;
+      mmold) env=(TT_WEBGPU_MMPOLICY=old TT_WEBGPU_BIASFOLD=0) ;;
     esac
     [ "$(left 540)" -lt 20 ] && { echo "skip $p $mode: time budget"; continue; }
     printf '%-6s %-6s ' $p $mode
@@ -50,6 +54,6 @@ done 2>&1 | tee "$out/ab.txt"
 echo "== parity through mega (50 steps of the default run, CPU vs WebGPU)"
 for p in tiny small medium large xl huge massive mega; do
   [ "$(left 590)" -lt 15 ] && { echo "skip $p: time budget"; continue; }
-  echo "-- $p"; TT_PARITY_PRESET=$p TT_PARITY_STEPS=50 timeout 60 ./build/test_webgpu_parity 2>&1 | grep -iE 'worst|fail|passed'
+  echo "-- $p"; env ${TT_BENCH_DATA:+TT_PARITY_DATA=$TT_BENCH_DATA} TT_PARITY_PRESET=$p TT_PARITY_STEPS=50 timeout 60 ./build/test_webgpu_parity 2>&1 | grep -iE 'worst|fail|passed'
 done 2>&1 | tee "$out/parity.txt"
 echo "done in $(( $(date +%s) - t0 )) s"

@@ -77,7 +77,15 @@ export function flagged(d) {
 export function analyse(rows) {
   const results = rows.filter((r) => r.kind === 'result');
   const skipped = rows.filter((r) => r.kind === 'skipped');
-  const machine = rows.find((r) => r.kind === 'machine') || null;
+  // several machine rows (results.jsonl files of one host concatenated, e.g.
+  // the CPU side and the GPU side measured in two calls): the first row's
+  // facts, with every distinct commit listed
+  const machines = rows.filter((r) => r.kind === 'machine');
+  const machine = machines.length ? { ...machines[0] } : null;
+  if (machine) {
+    const commits = [...new Set(machines.map((m) => String(m.commit).slice(0, 12)))];
+    machine.commit = commits.join(' + ');
+  }
   const labels = [...new Set([...results, ...skipped].map((r) => r.label))].sort((a, b) => {
     const ia = ORDER.indexOf(a), ib = ORDER.indexOf(b);
     return (ia < 0 ? 99 : ia) - (ib < 0 ? 99 : ib) || a.localeCompare(b);
@@ -134,7 +142,7 @@ export function renderMarkdown(a, baseline) {
   L.push('# tinytrain benchmark');
   L.push('');
   if (machine) {
-    L.push(`${machine.date} · commit \`${String(machine.commit).slice(0, 12)}\` · ${machine.cpu || 'unknown CPU'}, ${machine.cores} cores` +
+    L.push(`${machine.date} · commit \`${machine.commit}\` · ${machine.cpu || 'unknown CPU'}, ${machine.cores} cores` +
       (machine.gpu ? ` · ${machine.gpu}${machine.gpu_driver ? ` (driver ${machine.gpu_driver})` : ''}` : '') +
       (machine.webgpu_adapter ? ` · WebGPU adapter: ${machine.webgpu_adapter}` : '') +
       (machine.smoke ? ' · **smoke run (few steps: not a measurement)**' : ''));
@@ -320,7 +328,7 @@ export function renderSvg(a, baseline) {
   o.push(`<rect x="0" y="0" width="${W}" height="${H}" fill="#ffffff"/>`);
   o.push(`<text x="${m.l}" y="24" font-size="16" font-weight="600" fill="#222">Training-step speedup over ${xmlEsc(bname)}</text>`);
   const mach = a.machine;
-  o.push(`<text x="${m.l}" y="42" font-size="11" fill="#666">${xmlEsc(mach ? `${mach.date.slice(0, 10)} · ${mach.gpu || mach.webgpu_adapter || ''} · ${mach.cpu} (${mach.cores} cores) · commit ${String(mach.commit).slice(0, 8)}` : '')}</text>`);
+  o.push(`<text x="${m.l}" y="42" font-size="11" fill="#666">${xmlEsc(mach ? `${mach.date.slice(0, 10)} · ${mach.gpu || mach.webgpu_adapter || ''} · ${mach.cpu} (${mach.cores} cores) · commit ${mach.commit}` : '')}</text>`);
   // grid + y ticks (1-2-5 per decade)
   o.push('<g class="grid" stroke="#e6e6e6" stroke-width="1">');
   const yt = [];
