@@ -31,54 +31,79 @@ static double cmp(tt_gpu_buf b, const double *ref, size_t n, const char *what, d
 }
 
 /* ---- matmul ---- */
-/* ones > 0: op(A) stores only M - ones rows; the last ones rows are 1.0
- * (tt_gop_matmul_ex: bias gradients folded into weight gradients) */
-static void matmul_case_ex(int M, int N, int K, int ta, int tb, int flags, int ones) {
-    tt_status st;
+/* One product's inputs and float64 reference. ones > 0: op(A) stores only
+ * M - ones rows; the last ones rows are 1.0 (tt_gop_matmul_ex: bias
+ * gradients folded into weight gradients) */
+typedef struct {
+    int M, N, K, ta, tb, flags, ones;
+    float *A, *B, *bias, *Rm, *C0;
+    double *ref;
+} mm_prob;
+
+enum { MM_COFF = 7, MM_BOFF = 5 }; /* offsets into the C and bias buffers */
+
+static void mm_prob_make(mm_prob *p, int M, int N, int K, int ta, int tb, int flags, int ones) {
     const int am = M - ones;
-    float *A = tt_gtest_rnd((size_t)am * K, -1, 1), *B = tt_gtest_rnd((size_t)K * N, -1, 1);
-    float *bias = tt_gtest_rnd((size_t)N + 5, -1, 1), *Rm = tt_gtest_rnd((size_t)M * N, -1, 1),
-          *C0 = tt_gtest_rnd((size_t)M * N + 7, -1, 1);
-    double *ref = malloc((size_t)M * N * sizeof *ref);
-    const int coff = 7, boff = 5; /* offsets into the C and bias buffers */
+    *p = (mm_prob){M, N, K, ta, tb, flags, ones, NULL, NULL, NULL, NULL, NULL, NULL};
+    p->A = tt_gtest_rnd((size_t)am * K, -1, 1), p->B = tt_gtest_rnd((size_t)K * N, -1, 1);
+    p->bias = tt_gtest_rnd((size_t)N + MM_BOFF, -1, 1), p->Rm = tt_gtest_rnd((size_t)M * N, -1, 1),
+    p->C0 = tt_gtest_rnd((size_t)M * N + MM_COFF, -1, 1);
+    p->ref = malloc((size_t)M * N * sizeof *p->ref);
     for (int m = 0; m < M; m++)
         for (int n = 0; n < N; n++) {
             double s = 0;
             for (int k = 0; k < K; k++) {
-                double av = m >= am ? 1.0 : ta ? A[(size_t)k * am + m] : A[(size_t)m * K + k];
-                double bv = tb ? B[(size_t)n * K + k] : B[(size_t)k * N + n];
+                double av = m >= am ? 1.0 : ta ? p->A[(size_t)k * am + m] : p->A[(size_t)m * K + k];
+                double bv = tb ? p->B[(size_t)n * K + k] : p->B[(size_t)k * N + n];
                 s += av * bv;
             }
-            if (flags & 2) s += bias[boff + n];
-            if (flags & 4) s += Rm[(size_t)m * N + n];
-            if (flags & 1) s += C0[coff + (size_t)m * N + n];
-            ref[(size_t)m * N + n] = s;
+            if (flags & 2) s += p->bias[MM_BOFF + n];
+            if (flags & 4) s += p->Rm[(size_t)m * N + n];
+            if (flags & 1) s += p->C0[MM_COFF + (size_t)m * N + n];
+            p->ref[(size_t)m * N + n] = s;
         }
-    tt_gpu_buf bA = tt_gtest_up(A, (size_t)am * K), bB = tt_gtest_up(B, (size_t)K * N),
-               bbias = tt_gtest_up(bias, (size_t)N + 5), bR = tt_gtest_up(Rm, (size_t)M * N);
-    tt_gpu_buf bC;
-    if (flags & 1) bC = tt_gtest_up(C0, (size_t)M * N + coff);
-    else {
-        bC = tt_gtest_poisoned((size_t)M * N + coff);
-    }
+}
+
+static void mm_prob_free(mm_prob *p) {
+    free(p->A), free(p->B), free(p->bias), free(p->Rm), free(p->C0), free(p->ref);
+}
+
+/* Run p under O's current settings (tile, split-K, variant) on fresh
+ * buffers (C poisoned unless accumulating), check it against the reference
+ * and the untouched prefix of C; returns the whole C buffer (M*N + MM_COFF
+ * floats, malloc'd). */
+static float *mm_prob_run(const mm_prob *p) {
+    tt_status st;
+    const int M = p->M, N = p->N, K = p->K, am = M - p->ones, flags = p->flags;
+    tt_gpu_buf bA = tt_gtest_up(p->A, (size_t)am * K), bB = tt_gtest_up(p->B, (size_t)K * N),
+               bbias = tt_gtest_up(p->bias, (size_t)N + MM_BOFF), bR = tt_gtest_up(p->Rm, (size_t)M * N);
+    tt_gpu_buf bC = (flags & 1) ? tt_gtest_up(p->C0, (size_t)M * N + MM_COFF) : tt_gtest_poisoned((size_t)M * N + MM_COFF);
     tt_gsite s[2];
-    tt_gref C = {bC, (uint32_t)coff}, bi = {bbias, (uint32_t)boff}, rr = tt_gtest_R(bR);
+    tt_gref C = {bC, (uint32_t)MM_COFF}, bi = {bbias, (uint32_t)MM_BOFF}, rr = tt_gtest_R(bR);
     tt_gtest_die_on(tt_gop_matmul_ex(&O, s, C, tt_gtest_R(bA), tt_gtest_R(bB), (flags & 2) ? &bi : NULL,
-                                     (flags & 4) ? &rr : NULL, M, N, K, ta, tb, flags & 1, ones, &st),
+                                     (flags & 4) ? &rr : NULL, M, N, K, p->ta, p->tb, flags & 1, p->ones, &st),
                     &st, "matmul plan");
     tt_gtest_run(s, 2);
-    float *got = malloc(((size_t)M * N + coff) * sizeof *got);
-    tt_gtest_down(bC, got, (size_t)M * N + coff);
-    double e = tt_test_max_rel_err(got + coff, ref, (size_t)M * N);
-    if (!(e <= TOL))
-        fprintf(stderr, "  matmul tile %d split %d M%d N%d K%d ta%d tb%d flags%d ones%d: rel err %.3g\n", O.tile,
-                O.splitk, M, N, K, ta, tb, flags, ones, e);
+    float *got = malloc(((size_t)M * N + MM_COFF) * sizeof *got);
+    tt_gtest_down(bC, got, (size_t)M * N + MM_COFF);
+    double e = tt_test_max_rel_err(got + MM_COFF, p->ref, (size_t)M * N);
+    if (!(e <= TOL)) {
+        char vb[64];
+        fprintf(stderr, "  matmul tile %d split %d variant %s M%d N%d K%d ta%d tb%d flags%d ones%d: rel err %.3g\n",
+                O.tile, O.splitk, tt_gop_mm_var_str(O.mm_var, vb, sizeof vb), M, N, K, p->ta, p->tb, flags, p->ones, e);
+    }
     CHECK(e <= TOL);
     /* the prefix before c_off must be untouched */
     if (flags & 1)
-        for (int i = 0; i < coff; i++) CHECK(got[i] == C0[i]);
-    free(got);
-    free(A), free(B), free(bias), free(Rm), free(C0), free(ref);
+        for (int i = 0; i < MM_COFF; i++) CHECK(got[i] == p->C0[i]);
+    return got;
+}
+
+static void matmul_case_ex(int M, int N, int K, int ta, int tb, int flags, int ones) {
+    mm_prob p;
+    mm_prob_make(&p, M, N, K, ta, tb, flags, ones);
+    free(mm_prob_run(&p));
+    mm_prob_free(&p);
 }
 
 static void matmul_case(int M, int N, int K, int ta, int tb, int flags) { matmul_case_ex(M, N, K, ta, tb, flags, 0); }
@@ -179,6 +204,108 @@ TT_TEST(test_matmul_splitk) {
     }
     O.splitk = 0;
     O.tile = 0;
+}
+
+/* ---- matmul kernel variants (TT_WEBGPU_MMVAR) ---- */
+/* names <-> bits, and the kernel each tile gets under a workgroup-storage
+ * limit (a pure function: bk32 falls back to BK 16, then db to one stage) */
+TT_TEST(test_matmul_variant_cfg) {
+    unsigned b = 99;
+    char msg[160], buf[64];
+    CHECK(tt_gop_mm_var_parse(NULL, &b, msg, sizeof msg) == 0 && b == 0);
+    CHECK(tt_gop_mm_var_parse("", &b, msg, sizeof msg) == 0 && b == 0);
+    CHECK(tt_gop_mm_var_parse("default", &b, msg, sizeof msg) == 0 && b == 0);
+    CHECK(tt_gop_mm_var_parse("swz,db", &b, msg, sizeof msg) == 0 && b == (TT_MMV_SWZ | TT_MMV_DB));
+    CHECK(tt_gop_mm_var_parse("bk32,db,swz,t64x8", &b, msg, sizeof msg) == 0 && b == TT_MMV_ALL);
+    CHECK(strcmp(tt_gop_mm_var_str(b, buf, sizeof buf), "bk32,db,swz,t64x8") == 0);
+    CHECK(strcmp(tt_gop_mm_var_str(0, buf, sizeof buf), "default") == 0);
+    CHECK(tt_gop_mm_var_parse("db,swizzle", &b, msg, sizeof msg) == -1 && b == 0 && strstr(msg, "'swizzle'"));
+    CHECK(tt_gop_mm_var_parse("db,,swz", &b, msg, sizeof msg) == -1);
+    CHECK(tt_gop_mm_var_parse("DB", &b, msg, sizeof msg) == -1);
+    tt_mm_kcfg k;
+    static const int tiles[3] = {128, 64, 32};
+    for (int i = 0; i < 3; i++) { /* the default kernel on any adapter */
+        tt_gop_mm_kcfg(0, 0, tiles[i], &k);
+        CHECK(k.tm == (tiles[i] == 128 ? 8 : 4) && k.bk == 16 && k.stages == 1 && k.swz == 0);
+        CHECK(k.threads == (tiles[i] == 32 ? 64u : 256u) && k.bytes == 16u * 2 * tiles[i] * 4);
+    }
+    tt_gop_mm_kcfg(TT_MMV_BK32, 49152, 128, &k);
+    CHECK(k.bk == 32 && k.stages == 1 && k.bytes == 32768);
+    tt_gop_mm_kcfg(TT_MMV_BK32, 16384, 128, &k);
+    CHECK(k.bk == 16 && k.bytes == 16384);
+    tt_gop_mm_kcfg(TT_MMV_BK32, 49152, 64, &k); /* bk32 is for the 128 tile only */
+    CHECK(k.bk == 16);
+    tt_gop_mm_kcfg(TT_MMV_BK32 | TT_MMV_DB, 49152, 128, &k); /* 64 KiB: BK 16 in two stages */
+    CHECK(k.bk == 16 && k.stages == 2 && k.bytes == 32768);
+    tt_gop_mm_kcfg(TT_MMV_BK32 | TT_MMV_DB, 16384, 128, &k);
+    CHECK(k.bk == 16 && k.stages == 1 && k.bytes == 16384);
+    tt_gop_mm_kcfg(TT_MMV_DB, 16384, 64, &k);
+    CHECK(k.stages == 2 && k.bytes == 16384 && k.tm == 4 && k.threads == 256);
+    tt_gop_mm_kcfg(TT_MMV_T64X8 | TT_MMV_SWZ, 0, 64, &k);
+    CHECK(k.tm == 8 && k.threads == 64 && k.swz == 1);
+    tt_gop_mm_kcfg(TT_MMV_T64X8, 0, 32, &k);
+    CHECK(k.tm == 4 && k.threads == 64);
+}
+
+/* Every variant on the tiles it changes: against the float64 reference AND
+ * bit-identical (memcmp of the whole C buffer) to the default kernel on the
+ * same inputs and plan. Shapes: partial tiles, K not a multiple of 16 or
+ * 32, split-K slices of 48 (not a multiple of BK 32), the three layouts the
+ * model uses (NN forward, TB dX, TA dW with a ones row) with vec4 and
+ * scalar loads, epilogues; TT on the combined variant. Each (variant, tile,
+ * layout, vec) is its own pipeline: lavapipe compiles ~50 here. */
+static void variant_case(unsigned var, int tile, int splitk, int M, int N, int K, int ta, int tb, int flags, int ones) {
+    mm_prob p;
+    mm_prob_make(&p, M, N, K, ta, tb, flags, ones);
+    O.tile = tile, O.splitk = splitk, O.mm_var = 0;
+    float *ref = mm_prob_run(&p);
+    O.mm_var = var;
+    float *got = mm_prob_run(&p);
+    int same = memcmp(ref, got, ((size_t)M * N + MM_COFF) * sizeof *got) == 0;
+    if (!same) {
+        char vb[64];
+        fprintf(stderr, "  variant %s tile %d split %d M%d N%d K%d ta%d tb%d flags%d ones%d: not bit-identical\n",
+                tt_gop_mm_var_str(var, vb, sizeof vb), tile, splitk, M, N, K, ta, tb, flags, ones);
+    }
+    CHECK(same);
+    O.mm_var = 0, O.tile = 0, O.splitk = 0;
+    free(ref), free(got);
+    mm_prob_free(&p);
+}
+
+TT_TEST(test_matmul_variants) {
+    static const struct {
+        unsigned var;
+        int tiles[3]; /* 0: none */
+    } vs[] = {{TT_MMV_BK32, {128, 0, 0}},
+              {TT_MMV_BK32 | TT_MMV_SWZ, {128, 0, 0}},
+              {TT_MMV_DB, {128, 64, 32}},
+              {TT_MMV_SWZ, {128, 64, 32}},
+              {TT_MMV_T64X8, {64, 0, 0}},
+              {TT_MMV_ALL, {128, 64, 32}}};
+    for (size_t v = 0; v < sizeof vs / sizeof vs[0]; v++)
+        for (int j = 0; j < 3 && vs[v].tiles[j]; j++) {
+            unsigned var = vs[v].var;
+            int t = vs[v].tiles[j];
+            tt_mm_kcfg k;
+            char vb[64];
+            tt_gop_mm_kcfg(var, O.info->max_wg_storage, t, &k);
+            printf("  variant %-18s tile %3d: %dx%d per thread, %u threads, BK %d, %d stage(s), swizzle %d, %u B\n",
+                   tt_gop_mm_var_str(var, vb, sizeof vb), t, k.tm, k.tm, k.threads, k.bk, k.stages, k.swz, k.bytes);
+            /* NN, vec4 loads: partial tiles, K = 100 (partial BK 16 and 32 tiles) */
+            variant_case(var, t, 1, 132, 68, 100, 0, 0, 2, 0);
+            variant_case(var, t, 1, 4, 8, 4, 0, 0, 0, 0);
+            variant_case(var, t, 2, 36, 72, 96, 0, 0, 6, 0); /* split with bias + R (splitk_reduce) */
+            /* TB (dX = dY W^T), scalar loads */
+            variant_case(var, t, 1, 67, 130, 75, 0, 1, 5, 0);
+            variant_case(var, t, 1, 1, 1, 1, 0, 1, 0, 0);
+            variant_case(var, t, 1, 3, 17, 65, 0, 1, 3, 0);
+            variant_case(var, t, 1, 127, 65, 17, 0, 1, 6, 0);
+            /* TA (dW += X^T dY, bias row folded), vec4 loads, 3 slices of 48 */
+            variant_case(var, t, 3, 37, 72, 132, 1, 0, 1, 1);
+            variant_case(var, t, 1, 33, 36, 20, 1, 0, 1, 1);
+            if (var == TT_MMV_ALL) variant_case(var, t, 2, 17, 3, 65, 1, 1, 7, 0); /* TT, scalar */
+        }
 }
 
 /* ---- layernorm ---- */
@@ -549,6 +676,8 @@ int main(void) {
     RUN(test_matmul_splitk);
     RUN(test_matmul_ones_rows);
     RUN(test_matmul_plan);
+    RUN(test_matmul_variant_cfg);
+    RUN(test_matmul_variants);
     RUN(test_layernorm);
     RUN(test_bias_backward);
     RUN(test_gelu);

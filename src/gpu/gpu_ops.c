@@ -11,8 +11,12 @@
 
 #include "wgsl.h"
 
+/* pipeline cache entry: key = "name|prefix" (the whole prefix: a key cut
+ * short would hand one kernel's pipeline to another whose constants differ
+ * only past the cut) */
+#define KEY_CAP 640
 struct tt_gops_kent {
-    char key[200];
+    char key[KEY_CAP];
     tt_gpu_kernel k;
 };
 
@@ -56,6 +60,11 @@ int tt_gops_init(tt_gops *o, tt_gpu *g, tt_status *st) {
     if (t && atoi(t) > 0) o->mm_target = (uint32_t)atoi(t);
     t = getenv("TT_WEBGPU_MM_KMIN");
     if (t && atoi(t) >= 16) o->mm_kmin = (uint32_t)atoi(t);
+    {
+        char msg[160];
+        if (tt_gop_mm_var_parse(getenv("TT_WEBGPU_MMVAR"), &o->mm_var, msg, sizeof msg))
+            return tt_fail(st, TT_EINVAL, "%s", msg);
+    }
     return tt_gpu_buffer(g, sizeof(tt_gstep), TT_GPU_UNIFORM, "step-uniforms", &o->stepu, st);
 }
 
@@ -76,8 +85,9 @@ void tt_gops_run(tt_gpu *g, const tt_gsite *s, int n) {
 /* ---- kernels ------------------------------------------------------------- */
 static int get_kernel(tt_gops *o, const char *name, const char *prefix, int n_bind, const uint8_t *kinds,
                       tt_gpu_kernel *out, tt_status *st) {
-    char key[200];
-    snprintf(key, sizeof key, "%s|%s", name, prefix);
+    char key[KEY_CAP];
+    if (snprintf(key, sizeof key, "%s|%s", name, prefix) >= (int)sizeof key)
+        return tt_fail(st, TT_EUNSUP, "webgpu: kernel %s: constant prefix too long for the pipeline cache key", name);
     for (int i = 0; i < o->n_cache; i++)
         if (strcmp(o->cache[i].key, key) == 0) {
             *out = o->cache[i].k;
@@ -284,6 +294,67 @@ void tt_gop_matmul_plan(const tt_gops *o, int M, int N, int K, int splittable, i
     *kchunk_out = kchunk;
 }
 
+/* matmul kernel variants (gpu_ops.h TT_MMV_*, matmul.wgsl's header) */
+static const struct {
+    const char *name;
+    unsigned bit;
+} mm_vars[] = {{"bk32", TT_MMV_BK32}, {"db", TT_MMV_DB}, {"swz", TT_MMV_SWZ}, {"t64x8", TT_MMV_T64X8}};
+#define N_MM_VARS (int)(sizeof mm_vars / sizeof mm_vars[0])
+
+int tt_gop_mm_var_parse(const char *s, unsigned *bits, char *msg, size_t cap) {
+    *bits = 0;
+    if (msg && cap) msg[0] = 0;
+    if (!s || !*s || strcmp(s, "default") == 0) return 0;
+    const char *p = s;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        int found = 0;
+        for (int i = 0; i < N_MM_VARS; i++)
+            if (n == strlen(mm_vars[i].name) && strncmp(p, mm_vars[i].name, n) == 0) {
+                *bits |= mm_vars[i].bit;
+                found = 1;
+            }
+        if (!found) {
+            if (msg && cap)
+                snprintf(msg, cap, "TT_WEBGPU_MMVAR: unknown matmul variant '%.*s' in '%s' (known: bk32, db, swz, t64x8, "
+                         "default; a comma list)", (int)(n < 40 ? n : 40), p, s);
+            *bits = 0;
+            return -1;
+        }
+        p += n;
+        if (*p == ',') p++;
+    }
+    return 0;
+}
+
+const char *tt_gop_mm_var_str(unsigned bits, char *buf, size_t cap) {
+    size_t used = 0;
+    if (cap) buf[0] = 0;
+    for (int i = 0; i < N_MM_VARS; i++)
+        if (bits & mm_vars[i].bit) {
+            int w = snprintf(buf + used, cap > used ? cap - used : 0, "%s%s", used ? "," : "", mm_vars[i].name);
+            if (w > 0) used += (size_t)w;
+            if (used >= cap) break;
+        }
+    if (!used) snprintf(buf, cap, "default");
+    return buf;
+}
+
+void tt_gop_mm_kcfg(unsigned bits, uint32_t wg_storage, int tile, tt_mm_kcfg *k) {
+    uint32_t lim = wg_storage ? wg_storage : 16384;
+    k->tm = (tile == 128 || (tile == 64 && (bits & TT_MMV_T64X8))) ? 8 : 4;
+    k->bk = (tile == 128 && (bits & TT_MMV_BK32)) ? 32 : 16;
+    k->stages = (bits & TT_MMV_DB) ? 2 : 1;
+    k->swz = (bits & TT_MMV_SWZ) ? 1 : 0;
+    /* 2 tiles (A and B) of BK x tile floats per stage */
+#define MM_BYTES(k) ((uint32_t)(k)->stages * (uint32_t)(k)->bk * 2u * (uint32_t)tile * 4u)
+    if (MM_BYTES(k) > lim && k->bk == 32) k->bk = 16;
+    if (MM_BYTES(k) > lim && k->stages == 2) k->stages = 1;
+    k->bytes = MM_BYTES(k);
+#undef MM_BYTES
+    k->threads = (uint32_t)(tile / k->tm) * (uint32_t)(tile / k->tm);
+}
+
 int tt_gop_matmul(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias, const tt_gref *R,
                   int M, int N, int K, int trans_a, int trans_b, int accumulate, tt_status *st) {
     return tt_gop_matmul_ex(o, s, C, A, B, bias, R, M, N, K, trans_a, trans_b, accumulate, 0, st);
@@ -304,17 +375,20 @@ int tt_gop_matmul_ex(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, c
      * TT_WEBGPU_SPLITK_EPI=0 */
     const int plain = accumulate && !bias && !R;
     tt_gop_matmul_plan(o, M, N, K, plain || (o->policy == 0 && o->split_epi), &tile, &splits, &kchunk);
-    int tm = tile == 128 ? 8 : 4;
+    tt_mm_kcfg kc;
+    tt_gop_mm_kcfg(o->mm_var, o->info->max_wg_storage, tile, &kc);
     uint32_t lda = (uint32_t)(trans_a ? am : K), ldb = (uint32_t)(trans_b ? K : N);
     int vec = ((A.off | B.off | lda | ldb) & 3) == 0;
     /* split-K: z slices of K write partial products to scratch, a second
      * site adds them into C in slice order */
     uint32_t gx = (uint32_t)((N + tile - 1) / tile), gy = (uint32_t)((M + tile - 1) / tile);
-    char prefix[320];
+    char prefix[400];
     snprintf(prefix, sizeof prefix,
-             "const BM: u32 = %du;\nconst BN: u32 = %du;\nconst BK: u32 = 16u;\nconst TM: u32 = %du;\n"
-             "const TN: u32 = %du;\nconst TRANS_A: bool = %s;\nconst TRANS_B: bool = %s;\nconst VEC: bool = %s;\n",
-             tile, tile, tm, tm, trans_a ? "true" : "false", trans_b ? "true" : "false", vec ? "true" : "false");
+             "const BM: u32 = %du;\nconst BN: u32 = %du;\nconst BK: u32 = %du;\nconst TM: u32 = %du;\n"
+             "const TN: u32 = %du;\nconst TRANS_A: bool = %s;\nconst TRANS_B: bool = %s;\nconst VEC: bool = %s;\n"
+             "const STAGES: u32 = %du;\nconst SWZ: bool = %s;\n",
+             tile, tile, kc.bk, kc.tm, kc.tm, trans_a ? "true" : "false", trans_b ? "true" : "false",
+             vec ? "true" : "false", kc.stages, kc.swz ? "true" : "false");
     tt_gref Cdst = C;
     if (splits > 1) {
         size_t need = (size_t)splits * M * N;

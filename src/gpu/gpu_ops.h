@@ -56,6 +56,7 @@ typedef struct {
     uint32_t mm_target; /* workgroups the new policy aims at (0: TT_MM_TARGET; env TT_WEBGPU_MM_TARGET) */
     uint32_t mm_kmin;   /* smallest split-K slice (0: TT_MM_KMIN; env TT_WEBGPU_MM_KMIN) */
     int split_epi;     /* new policy: split-K also for products with bias/R/overwrite (1; env TT_WEBGPU_SPLITK_EPI=0: off) */
+    unsigned mm_var;   /* matmul kernel variant: TT_MMV_* bits (env TT_WEBGPU_MMVAR, a comma list); 0: default kernel */
     uint32_t att_lanes; /* threads per attention row: 0 = 4; 1, 2, 4, 8 (env TT_WEBGPU_ATT_LANES; tests) */
     int att_tiled;     /* 1: tiled FlashAttention-2 kernels attn_t_* (env TT_WEBGPU_ATTN=tiled) */
     int att_mt;        /* 1 (default): matmul-style FlashAttention-2 kernels attn_m_* (gpu_attn_m.c); 0 with
@@ -96,6 +97,30 @@ int tt_gop_matmul_ex(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, c
 #define TT_MM_KMIN 128u
 void tt_gop_matmul_plan(const tt_gops *o, int M, int N, int K, int splittable, int *tile, uint32_t *splits,
                         uint32_t *kchunk);
+
+/* Matmul kernel variants (matmul.wgsl's header says what each does and
+ * what it is predicted to gain). Every variant gives results bit-identical
+ * to the default kernel (same fma chain over k per output), so switching
+ * never changes training numerics; they only change speed. */
+#define TT_MMV_BK32 1u  /* "bk32": BK 32 for the 128 tile */
+#define TT_MMV_DB 2u    /* "db": two shared-memory stages, one barrier per k tile */
+#define TT_MMV_SWZ 4u   /* "swz": swizzled shared tiles (conflict-free transposing stores) */
+#define TT_MMV_T64X8 8u /* "t64x8": 64 tile as 8x8 outputs per thread, 64 threads */
+#define TT_MMV_ALL 15u
+/* Parse a comma list of variant names ("", "default" or NULL: 0). Returns 0,
+ * or -1 naming the unknown item in msg. */
+int tt_gop_mm_var_parse(const char *s, unsigned *bits, char *msg, size_t cap);
+/* The names of the bits, comma-separated ("default" for 0). */
+const char *tt_gop_mm_var_str(unsigned bits, char *buf, size_t cap);
+/* The kernel a square tile gets under variant bits on an adapter with
+ * wg_storage bytes of workgroup memory (0: WebGPU's 16384): outputs per
+ * thread (tm x tm), k step, shared stages (bk32 drops to BK 16, then db to
+ * one stage, while the tiles do not fit), swizzle. A pure function. */
+typedef struct {
+    int tm, bk, stages, swz;
+    uint32_t threads, bytes;
+} tt_mm_kcfg;
+void tt_gop_mm_kcfg(unsigned bits, uint32_t wg_storage, int tile, tt_mm_kcfg *k);
 
 /* out (rows,C), stats (2*rows: mean then rstd; own buffer), inp (rows,C),
  * w (C), b (C) (w and b in one buffer). 1 site. */
