@@ -222,6 +222,16 @@ TT_TEST(test_matmul_variant_cfg) {
     CHECK(tt_gop_mm_var_parse("db,swizzle", &b, msg, sizeof msg) == -1 && b == 0 && strstr(msg, "'swizzle'"));
     CHECK(tt_gop_mm_var_parse("db,,swz", &b, msg, sizeof msg) == -1);
     CHECK(tt_gop_mm_var_parse("DB", &b, msg, sizeof msg) == -1);
+    /* "tuned" (the default when the env is unset): db + swz on the 64 and 32
+     * tiles, the base kernel on the 128 tile */
+    CHECK(tt_gop_mm_var_parse("tuned", &b, msg, sizeof msg) == 0 && b == TT_MMV_TUNED);
+    for (int t = 32; t <= 128; t *= 2) {
+        tt_mm_kcfg kt, kr;
+        tt_gop_mm_kcfg(TT_MMV_TUNED, 49152, t, &kt);
+        tt_gop_mm_kcfg(t < 128 ? (TT_MMV_DB | TT_MMV_SWZ) : 0u, 49152, t, &kr);
+        CHECK(kt.tm == kr.tm && kt.bk == kr.bk && kt.stages == kr.stages && kt.swz == kr.swz && kt.bytes == kr.bytes);
+        CHECK(t == 128 ? (kt.stages == 1 && kt.swz == 0) : (kt.stages == 2 && kt.swz == 1));
+    }
     tt_mm_kcfg k;
     static const int tiles[3] = {128, 64, 32};
     for (int i = 0; i < 3; i++) { /* the default kernel on any adapter */

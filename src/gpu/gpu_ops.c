@@ -62,8 +62,9 @@ int tt_gops_init(tt_gops *o, tt_gpu *g, tt_status *st) {
     if (t && atoi(t) >= 16) o->mm_kmin = (uint32_t)atoi(t);
     {
         char msg[160];
-        if (tt_gop_mm_var_parse(getenv("TT_WEBGPU_MMVAR"), &o->mm_var, msg, sizeof msg))
-            return tt_fail(st, TT_EINVAL, "%s", msg);
+        const char *mv = getenv("TT_WEBGPU_MMVAR");
+        if (tt_gop_mm_var_parse(mv, &o->mm_var, msg, sizeof msg)) return tt_fail(st, TT_EINVAL, "%s", msg);
+        if (!mv || !*mv) o->mm_var = TT_MMV_TUNED; /* unset: the tuned default (gpu_ops.h) */
     }
     return tt_gpu_buffer(g, sizeof(tt_gstep), TT_GPU_UNIFORM, "step-uniforms", &o->stepu, st);
 }
@@ -298,7 +299,8 @@ void tt_gop_matmul_plan(const tt_gops *o, int M, int N, int K, int splittable, i
 static const struct {
     const char *name;
     unsigned bit;
-} mm_vars[] = {{"bk32", TT_MMV_BK32}, {"db", TT_MMV_DB}, {"swz", TT_MMV_SWZ}, {"t64x8", TT_MMV_T64X8}};
+} mm_vars[] = {{"bk32", TT_MMV_BK32}, {"db", TT_MMV_DB}, {"swz", TT_MMV_SWZ}, {"t64x8", TT_MMV_T64X8},
+               {"tuned", TT_MMV_TUNED}};
 #define N_MM_VARS (int)(sizeof mm_vars / sizeof mm_vars[0])
 
 int tt_gop_mm_var_parse(const char *s, unsigned *bits, char *msg, size_t cap) {
@@ -317,7 +319,7 @@ int tt_gop_mm_var_parse(const char *s, unsigned *bits, char *msg, size_t cap) {
         if (!found) {
             if (msg && cap)
                 snprintf(msg, cap, "TT_WEBGPU_MMVAR: unknown matmul variant '%.*s' in '%s' (known: bk32, db, swz, t64x8, "
-                         "default; a comma list)", (int)(n < 40 ? n : 40), p, s);
+                         "tuned, default; a comma list)", (int)(n < 40 ? n : 40), p, s);
             *bits = 0;
             return -1;
         }
@@ -342,6 +344,7 @@ const char *tt_gop_mm_var_str(unsigned bits, char *buf, size_t cap) {
 
 void tt_gop_mm_kcfg(unsigned bits, uint32_t wg_storage, int tile, tt_mm_kcfg *k) {
     uint32_t lim = wg_storage ? wg_storage : 16384;
+    if (bits & TT_MMV_TUNED) bits |= tile < 128 ? (TT_MMV_DB | TT_MMV_SWZ) : 0u;
     k->tm = (tile == 128 || (tile == 64 && (bits & TT_MMV_T64X8))) ? 8 : 4;
     k->bk = (tile == 128 && (bits & TT_MMV_BK32)) ? 32 : 16;
     k->stages = (bits & TT_MMV_DB) ? 2 : 1;

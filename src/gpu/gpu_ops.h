@@ -107,6 +107,11 @@ void tt_gop_matmul_plan(const tt_gops *o, int M, int N, int K, int splittable, i
 #define TT_MMV_SWZ 4u   /* "swz": swizzled shared tiles (conflict-free transposing stores) */
 #define TT_MMV_T64X8 8u /* "t64x8": 64 tile as 8x8 outputs per thread, 64 threads */
 #define TT_MMV_ALL 15u
+/* "tuned" (what runs when TT_WEBGPU_MMVAR is unset): db + swz on the 64 and
+ * 32 tiles, the base kernel on the 128 tile. H200 A/B (docs/BENCHMARKS.md):
+ * db,swz 3-13% faster from small to mega (64/32 tiles), 29% slower at gpt2
+ * (128 tile). TT_WEBGPU_MMVAR=default selects the base kernel everywhere. */
+#define TT_MMV_TUNED 16u
 /* Parse a comma list of variant names ("", "default" or NULL: 0). Returns 0,
  * or -1 naming the unknown item in msg. */
 int tt_gop_mm_var_parse(const char *s, unsigned *bits, char *msg, size_t cap);
