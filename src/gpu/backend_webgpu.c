@@ -4,8 +4,10 @@
  * and browser device layers: it only talks to device.h.
  *
  * Buffers: params, grads, m, v (layout.total floats each, the layout of
- * config.h, bound whole; tensors addressed by element offset); one buffer per
- * activation tensor; a u32 token buffer (tokens, then the embedding-gradient
+ * config.h; tensors addressed by element offset), each split into "chunks"
+ * (one buffer per chunk, the same chunking for all four) when it exceeds the
+ * adapter's maxStorageBufferBindingSize / maxBufferSize (see plan_chunks);
+ * one buffer per activation tensor; a u32 token buffer (tokens, then the embedding-gradient
  * buckets); small stats (loss, grad norm) copied to alternating readback
  * buffers. A step = one command buffer per micro-batch (tokens are uploaded
  * between them with queue.writeBuffer); the last one also holds grad norm,
@@ -29,12 +31,33 @@ typedef struct {
     tt_gpu_buf ln1, st1, q, k, v, y, att, res2, ln2, st2, h, g;
 } wl_acts;
 
+/* A chunk of the parameter-sized storage: parameters [g0, g0 + n) of the
+ * layout, stored from buffer position pad in its own params, grads, m, v
+ * buffers (and its own decay mask, bit i = parameter g0 + i). Chunks start
+ * only at "units" (tensors 2u, 2u+1 of the layout: wte+wpe, each LayerNorm's
+ * weight+bias, each matrix and its bias), the tensors kernel sites need in one
+ * buffer (embedding: wte and wpe; LayerNorm: w and b, dw and db; the folded
+ * bias gradient: dW then db). pad = g0 % 4 keeps every tensor's buffer
+ * offset congruent mod 4 to its layout offset, so every site picks the same
+ * (vec4 or not) kernel as in one buffer: splitting changes no arithmetic. */
+typedef struct {
+    size_t g0, n;
+    uint32_t pad;
+    int u0, u1;             /* units [u0, u1) */
+    uint32_t part0, n_part; /* its grad-norm parts (tt_gop_adamw_chunks) */
+    tt_gpu_buf p, g, m, v, mask;
+} wchunk;
+
 typedef struct {
     tt_gpu *g;
     tt_gops ops;
     int B, T, C, NH, L, V;
     size_t P;
-    tt_gpu_buf params, grads, m, v, mask, tok, stats, part_cs, part_opt;
+    wchunk *ch;             /* parameter storage chunks (1 unless split) */
+    int n_ch;
+    tt_gpu_buf *pset, *gset; /* ch[i].p, ch[i].g as arrays (PR) */
+    uint32_t n_part;        /* grad-norm parts: a function of the layout only, not of the chunking */
+    tt_gpu_buf parts, tok, stats, part_cs, part_opt;
     tt_gpu_buf *res; /* L+1 residual streams */
     wl_acts *la;
     tt_gpu_buf lnf, stf, logits, losses;
@@ -97,6 +120,9 @@ static void wgpu_destroy(tt_backend *be) {
         free(w->bwd);
         free(w->opt);
         free(w->tokhost);
+        free(w->ch);
+        free(w->pset);
+        free(w->gset);
         free(w);
     }
     tt_layout_free(&be->layout);
@@ -116,11 +142,12 @@ static int mkbuf(wgpu_impl *w, size_t elems, const char *label, tt_gpu_buf *out,
         *out = -1;
         if (bytes > lim)
             return tt_fail(st, TT_EUNSUP,
-                           "webgpu: this model needs a %.1f MiB buffer (%s) but the adapter binds at most %.1f MiB "
+                           "webgpu: this model needs a %.4g MiB %s buffer but the adapter binds at most %.4g MiB "
                            "(maxStorageBufferBindingSize); use a smaller preset or batch",
                            bytes / 1048576.0, label, lim / 1048576.0);
         if (bytes > in->max_buffer)
-            return tt_fail(st, TT_EUNSUP, "webgpu: this model needs a %.1f MiB buffer (%s); the adapter's maxBufferSize is %.1f MiB",
+            return tt_fail(st, TT_EUNSUP,
+                           "webgpu: this model needs a %.4g MiB %s buffer; the adapter's maxBufferSize is %.4g MiB",
                            bytes / 1048576.0, label, in->max_buffer / 1048576.0);
         return TT_OK;
     }
@@ -132,8 +159,79 @@ static tt_gref R(tt_gpu_buf b) {
     return r;
 }
 
-static tt_gref PR(tt_backend *be, tt_gpu_buf buf, tt_tensor_kind kind, int layer) {
-    tt_gref r = {buf, (uint32_t)tt_layout_offset(&be->layout, &be->cfg, kind, layer)};
+/* The parameter-storage chunks: consecutive units packed greedily while the
+ * chunk (pad included) stays within the adapter's binding and buffer limits
+ * (the test hook TT_WEBGPU_MAX_BINDING_MIB lowers the first). One chunk
+ * whenever the storage fits one buffer, so an unsplit model plans exactly as
+ * before. A unit larger than the limit is refused, naming its tensor(s). Also
+ * counts the grad-norm parts: each unit cut into parts of
+ * tt_gop_norm_part_len(P) from its start. Host only (used by the preflight). */
+static int plan_chunks(tt_backend *be, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    const tt_layout *lo = &be->layout;
+    const tt_gpu_info *in = tt_gpu_get_info(w->g);
+    uint64_t bind = in->max_storage_binding;
+    if (w->bind_cap && w->bind_cap < bind) bind = w->bind_cap;
+    const char *which = bind <= in->max_buffer ? "maxStorageBufferBindingSize" : "maxBufferSize";
+    const uint64_t lim = bind <= in->max_buffer ? bind : in->max_buffer;
+    const int nu = lo->n_tensors / 2;
+    free(w->ch);
+    w->n_ch = 0;
+    w->ch = calloc((size_t)(nu > 0 ? nu : 1), sizeof *w->ch);
+    if (!w->ch) return tt_fail(st, TT_ENOMEM, "out of memory (webgpu chunks)");
+    const size_t per = tt_gop_norm_part_len(lo->total);
+    uint64_t parts = 0;
+    for (int u = 0; u < nu; u++) {
+        const tt_tensor_info *a = &lo->t[2 * u], *b = &lo->t[2 * u + 1];
+        const size_t n = a->numel + b->numel;
+        if (((a->offset & 3) + (uint64_t)n) * 4 > lim) {
+            const tt_tensor_info *big = a->numel >= b->numel ? a : b;
+            if (((big->offset & 3) + (uint64_t)big->numel) * 4 > lim)
+                return tt_fail(st, TT_EUNSUP,
+                               "webgpu: parameter tensor %s needs %.4g MiB but the adapter binds at most %.4g MiB "
+                               "(%s); use a smaller preset",
+                               big->name, big->numel * 4 / 1048576.0, lim / 1048576.0, which);
+            return tt_fail(st, TT_EUNSUP,
+                           "webgpu: parameter tensors %s and %s must share one buffer (%.4g MiB) but the adapter "
+                           "binds at most %.4g MiB (%s); use a smaller preset",
+                           a->name, b->name, n * 4 / 1048576.0, lim / 1048576.0, which);
+        }
+        wchunk *c = w->n_ch ? &w->ch[w->n_ch - 1] : NULL;
+        if (!c || ((uint64_t)c->pad + c->n + n) * 4 > lim) {
+            c = &w->ch[w->n_ch++];
+            c->g0 = a->offset;
+            c->pad = (uint32_t)(a->offset & 3);
+            c->n = 0;
+            c->u0 = u;
+            c->part0 = (uint32_t)parts;
+            c->n_part = 0;
+        }
+        c->n += n;
+        c->u1 = u + 1;
+        const uint64_t k = (n + per - 1) / per;
+        c->n_part += (uint32_t)k;
+        parts += k;
+        if ((uint64_t)c->pad + c->n > 0xFFFFFFFFull || parts > 0xFFFFFFFFull)
+            return tt_fail(st, TT_EUNSUP, "webgpu: a parameter buffer exceeds 32-bit indexing");
+    }
+    w->n_part = (uint32_t)parts;
+    return TT_OK;
+}
+
+static int chunk_of(const wgpu_impl *w, size_t off) {
+    int c = 0;
+    while (c + 1 < w->n_ch && w->ch[c + 1].g0 <= off) c++;
+    return c;
+}
+
+static uint64_t chunk_bytes(const wchunk *c) { return ((uint64_t)c->pad + c->n) * 4; }
+
+/* a parameter-sized tensor: set = w->pset (params) or w->gset (grads) */
+static tt_gref PR(tt_backend *be, const tt_gpu_buf *set, tt_tensor_kind kind, int layer) {
+    wgpu_impl *w = IMPL(be);
+    size_t off = tt_layout_offset(&be->layout, &be->cfg, kind, layer);
+    const int c = chunk_of(w, off);
+    tt_gref r = {set[c], (uint32_t)(off - w->ch[c].g0 + w->ch[c].pad)};
     return r;
 }
 
@@ -161,9 +259,9 @@ static tt_gsite *bnext(wgpu_impl *w, int n) {
 static int dw_db(tt_backend *be, tt_gsite *s, tt_gref X, tt_gref dY, tt_tensor_kind kw, tt_tensor_kind kb, int l,
                  int M, int N, int BT, tt_status *st) {
     wgpu_impl *w = IMPL(be);
-    tt_gref gw = PR(be, w->grads, kw, l), gb = PR(be, w->grads, kb, l);
+    tt_gref gw = PR(be, w->gset, kw, l), gb = PR(be, w->gset, kb, l);
     memset(s, 0, 4 * sizeof *s);
-    if (w->biasfold && gb.off == gw.off + (uint32_t)M * (uint32_t)N)
+    if (w->biasfold && gb.buf == gw.buf && gb.off == gw.off + (uint32_t)M * (uint32_t)N)
         return tt_gop_matmul_ex(&w->ops, s, gw, X, dY, NULL, NULL, M + 1, N, BT, 1, 0, 1, 1, st);
     TT_CHECK(tt_gop_matmul(&w->ops, s, gw, X, dY, NULL, NULL, M, N, BT, 1, 0, 1, st));
     return tt_gop_bias_backward(&w->ops, s + 2, gb, dY, R(w->part_cs), BT, N, st);
@@ -179,9 +277,9 @@ static int plan(tt_backend *be, tt_status *st) {
     w->cap_bwd = 16 + 60 * L;
     w->fwd = calloc((size_t)w->cap_fwd, sizeof *w->fwd);
     w->bwd = calloc((size_t)w->cap_bwd, sizeof *w->bwd);
-    w->opt = calloc(4, sizeof *w->opt);
+    w->opt = calloc((size_t)(2 * w->n_ch), sizeof *w->opt);
     if (!w->fwd || !w->bwd || !w->opt) return tt_fail(st, TT_ENOMEM, "out of memory (webgpu schedule)");
-    tt_gpu_buf P = w->params, G = w->grads;
+    const tt_gpu_buf *P = w->pset, *G = w->gset;
     tt_gref tokens = R(w->tok);
 
     /* ---- forward ---- */
@@ -263,8 +361,17 @@ static int plan(tt_backend *be, tt_status *st) {
                                      (uint32_t)w->bucket_off, (uint32_t)w->pos_off, B, T, C, V, st));
 #undef BWD
     /* ---- optimizer ---- */
-    TT_CHECK(tt_gop_adamw(o, w->opt, w->params, w->grads, w->m, w->v, w->mask, w->part_opt, w->stats, w->P, st));
-    w->n_opt = 2;
+    tt_gop_pchunk *pc = calloc((size_t)w->n_ch, sizeof *pc);
+    if (!pc) return tt_fail(st, TT_ENOMEM, "out of memory (webgpu schedule)");
+    for (int i = 0; i < w->n_ch; i++) {
+        const wchunk *c = &w->ch[i];
+        tt_gop_pchunk x = {c->p, c->g, c->m, c->v, c->mask, c->pad, (uint32_t)c->n, c->part0, c->n_part};
+        pc[i] = x;
+    }
+    int rc = tt_gop_adamw_chunks(o, w->opt, pc, w->n_ch, w->parts, w->n_part, w->part_opt, w->stats, st);
+    free(pc);
+    TT_CHECK(rc);
+    w->n_opt = 2 * w->n_ch;
     return TT_OK;
 }
 
@@ -272,11 +379,25 @@ static int alloc_buffers(tt_backend *be, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     const size_t B = (size_t)w->B, T = (size_t)w->T, C = (size_t)w->C, BT = B * T, V = (size_t)w->V;
     const size_t NH = (size_t)w->NH;
-    TT_CHECK(mkbuf(w, w->P, "params", &w->params, st));
-    TT_CHECK(mkbuf(w, w->P, "grads", &w->grads, st));
-    TT_CHECK(mkbuf(w, w->P, "adam-m", &w->m, st));
-    TT_CHECK(mkbuf(w, w->P, "adam-v", &w->v, st));
-    TT_CHECK(mkbuf(w, (w->P + 31) / 32, "decay-mask", &w->mask, st));
+    TT_CHECK(plan_chunks(be, st));
+    if (!w->dry) {
+        free(w->pset);
+        free(w->gset);
+        w->pset = calloc((size_t)w->n_ch, sizeof *w->pset);
+        w->gset = calloc((size_t)w->n_ch, sizeof *w->gset);
+        if (!w->pset || !w->gset) return tt_fail(st, TT_ENOMEM, "out of memory (webgpu chunks)");
+    }
+    for (int i = 0; i < w->n_ch; i++) {
+        wchunk *c = &w->ch[i];
+        const size_t e = c->pad + c->n;
+        TT_CHECK(mkbuf(w, e, "params", &c->p, st));
+        TT_CHECK(mkbuf(w, e, "grads", &c->g, st));
+        TT_CHECK(mkbuf(w, e, "adam-m", &c->m, st));
+        TT_CHECK(mkbuf(w, e, "adam-v", &c->v, st));
+        TT_CHECK(mkbuf(w, (c->n + 31) / 32, "decay-mask", &c->mask, st));
+        if (!w->dry) w->pset[i] = c->p, w->gset[i] = c->g;
+    }
+    TT_CHECK(mkbuf(w, 2 * (size_t)w->n_part, "norm-parts", &w->parts, st));
     w->bucket_off = B * (T + 1);
     w->pos_off = w->bucket_off + V + 1;
     w->tok_words = w->pos_off + BT;
@@ -285,7 +406,7 @@ static int alloc_buffers(tt_backend *be, tt_status *st) {
     size_t pcs = tt_gop_colsum_part_elems((int)BT, (int)(4 * C));
     size_t pln = tt_gop_colsum_part_elems((int)BT, (int)(2 * C));
     TT_CHECK(mkbuf(w, pcs > pln ? pcs : pln, "colsum-scratch", &w->part_cs, st));
-    TT_CHECK(mkbuf(w, tt_gop_adamw_part_elems(w->P), "norm-scratch", &w->part_opt, st));
+    TT_CHECK(mkbuf(w, w->n_part, "norm-scratch", &w->part_opt, st));
     for (int l = 0; l <= w->L; l++) TT_CHECK(mkbuf(w, BT * C, "residual", &w->res[l], st));
     for (int l = 0; l < w->L; l++) {
         wl_acts *a = &w->la[l];
@@ -315,17 +436,42 @@ static int alloc_buffers(tt_backend *be, tt_status *st) {
     if (w->dry) return TT_OK;
     for (int i = 0; i < 2; i++) TT_CHECK(tt_gpu_buffer(w->g, 16, TT_GPU_READBACK, "stats-readback", &w->staging[i], st));
     TT_CHECK(tt_gpu_buffer(w->g, 16, TT_GPU_READBACK, "eval-readback", &w->stage_eval, st));
-    /* decay mask from the layout */
-    size_t nw = (w->P + 31) / 32;
-    uint32_t *mask = calloc(nw, sizeof *mask);
-    if (!mask) return tt_fail(st, TT_ENOMEM, "out of memory (decay mask)");
-    for (int i = 0; i < be->layout.n_tensors; i++) {
-        const tt_tensor_info *ti = &be->layout.t[i];
-        if (!ti->decay) continue;
-        for (size_t j = ti->offset; j < ti->offset + ti->numel; j++) mask[j >> 5] |= 1u << (j & 31);
+    /* per chunk: the decay mask from the layout, the grad-norm part table
+     * (each unit cut into parts of tt_gop_norm_part_len(P) from its start;
+     * chunk-relative buffer positions) */
+    const size_t per = tt_gop_norm_part_len(be->layout.total);
+    uint32_t *mask = NULL, *desc = calloc((size_t)2 * w->n_part, sizeof *desc);
+    int rc = desc ? TT_OK : tt_fail(st, TT_ENOMEM, "out of memory (norm parts)");
+    for (int i = 0; rc == TT_OK && i < w->n_ch; i++) {
+        const wchunk *c = &w->ch[i];
+        size_t nw = (c->n + 31) / 32;
+        free(mask);
+        mask = calloc(nw, sizeof *mask);
+        if (!mask) {
+            rc = tt_fail(st, TT_ENOMEM, "out of memory (decay mask)");
+            break;
+        }
+        uint32_t p = c->part0;
+        for (int u = c->u0; u < c->u1; u++) {
+            const tt_tensor_info *a = &be->layout.t[2 * u];
+            const size_t un = a->numel + be->layout.t[2 * u + 1].numel, pos = c->pad + (a->offset - c->g0);
+            for (size_t k = 0; k < un; k += per, p++) {
+                desc[2 * (size_t)p] = (uint32_t)(pos + k);
+                desc[2 * (size_t)p + 1] = (uint32_t)(pos + (k + per < un ? k + per : un));
+            }
+            for (int t = 2 * u; t < 2 * u + 2; t++) {
+                const tt_tensor_info *ti = &be->layout.t[t];
+                if (!ti->decay) continue;
+                for (size_t j = ti->offset - c->g0; j < ti->offset - c->g0 + ti->numel; j++)
+                    mask[j >> 5] |= 1u << (j & 31);
+            }
+        }
+        if (p != c->part0 + c->n_part) rc = tt_fail(st, TT_EINVAL, "webgpu: norm part table mismatch");
+        if (rc == TT_OK) rc = tt_gpu_write(w->g, c->mask, 0, mask, nw * 4, st);
     }
-    int rc = tt_gpu_write(w->g, w->mask, 0, mask, nw * 4, st);
+    if (rc == TT_OK) rc = tt_gpu_write(w->g, w->parts, 0, desc, (uint64_t)w->n_part * 8, st);
     free(mask);
+    free(desc);
     return rc;
 }
 
@@ -425,7 +571,7 @@ static int wgpu_step(tt_backend *be, const uint8_t *tokens, int n_micro, const t
         TT_CHECK(upload_tokens(w, tokens + (size_t)i * mb, w->B, 1, st));
         TT_CHECK(tt_gpu_begin(w->g, st));
         if (i == 0) {
-            tt_gpu_clear(w->g, w->grads, 0, (uint64_t)w->P * 4);
+            for (int c = 0; c < w->n_ch; c++) tt_gpu_clear(w->g, w->ch[c].g, 0, chunk_bytes(&w->ch[c]));
             tt_gpu_clear(w->g, w->stats, 0, 16);
         }
         if (ts) tt_gpu_timestamp(w->g, 3 * i);
@@ -496,7 +642,7 @@ static int run_forward_only(tt_backend *be, const uint8_t *tokens, int Brows, in
     TT_CHECK(tt_gops_set_step(&w->ops, &sp, st));
     TT_CHECK(upload_tokens(w, tokens, Brows, with_backward, st));
     TT_CHECK(tt_gpu_begin(w->g, st));
-    if (with_backward) tt_gpu_clear(w->g, w->grads, 0, (uint64_t)w->P * 4);
+    for (int c = 0; with_backward && c < w->n_ch; c++) tt_gpu_clear(w->g, w->ch[c].g, 0, chunk_bytes(&w->ch[c]));
     tt_gpu_clear(w->g, w->stats, 0, 16);
     tt_gops_run(w->g, w->fwd, w->n_fwd);
     if (with_backward) tt_gops_run(w->g, w->bwd, w->n_bwd);
@@ -521,20 +667,29 @@ static int wgpu_loss_and_grad(tt_backend *be, const uint8_t *tokens, float *loss
     if (!tokens || !loss || !grads) return tt_fail(st, TT_EINVAL, "loss_and_grad: missing argument");
     TT_CHECK(fault_check(w, st));
     TT_CHECK(run_forward_only(be, tokens, w->B, 1, loss, st));
-    return tt_gpu_read_sync(w->g, w->grads, 0, (uint64_t)w->P * 4, grads, st);
+    for (int i = 0; i < w->n_ch; i++) {
+        const wchunk *c = &w->ch[i];
+        TT_CHECK(tt_gpu_read_sync(w->g, c->g, (uint64_t)c->pad * 4, (uint64_t)c->n * 4, grads + c->g0, st));
+    }
+    return TT_OK;
 }
 
 static int wgpu_set_state(tt_backend *be, const float *params, const float *m, const float *v, tt_status *st) {
     wgpu_impl *w = IMPL(be);
-    uint64_t bytes = (uint64_t)w->P * 4;
     TT_CHECK(fault_check(w, st));
-    TT_CHECK(tt_gpu_write(w->g, w->params, 0, params, bytes, st));
-    if (m) TT_CHECK(tt_gpu_write(w->g, w->m, 0, m, bytes, st));
-    if (v) TT_CHECK(tt_gpu_write(w->g, w->v, 0, v, bytes, st));
+    for (int i = 0; i < w->n_ch; i++) {
+        const wchunk *c = &w->ch[i];
+        const uint64_t off = (uint64_t)c->pad * 4, bytes = (uint64_t)c->n * 4;
+        TT_CHECK(tt_gpu_write(w->g, c->p, off, params + c->g0, bytes, st));
+        if (m) TT_CHECK(tt_gpu_write(w->g, c->m, off, m + c->g0, bytes, st));
+        if (v) TT_CHECK(tt_gpu_write(w->g, c->v, off, v + c->g0, bytes, st));
+    }
     if (!m || !v) {
         TT_CHECK(tt_gpu_begin(w->g, st));
-        if (!m) tt_gpu_clear(w->g, w->m, 0, bytes);
-        if (!v) tt_gpu_clear(w->g, w->v, 0, bytes);
+        for (int i = 0; i < w->n_ch; i++) {
+            if (!m) tt_gpu_clear(w->g, w->ch[i].m, 0, chunk_bytes(&w->ch[i]));
+            if (!v) tt_gpu_clear(w->g, w->ch[i].v, 0, chunk_bytes(&w->ch[i]));
+        }
         TT_CHECK(tt_gpu_submit(w->g, st));
     }
     return TT_OK;
@@ -542,11 +697,14 @@ static int wgpu_set_state(tt_backend *be, const float *params, const float *m, c
 
 static int wgpu_get_state(tt_backend *be, float *params, float *m, float *v, tt_status *st) {
     wgpu_impl *w = IMPL(be);
-    uint64_t bytes = (uint64_t)w->P * 4;
     TT_CHECK(fault_check(w, st));
-    if (params) TT_CHECK(tt_gpu_read_sync(w->g, w->params, 0, bytes, params, st));
-    if (m) TT_CHECK(tt_gpu_read_sync(w->g, w->m, 0, bytes, m, st));
-    if (v) TT_CHECK(tt_gpu_read_sync(w->g, w->v, 0, bytes, v, st));
+    for (int i = 0; i < w->n_ch; i++) {
+        const wchunk *c = &w->ch[i];
+        const uint64_t off = (uint64_t)c->pad * 4, bytes = (uint64_t)c->n * 4;
+        if (params) TT_CHECK(tt_gpu_read_sync(w->g, c->p, off, bytes, params + c->g0, st));
+        if (m) TT_CHECK(tt_gpu_read_sync(w->g, c->m, off, bytes, m + c->g0, st));
+        if (v) TT_CHECK(tt_gpu_read_sync(w->g, c->v, off, bytes, v + c->g0, st));
+    }
     return TT_OK;
 }
 
@@ -613,7 +771,18 @@ const void *tt_webgpu_info(const tt_backend *be) {
     return tt_gpu_get_info(((const wgpu_impl *)be->impl)->g);
 }
 
-/* TT_WEBGPU_MAX_BINDING_MIB=N (tests): plan as if the adapter bound at most
+/* How many chunks the parameter storage of a webgpu backend is split into (1:
+ * unsplit; 0: not a webgpu backend); starts (may be NULL) gets the layout
+ * index of the first parameter of chunks 0..min(count, max)-1. For tests
+ * (test_webgpu_split.c declares it; not in a header yet). */
+int tt_webgpu_param_chunks(const tt_backend *be, size_t *starts, int max) {
+    if (!be || be->vt != &wgpu_vt) return 0;
+    const wgpu_impl *w = (const wgpu_impl *)be->impl;
+    for (int i = 0; starts && i < w->n_ch && i < max; i++) starts[i] = w->ch[i].g0;
+    return w->n_ch;
+}
+
+/* TT_WEBGPU_MAX_BINDING_MIB=N (tests; N may be a fraction): plan as if the adapter bound at most
  * N MiB per storage buffer, to exercise the preflight refusal cheaply */
 static uint64_t binding_cap(void) {
     const char *e = getenv("TT_WEBGPU_MAX_BINDING_MIB");
@@ -650,6 +819,7 @@ int tt_backend_webgpu_fits(tt_backend *gpu, const tt_model_config *cfg, double *
     w.P = (size_t)tt_config_param_count(cfg);
     w.bind_cap = binding_cap();
     w.dry = 1;
+    TT_CHECK(tt_layout_build(cfg, &be.layout, st));
     w.res = calloc((size_t)w.L + 1, sizeof *w.res);
     w.la = calloc((size_t)w.L, sizeof *w.la);
     int rc = (!w.res || !w.la) ? tt_fail(st, TT_ENOMEM, "out of memory (webgpu preflight)") : alloc_buffers(&be, st);
@@ -658,6 +828,8 @@ int tt_backend_webgpu_fits(tt_backend *gpu, const tt_model_config *cfg, double *
     if (bytes) *bytes = w.plan_bytes;
     free(w.res);
     free(w.la);
+    free(w.ch);
+    tt_layout_free(&be.layout);
     return rc;
 }
 

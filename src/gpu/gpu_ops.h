@@ -177,6 +177,28 @@ int tt_gop_loss_reduce(tt_gops *o, tt_gsite *s, tt_gref stats, tt_gref losses, t
 int tt_gop_adamw(tt_gops *o, tt_gsite *s, tt_gpu_buf params, tt_gpu_buf grads, tt_gpu_buf m, tt_gpu_buf v,
                  tt_gpu_buf mask, tt_gpu_buf part, tt_gpu_buf stats, size_t n, tt_status *st);
 
+/* The same over parameter storage split into chunks (several buffers each
+ * within the binding limit; backend_webgpu.c). The norm's partial sums are
+ * "parts": part p = sum of g^2 over element positions [desc[2p], desc[2p+1])
+ * of ONE chunk's grads buffer (256 lanes strided, fma in order, then a fixed
+ * tree), and every adamw site re-sums all n_part parts in one fixed order: the
+ * norm depends only on the part table, never on how chunks group the parts.
+ * 2 * n_chunks sites: sumsq of every chunk, then adamw of every chunk (the
+ * first writes stats[1]). tt_gop_adamw = one chunk whose parts are
+ * tt_gop_norm_part_len(n) long (it uploads that table itself). */
+typedef struct {
+    tt_gpu_buf params, grads, m, v; /* the chunk's buffers */
+    tt_gpu_buf mask;                /* u32 decay bits of the chunk, bit i = its parameter i */
+    uint32_t base;                  /* buffer position of the chunk's first parameter */
+    uint32_t n;                     /* parameters in the chunk */
+    uint32_t part0, n_part;         /* its parts in the table */
+} tt_gop_pchunk;
+int tt_gop_adamw_chunks(tt_gops *o, tt_gsite *s, const tt_gop_pchunk *ch, int n_chunks, tt_gpu_buf desc,
+                        uint32_t n_part, tt_gpu_buf part, tt_gpu_buf stats, tt_status *st);
+/* Length of a norm part for n parameters in all: a pure function of n (at
+ * most ~1024 parts of >= 2048, as adamw_part_elems). */
+size_t tt_gop_norm_part_len(size_t n);
+
 /* ---- matmul-style attention (gpu_attn_m.c; TT_WEBGPU_ATTN=mt) ---- */
 /* Internal to the planners: tt_gop_* site creation (gpu_ops.c make_site):
  * bindings = [args slot, (step uniforms)?, bufs...]. */
