@@ -149,7 +149,9 @@ TT_TEST(test_matmul_plan) {
     P.tile = 0, P.splitk = 0, P.policy = 0, P.mm_target = 0, P.mm_kmin = 0;
     static const int shp[][4] = {{2048, 256, 256, 0},  {2048, 1024, 256, 0}, {257, 256, 2048, 1}, {257, 1024, 2048, 1},
                                  {769, 768, 8192, 1},  {8192, 3072, 768, 0}, {1025, 256, 2048, 1}, {49, 48, 512, 1},
-                                 {512, 48, 48, 0},     {256, 768, 8192, 1},  {1024, 384, 384, 0},  {5, 7, 16, 1}};
+                                 {512, 48, 48, 0},     {256, 768, 8192, 1},  {1024, 384, 384, 0},  {5, 7, 16, 1},
+                                 /* big products (the scratch cap, TT_MM_SCRATCH_FLOATS, must hold) */
+                                 {4096, 4096, 8192, 1}, {1024, 4096, 65536, 1}};
     for (size_t i = 0; i < sizeof shp / sizeof shp[0]; i++) {
         int M = shp[i][0], N = shp[i][1], K = shp[i][2], sp = shp[i][3], tile;
         uint32_t splits, kchunk;
@@ -161,12 +163,15 @@ TT_TEST(test_matmul_plan) {
         CHECK(splits >= 1 && splits <= 16 && (uint64_t)kchunk * splits >= (uint64_t)K &&
               (uint64_t)kchunk * (splits - 1) < (uint64_t)K);
         if (!sp) CHECK(splits == 1);
+        CHECK((uint64_t)splits * M * N <= TT_MM_SCRATCH_FLOATS || splits == 1);
         if (splits > 1) CHECK(kchunk >= TT_MM_KMIN && kchunk % 16 == 0);
-        /* either enough workgroups, or the smallest tile / most slices */
-        CHECK(wgs * splits >= TT_MM_TARGET || tile == 32 || splits == 16 || (sp && (uint32_t)K / TT_MM_KMIN <= splits));
         uint64_t maxs = sp ? (uint64_t)K / TT_MM_KMIN : 1;
         if (maxs > 16) maxs = 16;
+        if (maxs > TT_MM_SCRATCH_FLOATS / ((uint64_t)M * N)) maxs = TT_MM_SCRATCH_FLOATS / ((uint64_t)M * N);
         if (maxs < 2) maxs = 1;
+        CHECK(splits <= maxs);
+        /* either enough workgroups, or the smallest tile / most slices */
+        CHECK(wgs * splits >= TT_MM_TARGET || tile == 32 || splits == maxs);
         if (tile < 128) { /* the next larger tile could not reach the target, even split */
             uint64_t big = (uint64_t)((M + 2 * tile - 1) / (2 * tile)) * ((N + 2 * tile - 1) / (2 * tile));
             CHECK(big * maxs < TT_MM_TARGET);

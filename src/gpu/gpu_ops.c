@@ -263,6 +263,11 @@ void tt_gop_matmul_plan(const tt_gops *o, int M, int N, int K, int splittable, i
         uint32_t kmin = o->mm_kmin ? o->mm_kmin : TT_MM_KMIN;
         uint32_t maxs = splittable ? (uint32_t)K / kmin : 1;
         if (maxs > MM_MAXSPLIT) maxs = MM_MAXSPLIT;
+        /* the split-K scratch (slices x M x N floats) stays within 128 MiB,
+         * the binding size every WebGPU adapter offers: a shape-only rule (a
+         * safety net: with target 512 and the 128 tile it never binds) */
+        uint64_t cap = TT_MM_SCRATCH_FLOATS / ((uint64_t)M * (uint64_t)N);
+        if (maxs > cap) maxs = (uint32_t)cap;
         if (maxs < 2) maxs = 1;
         if (tile == 32 || tile == 64 || tile == 128) { /* forced tile */
             uint32_t g = mm_wgs(M, N, tile);

@@ -95,6 +95,7 @@ int tt_gop_matmul_ex(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, c
  * slices >= 128 beat 256/256 by 2-11% from small to gpt2) */
 #define TT_MM_TARGET 512u
 #define TT_MM_KMIN 128u
+#define TT_MM_SCRATCH_FLOATS (32ull << 20) /* split-K scratch cap: 128 MiB of f32 */
 void tt_gop_matmul_plan(const tt_gops *o, int M, int N, int K, int splittable, int *tile, uint32_t *splits,
                         uint32_t *kchunk);
 
