@@ -128,5 +128,24 @@ one_error "device error mid-training: one error line, exit 1" $? f2.err
 check "  ... saved the last completed step read back from the device" grep -q 'saved the last completed step 3 (read back from the device)' f2.err
 check "  ... loss.csv holds steps 1..3" steps_continuous F2/loss.csv 3
 
+# ---------- profile: every kernel of one step, timed alone ----------
+"$T" profile --preset tiny --reps 1 > pr.out 2> pr.err
+check "profile: exits 0, nothing on stderr" bash -c "test -s pr.out && ! test -s pr.err"
+for k in matmul attn_m_fwd attn_m_bwd_dq attn_m_bwd_dkdv ln_fwd xent adamw sumsq; do
+    check "  ... has a row for $k" grep -qE "^  $k +[0-9]+ +[0-9.]+ " pr.out
+done
+check "  ... the shares add up to 100%" awk '/^  [a-z_]+ +[0-9]+ +[0-9.]+ +[0-9.]+%/ { s += $4 } END { exit !(s > 99.0 && s < 101.0) }' pr.out
+"$T" profile --preset tiny --reps 1 --detail --json > pj.out 2> pj.err
+check "profile --detail --json: one JSON object whose kernels sum to sum_ms, matmul rows carry their shape" node -e '
+  const j = JSON.parse(require("fs").readFileSync("pj.out", "utf8"));
+  const sum = j.kernels.reduce((a, k) => a + k.ms, 0);
+  const mm = j.kernels.filter((k) => k.kernel === "matmul");
+  if (j.schema !== "tinytrain.profile/1" || Math.abs(sum - j.sum_ms) > 1e-6 * Math.max(1, j.sum_ms)) process.exit(1);
+  if (mm.length < 4 || !mm.every((k) => /^\d+x\d+x\d+ t\d+ z\d+/.test(k.detail) && k.gflop > 0)) process.exit(1);'
+"$T" profile --preset tiny --reps 0 > p0.out 2> p0.err
+check "profile --reps 0: a usage error (exit 2), one line naming the range" bash -c "test $? -eq 2 && test \$(wc -l < p0.err) -eq 1 && grep -q 'reps must be in 1..1000' p0.err"
+TINYTRAIN_WEBGPU_LIB=/nonexistent/lib.so "$T" profile --preset tiny > pn.out 2> pn.err
+one_error "profile without a WebGPU library: one error line" $? pn.err
+
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]

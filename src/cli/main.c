@@ -20,12 +20,14 @@
 #include "checkpoint.h"
 #include "config.h"
 #include "data.h"
+#include "model.h"
 #include "plot.h"
 #include "pool.h"
 #include "rng.h"
 #include "sample.h"
 #include "simd.h"
 #include "trainer.h"
+#include "webgpu_profile.h"
 
 #define EXIT_USAGE 2
 #define EXIT_FAIL 1
@@ -71,7 +73,7 @@ enum {
     O_HELP = 1, O_PRESET, O_LAYERS, O_DMODEL, O_HEADS, O_CTX, O_BATCH, O_STEPS, O_LR, O_MINLR, O_WARMUP, O_SCHED,
     O_ACCUM, O_SEED, O_EVAL_EVERY, O_EVAL_BATCHES, O_DATA, O_OUT, O_RESUME, O_THREADS, O_BACKEND, O_JSON,
     O_SAVE_EVERY, O_SAMPLE_TOKENS, O_CKPT, O_PROMPT, O_TEMP, O_TOPK, O_TOPP, O_TOKENS, O_BATCHES, O_WARMUP_STEPS,
-    O_LOG_EVERY, O_WD, O_CLIP, O_STOP_AFTER, O_MIN_TIME, O_MAX_STEPS, O_LABEL
+    O_LOG_EVERY, O_WD, O_CLIP, O_STOP_AFTER, O_MIN_TIME, O_MAX_STEPS, O_LABEL, O_REPS, O_DETAIL
 };
 
 typedef struct {
@@ -166,6 +168,15 @@ static const opt_def bench_opts[] = {
     {"help", O_HELP, 0, "this help"},
     {NULL, 0, 0, NULL}};
 
+static const opt_def profile_opts[] = {
+    OPT_MODEL,
+    {"reps", O_REPS, 1, "times each dispatch site runs back to back per measurement (default 5)"},
+    {"detail", O_DETAIL, 0, "one row per matmul shape / attention tile instead of per kernel"},
+    {"seed", O_SEED, 1, "seed for the weights (default 1337)"},
+    {"json", O_JSON, 0, "print one JSON object"},
+    {"help", O_HELP, 0, "this help"},
+    {NULL, 0, 0, NULL}};
+
 typedef struct {
     int set[64];
     const char *preset;
@@ -173,7 +184,7 @@ typedef struct {
     int64_t steps, warmup, eval_every, save_every, sample_tokens, tokens, bench_warmup, log_every, stop_after;
     float lr, min_lr, temperature, top_p, wd, clip, min_time;
     int64_t max_steps;
-    int sched, accum, eval_batches, threads, top_k, json, batches;
+    int sched, accum, eval_batches, threads, top_k, json, batches, reps;
     uint64_t seed;
     const char *data, *out, *resume, *backend, *ckpt, *prompt, *label;
 } opts;
@@ -234,7 +245,8 @@ static void usage(FILE *f) {
             "  eval     validation loss of a checkpoint on a corpus\n"
             "  info     presets, memory estimates, CPU ISA, WebGPU availability\n"
             "  export   weights-only .safetensors with Hugging Face GPT-2 names\n"
-            "  bench    steady-state speed of one training step\n\n"
+            "  bench    steady-state speed of one training step\n"
+            "  profile  time of every WebGPU kernel of one training step\n\n"
             "`tinytrain <command> --help` lists the options of a command.\n",
             TT_VERSION);
 }
@@ -339,6 +351,8 @@ static int parse_opts(const char *cmd, const opt_def *defs, int argc, char **arg
         case O_EVAL_BATCHES: rc = set_int(name, val, 1, 1000000, &o->eval_batches); break;
         case O_BATCHES: rc = set_int(name, val, 1, 1000000, &o->batches); break;
         case O_THREADS: rc = set_int(name, val, 1, 1024, &o->threads); break;
+        case O_REPS: rc = set_int(name, val, 1, 1000, &o->reps); break;
+        case O_DETAIL: break;
         case O_TOPK: rc = set_int(name, val, 0, TT_VOCAB, &o->top_k); break;
         case O_SEED:
             if (!parse_i64(val, &x) || x < 0) rc = bad_value(name, val, "an integer >= 0");
@@ -1658,6 +1672,85 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
+/* profile: per-kernel time of one WebGPU training step (webgpu_profile.h).
+ * Each dispatch site of the step (forward, backward, optimizer, n_micro = 1)
+ * is timed alone: run `reps` times back to back in one submit, host clock
+ * around a readback, minus an empty submit's cost. Rows aggregate sites by
+ * kernel (or, --detail, by kernel and shape). The sum is not the step time:
+ * a real step overlaps nothing, but it also skips the per-site submit cost;
+ * `tinytrain bench` gives the step time. */
+static int cmp_prof(const void *a, const void *b) {
+    double x = ((const tt_webgpu_prof *)a)->ms, y = ((const tt_webgpu_prof *)b)->ms;
+    return x > y ? -1 : x < y;
+}
+
+static int cmd_profile(int argc, char **argv) {
+    opts o;
+    memset(&o, 0, sizeof o);
+    int rc = parse_opts("profile", profile_opts, argc, argv, 2, &o);
+    if (rc == -1) {
+        command_help("profile",
+                     "Per-kernel time of one WebGPU training step (forward, backward, optimizer): every\n"
+                     "dispatch site timed alone, summed per kernel, with GFLOP/s of matmuls and attention.\n"
+                     "WebGPU only; `tinytrain bench` measures whole steps on every backend.",
+                     profile_opts);
+        return 0;
+    }
+    if (rc) return rc;
+    tt_model_config cfg;
+    const char *preset_name = NULL;
+    if ((rc = model_config(&o, NULL, DEFAULT_PRESET, &cfg, &preset_name))) return rc;
+    int reps = o.set[O_REPS] ? o.reps : 5;
+    if (o.set[O_DETAIL]) setenv("TT_PROFILE_DETAIL", "1", 1);
+    tt_status st;
+    tt_status_clear(&st);
+    tt_backend *be = NULL;
+    if ((rc = make_backend("webgpu", &cfg, 1, 1, &be))) return rc;
+    size_t P = be->layout.total;
+    float *p = malloc(P * sizeof *p);
+    tt_webgpu_prof prof[256];
+    int n = 0;
+    if (!p) {
+        rc = error_line(EXIT_FAIL, "out of memory");
+        goto out;
+    }
+    tt_model_init_params(&be->cfg, &be->layout, o.set[O_SEED] ? o.seed : 1337, p, NULL);
+    if (be->vt->set_state(be, p, NULL, NULL, &st) || tt_webgpu_profile(be, reps, prof, 256, &n, &st)) {
+        rc = error_line(EXIT_FAIL, "profile: %s", st.msg);
+        goto out;
+    }
+    qsort(prof, (size_t)n, sizeof *prof, cmp_prof);
+    double tot = 0;
+    for (int i = 0; i < n; i++) tot += prof[i].ms;
+    if (o.json) {
+        printf("{\"schema\":\"tinytrain.profile/1\",\"preset\":");
+        json_str(stdout, preset_name ? preset_name : "", preset_name ? strlen(preset_name) : 0);
+        printf(",\"device\":");
+        json_str(stdout, be->device_name, strlen(be->device_name));
+        printf(",\"reps\":%d,\"sum_ms\":%.6f,\"kernels\":[", reps, tot);
+        for (int i = 0; i < n; i++) {
+            printf("%s{\"kernel\":\"%s\",\"detail\":", i ? "," : "", prof[i].kernel);
+            json_str(stdout, prof[i].tag, strlen(prof[i].tag));
+            printf(",\"sites\":%d,\"ms\":%.6f,\"gflop\":%.6f}", prof[i].sites, prof[i].ms, prof[i].gflop);
+        }
+        printf("]}\n");
+    } else {
+        printf("profile: %s (%lld params) on %s, each site run %d times back to back\n",
+               preset_name ? preset_name : "custom", (long long)tt_config_param_count(&cfg), be->device_name, reps);
+        printf("  %-16s %-30s %5s %10s %6s %10s\n", "kernel", "detail", "sites", "ms/step", "share", "GFLOP/s");
+        for (int i = 0; i < n; i++) {
+            char gf[32] = "";
+            if (prof[i].gflop > 0 && prof[i].ms > 0) snprintf(gf, sizeof gf, "%.1f", prof[i].gflop / prof[i].ms * 1e3);
+            printf("  %-16s %-30s %5d %10.3f %5.1f%% %10s\n", prof[i].kernel, prof[i].tag, prof[i].sites, prof[i].ms,
+                   100.0 * prof[i].ms / (tot > 0 ? tot : 1), gf);
+        }
+        printf("  sum of the sites: %.3f ms (not the step time: see tinytrain bench)\n", tot);
+    }
+out:
+    free(p);
+    tt_backend_destroy(be);
+    return rc;
+}
 
 int main(int argc, char **argv) {
     if (argc < 2) {
@@ -1679,5 +1772,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "info") == 0) return cmd_info(argc, argv);
     if (strcmp(cmd, "export") == 0) return cmd_export(argc, argv);
     if (strcmp(cmd, "bench") == 0) return cmd_bench(argc, argv);
-    return error_line(EXIT_USAGE, "unknown command '%s' (commands: train, sample, eval, info, export, bench)", cmd);
+    if (strcmp(cmd, "profile") == 0) return cmd_profile(argc, argv);
+    return error_line(EXIT_USAGE, "unknown command '%s' (commands: train, sample, eval, info, export, bench, profile)",
+                      cmd);
 }
