@@ -8,14 +8,7 @@ set -u
 . "$(dirname "$0")/support/cli_lib.sh" cli
 
 # a text corpus that does not depend on the fortunes package: 60 kB of varied lines
-WORDS=(the cat sat on a mat and dog ran to see big red sun it was very warm today we go home quick brown fox)
-{
-    i=0
-    while [ $i -lt 2500 ]; do
-        echo "${WORDS[$((i % 25))]} ${WORDS[$(((i * 7 + 3) % 25))]} ${WORDS[$(((i * 13 + 5) % 25))]} number $i."
-        i=$((i + 1))
-    done
-} > text.txt
+make_text text.txt
 
 # ---------- the main command (default corpus when installed), shortened ----------
 if [ -d /usr/share/games/fortunes ] || [ -d /usr/share/fortunes ]; then DATA=(); echo "     (default corpus: fortunes)"; else DATA=(--data text.txt); echo "     (fortunes not installed: using a generated corpus)"; fi

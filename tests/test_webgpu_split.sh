@@ -15,39 +15,12 @@
 # TT_REQUIRE_WEBGPU=1.
 set -u
 . "$(dirname "$0")/support/cli_lib.sh" gpusplit
-one_error() { # NAME RC FILE: exit code 1, exactly one stderr line
-    local name="$1" rc="$2" f="$3"
-    if [ "$rc" -eq 1 ] && [ "$(wc -l < "$f")" -eq 1 ] && grep -q '^tinytrain: error: ' "$f"; then
-        ok "$name"
-    else
-        bad "$name (rc $rc, stderr: $(head -c 600 "$f"))"
-    fi
-}
 
-"$T" info > info.out 2>&1
-if ! grep -q '^webgpu ' info.out || grep -q '^webgpu  *unavailable' info.out; then
-    why="$(sed -n 's/^webgpu  *\(unavailable: \)\{0,1\}//p' info.out)"
-    if [ "${TT_REQUIRE_WEBGPU:-0}" = "1" ]; then
-        echo "FAIL: TT_REQUIRE_WEBGPU=1 but WebGPU is unavailable: $why"
-        exit 1
-    fi
-    echo "SKIP: $why"
-    exit 0
-fi
+require_webgpu
 
-WORDS=(the cat sat on a mat and dog ran to see big red sun it was very warm today we go home quick brown fox)
-{
-    i=0
-    while [ $i -lt 2500 ]; do
-        echo "${WORDS[$((i % 25))]} ${WORDS[$(((i * 7 + 3) % 25))]} ${WORDS[$(((i * 13 + 5) % 25))]} number $i."
-        i=$((i + 1))
-    done
-} > text.txt
+make_text text.txt
 COMMON=(--data text.txt --preset tiny --batch 2 --sample-tokens 0 --eval-batches 1 --eval-every 5)
 SPLIT=0.09
-steps_continuous() { # FILE N: the steps of loss.csv are exactly 1..N
-    awk -F, -v n="$2" 'NR == 1 { next } { if ($1 != NR - 1) bad = 1; rows++ } END { exit !(rows == n && !bad) }' "$1"
-}
 
 # ---------- the reference: unsplit, 10 steps without a stop ----------
 "$T" train --backend webgpu --steps 10 --out U "${COMMON[@]}" > u.out 2> u.err
