@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "gpu_test.h"
 #include "model.h"
 #include "rng.h"
 #include "trainer.h"
@@ -45,23 +46,7 @@ static tt_corpus CORPUS;
 static int HAVE_CORPUS;
 
 static tt_backend *make_gpu_or_skip(const tt_model_config *cfg) {
-    tt_status st;
-    tt_backend *be = NULL;
-    int rc = tt_backend_webgpu_create(cfg, &be, &st);
-    if (rc == TT_EUNSUP) {
-        const char *req = getenv("TT_REQUIRE_WEBGPU");
-        if (req && atoi(req)) {
-            fprintf(stderr, "FAIL: TT_REQUIRE_WEBGPU=1 but WebGPU is unavailable: %s\n", st.msg);
-            exit(1);
-        }
-        printf("SKIP: %s\n", st.msg);
-        exit(0);
-    }
-    if (rc) {
-        fprintf(stderr, "webgpu backend: %s\n", st.msg);
-        exit(1);
-    }
-    return be;
+    return tt_gtest_backend_or_skip(cfg);
 }
 
 static tt_backend *make_cpu(const tt_model_config *cfg) {

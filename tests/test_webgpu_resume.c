@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "gpu_test.h"
 #include "checkpoint.h"
 #include "trainer.h"
 #include "tt_test.h"
@@ -34,23 +35,7 @@ static tt_backend *GPU, *CPU;
 static char DIR_[512];
 
 static tt_backend *make_gpu_or_skip(void) {
-    tt_status st;
-    tt_backend *be = NULL;
-    int rc = tt_backend_webgpu_create(&CFG, &be, &st);
-    if (rc == TT_EUNSUP) {
-        const char *req = getenv("TT_REQUIRE_WEBGPU");
-        if (req && atoi(req)) {
-            fprintf(stderr, "FAIL: TT_REQUIRE_WEBGPU=1 but WebGPU is unavailable: %s\n", st.msg);
-            exit(1);
-        }
-        printf("SKIP: %s\n", st.msg);
-        exit(0);
-    }
-    if (rc) {
-        fprintf(stderr, "webgpu backend: %s\n", st.msg);
-        exit(1);
-    }
-    return be;
+    return tt_gtest_backend_or_skip(&CFG);
 }
 
 static void train_config(tt_train_config *tc) {

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "gpu_test.h"
 #include "model.h"
 #include "rng.h"
 #include "tt_test.h"
@@ -47,23 +48,8 @@ static tt_backend *gpu_create(const tt_model_config *cfg, const char *limit_mib,
 
 static void skip_or_fail_without_gpu(void) {
     tt_model_config c = {1, 32, 2, 16, 1, TT_VOCAB};
-    tt_status st;
-    tt_backend *be = NULL;
     unsetenv(HOOK);
-    int rc = tt_backend_webgpu_create(&c, &be, &st);
-    if (rc == TT_EUNSUP) {
-        const char *req = getenv("TT_REQUIRE_WEBGPU");
-        if (req && atoi(req)) {
-            fprintf(stderr, "FAIL: TT_REQUIRE_WEBGPU=1 but WebGPU is unavailable: %s\n", st.msg);
-            exit(1);
-        }
-        printf("SKIP: %s\n", st.msg);
-        exit(0);
-    }
-    if (rc) {
-        fprintf(stderr, "webgpu backend: %s\n", st.msg);
-        exit(1);
-    }
+    tt_backend *be = tt_gtest_backend_or_skip(&c);
     printf("adapter: %s\n", be->device_name);
     tt_backend_destroy(be);
 }

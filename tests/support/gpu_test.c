@@ -19,6 +19,26 @@
 tt_gpu *tt_gtest_gpu;
 static uint64_t seed_ctr = 1000;
 
+tt_backend *tt_gtest_backend_or_skip(const tt_model_config *cfg) {
+    tt_status st;
+    tt_backend *be = NULL;
+    int rc = tt_backend_webgpu_create(cfg, &be, &st);
+    if (rc == TT_EUNSUP) {
+        const char *req = getenv("TT_REQUIRE_WEBGPU");
+        if (req && atoi(req)) {
+            fprintf(stderr, "FAIL: TT_REQUIRE_WEBGPU=1 but WebGPU is unavailable: %s\n", st.msg);
+            exit(1);
+        }
+        printf("SKIP: %s\n", st.msg);
+        exit(0);
+    }
+    if (rc) {
+        fprintf(stderr, "webgpu backend: %s\n", st.msg);
+        exit(1);
+    }
+    return be;
+}
+
 tt_gpu *tt_gtest_open(void) {
     tt_status st;
     tt_gpu *g = NULL;

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend.h"
 #include "gpu_ops.h"
 
 extern tt_gpu *tt_gtest_gpu;
@@ -19,6 +20,10 @@ extern tt_gpu *tt_gtest_gpu;
  * print "SKIP: ..." and exit(0), or with TT_REQUIRE_WEBGPU=1 print
  * "FAIL: ..." and exit(1). */
 tt_gpu *tt_gtest_open(void);
+/* A WebGPU backend for cfg; without an adapter/library (TT_EUNSUP) print
+ * "SKIP: ..." and exit(0), or under TT_REQUIRE_WEBGPU=1 "FAIL: ..." and
+ * exit(1); any other creation error: print it and exit(1). */
+tt_backend *tt_gtest_backend_or_skip(const tt_model_config *cfg);
 /* rc != 0: print "what: st->msg" to stderr and count a failed check */
 void tt_gtest_die_on(int rc, const tt_status *st, const char *what);
 
