@@ -100,6 +100,13 @@ one_error "device error mid-training: one error line, exit 1" $? f2.err
 check "  ... saved the last completed step read back from the device" grep -q 'saved the last completed step 3 (read back from the device)' f2.err
 check "  ... loss.csv holds steps 1..3" steps_continuous F2/loss.csv 3
 
+# ---------- info: the adapter's optional features ----------
+check "info: a features line under the adapter" grep -qE '^          (no subgroups|subgroups \(size [0-9]+\.\.[0-9]+\)), (no )?shader-f16, (no )?subgroup-matrix; storage binding up to [0-9]+ MiB$' info.out
+"$T" info --json > ij.out
+check "info --json: the same facts as fields" grep -qE '"subgroups":(true|false),"subgroup_min":[0-9]+,"subgroup_max":[0-9]+,"shader_f16":(true|false),"subgroup_matrix":(true|false),"max_storage_binding_mib":[0-9]+' ij.out
+TT_WEBGPU_HIDE_FEATURES=subgroups,shader-f16 "$T" info > ih.out 2>&1
+check "info: an adapter without subgroups / shader-f16 says so" grep -qE '^          no subgroups, no shader-f16, ' ih.out
+
 # ---------- profile: every kernel of one step, timed alone ----------
 "$T" profile --preset tiny --reps 1 > pr.out 2> pr.err
 check "profile: exits 0, nothing on stderr" bash -c "test -s pr.out && ! test -s pr.err"

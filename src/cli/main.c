@@ -27,6 +27,7 @@
 #include "sample.h"
 #include "simd.h"
 #include "trainer.h"
+#include "device.h"
 #include "webgpu_profile.h"
 
 #define EXIT_USAGE 2
@@ -1133,6 +1134,22 @@ static int cmd_info(int argc, char **argv) {
     char gpu_desc[600];
     if (gpu_rc == TT_OK) snprintf(gpu_desc, sizeof gpu_desc, "%s", gpu->device_name);
     else snprintf(gpu_desc, sizeof gpu_desc, "%s", st.msg);
+    /* the adapter's optional features and binding limit (what the tiers and
+     * the buffer plan depend on) */
+    char gpu_feat[200] = "";
+    int sg = 0, f16 = 0, sgm = 0;
+    unsigned sg_min = 0, sg_max = 0;
+    double bind_mib = 0;
+    const tt_gpu_info *gi = gpu_rc == TT_OK ? tt_webgpu_info(gpu) : NULL;
+    if (gi) {
+        sg = gi->has_subgroups, f16 = gi->has_f16, sgm = gi->has_subgroup_matrix;
+        sg_min = gi->subgroup_min, sg_max = gi->subgroup_max;
+        bind_mib = gi->max_storage_binding / 1048576.0;
+        char sgs[48] = "no subgroups";
+        if (sg) snprintf(sgs, sizeof sgs, "subgroups (size %u..%u)", sg_min, sg_max);
+        snprintf(gpu_feat, sizeof gpu_feat, "%s, %s, %s; storage binding up to %.0f MiB", sgs,
+                 f16 ? "shader-f16" : "no shader-f16", sgm ? "subgroup-matrix" : "no subgroup-matrix", bind_mib);
+    }
     /* per preset: does it fit the detected adapter (preflight, nothing allocated)? */
     char(*gpu_fit)[160] = calloc((size_t)tt_n_presets, sizeof *gpu_fit);
     if (!gpu_fit) {
@@ -1160,6 +1177,10 @@ static int cmd_info(int argc, char **argv) {
         printf("{\"version\":\"%s\",\"isa\":\"%s\",\"simd_width\":%d,\"threads\":%d,\"webgpu\":{\"available\":%s,\"%s\":",
                TT_VERSION, TT_ISA, TT_VW, threads, gpu_rc == TT_OK ? "true" : "false", gpu_rc == TT_OK ? "device" : "reason");
         json_str(stdout, gpu_desc, strlen(gpu_desc));
+        if (gi)
+            printf(",\"subgroups\":%s,\"subgroup_min\":%u,\"subgroup_max\":%u,\"shader_f16\":%s,\"subgroup_matrix\":%s,"
+                   "\"max_storage_binding_mib\":%.0f",
+                   sg ? "true" : "false", sg_min, sg_max, f16 ? "true" : "false", sgm ? "true" : "false", bind_mib);
         fputs("},\"default_corpus\":", stdout);
         json_str(stdout, corpus_dir, strlen(corpus_dir));
         printf(",\"default_corpus_found\":%s,\"presets\":[", corpus_found ? "true" : "false");
@@ -1195,6 +1216,7 @@ static int cmd_info(int argc, char **argv) {
     }
     printf("\ncpu       SIMD %s (%d floats per vector), %d threads\n", TT_ISA, TT_VW, threads);
     printf("webgpu    %s%s\n", gpu_rc == TT_OK ? "" : "unavailable: ", gpu_desc);
+    if (gi) printf("          %s\n", gpu_feat);
     printf("corpus    %s%s\n", corpus_dir, corpus_found ? "" : " (not found: install the `fortunes` package or pass --data)");
     free(gpu_fit);
     return 0;
