@@ -14,8 +14,13 @@
  *   - the same under smaller storage limits (16 KiB, 4 KiB: smaller tiles,
  *     more output blocks per thread; under 4 KiB head size 64 does not fit
  *     and the ops must fall back to the default kernels, still correct);
+ *   - the backward variant TT_WEBGPU_ATTN_BWD=ds (attn_m2_bwd_dkdv +
+ *     attn_m2_bwd_dq, tt_gops.att_bwd): its plan (limits, fallbacks, the
+ *     H200's gpt2 tiles), the same shapes, bounds, limits and reruns as
+ *     above, forced tiles (ds4, ds8), the site names it must plan;
  *   - end to end: the tiny preset's loss + full gradient and a few AdamW
- *     steps with TT_WEBGPU_ATTN=mt against the CPU backend.
+ *     steps with TT_WEBGPU_ATTN=mt against the CPU backend (and with
+ *     TT_WEBGPU_ATTN_BWD=ds).
  * Skips (exit 0) without a WebGPU library/adapter unless TT_REQUIRE_WEBGPU=1. */
 #include <math.h>
 #include <stdio.h>
@@ -72,7 +77,63 @@ TT_TEST(test_m_plan) {
     CHECK(!tt_gop_attn_m_plan(0, 0, 49152, 1024, &t));
 }
 
+/* TT_WEBGPU_ATTN_BWD=ds: the plan (no device) */
+TT_TEST(test_m2_plan) {
+    static const uint32_t lims[4] = {4096, 16384, 32768, 49152};
+    static const uint32_t invs[3] = {64, 256, 1024};
+    tt_attn_m2_plan p;
+    for (int hs = 1; hs <= 160; hs++)
+        for (int li = 0; li < 4; li++)
+            for (int ii = 0; ii < 3; ii++)
+                for (uint32_t sb = 8; sb <= 10; sb++) {
+                    int T = 1 + (hs * 37) % 300, B = 1 + hs % 3, NH = 1 + hs % 5;
+                    memset(&p, 0xff, sizeof p);
+                    int ok = tt_gop_attn_m2_plan(hs, B, T, NH, lims[li], invs[ii], sb, 1ull << 30, 0, &p);
+                    if (sb < 9) { /* 9 storage buffers: no plan under WebGPU's default 8 */
+                        CHECK(!ok);
+                        continue;
+                    }
+                    if (!ok) {
+                        /* square dk/dv tiles need TB >= 16 at head size 64 (at most 4 output
+                         * blocks per thread): 20 KiB; so up to 32 under WebGPU's default 16 KiB */
+                        CHECK_MSG(!(invs[ii] >= 256 && ((hs <= 64 && lims[li] >= 32768) ||
+                                                        (hs <= 32 && lims[li] >= 16384))),
+                                  "hs %d", hs);
+                        continue;
+                    }
+                    uint32_t hs4 = (uint32_t)(hs + 3) / 4, ks4 = hs4 | 1, pk4 = (p.tb / 4) | 1;
+                    uint64_t nb = ((uint64_t)T + p.tb - 1) / p.tb;
+                    CHECK(p.tb % 4 == 0 && p.tb >= 4 && p.kv.br == p.tb && p.kv.bc == p.tb);
+                    CHECK(p.kv.bytes <= lims[li] && p.kv.nt <= invs[ii] && p.kv.nt == (p.tb / 4) * (p.tb / 4));
+                    CHECK(p.bq % p.tb == 0 && p.bq >= p.tb && p.nt_q == p.bq / 4 * p.tx && p.nt_q <= invs[ii]);
+                    CHECK(p.bytes_q == 16 * (p.bq * pk4 + p.tb * ks4) && p.bytes_q <= lims[li]);
+                    CHECK(p.ob >= 1 && p.ob <= 4 && p.ob * p.tx >= hs4 && (p.ob - 1) * p.tx < hs4);
+                    CHECK(p.ds_elems == (uint64_t)B * NH * (nb * (nb + 1) / 2) * p.tb * p.tb);
+                }
+    /* the H200 (48 KiB, 1024 invocations), gpt2 (B 8, T 1024, 12 x 64) */
+    CHECK(tt_gop_attn_m2_plan(64, 8, 1024, 12, 49152, 1024, 10, 4ull << 30, 0, &p) && p.tb == 32 && p.bq == 64 &&
+          p.ob == 2 && p.tx == 8 && p.nt_q == 128 && p.kv.bytes == 44288 &&
+          p.ds_elems == 8ull * 12 * 528 * 1024);
+    /* the dS scratch over the binding limit (gpt2 under 128 MiB): no plan */
+    CHECK(!tt_gop_attn_m2_plan(64, 8, 1024, 12, 49152, 1024, 10, 128ull << 20, 0, &p));
+    /* a forced tile, where it fits; not where it does not */
+    CHECK(tt_gop_attn_m2_plan(32, 1, 100, 2, 49152, 1024, 10, 1ull << 30, 8, &p) && p.tb == 8);
+    CHECK(!tt_gop_attn_m2_plan(64, 1, 100, 2, 49152, 1024, 10, 1ull << 30, 8, &p)); /* TB 8: OB 8 > 4 */
+    CHECK(!tt_gop_attn_m2_plan(64, 1, 100, 2, 16384, 1024, 10, 1ull << 30, 32, &p));
+    CHECK(!tt_gop_attn_m2_plan(0, 1, 100, 2, 49152, 1024, 10, 1ull << 30, 0, &p));
+}
+
 /* ---- kernels vs float64 ----------------------------------------------------- */
+static int M2_RAN; /* cases that ran the ds backward */
+/* the backward O will plan: the ds variant when selected and it fits */
+static int m2_expected(int hs, int B, int T, int NH) {
+    tt_attn_m2_plan p;
+    uint64_t mb = INFO.max_storage_binding;
+    if (INFO.max_buffer && (mb == 0 || INFO.max_buffer < mb)) mb = INFO.max_buffer;
+    return O.att_bwd == 1 && tt_gop_attn_m2_plan(hs, B, T, NH, INFO.max_wg_storage, INFO.max_invocations,
+                                                 INFO.max_storage_per_stage, mb, O.att_bwd_tb, &p);
+}
+
 static void cmp(tt_gpu_buf b, size_t off, const double *ref, size_t n, const char *what, int T, int hs) {
     float *got = malloc((off + n) * sizeof *got);
     tt_gtest_down(b, got, off + n);
@@ -106,6 +167,8 @@ static void attn_case(int B, int T, int NH, int hs, int rerun) {
     tt_gpu_buf by = tt_gtest_poisoned(n), bst = tt_gtest_poisoned(2 * ns), bdq = tt_gtest_poisoned(n),
                bdk = tt_gtest_poisoned(n), bdv = tt_gtest_poisoned(n);
     int mt = tt_gop_attn_m_usable(&O, hs);
+    int m2 = mt && m2_expected(hs, B, T, NH);
+    if (m2) M2_RAN++;
     tt_gsite s[3];
     int rc = tt_gop_attention_forward(&O, &s[0], tt_gtest_R(by), tt_gtest_R(bst), tt_gtest_R(bq), tt_gtest_R(bk),
                                       tt_gtest_R(bv), B, T, C, NH, &st);
@@ -118,8 +181,11 @@ static void attn_case(int B, int T, int NH, int hs, int rerun) {
         tt_gtest_die_on(rc, &st, "attn bwd");
     }
     if (!rc) {
-        CHECK(strcmp(s[1].name, mt ? "attn_m_bwd_dq" : "attn_bwd_dq") == 0 &&
-              strcmp(s[2].name, mt ? "attn_m_bwd_dkdv" : "attn_bwd_dkdv") == 0);
+        if (m2)
+            CHECK(strcmp(s[1].name, "attn_m2_bwd_dkdv") == 0 && strcmp(s[2].name, "attn_m2_bwd_dq") == 0);
+        else
+            CHECK(strcmp(s[1].name, mt ? "attn_m_bwd_dq" : "attn_bwd_dq") == 0 &&
+                  strcmp(s[2].name, mt ? "attn_m_bwd_dkdv" : "attn_bwd_dkdv") == 0);
         tt_gtest_run(s, 3); /* backward on the GPU's own y and lse, as the backend runs it */
         cmp(by, 0, y, n, "y", T, hs);
         cmp(bst, 0, lse, ns, "lse", T, hs);
@@ -195,12 +261,81 @@ TT_TEST(test_m_small_limits) {
     INFO.max_wg_storage = full;
 }
 
+/* TT_WEBGPU_ATTN_BWD=ds (attn_m2_bwd_dkdv + attn_m2_bwd_dq): every shape of
+ * test_m_adapter_limit, the other loop bounds, smaller storage limits
+ * (16 KiB: head size 64 falls back to the mt backward; 4 KiB: to the default
+ * kernels), forced tiles TB 4 and 8 (several dS tiles per row block, BQ = 2 TB sub-tiles
+ * above the diagonal), and under 8 storage buffers per stage the default
+ * mt backward (site names checked in attn_case) */
+TT_TEST(test_m2_kernels) {
+    static const int cases[][4] = {{1, 1, 1, 16}, {2, 3, 3, 8},    {1, 17, 2, 12}, {2, 65, 3, 16}, {1, 65, 1, 64},
+                                   {1, 130, 2, 8}, {3, 17, 4, 12}, {1, 130, 1, 64}, {1, 33, 1, 17}, {2, 5, 2, 3}};
+    tt_gpu_info full = INFO;
+    O.att_bwd = 1;
+    O.att_bwd_tb = 0;
+    if (INFO.max_storage_per_stage < 9) INFO.max_storage_per_stage = 9; /* the device's own limit is >= 10 here */
+    M2_RAN = 0;
+    WORST = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        attn_case(cases[i][0], cases[i][1], cases[i][2], cases[i][3], i == 3 || i == 7);
+    CHECK(M2_RAN == (int)(sizeof cases / sizeof cases[0]));
+    printf("  ds, storage %u B: worst rel err %.3g (%d cases)\n", INFO.max_wg_storage, WORST, M2_RAN);
+    INFO.is_cpu = !full.is_cpu;
+    WORST = 0;
+    attn_case(2, 65, 2, 6, 1);
+    printf("  ds, %s loop bounds: worst rel err %.3g\n", full.is_cpu ? "constant" : "run-time", WORST);
+    INFO.is_cpu = full.is_cpu;
+    static const uint32_t lims[2] = {16384, 4096};
+    for (int l = 0; l < 2; l++) {
+        if (full.max_wg_storage && lims[l] >= full.max_wg_storage) continue;
+        INFO.max_wg_storage = lims[l];
+        WORST = 0;
+        M2_RAN = 0;
+        if (l == 0) {
+            attn_case(1, 130, 1, 64, 0); /* 16x16 tiles need 20 KiB: the mt backward */
+            attn_case(2, 65, 3, 12, 0);
+            attn_case(1, 130, 2, 32, 0);
+            CHECK(M2_RAN == 2);
+        } else {
+            attn_case(1, 33, 1, 64, 0); /* default kernels */
+            attn_case(1, 65, 2, 17, 0);
+            CHECK(M2_RAN == 1);
+        }
+        printf("  ds, storage %u B: worst rel err %.3g\n", INFO.max_wg_storage, WORST);
+    }
+    INFO.max_wg_storage = full.max_wg_storage;
+    static const uint32_t tbs[2] = {4, 8};
+    for (int i = 0; i < 2; i++) {
+        O.att_bwd_tb = tbs[i];
+        WORST = 0;
+        M2_RAN = 0;
+        attn_case(2, 33, 2, 12, i == 0);
+        attn_case(1, 17, 1, 4 * (int)tbs[i], 0); /* OB = 4 */
+        attn_case(1, 17, 1, 64, 0);              /* does not fit TB 4, 8: the mt backward */
+        CHECK(M2_RAN == 2);
+        printf("  ds%u: worst rel err %.3g\n", tbs[i], WORST);
+    }
+    O.att_bwd_tb = 0;
+    INFO.max_storage_per_stage = 8; /* WebGPU's default: the mt backward */
+    M2_RAN = 0;
+    attn_case(1, 17, 2, 8, 0);
+    CHECK(M2_RAN == 0);
+    INFO = full;
+    O.att_bwd = 0;
+}
+
 /* ---- end to end: the tiny preset with TT_WEBGPU_ATTN=mt vs the CPU ---- */
 TT_TEST(test_m_training_vs_cpu) { tt_gtest_e2e_vs_cpu("tiny", "mt", 37); }
+TT_TEST(test_m2_training_vs_cpu) {
+    setenv("TT_WEBGPU_ATTN_BWD", "ds", 1);
+    tt_gtest_e2e_vs_cpu("tiny", "mt", 38);
+    unsetenv("TT_WEBGPU_ATTN_BWD");
+}
 
 int main(void) {
     tt_status st;
     RUN(test_m_plan);
+    RUN(test_m2_plan);
     tt_gpu *G = tt_gtest_open();
     tt_gtest_set_seed(7000);
     if (tt_gops_init(&O, G, &st)) {
@@ -215,10 +350,19 @@ int main(void) {
     RUN(test_m_adapter_limit);
     RUN(test_m_other_bounds);
     RUN(test_m_small_limits);
+    RUN(test_m2_kernels);
     /* the e2e test needs the mt kernels for the tiny preset's head size */
     CHECK(tt_gop_attn_m_usable(&O, tt_preset_find("tiny")->cfg.d_model / tt_preset_find("tiny")->cfg.n_head));
+    {
+        /* the ds backward must be what the tiny preset plans on this adapter */
+        const tt_model_config *c = &tt_preset_find("tiny")->cfg;
+        O.att_bwd = 1;
+        CHECK(m2_expected(c->d_model / c->n_head, c->batch, c->ctx, c->n_head));
+        O.att_bwd = 0;
+    }
     tt_gops_free(&O);
     tt_gpu_close(G);
     RUN(test_m_training_vs_cpu);
+    RUN(test_m2_training_vs_cpu);
     return tt_test_summary();
 }

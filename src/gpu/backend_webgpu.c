@@ -922,9 +922,10 @@ int tt_backend_webgpu_create(const tt_model_config *cfg, tt_backend **out, tt_st
         }
     }
     if (rc == TT_OK) rc = plan(be, st);
-    if (rc == TT_OK) /* + kernel-argument uniforms and the split-K scratch of gpu_ops, sized by plan() */
+    if (rc == TT_OK) /* + kernel-argument uniforms, the split-K scratch and the attention dS scratch
+                      * (TT_WEBGPU_ATTN_BWD=ds) of gpu_ops, sized by plan() */
         be->device_bytes += (uint64_t)w->ops.n_ubufs * w->ops.slot_bytes * w->ops.slots_per_buf +
-                            sizeof(tt_gstep) + (uint64_t)w->ops.split_elems * 4;
+                            sizeof(tt_gstep) + (uint64_t)w->ops.split_elems * 4 + (uint64_t)w->ops.att_ds_elems * 4;
     if (rc == TT_OK) rc = tt_gpu_check(w->g, st);
     if (rc) {
         wgpu_destroy(be);

@@ -17,7 +17,20 @@
  * kernel has no fitting tile (large head sizes under small limits: e.g. head
  * size 64 under 4 KiB), the attention ops use the default kernels for both
  * forward and backward (tt_gop_attn_m_usable). Tuning (H200 measurements):
- * env TT_WEBGPU_ATTN_M_TILES overrides (BR, BC) per kernel (plan_o). */
+ * env TT_WEBGPU_ATTN_M_TILES overrides (BR, BC) per kernel (plan_o).
+ *
+ * Backward variant TT_WEBGPU_ATTN_BWD=ds[TB] (tt_gops.att_bwd; default off):
+ * attn_m2_bwd_dkdv (attn_m_bwd_dkdv with square TB x TB tiles, also computing
+ * D and storing every dS tile once into a scratch buffer) then
+ * attn_m2_bwd_dq (dq = scale * dS K, one plain product): 5 causal products
+ * instead of 7, S and dP computed once. Same two sites, bindings and
+ * semantics (stats = [lse | D], dq, dk, dv written); deterministic. Needs 9
+ * storage buffers per stage, TB >= 16 at head size 64 (20 KiB) and the
+ * scratch (B*NH * nb(nb+1)/2 * TB^2 floats, 207 MB at gpt2) within one
+ * binding; else the default backward runs (the site names / tags say which).
+ * The scratch (tt_gops.att_ds_buf) is sized at plan time like split_buf and
+ * not counted in backend_webgpu.c's device_bytes. Prediction (UNMEASURED,
+ * kernel headers): gpt2 on the H200 backward attention ~44-48 ms vs 75.7. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,18 +100,23 @@ int tt_gop_attn_m_usable(const tt_gops *o, int hs) {
     return plan_o(o, 0, hs, &t) && plan_o(o, 1, hs, &t) && plan_o(o, 2, hs, &t);
 }
 
+static int tile_prefix(const tt_gops *o, const char *name, int hs, const tt_attn_m_tile *t, char *pf, size_t cap,
+                       tt_status *st) {
+    snprintf(pf, cap, "const HS: u32 = %du;\nconst BR: u32 = %uu;\nconst BC: u32 = %uu;\nconst OB: u32 = %uu;\n"
+                      "const VEC: bool = %s;\nconst DYN: bool = %s;\n",
+             hs, t->br, t->bc, t->ob, hs % 4 == 0 ? "true" : "false", o->info->is_cpu ? "true" : "false");
+    /* the pipeline cache keys on name|prefix in 200 chars */
+    if (strlen(pf) + 24 > 200) return tt_fail(st, TT_EINVAL, "webgpu %s: kernel prefix too long", name);
+    return TT_OK;
+}
+
 /* the kernel's prefix and the site's profile tag */
 static int prep(const tt_gops *o, int which, int hs, tt_attn_m_tile *t, char *pf, size_t cap, tt_status *st) {
     static const char *names[3] = {"attn_m_fwd", "attn_m_bwd_dq", "attn_m_bwd_dkdv"};
     if (!plan_o(o, which, hs, t))
         return tt_fail(st, TT_EUNSUP, "webgpu %s: head size %d does not fit the adapter's workgroup limits", names[which],
                        hs);
-    snprintf(pf, cap, "const HS: u32 = %du;\nconst BR: u32 = %uu;\nconst BC: u32 = %uu;\nconst OB: u32 = %uu;\n"
-                      "const VEC: bool = %s;\nconst DYN: bool = %s;\n",
-             hs, t->br, t->bc, t->ob, hs % 4 == 0 ? "true" : "false", o->info->is_cpu ? "true" : "false");
-    /* the pipeline cache keys on name|prefix in 200 chars */
-    if (strlen(pf) + 24 > 200) return tt_fail(st, TT_EINVAL, "webgpu %s: kernel prefix too long", names[which]);
-    return TT_OK;
+    return tile_prefix(o, names[which], hs, t, pf, cap, st);
 }
 
 /* args[5], args[6]: the loop bounds HS4, BC as run-time values (DYN) */
@@ -131,13 +149,109 @@ int tt_gop_attn_m_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_
     return TT_OK;
 }
 
+/* ---- TT_WEBGPU_ATTN_BWD=ds: attn_m2_bwd_dkdv + attn_m2_bwd_dq ------------
+ * The default backward computes S = QK^T and dP = dY V^T twice (in dq and in
+ * dk/dv: 7 causal products). Here attn_m2_bwd_dkdv (attn_m_bwd_dkdv with
+ * square tiles TB x TB) also computes D and stores each dS tile once
+ * (B*NH * nb(nb+1)/2 tiles of TB*TB floats: 207 MB at gpt2), and
+ * attn_m2_bwd_dq is one plain product dq = scale * dS K: 5 products. The
+ * kernel headers give the layout and the (UNMEASURED) speed prediction.
+ * Needs 9 storage buffers per stage and the scratch within one binding;
+ * else (or if no tile fits) the default backward runs. */
+int tt_gop_attn_m2_plan(int hs, int B, int T, int NH, uint32_t storage, uint32_t max_inv, uint32_t max_sb,
+                        uint64_t max_binding, uint32_t tb_force, tt_attn_m2_plan *p) {
+    static const uint32_t tbs[4] = {32, 16, 8, 4};
+    if (hs < 1 || hs > 1024 || B < 1 || T < 1 || NH < 1 || max_sb < 9) return 0;
+    limits(&storage, &max_inv);
+    if (max_binding == 0) max_binding = 128ull << 20;
+    uint64_t hs4 = ((uint64_t)hs + 3) / 4, ks4 = hs4 | 1;
+    uint32_t ob = hs4 <= 4 ? 1 : hs4 <= 16 ? 2 : 4;
+    uint32_t tx = (uint32_t)((hs4 + ob - 1) / ob);
+    for (int c = 0; c < 4; c++) {
+        uint32_t tb = tbs[c];
+        if (tb_force && tb != tb_force) continue;
+        if (!fit(2, (uint64_t)hs, tb, tb, storage, max_inv, &p->kv)) continue;
+        int ok = 0;
+        for (uint32_t mq = 2; mq >= 1 && !ok; mq--) {
+            uint64_t bq = (uint64_t)mq * tb, nt = bq / 4 * tx, pk4 = (tb / 4) | 1;
+            uint64_t bytes = 16 * (bq * pk4 + tb * ks4);
+            if (nt > max_inv || bytes > storage) continue;
+            p->bq = (uint32_t)bq;
+            p->nt_q = (uint32_t)nt;
+            p->bytes_q = (uint32_t)bytes;
+            ok = 1;
+        }
+        if (!ok) continue;
+        uint64_t nb = ((uint64_t)T + tb - 1) / tb;
+        uint64_t elems = (uint64_t)B * NH * (nb * (nb + 1) / 2) * tb * tb;
+        if (elems * 4 > max_binding || elems >= (1ull << 32)) continue;
+        p->tb = tb;
+        p->ob = ob;
+        p->tx = tx;
+        p->ds_elems = elems;
+        return 1;
+    }
+    return 0;
+}
+
+static int m2_backward(tt_gops *o, tt_gsite *s, const tt_attn_m2_plan *p, tt_gref dq, tt_gref dk, tt_gref dv,
+                       tt_gref stats, tt_gref q, tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C,
+                       int NH, tt_status *st) {
+    char pf[200];
+    int hs = C / NH;
+    if (p->ds_elems > o->att_ds_elems) { /* grown at plan time, never inside a step (as split_buf) */
+        TT_CHECK(tt_gpu_buffer(o->g, p->ds_elems * 4, TT_GPU_STORAGE, "attn-ds-scratch", &o->att_ds_buf, st));
+        o->att_ds_elems = (size_t)p->ds_elems;
+    }
+    uint32_t args[16] = {(uint32_t)B, (uint32_t)T, (uint32_t)C, (uint32_t)NH, f2u(1.0f / sqrtf((float)hs))};
+    args[5] = (uint32_t)(hs + 3) / 4;
+    args[6] = p->tb;
+    TT_CHECK(tile_prefix(o, "attn_m2_bwd_dkdv", hs, &p->kv, pf, sizeof pf, st));
+    {
+        tt_gpu_buf bufs[9] = {q.buf, k.buf, v.buf, y.buf, dy.buf, stats.buf, dk.buf, dv.buf, o->att_ds_buf};
+        static const uint8_t kinds[9] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
+                                         TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW,
+                                         TT_GPU_BIND_RW,   TT_GPU_BIND_RW,   TT_GPU_BIND_RW};
+        TT_CHECK(tt_gops_make_site(o, &s[0], "attn_m2_bwd_dkdv", pf, args, 0, 9, bufs, kinds,
+                                   ((uint32_t)T + p->tb - 1) / p->tb, (uint32_t)NH, (uint32_t)B, st));
+        s[0].flops = 2.0 * B * T * (T + 1.0) * C * 2.0; /* S, dP, dV, dK */
+        snprintf(s[0].tag, sizeof s[0].tag, "ds tb%u ob%u nt%u %uB %.0fMB", p->tb, p->kv.ob, p->kv.nt, p->kv.bytes,
+                 p->ds_elems * 4.0 / 1e6);
+    }
+    snprintf(pf, sizeof pf,
+             "const HS: u32 = %du;\nconst TB: u32 = %uu;\nconst BQ: u32 = %uu;\nconst OB: u32 = %uu;\n"
+             "const TX: u32 = %uu;\nconst VEC: bool = %s;\nconst DYN: bool = %s;\n",
+             hs, p->tb, p->bq, p->ob, p->tx, hs % 4 == 0 ? "true" : "false", o->info->is_cpu ? "true" : "false");
+    if (strlen(pf) + 24 > 200) return tt_fail(st, TT_EINVAL, "webgpu attn_m2_bwd_dq: kernel prefix too long");
+    args[6] = p->tb / 4;
+    tt_gpu_buf bufs[3] = {k.buf, o->att_ds_buf, dq.buf};
+    static const uint8_t kinds[3] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW};
+    TT_CHECK(tt_gops_make_site(o, &s[1], "attn_m2_bwd_dq", pf, args, 0, 3, bufs, kinds,
+                               ((uint32_t)T + p->bq - 1) / p->bq, (uint32_t)NH, (uint32_t)B, st));
+    s[1].flops = 2.0 * B * T * (T + 1.0) * C * 0.5; /* dS K */
+    snprintf(s[1].tag, sizeof s[1].tag, "ds tb%u bq%u ob%u nt%u %uB", p->tb, p->bq, p->ob, p->nt_q, p->bytes_q);
+    return TT_OK;
+}
+
+/* the variant's plan on this adapter (0: not selected or does not fit) */
+static int m2_plan_o(const tt_gops *o, int hs, int B, int T, int NH, tt_attn_m2_plan *p) {
+    const tt_gpu_info *in = o->info;
+    uint64_t mb = in->max_storage_binding;
+    if (in->max_buffer && (mb == 0 || in->max_buffer < mb)) mb = in->max_buffer;
+    return o->att_bwd == 1 && tt_gop_attn_m2_plan(hs, B, T, NH, in->max_wg_storage, in->max_invocations,
+                                                  in->max_storage_per_stage, mb, o->att_bwd_tb, p);
+}
+
 int tt_gop_attn_m_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats, tt_gref q,
                            tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH, tt_status *st) {
     char pf[160];
     tt_attn_m_tile t;
+    tt_attn_m2_plan p2;
     int hs = C / NH;
     if (q.off || k.off || v.off || y.off || dy.off || dq.off || dk.off || dv.off || stats.off)
         return tt_fail(st, TT_EINVAL, "webgpu attention: tensors must start their buffers");
+    if (m2_plan_o(o, hs, B, T, NH, &p2))
+        return m2_backward(o, s, &p2, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, st);
     uint32_t args[16] = {(uint32_t)B, (uint32_t)T, (uint32_t)C, (uint32_t)NH, f2u(1.0f / sqrtf((float)hs))};
     TT_CHECK(prep(o, 1, hs, &t, pf, sizeof pf, st));
     bounds(args, hs, &t);

@@ -56,10 +56,29 @@ int tt_gops_init(tt_gops *o, tt_gpu *g, tt_status *st) {
     o->att_mt = 1;
     if (t && strcmp(t, "tiled") == 0) o->att_tiled = 1, o->att_mt = 0;
     if (t && strcmp(t, "rows") == 0) o->att_mt = 0;
+    t = getenv("TT_WEBGPU_ATTN_BWD"); /* mt backward variant (gpu_attn_m.c): unset/"default", or ds[TB] */
+    if (t && *t && strcmp(t, "default") != 0) {
+        char *end = NULL;
+        if (strncmp(t, "ds", 2) != 0) return tt_fail(st, TT_EINVAL, "TT_WEBGPU_ATTN_BWD: unknown variant '%s'", t);
+        o->att_bwd = 1;
+        if (t[2]) o->att_bwd_tb = (uint32_t)strtoul(t + 2, &end, 10);
+        if (t[2] && (*end || (o->att_bwd_tb != 4 && o->att_bwd_tb != 8 && o->att_bwd_tb != 16 && o->att_bwd_tb != 32)))
+            return tt_fail(st, TT_EINVAL, "TT_WEBGPU_ATTN_BWD: '%s' (want ds, ds4, ds8, ds16 or ds32)", t);
+    }
     t = getenv("TT_WEBGPU_MM_TARGET");
     if (t && atoi(t) > 0) o->mm_target = (uint32_t)atoi(t);
     t = getenv("TT_WEBGPU_MM_KMIN");
     if (t && atoi(t) >= 16) o->mm_kmin = (uint32_t)atoi(t);
+    t = getenv("TT_WEBGPU_SUBGROUPS"); /* subgroups tier (row reductions; *_sg.wgsl), off by default */
+    if (t && *t && strcmp(t, "0") != 0) {
+        if (strcmp(t, "1") == 0) o->subgroups = 1;
+        else if (strcmp(t, "tree") == 0) o->subgroups = 2;
+        else return tt_fail(st, TT_EINVAL, "TT_WEBGPU_SUBGROUPS: '%.40s' is not 0, 1 or tree", t);
+        if (!o->info->has_subgroups)
+            return tt_fail(st, TT_EUNSUP,
+                           "webgpu: TT_WEBGPU_SUBGROUPS=%s but adapter %.100s lacks the subgroups feature", t,
+                           o->info->name);
+    }
     {
         char msg[160];
         const char *mv = getenv("TT_WEBGPU_MMVAR");
@@ -456,17 +475,30 @@ static const char *wg_prefix(uint32_t wg, char *buf, size_t cap) {
     return buf;
 }
 
+/* Row reductions (ln_fwd, ln_bwd_dx, xent, sumsq): the fp32 tree kernel
+ * NAME, or under the subgroups tier (o->subgroups) its twin NAME_sg
+ * (*_sg.wgsl), whose prefix starts with the enable directive (WGSL wants it
+ * before any declaration). cap >= 96. */
+#define RED_NAME(o, name) ((o)->subgroups ? name "_sg" : name)
+static const char *red_prefix(const tt_gops *o, uint32_t wg, char *pf, size_t cap) {
+    if (!o->subgroups) return wg_prefix(wg, pf, cap);
+    snprintf(pf, cap, "enable subgroups;\nconst WG: u32 = %uu;\nconst SG_TREE: bool = %s;\n", wg,
+             o->subgroups == 2 ? "true" : "false");
+    return pf;
+}
+
 int tt_gop_layernorm_forward(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref stats, tt_gref inp, tt_gref w, tt_gref b,
                              int rows, int C, tt_status *st) {
     if (w.buf != b.buf) return tt_fail(st, TT_EINVAL, "webgpu layernorm: w and b must share a buffer");
     if (stats.off != 0) return tt_fail(st, TT_EINVAL, "webgpu layernorm: stats must start its buffer");
-    char pf[64];
+    char pf[96];
     uint32_t args[16] = {(uint32_t)rows, (uint32_t)C, inp.off, w.off, b.off, out.off};
     tt_gpu_buf bufs[4] = {inp.buf, w.buf, out.buf, stats.buf};
     static const uint8_t kinds[4] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW, TT_GPU_BIND_RW};
     uint32_t x, y;
     grid1(o, (uint64_t)rows, &x, &y);
-    return make_site(o, s, "ln_fwd", wg_prefix(wg_ln(C), pf, sizeof pf), args, 0, 4, bufs, kinds, x, y, 1, st);
+    return make_site(o, s, RED_NAME(o, "ln_fwd"), red_prefix(o, wg_ln(C), pf, sizeof pf), args, 0, 4, bufs, kinds, x,
+                     y, 1, st);
 }
 
 /* rows per chunk of stage 1 of the column sums: short serial chains (16
@@ -510,7 +542,7 @@ static int colsum_final(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref part, uint
 
 int tt_gop_layernorm_backward(tt_gops *o, tt_gsite *s, tt_gref dinp, tt_gref dwb, tt_gref dout, tt_gref inp, tt_gref w,
                               tt_gref stats, tt_gref part, int rows, int C, int accum, tt_status *st) {
-    char pf[64];
+    char pf[96];
     uint32_t x, y;
     {
         uint32_t args[16] = {(uint32_t)rows, (uint32_t)C, dout.off, inp.off, w.off, dinp.off, accum ? 1u : 0u};
@@ -518,8 +550,8 @@ int tt_gop_layernorm_backward(tt_gops *o, tt_gsite *s, tt_gref dinp, tt_gref dwb
         static const uint8_t kinds[5] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
                                          TT_GPU_BIND_RW};
         grid1(o, (uint64_t)rows, &x, &y);
-        TT_CHECK(make_site(o, &s[0], "ln_bwd_dx", wg_prefix(wg_ln(C), pf, sizeof pf), args, 0, 5, bufs, kinds, x, y, 1,
-                           st));
+        TT_CHECK(make_site(o, &s[0], RED_NAME(o, "ln_bwd_dx"), red_prefix(o, wg_ln(C), pf, sizeof pf), args, 0, 5, bufs,
+                           kinds, x, y, 1, st));
     }
     uint32_t ch = colsum_chunk(rows), nch = ((uint32_t)rows + ch - 1) / ch;
     {
@@ -790,7 +822,7 @@ void tt_gop_embedding_buckets(const uint32_t *tokens, int B, int T, int V, uint3
 /* ---- loss ---------------------------------------------------------------- */
 int tt_gop_crossentropy(tt_gops *o, tt_gsite *s, tt_gref logits, tt_gref losses, tt_gref tokens, int rows, int V,
                         int T, tt_status *st) {
-    char pf[64];
+    char pf[96];
     if (logits.off || losses.off || tokens.off)
         return tt_fail(st, TT_EINVAL, "webgpu crossentropy: tensors must start their buffers");
     uint32_t args[16] = {(uint32_t)rows, (uint32_t)V, (uint32_t)T};
@@ -798,7 +830,8 @@ int tt_gop_crossentropy(tt_gops *o, tt_gsite *s, tt_gref logits, tt_gref losses,
     static const uint8_t kinds[3] = {TT_GPU_BIND_READ, TT_GPU_BIND_RW, TT_GPU_BIND_RW};
     uint32_t x, y;
     grid1(o, (uint64_t)rows, &x, &y);
-    return make_site(o, s, "xent", wg_prefix(WG_XENT, pf, sizeof pf), args, 1, 3, bufs, kinds, x, y, 1, st);
+    return make_site(o, s, RED_NAME(o, "xent"), red_prefix(o, WG_XENT, pf, sizeof pf), args, 1, 3, bufs, kinds, x, y, 1,
+                     st);
 }
 
 int tt_gop_loss_reduce(tt_gops *o, tt_gsite *s, tt_gref stats, tt_gref losses, tt_status *st) {
@@ -826,15 +859,15 @@ size_t tt_gop_norm_part_len(size_t n) {
 
 int tt_gop_adamw_chunks(tt_gops *o, tt_gsite *s, const tt_gop_pchunk *ch, int n_chunks, tt_gpu_buf desc,
                         uint32_t n_part, tt_gpu_buf part, tt_gpu_buf stats, tt_status *st) {
-    char pf[64];
+    char pf[96];
     for (int c = 0; c < n_chunks; c++) {
         if (ch[c].part0 + ch[c].n_part > n_part)
             return tt_fail(st, TT_EINVAL, "webgpu adamw: chunk %d's parts exceed the part table", c);
         uint32_t args[16] = {ch[c].part0};
         tt_gpu_buf bufs[3] = {desc, ch[c].grads, part};
         static const uint8_t kinds[3] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW};
-        TT_CHECK(make_site(o, &s[c], "sumsq", wg_prefix(WG_ELEM, pf, sizeof pf), args, 0, 3, bufs, kinds,
-                           ch[c].n_part ? ch[c].n_part : 1, 1, 1, st));
+        TT_CHECK(make_site(o, &s[c], RED_NAME(o, "sumsq"), red_prefix(o, WG_ELEM, pf, sizeof pf), args, 0, 3, bufs,
+                           kinds, ch[c].n_part ? ch[c].n_part : 1, 1, 1, st));
         if (!ch[c].n_part) s[c].x = 0; /* nothing to sum: an empty dispatch */
     }
     for (int c = 0; c < n_chunks; c++) {

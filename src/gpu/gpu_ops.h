@@ -61,6 +61,15 @@ typedef struct {
     int att_tiled;     /* 1: tiled FlashAttention-2 kernels attn_t_* (env TT_WEBGPU_ATTN=tiled) */
     int att_mt;        /* 1 (default): matmul-style FlashAttention-2 kernels attn_m_* (gpu_attn_m.c); 0 with
                         * env TT_WEBGPU_ATTN=rows (attn_*) or =tiled (attn_t_*) */
+    int att_bwd;       /* mt backward: 0 (default) attn_m_bwd_dq + attn_m_bwd_dkdv; 1 with env
+                        * TT_WEBGPU_ATTN_BWD=ds[TB]: attn_m2_bwd_dkdv (S, dP once, dS stored) + attn_m2_bwd_dq
+                        * (gpu_attn_m.c); att_bwd_tb: its tile TB (0: planned) */
+    uint32_t att_bwd_tb;
+    tt_gpu_buf att_ds_buf; /* TT_WEBGPU_ATTN_BWD=ds: the dS tiles (grown like split_buf) */
+    size_t att_ds_elems;
+    int subgroups;     /* subgroups tier for the row reductions of ln_fwd, ln_bwd_dx, xent, sumsq (*_sg.wgsl):
+                        * env TT_WEBGPU_SUBGROUPS=1 (off by default; refused by tt_gops_init on an adapter
+                        * without the feature); 2 (=tree, a test hook): the _sg kernels' fallback tree */
     tt_gpu_buf split_buf; /* split-K partial products */
     size_t split_elems;
     int n_sites;       /* statistics */
@@ -219,6 +228,20 @@ int tt_gop_attn_m_plan(int which, int hs, uint32_t storage, uint32_t max_inv, tt
 /* 1 when all three kernels fit this adapter (o->info) for head size hs; the
  * attention ops fall back to the default kernels otherwise. */
 int tt_gop_attn_m_usable(const tt_gops *o, int hs);
+/* TT_WEBGPU_ATTN_BWD=ds (attn_m2_bwd_dkdv + attn_m2_bwd_dq): the dk/dv
+ * kernel's square tile TB (keys per workgroup = queries per streamed tile,
+ * also the dS storage tile), the dq kernel's rows per workgroup BQ (a
+ * multiple of TB), output d-blocks OB and d-threads TX, and the dS scratch
+ * (floats: B*NH * nb(nb+1)/2 * TB*TB, nb = ceil(T/TB)). A pure function of
+ * the shapes and limits (tb_force: 0, or the TB to use where it fits).
+ * Returns 1, or 0 when it does not fit (then the default backward runs). */
+typedef struct {
+    tt_attn_m_tile kv;       /* attn_m2_bwd_dkdv: br = bc = TB */
+    uint32_t tb, bq, ob, tx, nt_q, bytes_q;
+    uint64_t ds_elems;
+} tt_attn_m2_plan;
+int tt_gop_attn_m2_plan(int hs, int B, int T, int NH, uint32_t storage, uint32_t max_inv, uint32_t max_sb,
+                        uint64_t max_binding, uint32_t tb_force, tt_attn_m2_plan *p);
 /* As tt_gop_attention_forward / _backward (same buffers and semantics). */
 int tt_gop_attn_m_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v, int B,
                           int T, int C, int NH, tt_status *st);
