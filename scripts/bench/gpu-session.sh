@@ -7,8 +7,8 @@
 #   bash scripts/bench/gpu-session.sh OUTDIR curve    # call 1: the full curve (~9 min)
 #   bash scripts/bench/gpu-session.sh OUTDIR checks   # call 2: WebGPU A/B + parity through mega
 # Writes OUTDIR/curve/ (results.jsonl, report.md, speedup.svg), or ab.txt
-# (WebGPU defaults vs the other attention kernels vs the first matmul plan,
-# side by side) and parity.txt. Env TT_BENCH_DATA: the corpus of the parity
+# (WebGPU defaults vs the attention-backward variant, the subgroups tier,
+# the row attention and the base matmul kernel, side by side) and parity.txt. Env TT_BENCH_DATA: the corpus of the parity
 # test and the curve (default: fortunes, else the curve builds one from
 # this repository's text and the parity test fails for want of a corpus).
 set -u
@@ -35,15 +35,17 @@ if [ "$what" = curve ]; then
   exit 0
 fi
 
-echo "== WebGPU A/B: defaults vs rows / tiled attention vs the first matmul plan (ms/step)"
+echo "== WebGPU A/B: defaults vs ds backward / subgroups / row attention / base matmul (ms/step)"
 for p in huge mega gpt2; do
   n=20; [ $p = gpt2 ] && n=5
-  for mode in default rows tiled mmold; do
+  for mode in default dsbwd subgroups both rows mmbase; do
     case $mode in
       default) env=() ;;
+      dsbwd) env=(TT_WEBGPU_ATTN_BWD=ds) ;;        # attention backward variant (unmeasured so far)
+      subgroups) env=(TT_WEBGPU_SUBGROUPS=1) ;;    # subgroups tier of the reductions (unmeasured so far)
+      both) env=(TT_WEBGPU_ATTN_BWD=ds TT_WEBGPU_SUBGROUPS=1) ;;
       rows) env=(TT_WEBGPU_ATTN=rows) ;;
-      tiled) env=(TT_WEBGPU_ATTN=tiled) ;;
-      mmold) env=(TT_WEBGPU_MMPOLICY=old TT_WEBGPU_BIASFOLD=0) ;;
+      mmbase) env=(TT_WEBGPU_MMVAR=default) ;;
     esac
     [ "$(left 540)" -lt 20 ] && { echo "skip $p $mode: time budget"; continue; }
     printf '%-6s %-6s ' $p $mode
