@@ -11,9 +11,16 @@
  *    the register-blocked micro-kernel over its MR x NR tiles: MR*NV vector
  *    accumulators stay in registers for the whole K block, with one
  *    broadcast of A and NV vector loads of the packed B panel (L1-resident)
- *    per k. A row-major A is read in place (MR row streams); a transposed A
- *    (the weight-gradient products) is first copied per block into
- *    k-major order, since its rows are strided by a whole activation row;
+ *    per k. A row-major A is read in place (MR row streams);
+ *  - a transposed A (the weight-gradient products dW = X^T . dY) is read in
+ *    place too: A(i+r, k) for r < MR are MR contiguous floats of row k of X,
+ *    one broadcast each per k, with stride lda between k. (It used to be
+ *    copied per output block into k-major order: nb redundant copies of X,
+ *    ~25% of the time of the fc/proj dW products at the small preset.) Only
+ *    an edge tile (fewer than MR rows) goes through a zero-padded copy in
+ *    thread scratch, so nothing is read past the rows of X. B (dY) stays
+ *    packed: read in place, its rows strided by a power of two (medium:
+ *    2 KiB) miss L1 (set conflicts), which cost more than the packing;
  *  - C is loaded/stored between K blocks, which is exact, so every output
  *    element is the same chain of fused multiply-adds whatever the tiling or
  *    the thread count. No partial sums, no reductions;
@@ -82,8 +89,8 @@
 #define UNROLL
 #endif
 
-/* per thread: the packed block of a transposed A (KC x MC_MAX) and two edge tiles */
-size_t tt_matmul_thread_scratch(void) { return (size_t)KC * MC_MAX + 2 * (size_t)MR * NR + 64; }
+/* per thread: an edge tile of a transposed A (KC x MR) and two edge tiles of C */
+size_t tt_matmul_thread_scratch(void) { return (size_t)KC * MR + 2 * (size_t)MR * NR + 64; }
 
 static inline int round_up(int x, int m) { return (x + m - 1) / m * m; }
 
@@ -198,8 +205,7 @@ static inline __attribute__((always_inline)) void kloop_cols(int kc, const float
 
 typedef struct {
     const tt_mm_job *j;
-    const float *pa; /* transposed A of this unit and K block, packed (kc, lda_p) */
-    int i0, lda_p;
+    float *edge_a;   /* KC x MR: zero-padded copy of an edge tile of a transposed A */
     float *edge_c;   /* MR x NR, thread scratch */
 } tile_env;
 
@@ -248,7 +254,20 @@ static inline __attribute__((always_inline)) void tile(const tile_env *e, const 
         UNROLL for (int r = 0; r < MR; r++) ar[r] = sg->A + (size_t)(i + (r < rows ? r : 0)) * sg->lda + kb;
         kloop_rows(kc, ar, pb, acc);
     } else {
-        kloop_cols(kc, e->pa + (i - e->i0), (size_t)e->lda_p, pb, acc);
+        /* A(i+r, kb+k) = A[(kb+k)*lda + i+r], read in place */
+        const float *a = sg->A + (size_t)kb * sg->lda + i;
+        size_t as = sg->lda;
+        if (rows < MR) {
+            float *t = e->edge_a;
+            for (int k = 0; k < kc; k++) {
+                int r = 0;
+                for (; r < rows; r++) t[k * MR + r] = a[(size_t)k * as + r];
+                for (; r < MR; r++) t[k * MR + r] = 0.0f;
+            }
+            a = t;
+            as = MR;
+        }
+        kloop_cols(kc, a, as, pb, acc);
     }
     /* store, with the epilogues after the final K block */
     if (full) {
@@ -301,8 +320,7 @@ void tt_mm_task(void *arg, int64_t unit, int tid) {
     int ib = (int)(unit / j->nb), jb = (int)(unit % j->nb);
     int i0 = ib * j->mc, rows = TT_MIN(j->mc, j->M - i0);
     int j0 = jb * j->nc, cols = TT_MIN(j->nc, j->N - j0);
-    int rows_p = round_up(rows, MR);
-    tile_env e = {j, ts, i0, rows_p, ts + (size_t)KC * MC_MAX};
+    tile_env e = {j, ts, ts + (size_t)KC * MR};
     size_t npad = (size_t)j->npanel * NR;
     int first = 1;
     for (int s = 0; s < j->nseg; s++) {
@@ -311,20 +329,6 @@ void tt_mm_task(void *arg, int64_t unit, int tid) {
             int kc = TT_MIN(KC, sg->K - kb);
             int last = s == j->nseg - 1 && kb + kc == sg->K;
             const float *blk = j->pb + j->seg_off[s] + (size_t)kb * npad;
-            if (sg->transA) {
-                /* A(i, k) = A[k*lda + i]: the rows of this block are contiguous
-                 * runs of each source row k; copy them once (zero-padded to
-                 * whole tiles) instead of striding through the source per tile */
-                float *pa = ts;
-                for (int k = 0; k < kc; k++) {
-                    const float *src = sg->A + (size_t)(kb + k) * sg->lda + i0;
-                    float *d = pa + (size_t)k * rows_p;
-                    int r = 0;
-                    for (; r + 8 <= rows; r += 8) memcpy(d + r, src + r, 8 * sizeof(float)); /* inlined */
-                    for (; r < rows; r++) d[r] = src[r];
-                    for (; r < rows_p; r++) d[r] = 0.0f;
-                }
-            }
             for (int jc = j0; jc < j0 + cols; jc += NR) {
                 const float *pb = blk + (size_t)(jc / NR) * kc * NR;
                 int nc = TT_MIN(NR, j0 + cols - jc);
