@@ -116,10 +116,32 @@ static int get_kernel(tt_gops *o, const char *name, const char *prefix, int n_bi
     const char *common = tt_wgsl_get("common");
     const char *body = tt_wgsl_get(name);
     if (!common || !body) return tt_fail(st, TT_EUNSUP, "webgpu: kernel source %s.wgsl not embedded", name);
-    size_t n = strlen(prefix) + strlen(common) + strlen(body) + 4;
+    /* a kernel may share declarations with its family through lines
+     * "//!include NAME" (NAME.wgsl, e.g. attn_m_common: the Args, bindings
+     * and loaders of the attn_m* kernels), expanded here, one level deep */
+    const char *inc = NULL;
+    size_t n_inc = 0, inc_at = 0, inc_len = 0;
+    const char *d = strstr(body, "\n//!include ");
+    if (d) {
+        const char *nm = d + 12;
+        size_t nl = strcspn(nm, " \r\n");
+        char iname[64];
+        if (nl == 0 || nl >= sizeof iname) return tt_fail(st, TT_EUNSUP, "webgpu: kernel %s: bad //!include line", name);
+        memcpy(iname, nm, nl);
+        iname[nl] = 0;
+        inc = tt_wgsl_get(iname);
+        if (!inc) return tt_fail(st, TT_EUNSUP, "webgpu: kernel %s includes %s.wgsl, which is not embedded", name, iname);
+        if (strstr(nm, "\n//!include ")) return tt_fail(st, TT_EUNSUP, "webgpu: kernel %s: one //!include per kernel", name);
+        n_inc = strlen(inc);
+        inc_at = (size_t)(d + 1 - body);
+        inc_len = 11 + nl;
+    }
+    size_t n = strlen(prefix) + strlen(common) + strlen(body) + n_inc + 4;
     char *src = malloc(n);
     if (!src) return tt_fail(st, TT_ENOMEM, "out of memory (kernel source)");
-    snprintf(src, n, "%s\n%s\n%s", prefix, common, body);
+    if (inc) /* the body with its include line replaced by the included file */
+        snprintf(src, n, "%s\n%s\n%.*s%s%s", prefix, common, (int)inc_at, body, inc, body + inc_at + inc_len);
+    else snprintf(src, n, "%s\n%s\n%s", prefix, common, body);
     tt_gpu_kernel k;
     int rc = tt_gpu_kernel_create(o->g, src, "main", n_bind, kinds, name, &k, st);
     free(src);
