@@ -137,7 +137,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "[bench] profiling every kernel site (%d reps each)...\n", reps);
         tt_webgpu_prof prof[256];
         int n = 0;
-        if (tt_webgpu_profile(be, reps, prof, 256, &n, &st)) {
+        const char *de = getenv("TT_PROFILE_DETAIL"); /* 1: per matmul shape / attention tile */
+        if (tt_webgpu_profile(be, reps, de && atoi(de) > 0, prof, 256, &n, &st)) {
             fprintf(stderr, "profile: %s\n", st.msg);
             return 1;
         }

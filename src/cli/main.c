@@ -1723,7 +1723,6 @@ static int cmd_profile(int argc, char **argv) {
     const char *preset_name = NULL;
     if ((rc = model_config(&o, NULL, DEFAULT_PRESET, &cfg, &preset_name))) return rc;
     int reps = o.set[O_REPS] ? o.reps : 5;
-    if (o.set[O_DETAIL]) setenv("TT_PROFILE_DETAIL", "1", 1);
     tt_status st;
     tt_status_clear(&st);
     tt_backend *be = NULL;
@@ -1737,7 +1736,7 @@ static int cmd_profile(int argc, char **argv) {
         goto out;
     }
     tt_model_init_params(&be->cfg, &be->layout, o.set[O_SEED] ? o.seed : 1337, p, NULL);
-    if (be->vt->set_state(be, p, NULL, NULL, &st) || tt_webgpu_profile(be, reps, prof, 256, &n, &st)) {
+    if (be->vt->set_state(be, p, NULL, NULL, &st) || tt_webgpu_profile(be, reps, o.set[O_DETAIL], prof, 256, &n, &st)) {
         rc = error_line(EXIT_FAIL, "profile: %s", st.msg);
         goto out;
     }

@@ -722,7 +722,7 @@ static int time_sites(wgpu_impl *w, const tt_gsite *s, int reps, double *sec, tt
     return TT_OK;
 }
 
-int tt_webgpu_profile(tt_backend *be, int reps, tt_webgpu_prof *out, int max, int *n, tt_status *st) {
+int tt_webgpu_profile(tt_backend *be, int reps, int detail, tt_webgpu_prof *out, int max, int *n, tt_status *st) {
     *n = 0;
     if (!be || be->vt != &wgpu_vt) return tt_fail(st, TT_EINVAL, "profile: not a webgpu backend");
     wgpu_impl *w = IMPL(be);
@@ -734,8 +734,6 @@ int tt_webgpu_profile(tt_backend *be, int reps, tt_webgpu_prof *out, int max, in
         TT_CHECK(time_sites(w, NULL, 0, &t, st));
         if (t < empty) empty = t;
     }
-    const char *de = getenv("TT_PROFILE_DETAIL");
-    const int detail = de && atoi(de) > 0;
     const tt_gsite *lists[3] = {w->fwd, w->bwd, w->opt};
     const int counts[3] = {w->n_fwd, w->n_bwd, w->n_opt};
     for (int l = 0; l < 3; l++)

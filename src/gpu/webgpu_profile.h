@@ -18,10 +18,10 @@ typedef struct {
  * submit, timed on the host around a readback, minus the cost of an empty
  * submit + readback, divided by reps. Entries are aggregated by kernel name
  * into out[0..*n) (max entries) — by kernel name and, when
- * TT_PROFILE_DETAIL=1, also by the site's shape tag (matmul shapes). CLOBBERS the backend's activations,
+ * detail != 0, also by the site's shape tag (matmul shapes). CLOBBERS the backend's activations,
  * gradients, parameters and moments: use a throwaway backend, or set_state
  * afterwards. be must be a "webgpu" backend. */
-int tt_webgpu_profile(tt_backend *be, int reps, tt_webgpu_prof *out, int max, int *n, tt_status *st);
+int tt_webgpu_profile(tt_backend *be, int reps, int detail, tt_webgpu_prof *out, int max, int *n, tt_status *st);
 
 /* The device's adapter facts (limits, features), NULL if be is not "webgpu". */
 const void *tt_webgpu_info(const tt_backend *be); /* a const tt_gpu_info * (device.h) */
