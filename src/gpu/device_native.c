@@ -516,12 +516,24 @@ int tt_gpu_open(const tt_gpu_options *opt, tt_gpu **out, tt_status *st) {
     }
     g->info.has_subgroup_matrix =
         adapter_has(g, WGPUFeatureName_ChromiumExperimentalSubgroupMatrix) ? 1 : 0;
-    /* Dawn toggles: keep timestamps in nanoseconds, unquantized */
-    const char *disabled[] = {"timestamp_quantization"};
+    /* Dawn toggles: keep timestamps in nanoseconds, unquantized; env
+     * TT_WEBGPU_TOGGLES (a comma list, "name" enables, "-name" disables;
+     * for A/B measurements, e.g. disable_robustness) adds to them */
+    const char *enabled[8], *disabled[9] = {"timestamp_quantization"};
+    size_t nen = 0, ndis = 1;
+    char tbuf[256];
+    const char *te = getenv("TT_WEBGPU_TOGGLES");
+    snprintf(tbuf, sizeof tbuf, "%s", te ? te : "");
+    for (char *save = NULL, *t = strtok_r(tbuf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+        if (*t == '-' && t[1] && ndis < 9) disabled[ndis++] = t + 1;
+        else if (*t != '-' && nen < 8) enabled[nen++] = t;
+    }
     WGPUDawnTogglesDescriptor toggles;
     memset(&toggles, 0, sizeof toggles);
     toggles.chain.sType = WGPUSType_DawnTogglesDescriptor;
-    toggles.disabledToggleCount = 1;
+    toggles.enabledToggleCount = nen;
+    toggles.enabledToggles = enabled;
+    toggles.disabledToggleCount = ndis;
     toggles.disabledToggles = disabled;
     WGPUDeviceDescriptor dd;
     memset(&dd, 0, sizeof dd);
