@@ -1136,7 +1136,7 @@ static int cmd_info(int argc, char **argv) {
     else snprintf(gpu_desc, sizeof gpu_desc, "%s", st.msg);
     /* the adapter's optional features and binding limit (what the tiers and
      * the buffer plan depend on) */
-    char gpu_feat[200] = "";
+    char gpu_feat[260] = "";
     int sg = 0, f16 = 0, sgm = 0;
     unsigned sg_min = 0, sg_max = 0;
     double bind_mib = 0;
@@ -1147,8 +1147,9 @@ static int cmd_info(int argc, char **argv) {
         bind_mib = gi->max_storage_binding / 1048576.0;
         char sgs[48] = "no subgroups";
         if (sg) snprintf(sgs, sizeof sgs, "subgroups (size %u..%u)", sg_min, sg_max);
-        snprintf(gpu_feat, sizeof gpu_feat, "%s, %s, %s; storage binding up to %.0f MiB", sgs,
-                 f16 ? "shader-f16" : "no shader-f16", sgm ? "subgroup-matrix" : "no subgroup-matrix", bind_mib);
+        snprintf(gpu_feat, sizeof gpu_feat, "%s, %s, %s; storage binding up to %.0f MiB; bounds clamping %s", sgs,
+                 f16 ? "shader-f16" : "no shader-f16", sgm ? "subgroup-matrix" : "no subgroup-matrix", bind_mib,
+                 gi->robust ? "on" : "off (TT_WEBGPU_ROBUST=1 turns it on)");
     }
     /* per preset: does it fit the detected adapter (preflight, nothing allocated)? */
     char(*gpu_fit)[160] = calloc((size_t)tt_n_presets, sizeof *gpu_fit);
@@ -1179,8 +1180,9 @@ static int cmd_info(int argc, char **argv) {
         json_str(stdout, gpu_desc, strlen(gpu_desc));
         if (gi)
             printf(",\"subgroups\":%s,\"subgroup_min\":%u,\"subgroup_max\":%u,\"shader_f16\":%s,\"subgroup_matrix\":%s,"
-                   "\"max_storage_binding_mib\":%.0f",
-                   sg ? "true" : "false", sg_min, sg_max, f16 ? "true" : "false", sgm ? "true" : "false", bind_mib);
+                   "\"max_storage_binding_mib\":%.0f,\"robust_access\":%s",
+                   sg ? "true" : "false", sg_min, sg_max, f16 ? "true" : "false", sgm ? "true" : "false", bind_mib,
+                   gi->robust ? "true" : "false");
         fputs("},\"default_corpus\":", stdout);
         json_str(stdout, corpus_dir, strlen(corpus_dir));
         printf(",\"default_corpus_found\":%s,\"presets\":[", corpus_found ? "true" : "false");

@@ -71,7 +71,7 @@ typedef struct {
     int n_fwd, n_bwd, n_opt, cap_fwd, cap_bwd;
     uint32_t *tokhost;
     size_t tok_words, bucket_off, pos_off;
-    int biasfold;      /* bias grads folded into the dW matmuls (env TT_WEBGPU_BIASFOLD=0: off) */
+    int biasfold;      /* bias grads folded into the dW matmuls: 2 when that adds no tile row (default), 1 always, 0 never (env TT_WEBGPU_BIASFOLD) */
     int dry;           /* preflight: count bytes, allocate nothing */
     double plan_bytes; /* device memory of the plan */
     uint64_t bind_cap; /* test hook TT_WEBGPU_MAX_BINDING_MIB: a smaller binding limit than the adapter's */
@@ -254,14 +254,25 @@ static tt_gsite *bnext(wgpu_impl *w, int n) {
 
 /* dW (M,N) += X^T dY and db (N) += column sums of dY, X (BT,M), dY (BT,N):
  * one matmul with a ones row when W and b are adjacent in the layout (always
- * in config.h's layout) and folding is on (env TT_WEBGPU_BIASFOLD=0 turns it
- * off: a matmul plus the two-stage column sum, as in the first version). */
+ * in config.h's layout) and folding is on, else a matmul plus the two-stage
+ * column sum. By default (biasfold 2) the row is folded in only where it
+ * fits the last tile row (M not a multiple of the planned tile): at M = 768
+ * or 3072 on the 128 tile a 7th (25th) row of workgroups would run the
+ * whole K loop for one row, 1/7 (1/25) of the product's time, while the
+ * column sum reads dY once. Env TT_WEBGPU_BIASFOLD=1 always folds, 0 never. */
 static int dw_db(tt_backend *be, tt_gsite *s, tt_gref X, tt_gref dY, tt_tensor_kind kw, tt_tensor_kind kb, int l,
                  int M, int N, int BT, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     tt_gref gw = PR(be, w->gset, kw, l), gb = PR(be, w->gset, kb, l);
     memset(s, 0, 4 * sizeof *s);
-    if (w->biasfold && gb.buf == gw.buf && gb.off == gw.off + (uint32_t)M * (uint32_t)N)
+    int fold = w->biasfold == 1;
+    if (w->biasfold == 2) {
+        int tile;
+        uint32_t splits, kchunk;
+        tt_gop_matmul_plan(&w->ops, M + 1, N, BT, 1, &tile, &splits, &kchunk);
+        fold = M % tile != 0;
+    }
+    if (fold && gb.buf == gw.buf && gb.off == gw.off + (uint32_t)M * (uint32_t)N)
         return tt_gop_matmul_ex(&w->ops, s, gw, X, dY, NULL, NULL, M + 1, N, BT, 1, 0, 1, 1, st);
     TT_CHECK(tt_gop_matmul(&w->ops, s, gw, X, dY, NULL, NULL, M, N, BT, 1, 0, 1, st));
     return tt_gop_bias_backward(&w->ops, s + 2, gb, dY, R(w->part_cs), BT, N, st);
@@ -859,7 +870,7 @@ int tt_backend_webgpu_create(const tt_model_config *cfg, tt_backend **out, tt_st
     w->P = be->layout.total;
     {
         const char *e = getenv("TT_WEBGPU_BIASFOLD");
-        w->biasfold = !(e && atoi(e) == 0);
+        w->biasfold = e && *e ? (atoi(e) != 0) : 2;
         w->bind_cap = binding_cap();
         e = getenv("TT_WEBGPU_FAULT_AT_STEP");
         w->fault_at = e ? atoll(e) : 0;

@@ -57,6 +57,7 @@ typedef struct {
     int has_timestamps, has_f16, has_subgroups;
     int has_subgroup_matrix; /* adapter offers Dawn's experimental subgroup matrices (not requested yet) */
     uint32_t subgroup_min, subgroup_max;
+    int robust;              /* shader bounds clamping on (Dawn's robustness transform); native default off, see device_native.c */
     char lib_path[256];      /* which implementation was loaded */
 } tt_gpu_info;
 

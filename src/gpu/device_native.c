@@ -516,17 +516,25 @@ int tt_gpu_open(const tt_gpu_options *opt, tt_gpu **out, tt_status *st) {
     }
     g->info.has_subgroup_matrix =
         adapter_has(g, WGPUFeatureName_ChromiumExperimentalSubgroupMatrix) ? 1 : 0;
-    /* Dawn toggles: keep timestamps in nanoseconds, unquantized; env
-     * TT_WEBGPU_TOGGLES (a comma list, "name" enables, "-name" disables;
-     * for A/B measurements, e.g. disable_robustness) adds to them */
-    const char *enabled[8], *disabled[9] = {"timestamp_quantization"};
+    /* Dawn toggles: keep timestamps in nanoseconds, unquantized, and run
+     * without the robustness transform (the clamp Dawn adds to every array
+     * index: 7-10% of a step on an H200, measured in docs/BENCHMARKS.md).
+     * Every kernel keeps its accesses in bounds by construction (their
+     * guards; tests run on lavapipe with this same setting), so the clamps
+     * only cost time. TT_WEBGPU_ROBUST=1 turns them back on (a browser
+     * always has them). Env TT_WEBGPU_TOGGLES (a comma list, "name"
+     * enables, "-name" disables; for A/B measurements) adds to these. */
+    const char *enabled[9], *disabled[9] = {"timestamp_quantization"};
     size_t nen = 0, ndis = 1;
+    const char *rb = getenv("TT_WEBGPU_ROBUST");
+    g->info.robust = rb && *rb && strcmp(rb, "0") != 0;
+    if (!g->info.robust) enabled[nen++] = "disable_robustness";
     char tbuf[256];
     const char *te = getenv("TT_WEBGPU_TOGGLES");
     snprintf(tbuf, sizeof tbuf, "%s", te ? te : "");
     for (char *save = NULL, *t = strtok_r(tbuf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
         if (*t == '-' && t[1] && ndis < 9) disabled[ndis++] = t + 1;
-        else if (*t != '-' && nen < 8) enabled[nen++] = t;
+        else if (*t != '-' && nen < 9) enabled[nen++] = t;
     }
     WGPUDawnTogglesDescriptor toggles;
     memset(&toggles, 0, sizeof toggles);
