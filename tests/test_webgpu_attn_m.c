@@ -14,6 +14,9 @@
  *   - the same under smaller storage limits (16 KiB, 4 KiB: smaller tiles,
  *     more output blocks per thread; under 4 KiB head size 64 does not fit
  *     and the ops must fall back to the default kernels, still correct);
+ *   - PF (pipelined tile loads, TT_WEBGPU_ATTN_PF) forced on and off on the
+ *     same inputs: both checked as above and bit-identical to each other
+ *     (T 1..130, head sizes 3, 5, 6, 16, 17, 64, both loop bounds, 4 KiB);
  *   - the backward variant TT_WEBGPU_ATTN_BWD=ds (attn_m2_bwd_dkdv +
  *     attn_m2_bwd_dq, tt_gops.att_bwd): its plan (limits, fallbacks, the
  *     H200's gpt2 tiles), the same shapes, bounds, limits and reruns as
@@ -72,7 +75,7 @@ TT_TEST(test_m_plan) {
     /* the H200's limits, head size 64: the tiles the kernel headers describe */
     tt_attn_m_tile t;
     CHECK(tt_gop_attn_m_plan(0, 64, 49152, 1024, &t) && t.br == 64 && t.bc == 32 && t.ob == 2 && t.nt == 128);
-    CHECK(tt_gop_attn_m_plan(1, 64, 49152, 1024, &t) && t.br == 32 && t.bc == 32 && t.ob == 2);
+    CHECK(tt_gop_attn_m_plan(1, 64, 49152, 1024, &t) && t.br == 64 && t.bc == 16 && t.ob == 4);
     CHECK(tt_gop_attn_m_plan(2, 64, 49152, 1024, &t) && t.br == 32 && t.bc == 32 && t.ob == 2);
     CHECK(!tt_gop_attn_m_plan(0, 0, 49152, 1024, &t));
 }
@@ -154,18 +157,25 @@ static void same_bits(tt_gpu_buf b, const float *first, size_t n, const char *wh
     free(got);
 }
 
-static void attn_case(int B, int T, int NH, int hs, int rerun) {
+/* one forward + backward as O plans it (TT_WEBGPU_ATTN_PF = pf, or as the
+ * environment has it for NULL) into freshly poisoned outputs, checked
+ * against the float64 reference (and, rerun, a second run's bits); the 5
+ * outputs read back into out[] (malloc'd; NULL where nothing ran) */
+static void attn_run(int B, int T, int NH, int hs, int rerun, const char *pf, tt_gpu_buf bq, tt_gpu_buf bk,
+                     tt_gpu_buf bv, tt_gpu_buf bdy, const double *const ref[6], float *out[5]) {
     tt_status st;
     int C = NH * hs;
     size_t n = (size_t)B * T * C, ns = (size_t)B * NH * T;
-    float *q = tt_gtest_rnd(n, -1.5f, 1.5f), *k = tt_gtest_rnd(n, -1.5f, 1.5f), *v = tt_gtest_rnd(n, -1, 1),
-          *dy = tt_gtest_rnd(n, -1, 1);
-    double *y = malloc(n * sizeof *y), *lse = malloc(ns * sizeof *lse), *D = malloc(ns * sizeof *D);
-    double *dq = malloc(n * sizeof *dq), *dk = malloc(n * sizeof *dk), *dv = malloc(n * sizeof *dv);
-    tt_gtest_attn_ref(B, T, C, NH, q, k, v, dy, y, lse, D, dq, dk, dv);
-    tt_gpu_buf bq = tt_gtest_up(q, n), bk = tt_gtest_up(k, n), bv = tt_gtest_up(v, n), bdy = tt_gtest_up(dy, n);
+    char prev[16] = "";
+    const char *pe = getenv("TT_WEBGPU_ATTN_PF");
+    int had = pe != NULL;
+    if (had) snprintf(prev, sizeof prev, "%s", pe);
+    if (pf) setenv("TT_WEBGPU_ATTN_PF", pf, 1);
     tt_gpu_buf by = tt_gtest_poisoned(n), bst = tt_gtest_poisoned(2 * ns), bdq = tt_gtest_poisoned(n),
                bdk = tt_gtest_poisoned(n), bdv = tt_gtest_poisoned(n);
+    tt_gpu_buf outs[5] = {by, bst, bdq, bdk, bdv};
+    size_t lens[5] = {n, 2 * ns, n, n, n};
+    for (int i = 0; i < 5; i++) out[i] = NULL;
     int mt = tt_gop_attn_m_usable(&O, hs);
     int m2 = mt && m2_expected(hs, B, T, NH);
     if (m2) M2_RAN++;
@@ -180,39 +190,76 @@ static void attn_case(int B, int T, int NH, int hs, int rerun) {
                                        B, T, C, NH, &st);
         tt_gtest_die_on(rc, &st, "attn bwd");
     }
+    if (pf) { /* restore the caller's environment */
+        if (had) setenv("TT_WEBGPU_ATTN_PF", prev, 1);
+        else unsetenv("TT_WEBGPU_ATTN_PF");
+    }
     if (!rc) {
         if (m2)
             CHECK(strcmp(s[1].name, "attn_m2_bwd_dkdv") == 0 && strcmp(s[2].name, "attn_m2_bwd_dq") == 0);
         else
             CHECK(strcmp(s[1].name, mt ? "attn_m_bwd_dq" : "attn_bwd_dq") == 0 &&
                   strcmp(s[2].name, mt ? "attn_m_bwd_dkdv" : "attn_bwd_dkdv") == 0);
+        if (pf && mt) { /* the profile tag says whether the kernel pipelines */
+            int on = strcmp(pf, "1") == 0;
+            CHECK_MSG((strstr(s[0].tag, " pf") != NULL) == on, "fwd tag '%s' (PF %s)", s[0].tag, pf);
+            if (!m2)
+                CHECK_MSG((strstr(s[1].tag, " pf") != NULL) == on && (strstr(s[2].tag, " pf") != NULL) == on,
+                          "bwd tags '%s' '%s' (PF %s)", s[1].tag, s[2].tag, pf);
+        }
         tt_gtest_run(s, 3); /* backward on the GPU's own y and lse, as the backend runs it */
-        cmp(by, 0, y, n, "y", T, hs);
-        cmp(bst, 0, lse, ns, "lse", T, hs);
-        cmp(bst, ns, D, ns, "D", T, hs);
-        cmp(bdq, 0, dq, n, "dq", T, hs);
-        cmp(bdk, 0, dk, n, "dk", T, hs);
-        cmp(bdv, 0, dv, n, "dv", T, hs);
+        cmp(by, 0, ref[0], n, "y", T, hs);
+        cmp(bst, 0, ref[1], ns, "lse", T, hs);
+        cmp(bst, ns, ref[2], ns, "D", T, hs);
+        cmp(bdq, 0, ref[3], n, "dq", T, hs);
+        cmp(bdk, 0, ref[4], n, "dk", T, hs);
+        cmp(bdv, 0, ref[5], n, "dv", T, hs);
+        for (int i = 0; i < 5; i++) {
+            out[i] = malloc(lens[i] * sizeof(float));
+            tt_gtest_down(outs[i], out[i], lens[i]);
+        }
         if (rerun) {
-            tt_gpu_buf outs[5] = {by, bst, bdq, bdk, bdv};
-            size_t lens[5] = {n, 2 * ns, n, n, n};
-            float *first[5];
-            for (int i = 0; i < 5; i++) {
-                first[i] = malloc(lens[i] * sizeof(float));
-                tt_gtest_down(outs[i], first[i], lens[i]);
-            }
             tt_gtest_run(s, 3);
             static const char *names[5] = {"y", "stats", "dq", "dk", "dv"};
-            for (int i = 0; i < 5; i++) {
-                same_bits(outs[i], first[i], lens[i], names[i]);
-                free(first[i]);
-            }
+            for (int i = 0; i < 5; i++) same_bits(outs[i], out[i], lens[i], names[i]);
         }
     }
-    tt_gpu_buf all[9] = {bq, bk, bv, bdy, by, bst, bdq, bdk, bdv};
-    for (int i = 0; i < 9; i++) tt_gpu_buffer_free(tt_gtest_gpu, all[i]);
+    for (int i = 0; i < 5; i++) tt_gpu_buffer_free(tt_gtest_gpu, outs[i]);
+}
+
+/* random inputs, the float64 reference, attn_run; pf: run with PF forced on
+ * ("1") and off ("0") on the same inputs, each checked as above, and the
+ * outputs compared bit for bit (pipelining moves loads, never arithmetic) */
+static void attn_case_pf(int B, int T, int NH, int hs, int rerun, int pf) {
+    int C = NH * hs;
+    size_t n = (size_t)B * T * C, ns = (size_t)B * NH * T;
+    float *q = tt_gtest_rnd(n, -1.5f, 1.5f), *k = tt_gtest_rnd(n, -1.5f, 1.5f), *v = tt_gtest_rnd(n, -1, 1),
+          *dy = tt_gtest_rnd(n, -1, 1);
+    double *y = malloc(n * sizeof *y), *lse = malloc(ns * sizeof *lse), *D = malloc(ns * sizeof *D);
+    double *dq = malloc(n * sizeof *dq), *dk = malloc(n * sizeof *dk), *dv = malloc(n * sizeof *dv);
+    tt_gtest_attn_ref(B, T, C, NH, q, k, v, dy, y, lse, D, dq, dk, dv);
+    tt_gpu_buf bq = tt_gtest_up(q, n), bk = tt_gtest_up(k, n), bv = tt_gtest_up(v, n), bdy = tt_gtest_up(dy, n);
+    const double *const ref[6] = {y, lse, D, dq, dk, dv};
+    static const char *names[5] = {"y", "stats", "dq", "dk", "dv"};
+    size_t lens[5] = {n, 2 * ns, n, n, n};
+    float *got[2][5];
+    attn_run(B, T, NH, hs, rerun, pf ? "1" : NULL, bq, bk, bv, bdy, ref, got[0]);
+    if (pf) {
+        attn_run(B, T, NH, hs, 0, "0", bq, bk, bv, bdy, ref, got[1]);
+        for (int i = 0; i < 5; i++)
+            if (got[0][i] && got[1][i])
+                CHECK_MSG(memcmp(got[0][i], got[1][i], lens[i] * sizeof(float)) == 0,
+                          "%s: PF on / off not bit-identical (B%d T%d NH%d hs%d, storage %u)", names[i], B, T, NH, hs,
+                          INFO.max_wg_storage);
+    }
+    for (int m = 0; m < (pf ? 2 : 1); m++)
+        for (int i = 0; i < 5; i++) free(got[m][i]);
+    tt_gpu_buf ins[4] = {bq, bk, bv, bdy};
+    for (int i = 0; i < 4; i++) tt_gpu_buffer_free(tt_gtest_gpu, ins[i]);
     free(q), free(k), free(v), free(dy), free(y), free(lse), free(D), free(dq), free(dk), free(dv);
 }
+
+static void attn_case(int B, int T, int NH, int hs, int rerun) { attn_case_pf(B, T, NH, hs, rerun, 0); }
 
 TT_TEST(test_m_adapter_limit) {
     /* B, T, NH, hs */
@@ -259,6 +306,38 @@ TT_TEST(test_m_small_limits) {
         printf("  storage %u B: worst rel err %.3g\n", INFO.max_wg_storage, WORST);
     }
     INFO.max_wg_storage = full;
+}
+
+/* PF (software pipelining of the streamed tiles' global loads; gpu_attn_m.c
+ * pf_mode, env TT_WEBGPU_ATTN_PF): forced on and off on the same inputs,
+ * both within the float64 tolerance and bit-identical to each other, on
+ * awkward T (1, 3, 17, 65, 130) and head sizes (3, 5, 17 per element; 16,
+ * 64): whole and partial per-thread shares of a tile (NK, NL), both kinds of
+ * loop bounds, and under 4 KiB the smallest tiles (fewer threads than tile
+ * rows: two lse/D rows per thread in attn_m_bwd_dkdv). Few head sizes: each
+ * is 3 more kernels for lavapipe to compile (~5-10 s each set) */
+TT_TEST(test_m_pf) {
+    static const int cases[][4] = {{1, 1, 1, 16}, {2, 3, 2, 3},   {1, 17, 2, 5},   {2, 65, 2, 16},
+                                   {1, 130, 1, 64}, {1, 130, 2, 3}, {1, 65, 1, 5}, {1, 3, 1, 64}, {1, 33, 1, 17}};
+    uint32_t full = INFO.max_wg_storage;
+    int cpu = INFO.is_cpu;
+    WORST = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        attn_case_pf(cases[i][0], cases[i][1], cases[i][2], cases[i][3], i == 4, 1);
+    printf("  PF on/off, storage %u B: worst rel err %.3g\n", INFO.max_wg_storage, WORST);
+    INFO.is_cpu = !cpu;
+    WORST = 0;
+    attn_case_pf(2, 65, 2, 6, 0, 1);
+    printf("  PF on/off, %s loop bounds: worst rel err %.3g\n", cpu ? "constant" : "run-time", WORST);
+    INFO.is_cpu = cpu;
+    if (!full || full > 4096) {
+        INFO.max_wg_storage = 4096;
+        WORST = 0;
+        attn_case_pf(1, 65, 2, 6, 0, 1); /* attn_m_bwd_dkdv 8x16: 8 threads, 16 rows */
+        attn_case_pf(2, 33, 2, 3, 0, 1);
+        printf("  PF on/off, storage %u B: worst rel err %.3g\n", INFO.max_wg_storage, WORST);
+        INFO.max_wg_storage = full;
+    }
 }
 
 /* TT_WEBGPU_ATTN_BWD=ds (attn_m2_bwd_dkdv + attn_m2_bwd_dq): every shape of
@@ -351,6 +430,7 @@ int main(void) {
     RUN(test_m_other_bounds);
     RUN(test_m_small_limits);
     RUN(test_m2_kernels);
+    RUN(test_m_pf);
     /* the e2e test needs the mt kernels for the tiny preset's head size */
     CHECK(tt_gop_attn_m_usable(&O, tt_preset_find("tiny")->cfg.d_model / tt_preset_find("tiny")->cfg.n_head));
     {

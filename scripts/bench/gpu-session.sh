@@ -7,8 +7,7 @@
 #   bash scripts/bench/gpu-session.sh OUTDIR curve    # call 1: the full curve (~9 min)
 #   bash scripts/bench/gpu-session.sh OUTDIR checks   # call 2: WebGPU A/B + parity through mega
 # Writes OUTDIR/curve/ (results.jsonl, report.md, speedup.svg), or ab.txt
-# (WebGPU defaults vs the attention-backward variant, the subgroups tier,
-# the row attention and the base matmul kernel, side by side) and parity.txt. Env TT_BENCH_DATA: the corpus of the parity
+# (WebGPU defaults vs each switch below, side by side) and parity.txt. Env TT_BENCH_DATA: the corpus of the parity
 # test and the curve (default: fortunes, else the curve builds one from
 # this repository's text and the parity test fails for want of a corpus).
 set -u
@@ -35,21 +34,21 @@ if [ "$what" = curve ]; then
   exit 0
 fi
 
-echo "== WebGPU A/B: defaults vs ds backward / subgroups / row attention / base matmul (ms/step)"
+echo "== WebGPU A/B: defaults vs the switches (ms/step, synchronous steps)"
 for p in huge mega gpt2; do
   n=20; [ $p = gpt2 ] && n=5
-  for mode in default dsbwd subgroups both rows mmbase; do
+  for mode in default robust attnpf0 fold1 dsbwd subgroups default2; do
     case $mode in
-      default) env=() ;;
-      dsbwd) env=(TT_WEBGPU_ATTN_BWD=ds) ;;        # attention backward variant (unmeasured so far)
-      subgroups) env=(TT_WEBGPU_SUBGROUPS=1) ;;    # subgroups tier of the reductions (unmeasured so far)
-      both) env=(TT_WEBGPU_ATTN_BWD=ds TT_WEBGPU_SUBGROUPS=1) ;;
-      rows) env=(TT_WEBGPU_ATTN=rows) ;;
-      mmbase) env=(TT_WEBGPU_MMVAR=default) ;;
+      default|default2) env=(X=1) ;;
+      robust) env=(TT_WEBGPU_ROBUST=1) ;;          # Dawn's bounds clamps back on (off by default natively)
+      attnpf0) env=(TT_WEBGPU_ATTN_PF=0) ;;        # attention tiles loaded without register prefetch
+      fold1) env=(TT_WEBGPU_BIASFOLD=1) ;;         # bias grads always folded into dW (a ones row)
+      dsbwd) env=(TT_WEBGPU_ATTN_BWD=ds) ;;        # attention backward storing dS (a B*NH*T*T scratch)
+      subgroups) env=(TT_WEBGPU_SUBGROUPS=1) ;;    # subgroups tier of the row reductions
     esac
     [ "$(left 540)" -lt 20 ] && { echo "skip $p $mode: time budget"; continue; }
-    printf '%-6s %-6s ' $p $mode
-    env "${env[@]}" timeout 60 ./build/bench_webgpu $p $n 0 2>/dev/null | grep -m1 'step median' || echo "failed/timeout"
+    printf '%-6s %-9s ' $p $mode
+    env "${env[@]}" TT_BENCH_PIPELINED=0 timeout 60 ./build/bench_webgpu $p $n 0 2>/dev/null | grep -m1 'step median' || echo "failed/timeout"
   done
 done 2>&1 | tee "$out/ab.txt"
 

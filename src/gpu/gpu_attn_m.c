@@ -18,6 +18,13 @@
  * size 64 under 4 KiB), the attention ops use the default kernels for both
  * forward and backward (tt_gop_attn_m_usable). Tuning (H200 measurements):
  * env TT_WEBGPU_ATTN_M_TILES overrides (BR, BC) per kernel (plan_o).
+ * PF (prefix constant, pf_mode; env TT_WEBGPU_ATTN_PF): the three kernels
+ * load the next streamed tile into registers while computing the current
+ * one (bit-identical either way; on by default on GPUs where it costs at
+ * most 8 vec4 per thread and tensor; the site tag says " pf"). The kernels
+ * run with or without Dawn's robustness transform: every access is in bounds
+ * by construction for the tiles planned here, given the run-time loop
+ * bounds args[5..8] that bounds() writes (equal to the kernels' constants).
  *
  * Backward variant TT_WEBGPU_ATTN_BWD=ds[TB] (tt_gops.att_bwd; default off):
  * attn_m2_bwd_dkdv (attn_m_bwd_dkdv with square TB x TB tiles, also computing
@@ -68,11 +75,17 @@ static void limits(uint32_t *storage, uint32_t *max_inv) {
 }
 
 int tt_gop_attn_m_plan(int which, int hs, uint32_t storage, uint32_t max_inv, tt_attn_m_tile *t) {
-    /* preference order: big blocks first (fewer K/V re-reads, more threads) */
+    /* preference order: big blocks first (fewer K/V re-reads, more threads).
+     * dq (which 1) takes 64 x 16 before 32 x 32: a 64-row query block reads
+     * each K/V tile half as often (H200, gpt2, head size 64 where 64 x 32
+     * does not fit 48 KiB: 245.9 vs 255.1 ms/step, docs/BENCHMARKS.md run 4) */
     static const uint32_t cand[][2] = {{64, 32}, {32, 32}, {64, 16}, {32, 16}, {16, 32}, {16, 16},
                                        {8, 32},  {8, 16},  {16, 8},  {8, 8},   {4, 16},  {4, 8},  {4, 4}};
     if (hs < 1 || hs > 1024) return 0;
     limits(&storage, &max_inv);
+    if (which == 1 && fit(which, (uint64_t)hs, 64, 16, storage, max_inv, t) &&
+        !fit(which, (uint64_t)hs, 64, 32, storage, max_inv, t))
+        return fit(which, (uint64_t)hs, 64, 16, storage, max_inv, t);
     for (size_t c = 0; c < sizeof cand / sizeof cand[0]; c++)
         if (fit(which, (uint64_t)hs, cand[c][0], cand[c][1], storage, max_inv, t)) return 1;
     return 0;
@@ -100,11 +113,32 @@ int tt_gop_attn_m_usable(const tt_gops *o, int hs) {
     return plan_o(o, 0, hs, &t) && plan_o(o, 1, hs, &t) && plan_o(o, 2, hs, &t);
 }
 
-static int tile_prefix(const tt_gops *o, const char *name, int hs, const tt_attn_m_tile *t, char *pf, size_t cap,
-                       tt_status *st) {
+/* PF (software pipelining in attn_m_fwd, attn_m_bwd_dq, attn_m_bwd_dkdv:
+ * the next streamed tile's global loads go to registers while the current
+ * tile is computed; bit-identical results either way). Env
+ * TT_WEBGPU_ATTN_PF, read at site creation: unset (default) on for GPUs
+ * where a thread's share of a streamed tile is at most PF_MAX_SLOTS vec4 per
+ * tensor (NK = ceil(BC*HS4/NT) = ceil(16*HS4/BR): 4 (fwd), 8 (dq, dkdv) for
+ * the H200's head-size-64 tiles; the small tiles of 16 KiB adapters would
+ * hold 16+ per tensor, 2 tensors: register spills), off on CPU adapters (no
+ * latency to hide; lavapipe's compile time); "0" off (A/B); "1" on for
+ * every tile and adapter (tests). -1: the kernel has no PF constant
+ * (attn_m2_bwd_dkdv). */
+#define PF_MAX_SLOTS 8u
+static int pf_mode(const tt_gops *o, int hs, const tt_attn_m_tile *t) {
+    const char *e = getenv("TT_WEBGPU_ATTN_PF");
+    uint32_t nk = (t->bc * (((uint32_t)hs + 3) / 4) + t->nt - 1) / t->nt;
+    if (e && strcmp(e, "0") == 0) return 0;
+    if (e && strcmp(e, "1") == 0) return 1;
+    return !o->info->is_cpu && nk <= PF_MAX_SLOTS;
+}
+
+static int tile_prefix(const tt_gops *o, const char *name, int hs, const tt_attn_m_tile *t, int pf_on, char *pf,
+                       size_t cap, tt_status *st) {
     snprintf(pf, cap, "const HS: u32 = %du;\nconst BR: u32 = %uu;\nconst BC: u32 = %uu;\nconst OB: u32 = %uu;\n"
-                      "const VEC: bool = %s;\nconst DYN: bool = %s;\n",
-             hs, t->br, t->bc, t->ob, hs % 4 == 0 ? "true" : "false", o->info->is_cpu ? "true" : "false");
+                      "const VEC: bool = %s;\nconst DYN: bool = %s;\n%s",
+             hs, t->br, t->bc, t->ob, hs % 4 == 0 ? "true" : "false", o->info->is_cpu ? "true" : "false",
+             pf_on < 0 ? "" : pf_on ? "const PF: bool = true;\n" : "const PF: bool = false;\n");
     /* the pipeline cache keys on name|prefix in 200 chars */
     if (strlen(pf) + 24 > 200) return tt_fail(st, TT_EINVAL, "webgpu %s: kernel prefix too long", name);
     return TT_OK;
@@ -116,22 +150,28 @@ static int prep(const tt_gops *o, int which, int hs, tt_attn_m_tile *t, char *pf
     if (!plan_o(o, which, hs, t))
         return tt_fail(st, TT_EUNSUP, "webgpu %s: head size %d does not fit the adapter's workgroup limits", names[which],
                        hs);
-    return tile_prefix(o, names[which], hs, t, pf, cap, st);
+    return tile_prefix(o, names[which], hs, t, pf_mode(o, hs, t), pf, cap, st);
 }
 
-/* args[5], args[6]: the loop bounds HS4, BC as run-time values (DYN) */
+/* args[5..8]: the loop bounds HS4, BC, NK, NL as run-time values (DYN; the
+ * kernels' constants of the same names, attn_m_common.wgsl: their loops and
+ * register slots stay in bounds because these equal them) */
 static void bounds(uint32_t args[16], int hs, const tt_attn_m_tile *t) {
-    args[5] = (uint32_t)(hs + 3) / 4;
+    uint32_t hs4 = (uint32_t)(hs + 3) / 4;
+    args[5] = hs4;
     args[6] = t->bc;
+    args[7] = (t->bc * hs4 + t->nt - 1) / t->nt;
+    args[8] = (t->bc + t->nt - 1) / t->nt;
 }
 
-static void tag(tt_gsite *s, const tt_attn_m_tile *t) {
-    snprintf(s->tag, sizeof s->tag, "br%u bc%u ob%u nt%u %uB", t->br, t->bc, t->ob, t->nt, t->bytes);
+static void tag(const tt_gops *o, tt_gsite *s, int hs, const tt_attn_m_tile *t) {
+    snprintf(s->tag, sizeof s->tag, "br%u bc%u ob%u nt%u %uB%s", t->br, t->bc, t->ob, t->nt, t->bytes,
+             pf_mode(o, hs, t) ? " pf" : "");
 }
 
 int tt_gop_attn_m_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v, int B,
                           int T, int C, int NH, tt_status *st) {
-    char pf[160];
+    char pf[200];
     tt_attn_m_tile t;
     int hs = C / NH;
     if (q.off || k.off || v.off || y.off || stats.off)
@@ -145,7 +185,7 @@ int tt_gop_attn_m_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_
     TT_CHECK(tt_gops_make_site(o, s, "attn_m_fwd", pf, args, 0, 5, bufs, kinds, ((uint32_t)T + t.br - 1) / t.br,
                                (uint32_t)NH, (uint32_t)B, st));
     s->flops = 2.0 * B * T * (T + 1.0) * C; /* causal: T(T+1)/2 pairs x 2 products x 2 flops x C */
-    tag(s, &t);
+    tag(o, s, hs, &t);
     return TT_OK;
 }
 
@@ -206,7 +246,7 @@ static int m2_backward(tt_gops *o, tt_gsite *s, const tt_attn_m2_plan *p, tt_gre
     uint32_t args[16] = {(uint32_t)B, (uint32_t)T, (uint32_t)C, (uint32_t)NH, f2u(1.0f / sqrtf((float)hs))};
     args[5] = (uint32_t)(hs + 3) / 4;
     args[6] = p->tb;
-    TT_CHECK(tile_prefix(o, "attn_m2_bwd_dkdv", hs, &p->kv, pf, sizeof pf, st));
+    TT_CHECK(tile_prefix(o, "attn_m2_bwd_dkdv", hs, &p->kv, -1, pf, sizeof pf, st));
     {
         tt_gpu_buf bufs[9] = {q.buf, k.buf, v.buf, y.buf, dy.buf, stats.buf, dk.buf, dv.buf, o->att_ds_buf};
         static const uint8_t kinds[9] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
@@ -244,7 +284,7 @@ static int m2_plan_o(const tt_gops *o, int hs, int B, int T, int NH, tt_attn_m2_
 
 int tt_gop_attn_m_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats, tt_gref q,
                            tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH, tt_status *st) {
-    char pf[160];
+    char pf[200];
     tt_attn_m_tile t;
     tt_attn_m2_plan p2;
     int hs = C / NH;
@@ -262,7 +302,7 @@ int tt_gop_attn_m_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_g
         TT_CHECK(tt_gops_make_site(o, &s[0], "attn_m_bwd_dq", pf, args, 0, 7, bufs, kinds,
                                    ((uint32_t)T + t.br - 1) / t.br, (uint32_t)NH, (uint32_t)B, st));
         s[0].flops = 2.0 * B * T * (T + 1.0) * C * 1.5;
-        tag(&s[0], &t);
+        tag(o, &s[0], hs, &t);
     }
     TT_CHECK(prep(o, 2, hs, &t, pf, sizeof pf, st));
     bounds(args, hs, &t);
@@ -272,6 +312,6 @@ int tt_gop_attn_m_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_g
     TT_CHECK(tt_gops_make_site(o, &s[1], "attn_m_bwd_dkdv", pf, args, 0, 7, bufs, kinds,
                                ((uint32_t)T + t.br - 1) / t.br, (uint32_t)NH, (uint32_t)B, st));
     s[1].flops = 2.0 * B * T * (T + 1.0) * C * 2.0;
-    tag(&s[1], &t);
+    tag(o, &s[1], hs, &t);
     return TT_OK;
 }

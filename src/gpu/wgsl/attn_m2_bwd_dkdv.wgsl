@@ -43,16 +43,18 @@ var<workgroup> Dt: array<f32, BC>;
 
 fn ld_y(b: u32, t: u32, hb: u32, d4: u32) -> vec4<f32> {
     let i = base_of(b, t, hb, d4);
-    if (VEC) { return select(vec4<f32>(0.0), y4[i >> 2u], t < a.T); }
-    let x = vec4<f32>(y4[i >> 2u][i & 3u], y4[(i + 1u) >> 2u][(i + 1u) & 3u], y4[(i + 2u) >> 2u][(i + 2u) & 3u],
-                      y4[(i + 3u) >> 2u][(i + 3u) & 3u]);
+    if (VEC) { return select(vec4<f32>(0.0), y4[min(i, last_el()) >> 2u], t < a.T); }
+    let j = el4(i); // clamped (attn_m_common)
+    let x = vec4<f32>(y4[j.x >> 2u][j.x & 3u], y4[j.y >> 2u][j.y & 3u], y4[j.z >> 2u][j.z & 3u],
+                      y4[j.w >> 2u][j.w & 3u]);
     return select(vec4<f32>(0.0), x, pad_mask(t, d4));
 }
 fn ld_dy(b: u32, t: u32, hb: u32, d4: u32) -> vec4<f32> {
     let i = base_of(b, t, hb, d4);
-    if (VEC) { return select(vec4<f32>(0.0), dy4[i >> 2u], t < a.T); }
-    let x = vec4<f32>(dy4[i >> 2u][i & 3u], dy4[(i + 1u) >> 2u][(i + 1u) & 3u], dy4[(i + 2u) >> 2u][(i + 2u) & 3u],
-                      dy4[(i + 3u) >> 2u][(i + 3u) & 3u]);
+    if (VEC) { return select(vec4<f32>(0.0), dy4[min(i, last_el()) >> 2u], t < a.T); }
+    let j = el4(i); // clamped (attn_m_common)
+    let x = vec4<f32>(dy4[j.x >> 2u][j.x & 3u], dy4[j.y >> 2u][j.y & 3u], dy4[j.z >> 2u][j.z & 3u],
+                      dy4[j.w >> 2u][j.w & 3u]);
     return select(vec4<f32>(0.0), x, pad_mask(t, d4));
 }
 
@@ -70,7 +72,8 @@ fn st4(which: u32, row: u32, db: u32, hb: u32, b: u32, x: vec4<f32>) {
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let T = a.T;
     // DYN (CPU adapters): run-time loop bounds, so lavapipe's LLVM does not
-    // fully unroll (compile time); GPUs get the constants
+    // fully unroll (compile time); GPUs get the constants. The arguments
+    // equal the constants (gpu_attn_m.c bounds()), so the loops stay in bounds
     let nd4 = select(HS4, a.nd4, DYN);
     let nbc = select(BC, a.nbc, DYN);
     let h = wid.y;

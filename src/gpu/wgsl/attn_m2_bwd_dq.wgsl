@@ -49,9 +49,13 @@ var<workgroup> Ks: array<vec4<f32>, TB * KS4>;
 fn base_of(b: u32, t: u32, hb: u32, d4: u32) -> u32 { return (b * a.T + t) * a.C + hb + 4u * d4; }
 fn ld_k(b: u32, t: u32, hb: u32, d4: u32) -> vec4<f32> {
     let i = base_of(b, t, hb, d4);
-    if (VEC) { return select(vec4<f32>(0.0), k4[i >> 2u], t < a.T); }
-    let x = vec4<f32>(k4[i >> 2u][i & 3u], k4[(i + 1u) >> 2u][(i + 1u) & 3u], k4[(i + 2u) >> 2u][(i + 2u) & 3u],
-                      k4[(i + 3u) >> 2u][(i + 3u) & 3u]);
+    // unconditional loads (select): every element index clamped to the
+    // tensor's last element B*T*C-1, what that changes is selected away
+    let n1 = a.B * a.T * a.C - 1u;
+    if (VEC) { return select(vec4<f32>(0.0), k4[min(i, n1) >> 2u], t < a.T); }
+    let j = min(vec4<u32>(i) + vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(n1));
+    let x = vec4<f32>(k4[j.x >> 2u][j.x & 3u], k4[j.y >> 2u][j.y & 3u], k4[j.z >> 2u][j.z & 3u],
+                      k4[j.w >> 2u][j.w & 3u]);
     let m = (vec4<u32>(4u * d4) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(HS)) & vec4<bool>(t < a.T);
     return select(vec4<f32>(0.0), x, m);
 }

@@ -15,7 +15,7 @@
 // lse and D (= rowsum(dy*y)) from stats = [lse | D] (D written by
 // attn_m_bwd_dq, which runs first). No atomics, fixed orders: deterministic.
 // Grid (ceil(T/BR), NH, B) (block wid.x: the longest, first),
-// workgroup TX*TY. Prefix: HS, BR, BC, OB, VEC, DYN.
+// workgroup TX*TY. Prefix: HS, BR, BC, OB, VEC, DYN, PF.
 // Tiles (gpu_attn_m.c), head size 64: 48 KiB: BR 32, BC 32, OB 2, 64
 // threads, 43.3 KiB; 16 KiB: BR 8, BC 16, OB 4.
 // Prediction, gpt2 on an H200: 4 causal products (S, dP, dV, dK) = 310
@@ -24,6 +24,16 @@
 // TFLOP/s, 31-52 ms/step. Whole variant (fwd + dq + dkdv): ~70-110 ms/step
 // vs 232 ms for the default kernels. UNMEASURED (tests/bench_webgpu.c,
 // TT_WEBGPU_ATTN=mt).
+// PF (prefix; env TT_WEBGPU_ATTN_PF=0 off): the next query tile's Q and dY
+// slots (NK vec4 each per thread) and its lse, D rows (NL per thread, 0 for
+// rows >= T as without PF) are loaded into registers right after the
+// barrier that makes the current tile visible and stored to Qs, Gs, Lt, Dt
+// at the top of the next iteration; bit-identical with PF off. Prediction,
+// H200 gpt2 (32x32 tile, 64 threads, NK = 8, NL = 1: ~65 more registers
+// per thread, 5 workgroups = 10 warps per SM): 4-10% faster (measured
+// 38.4 ms -> ~34.5-37 ms), unless the extra registers cost occupancy.
+// UNMEASURED. Bounds (robustness off): as attn_m_fwd with the roles of
+// rows and keys swapped; Lt/Dt [e < BC]; stats reads guarded by row < T.
 //!include attn_m_common
 @group(0) @binding(4) var<storage, read> dy4: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read> stats: array<f32>;
@@ -39,11 +49,16 @@ var<workgroup> St: array<vec4<f32>, BC * PS4>;
 var<workgroup> Lt: array<f32, BC>;
 var<workgroup> Dt: array<f32, BC>;
 
+// PF: the lse, D rows of a streamed tile per thread (NL slots, whole: NLW)
+const NL: u32 = (BC + NT - 1u) / NT;
+const NLW: bool = NL * NT == BC;
+
 fn ld_dy(b: u32, t: u32, hb: u32, d4: u32) -> vec4<f32> {
     let i = base_of(b, t, hb, d4);
-    if (VEC) { return select(vec4<f32>(0.0), dy4[i >> 2u], t < a.T); }
-    let x = vec4<f32>(dy4[i >> 2u][i & 3u], dy4[(i + 1u) >> 2u][(i + 1u) & 3u], dy4[(i + 2u) >> 2u][(i + 2u) & 3u],
-                      dy4[(i + 3u) >> 2u][(i + 3u) & 3u]);
+    if (VEC) { return select(vec4<f32>(0.0), dy4[min(i, last_el()) >> 2u], t < a.T); }
+    let j = el4(i); // clamped (attn_m_common)
+    let x = vec4<f32>(dy4[j.x >> 2u][j.x & 3u], dy4[j.y >> 2u][j.y & 3u], dy4[j.z >> 2u][j.z & 3u],
+                      dy4[j.w >> 2u][j.w & 3u]);
     return select(vec4<f32>(0.0), x, pad_mask(t, d4));
 }
 
@@ -61,9 +76,12 @@ fn st4(which: u32, row: u32, db: u32, hb: u32, b: u32, x: vec4<f32>) {
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let T = a.T;
     // DYN (CPU adapters): run-time loop bounds, so lavapipe's LLVM does not
-    // fully unroll (compile time); GPUs get the constants
+    // fully unroll (compile time); GPUs get the constants. The arguments
+    // equal the constants (gpu_attn_m.c bounds()), so the loops stay in bounds
     let nd4 = select(HS4, a.nd4, DYN);
     let nbc = select(BC, a.nbc, DYN);
+    let nk = select(NK, a.nk, DYN);
+    let nl = select(NL, a.nl, DYN);
     let h = wid.y;
     let b = wid.z;
     let hb = h * HS;
@@ -99,26 +117,91 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var v30 = z4; var v31 = z4; var v32 = z4; var v33 = z4;
     let i_first = j0 / BC * BC;
     let n_tiles = (T - i_first + BC - 1u) / BC;
+    // PF: the next tile's Q, dY slots lid + i*NT and lse, D rows lid + i*NT
+    // (i < NL), loaded into registers while the current tile is computed
+    // (constant indices once unrolled); rows >= T: lse = D = 0 as below
+    var pq: array<vec4<f32>, NK>;
+    var pg: array<vec4<f32>, NK>;
+    var pl: array<f32, NL>;
+    var pd: array<f32, NL>;
+    if (PF) {
+        for (var i = 0u; i < nk; i++) {
+            let e = lid + i * NT;
+            if (NKW || e < BC * HS4) {
+                pq[i] = ld_q(b, i_first + e / HS4, hb, e % HS4);
+                pg[i] = ld_dy(b, i_first + e / HS4, hb, e % HS4);
+            }
+        }
+        for (var i = 0u; i < nl; i++) {
+            let e = lid + i * NT;
+            var lv = 0.0;
+            var dvv = 0.0;
+            if ((NLW || e < BC) && i_first + e < T) {
+                lv = stats[sb + i_first + e];
+                dvv = stats[BNT + sb + i_first + e];
+            }
+            pl[i] = lv;
+            pd[i] = dvv;
+        }
+    }
     for (var tile = 0u; tile < n_tiles; tile++) {
         let i0 = i_first + tile * BC;
         workgroupBarrier(); // K, V stored / previous tile's readers done
-        for (var e = lid; e < BC * HS4; e += NT) {
-            let r = e / HS4;
-            let d4 = e % HS4;
-            Qs[r * KS4 + d4] = ld_q(b, i0 + r, hb, d4);
-            Gs[r * KS4 + d4] = ld_dy(b, i0 + r, hb, d4);
-        }
-        for (var e = lid; e < BC; e += NT) {
-            var lv = 0.0;
-            var dvv = 0.0;
-            if (i0 + e < T) {
-                lv = stats[sb + i0 + e];
-                dvv = stats[BNT + sb + i0 + e];
+        if (PF) {
+            for (var i = 0u; i < nk; i++) {
+                let e = lid + i * NT;
+                if (NKW || e < BC * HS4) {
+                    Qs[(e / HS4) * KS4 + e % HS4] = pq[i];
+                    Gs[(e / HS4) * KS4 + e % HS4] = pg[i];
+                }
             }
-            Lt[e] = lv;
-            Dt[e] = dvv;
+            for (var i = 0u; i < nl; i++) {
+                let e = lid + i * NT;
+                if (NLW || e < BC) {
+                    Lt[e] = pl[i];
+                    Dt[e] = pd[i];
+                }
+            }
+        } else {
+            for (var e = lid; e < BC * HS4; e += NT) {
+                let r = e / HS4;
+                let d4 = e % HS4;
+                Qs[r * KS4 + d4] = ld_q(b, i0 + r, hb, d4);
+                Gs[r * KS4 + d4] = ld_dy(b, i0 + r, hb, d4);
+            }
+            for (var e = lid; e < BC; e += NT) {
+                var lv = 0.0;
+                var dvv = 0.0;
+                if (i0 + e < T) {
+                    lv = stats[sb + i0 + e];
+                    dvv = stats[BNT + sb + i0 + e];
+                }
+                Lt[e] = lv;
+                Dt[e] = dvv;
+            }
         }
         workgroupBarrier();
+        if (PF && tile + 1u < n_tiles) {
+            let iN = i0 + BC;
+            for (var i = 0u; i < nk; i++) {
+                let e = lid + i * NT;
+                if (NKW || e < BC * HS4) {
+                    pq[i] = ld_q(b, iN + e / HS4, hb, e % HS4);
+                    pg[i] = ld_dy(b, iN + e / HS4, hb, e % HS4);
+                }
+            }
+            for (var i = 0u; i < nl; i++) {
+                let e = lid + i * NT;
+                var lv = 0.0;
+                var dvv = 0.0;
+                if ((NLW || e < BC) && iN + e < T) {
+                    lv = stats[sb + iN + e];
+                    dvv = stats[BNT + sb + iN + e];
+                }
+                pl[i] = lv;
+                pd[i] = dvv;
+            }
+        }
         // sJ, gJ: scores / dP of query tx + J*TX for the 4 key rows
         var s0 = z4; var s1 = z4; var s2 = z4; var s3 = z4;
         for (var d4 = 0u; d4 < nd4; d4++) {

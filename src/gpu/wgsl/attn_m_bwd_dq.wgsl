@@ -16,13 +16,25 @@
 // dq_i = scale * sum_{j<=i} ds_ij k_j. stats = [lse (B*NH*T) | D (B*NH*T)].
 // No atomics, fixed orders: deterministic.
 // Grid (ceil(T/BR), NH, B) (block nwg.x-1-wid.x: the longest rows first),
-// workgroup TX*TY. Prefix: HS, BR, BC, OB, VEC, DYN.
-// Tiles (gpu_attn_m.c), head size 64: 48 KiB: BR 32, BC 32, OB 2, 64
-// threads, 38.8 KiB; 16 KiB: BR 8, BC 16, OB 4.
+// workgroup TX*TY. Prefix: HS, BR, BC, OB, VEC, DYN, PF.
+// Tiles (gpu_attn_m.c), head size 64: 48 KiB: BR 64, BC 16, OB 4, 64
+// threads, 47.3 KiB (measured on the H200 at gpt2: 9 ms/step faster than
+// BR 32, BC 32); 16 KiB: BR 8, BC 16, OB 4.
 // Prediction, gpt2 on an H200: 3 causal products (S, dP, dQ) = 232
 // GFLOP/step; attn_bwd_dq measured 79.6 ms (2.9 TFLOP/s), attn_t_bwd_dq 42.8.
 // ~8 FMAs per shared load, exp once per element: estimate 6-10 TFLOP/s,
 // 23-39 ms/step. UNMEASURED (tests/bench_webgpu.c, TT_WEBGPU_ATTN=mt).
+// PF (prefix; env TT_WEBGPU_ATTN_PF=0 off): the next K, V tile's NK slots
+// per thread are loaded into pk/pv right after the barrier that makes the
+// current tile visible and stored at the top of the next iteration (as
+// attn_m_fwd); bit-identical with PF off. Prediction, H200 gpt2 (32x32
+// tile, 64 threads, NK = 8: 16 vec4 = 64 more registers per thread; only 5
+// workgroups = 10 warps per SM, so the load latency between the two
+// barriers is the most exposed here): 4-10% faster (measured 37.3 ms ->
+// ~33.5-36 ms), unless the extra registers cost occupancy or spill.
+// UNMEASURED. Bounds (robustness off): as attn_m_fwd; Ls/Ds [r < BR] all
+// written before the barrier that precedes their reads; stats read at
+// sb + i (i < T) and written at BNT + sb + i (< 2 BNT, the binding's size).
 //!include attn_m_common
 @group(0) @binding(4) var<storage, read> y4: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read> dy4: array<vec4<f32>>;
@@ -39,16 +51,18 @@ var<workgroup> Ds: array<f32, BR>;
 
 fn ld_y(b: u32, t: u32, hb: u32, d4: u32) -> vec4<f32> {
     let i = base_of(b, t, hb, d4);
-    if (VEC) { return select(vec4<f32>(0.0), y4[i >> 2u], t < a.T); }
-    let x = vec4<f32>(y4[i >> 2u][i & 3u], y4[(i + 1u) >> 2u][(i + 1u) & 3u], y4[(i + 2u) >> 2u][(i + 2u) & 3u],
-                      y4[(i + 3u) >> 2u][(i + 3u) & 3u]);
+    if (VEC) { return select(vec4<f32>(0.0), y4[min(i, last_el()) >> 2u], t < a.T); }
+    let j = el4(i); // clamped (attn_m_common)
+    let x = vec4<f32>(y4[j.x >> 2u][j.x & 3u], y4[j.y >> 2u][j.y & 3u], y4[j.z >> 2u][j.z & 3u],
+                      y4[j.w >> 2u][j.w & 3u]);
     return select(vec4<f32>(0.0), x, pad_mask(t, d4));
 }
 fn ld_dy(b: u32, t: u32, hb: u32, d4: u32) -> vec4<f32> {
     let i = base_of(b, t, hb, d4);
-    if (VEC) { return select(vec4<f32>(0.0), dy4[i >> 2u], t < a.T); }
-    let x = vec4<f32>(dy4[i >> 2u][i & 3u], dy4[(i + 1u) >> 2u][(i + 1u) & 3u], dy4[(i + 2u) >> 2u][(i + 2u) & 3u],
-                      dy4[(i + 3u) >> 2u][(i + 3u) & 3u]);
+    if (VEC) { return select(vec4<f32>(0.0), dy4[min(i, last_el()) >> 2u], t < a.T); }
+    let j = el4(i); // clamped (attn_m_common)
+    let x = vec4<f32>(dy4[j.x >> 2u][j.x & 3u], dy4[j.y >> 2u][j.y & 3u], dy4[j.z >> 2u][j.z & 3u],
+                      dy4[j.w >> 2u][j.w & 3u]);
     return select(vec4<f32>(0.0), x, pad_mask(t, d4));
 }
 
@@ -65,9 +79,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(local_invocation_index) lid: u32) {
     let T = a.T;
     // DYN (CPU adapters): run-time loop bounds, so lavapipe's LLVM does not
-    // fully unroll (compile time); GPUs get the constants
+    // fully unroll (compile time); GPUs get the constants. The arguments
+    // equal the constants (gpu_attn_m.c bounds()), so the loops stay in bounds
     let nd4 = select(HS4, a.nd4, DYN);
     let nbc = select(BC, a.nbc, DYN);
+    let nk = select(NK, a.nk, DYN);
     let h = wid.y;
     let b = wid.z;
     let hb = h * HS;
@@ -123,16 +139,49 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var o20 = z4; var o21 = z4; var o22 = z4; var o23 = z4;
     var o30 = z4; var o31 = z4; var o32 = z4; var o33 = z4;
     let n_tiles = (min(T, i0 + BR) - 1u) / BC + 1u;
+    // PF: the next K, V tile's slots lid + i*NT, loaded into registers
+    // while the current tile is computed (constant indices once unrolled)
+    var pk: array<vec4<f32>, NK>;
+    var pv: array<vec4<f32>, NK>;
+    if (PF) {
+        for (var i = 0u; i < nk; i++) {
+            let e = lid + i * NT;
+            if (NKW || e < BC * HS4) {
+                pk[i] = ld_k(b, e / HS4, hb, e % HS4);
+                pv[i] = ld_v(b, e / HS4, hb, e % HS4);
+            }
+        }
+    }
     for (var tile = 0u; tile < n_tiles; tile++) {
         let j0 = tile * BC;
         workgroupBarrier(); // previous tile's readers of Ks, Vs, St done
-        for (var e = lid; e < BC * HS4; e += NT) {
-            let r = e / HS4;
-            let d4 = e % HS4;
-            Ks[r * KS4 + d4] = ld_k(b, j0 + r, hb, d4);
-            Vs[r * KS4 + d4] = ld_v(b, j0 + r, hb, d4);
+        if (PF) {
+            for (var i = 0u; i < nk; i++) {
+                let e = lid + i * NT;
+                if (NKW || e < BC * HS4) {
+                    Ks[(e / HS4) * KS4 + e % HS4] = pk[i];
+                    Vs[(e / HS4) * KS4 + e % HS4] = pv[i];
+                }
+            }
+        } else {
+            for (var e = lid; e < BC * HS4; e += NT) {
+                let r = e / HS4;
+                let d4 = e % HS4;
+                Ks[r * KS4 + d4] = ld_k(b, j0 + r, hb, d4);
+                Vs[r * KS4 + d4] = ld_v(b, j0 + r, hb, d4);
+            }
         }
         workgroupBarrier();
+        if (PF && tile + 1u < n_tiles) {
+            let jn = j0 + BC;
+            for (var i = 0u; i < nk; i++) {
+                let e = lid + i * NT;
+                if (NKW || e < BC * HS4) {
+                    pk[i] = ld_k(b, jn + e / HS4, hb, e % HS4);
+                    pv[i] = ld_v(b, jn + e / HS4, hb, e % HS4);
+                }
+            }
+        }
         var s0 = z4; var s1 = z4; var s2 = z4; var s3 = z4;
         for (var d4 = 0u; d4 < nd4; d4++) {
             let q0 = Qs[r0 + d4];

@@ -25,7 +25,7 @@
 // Inputs are bound as array<vec4<f32>> (buffers are whole multiples of 16
 // bytes); VEC (HS % 4 == 0) reads a row's vec4 directly, else per element.
 // Grid (ceil(T/BR), NH, B) (block nwg.x-1-wid.x: the longest rows first),
-// workgroup TX*TY. Prefix: HS, BR, BC, OB, VEC, DYN.
+// workgroup TX*TY. Prefix: HS, BR, BC, OB, VEC, DYN, PF.
 // Tiles (gpu_attn_m.c), head size 64: 48 KiB (H200): BR 64, BC 32, OB 2,
 // 128 threads, 44.5 KiB; 16 KiB: BR 16, BC 16, OB 4, 16 threads.
 // Prediction, gpt2 on an H200 (B 8, T 1024, 12 x 64; 155 GFLOP/step useful,
@@ -34,6 +34,23 @@
 // rows; the diagonal tiles waste ~1/32 of the work. If it runs at 40-60% of
 // the matmul kernel's rate (15-25 TFLOP/s): 7-12 TFLOP/s, 13-22 ms/step.
 // UNMEASURED (to be measured with tests/bench_webgpu.c, TT_WEBGPU_ATTN=mt).
+// PF (prefix; gpu_attn_m.c, env TT_WEBGPU_ATTN_PF=0 turns it off): software
+// pipelining as matmul.wgsl's ra/rb. Right after the barrier that makes
+// tile t visible, each thread loads its NK slots of tile t+1's K and V
+// (slot i: vec4 lid + i*NT of the BC x HS4 tile, the plain loop's order;
+// partial shares guarded) into pk/pv and stores them to Ks/Vs after the
+// next iteration's first barrier; the global latency overlaps tile t's
+// compute instead of sitting between two barriers. Same values in the same
+// places, same fma order: bit-identical with PF off (tests/test_webgpu_attn_m.c).
+// Prediction, H200 gpt2 (64x32 tile, NK = 4: 8 vec4 = 32 more registers;
+// 5 workgroups = 20 warps per SM already hide part of the latency): 2-6%
+// faster (from ~13.8 ms at 11.2 TFLOP/s to ~13.0-13.5 ms). UNMEASURED.
+// Every array index is in bounds by construction (robustness off): rows past
+// T and padding are loaded through the clamped loaders (attn_m_common); Ks,
+// Vs, Qs slots r < BC (BR), d4 < HS4 <= KS4; S/PV reads d4 < nd4 = HS4 and
+// d-blocks clamped to HS4-1; Pt [key < BC][ty < TY <= PS4]; Red [tx*TY+ty <
+// NT]; stores guarded by row < T, d < HS; lse by row < T. Every workgroup
+// array element that is read was written first (no zero-init needed).
 //!include attn_m_common
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;
 @group(0) @binding(5) var<storage, read_write> lse: array<f32>;
@@ -59,9 +76,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(local_invocation_index) lid: u32) {
     let T = a.T;
     // DYN (CPU adapters): run-time loop bounds, so lavapipe's LLVM does not
-    // fully unroll (compile time); GPUs get the constants
+    // fully unroll (compile time); GPUs get the constants. The arguments
+    // equal the constants (gpu_attn_m.c bounds()), so the loops stay in bounds
     let nd4 = select(HS4, a.nd4, DYN);
     let nbc = select(BC, a.nbc, DYN);
+    let nk = select(NK, a.nk, DYN);
     let h = wid.y;
     let b = wid.z;
     let hb = h * HS;
@@ -92,16 +111,49 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var m = vec4<f32>(NEG);
     var l = z4;
     let n_tiles = (min(T, i0 + BR) - 1u) / BC + 1u;
+    // PF: the next K, V tile's slots lid + i*NT, loaded into registers
+    // while the current tile is computed (constant indices once unrolled)
+    var pk: array<vec4<f32>, NK>;
+    var pv: array<vec4<f32>, NK>;
+    if (PF) {
+        for (var i = 0u; i < nk; i++) {
+            let e = lid + i * NT;
+            if (NKW || e < BC * HS4) {
+                pk[i] = ld_k(b, e / HS4, hb, e % HS4);
+                pv[i] = ld_v(b, e / HS4, hb, e % HS4);
+            }
+        }
+    }
     for (var tile = 0u; tile < n_tiles; tile++) {
         let j0 = tile * BC;
         workgroupBarrier(); // Q stored / previous tile's readers of Ks, Vs, Pt done
-        for (var e = lid; e < BC * HS4; e += NT) {
-            let r = e / HS4;
-            let d4 = e % HS4;
-            Ks[r * KS4 + d4] = ld_k(b, j0 + r, hb, d4);
-            Vs[r * KS4 + d4] = ld_v(b, j0 + r, hb, d4);
+        if (PF) {
+            for (var i = 0u; i < nk; i++) {
+                let e = lid + i * NT;
+                if (NKW || e < BC * HS4) {
+                    Ks[(e / HS4) * KS4 + e % HS4] = pk[i];
+                    Vs[(e / HS4) * KS4 + e % HS4] = pv[i];
+                }
+            }
+        } else {
+            for (var e = lid; e < BC * HS4; e += NT) {
+                let r = e / HS4;
+                let d4 = e % HS4;
+                Ks[r * KS4 + d4] = ld_k(b, j0 + r, hb, d4);
+                Vs[r * KS4 + d4] = ld_v(b, j0 + r, hb, d4);
+            }
         }
         workgroupBarrier();
+        if (PF && tile + 1u < n_tiles) {
+            let jn = j0 + BC;
+            for (var i = 0u; i < nk; i++) {
+                let e = lid + i * NT;
+                if (NKW || e < BC * HS4) {
+                    pk[i] = ld_k(b, jn + e / HS4, hb, e % HS4);
+                    pv[i] = ld_v(b, jn + e / HS4, hb, e % HS4);
+                }
+            }
+        }
         // S: sJ = scores of key tx + J*TX for the 4 rows (vec4 over rows)
         var s0 = z4; var s1 = z4; var s2 = z4; var s3 = z4;
         for (var d4 = 0u; d4 < nd4; d4++) {
