@@ -6,7 +6,7 @@
 // invocation. The block layout of subgroups is checked once per workgroup;
 // if it does not hold (or SG_TREE), the fixed tree of ln_bwd_dx.wgsl runs.
 // Reproducible on one adapter; bits depend on the subgroup size.
-// Prediction, UNMEASURED: on an H200 (sg 32) 2 barriers per row (+1 for the
+// Prediction, UNMEASURED: on an H200 (sg 32) 2 barriers per row (+2 for the
 // layout check) instead of 6..9; ~0-1% of a small/medium step, ~0 at gpt2.
 struct Args {
     rows: u32, C: u32, dy_off: u32, x_off: u32,
@@ -21,13 +21,17 @@ struct Args {
 @group(0) @binding(5) var<storage, read_write> dx: array<f32>;
 
 var<workgroup> red: array<vec2<f32>, WG>;
-var<workgroup> sg_bad: u32;  // zero-initialised; 1: some subgroup is not a block of lids
+// 1: some subgroup is not a block of lids. Cleared by lid 0 before use:
+// workgroup memory is not zero-initialised under Dawn's disable_workgroup_init.
+var<workgroup> sg_bad: u32;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32, @builtin(subgroup_size) sg: u32) {
     let row = wid.x + wid.y * nwg.x;
     if (row >= a.rows) { return; }
+    if (lid == 0u) { sg_bad = 0u; }
+    workgroupBarrier();
     if (subgroupMin(lid) != lid - lid % sg) { sg_bad = 1u; }
     let tree = workgroupUniformLoad(&sg_bad) != 0u || SG_TREE;
     let C = a.C;

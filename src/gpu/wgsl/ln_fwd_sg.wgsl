@@ -13,8 +13,8 @@
 // tree of ln_fwd.wgsl instead (SG_TREE = true forces that path: a test hook).
 // Reproducible run to run on one adapter; the bits depend on the subgroup
 // size, so they differ between adapters (the fp32 tree is the reference).
-// Prediction, UNMEASURED: on an H200 (sg 32, WG 32..256) a row costs 5
-// barriers (1 for the layout check, 2 per sum) instead of 14..20, and the
+// Prediction, UNMEASURED: on an H200 (sg 32, WG 32..256) a row costs 6
+// barriers (2 for the layout check, 2 per sum) instead of 14..20, and the
 // slot sum reads 1..8 partials; LayerNorm is a few % of a small/medium step
 // (profile: 3-4% on lavapipe for tiny), so expect 0-1% per step there and ~0
 // at gpt2, where the matmuls dominate.
@@ -30,7 +30,9 @@ struct Args {
 @group(0) @binding(4) var<storage, read_write> stats: array<f32>;
 
 var<workgroup> red: array<f32, WG>;
-var<workgroup> sg_bad: u32;  // zero-initialised; 1: some subgroup is not a block of lids
+// 1: some subgroup is not a block of lids. Cleared by lid 0 before use:
+// workgroup memory is not zero-initialised under Dawn's disable_workgroup_init.
+var<workgroup> sg_bad: u32;
 
 fn wg_sum(v: f32, lid: u32, sg: u32, tree: bool) -> f32 {
     if (tree) {
@@ -59,6 +61,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(local_invocation_index) lid: u32, @builtin(subgroup_size) sg: u32) {
     let row = wid.x + wid.y * nwg.x;
     if (row >= a.rows) { return; }
+    if (lid == 0u) { sg_bad = 0u; }
+    workgroupBarrier();
     if (subgroupMin(lid) != lid - lid % sg) { sg_bad = 1u; }
     let tree = workgroupUniformLoad(&sg_bad) != 0u || SG_TREE;
     let C = a.C;

@@ -6,7 +6,7 @@
 // chunk, so the norm still does not depend on the chunking; its bits depend
 // on the subgroup size (reproducible on one adapter). Subgroup layout check
 // and fallback tree as in ln_fwd_sg.wgsl.
-// Prediction, UNMEASURED: on an H200 (sg 32) 2 barriers per part (+1 for the
+// Prediction, UNMEASURED: on an H200 (sg 32) 2 barriers per part (+2 for the
 // layout check) instead of 9, one dispatch per step: ~0 of a step (a few µs
 // at most).
 struct Args {
@@ -20,11 +20,15 @@ struct Args {
 @group(0) @binding(3) var<storage, read_write> part: array<f32>;
 
 var<workgroup> red: array<f32, WG>;
-var<workgroup> sg_bad: u32;  // zero-initialised; 1: some subgroup is not a block of lids
+// 1: some subgroup is not a block of lids. Cleared by lid 0 before use:
+// workgroup memory is not zero-initialised under Dawn's disable_workgroup_init.
+var<workgroup> sg_bad: u32;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32,
         @builtin(subgroup_size) sg: u32) {
+    if (lid == 0u) { sg_bad = 0u; }
+    workgroupBarrier();
     if (subgroupMin(lid) != lid - lid % sg) { sg_bad = 1u; }
     let tree = workgroupUniformLoad(&sg_bad) != 0u || SG_TREE;
     let p = a.part0 + wid.x;

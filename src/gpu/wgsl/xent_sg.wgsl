@@ -7,7 +7,7 @@
 // if it does not hold (or SG_TREE), the fixed trees of xent.wgsl run.
 // The max is exact in any order; the sum's bits depend on the subgroup size
 // (reproducible on one adapter).
-// Prediction, UNMEASURED: on an H200 (sg 32, WG 64) 4 barriers per row (+1
+// Prediction, UNMEASURED: on an H200 (sg 32, WG 64) 4 barriers per row (+2
 // for the layout check) instead of 16; xent is a few % of a tiny/small step
 // (V = 256), expect <= 1% per step.
 struct Args {
@@ -28,13 +28,17 @@ struct Step {
 @group(0) @binding(4) var<storage, read_write> losses: array<f32>;
 
 var<workgroup> red: array<f32, WG>;
-var<workgroup> sg_bad: u32;  // zero-initialised; 1: some subgroup is not a block of lids
+// 1: some subgroup is not a block of lids. Cleared by lid 0 before use:
+// workgroup memory is not zero-initialised under Dawn's disable_workgroup_init.
+var<workgroup> sg_bad: u32;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32, @builtin(subgroup_size) sg: u32) {
     let row = wid.x + wid.y * nwg.x;
     if (row >= a.rows) { return; }
+    if (lid == 0u) { sg_bad = 0u; }
+    workgroupBarrier();
     if (subgroupMin(lid) != lid - lid % sg) { sg_bad = 1u; }
     let tree = workgroupUniformLoad(&sg_bad) != 0u || SG_TREE;
     let V = a.V;
