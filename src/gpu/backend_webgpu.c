@@ -252,14 +252,19 @@ static tt_gsite *bnext(wgpu_impl *w, int n) {
     return s;
 }
 
+#define BIASFOLD_MAX_FLOP 268435456.0 /* 2^28: ~10 us of an H200 row of tiles, about two dispatches */
 /* dW (M,N) += X^T dY and db (N) += column sums of dY, X (BT,M), dY (BT,N):
  * one matmul with a ones row when W and b are adjacent in the layout (always
  * in config.h's layout) and folding is on, else a matmul plus the two-stage
- * column sum. By default (biasfold 2) the row is folded in only where it
- * fits the last tile row (M not a multiple of the planned tile): at M = 768
- * or 3072 on the 128 tile a 7th (25th) row of workgroups would run the
- * whole K loop for one row, 1/7 (1/25) of the product's time, while the
- * column sum reads dY once. Env TT_WEBGPU_BIASFOLD=1 always folds, 0 never. */
+ * column sum. By default (biasfold 2) the row is folded in where it fits the
+ * last tile row (M not a multiple of the planned tile) or where the extra
+ * row of tiles is cheaper than the column sum's two dispatches (its
+ * 2*tile*N*BT flops at most BIASFOLD_MAX_FLOP). At gpt2 (M = 768 or 3072 on
+ * the 128 tile, 1.6-6.4 GFLOP per extra row) a 7th (25th) row of workgroups
+ * would run the whole K loop for one row, so the column sum runs: 245 vs
+ * 247.6 ms/step; at mega and huge (25-200 MFLOP) folding wins, 18.3 vs 20.3
+ * and 15.5 vs 16.2 ms (H200, docs/BENCHMARKS.md run 4). Env
+ * TT_WEBGPU_BIASFOLD=1 always folds, 0 never. */
 static int dw_db(tt_backend *be, tt_gsite *s, tt_gref X, tt_gref dY, tt_tensor_kind kw, tt_tensor_kind kb, int l,
                  int M, int N, int BT, tt_status *st) {
     wgpu_impl *w = IMPL(be);
@@ -270,7 +275,7 @@ static int dw_db(tt_backend *be, tt_gsite *s, tt_gref X, tt_gref dY, tt_tensor_k
         int tile;
         uint32_t splits, kchunk;
         tt_gop_matmul_plan(&w->ops, M + 1, N, BT, 1, &tile, &splits, &kchunk);
-        fold = M % tile != 0;
+        fold = M % tile != 0 || 2.0 * tile * N * BT <= BIASFOLD_MAX_FLOP;
     }
     if (fold && gb.buf == gw.buf && gb.off == gw.off + (uint32_t)M * (uint32_t)N)
         return tt_gop_matmul_ex(&w->ops, s, gw, X, dY, NULL, NULL, M + 1, N, BT, 1, 0, 1, 1, st);
