@@ -1136,7 +1136,7 @@ static int cmd_info(int argc, char **argv) {
     else snprintf(gpu_desc, sizeof gpu_desc, "%s", st.msg);
     /* the adapter's optional features and binding limit (what the tiers and
      * the buffer plan depend on) */
-    char gpu_feat[260] = "";
+    char gpu_feat[300] = "";
     int sg = 0, f16 = 0, sgm = 0;
     unsigned sg_min = 0, sg_max = 0;
     double bind_mib = 0;
@@ -1147,7 +1147,7 @@ static int cmd_info(int argc, char **argv) {
         bind_mib = gi->max_storage_binding / 1048576.0;
         char sgs[48] = "no subgroups";
         if (sg) snprintf(sgs, sizeof sgs, "subgroups (size %u..%u)", sg_min, sg_max);
-        snprintf(gpu_feat, sizeof gpu_feat, "%s, %s, %s; storage binding up to %.0f MiB; bounds clamping %s", sgs,
+        snprintf(gpu_feat, sizeof gpu_feat, "%s, %s, %s; storage binding up to %.0f MiB; bounds clamps and workgroup zero-fill %s", sgs,
                  f16 ? "shader-f16" : "no shader-f16", sgm ? "subgroup-matrix" : "no subgroup-matrix", bind_mib,
                  gi->robust ? "on" : "off (TT_WEBGPU_ROBUST=1 turns it on)");
     }

@@ -518,23 +518,29 @@ int tt_gpu_open(const tt_gpu_options *opt, tt_gpu **out, tt_status *st) {
         adapter_has(g, WGPUFeatureName_ChromiumExperimentalSubgroupMatrix) ? 1 : 0;
     /* Dawn toggles: keep timestamps in nanoseconds, unquantized, and run
      * without the robustness transform (the clamp Dawn adds to every array
-     * index: 7-10% of a step on an H200, measured in docs/BENCHMARKS.md).
-     * Every kernel keeps its accesses in bounds by construction (their
-     * guards; tests run on lavapipe with this same setting), so the clamps
-     * only cost time. TT_WEBGPU_ROBUST=1 turns them back on (a browser
-     * always has them). Env TT_WEBGPU_TOGGLES (a comma list, "name"
-     * enables, "-name" disables; for A/B measurements) adds to these. */
-    const char *enabled[9], *disabled[9] = {"timestamp_quantization"};
+     * index: 7-10% of a step on an H200) and without the zero-fill of
+     * workgroup memory at every workgroup's start (~1% at gpt2); measured in
+     * docs/BENCHMARKS.md, run 4. Every kernel keeps its accesses in bounds
+     * and writes its workgroup memory before reading it, by construction
+     * (tests run on lavapipe with this same setting, and
+     * test_webgpu_bounds.sh checks both on instrumented kernels), so the
+     * clamps and fills only cost time. TT_WEBGPU_ROBUST=1 turns both back
+     * on (a browser always has them). Env TT_WEBGPU_TOGGLES (a comma list,
+     * "name" enables, "-name" disables; for A/B measurements) adds to these. */
+    const char *enabled[10], *disabled[9] = {"timestamp_quantization"};
     size_t nen = 0, ndis = 1;
     const char *rb = getenv("TT_WEBGPU_ROBUST");
     g->info.robust = rb && *rb && strcmp(rb, "0") != 0;
-    if (!g->info.robust) enabled[nen++] = "disable_robustness";
+    if (!g->info.robust) {
+        enabled[nen++] = "disable_robustness";
+        enabled[nen++] = "disable_workgroup_init";
+    }
     char tbuf[256];
     const char *te = getenv("TT_WEBGPU_TOGGLES");
     snprintf(tbuf, sizeof tbuf, "%s", te ? te : "");
     for (char *save = NULL, *t = strtok_r(tbuf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
         if (*t == '-' && t[1] && ndis < 9) disabled[ndis++] = t + 1;
-        else if (*t != '-' && nen < 9) enabled[nen++] = t;
+        else if (*t != '-' && nen < 10) enabled[nen++] = t;
     }
     WGPUDawnTogglesDescriptor toggles;
     memset(&toggles, 0, sizeof toggles);
