@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # setup.sh — installs what tinytrain needs on Debian/Ubuntu, idempotently.
 #   scripts/setup.sh           core: C compiler, CMake, the fortunes corpus,
-#                              Vulkan loader + Mesa lavapipe and Dawn (WebGPU)
+#                              Vulkan loader + Mesa lavapipe and Dawn (WebGPU),
+#                              python3 (test tools: tests/tools/*.py)
 #   scripts/setup.sh --all     core + web: Emscripten, Node/npm, Chromium,
 #                              npm packages (Playwright driver, chart library)
 # Nothing is downloaded at run time: Debian packages by name, npm packages
@@ -31,6 +32,8 @@ have_cmd() { command -v "$1" >/dev/null 2>&1; }
 for p in gcc make cmake pkg-config fortunes libvulkan1 xz-utils; do need_pkg "$p"; done
 # fortunes: the plain-text collection is split over fortunes + fortunes-min on Debian
 need_pkg fortunes-min
+# python3: tests/test_webgpu_bounds.sh runs tests/tools/wgsl_bounds.py (any python3 on PATH will do)
+have_cmd python3 || missing+=(python3)
 if [ $want_web = 1 ]; then
   for p in emscripten chromium; do need_pkg "$p"; done
   have_cmd node || missing+=(nodejs)

@@ -30,7 +30,27 @@
  *   TT_WEBGPU_FAULT_OOM=label         tt_gpu_buffer of the buffer with this
  *     label asks the implementation for more than maxBufferSize, skipping our
  *     own size check: the implementation's rejection comes back through the
- *     error scope, nothing is allocated */
+ *     error scope, nothing is allocated
+ *
+ * Bounds-check hook (debugging / tests/test_webgpu_bounds.sh; env
+ * TT_WEBGPU_BOUNDS_CHECK=1, read by tt_gpu_open; unset: nothing below
+ * exists, no binding, no buffer, no cost). For kernels instrumented by
+ * tests/tools/wgsl_bounds.py and loaded with TT_WEBGPU_WGSL_DIR (gpu_ops.c):
+ * every bind group layout and bind group gets one more storage binding, @31,
+ * a zeroed counter buffer (TT_BC_SLOTS u32) that the instrumented WGSL
+ * counts into: slot (kind * 64 + file) * 4096 + line, kind 0 an array index
+ * out of range, kind 1 a read of workgroup memory the workgroup has not
+ * written; each invocation counts once per kind, at its violating site of
+ * the highest slot. File numbers come from the "//!bounds_file N NAME" lines
+ * the tool puts in common.wgsl. maxStorageBuffersPerShaderStage is reported
+ * one lower (the planner leaves room for @31). tt_gpu_close reads the
+ * counters and prints one stderr line:
+ *   bounds check: clean (N kernels: NAME ...)     (instrumented pipelines
+ *                                                  compiled, their names)
+ *   bounds check: K invocations indexed out of range: FILE line L (count),
+ *     ...; J invocations read unwritten workgroup memory: FILE line L ...
+ *   bounds check: no instrumented kernel ... / not read (why)
+ * Anything but "clean" is a failure to the test. */
 #ifndef __EMSCRIPTEN__
 
 #define _GNU_SOURCE
@@ -108,7 +128,98 @@ struct tt_gpu {
     int req_done;
     int req_status;
     char req_msg[512];
+    /* bounds-check hook (see the header); NULL unless TT_WEBGPU_BOUNDS_CHECK */
+    struct bcheck *bc;
 };
+
+/* ---- bounds-check hook ---------------------------------------------------- */
+#define TT_BC_BINDING 31
+#define TT_BC_FILES 64
+#define TT_BC_LINES 4096
+#define TT_BC_SLOTS (2 * TT_BC_FILES * TT_BC_LINES) /* kinds x files x lines (tests/tools/wgsl_bounds.py) */
+#define TT_BC_NAMES 96
+typedef struct bcheck {
+    tt_gpu_buf buf;              /* the counters */
+    int n_kernels;               /* instrumented pipelines compiled */
+    int n_names;
+    char names[TT_BC_NAMES][40]; /* their distinct labels */
+    char files[TT_BC_FILES][40]; /* file number -> NAME.wgsl */
+} bcheck;
+
+/* a kernel is being created: count it if instrumented (its WGSL declares the
+ * counters), learn the file table from its source */
+static void bc_note_kernel(bcheck *bc, const char *wgsl, const char *label) {
+    if (!strstr(wgsl, "tt_bc_count")) return;
+    bc->n_kernels++;
+    const char *name = label ? label : "?";
+    int seen = 0;
+    for (int i = 0; i < bc->n_names && !seen; i++) seen = strcmp(bc->names[i], name) == 0;
+    if (!seen && bc->n_names < TT_BC_NAMES) snprintf(bc->names[bc->n_names++], sizeof bc->names[0], "%s", name);
+    for (const char *p = strstr(wgsl, "//!bounds_file "); p; p = strstr(p + 1, "//!bounds_file ")) {
+        int n = 0;
+        char file[40];
+        if (sscanf(p + 15, "%d %39s", &n, file) == 2 && n > 0 && n < TT_BC_FILES && !bc->files[n][0])
+            snprintf(bc->files[n], sizeof bc->files[n], "%s", file);
+    }
+}
+
+/* the report line (tt_gpu_close, before the buffers go) */
+static void bc_report(tt_gpu *g) {
+    bcheck *bc = g->bc;
+    tt_status st;
+    if (bc->n_kernels == 0) {
+        fprintf(stderr, "bounds check: no instrumented kernel was compiled (TT_WEBGPU_WGSL_DIR must name the output "
+                        "of tests/tools/wgsl_bounds.py)\n");
+        return;
+    }
+    uint32_t *c = malloc((size_t)TT_BC_SLOTS * 4);
+    if (!c) {
+        fprintf(stderr, "bounds check: not read (out of memory)\n");
+        return;
+    }
+    if (tt_gpu_read_sync(g, bc->buf, 0, (uint64_t)TT_BC_SLOTS * 4, c, &st) != TT_OK) {
+        fprintf(stderr, "bounds check: not read (%s)\n", st.msg);
+        free(c);
+        return;
+    }
+    char line[4096];
+    size_t o = 0;
+    int any = 0;
+    static const char *what[2] = {"invocations indexed out of range", "invocations read unwritten workgroup memory"};
+    for (int kind = 0; kind < 2; kind++) {
+        uint64_t total = 0;
+        int sites = 0;
+        const uint32_t *ck = c + (size_t)kind * TT_BC_FILES * TT_BC_LINES;
+        for (int i = 0; i < TT_BC_FILES * TT_BC_LINES; i++) total += ck[i];
+        if (!total) continue;
+        o += (size_t)snprintf(line + o, sizeof line - o, "%s%llu %s:", any ? "; " : "", (unsigned long long)total,
+                              what[kind]);
+        for (int i = 0; i < TT_BC_FILES * TT_BC_LINES && o < sizeof line - 160; i++) {
+            if (!ck[i]) continue;
+            int f = i / TT_BC_LINES;
+            if (++sites > 12) {
+                o += (size_t)snprintf(line + o, sizeof line - o, " ...");
+                break;
+            }
+            if (bc->files[f][0])
+                o += (size_t)snprintf(line + o, sizeof line - o, "%s %s line %d (%u)", sites > 1 ? "," : "",
+                                      bc->files[f], i % TT_BC_LINES, ck[i]);
+            else
+                o += (size_t)snprintf(line + o, sizeof line - o, "%s file #%d line %d (%u)", sites > 1 ? "," : "", f,
+                                      i % TT_BC_LINES, ck[i]);
+        }
+        any = 1;
+    }
+    free(c);
+    if (any) {
+        fprintf(stderr, "bounds check: %s\n", line);
+        return;
+    }
+    o = 0;
+    for (int i = 0; i < bc->n_names && o < sizeof line - 48; i++)
+        o += (size_t)snprintf(line + o, sizeof line - o, " %s", bc->names[i]);
+    fprintf(stderr, "bounds check: clean (%d kernels:%s)\n", bc->n_kernels, line);
+}
 
 /* ---- small helpers ------------------------------------------------------ */
 static WGPUStringView sv(const char *s) {
@@ -588,6 +699,22 @@ int tt_gpu_open(const tt_gpu_options *opt, tt_gpu **out, tt_status *st) {
     g->info.min_uniform_align = dl.minUniformBufferOffsetAlignment;
     g->info.min_storage_align = dl.minStorageBufferOffsetAlignment;
     g->queue = g->f.wgpuDeviceGetQueue(g->dev);
+    const char *bce = getenv("TT_WEBGPU_BOUNDS_CHECK"); /* test hook: see the header */
+    if (bce && *bce && strcmp(bce, "0") != 0) {
+        bcheck *bc = calloc(1, sizeof *bc);
+        if (!bc) {
+            tt_gpu_close(g);
+            return tt_fail(st, TT_ENOMEM, "out of memory (bounds check)");
+        }
+        int rc = tt_gpu_buffer(g, (uint64_t)TT_BC_SLOTS * 4, TT_GPU_STORAGE, "bounds-check", &bc->buf, st);
+        if (rc) {
+            free(bc);
+            tt_gpu_close(g);
+            return rc;
+        }
+        g->bc = bc;
+        if (g->info.max_storage_per_stage) g->info.max_storage_per_stage--; /* @31 takes one */
+    }
     *out = g;
     return TT_OK;
 }
@@ -599,6 +726,13 @@ void tt_gpu_close(tt_gpu *g) {
         g->f.wgpuComputePassEncoderRelease(g->pass);
     }
     if (g->enc) g->f.wgpuCommandEncoderRelease(g->enc);
+    g->pass = NULL;
+    g->enc = NULL;
+    if (g->bc) {
+        if (g->dev && g->queue) bc_report(g);
+        free(g->bc);
+        g->bc = NULL;
+    }
     for (int i = 0; i < g->n_groups; i++)
         if (g->groups[i]) g->f.wgpuBindGroupRelease(g->groups[i]);
     for (int i = 0; i < g->n_kerns; i++) {
@@ -744,7 +878,7 @@ int tt_gpu_kernel_create(tt_gpu *g, const char *wgsl, const char *entry, int n_b
         g->kerns = nk;
         g->cap_kerns = cap;
     }
-    WGPUBindGroupLayoutEntry e[16];
+    WGPUBindGroupLayoutEntry e[17];
     memset(e, 0, sizeof e);
     for (int i = 0; i < n_bind; i++) {
         e[i].binding = (uint32_t)i;
@@ -752,6 +886,11 @@ int tt_gpu_kernel_create(tt_gpu *g, const char *wgsl, const char *entry, int n_b
         e[i].buffer.type = kinds[i] == TT_GPU_BIND_UNIFORM ? WGPUBufferBindingType_Uniform :
                            kinds[i] == TT_GPU_BIND_READ    ? WGPUBufferBindingType_ReadOnlyStorage :
                                                              WGPUBufferBindingType_Storage;
+    }
+    if (g->bc) { /* bounds-check hook: the counters at @31 */
+        e[n_bind].binding = TT_BC_BINDING;
+        e[n_bind].visibility = WGPUShaderStage_Compute;
+        e[n_bind].buffer.type = WGPUBufferBindingType_Storage;
     }
     char what[160];
     snprintf(what, sizeof what, "webgpu: cannot compile kernel %s (entry %s)", label ? label : "", entry);
@@ -770,7 +909,7 @@ int tt_gpu_kernel_create(tt_gpu *g, const char *wgsl, const char *entry, int n_b
     WGPUBindGroupLayoutDescriptor bd;
     memset(&bd, 0, sizeof bd);
     bd.label = sv(label);
-    bd.entryCount = (size_t)n_bind;
+    bd.entryCount = (size_t)n_bind + (g->bc ? 1 : 0);
     bd.entries = e;
     WGPUBindGroupLayout bgl = g->f.wgpuDeviceCreateBindGroupLayout(g->dev, &bd);
     WGPUShaderSourceWGSL src;
@@ -803,6 +942,7 @@ int tt_gpu_kernel_create(tt_gpu *g, const char *wgsl, const char *entry, int n_b
         if (bgl) g->f.wgpuBindGroupLayoutRelease(bgl);
         return rc ? rc : tt_fail(st, TT_EDEVICE, "%s: creation failed", what);
     }
+    if (g->bc) bc_note_kernel(g->bc, wgsl, label);
     gkern *k = &g->kerns[g->n_kerns];
     k->p = p;
     k->bgl = bgl;
@@ -824,7 +964,7 @@ int tt_gpu_group_create(tt_gpu *g, tt_gpu_kernel kh, int n, const tt_gpu_binding
         g->groups = ng;
         g->cap_groups = cap;
     }
-    WGPUBindGroupEntry e[16];
+    WGPUBindGroupEntry e[17];
     memset(e, 0, sizeof e);
     for (int i = 0; i < n; i++) {
         if (b[i].buf < 0 || b[i].buf >= g->n_bufs || !g->bufs[b[i].buf].b)
@@ -835,10 +975,15 @@ int tt_gpu_group_create(tt_gpu *g, tt_gpu_kernel kh, int n, const tt_gpu_binding
         e[i].offset = b[i].offset;
         e[i].size = b[i].size ? b[i].size : gb->size - b[i].offset;
     }
+    if (g->bc) { /* bounds-check hook: the counters at @31 */
+        e[n].binding = TT_BC_BINDING;
+        e[n].buffer = g->bufs[g->bc->buf].b;
+        e[n].size = g->bufs[g->bc->buf].size;
+    }
     WGPUBindGroupDescriptor d;
     memset(&d, 0, sizeof d);
     d.layout = k->bgl;
-    d.entryCount = (size_t)n;
+    d.entryCount = (size_t)n + (g->bc ? 1 : 0);
     d.entries = e;
     scope_push(g);
     WGPUBindGroup grp = g->f.wgpuDeviceCreateBindGroup(g->dev, &d);

@@ -1,9 +1,17 @@
 /* gpu_ops.c — planning of WGSL kernel sites (see gpu_ops.h): kernel source
  * composition (C-generated constants + common.wgsl + kernel), a pipeline
  * cache, the uniform-argument arena, bind groups, grid shapes. Plus
- * tt_gpu_read_sync, generic over the device layer. */
+ * tt_gpu_read_sync, generic over the device layer.
+ *
+ * Debugging / test hook: env TT_WEBGPU_WGSL_DIR=DIR makes the kernels'
+ * sources DIR/NAME.wgsl (common.wgsl, the kernel, its //!include), read when
+ * a pipeline is created, instead of the copies embedded at build time: runs
+ * edited or instrumented kernels without a rebuild (tests/test_webgpu_bounds.sh
+ * runs the output of tests/tools/wgsl_bounds.py so). A missing or unreadable
+ * file is one error line naming it. */
 #include "gpu_ops.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +111,40 @@ void tt_gops_run(tt_gpu *g, const tt_gsite *s, int n) {
 }
 
 /* ---- kernels ------------------------------------------------------------- */
+/* The source of NAME.wgsl: embedded, or DIR/NAME.wgsl under the hook
+ * TT_WEBGPU_WGSL_DIR (see the header; *owned then holds the malloc'ed text,
+ * to free). NULL with st set if it is missing. */
+static const char *kernel_source(const char *name, const char *user, char **owned, tt_status *st) {
+    *owned = NULL;
+    const char *dir = getenv("TT_WEBGPU_WGSL_DIR");
+    if (!dir || !*dir) {
+        const char *s = tt_wgsl_get(name);
+        if (!s) {
+            if (user) tt_fail(st, TT_EUNSUP, "webgpu: kernel %s includes %s.wgsl, which is not embedded", user, name);
+            else tt_fail(st, TT_EUNSUP, "webgpu: kernel source %s.wgsl not embedded", name);
+        }
+        return s;
+    }
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.wgsl", dir, name);
+    FILE *f = fopen(path, "rb");
+    long n = -1;
+    char *buf = NULL;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, f) == (size_t)n) {
+        buf[n] = 0;
+        fclose(f);
+        *owned = buf;
+        return buf;
+    }
+    int err = errno;
+    if (f) fclose(f);
+    free(buf);
+    tt_fail(st, TT_EUNSUP, "webgpu: TT_WEBGPU_WGSL_DIR: cannot read %s (%s)", path,
+            !f ? strerror(err) : buf ? "read error" : "out of memory");
+    return NULL;
+}
+
 static int get_kernel(tt_gops *o, const char *name, const char *prefix, int n_bind, const uint8_t *kinds,
                       tt_gpu_kernel *out, tt_status *st) {
     char key[KEY_CAP];
@@ -113,9 +155,12 @@ static int get_kernel(tt_gops *o, const char *name, const char *prefix, int n_bi
             *out = o->cache[i].k;
             return TT_OK;
         }
-    const char *common = tt_wgsl_get("common");
-    const char *body = tt_wgsl_get(name);
-    if (!common || !body) return tt_fail(st, TT_EUNSUP, "webgpu: kernel source %s.wgsl not embedded", name);
+    char *own[3] = {NULL, NULL, NULL}; /* sources read under TT_WEBGPU_WGSL_DIR */
+    char *src = NULL;
+    int rc = TT_EUNSUP;
+    const char *common = kernel_source("common", NULL, &own[0], st);
+    const char *body = common ? kernel_source(name, NULL, &own[1], st) : NULL;
+    if (!common || !body) goto done;
     /* a kernel may share declarations with its family through lines
      * "//!include NAME" (NAME.wgsl, e.g. attn_m_common: the Args, bindings
      * and loaders of the attn_m* kernels), expanded here, one level deep */
@@ -126,25 +171,36 @@ static int get_kernel(tt_gops *o, const char *name, const char *prefix, int n_bi
         const char *nm = d + 12;
         size_t nl = strcspn(nm, " \r\n");
         char iname[64];
-        if (nl == 0 || nl >= sizeof iname) return tt_fail(st, TT_EUNSUP, "webgpu: kernel %s: bad //!include line", name);
+        if (nl == 0 || nl >= sizeof iname) {
+            rc = tt_fail(st, TT_EUNSUP, "webgpu: kernel %s: bad //!include line", name);
+            goto done;
+        }
         memcpy(iname, nm, nl);
         iname[nl] = 0;
-        inc = tt_wgsl_get(iname);
-        if (!inc) return tt_fail(st, TT_EUNSUP, "webgpu: kernel %s includes %s.wgsl, which is not embedded", name, iname);
-        if (strstr(nm, "\n//!include ")) return tt_fail(st, TT_EUNSUP, "webgpu: kernel %s: one //!include per kernel", name);
+        inc = kernel_source(iname, name, &own[2], st);
+        if (!inc) goto done;
+        if (strstr(nm, "\n//!include ")) {
+            rc = tt_fail(st, TT_EUNSUP, "webgpu: kernel %s: one //!include per kernel", name);
+            goto done;
+        }
         n_inc = strlen(inc);
         inc_at = (size_t)(d + 1 - body);
         inc_len = 11 + nl;
     }
     size_t n = strlen(prefix) + strlen(common) + strlen(body) + n_inc + 4;
-    char *src = malloc(n);
-    if (!src) return tt_fail(st, TT_ENOMEM, "out of memory (kernel source)");
+    src = malloc(n);
+    if (!src) {
+        rc = tt_fail(st, TT_ENOMEM, "out of memory (kernel source)");
+        goto done;
+    }
     if (inc) /* the body with its include line replaced by the included file */
         snprintf(src, n, "%s\n%s\n%.*s%s%s", prefix, common, (int)inc_at, body, inc, body + inc_at + inc_len);
     else snprintf(src, n, "%s\n%s\n%s", prefix, common, body);
     tt_gpu_kernel k;
-    int rc = tt_gpu_kernel_create(o->g, src, "main", n_bind, kinds, name, &k, st);
+    rc = tt_gpu_kernel_create(o->g, src, "main", n_bind, kinds, name, &k, st);
+done:
     free(src);
+    for (int i = 0; i < 3; i++) free(own[i]);
     if (rc) return rc;
     if (o->n_cache == o->cap_cache) {
         int cap = o->cap_cache ? o->cap_cache * 2 : 32;

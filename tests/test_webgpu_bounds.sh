@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# test_webgpu_bounds.sh — every WGSL kernel keeps its array indices in bounds
+# and reads only workgroup memory it wrote (native WebGPU runs without
+# Dawn's robustness transform and workgroup zero-fill, device_native.c).
+# tests/tools/wgsl_bounds.py instruments a copy of src/gpu/wgsl (every index
+# checked against its array's length, every workgroup read against a
+# written-bit mask); `tinytrain train` runs it through the test hooks
+# TT_WEBGPU_WGSL_DIR (gpu_ops.c: kernels read from that folder) and
+# TT_WEBGPU_BOUNDS_CHECK=1 (device_native.c: the counters at binding 31, one
+# "bounds check: ..." stderr line when the device closes):
+#   - two training steps and an evaluation under the default settings
+#     (three shapes: tiny, small, and an odd one: head size 11, T 37, batch
+#     3, 2 micro-batches, so partial tiles, unaligned rows and the accumulate
+#     paths run) and once under each main switch (TT_WEBGPU_ATTN=rows (also
+#     with TT_WEBGPU_ATT_LANES=1) / tiled, TT_WEBGPU_ATTN_BWD=ds,
+#     TT_WEBGPU_ATTN_PF=1 (the GPUs' default), TT_WEBGPU_SUBGROUPS=1 / tree,
+#     TT_WEBGPU_BIASFOLD=0 / 1, TT_WEBGPU_SPLITK=3, TT_WEBGPU_MMPOLICY=old,
+#     TT_WEBGPU_MMVAR=bk32,db,swz,t64x8 with TT_WEBGPU_SPLITK_EPI=0):
+#     each exits 0 and reports "clean", and together they compiled every
+#     kernel file of src/gpu/wgsl (the include-only ones run inside others);
+#   - the check can fail: the same tools on a copy with a planted
+#     out-of-range index (gelu_fwd.wgsl: loop bound n + 64) and a planted
+#     unwritten workgroup read (ln_fwd.wgsl: lane 0 skips its store) must
+#     name both, file and line;
+#   - the hooks themselves: an unreadable TT_WEBGPU_WGSL_DIR is one error
+#     line naming the file; the bounds check without instrumented kernels
+#     says so (not "clean") and leaves the embedded kernels working.
+# Needs python3 (scripts/setup.sh installs it): without it the test fails.
+# Skips (exit 0, "SKIP: reason") without a WebGPU adapter unless
+# TT_REQUIRE_WEBGPU=1. About 100 s on 2 cores with lavapipe and a cold
+# shader cache (mostly compiling the instrumented kernels), 20 s warm.
+set -u
+SRC="${TT_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}"
+. "$(dirname "$0")/support/cli_lib.sh" gpubounds
+
+require_webgpu
+
+if ! command -v python3 > /dev/null 2>&1; then
+    echo "FAIL: python3 not found (tests/tools/wgsl_bounds.py needs it; scripts/setup.sh installs it)"
+    exit 1
+fi
+BIN="${TT_BINARY_DIR:-$(dirname "$T")}"
+GRID="$BIN/test_webgpu_grid"
+if [ ! -x "$GRID" ]; then
+    echo "FAIL: $GRID is not built (the planted-bug check runs it)"
+    exit 1
+fi
+
+make_text text.txt
+SHAPE_TINY=(--preset tiny)
+SHAPE_SMALL=(--preset small) # the default preset
+SHAPE_ODD=(--preset tiny --d-model 44 --heads 4 --ctx 37 --batch 3 --accum 2)
+COMMON=(--data text.txt --steps 2 --eval-batches 1 --sample-tokens 0)
+
+# ---------- instrument ----------
+python3 "$SRC/tests/tools/wgsl_bounds.py" "$SRC/src/gpu/wgsl" W > instr.out 2> instr.err
+check "wgsl_bounds.py instruments every kernel file (exit 0)" test $? -eq 0
+tail -1 instr.out
+check "  ... no index site left unchecked" bash -c "grep -q ', 0 unchecked$' instr.out && [ ! -s instr.err ]"
+[ -s instr.err ] && head -5 instr.err
+
+# bounds_clean NAME RC LOG: the run exited 0 and its "bounds check:" lines
+# are all "clean" (at least one); their kernel names go to kernels.txt
+bounds_clean() {
+    local name="$1" rc="$2" log="$3"
+    if [ "$rc" -eq 0 ] && grep -q '^bounds check: ' "$log" && ! grep '^bounds check: ' "$log" | grep -qv '^bounds check: clean ('; then
+        ok "$name: clean ($(grep -c '^bounds check: ' "$log") device(s))"
+        sed -n 's/^bounds check: clean ([0-9]* kernels:\(.*\))$/\1/p' "$log" | tr ' ' '\n' | sed '/^$/d' >> kernels.txt
+    else
+        bad "$name (exit $rc): $(grep -m3 '^bounds check: \|error' "$log" | cut -c1-400)"
+    fi
+}
+run_train() { # run_train NAME ENV... -- ARGS...: one instrumented training run
+    local name="$1"; shift
+    local envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    local log="run-$name.log"
+    env ${envs[@]+"${envs[@]}"} TT_WEBGPU_WGSL_DIR="$PWD/W" TT_WEBGPU_BOUNDS_CHECK=1 \
+        "$T" train --backend webgpu --out "R-$name" "${COMMON[@]}" "$@" > "$log" 2>&1
+    bounds_clean "$name" $? "$log"
+}
+
+# ---------- the default settings, then each main switch ----------
+: > kernels.txt
+run_train default-tiny -- "${SHAPE_TINY[@]}"
+run_train default-small -- "${SHAPE_SMALL[@]}"
+run_train default-odd -- "${SHAPE_ODD[@]}"
+run_train attn-rows TT_WEBGPU_ATTN=rows -- "${SHAPE_ODD[@]}"
+run_train attn-rows-lanes1 TT_WEBGPU_ATTN=rows TT_WEBGPU_ATT_LANES=1 -- "${SHAPE_ODD[@]}"
+run_train attn-tiled TT_WEBGPU_ATTN=tiled -- "${SHAPE_ODD[@]}"
+run_train attn-bwd-ds TT_WEBGPU_ATTN_BWD=ds -- "${SHAPE_ODD[@]}"
+# software pipelining of the attn_m kernels: the default on GPUs, off on CPU adapters
+run_train attn-pf TT_WEBGPU_ATTN_PF=1 -- "${SHAPE_ODD[@]}"
+run_train biasfold-0 TT_WEBGPU_BIASFOLD=0 -- "${SHAPE_ODD[@]}"
+run_train biasfold-1 TT_WEBGPU_BIASFOLD=1 -- "${SHAPE_ODD[@]}"
+run_train splitk-3 TT_WEBGPU_SPLITK=3 -- "${SHAPE_ODD[@]}"
+run_train mmpolicy-old TT_WEBGPU_MMPOLICY=old -- "${SHAPE_ODD[@]}"
+run_train mmvar TT_WEBGPU_MMVAR=bk32,db,swz,t64x8 TT_WEBGPU_SPLITK_EPI=0 -- "${SHAPE_SMALL[@]}"
+if grep -q '^ *subgroups (size' info.out; then
+    run_train subgroups TT_WEBGPU_SUBGROUPS=1 -- "${SHAPE_ODD[@]}"
+    run_train subgroups-tree TT_WEBGPU_SUBGROUPS=tree -- "${SHAPE_ODD[@]}"
+    skip_sg=0
+else
+    echo "note: the adapter has no subgroups: the *_sg kernels are not run"
+    skip_sg=1
+fi
+
+# every kernel file (one with an entry point) was compiled instrumented and ran clean
+missing=""
+for f in "$SRC"/src/gpu/wgsl/*.wgsl; do
+    k=$(basename "$f" .wgsl)
+    grep -q '@compute' "$f" || continue
+    [ $skip_sg = 1 ] && case "$k" in *_sg) continue ;; esac
+    grep -qx "$k" kernels.txt || missing="$missing $k"
+done
+check "every kernel file of src/gpu/wgsl ran instrumented${missing:+ (missing:$missing)}" test -z "$missing"
+
+# ---------- it can fail: planted bugs ----------
+mkdir P
+cp "$SRC"/src/gpu/wgsl/*.wgsl P/
+sed -i 's/i < a\.n; i += stride/i < a.n + 64u; i += stride/' P/gelu_fwd.wgsl
+sed -i 's/^    red\[lid\] = v;$/    if (lid != 0u) { red[lid] = v; }/' P/ln_fwd.wgsl
+oob_line=$(grep -n 'out\[a\.out_off + i\]' P/gelu_fwd.wgsl | cut -d: -f1)
+wg_line=$(grep -n 'let r = red\[0\];' P/ln_fwd.wgsl | cut -d: -f1)
+check "planted: the copies differ from the kernels as intended" \
+    bash -c "grep -q 'a.n + 64u' P/gelu_fwd.wgsl && grep -q 'if (lid != 0u) { red\[lid\] = v; }' P/ln_fwd.wgsl && [ -n '$oob_line' ] && [ -n '$wg_line' ]"
+python3 "$SRC/tests/tools/wgsl_bounds.py" P PW > /dev/null 2> pinstr.err
+check "  ... instrumented (exit 0)" test $? -eq 0
+TT_WEBGPU_WGSL_DIR="$PWD/PW" TT_WEBGPU_BOUNDS_CHECK=1 "$GRID" > planted.log 2>&1
+grep '^bounds check: ' planted.log | cut -c1-300
+check "  ... the run reports violations, not clean" \
+    bash -c "grep -q '^bounds check: ' planted.log && ! grep -q '^bounds check: clean' planted.log"
+check "  ... the out-of-range index: gelu_fwd.wgsl line $oob_line" \
+    grep -qE "^bounds check: [0-9]+ invocations indexed out of range:.* gelu_fwd\.wgsl line $oob_line \([0-9]+\)" planted.log
+check "  ... the unwritten workgroup read: ln_fwd.wgsl line $wg_line" \
+    grep -qE "; [0-9]+ invocations read unwritten workgroup memory:.* ln_fwd\.wgsl line $wg_line \([0-9]+\)" planted.log
+
+# ---------- the hooks themselves ----------
+TT_WEBGPU_WGSL_DIR="$PWD/nowhere" "$T" train --backend webgpu --out N "${COMMON[@]}" "${SHAPE_TINY[@]}" > n.out 2> n.err
+one_error "TT_WEBGPU_WGSL_DIR without the files: one error line, exit 1" $? n.err
+check "  ... naming the file it cannot read" grep -q "TT_WEBGPU_WGSL_DIR: cannot read $PWD/nowhere/common.wgsl" n.err
+TT_WEBGPU_BOUNDS_CHECK=1 "$GRID" > plain.log 2>&1
+check "bounds check on embedded kernels: they still pass (the extra binding is harmless)" test $? -eq 0
+check "  ... and it says none was instrumented (not clean)" grep -q '^bounds check: no instrumented kernel' plain.log
+"$GRID" > off.log 2>&1
+check "hook off: no bounds check line" bash -c "[ $? -eq 0 ] && ! grep -q 'bounds check' off.log"
+
+echo "$PASS passed, $FAIL failed"
+[ "$FAIL" -eq 0 ]
