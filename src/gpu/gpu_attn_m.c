@@ -75,19 +75,19 @@ static void limits(uint32_t *storage, uint32_t *max_inv) {
 }
 
 int tt_gop_attn_m_plan(int which, int hs, uint32_t storage, uint32_t max_inv, tt_attn_m_tile *t) {
-    /* preference order: big blocks first (fewer K/V re-reads, more threads).
-     * dq (which 1) takes 64 x 16 before 32 x 32: a 64-row query block reads
-     * each K/V tile half as often (H200, gpt2, head size 64 where 64 x 32
-     * does not fit 48 KiB: 245.9 vs 255.1 ms/step, docs/BENCHMARKS.md run 4) */
-    static const uint32_t cand[][2] = {{64, 32}, {32, 32}, {64, 16}, {32, 16}, {16, 32}, {16, 16},
-                                       {8, 32},  {8, 16},  {16, 8},  {8, 8},   {4, 16},  {4, 8},  {4, 4}};
-    if (hs < 1 || hs > 1024) return 0;
+    /* preference order per kernel (fwd, dq, dkdv): big blocks first (fewer
+     * K/V re-reads, more threads). dq takes 64 x 16 before 32 x 32: a 64-row
+     * query block reads each K/V tile half as often (H200, gpt2, head size
+     * 64 where 64 x 32 does not fit 48 KiB: 245.9 vs 255.1 ms/step,
+     * docs/BENCHMARKS.md run 4) */
+    static const uint32_t cand[3][13][2] = {
+        {{64, 32}, {32, 32}, {64, 16}, {32, 16}, {16, 32}, {16, 16}, {8, 32}, {8, 16}, {16, 8}, {8, 8}, {4, 16}, {4, 8}, {4, 4}},
+        {{64, 32}, {64, 16}, {32, 32}, {32, 16}, {16, 32}, {16, 16}, {8, 32}, {8, 16}, {16, 8}, {8, 8}, {4, 16}, {4, 8}, {4, 4}},
+        {{64, 32}, {32, 32}, {64, 16}, {32, 16}, {16, 32}, {16, 16}, {8, 32}, {8, 16}, {16, 8}, {8, 8}, {4, 16}, {4, 8}, {4, 4}}};
+    if (hs < 1 || hs > 1024 || which < 0 || which > 2) return 0;
     limits(&storage, &max_inv);
-    if (which == 1 && fit(which, (uint64_t)hs, 64, 16, storage, max_inv, t) &&
-        !fit(which, (uint64_t)hs, 64, 32, storage, max_inv, t))
-        return fit(which, (uint64_t)hs, 64, 16, storage, max_inv, t);
-    for (size_t c = 0; c < sizeof cand / sizeof cand[0]; c++)
-        if (fit(which, (uint64_t)hs, cand[c][0], cand[c][1], storage, max_inv, t)) return 1;
+    for (size_t c = 0; c < sizeof cand[0] / sizeof cand[0][0]; c++)
+        if (fit(which, (uint64_t)hs, cand[which][c][0], cand[which][c][1], storage, max_inv, t)) return 1;
     return 0;
 }
 
