@@ -19,19 +19,22 @@
 tt_gpu *tt_gtest_gpu;
 static uint64_t seed_ctr = 1000;
 
+/* no WebGPU here: skip (exit 0), or fail under TT_REQUIRE_WEBGPU=1 */
+static void skip_or_fail(const char *why) {
+    const char *req = getenv("TT_REQUIRE_WEBGPU");
+    if (req && atoi(req)) {
+        fprintf(stderr, "FAIL: TT_REQUIRE_WEBGPU=1 but WebGPU is unavailable: %s\n", why);
+        exit(1);
+    }
+    printf("SKIP: %s\n", why);
+    exit(0);
+}
+
 tt_backend *tt_gtest_backend_or_skip(const tt_model_config *cfg) {
     tt_status st;
     tt_backend *be = NULL;
     int rc = tt_backend_webgpu_create(cfg, &be, &st);
-    if (rc == TT_EUNSUP) {
-        const char *req = getenv("TT_REQUIRE_WEBGPU");
-        if (req && atoi(req)) {
-            fprintf(stderr, "FAIL: TT_REQUIRE_WEBGPU=1 but WebGPU is unavailable: %s\n", st.msg);
-            exit(1);
-        }
-        printf("SKIP: %s\n", st.msg);
-        exit(0);
-    }
+    if (rc == TT_EUNSUP) skip_or_fail(st.msg);
     if (rc) {
         fprintf(stderr, "webgpu backend: %s\n", st.msg);
         exit(1);
@@ -42,15 +45,7 @@ tt_backend *tt_gtest_backend_or_skip(const tt_model_config *cfg) {
 tt_gpu *tt_gtest_open(void) {
     tt_status st;
     tt_gpu *g = NULL;
-    if (tt_gpu_open(NULL, &g, &st) != TT_OK) {
-        const char *req = getenv("TT_REQUIRE_WEBGPU");
-        if (req && atoi(req)) {
-            fprintf(stderr, "FAIL: TT_REQUIRE_WEBGPU=1 but WebGPU is unavailable: %s\n", st.msg);
-            exit(1);
-        }
-        printf("SKIP: %s\n", st.msg);
-        exit(0);
-    }
+    if (tt_gpu_open(NULL, &g, &st) != TT_OK) skip_or_fail(st.msg);
     tt_gtest_gpu = g;
     return g;
 }
