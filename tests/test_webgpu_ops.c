@@ -288,6 +288,76 @@ static void variant_case(unsigned var, int tile, int splitk, int M, int N, int K
     mm_prob_free(&p);
 }
 
+/* //!unroll (gpu_ops.c): the pure expansion, both ways, and its refusals */
+TT_TEST(test_wgsl_unroll) {
+    const char *pre = "const BK: u32 = 3u;\nconst Z: u32 = 0u;\nconst F: f32 = 2.0;\n";
+    const char *src = "head\n    //!unroll kk BK\n    {\n        x[kk] = 1.0; // } a brace in a comment\n        "
+                      "if (c) { y += 1.0; }\n    }\ntail\n";
+    char *out = NULL, msg[160];
+    CHECK(tt_wgsl_unroll(src, pre, 1, &out, msg, sizeof msg) == 0 && out);
+    if (out) {
+        CHECK(strncmp(out, "head\n    ", 9) == 0 && strstr(out, "}\ntail\n") != NULL);
+        CHECK(strstr(out, "let kk = 0u;") && strstr(out, "let kk = 1u;") && strstr(out, "let kk = 2u;"));
+        CHECK(!strstr(out, "let kk = 3u;") && !strstr(out, "//!unroll") && !strstr(out, "for ("));
+        int n = 0; /* each copy keeps the whole block, its inner braces and comment included */
+        for (const char *p = out; (p = strstr(p, "if (c) { y += 1.0; }")); p++) n++;
+        CHECK(n == 3);
+        free(out);
+    }
+    out = NULL;
+    CHECK(tt_wgsl_unroll(src, pre, 0, &out, msg, sizeof msg) == 0 && out);
+    if (out) {
+        CHECK(strstr(out, "for (var kk = 0u; kk < 3u; kk++) {") && !strstr(out, "let kk"));
+        CHECK(strstr(out, "}\ntail\n") != NULL);
+        free(out);
+    }
+    out = (char *)1;
+    CHECK(tt_wgsl_unroll("no directive here", pre, 1, &out, msg, sizeof msg) == 0 && out == NULL);
+    static const char *bad[][2] = {
+        {"//!unroll kk NOPE\n{ }\n", "not a u32 constant"}, /* not in the prefix */
+        {"//!unroll kk Z\n{ }\n", "not a u32 constant"},    /* 0 copies */
+        {"//!unroll kk F\n{ }\n", "not a u32 constant"},    /* not a u32 */
+        {"//!unroll kk BK\nx = 1;\n", "not followed by"},
+        {"//!unroll kk BK\n{ { }\n", "unbalanced"},
+        {"//!unroll kk\n{ }\n", "bad //!unroll line"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        out = NULL;
+        int rc = tt_wgsl_unroll(bad[i][0], pre, 1, &out, msg, sizeof msg);
+        CHECK(rc == -1 && out == NULL && strstr(msg, bad[i][1]) != NULL);
+        if (rc != -1 || !strstr(msg, bad[i][1])) fprintf(stderr, "  case %zu: rc %d msg '%s'\n", i, rc, msg);
+    }
+}
+
+/* The unrolled matmul (the GPU default) against the loop (lavapipe's
+ * default: LLVM needs twice as long over the unrolled tiles): bit-identical
+ * C buffers (memcmp) and the float64 reference, each tile, the three
+ * layouts the model uses, vec4 and scalar loads, a split with epilogue. */
+static void unroll_case(int tile, int splitk, int M, int N, int K, int ta, int tb, int flags, int ones) {
+    mm_prob p;
+    mm_prob_make(&p, M, N, K, ta, tb, flags, ones);
+    const int saved = O.unroll;
+    O.tile = tile, O.splitk = splitk, O.unroll = 0;
+    float *ref = mm_prob_run(&p);
+    O.unroll = 1;
+    float *got = mm_prob_run(&p);
+    int same = memcmp(ref, got, ((size_t)M * N + MM_COFF) * sizeof *got) == 0;
+    if (!same)
+        fprintf(stderr, "  unrolled tile %d split %d M%d N%d K%d ta%d tb%d flags%d: not bit-identical to the loop\n",
+                tile, splitk, M, N, K, ta, tb, flags);
+    CHECK(same);
+    O.unroll = saved, O.tile = 0, O.splitk = 0;
+    free(ref), free(got);
+    mm_prob_free(&p);
+}
+
+TT_TEST(test_matmul_unroll) {
+    for (int t = 32; t <= 128; t *= 2) {
+        unroll_case(t, 1, 132, 68, 100, 0, 0, 2, 0); /* NN, vec4, partial k tile, bias */
+        unroll_case(t, 1, 67, 130, 75, 0, 1, 5, 0);  /* TB, scalar loads, accumulate + R */
+        unroll_case(t, 3, 37, 72, 132, 1, 0, 1, 1);  /* TA with the ones row, 3 slices */
+    }
+}
+
 TT_TEST(test_matmul_variants) {
     static const struct {
         unsigned var;
@@ -693,6 +763,8 @@ int main(void) {
     RUN(test_matmul_plan);
     RUN(test_matmul_variant_cfg);
     RUN(test_matmul_variants);
+    RUN(test_wgsl_unroll);
+    RUN(test_matmul_unroll);
     RUN(test_layernorm);
     RUN(test_bias_backward);
     RUN(test_gelu);

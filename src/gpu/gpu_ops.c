@@ -49,6 +49,12 @@ int tt_gops_init(tt_gops *o, tt_gpu *g, tt_status *st) {
     o->used = ARENA_SLOTS; /* first site allocates */
     const char *t = getenv("TT_WEBGPU_TILE");
     if (t) o->tile = atoi(t);
+    /* //!unroll blocks unrolled on GPUs; on CPU adapters (lavapipe) a loop:
+     * LLVM takes minutes over the unrolled matmul tiles (test_webgpu_ops:
+     * 10 min cold vs 2). Env TT_WEBGPU_UNROLL=0/1 forces either. */
+    o->unroll = !o->info->is_cpu;
+    t = getenv("TT_WEBGPU_UNROLL");
+    if (t && *t) o->unroll = atoi(t) != 0;
     t = getenv("TT_WEBGPU_SPLITK");
     if (t) o->splitk = atoi(t);
     t = getenv("TT_WEBGPU_MMPOLICY");
@@ -148,7 +154,7 @@ static const char *kernel_source(const char *name, const char *user, char **owne
 static int get_kernel(tt_gops *o, const char *name, const char *prefix, int n_bind, const uint8_t *kinds,
                       tt_gpu_kernel *out, tt_status *st) {
     char key[KEY_CAP];
-    if (snprintf(key, sizeof key, "%s|%s", name, prefix) >= (int)sizeof key)
+    if (snprintf(key, sizeof key, "%s|%d|%s", name, o->unroll, prefix) >= (int)sizeof key)
         return tt_fail(st, TT_EUNSUP, "webgpu: kernel %s: constant prefix too long for the pipeline cache key", name);
     for (int i = 0; i < o->n_cache; i++)
         if (strcmp(o->cache[i].key, key) == 0) {
@@ -196,6 +202,14 @@ static int get_kernel(tt_gops *o, const char *name, const char *prefix, int n_bi
     if (inc) /* the body with its include line replaced by the included file */
         snprintf(src, n, "%s\n%s\n%.*s%s%s", prefix, common, (int)inc_at, body, inc, body + inc_at + inc_len);
     else snprintf(src, n, "%s\n%s\n%s", prefix, common, body);
+    {
+        char *un, msg[160];
+        if (tt_wgsl_unroll(src, prefix, o->unroll, &un, msg, sizeof msg)) {
+            rc = tt_fail(st, TT_EUNSUP, "webgpu: kernel %s: %s", name, msg);
+            goto done;
+        }
+        if (un) free(src), src = un;
+    }
     tt_gpu_kernel k;
     rc = tt_gpu_kernel_create(o->g, src, "main", n_bind, kinds, name, &k, st);
 done:
@@ -213,6 +227,95 @@ done:
     o->cache[o->n_cache++].k = k;
     *out = k;
     return TT_OK;
+}
+
+/* "//!unroll VAR CONST" followed by a { block }: with unroll, the block
+ * repeated CONST times, copy i opening with "let VAR = iu;"; without, the
+ * loop "for (var VAR = 0u; VAR < CONST; VAR++) { block }" (CONST: a u32
+ * constant of the prefix, 1..64). Tint does not unroll loops and the NVIDIA Vulkan compiler
+ * left matmul.wgsl's k loop rolled: unrolled, gpt2 ran 234.5 vs 243.7
+ * ms/step on the H200 (docs/BENCHMARKS.md run 5). Braces inside // comments
+ * are skipped. */
+int tt_wgsl_unroll(const char *src, const char *prefix, int unroll, char **out, char *msg, size_t cap) {
+    *out = NULL;
+    if (msg && cap) msg[0] = 0;
+    const char *d = strstr(src, "//!unroll ");
+    if (!d) return 0;
+    size_t len = strlen(src), ocap = len + 1, used = 0;
+    char *o = NULL;
+    const char *p = src;
+    while (d) {
+        char var[32], cname[32], pat[64], line[96];
+        size_t ll = strcspn(d + 10, "\n");
+        snprintf(line, sizeof line, "%.*s", (int)(ll < 95 ? ll : 95), d + 10);
+        if (sscanf(line, "%31s %31s", var, cname) != 2) {
+            snprintf(msg, cap, "bad //!unroll line (want: //!unroll VAR CONST)");
+            goto fail;
+        }
+        snprintf(pat, sizeof pat, "const %s: u32 = ", cname);
+        const char *cv = strstr(prefix, pat);
+        char *end = NULL;
+        unsigned long n = cv ? strtoul(cv + strlen(pat), &end, 10) : 0;
+        if (!cv || !end || *end != 'u' || n < 1 || n > 64) {
+            snprintf(msg, cap, "//!unroll %s %s: %s is not a u32 constant 1..64 of the prefix", var, cname, cname);
+            goto fail;
+        }
+        const char *b = d + strcspn(d, "\n");
+        b += strspn(b, " \t\r\n");
+        if (*b != '{') {
+            snprintf(msg, cap, "//!unroll %s %s: not followed by a { block }", var, cname);
+            goto fail;
+        }
+        const char *e = b + 1;
+        int depth = 1;
+        while (*e && depth) {
+            if (e[0] == '/' && e[1] == '/') e += strcspn(e, "\n");
+            else {
+                depth += *e == '{' ? 1 : *e == '}' ? -1 : 0;
+                e++;
+            }
+        }
+        if (depth) {
+            snprintf(msg, cap, "//!unroll %s %s: unbalanced braces", var, cname);
+            goto fail;
+        }
+        /* e is past the closing brace; the body is (b, e - 1) */
+        size_t body = (size_t)(e - 1 - (b + 1)), need = used + (size_t)(d - p) + n * (body + 48) + len + 1;
+        if (need > ocap || !o) {
+            ocap = need > 2 * ocap ? need : 2 * ocap;
+            char *no = realloc(o, ocap);
+            if (!no) {
+                snprintf(msg, cap, "out of memory (//!unroll)");
+                goto fail;
+            }
+            o = no;
+        }
+        memcpy(o + used, p, (size_t)(d - p));
+        used += (size_t)(d - p);
+        if (!unroll) /* the same block as a loop */
+            used += (size_t)snprintf(o + used, ocap - used, "for (var %s = 0u; %s < %luu; %s++) {%.*s}", var, var, n,
+                                     var, (int)body, b + 1);
+        for (unsigned long i = 0; unroll && i < n; i++)
+            used += (size_t)snprintf(o + used, ocap - used, "{ let %s = %luu;%.*s}%s", var, i, (int)body, b + 1,
+                                     i + 1 < n ? "\n" : "");
+        p = e;
+        d = strstr(p, "//!unroll ");
+    }
+    size_t rest = strlen(p);
+    if (used + rest + 1 > ocap) {
+        char *no = realloc(o, used + rest + 1);
+        if (!no) {
+            snprintf(msg, cap, "out of memory (//!unroll)");
+            goto fail;
+        }
+        o = no;
+    }
+    memcpy(o + used, p, rest + 1);
+    *out = o;
+    return 0;
+fail:
+    free(o);
+    return -1;
 }
 
 /* A uniform slot holding 16 words of arguments. */

@@ -51,6 +51,7 @@ typedef struct {
     uint32_t slot_bytes, slots_per_buf, used;
     tt_gpu_buf stepu;  /* tt_gstep */
     int tile;          /* matmul block tile: 0 auto, 32, 64 or 128 (env TT_WEBGPU_TILE; tests force each) */
+    int unroll;        /* expand //!unroll blocks (1 on GPUs, 0 on CPU adapters; env TT_WEBGPU_UNROLL) */
     int splitk;        /* matmul split-K slices: 0 auto, n forces n (env TT_WEBGPU_SPLITK; tests) */
     int policy;        /* 0: shape-driven tiles/split-K (default); 1: first version (TT_WEBGPU_MMPOLICY=old) */
     uint32_t mm_target; /* workgroups the new policy aims at (0: TT_MM_TARGET; env TT_WEBGPU_MM_TARGET) */
@@ -80,6 +81,11 @@ void tt_gops_free(tt_gops *o); /* GPU objects die with the device */
 int tt_gops_set_step(tt_gops *o, const tt_gstep *s, tt_status *st);
 void tt_gops_run(tt_gpu *g, const tt_gsite *s, int n);
 
+/* The kernel-source directive "//!unroll VAR CONST { block }" expanded (see
+ * gpu_ops.c): unrolled (unroll = 1) or as a for loop; 0 with *out =
+ * malloc'd source (NULL when src has none), or -1 with the reason in msg. A
+ * pure function (tests call it). */
+int tt_wgsl_unroll(const char *src, const char *prefix, int unroll, char **out, char *msg, size_t cap);
 /* Scratch ("part") sizes in floats for the two-stage reductions. */
 size_t tt_gop_colsum_part_elems(int rows, int N);
 size_t tt_gop_adamw_part_elems(size_t n);

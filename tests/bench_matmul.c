@@ -1,0 +1,132 @@
+/* bench_matmul.c — benchmark (not a test, not in ctest) of single WebGPU
+ * matmul products, for kernel and plan A/B runs side by side in one process:
+ * ms per product (the median of `trials`, each `reps` back-to-back products
+ * in one command buffer, timed on the host from submit to the completed
+ * read-back of 4 bytes: so split-K products include their reduction site)
+ * and TFLOP/s (2MNK / time).
+ *
+ *   cc -O2 -std=gnu11 -Isrc -Isrc/gpu tests/bench_matmul.c build/libttcore.a \
+ *       -lpthread -lm -ldl -o bench_matmul
+ *   ./bench_matmul [setting | spec]...
+ *
+ * Arguments are taken in order. A spec "M,N,K,ta,tb[,flags]" (flags: any
+ * of b = bias, r = residual R, a = accumulate) runs one product under the
+ * current settings; a setting changes them for the specs after it:
+ *   var=LIST     matmul kernel variant bits (as TT_WEBGPU_MMVAR; "tuned")
+ *   tile=T       forced tile (0: planned)     split=N  forced split-K (0: planned)
+ *   unroll=0|1   //!unroll blocks unrolled or loops (TT_WEBGPU_UNROLL)
+ *   reps=N trials=N
+ * The environment's switches apply first (tt_gops_init), so a kernel
+ * directory (TT_WEBGPU_WGSL_DIR) is A/B'd by separate runs. Inputs are
+ * uniform random in [-1, 1) (never zeros); operands live in their own
+ * buffers (each product gets fresh ones). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+#include "gpu_ops.h"
+#include "tt.h"
+
+static int cmpd(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static tt_gpu_buf upload_rand(tt_gpu *g, size_t n, uint32_t seed, tt_status *st) {
+    float *h = malloc(n * sizeof *h);
+    tt_gpu_buf b = -1;
+    if (!h) return b;
+    uint32_t x = seed * 2654435761u + 12345u;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        h[i] = (float)((x >> 8) * (1.0 / 16777216.0)) * 2.0f - 1.0f;
+    }
+    if (tt_gpu_buffer(g, (uint64_t)n * 4, TT_GPU_STORAGE, "bench", &b, st) == TT_OK)
+        tt_gpu_write(g, b, 0, h, (uint64_t)n * 4, st);
+    free(h);
+    return b;
+}
+
+int main(int argc, char **argv) {
+    tt_status st;
+    tt_gpu *g;
+    tt_gpu_options go = {0};
+    if (tt_gpu_open(&go, &g, &st)) {
+        fprintf(stderr, "bench_matmul: %s\n", st.msg);
+        return 1;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    tt_gops o;
+    if (tt_gops_init(&o, g, &st)) {
+        fprintf(stderr, "bench_matmul: %s\n", st.msg);
+        return 1;
+    }
+    const tt_gpu_info *in = tt_gpu_get_info(g);
+    printf("adapter %s; kernels from %s\n", in->name,
+           getenv("TT_WEBGPU_WGSL_DIR") ? getenv("TT_WEBGPU_WGSL_DIR") : "(embedded)");
+    int reps = 20, trials = 7;
+    uint32_t seed = 1;
+    for (int ai = 1; ai < argc; ai++) {
+        const char *a = argv[ai];
+        char msg[160];
+        if (strncmp(a, "var=", 4) == 0) {
+            if (tt_gop_mm_var_parse(a + 4, &o.mm_var, msg, sizeof msg)) {
+                fprintf(stderr, "%s\n", msg);
+                return 2;
+            }
+            continue;
+        }
+        if (strncmp(a, "tile=", 5) == 0) { o.tile = atoi(a + 5); continue; }
+        if (strncmp(a, "split=", 6) == 0) { o.splitk = atoi(a + 6); continue; }
+        if (strncmp(a, "unroll=", 7) == 0) { o.unroll = atoi(a + 7) != 0; continue; }
+        if (strncmp(a, "reps=", 5) == 0) { reps = atoi(a + 5); continue; }
+        if (strncmp(a, "trials=", 7) == 0) { trials = atoi(a + 7); continue; }
+        int M, N, K, ta, tb, nc = 0;
+        char fl[8] = "";
+        if (sscanf(a, "%d,%d,%d,%d,%d%n", &M, &N, &K, &ta, &tb, &nc) < 5 || M <= 0 || N <= 0 || K <= 0 || reps < 1 ||
+            trials < 1) {
+            fprintf(stderr, "bench_matmul: bad argument '%s' (spec M,N,K,ta,tb[,flags] or a setting)\n", a);
+            return 2;
+        }
+        if (a[nc] == ',') snprintf(fl, sizeof fl, "%s", a + nc + 1);
+        const int bias = strchr(fl, 'b') != NULL, res = strchr(fl, 'r') != NULL, acc = strchr(fl, 'a') != NULL;
+        tt_gpu_buf bA = upload_rand(g, (size_t)M * K, seed++, &st), bB = upload_rand(g, (size_t)K * N, seed++, &st),
+                   bC = upload_rand(g, (size_t)M * N, seed++, &st), bb = upload_rand(g, (size_t)N, seed++, &st),
+                   bR = upload_rand(g, (size_t)M * N, seed++, &st);
+        if (bA < 0 || bB < 0 || bC < 0 || bb < 0 || bR < 0) {
+            fprintf(stderr, "bench_matmul %s: cannot allocate the operands: %s\n", a, st.msg);
+            return 1;
+        }
+        tt_gsite s[2];
+        tt_gref C = {bC, 0}, A = {bA, 0}, B = {bB, 0}, bi = {bb, 0}, rr = {bR, 0};
+        if (tt_gop_matmul(&o, s, C, A, B, bias ? &bi : NULL, res ? &rr : NULL, M, N, K, ta, tb, acc, &st)) {
+            fprintf(stderr, "bench_matmul %s: %s\n", a, st.msg);
+            return 1;
+        }
+        int ns = s[1].k ? 2 : 1;
+        double *ms = malloc((size_t)(trials + 1) * sizeof *ms);
+        float tmp[4];
+        for (int t = 0; t <= trials; t++) { /* trial 0 warms up (pipeline, caches) */
+            double t0 = tt_now();
+            if (tt_gpu_begin(g, &st)) break;
+            for (int r = 0; r < reps; r++) tt_gops_run(g, s, ns);
+            if (tt_gpu_submit(g, &st) || tt_gpu_read_sync(g, bC, 0, 4, tmp, &st) || tt_gpu_check(g, &st)) {
+                fprintf(stderr, "bench_matmul %s: %s\n", a, st.msg);
+                return 1;
+            }
+            ms[t] = (tt_now() - t0) * 1e3 / reps;
+        }
+        qsort(ms + 1, (size_t)trials, sizeof *ms, cmpd);
+        double med = ms[1 + trials / 2];
+        char vb[64];
+        printf("%-22s %-26s var %-10s unroll %d %8.4f ms  %6.2f TFLOP/s  (min %.4f max %.4f)\n", a, s[0].tag,
+               tt_gop_mm_var_str(o.mm_var, vb, sizeof vb), o.unroll, med, 2.0 * M * N * K / med * 1e-9, ms[1], ms[trials]);
+        free(ms);
+        tt_gpu_buffer_free(g, bA), tt_gpu_buffer_free(g, bB), tt_gpu_buffer_free(g, bC);
+        tt_gpu_buffer_free(g, bb), tt_gpu_buffer_free(g, bR);
+    }
+    tt_gops_free(&o);
+    tt_gpu_close(g);
+    return 0;
+}
