@@ -171,7 +171,7 @@ static const opt_def bench_opts[] = {
 
 static const opt_def profile_opts[] = {
     OPT_MODEL,
-    {"reps", O_REPS, 1, "times each dispatch site runs back to back per measurement (default 5)"},
+    {"reps", O_REPS, 1, "times each dispatch site runs back to back per measurement (default 20)"},
     {"detail", O_DETAIL, 0, "one row per matmul shape / attention tile instead of per kernel"},
     {"seed", O_SEED, 1, "seed for the weights (default 1337)"},
     {"json", O_JSON, 0, "print one JSON object"},
@@ -1702,7 +1702,10 @@ out:
  * around a readback, minus an empty submit's cost. Rows aggregate sites by
  * kernel (or, --detail, by kernel and shape). The sum is not the step time:
  * a real step overlaps nothing, but it also skips the per-site submit cost;
- * `tinytrain bench` gives the step time. */
+ * `tinytrain bench` gives the step time. Default 20 reps: with 3, the H200
+ * gpt2 profile read the forward sites (timed first) 30-70% high (attn_m_fwd
+ * 14.9 vs 8.7 ms at 20 reps; the forward products above the same shapes
+ * timed alone by tests/bench_matmul.c), docs/BENCHMARKS.md run 5. */
 static int cmp_prof(const void *a, const void *b) {
     double x = ((const tt_webgpu_prof *)a)->ms, y = ((const tt_webgpu_prof *)b)->ms;
     return x > y ? -1 : x < y;
@@ -1724,7 +1727,7 @@ static int cmd_profile(int argc, char **argv) {
     tt_model_config cfg;
     const char *preset_name = NULL;
     if ((rc = model_config(&o, NULL, DEFAULT_PRESET, &cfg, &preset_name))) return rc;
-    int reps = o.set[O_REPS] ? o.reps : 5;
+    int reps = o.set[O_REPS] ? o.reps : 20;
     tt_status st;
     tt_status_clear(&st);
     tt_backend *be = NULL;

@@ -1,0 +1,323 @@
+// matmul.wgsl — C(M,N) [+]= op(A)(M,K) · op(B)(K,N) [+ bias(N)] [+ R(M,N)]
+//   op(A) = A (row-major M x K, lda) or, TRANS_A, A stored K x M (lda);
+//   op(B) = B (row-major K x N, ldb) or, TRANS_B, B stored N x K (ldb).
+// Prefix constants: BM, BN (block tile), BK (k step, 16 or 32), TM, TN
+// (outputs per thread, 4 or 8), TRANS_A, TRANS_B, VEC (A and B offsets and
+// leading dimensions are multiples of 4: global loads as vec4 through the A4/B4
+// views of the same buffers), STAGES (1 or 2 shared-memory stages), SWZ
+// (swizzled shared tiles). Workgroup (BN/TN, BM/TM).
+//
+// Shared tiles hold op(A) as As[k][m/4] and op(B) as Bs[k][n/4] (vec4), so a
+// thread reads its rows/columns as vec4 broadcasts. A thread owns TM x TN
+// outputs as (TM/4) x (TN/4) blocks of 4x4 spread over the tile (block r
+// covers rows r*BM/(TM/4) + ty*4 ..; TM, TN are 4 or 8). The next k tile is loaded into
+// registers while the current one is multiplied. Out-of-range elements load
+// as 0 and are not stored, so any M, N, K work.
+//
+// Every output is one fma chain over k in increasing order (within a split
+// slice), starting from 0: BK, STAGES, SWZ and TM (the variants below) change
+// where values sit and when they are loaded, never that order, so every
+// variant gives bit-identical results (k positions past the slice end load
+// 0 in both operands and add an exact 0).
+//
+// Variants (gpu_ops.c tt_gop_mm_kcfg; env TT_WEBGPU_MMVAR, a comma list), with
+// predictions for an NVIDIA H200 (Vulkan via Dawn) — UNMEASURED:
+//   bk32  BK = 32 for the 128 tile (32 KiB of shared memory; BK 16 when the
+//         adapter's maxComputeWorkgroupStorageSize is smaller). Half the
+//         barriers and loop overhead per FLOP, but twice the prefetch
+//         registers (16 -> 32 floats per thread): if that pushes a thread
+//         past 128 registers only one 256-thread workgroup fits an SM.
+//         Predicted -10..+8% on 128-tile shapes; the least certain one.
+//   db    two shared stages (double buffering): the prefetched tile is stored
+//         into the other stage after the multiply, one barrier per k tile
+//         instead of two, and no thread waits for the slowest one's stores
+//         before it can multiply. 2x shared memory (the 128 tile: 32 KiB; one
+//         stage when the adapter cannot hold it). Predicted +3..+10% on the
+//         128-tile shapes (8192x768x768, 8192x3072x768), less on 64/32.
+//   swz   conflict-free transposing stores: non-transposed A (forward X.W)
+//         and transposed B (backward dY.W^T) are scattered into 4 k-rows
+//         with scalar stores whose banks collide 4-way (row stride BM floats
+//         = 0 mod 32 banks); column i of k-row kk is stored at
+//         i ^ sw(kk) instead (a permutation within each aligned 8 vec4, so
+//         the vec4 reads stay conflict-free). 4x fewer shared wavefronts for
+//         those stores, one xor per shared read. Predicted +2..+6% on forward
+//         and dX shapes, ~0 on weight gradients (TRANS_A: vec4 stores).
+//   t64x8 the 64 tile as 8x8 outputs per thread, 64 threads (instead of 4x4,
+//         256 threads): 64 fma per 4 shared vec4 reads instead of 16 per 2,
+//         twice the register reuse. Predicted +10..+30% on 64-tile shapes
+//         when the grid has >= ~4 workgroups per SM, worse on small grids
+//         (a quarter of the threads per workgroup to hide latency).
+// Combinations are allowed (e.g. "db,swz").
+//
+// Split-K: workgroup z handles k in [z*kchunk, min(K, (z+1)*kchunk)) and,
+// when the grid has z > 1, writes its partial product to C at
+// c_off + z*M*N without the epilogue (a colsum_final pass adds the slices).
+// flags: 1 accumulate into C, 2 add bias, 4 add R.
+//
+// Ones row (bias gradients folded into a weight-gradient product): op(A)
+// stores only am <= M rows; rows am .. M-1 of op(A) read as 1.0, so output
+// row am is the column sum of op(B) (db = 1^T dout) — computed by the same
+// tiles, in the same fixed order. am = M when unused.
+struct Args {
+    M: u32, N: u32, K: u32, lda: u32,
+    ldb: u32, ldc: u32, a_off: u32, b_off: u32,
+    c_off: u32, bias_off: u32, r_off: u32, flags: u32,
+    kchunk: u32, am: u32, p14: u32, p15: u32,
+}
+@group(0) @binding(0) var<uniform> a: Args;
+@group(0) @binding(1) var<storage, read> A: array<f32>;
+@group(0) @binding(2) var<storage, read> B: array<f32>;
+@group(0) @binding(3) var<storage, read_write> Cm: array<f32>;
+@group(0) @binding(4) var<storage, read> bias: array<f32>;
+@group(0) @binding(5) var<storage, read> R: array<f32>;
+@group(0) @binding(6) var<storage, read> A4: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read> B4: array<vec4<f32>>;
+
+const TX: u32 = BN / TN;
+const TY: u32 = BM / TM;
+const NT: u32 = TX * TY;
+const RM: u32 = TM / 4u;
+const RN: u32 = TN / 4u;
+const BM4: u32 = BM / 4u;
+const BN4: u32 = BN / 4u;
+const BK4: u32 = BK / 4u;
+const LA: u32 = BK * BM4 / NT;  // vec4 slots of the A tile per thread
+const LB: u32 = BK * BN4 / NT;
+
+const SA: u32 = BK * BM4;       // vec4 of one stage of the A tile
+const SB: u32 = BK * BN4;
+const SWG: u32 = 32u / BK;      // vec4 columns one warp's transposing store touches per k-row
+
+var<workgroup> As: array<vec4<f32>, STAGES * SA>;
+var<workgroup> Bs: array<vec4<f32>, STAGES * SB>;
+
+// SWZ: vec4 column i of k-row kk is stored at column i ^ sw(kk) (< 8, so
+// the permutation stays inside each aligned group of 8 columns; BM4, BN4 >= 8).
+// A warp's transposing store covers SWG columns of 4 k-rows (BK 16) or one
+// column of 8 k-rows (BK 32): sw spreads them over all 32 banks.
+fn sw(kk: u32) -> u32 {
+    if (SWZ) { return ((kk >> 2u) & (BK4 - 1u)) * SWG; }
+    return 0u;
+}
+
+fn sA(m: u32, k: u32) -> f32 {
+    if (m >= a.M || k >= a.K) { return 0.0; }
+    if (m >= a.am) { return 1.0; }
+    if (TRANS_A) { return A[a.a_off + k * a.lda + m]; }
+    return A[a.a_off + m * a.lda + k];
+}
+
+fn sB(k: u32, n: u32) -> f32 {
+    if (k >= a.K || n >= a.N) { return 0.0; }
+    if (TRANS_B) { return B[a.b_off + n * a.ldb + k]; }
+    return B[a.b_off + k * a.ldb + n];
+}
+
+// Slot e of the A tile, as 4 values contiguous in memory:
+//   TRANS_A: op(A)(m..m+3, k) with kk = e / BM4, m = 4 (e % BM4)
+//   else:    op(A)(m, k..k+3) with m = e / BK4, k = 4 (e % BK4)
+fn loadA(e: u32, m0: u32, k0: u32, kend: u32) -> vec4<f32> {
+    if (TRANS_A) {
+        let m = m0 + 4u * (e % BM4);
+        let k = k0 + e / BM4;
+        if (k >= kend) { return vec4<f32>(0.0); }
+        if (VEC && m + 3u < a.am) { return A4[(a.a_off + k * a.lda + m) >> 2u]; }
+        return vec4<f32>(sA(m, k), sA(m + 1u, k), sA(m + 2u, k), sA(m + 3u, k));
+    }
+    let m = m0 + e / BK4;
+    let k = k0 + 4u * (e % BK4);
+    if (VEC && m < a.am && k + 3u < kend) { return A4[(a.a_off + m * a.lda + k) >> 2u]; }
+    return vec4<f32>(select(0.0, sA(m, k), k < kend), select(0.0, sA(m, k + 1u), k + 1u < kend),
+                     select(0.0, sA(m, k + 2u), k + 2u < kend), select(0.0, sA(m, k + 3u), k + 3u < kend));
+}
+
+// so: first vec4 of the stage (0 or SA)
+fn storeA(e: u32, v: vec4<f32>, so: u32) {
+    if (TRANS_A) {
+        let kk = e / BM4;
+        As[so + kk * BM4 + ((e % BM4) ^ sw(kk))] = v;
+        return;
+    }
+    let m = e / BK4;
+    let kk = 4u * (e % BK4);
+    let i = (m >> 2u) ^ sw(kk);  // sw(kk) = sw(kk + 1..3)
+    let c = m & 3u;
+    As[so + kk * BM4 + i][c] = v.x;
+    As[so + (kk + 1u) * BM4 + i][c] = v.y;
+    As[so + (kk + 2u) * BM4 + i][c] = v.z;
+    As[so + (kk + 3u) * BM4 + i][c] = v.w;
+}
+
+//   !TRANS_B: op(B)(k, n..n+3) with kk = e / BN4, n = 4 (e % BN4)
+//   TRANS_B:  op(B)(k..k+3, n) with n = e / BK4, k = 4 (e % BK4)
+fn loadB(e: u32, n0: u32, k0: u32, kend: u32) -> vec4<f32> {
+    if (!TRANS_B) {
+        let n = n0 + 4u * (e % BN4);
+        let k = k0 + e / BN4;
+        if (k >= kend) { return vec4<f32>(0.0); }
+        if (VEC && n + 3u < a.N) { return B4[(a.b_off + k * a.ldb + n) >> 2u]; }
+        return vec4<f32>(sB(k, n), sB(k, n + 1u), sB(k, n + 2u), sB(k, n + 3u));
+    }
+    let n = n0 + e / BK4;
+    let k = k0 + 4u * (e % BK4);
+    if (VEC && n < a.N && k + 3u < kend) { return B4[(a.b_off + n * a.ldb + k) >> 2u]; }
+    return vec4<f32>(select(0.0, sB(k, n), k < kend), select(0.0, sB(k + 1u, n), k + 1u < kend),
+                     select(0.0, sB(k + 2u, n), k + 2u < kend), select(0.0, sB(k + 3u, n), k + 3u < kend));
+}
+
+fn storeB(e: u32, v: vec4<f32>, so: u32) {
+    if (!TRANS_B) {
+        let kk = e / BN4;
+        Bs[so + kk * BN4 + ((e % BN4) ^ sw(kk))] = v;
+        return;
+    }
+    let n = e / BK4;
+    let kk = 4u * (e % BK4);
+    let i = (n >> 2u) ^ sw(kk);
+    let c = n & 3u;
+    Bs[so + kk * BN4 + i][c] = v.x;
+    Bs[so + (kk + 1u) * BN4 + i][c] = v.y;
+    Bs[so + (kk + 2u) * BN4 + i][c] = v.z;
+    Bs[so + (kk + 3u) * BN4 + i][c] = v.w;
+}
+
+// One output row of 4 (m, nb..nb+3) of a thread: split-K slice store, or
+// the epilogue (bias, R, accumulate).
+fn store4(m: u32, nb: u32, v4: vec4<f32>, split: bool, cbase: u32) {
+    if (m >= a.M) { return; }
+    for (var j = 0u; j < 4u; j++) {
+        let n = nb + j;
+        if (n >= a.N) { break; }
+        var v = v4[j];
+        if (split) {
+            Cm[cbase + m * a.N + n] = v;
+            continue;
+        }
+        if ((a.flags & 2u) != 0u) { v += bias[a.bias_off + n]; }
+        if ((a.flags & 4u) != 0u) { v += R[a.r_off + m * a.ldc + n]; }
+        let ci = a.c_off + m * a.ldc + n;
+        if ((a.flags & 1u) != 0u) { v += Cm[ci]; }
+        Cm[ci] = v;
+    }
+}
+
+// The register tile is written out by hand (no arrays indexed by loop
+// variables: the accumulators stay in registers whatever the driver's
+// unroller does). cRC_i: block row r, block column c, row i of the 4x4 block.
+// RM, RN are 1 or 2 (TM, TN 4 or 8).
+@compute @workgroup_size(TX, TY, 1)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_id) lid3: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    // warp-shaped: a warp of 32 covers 8 tx x 4 ty (when TX = TY = 16)
+    var tx = lid3.x;
+    var ty = lid3.y;
+    if (TX == 16u && TY == 16u) {
+        tx = (lid & 7u) | (((lid >> 5u) & 1u) << 3u);
+        ty = ((lid >> 3u) & 3u) | ((lid >> 6u) << 2u);
+    }
+    let m0 = wid.y * BM;
+    let n0 = wid.x * BN;
+    let kbeg = wid.z * a.kchunk;
+    let kend = min(a.K, kbeg + a.kchunk);
+    let z4 = vec4<f32>(0.0);
+    var c000 = z4; var c001 = z4; var c002 = z4; var c003 = z4;
+    var c010 = z4; var c011 = z4; var c012 = z4; var c013 = z4;
+    var c100 = z4; var c101 = z4; var c102 = z4; var c103 = z4;
+    var c110 = z4; var c111 = z4; var c112 = z4; var c113 = z4;
+    var ra: array<vec4<f32>, LA>;
+    var rb: array<vec4<f32>, LB>;
+    for (var i = 0u; i < LA; i++) { ra[i] = loadA(lid + i * NT, m0, kbeg, kend); }
+    for (var i = 0u; i < LB; i++) { rb[i] = loadB(lid + i * NT, n0, kbeg, kend); }
+
+    // STAGES 1: barrier, store the prefetched tile, barrier, multiply.
+    // STAGES 2: the tile in stage st is multiplied while the next one is
+    // stored into the other stage (last read one iteration earlier, before
+    // the barrier that ends it): one barrier per k tile.
+    var st = 0u;
+    if (STAGES == 2u) {
+        for (var i = 0u; i < LA; i++) { storeA(lid + i * NT, ra[i], 0u); }
+        for (var i = 0u; i < LB; i++) { storeB(lid + i * NT, rb[i], 0u); }
+        workgroupBarrier();
+    }
+    for (var k0 = kbeg; k0 < kend; k0 += BK) {
+        let more = k0 + BK < kend;
+        if (STAGES == 1u) {
+            workgroupBarrier();
+            for (var i = 0u; i < LA; i++) { storeA(lid + i * NT, ra[i], 0u); }
+            for (var i = 0u; i < LB; i++) { storeB(lid + i * NT, rb[i], 0u); }
+            workgroupBarrier();
+        }
+        if (more) {
+            for (var i = 0u; i < LA; i++) { ra[i] = loadA(lid + i * NT, m0, k0 + BK, kend); }
+            for (var i = 0u; i < LB; i++) { rb[i] = loadB(lid + i * NT, n0, k0 + BK, kend); }
+        }
+        let sa = st * SA;
+        let sb = st * SB;
+        for (var kk = 0u; kk < BK; kk++) {
+            let s = sw(kk);
+            let a0 = As[sa + kk * BM4 + (ty ^ s)];
+            let b0 = Bs[sb + kk * BN4 + (tx ^ s)];
+            c000 = fma(vec4<f32>(a0.x), b0, c000);
+            c001 = fma(vec4<f32>(a0.y), b0, c001);
+            c002 = fma(vec4<f32>(a0.z), b0, c002);
+            c003 = fma(vec4<f32>(a0.w), b0, c003);
+            if (RN == 2u) {
+                let b1 = Bs[sb + kk * BN4 + ((BN4 / 2u + tx) ^ s)];
+                c010 = fma(vec4<f32>(a0.x), b1, c010);
+                c011 = fma(vec4<f32>(a0.y), b1, c011);
+                c012 = fma(vec4<f32>(a0.z), b1, c012);
+                c013 = fma(vec4<f32>(a0.w), b1, c013);
+            }
+            if (RM == 2u) {
+                let a1 = As[sa + kk * BM4 + ((BM4 / 2u + ty) ^ s)];
+                c100 = fma(vec4<f32>(a1.x), b0, c100);
+                c101 = fma(vec4<f32>(a1.y), b0, c101);
+                c102 = fma(vec4<f32>(a1.z), b0, c102);
+                c103 = fma(vec4<f32>(a1.w), b0, c103);
+                if (RN == 2u) {
+                    let b1 = Bs[sb + kk * BN4 + ((BN4 / 2u + tx) ^ s)];
+                    c110 = fma(vec4<f32>(a1.x), b1, c110);
+                    c111 = fma(vec4<f32>(a1.y), b1, c111);
+                    c112 = fma(vec4<f32>(a1.z), b1, c112);
+                    c113 = fma(vec4<f32>(a1.w), b1, c113);
+                }
+            }
+        }
+        if (STAGES == 2u) {
+            if (more) {
+                for (var i = 0u; i < LA; i++) { storeA(lid + i * NT, ra[i], (1u - st) * SA); }
+                for (var i = 0u; i < LB; i++) { storeB(lid + i * NT, rb[i], (1u - st) * SB); }
+            }
+            workgroupBarrier();
+            st = 1u - st;
+        }
+    }
+
+    let split = nwg.z > 1u;
+    let cbase = a.c_off + wid.z * a.M * a.N;
+    let mr = m0 + ty * 4u;
+    let nc = n0 + tx * 4u;
+    store4(mr, nc, c000, split, cbase);
+    store4(mr + 1u, nc, c001, split, cbase);
+    store4(mr + 2u, nc, c002, split, cbase);
+    store4(mr + 3u, nc, c003, split, cbase);
+    if (RN == 2u) {
+        store4(mr, nc + BN / 2u, c010, split, cbase);
+        store4(mr + 1u, nc + BN / 2u, c011, split, cbase);
+        store4(mr + 2u, nc + BN / 2u, c012, split, cbase);
+        store4(mr + 3u, nc + BN / 2u, c013, split, cbase);
+    }
+    if (RM == 2u) {
+        let mr1 = mr + BM / 2u;
+        store4(mr1, nc, c100, split, cbase);
+        store4(mr1 + 1u, nc, c101, split, cbase);
+        store4(mr1 + 2u, nc, c102, split, cbase);
+        store4(mr1 + 3u, nc, c103, split, cbase);
+        if (RN == 2u) {
+            store4(mr1, nc + BN / 2u, c110, split, cbase);
+            store4(mr1 + 1u, nc + BN / 2u, c111, split, cbase);
+            store4(mr1 + 2u, nc + BN / 2u, c112, split, cbase);
+            store4(mr1 + 3u, nc + BN / 2u, c113, split, cbase);
+        }
+    }
+}
