@@ -5,9 +5,8 @@
  * read-back of 4 bytes: so split-K products include their reduction site)
  * and TFLOP/s (2MNK / time).
  *
- *   cc -O2 -std=gnu11 -Isrc -Isrc/gpu tests/bench_matmul.c build/libttcore.a \
- *       -lpthread -lm -ldl -o bench_matmul
- *   ./bench_matmul [setting | spec]...
+ *   cmake --build build          (builds build/bench_matmul, like every tests/bench_*.c)
+ *   build/bench_matmul [setting | spec]...
  *
  * Arguments are taken in order. A spec "M,N,K,ta,tb[,flags]" (flags: any
  * of b = bias, r = residual R, a = accumulate) runs one product under the

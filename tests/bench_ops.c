@@ -2,9 +2,8 @@
  * steady-state ms of one full training step of a preset, and of each op at
  * that preset's shapes, with the achieved GFLOP/s of the matmuls.
  *
- *   cc -O2 -march=native -std=gnu11 -Isrc -Isrc/cpu tests/bench_ops.c src/tt.c \
- *      src/config.c src/rng.c src/model.c src/pool.c src/cpu/*.c -lpthread -lm -o bench_ops
- *   [TT_CPU_PROFILE=1] ./bench_ops [preset] [threads] [reps]
+ *   cmake --build build          (builds build/bench_ops, like every tests/bench_*.c)
+ *   [TT_CPU_PROFILE=1] build/bench_ops [preset] [threads] [reps]
  *
  * Times are medians over `reps` repetitions after two warm-up runs.
  * TT_CPU_PROFILE=1 also prints the backend's per-op time split of the step. */

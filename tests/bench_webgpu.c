@@ -7,9 +7,8 @@
  * step (tt_webgpu_profile). Progress goes to stderr as it happens (stdout is
  * line-buffered), so a slow preset (gpt2) shows where the time goes.
  *
- *   cmake --build build && cc -O2 -std=gnu11 -Isrc -Isrc/gpu tests/bench_webgpu.c \
- *       build/libttcore.a -lpthread -lm -ldl -o bench_webgpu
- *   ./bench_webgpu [preset] [steps] [profile reps]
+ *   cmake --build build          (builds build/bench_webgpu, like every tests/bench_*.c)
+ *   build/bench_webgpu [preset] [steps] [profile reps]
  *
  * Pipeline compilation and the first steps are excluded (warm-up); the sync
  * step time is the median over `steps`, the pipelined one the mean of

@@ -24,7 +24,6 @@ left() { echo $(( ${1} - ($(date +%s) - t0) )); }
 
 echo "== build"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build -j"$(nproc)" 2>&1 | grep -E 'error|Built target tinytrain'
-cc -O2 -std=gnu11 -Isrc -Isrc/gpu tests/bench_webgpu.c build/libttcore.a -lpthread -lm -ldl -o build/bench_webgpu
 ./build/tinytrain info | tail -5
 
 if [ "$what" = curve ]; then
