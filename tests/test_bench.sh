@@ -114,7 +114,10 @@ for (const r of mine) {
   if (r.backend === 'cpu') {
     const sum = ph != null ? ph.forward + ph.backward + ph.optimizer : NaN;
     ok(ph != null && ph.forward > 0 && ph.backward > 0 && ph.optimizer > 0 && ph.steps === r.measured_steps &&
-       sum <= m.median * 1.1 + 0.05, `${id}: CPU phases forward/backward/optimizer > 0, sum ${sum.toFixed(3)} <= median ${m.median} (+tol)`);
+       // per-phase medians need not add up to the step's median when the box is busy (one
+       // phase's slow steps are not another's): the sum is bounded by the step's p90
+       sum <= m.p90 * 1.1 + 0.05,
+       `${id}: CPU phases forward/backward/optimizer > 0, sum ${sum.toFixed(3)} <= p90 ${m.p90} (+tol; median ${m.median})`);
   }
 }
 // same corpus and seed everywhere
