@@ -50,8 +50,8 @@ int tt_gops_init(tt_gops *o, tt_gpu *g, tt_status *st) {
     const char *t = getenv("TT_WEBGPU_TILE");
     if (t) o->tile = atoi(t);
     /* //!unroll blocks unrolled on GPUs; on CPU adapters (lavapipe) a loop:
-     * LLVM takes minutes over the unrolled matmul tiles (test_webgpu_ops:
-     * 10 min cold vs 2). Env TT_WEBGPU_UNROLL=0/1 forces either. */
+     * LLVM needs twice as long over the unrolled matmul tiles (a cold
+     * test_webgpu_ops: 10.5 vs 5.2 min). Env TT_WEBGPU_UNROLL=0/1 forces either. */
     o->unroll = !o->info->is_cpu;
     t = getenv("TT_WEBGPU_UNROLL");
     if (t && *t) o->unroll = atoi(t) != 0;
@@ -232,10 +232,10 @@ done:
 /* "//!unroll VAR CONST" followed by a { block }: with unroll, the block
  * repeated CONST times, copy i opening with "let VAR = iu;"; without, the
  * loop "for (var VAR = 0u; VAR < CONST; VAR++) { block }" (CONST: a u32
- * constant of the prefix, 1..64). Tint does not unroll loops and the NVIDIA Vulkan compiler
- * left matmul.wgsl's k loop rolled: unrolled, gpt2 ran 234.5 vs 243.7
- * ms/step on the H200 (docs/BENCHMARKS.md run 5). Braces inside // comments
- * are skipped. */
+ * constant of the prefix, 1..64). Tint does not unroll loops, and the
+ * NVIDIA Vulkan compiler left matmul.wgsl's k loop rolled: unrolled, gpt2
+ * ran 234.5 vs 243.7 ms/step on the H200 (docs/BENCHMARKS.md run 5). Braces
+ * inside // comments are skipped. */
 int tt_wgsl_unroll(const char *src, const char *prefix, int unroll, char **out, char *msg, size_t cap) {
     *out = NULL;
     if (msg && cap) msg[0] = 0;
