@@ -29,6 +29,9 @@ let perf = { elapsed: 0, window: [] };
 let pendingLoss = [], pendingVal = [];
 let busy = Promise.resolve(); // serialises engine use between the loop, sampling, saves
 let requestInFlight = null; // steps in flight when the last pause/stop arrived (reported with the status that follows)
+let savedStep = 0;     // the step of the last autosave that reached OPFS
+let deviceLost = false; // the GPU device was lost: its state is unreadable, the autosave in OPFS must stay as it is
+let gpuLost = null;    // the GPUDeviceLostInfo, once the device's lost promise has settled
 
 const post = (msg, transfer) => self.postMessage(msg, transfer || []);
 
@@ -148,7 +151,10 @@ async function loadModule(v, nthreads) {
   }
   const mod = await factory(cfg);
   if (v === 'gpu') {
-    if (dev) { mod.ttGpuDevice = dev; mod.ttGpuInfo = gpuInfo; } else mod.ttGpuError = gpuError;
+    if (dev) {
+      mod.ttGpuDevice = dev; mod.ttGpuInfo = gpuInfo;
+      dev.lost.then((info) => { gpuLost = info; });
+    } else mod.ttGpuError = gpuError;
   }
   return mod;
 }
@@ -236,9 +242,19 @@ async function loop() {
     }
   } catch (e) {
     run = 'paused';
-    post({ type: 'error', where: 'train', message: e.message });
+    // a lost device first fails the step in flight (its readback's mapping is
+    // rejected); the device's lost promise settles just after
+    if (M.ttGpuDevice && !gpuLost) await Promise.race([M.ttGpuDevice.lost, new Promise((r) => setTimeout(r, 1000))]);
+    if (gpuLost || /device lost/i.test(e.message)) deviceLost = true;
+    post({ type: 'error', where: 'train', message: deviceLost ? lostMessage(e.message) : e.message });
   } finally {
     loopActive = false;
+  }
+  if (deviceLost) { // nothing more can be read from the device: keep the last autosave, report where the run stopped
+    post(snapshot());
+    post({ type: 'status', run, inFlightAtRequest: requestInFlight });
+    requestInFlight = null;
+    return;
   }
   const msg = await locked(async () => {
     try { await drain(); } catch (e) { post({ type: 'error', where: 'train', message: e.message }); }
@@ -309,9 +325,18 @@ async function saveBytes() {
   return heap().slice(p, p + n);
 }
 
+// The message of a lost device (a GPU reset, the GPU process gone): where the
+// run stopped and what is kept.
+function lostMessage(m) {
+  const why = gpuLost ? 'webgpu: device lost: ' + String(gpuLost.message || gpuLost.reason || 'no reason given').split('\n')[0] : m;
+  return why + ` (at step ${M._tt_web_step(W)}): training stopped. ` + (savedStep > 0
+    ? `The autosave of step ${savedStep} is kept: reload the page to resume from it.`
+    : 'No autosave had been made yet.');
+}
+
 let corpusSaved = false;
 async function autosave(status) {
-  if (!W) return;
+  if (!W || deviceLost) return;
   let step = -1;
   try {
     const dir = await opfsDir();
@@ -332,6 +357,7 @@ async function autosave(status) {
       loss: snap.loss, savedAt: Date.now(), elapsed: perf.elapsed };
     await writeFile(dir, 'meta.json', new TextEncoder().encode(JSON.stringify(meta)));
     lastSave = { step, t: performance.now() };
+    savedStep = step;
     post({ type: 'saved', where: 'opfs', step, bytes: snap.bytes.length });
   } catch (e) {
     lastSave = { step, t: performance.now() }; // don't retry every chunk
@@ -360,6 +386,7 @@ async function restore() {
   resetPerf();
   perf.elapsed = meta.elapsed || 0;
   lastSave = { step: r.state.step, t: performance.now() };
+  savedStep = r.state.step;
   run = r.state.step >= r.state.steps ? 'done' : 'paused';
   return { found: true, meta, ...r };
 }
@@ -502,6 +529,7 @@ async function onMessage(m) {
       await clearSaved();
       resetPerf();
       lastSave = { step: 0, t: performance.now() };
+      savedStep = 0;
       run = 'running';
       post({ type: 'started', state: stateJson(), info: info() });
       post({ type: 'status', run });
@@ -580,6 +608,7 @@ async function onMessage(m) {
         (variant === 'gpu' ? ' backend=webgpu' : '');
       backendName = variant === 'gpu' ? 'webgpu' : 'cpu';
       corpusSaved = false;
+      savedStep = 0;
       resetPerf();
       run = st.step >= st.steps ? 'done' : 'paused';
       post({ type: 'started', state: st, info: info(), loaded: true });
