@@ -313,6 +313,19 @@ TT_TEST(test_wgsl_unroll) {
     }
     out = (char *)1;
     CHECK(tt_wgsl_unroll("no directive here", pre, 1, &out, msg, sizeof msg) == 0 && out == NULL);
+    /* the longest name, an empty body, nothing around: the loop header is longer than the
+     * whole source (the first sizing let it overrun: found in review, fix checked under ASan) */
+    const char *lv = "//!unroll aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa BK\n{}";
+    for (int u = 0; u <= 1; u++) {
+        out = NULL;
+        CHECK(tt_wgsl_unroll(lv, pre, u, &out, msg, sizeof msg) == 0 && out);
+        if (out) {
+            CHECK(strlen(out) == (u ? 3 * strlen("{ let aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa = 0u;}") + 2
+                                    : strlen("for (var aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa = 0u; aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa "
+                                             "< 3u; aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa++) {}")));
+            free(out);
+        }
+    }
     static const char *bad[][2] = {
         {"//!unroll kk NOPE\n{ }\n", "not a u32 constant"}, /* not in the prefix */
         {"//!unroll kk Z\n{ }\n", "not a u32 constant"},    /* 0 copies */

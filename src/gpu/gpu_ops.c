@@ -279,8 +279,11 @@ int tt_wgsl_unroll(const char *src, const char *prefix, int unroll, char **out, 
             snprintf(msg, cap, "//!unroll %s %s: unbalanced braces", var, cname);
             goto fail;
         }
-        /* e is past the closing brace; the body is (b, e - 1) */
-        size_t body = (size_t)(e - 1 - (b + 1)), need = used + (size_t)(d - p) + n * (body + 48) + len + 1;
+        /* e is past the closing brace; the body is (b, e - 1). Room for the
+         * text before the directive, n + 1 times the body with 160 bytes of
+         * its own (a copy adds at most 46, the loop header with a 31-character
+         * VAR at most 123) and all of src again (the rest, whatever follows) */
+        size_t body = (size_t)(e - 1 - (b + 1)), need = used + (size_t)(d - p) + (n + 1) * (body + 160) + len + 1;
         if (need > ocap || !o) {
             ocap = need > 2 * ocap ? need : 2 * ocap;
             char *no = realloc(o, ocap);
@@ -301,16 +304,8 @@ int tt_wgsl_unroll(const char *src, const char *prefix, int unroll, char **out, 
         p = e;
         d = strstr(p, "//!unroll ");
     }
-    size_t rest = strlen(p);
-    if (used + rest + 1 > ocap) {
-        char *no = realloc(o, used + rest + 1);
-        if (!no) {
-            snprintf(msg, cap, "out of memory (//!unroll)");
-            goto fail;
-        }
-        o = no;
-    }
-    memcpy(o + used, p, rest + 1);
+    /* the rest fits: every allocation kept len + 1 bytes beyond the copies */
+    memcpy(o + used, p, strlen(p) + 1);
     *out = o;
     return 0;
 fail:
