@@ -231,15 +231,11 @@ static void attn_run(int B, int T, int NH, int hs, int rerun, const char *pf, tt
  * ("1") and off ("0") on the same inputs, each checked as above, and the
  * outputs compared bit for bit (pipelining moves loads, never arithmetic) */
 static void attn_case_pf(int B, int T, int NH, int hs, int rerun, int pf) {
-    int C = NH * hs;
-    size_t n = (size_t)B * T * C, ns = (size_t)B * NH * T;
-    float *q = tt_gtest_rnd(n, -1.5f, 1.5f), *k = tt_gtest_rnd(n, -1.5f, 1.5f), *v = tt_gtest_rnd(n, -1, 1),
-          *dy = tt_gtest_rnd(n, -1, 1);
-    double *y = malloc(n * sizeof *y), *lse = malloc(ns * sizeof *lse), *D = malloc(ns * sizeof *D);
-    double *dq = malloc(n * sizeof *dq), *dk = malloc(n * sizeof *dk), *dv = malloc(n * sizeof *dv);
-    tt_gtest_attn_ref(B, T, C, NH, q, k, v, dy, y, lse, D, dq, dk, dv);
-    tt_gpu_buf bq = tt_gtest_up(q, n), bk = tt_gtest_up(k, n), bv = tt_gtest_up(v, n), bdy = tt_gtest_up(dy, n);
-    const double *const ref[6] = {y, lse, D, dq, dk, dv};
+    tt_gtest_attn_prob P;
+    tt_gtest_attn_make(&P, B, T, NH, hs);
+    const size_t n = P.n, ns = P.ns;
+    const tt_gpu_buf bq = P.bq, bk = P.bk, bv = P.bv, bdy = P.bdy;
+    const double *const ref[6] = {P.y, P.lse, P.D, P.dq, P.dk, P.dv};
     static const char *names[5] = {"y", "stats", "dq", "dk", "dv"};
     size_t lens[5] = {n, 2 * ns, n, n, n};
     float *got[2][5];
@@ -254,9 +250,7 @@ static void attn_case_pf(int B, int T, int NH, int hs, int rerun, int pf) {
     }
     for (int m = 0; m < (pf ? 2 : 1); m++)
         for (int i = 0; i < 5; i++) free(got[m][i]);
-    tt_gpu_buf ins[4] = {bq, bk, bv, bdy};
-    for (int i = 0; i < 4; i++) tt_gpu_buffer_free(tt_gtest_gpu, ins[i]);
-    free(q), free(k), free(v), free(dy), free(y), free(lse), free(D), free(dq), free(dk), free(dv);
+    tt_gtest_attn_free(&P);
 }
 
 static void attn_case(int B, int T, int NH, int hs, int rerun) { attn_case_pf(B, T, NH, hs, rerun, 0); }

@@ -43,14 +43,11 @@ static void cmp(tt_gpu_buf b, size_t off, const double *ref, size_t n, const cha
 
 static void attn_case(int B, int T, int NH, int hs) {
     tt_status st;
-    int C = NH * hs;
-    size_t n = (size_t)B * T * C, ns = (size_t)B * NH * T;
-    float *q = tt_gtest_rnd(n, -1.5f, 1.5f), *k = tt_gtest_rnd(n, -1.5f, 1.5f), *v = tt_gtest_rnd(n, -1, 1),
-          *dy = tt_gtest_rnd(n, -1, 1);
-    double *y = malloc(n * sizeof *y), *lse = malloc(ns * sizeof *lse), *D = malloc(ns * sizeof *D);
-    double *dq = malloc(n * sizeof *dq), *dk = malloc(n * sizeof *dk), *dv = malloc(n * sizeof *dv);
-    tt_gtest_attn_ref(B, T, C, NH, q, k, v, dy, y, lse, D, dq, dk, dv);
-    tt_gpu_buf bq = tt_gtest_up(q, n), bk = tt_gtest_up(k, n), bv = tt_gtest_up(v, n), bdy = tt_gtest_up(dy, n);
+    tt_gtest_attn_prob P;
+    tt_gtest_attn_make(&P, B, T, NH, hs);
+    const int C = P.C;
+    const size_t n = P.n, ns = P.ns;
+    const tt_gpu_buf bq = P.bq, bk = P.bk, bv = P.bv, bdy = P.bdy;
     tt_gpu_buf by = tt_gtest_poisoned(n), bst = tt_gtest_poisoned(2 * ns), bdq = tt_gtest_poisoned(n),
                bdk = tt_gtest_poisoned(n), bdv = tt_gtest_poisoned(n);
     tt_gsite s[3];
@@ -67,14 +64,14 @@ static void attn_case(int B, int T, int NH, int hs) {
     if (!rc) {
         CHECK(strcmp(s[1].name, "attn_t_bwd_dq") == 0 && strcmp(s[2].name, "attn_t_bwd_dkdv") == 0);
         tt_gtest_run(s, 3); /* backward on the GPU's own y and lse, as the backend runs it */
-        cmp(by, 0, y, n, "y", T, hs);
-        cmp(bst, 0, lse, ns, "lse", T, hs);
-        cmp(bst, ns, D, ns, "D", T, hs);
-        cmp(bdq, 0, dq, n, "dq", T, hs);
-        cmp(bdk, 0, dk, n, "dk", T, hs);
-        cmp(bdv, 0, dv, n, "dv", T, hs);
+        cmp(by, 0, P.y, n, "y", T, hs);
+        cmp(bst, 0, P.lse, ns, "lse", T, hs);
+        cmp(bst, ns, P.D, ns, "D", T, hs);
+        cmp(bdq, 0, P.dq, n, "dq", T, hs);
+        cmp(bdk, 0, P.dk, n, "dk", T, hs);
+        cmp(bdv, 0, P.dv, n, "dv", T, hs);
     }
-    free(q), free(k), free(v), free(dy), free(y), free(lse), free(D), free(dq), free(dk), free(dv);
+    tt_gtest_attn_free(&P);
 }
 
 static void all_cases(void) {

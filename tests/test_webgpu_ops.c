@@ -550,14 +550,11 @@ TT_TEST(test_gelu) {
 /* ---- attention ---- */
 static void attn_case(int B, int T, int NH, int hs) {
     tt_status st;
-    int C = NH * hs;
-    size_t n = (size_t)B * T * C, ns = (size_t)B * NH * T;
-    float *q = tt_gtest_rnd(n, -1.5f, 1.5f), *k = tt_gtest_rnd(n, -1.5f, 1.5f), *v = tt_gtest_rnd(n, -1, 1),
-          *dy = tt_gtest_rnd(n, -1, 1);
-    double *y = malloc(n * sizeof *y), *lse = malloc(2 * ns * sizeof *lse);
-    double *dq = malloc(n * sizeof *dq), *dk = malloc(n * sizeof *dk), *dv = malloc(n * sizeof *dv);
-    tt_gtest_attn_ref(B, T, C, NH, q, k, v, dy, y, lse, NULL, dq, dk, dv);
-    tt_gpu_buf bq = tt_gtest_up(q, n), bk = tt_gtest_up(k, n), bv = tt_gtest_up(v, n), bdy = tt_gtest_up(dy, n);
+    tt_gtest_attn_prob P;
+    tt_gtest_attn_make(&P, B, T, NH, hs);
+    const int C = P.C;
+    const size_t n = P.n, ns = P.ns;
+    const tt_gpu_buf bq = P.bq, bk = P.bk, bv = P.bv, bdy = P.bdy;
     tt_gpu_buf by = tt_gtest_poisoned(n), bst = tt_gtest_poisoned(2 * ns), bdq = tt_gtest_poisoned(n),
                bdk = tt_gtest_poisoned(n), bdv = tt_gtest_poisoned(n);
     tt_gsite s[3];
@@ -570,15 +567,15 @@ static void attn_case(int B, int T, int NH, int hs) {
                                               tt_gtest_R(by), tt_gtest_R(bdy), B, T, C, NH, &st),
                     &st, "attn bwd");
     tt_gtest_run(s, 3);
-    cmp(by, y, n, "attn y", TOL);
+    cmp(by, P.y, n, "attn y", TOL);
     float *got = malloc(2 * ns * sizeof *got);
     tt_gtest_down(bst, got, 2 * ns);
-    CHECK(tt_test_max_rel_err(got, lse, ns) <= TOL);
+    CHECK(tt_test_max_rel_err(got, P.lse, ns) <= TOL);
     free(got);
-    cmp(bdq, dq, n, "attn dq", TOL);
-    cmp(bdk, dk, n, "attn dk", TOL);
-    cmp(bdv, dv, n, "attn dv", TOL);
-    free(q), free(k), free(v), free(dy), free(y), free(lse), free(dq), free(dk), free(dv);
+    cmp(bdq, P.dq, n, "attn dq", TOL);
+    cmp(bdk, P.dk, n, "attn dk", TOL);
+    cmp(bdv, P.dv, n, "attn dv", TOL);
+    tt_gtest_attn_free(&P);
 }
 
 TT_TEST(test_attention) {

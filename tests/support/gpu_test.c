@@ -234,3 +234,23 @@ void tt_gtest_e2e_vs_cpu(const char *preset, const char *attn, uint64_t seed) {
     tt_backend_destroy(cpu);
 }
 
+
+void tt_gtest_attn_make(tt_gtest_attn_prob *p, int B, int T, int NH, int hs) {
+    p->B = B, p->T = T, p->C = NH * hs, p->NH = NH;
+    p->n = (size_t)B * T * p->C, p->ns = (size_t)B * NH * T;
+    const size_t n = p->n, ns = p->ns;
+    p->q = tt_gtest_rnd(n, -1.5f, 1.5f), p->k = tt_gtest_rnd(n, -1.5f, 1.5f), p->v = tt_gtest_rnd(n, -1, 1),
+    p->dy = tt_gtest_rnd(n, -1, 1);
+    p->y = malloc(n * sizeof *p->y), p->lse = malloc(ns * sizeof *p->lse), p->D = malloc(ns * sizeof *p->D);
+    p->dq = malloc(n * sizeof *p->dq), p->dk = malloc(n * sizeof *p->dk), p->dv = malloc(n * sizeof *p->dv);
+    tt_gtest_attn_ref(B, T, p->C, NH, p->q, p->k, p->v, p->dy, p->y, p->lse, p->D, p->dq, p->dk, p->dv);
+    p->bq = tt_gtest_up(p->q, n), p->bk = tt_gtest_up(p->k, n), p->bv = tt_gtest_up(p->v, n);
+    p->bdy = tt_gtest_up(p->dy, n);
+}
+
+void tt_gtest_attn_free(tt_gtest_attn_prob *p) {
+    tt_gpu_buf ins[4] = {p->bq, p->bk, p->bv, p->bdy};
+    for (int i = 0; i < 4; i++) tt_gpu_buffer_free(tt_gtest_gpu, ins[i]);
+    free(p->q), free(p->k), free(p->v), free(p->dy);
+    free(p->y), free(p->lse), free(p->D), free(p->dq), free(p->dk), free(p->dv);
+}

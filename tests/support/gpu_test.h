@@ -44,6 +44,19 @@ tt_gref tt_gtest_R(tt_gpu_buf b);                       /* {b, offset 0} */
 void tt_gtest_attn_ref(int B, int T, int C, int NH, const float *q, const float *k, const float *v, const float *dy,
                        double *y, double *lse, double *D, double *dq, double *dk, double *dv);
 
+/* A random causal-attention problem: q, k uniform in [-1.5, 1.5), v, dy in
+ * [-1, 1), each (B,T,C) with C = NH*hs, drawn in that order; its float64
+ * reference (tt_gtest_attn_ref, D included) and the inputs uploaded. */
+typedef struct {
+    int B, T, C, NH;
+    size_t n, ns; /* B*T*C, B*NH*T */
+    float *q, *k, *v, *dy;
+    double *y, *lse, *D, *dq, *dk, *dv;
+    tt_gpu_buf bq, bk, bv, bdy;
+} tt_gtest_attn_prob;
+void tt_gtest_attn_make(tt_gtest_attn_prob *p, int B, int T, int NH, int hs);
+void tt_gtest_attn_free(tt_gtest_attn_prob *p); /* host arrays and input buffers */
+
 /* End to end on a preset with TT_WEBGPU_ATTN=attn ("mt", "tiled", "rows"):
  * one loss + full gradient (per tensor, rel err <= 1e-5 against the CPU
  * backend, floor 1e-2 of the largest gradient) and 4 AdamW steps on fresh
