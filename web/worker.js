@@ -250,14 +250,9 @@ async function loop() {
   } finally {
     loopActive = false;
   }
-  if (deviceLost) { // nothing more can be read from the device: keep the last autosave, report where the run stopped
-    post(snapshot());
-    post({ type: 'status', run, inFlightAtRequest: requestInFlight });
-    requestInFlight = null;
-    return;
-  }
   const msg = await locked(async () => {
-    try { await drain(); } catch (e) { post({ type: 'error', where: 'train', message: e.message }); }
+    // after a lost device nothing more can be read: no drain, and autosave keeps the last one
+    if (!deviceLost) try { await drain(); } catch (e) { post({ type: 'error', where: 'train', message: e.message }); }
     if (W && M._tt_web_step(W) >= M._tt_web_total_steps(W) && run !== 'stopped') run = 'done';
     return snapshot();
   });
