@@ -125,12 +125,14 @@ int tt_gop_attn_m_usable(const tt_gops *o, int hs) {
  * every tile and adapter (tests). -1: the kernel has no PF constant
  * (attn_m2_bwd_dkdv). */
 #define PF_MAX_SLOTS 8u
+/* NK: a thread's vec4 slots of a streamed BC x HS4 tile */
+static uint32_t tile_nk(int hs, const tt_attn_m_tile *t) { return (t->bc * (((uint32_t)hs + 3) / 4) + t->nt - 1) / t->nt; }
+
 static int pf_mode(const tt_gops *o, int hs, const tt_attn_m_tile *t) {
     const char *e = getenv("TT_WEBGPU_ATTN_PF");
-    uint32_t nk = (t->bc * (((uint32_t)hs + 3) / 4) + t->nt - 1) / t->nt;
     if (e && strcmp(e, "0") == 0) return 0;
     if (e && strcmp(e, "1") == 0) return 1;
-    return !o->info->is_cpu && nk <= PF_MAX_SLOTS;
+    return !o->info->is_cpu && tile_nk(hs, t) <= PF_MAX_SLOTS;
 }
 
 static int tile_prefix(const tt_gops *o, const char *name, int hs, const tt_attn_m_tile *t, int pf_on, char *pf,
@@ -145,38 +147,41 @@ static int tile_prefix(const tt_gops *o, const char *name, int hs, const tt_attn
 }
 
 /* the kernel's prefix and the site's profile tag */
-static int prep(const tt_gops *o, int which, int hs, tt_attn_m_tile *t, char *pf, size_t cap, tt_status *st) {
+/* the plan of kernel `which`, its prefix in pf, whether it pipelines (*pf_on) */
+static int prep(const tt_gops *o, int which, int hs, tt_attn_m_tile *t, int *pf_on, char *pf, size_t cap,
+                tt_status *st) {
     static const char *names[3] = {"attn_m_fwd", "attn_m_bwd_dq", "attn_m_bwd_dkdv"};
     if (!plan_o(o, which, hs, t))
         return tt_fail(st, TT_EUNSUP, "webgpu %s: head size %d does not fit the adapter's workgroup limits", names[which],
                        hs);
-    return tile_prefix(o, names[which], hs, t, pf_mode(o, hs, t), pf, cap, st);
+    *pf_on = pf_mode(o, hs, t);
+    return tile_prefix(o, names[which], hs, t, *pf_on, pf, cap, st);
 }
 
 /* args[5..8]: the loop bounds HS4, BC, NK, NL as run-time values (DYN; the
  * kernels' constants of the same names, attn_m_common.wgsl: their loops and
  * register slots stay in bounds because these equal them) */
 static void bounds(uint32_t args[16], int hs, const tt_attn_m_tile *t) {
-    uint32_t hs4 = (uint32_t)(hs + 3) / 4;
-    args[5] = hs4;
+    args[5] = (uint32_t)(hs + 3) / 4;
     args[6] = t->bc;
-    args[7] = (t->bc * hs4 + t->nt - 1) / t->nt;
+    args[7] = tile_nk(hs, t);
     args[8] = (t->bc + t->nt - 1) / t->nt;
 }
 
-static void tag(const tt_gops *o, tt_gsite *s, int hs, const tt_attn_m_tile *t) {
+static void tag(tt_gsite *s, const tt_attn_m_tile *t, int pf_on) {
     snprintf(s->tag, sizeof s->tag, "br%u bc%u ob%u nt%u %uB%s", t->br, t->bc, t->ob, t->nt, t->bytes,
-             pf_mode(o, hs, t) ? " pf" : "");
+             pf_on ? " pf" : "");
 }
 
 int tt_gop_attn_m_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v, int B,
                           int T, int C, int NH, tt_status *st) {
     char pf[200];
+    int pf_on;
     tt_attn_m_tile t;
     int hs = C / NH;
     if (q.off || k.off || v.off || y.off || stats.off)
         return tt_fail(st, TT_EINVAL, "webgpu attention: tensors must start their buffers");
-    TT_CHECK(prep(o, 0, hs, &t, pf, sizeof pf, st));
+    TT_CHECK(prep(o, 0, hs, &t, &pf_on, pf, sizeof pf, st));
     uint32_t args[16] = {(uint32_t)B, (uint32_t)T, (uint32_t)C, (uint32_t)NH, f2u(1.0f / sqrtf((float)hs))};
     bounds(args, hs, &t);
     tt_gpu_buf bufs[5] = {q.buf, k.buf, v.buf, y.buf, stats.buf};
@@ -185,7 +190,7 @@ int tt_gop_attn_m_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_
     TT_CHECK(tt_gops_make_site(o, s, "attn_m_fwd", pf, args, 0, 5, bufs, kinds, ((uint32_t)T + t.br - 1) / t.br,
                                (uint32_t)NH, (uint32_t)B, st));
     s->flops = 2.0 * B * T * (T + 1.0) * C; /* causal: T(T+1)/2 pairs x 2 products x 2 flops x C */
-    tag(o, s, hs, &t);
+    tag(s, &t, pf_on);
     return TT_OK;
 }
 
@@ -285,6 +290,7 @@ static int m2_plan_o(const tt_gops *o, int hs, int B, int T, int NH, tt_attn_m2_
 int tt_gop_attn_m_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats, tt_gref q,
                            tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH, tt_status *st) {
     char pf[200];
+    int pf_on;
     tt_attn_m_tile t;
     tt_attn_m2_plan p2;
     int hs = C / NH;
@@ -293,7 +299,7 @@ int tt_gop_attn_m_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_g
     if (m2_plan_o(o, hs, B, T, NH, &p2))
         return m2_backward(o, s, &p2, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, st);
     uint32_t args[16] = {(uint32_t)B, (uint32_t)T, (uint32_t)C, (uint32_t)NH, f2u(1.0f / sqrtf((float)hs))};
-    TT_CHECK(prep(o, 1, hs, &t, pf, sizeof pf, st));
+    TT_CHECK(prep(o, 1, hs, &t, &pf_on, pf, sizeof pf, st));
     bounds(args, hs, &t);
     {
         tt_gpu_buf bufs[7] = {q.buf, k.buf, v.buf, y.buf, dy.buf, stats.buf, dq.buf};
@@ -302,9 +308,9 @@ int tt_gop_attn_m_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_g
         TT_CHECK(tt_gops_make_site(o, &s[0], "attn_m_bwd_dq", pf, args, 0, 7, bufs, kinds,
                                    ((uint32_t)T + t.br - 1) / t.br, (uint32_t)NH, (uint32_t)B, st));
         s[0].flops = 2.0 * B * T * (T + 1.0) * C * 1.5;
-        tag(o, &s[0], hs, &t);
+        tag(&s[0], &t, pf_on);
     }
-    TT_CHECK(prep(o, 2, hs, &t, pf, sizeof pf, st));
+    TT_CHECK(prep(o, 2, hs, &t, &pf_on, pf, sizeof pf, st));
     bounds(args, hs, &t);
     tt_gpu_buf bufs[7] = {q.buf, k.buf, v.buf, dy.buf, stats.buf, dk.buf, dv.buf};
     static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
@@ -312,6 +318,6 @@ int tt_gop_attn_m_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_g
     TT_CHECK(tt_gops_make_site(o, &s[1], "attn_m_bwd_dkdv", pf, args, 0, 7, bufs, kinds,
                                ((uint32_t)T + t.br - 1) / t.br, (uint32_t)NH, (uint32_t)B, st));
     s[1].flops = 2.0 * B * T * (T + 1.0) * C * 2.0;
-    tag(o, &s[1], hs, &t);
+    tag(&s[1], &t, pf_on);
     return TT_OK;
 }
