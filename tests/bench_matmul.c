@@ -25,6 +25,7 @@
 
 #include "device.h"
 #include "gpu_ops.h"
+#include "gpu_test.h"
 #include "tt.h"
 
 static int cmpd(const void *a, const void *b) {
@@ -32,17 +33,10 @@ static int cmpd(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static tt_gpu_buf upload_rand(tt_gpu *g, size_t n, uint32_t seed, tt_status *st) {
-    float *h = malloc(n * sizeof *h);
-    tt_gpu_buf b = -1;
-    if (!h) return b;
-    uint32_t x = seed * 2654435761u + 12345u;
-    for (size_t i = 0; i < n; i++) {
-        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-        h[i] = (float)((x >> 8) * (1.0 / 16777216.0)) * 2.0f - 1.0f;
-    }
-    if (tt_gpu_buffer(g, (uint64_t)n * 4, TT_GPU_STORAGE, "bench", &b, st) == TT_OK)
-        tt_gpu_write(g, b, 0, h, (uint64_t)n * 4, st);
+/* n random floats in [-1, 1) on the device (tt_gtest_rnd, tt_gtest_up) */
+static tt_gpu_buf upload_rand(size_t n) {
+    float *h = tt_gtest_rnd(n, -1.0f, 1.0f);
+    tt_gpu_buf b = tt_gtest_up(h, n);
     free(h);
     return b;
 }
@@ -55,6 +49,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_matmul: %s\n", st.msg);
         return 1;
     }
+    tt_gtest_gpu = g; /* the test helpers' device */
     setvbuf(stdout, NULL, _IOLBF, 0);
     tt_gops o;
     if (tt_gops_init(&o, g, &st)) {
@@ -65,7 +60,6 @@ int main(int argc, char **argv) {
     printf("adapter %s; kernels from %s\n", in->name,
            getenv("TT_WEBGPU_WGSL_DIR") ? getenv("TT_WEBGPU_WGSL_DIR") : "(embedded)");
     int reps = 20, trials = 7;
-    uint32_t seed = 1;
     for (int ai = 1; ai < argc; ai++) {
         const char *a = argv[ai];
         char msg[160];
@@ -90,11 +84,10 @@ int main(int argc, char **argv) {
         }
         if (a[nc] == ',') snprintf(fl, sizeof fl, "%s", a + nc + 1);
         const int bias = strchr(fl, 'b') != NULL, res = strchr(fl, 'r') != NULL, acc = strchr(fl, 'a') != NULL;
-        tt_gpu_buf bA = upload_rand(g, (size_t)M * K, seed++, &st), bB = upload_rand(g, (size_t)K * N, seed++, &st),
-                   bC = upload_rand(g, (size_t)M * N, seed++, &st), bb = upload_rand(g, (size_t)N, seed++, &st),
-                   bR = upload_rand(g, (size_t)M * N, seed++, &st);
+        tt_gpu_buf bA = upload_rand((size_t)M * K), bB = upload_rand((size_t)K * N), bC = upload_rand((size_t)M * N),
+                   bb = upload_rand((size_t)N), bR = upload_rand((size_t)M * N);
         if (bA < 0 || bB < 0 || bC < 0 || bb < 0 || bR < 0) {
-            fprintf(stderr, "bench_matmul %s: cannot allocate the operands: %s\n", a, st.msg);
+            fprintf(stderr, "bench_matmul %s: cannot allocate the operands (above)\n", a);
             return 1;
         }
         tt_gsite s[2];
