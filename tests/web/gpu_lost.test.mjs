@@ -16,7 +16,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { launch, openApp, tmpDir, train, waitRun, WEB } from './helpers.mjs';
+import { launch, openApp, readAutosave, tmpDir, train, waitRun, WEB } from './helpers.mjs';
 import { serve } from '../../scripts/serve.mjs';
 
 const STEPS = 20;
@@ -49,22 +49,6 @@ after(async () => {
 
 const log = (page) => page.evaluate(() => window.__ttLog);
 
-// What OPFS holds: SHA-256 of the checkpoint and metadata files, the
-// metadata's step and status, the checkpoint's step and loss history.
-const saved = (page) => page.evaluate(async () => {
-  const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('tinytrain');
-  const read = async (name) => (await (await dir.getFileHandle(name)).getFile()).arrayBuffer();
-  const hex = async (b) => [...new Uint8Array(await crypto.subtle.digest('SHA-256', b))].map((x) => x.toString(16).padStart(2, '0')).join('');
-  const metaB = await read('meta.json');
-  const meta = JSON.parse(new TextDecoder().decode(metaB));
-  const ckB = await read('checkpoint.safetensors');
-  const ck = new Uint8Array(ckB);
-  const n = Number(new DataView(ckB).getBigUint64(0, true));
-  const md = JSON.parse(new TextDecoder().decode(ck.subarray(8, 8 + n))).__metadata__;
-  return { sha: { meta: await hex(metaB), ckpt: await hex(ckB) }, meta: { step: meta.step, status: meta.status },
-    ckpt: { step: Number(md.step), losses: JSON.parse(md.loss_history).map(Math.fround) } };
-});
-
 test('WebGPU: the device lost mid-run: one clear error, the autosave kept as it was', async (t) => {
   const ctx = await browser.newContext();
   await ctx.addInitScript(() => {
@@ -96,7 +80,7 @@ test('WebGPU: the device lost mid-run: one clear error, the autosave kept as it 
   await page.click('#pauseBtn');
   await waitRun(page, 'paused', 240000);
   const k = await page.evaluate(() => window.tinytrain.data.x.length);
-  const before = await saved(page);
+  const before = await readAutosave(page);
   assert.equal(before.meta.step, k, 'the pause autosaved its step');
   assert.equal(before.ckpt.step, k);
   await page.click('#pauseBtn'); // Resume
@@ -122,7 +106,7 @@ test('WebGPU: the device lost mid-run: one clear error, the autosave kept as it 
   assert.deepEqual(after.filter((m) => m.type === 'saved'), [], 'no autosave after the loss');
 
   const shownLoss = await page.evaluate(() => [...window.tinytrain.data.loss]);
-  const now = await saved(page);
+  const now = await readAutosave(page);
   assert.deepEqual(now, before, 'OPFS holds exactly the autosave made before the loss, byte for byte');
   assert.deepEqual(now.ckpt.losses, shownLoss.slice(0, k), "the kept checkpoint's losses are the ones the page showed");
   assert.deepEqual(page.errors.filter((e) => /^(pageerror|crash)/.test(e)), [], 'the page lives');

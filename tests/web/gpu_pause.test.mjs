@@ -14,7 +14,7 @@
 // SwiftShader is slow (seconds per tiny step): few steps.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, losses, openApp, startServer, train, waitRun } from './helpers.mjs';
+import { launch, losses, openApp, readAutosave, startServer, train, waitRun } from './helpers.mjs';
 
 const STEPS = 9;       // the straight run and the paused run
 const STOP_STEPS = 6;  // the stopped run, then continued by STEPS - STOP_STEPS
@@ -74,21 +74,12 @@ const vals = (page) => page.evaluate(() => [...window.tinytrain.valMap.entries()
 
 // The run as the page shows it and as the autosave in OPFS holds it.
 async function shown(page) {
-  return page.evaluate(async () => {
-    const ui = window.tinytrain;
-    const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('tinytrain');
-    const read = async (name) => (await (await dir.getFileHandle(name)).getFile()).arrayBuffer();
-    const meta = JSON.parse(new TextDecoder().decode(await read('meta.json')));
-    const ck = new Uint8Array(await read('checkpoint.safetensors'));
-    const n = Number(new DataView(ck.buffer).getBigUint64(0, true));
-    const md = JSON.parse(new TextDecoder().decode(ck.subarray(8, 8 + n))).__metadata__;
-    return {
-      stepText: document.getElementById('stStep').textContent,
-      x: [...ui.data.x], loss: [...ui.data.loss],
-      meta: { step: meta.step, status: meta.status, loss: meta.loss },
-      ckpt: { step: Number(md.step), losses: JSON.parse(md.loss_history).map(Math.fround), sched: JSON.parse(md.train_config).sched },
-    };
-  });
+  const ui = await page.evaluate(() => ({
+    stepText: document.getElementById('stStep').textContent,
+    x: [...window.tinytrain.data.x], loss: [...window.tinytrain.data.loss],
+  }));
+  const { meta, ckpt } = await readAutosave(page);
+  return { ...ui, meta, ckpt };
 }
 
 const range = (n) => Array.from({ length: n }, (_, i) => i + 1);
