@@ -19,17 +19,17 @@ CC="${CC_FUZZ:-clang}"
 JOBS="${FUZZ_JOBS:-1}"
 command -v "$CC" >/dev/null 2>&1 || { echo "fuzz.sh: $CC not found (apt-get install clang)" >&2; exit 1; }
 
-FLAGS=(-std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all -I"$ROOT/src")
+FLAGS=(-std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all -I"$ROOT/src" -I"$ROOT/src/io" -I"$ROOT/src/train" -I"$ROOT/src/cpu" -I"$ROOT/src/webgpu")
 mkdir -p "$OUT/obj" "$OUT/corpus" "$OUT/crashes"
 rm -rf "$OUT/seeds" && mkdir -p "$OUT/seeds"
 rm -f "$OUT"/obj/*.o "$OUT/libttfuzz.a"
 
 echo "fuzz.sh: building with $("$CC" --version | head -1)"
-# The library sources (src/*.c), coverage-instrumented; the linker takes from
+# The library sources (src/*.c, src/io, src/train), coverage-instrumented; the linker takes from
 # the archive only what the checkpoint reader needs.
 # A file that does not compile is skipped with a warning (if the reader needs
 # it, the link below fails and says which symbol is missing).
-for f in "$ROOT"/src/*.c; do
+for f in "$ROOT"/src/*.c "$ROOT"/src/io/*.c "$ROOT"/src/train/*.c; do
     "$CC" "${FLAGS[@]}" -fsanitize=fuzzer-no-link -c "$f" -o "$OUT/obj/$(basename "${f%.c}").o" ||
         echo "fuzz.sh: warning: skipping $f (does not compile)" >&2
 done

@@ -32,7 +32,7 @@ have_cmd() { command -v "$1" >/dev/null 2>&1; }
 for p in gcc make cmake pkg-config fortunes libvulkan1 xz-utils; do need_pkg "$p"; done
 # fortunes: the plain-text collection is split over fortunes + fortunes-min on Debian
 need_pkg fortunes-min
-# python3: tests/test_webgpu_bounds.sh runs tests/tools/wgsl_bounds.py (any python3 on PATH will do)
+# python3: tests/webgpu/test_webgpu_bounds.sh runs tests/tools/wgsl_bounds.py (any python3 on PATH will do)
 have_cmd python3 || missing+=(python3)
 if [ $want_web = 1 ]; then
   for p in emscripten chromium; do need_pkg "$p"; done

@@ -1,4 +1,4 @@
-/* device_web.c — the GPU device layer (src/gpu/device.h) for WebAssembly.
+/* device_web.c — the GPU device layer (src/webgpu/device.h) for WebAssembly.
  *
  * Built with TT_WEB_GPU (the web app's tinytrain_web_gpu module): a thin C
  * shim over the JavaScript implementation in device_web.js (navigator.gpu).

@@ -1,5 +1,5 @@
 // device_web.js — the browser implementation of the GPU device layer
-// (src/gpu/device.h) over navigator.gpu, as an Emscripten JS library linked
+// (src/webgpu/device.h) over navigator.gpu, as an Emscripten JS library linked
 // into the tinytrain_web_gpu module (cmake/wasm.cmake) behind the C shim
 // src/web/device_web.c. Owns the JS tables of buffers, kernels (pipeline +
 // bind group layout) and bind groups, the command encoder of the step being

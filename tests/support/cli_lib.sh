@@ -2,7 +2,7 @@
 # binary: checks $TINYTRAIN, makes and enters a temp dir removed on exit,
 # disables core dumps, and defines the ok / bad / check counters and the
 # helpers below (one_error, steps_continuous, make_text, require_webgpu).
-# Usage: . "$(dirname "$0")/support/cli_lib.sh" NAME   (NAME tags the temp dir)
+# Usage: . "$(dirname "$0")/../support/cli_lib.sh" NAME   (NAME tags the temp dir)
 T="${TINYTRAIN:-}"
 if [ -z "$T" ] || [ ! -x "$T" ]; then
     echo "TINYTRAIN is not set to the built tinytrain binary" >&2

@@ -5,9 +5,9 @@ Usage: wgsl_bounds.py SRC_DIR OUT_DIR
 
 Writes every SRC_DIR/*.wgsl to OUT_DIR, same names, same line numbers, with
 two checks compiled in; run the result with TT_WEBGPU_WGSL_DIR=OUT_DIR
-TT_WEBGPU_BOUNDS_CHECK=1 (src/gpu/gpu_ops.c, src/gpu/device_native.c: the
+TT_WEBGPU_BOUNDS_CHECK=1 (src/webgpu/gpu_ops.c, src/webgpu/device_dawn.c: the
 device adds the counter buffer at @group(0) @binding(31) and prints
-"bounds check: ..." when it closes). tests/test_webgpu_bounds.sh runs it.
+"bounds check: ..." when it closes). tests/webgpu/test_webgpu_bounds.sh runs it.
 
 1. Array indices. Every index E of a known array NAME[E] becomes
    NAME[tt_bc_idx(u32(E), u32(LEN), ID)], which notes E >= LEN (slot ID)
@@ -584,7 +584,7 @@ def decls_of(text):
 
 
 COMMON_TAIL = '''
-// ---- bounds check (tests/tools/wgsl_bounds.py; the device: src/gpu/device_native.c)
+// ---- bounds check (tests/tools/wgsl_bounds.py; the device: src/webgpu/device_dawn.c)
 @group(0) @binding(31) var<storage, read_write> tt_bc_count: array<atomic<u32>>;
 // this invocation's findings: the largest slot of each kind (0: none), no
 // branches in the kernel; the entry point's wrapper counts them at the end

@@ -6,7 +6,7 @@
  * Debugging / test hook: env TT_WEBGPU_WGSL_DIR=DIR makes the kernels'
  * sources DIR/NAME.wgsl (common.wgsl, the kernel, its //!include), read when
  * a pipeline is created, instead of the copies embedded at build time: runs
- * edited or instrumented kernels without a rebuild (tests/test_webgpu_bounds.sh
+ * edited or instrumented kernels without a rebuild (tests/webgpu/test_webgpu_bounds.sh
  * runs the output of tests/tools/wgsl_bounds.py so). A missing or unreadable
  * file is one error line naming it. */
 #include "gpu_ops.h"

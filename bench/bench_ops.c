@@ -2,7 +2,7 @@
  * steady-state ms of one full training step of a preset, and of each op at
  * that preset's shapes, with the achieved GFLOP/s of the matmuls.
  *
- *   cmake --build build          (builds build/bench_ops, like every tests/bench_*.c)
+ *   cmake --build build          (builds build/bench_ops, like every bench/bench_*.c)
  *   [TT_CPU_PROFILE=1] build/bench_ops [preset] [threads] [reps]
  *
  * Times are medians over `reps` repetitions after two warm-up runs.

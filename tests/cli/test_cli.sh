@@ -5,7 +5,7 @@
 # every bad input: exit code 1 or 2, exactly one stderr line starting with
 # "tinytrain: error: ", never a crash (signal exit / core dump).
 set -u
-. "$(dirname "$0")/support/cli_lib.sh" cli
+. "$(dirname "$0")/../support/cli_lib.sh" cli
 
 # a text corpus that does not depend on the fortunes package: 60 kB of varied lines
 make_text text.txt

@@ -5,7 +5,7 @@
  * read-back of 4 bytes: so split-K products include their reduction site)
  * and TFLOP/s (2MNK / time).
  *
- *   cmake --build build          (builds build/bench_matmul, like every tests/bench_*.c)
+ *   cmake --build build          (builds build/bench_matmul, like every bench/bench_*.c)
  *   build/bench_matmul [setting | spec]...
  *
  * Arguments are taken in order. A spec "M,N,K,ta,tb[,flags]" (flags: any

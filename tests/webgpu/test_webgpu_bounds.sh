@@ -2,7 +2,7 @@
 # test_webgpu_bounds.sh — every WGSL kernel keeps its array indices in bounds
 # and reads only workgroup memory it wrote (native WebGPU runs without
 # Dawn's robustness transform and workgroup zero-fill, device_native.c).
-# tests/tools/wgsl_bounds.py instruments a copy of src/gpu/wgsl (every index
+# tests/tools/wgsl_bounds.py instruments a copy of src/webgpu/wgsl (every index
 # checked against its array's length, every workgroup read against a
 # written-bit mask); `tinytrain train` runs it through the test hooks
 # TT_WEBGPU_WGSL_DIR (gpu_ops.c: kernels read from that folder) and
@@ -17,7 +17,7 @@
 #     TT_WEBGPU_BIASFOLD=0 / 1, TT_WEBGPU_SPLITK=3, TT_WEBGPU_MMPOLICY=old,
 #     TT_WEBGPU_MMVAR=bk32,db,swz,t64x8 with TT_WEBGPU_SPLITK_EPI=0):
 #     each exits 0 and reports "clean", and together they compiled every
-#     kernel file of src/gpu/wgsl (the include-only ones run inside others);
+#     kernel file of src/webgpu/wgsl (the include-only ones run inside others);
 #   - the check can fail: the same tools on a copy with a planted
 #     out-of-range index (gelu_fwd.wgsl: loop bound n + 64) and a planted
 #     unwritten workgroup read (ln_fwd.wgsl: lane 0 skips its store) must
@@ -30,8 +30,8 @@
 # TT_REQUIRE_WEBGPU=1. About 100 s on 2 cores with lavapipe and a cold
 # shader cache (mostly compiling the instrumented kernels), 20 s warm.
 set -u
-SRC="${TT_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}"
-. "$(dirname "$0")/support/cli_lib.sh" gpubounds
+SRC="${TT_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}"
+. "$(dirname "$0")/../support/cli_lib.sh" gpubounds
 
 require_webgpu
 
@@ -53,7 +53,7 @@ SHAPE_ODD=(--preset tiny --d-model 44 --heads 4 --ctx 37 --batch 3 --accum 2)
 COMMON=(--data text.txt --steps 2 --eval-batches 1 --sample-tokens 0)
 
 # ---------- instrument ----------
-python3 "$SRC/tests/tools/wgsl_bounds.py" "$SRC/src/gpu/wgsl" W > instr.out 2> instr.err
+python3 "$SRC/tests/tools/wgsl_bounds.py" "$SRC/src/webgpu/wgsl" W > instr.out 2> instr.err
 check "wgsl_bounds.py instruments every kernel file (exit 0)" test $? -eq 0
 tail -1 instr.out
 check "  ... no index site left unchecked" bash -c "grep -q ', 0 unchecked$' instr.out && [ ! -s instr.err ]"
@@ -108,17 +108,17 @@ fi
 
 # every kernel file (one with an entry point) was compiled instrumented and ran clean
 missing=""
-for f in "$SRC"/src/gpu/wgsl/*.wgsl; do
+for f in "$SRC"/src/webgpu/wgsl/*.wgsl; do
     k=$(basename "$f" .wgsl)
     grep -q '@compute' "$f" || continue
     [ $skip_sg = 1 ] && case "$k" in *_sg) continue ;; esac
     grep -qx "$k" kernels.txt || missing="$missing $k"
 done
-check "every kernel file of src/gpu/wgsl ran instrumented${missing:+ (missing:$missing)}" test -z "$missing"
+check "every kernel file of src/webgpu/wgsl ran instrumented${missing:+ (missing:$missing)}" test -z "$missing"
 
 # ---------- it can fail: planted bugs ----------
 mkdir P
-cp "$SRC"/src/gpu/wgsl/*.wgsl P/
+cp "$SRC"/src/webgpu/wgsl/*.wgsl P/
 sed -i 's/i < a\.n; i += stride/i < a.n + 64u; i += stride/' P/gelu_fwd.wgsl
 sed -i 's/^    red\[lid\] = v;$/    if (lid != 0u) { red[lid] = v; }/' P/ln_fwd.wgsl
 oob_line=$(grep -n 'out\[a\.out_off + i\]' P/gelu_fwd.wgsl | cut -d: -f1)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_bench.sh — the benchmark harness (scripts/bench/curve.sh + report.mjs)
+# test_bench.sh — the benchmark harness (bench/curve.sh + report.mjs)
 # in its CI smoke mode: tiny on every backend (+ small on native CPU), few
 # steps. Checks the FORMAT, never a speed:
 #   - curve.sh exits 0; results.jsonl: every line is JSON, one machine row,
@@ -16,11 +16,11 @@
 # Needs node (report.mjs). The WASM CLI is optional unless TT_REQUIRE_WASM is
 # set (then its cells must be results); WebGPU likewise with TT_REQUIRE_WEBGPU.
 set -uo pipefail
-src=${TT_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+src=${TT_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 native=${TINYTRAIN:-$src/build/tinytrain}
 wasm=${TT_WASM_DIR:-$src/build-wasm}/tinytrain.js
-curve=$src/scripts/bench/curve.sh
-report=$src/scripts/bench/report.mjs
+curve=$src/bench/curve.sh
+report=$src/bench/report.mjs
 
 if ! command -v node >/dev/null 2>&1; then
   if [ -n "${TT_REQUIRE_WASM:-}" ]; then echo "FAIL: node not found"; exit 1; fi

@@ -23,7 +23,7 @@
 
 #include "tt.h"
 
-#include "cpu/spin.h"
+#include "spin.h"
 
 #define TT_CACHELINE 64
 

@@ -1,4 +1,4 @@
-/* test_webgpu_abi.c — our webgpu.h subset (src/gpu/webgpu_min.h) against the
+/* test_webgpu_abi.c — our webgpu.h subset (src/webgpu/webgpu_min.h) against the
  * library we load:
  *   1. struct sizes / field offsets (LP64), written out from the field lists
  *      of webgpu.h as shipped with this Dawn build (and the npm package's

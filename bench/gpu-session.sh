@@ -4,8 +4,8 @@
 # on the device machine, with the carried folders described in
 # docs/BENCHMARKS.md (.gl: Vulkan loader .debs; .carry: node.xz, dawn/,
 # torch_presets.py; build-wasm: the WASM CLI built on the CI box):
-#   bash scripts/bench/gpu-session.sh OUTDIR curve    # call 1: the full curve (~9 min)
-#   bash scripts/bench/gpu-session.sh OUTDIR checks   # call 2: WebGPU A/B + parity through mega
+#   bash bench/gpu-session.sh OUTDIR curve    # call 1: the full curve (~9 min)
+#   bash bench/gpu-session.sh OUTDIR checks   # call 2: WebGPU A/B + parity through mega
 # Writes OUTDIR/curve/ (results.jsonl, report.md, speedup.svg), or ab.txt
 # (WebGPU defaults vs each switch below, side by side) and parity.txt. Env TT_BENCH_DATA: the corpus of the parity
 # test and the curve (default: fortunes, else the curve builds one from
@@ -28,7 +28,7 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build
 
 if [ "$what" = curve ]; then
   echo "== curve"
-  WASM_CLI=${WASM_CLI:-build-wasm/tinytrain.js} bash scripts/bench/curve.sh ${TT_BENCH_DATA:+--data "$TT_BENCH_DATA"} --out "$out/curve" --budget 480 2>&1 | tail -40
+  WASM_CLI=${WASM_CLI:-build-wasm/tinytrain.js} bash bench/curve.sh ${TT_BENCH_DATA:+--data "$TT_BENCH_DATA"} --out "$out/curve" --budget 480 2>&1 | tail -40
   echo "done in $(( $(date +%s) - t0 )) s"
   exit 0
 fi

@@ -7,7 +7,7 @@
 # Needs build-wasm/ (scripts/build-wasm.sh; TT_WASM_DIR overrides). Without
 # it the test is skipped with a reason, unless TT_REQUIRE_WASM is set (CI).
 set -euo pipefail
-src=${TT_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+src=${TT_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 native=${TINYTRAIN:-$src/build/tinytrain}
 wdir=${TT_WASM_DIR:-$src/build-wasm}
 wasm=$wdir/tinytrain.js

@@ -1,6 +1,6 @@
 /* test_webgpu_attn_m.c — the matmul-style FlashAttention-2 kernels
  * (attn_m_fwd, attn_m_bwd_dq, attn_m_bwd_dkdv; the default attention, TT_WEBGPU_ATTN=mt, field
- * tt_gops.att_mt, planned by src/gpu/gpu_attn_m.c):
+ * tt_gops.att_mt, planned by src/webgpu/gpu_attn_m.c):
  *   - the tile plan: within every limit it is given (storage, invocations,
  *     at most 4 output blocks per thread), usable for head sizes <= 64 under
  *     WebGPU's default limits (16 KiB, 256), the expected tiles at the H200's

@@ -1,6 +1,6 @@
 /* test_model.c — the whole model on the CPU backend: parameter counts of
  * every preset, deterministic init, forward + backward of the tiny preset and
- * an odd config against the float64 reference (tests/support/ref64.c),
+ * an odd config against the float64 reference (ref/ref64.c),
  * eval, an overfit run, bit-identical training for 1, 2 and 3 threads,
  * gradient accumulation, one AdamW step (clipping active) against the
  * reference, and the behemoth memory plan. */

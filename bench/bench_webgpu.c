@@ -7,7 +7,7 @@
  * step (tt_webgpu_profile). Progress goes to stderr as it happens (stdout is
  * line-buffered), so a slow preset (gpt2) shows where the time goes.
  *
- *   cmake --build build          (builds build/bench_webgpu, like every tests/bench_*.c)
+ *   cmake --build build          (builds build/bench_webgpu, like every bench/bench_*.c)
  *   build/bench_webgpu [preset] [steps] [profile reps]
  *
  * Pipeline compilation and the first steps are excluded (warm-up); the sync

@@ -2,7 +2,7 @@
 # test_trajectory.sh — the numerics lock: fixed training runs must reproduce
 # the recorded loss trajectories bit for bit (every step's loss and pre-clip
 # grad norm, every validation loss, printed with 9 significant digits, which
-# round-trips a float exactly). The records live in tests/golden/, one file
+# round-trips a float exactly). The records live in tests/train/golden/, one file
 # per run; a file records the run on one kind of machine:
 #   cpu_*     native CPU backend: depends on the SIMD width, so the file name
 #             carries the ISA that `tinytrain info` reports (avx512, avx2, ...)
@@ -11,12 +11,12 @@
 #   wasm_*    the WebAssembly CLI under Node: the same bits on every host
 # A run whose record does not exist for this machine is reported SKIP with
 # the reason (and fails under TT_REQUIRE_TRAJECTORY=1); any difference fails.
-#   bash tests/test_trajectory.sh --record   writes the records for this machine
+#   bash tests/train/test_trajectory.sh --record   writes the records for this machine
 set -euo pipefail
-src=${TT_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+src=${TT_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 tt=${TINYTRAIN:-$src/build/tinytrain}
 wasm=${TT_WASM_DIR:-$src/build-wasm}/tinytrain.js
-gold=$src/tests/golden
+gold=$src/tests/train/golden
 record=0
 [ "${1:-}" = --record ] && record=1
 [ -x "$tt" ] || { echo "FAIL: tinytrain not found: $tt"; exit 1; }

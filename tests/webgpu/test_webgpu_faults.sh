@@ -19,7 +19,7 @@
 # (exit 0, "SKIP: reason") without a WebGPU adapter unless
 # TT_REQUIRE_WEBGPU=1.
 set -u
-. "$(dirname "$0")/support/cli_lib.sh" gpufaults
+. "$(dirname "$0")/../support/cli_lib.sh" gpufaults
 # falls_back NAME OUT ERR PATTERN: exit 0, one notice line with the reason, the cpu trained
 falls_back() {
     local name="$1" rc="$2" out="$3" err="$4" pat="$5"

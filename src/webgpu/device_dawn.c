@@ -32,7 +32,7 @@
  *     own size check: the implementation's rejection comes back through the
  *     error scope, nothing is allocated
  *
- * Bounds-check hook (debugging / tests/test_webgpu_bounds.sh; env
+ * Bounds-check hook (debugging / tests/webgpu/test_webgpu_bounds.sh; env
  * TT_WEBGPU_BOUNDS_CHECK=1, read by tt_gpu_open; unset: nothing below
  * exists, no binding, no buffer, no cost). For kernels instrumented by
  * tests/tools/wgsl_bounds.py and loaded with TT_WEBGPU_WGSL_DIR (gpu_ops.c):

@@ -2,12 +2,12 @@
 # curve.sh — the whole speed curve in one command: presets x backends, each
 # cell one `tinytrain bench` run (same weights, same text batches, 50 steps
 # from init, warm-up excluded), plus the PyTorch reference for context; then
-# report.md and speedup.svg (scripts/bench/report.mjs). Methodology and the
+# report.md and speedup.svg (bench/report.mjs). Methodology and the
 # JSON-lines format: docs/BENCHMARKS.md.
 #
-#   scripts/bench/curve.sh                      # full matrix (GPU host: < 10 min)
-#   scripts/bench/curve.sh --smoke              # CI: tiny (+small on cpu), few steps
-#   scripts/bench/curve.sh --presets tiny,small --backends cpu,wasm,webgpu
+#   bench/curve.sh                      # full matrix (GPU host: < 10 min)
+#   bench/curve.sh --smoke              # CI: tiny (+small on cpu), few steps
+#   bench/curve.sh --presets tiny,small --backends cpu,wasm,webgpu
 #
 # Backends (cell ids): cpu (native CPU, N threads), cpu1 (native CPU, 1 thread),
 #   wasm (WASM SIMD + N threads under Node), wasm1 (WASM SIMD, 1 thread),
@@ -38,7 +38,7 @@
 #   results); 2 for a bad option, unknown preset or backend; 1 otherwise.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/.." && pwd)
 
 die() { echo "curve.sh: error: $*" >&2; exit "${2:-1}"; }
 usage_die() { echo "curve.sh: error: $*" >&2; exit 2; }
@@ -215,7 +215,7 @@ if command -v nvidia-smi >/dev/null 2>&1; then
 fi
 webgpu_dev=$(sed -n 's/.*"webgpu":{"available":true,"device":"\([^"]*\)".*/\1/p' <<< "$info_json")
 node_ver=""; [ -n "$NODE" ] && node_ver=$("$NODE" --version 2>/dev/null)
-cmdline="scripts/bench/curve.sh"; [ $smoke = 1 ] && cmdline+=" --smoke"
+cmdline="bench/curve.sh"; [ $smoke = 1 ] && cmdline+=" --smoke"
 printf '{"schema":"tinytrain.bench/1","kind":"machine","date":%s,"commit":%s,"cpu":%s,"cores":%s,"mem_bytes":%s,"os":%s,"gpu":%s,"gpu_driver":%s,"webgpu_adapter":%s,"webgpu_lib":%s,"node":%s,"torch":%s,"torch_gpu":%s,"threads":%s,"steps":%s,"warmup":%s,"min_time":%s,"smoke":%s,"data":%s,"command":%s}\n' \
   "$(jstr "$date_utc")" "$(jstr "$TT_COMMIT")" "$(jstr "$cpu_model")" "$(nproc 2>/dev/null || echo 0)" "$(( ${mem_kb:-0} * 1024 ))" \
   "$(jstr "$(uname -srm)")" "$(jstr "$gpu_name")" "$(jstr "$gpu_driver")" "$(jstr "$webgpu_dev")" \
@@ -339,7 +339,7 @@ echo "curve.sh: matrix done in $(fmt_mmss "$(elapsed)") ($(grep -c '"kind":"resu
 
 # ---------------------------------------------------------------- report
 if [ -z "$NODE" ]; then
-  echo "curve.sh: node not found: no report (run: node scripts/bench/report.mjs $res)" >&2
+  echo "curve.sh: node not found: no report (run: node bench/report.mjs $res)" >&2
   exit 1
 fi
 "$NODE" "$here/report.mjs" "$res" --out "$out" --baseline "$baseline" || die "report.mjs failed"

@@ -14,7 +14,7 @@
 # (exit 0, "SKIP: reason") without a WebGPU adapter unless
 # TT_REQUIRE_WEBGPU=1.
 set -u
-. "$(dirname "$0")/support/cli_lib.sh" gpucli
+. "$(dirname "$0")/../support/cli_lib.sh" gpucli
 
 # ---------- is there an adapter? ----------
 require_webgpu

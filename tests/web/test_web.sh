@@ -6,7 +6,7 @@
 # packages) is missing and TT_REQUIRE_BROWSER is not set; in CI it is set.
 # Artifacts (the screenshot of a trained run): test-results/web/.
 set -euo pipefail
-src=${TT_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+src=${TT_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 chromium=${TT_CHROMIUM:-/usr/bin/chromium}
 
 missing=""

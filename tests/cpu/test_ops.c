@@ -1,5 +1,5 @@
 /* test_ops.c — every CPU op (src/cpu/ops.h), forward and backward, against
- * the float64 reference (tests/support/ref64.c) on random shapes, including
+ * the float64 reference (ref/ref64.c) on random shapes, including
  * sizes that are not multiples of the SIMD width; finite-difference checks of
  * the reference backwards in float64; bit-identical results for 1 and 3
  * threads; the accumulate/overwrite contract of every gradient. */

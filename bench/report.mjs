@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-// report.mjs — results.jsonl of scripts/bench/curve.sh -> report.md (tables:
+// report.mjs — results.jsonl of bench/curve.sh -> report.md (tables:
 // speed, throughput, loss parity, start-up and memory, skipped cells, machine)
 // and speedup.svg (speedup over a baseline backend vs preset, one line per
 // backend, log-scale y). Node, no dependencies.
 //
-//   node scripts/bench/report.mjs out/bench-X/results.jsonl [--out DIR] [--baseline wasm]
+//   node bench/report.mjs out/bench-X/results.jsonl [--out DIR] [--baseline wasm]
 //
 // Parity: for every result with losses (tinytrain backends; PyTorch rows have
 // their own init and data and are excluded), drift at step k = (loss_k -
