@@ -66,12 +66,12 @@ int main(int argc, char **argv) {
     tt_model_config c = pr->cfg;
     tt_status st;
     tt_backend *be;
-    if (tt_backend_cpu_create(&c, threads, &be, &st)) {
+    if (tt_backend_cpu_create(&c, &(tt_backend_opts){.threads = threads}, &be, &st)) {
         fprintf(stderr, "%s\n", st.msg);
         return 1;
     }
     int B = c.batch, T = c.ctx, C = c.d_model, NH = c.n_head, V = c.vocab, N = B * T;
-    printf("preset %s (%lld params), B=%d T=%d, %s\n", name, (long long)pr->n_params, B, T, be->device_name);
+    printf("preset %s (%lld params), B=%d T=%d, %s\n", name, (long long)pr->n_params, B, T, be->desc.device);
     float *p = malloc(be->layout.total * sizeof(float));
     tt_model_init_params(&c, &be->layout, 1, p, NULL);
     be->vt->set_state(be, p, NULL, NULL, &st);

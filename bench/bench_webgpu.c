@@ -51,13 +51,13 @@ int main(int argc, char **argv) {
     fprintf(stderr, "[bench] %s: %lld params, B=%d T=%d C=%d L=%d; creating the webgpu backend...\n", name,
             (long long)tt_config_param_count(&pr->cfg), pr->cfg.batch, pr->cfg.ctx, pr->cfg.d_model, pr->cfg.n_layer);
     double t0 = tt_now();
-    if (tt_backend_webgpu_create(&pr->cfg, &be, &st)) {
+    if (tt_backend_webgpu_create(&pr->cfg, NULL, &be, &st)) {
         fprintf(stderr, "webgpu: %s\n", st.msg);
         printf("preset %s: webgpu backend refused/failed: %s\n", name, st.msg);
         return 1;
     }
     double t_create = tt_now() - t0;
-    fprintf(stderr, "[bench] created in %.2f s on %s\n", t_create, be->device_name);
+    fprintf(stderr, "[bench] created in %.2f s on %s\n", t_create, be->desc.device);
     const tt_gpu_info *gi = tt_webgpu_info(be);
     if (gi)
         printf("adapter %s: subgroups %d (%u..%u), shader-f16 %d, subgroup-matrix %d, timestamps %d, max binding %.0f MiB, "
@@ -108,7 +108,7 @@ int main(int argc, char **argv) {
     double flops = tt_config_step_flops(&pr->cfg);
     double toks = (double)pr->cfg.batch * pr->cfg.ctx;
     printf("preset %s on %s: create %.2f s; step median %.3f ms (min %.3f, max %.3f) over %d steps\n", name,
-           be->device_name, t_create, med, ms[0], ms[steps - 1], steps);
+           be->desc.device, t_create, med, ms[0], ms[steps - 1], steps);
     printf("  %.0f tokens/s, %.1f GFLOP/s, loss %.4f\n", toks / med * 1e3, flops / med * 1e-6, loss);
     const char *pe = getenv("TT_BENCH_PIPELINED");
     if (!(pe && atoi(pe) == 0) && be->vt->step_result_prev) {

@@ -32,8 +32,34 @@ typedef struct {
 
 typedef struct tt_backend tt_backend;
 
+typedef enum { TT_BACKEND_CPU = 0, TT_BACKEND_WEBGPU = 1 } tt_backend_kind;
+
+/* What a backend is, for front-ends (the CLI's info/bench lines, the web
+ * app): filled at creation, constant afterwards. */
 typedef struct {
-    const char *name; /* "cpu", "webgpu" */
+    tt_backend_kind kind;
+    const char *name;      /* "cpu", "webgpu" */
+    int is_software;       /* a CPU, or a GPU adapter that is a software renderer (lavapipe, SwiftShader) */
+    char device[128];      /* e.g. "cpu avx512, 16 threads", "NVIDIA H200 (vulkan)" */
+    char detail[256];      /* one line of device facts that change what runs (WebGPU: optional features,
+                            * binding limit, robustness); "" when there is nothing to add */
+    /* Memory the backend allocated at creation (its plan; nothing is added
+     * per step): device_bytes = GPU buffers (0 for host backends);
+     * host_bytes = host heap of the backend (CPU: parameters, grads, AdamW
+     * moments, activations, scratch; WebGPU: its small staging arrays).
+     * Excludes the caller's own state and the runtime/driver. */
+    uint64_t device_bytes;
+    uint64_t host_bytes;
+} tt_backend_desc;
+
+/* Creation options; zero-initialised means the defaults. */
+typedef struct {
+    int threads;    /* CPU worker threads, <= 0: tt_default_threads() */
+    int timestamps; /* 1: measure phase_times (CPU: host clock; WebGPU: timestamp queries, refused
+                     * with TT_EUNSUP where the adapter lacks them); 0: phase_times returns TT_EUNSUP */
+} tt_backend_opts;
+
+typedef struct {
     void (*destroy)(tt_backend *be);
     /* Upload full state. m, v may be NULL (zeros). Arrays have layout.total floats. */
     int (*set_state)(tt_backend *be, const float *params, const float *m, const float *v, tt_status *st);
@@ -59,36 +85,45 @@ typedef struct {
      * step_result_prev), ms[0] forward (+ loss), ms[1] backward, ms[2]
      * optimizer (grad norm + clip + AdamW), milliseconds summed over the
      * micro-batches. TT_EUNSUP with the reason when this backend instance
-     * cannot measure it (e.g. WebGPU without timestamp queries). CPU: host
-     * wall clock around the phases; WebGPU: GPU timestamps between passes. */
+     * cannot measure it (created without opts.timestamps, or WebGPU without
+     * timestamp queries). CPU: host wall clock around the phases; WebGPU: GPU
+     * timestamps between passes. */
     int (*phase_times)(tt_backend *be, double ms[3], tt_status *st);
+    /* Memory a backend of this kind on this device would allocate for cfg
+     * (its plan, computed without allocating): CPU host bytes with this
+     * backend's thread count; WebGPU device bytes of the buffer plan, or
+     * TT_EUNSUP with the reason when it exceeds the adapter's limits. */
+    int (*plan_bytes)(tt_backend *be, const tt_model_config *cfg, uint64_t *bytes, tt_status *st);
+    /* Optional (may be NULL): a backend-specific extra by name, NULL when
+     * this backend has none of that name (ggml's get_proc_address habit):
+     * "webgpu.profile" -> tt_webgpu_profile_fn (webgpu_profile.h). */
+    void *(*get_proc)(tt_backend *be, const char *name);
 } tt_backend_vtable;
 
 struct tt_backend {
     const tt_backend_vtable *vt;
+    tt_backend_desc desc;
     tt_model_config cfg;
     tt_layout layout;
-    char device_name[128]; /* e.g. "cpu avx2+fma x16 threads", "NVIDIA H200 (vulkan)" */
-    /* Memory the backend allocated at creation (its plan; nothing is added
-     * per step): device_bytes = GPU buffers (0 for host backends);
-     * host_bytes = host heap of the backend (CPU: parameters, grads, AdamW
-     * moments, activations, scratch; WebGPU: its small staging arrays).
-     * Excludes the caller's own state and the runtime/driver. */
-    uint64_t device_bytes;
-    uint64_t host_bytes;
     void *impl;
 };
 
-/* CPU backend: threads <= 0 means tt_default_threads(). */
-int tt_backend_cpu_create(const tt_model_config *cfg, int threads, tt_backend **out, tt_status *st);
-/* WebGPU backend (native Dawn through dlopen, or the browser device layer).
- * Returns TT_EUNSUP with a clear message when no library / adapter exists. */
-int tt_backend_webgpu_create(const tt_model_config *cfg, tt_backend **out, tt_status *st);
-/* Preflight on the device of an existing webgpu backend: TT_OK if a model
- * of cfg would fit it (every buffer within the adapter's binding and buffer
- * limits), else TT_EUNSUP with the reason; *bytes (may be NULL) gets the
- * device memory of the plan. Allocates nothing on the device. */
-int tt_backend_webgpu_fits(tt_backend *gpu, const tt_model_config *cfg, double *bytes, tt_status *st);
+/* The one constructor: kind "cpu", "webgpu" or "auto" (WebGPU on a hardware
+ * adapter, else the CPU; *notice, if non-NULL, gets why the CPU was chosen,
+ * "" otherwise). Returns TT_EINVAL for an unknown kind, TT_EUNSUP with the
+ * reason when "webgpu" is asked for and unavailable. */
+int tt_backend_create(const char *kind, const tt_model_config *cfg, const tt_backend_opts *opts, tt_backend **out,
+                      char *notice, size_t notice_cap, tt_status *st);
+
+/* The smallest model (one layer, d_model 32, ctx 16): what front-ends
+ * create to ask a kind about its device (`tinytrain info`, the web app's
+ * memory estimate) before choosing a real model. */
+extern const tt_model_config tt_probe_config;
+
+/* Per-kind constructors behind tt_backend_create (src/cpu/backend.c,
+ * src/webgpu/backend_webgpu.c). */
+int tt_backend_cpu_create(const tt_model_config *cfg, const tt_backend_opts *opts, tt_backend **out, tt_status *st);
+int tt_backend_webgpu_create(const tt_model_config *cfg, const tt_backend_opts *opts, tt_backend **out, tt_status *st);
 
 static inline void tt_backend_destroy(tt_backend *be) {
     if (be) be->vt->destroy(be);

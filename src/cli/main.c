@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "backend.h"
-#include "backend_cpu.h"
 #include "checkpoint.h"
 #include "config.h"
 #include "data.h"
@@ -27,7 +26,6 @@
 #include "sample.h"
 #include "simd.h"
 #include "trainer.h"
-#include "device.h"
 #include "webgpu_profile.h"
 
 #define EXIT_USAGE 2
@@ -431,34 +429,17 @@ static const char *preset_of(const tt_model_config *c) {
     return NULL;
 }
 
-static const char *software_adapter(const char *name) {
-    static const char *soft[] = {"llvmpipe", "lavapipe", "swiftshader", "software"};
-    for (size_t i = 0; i < sizeof soft / sizeof soft[0]; i++)
-        if (strcasestr(name, soft[i])) return soft[i];
-    return NULL;
-}
-
 /* Creates the backend named kind (cpu | webgpu | auto). Returns 0 or an exit code. */
 static int make_backend(const char *kind, const tt_model_config *cfg, int threads, int quiet, tt_backend **be) {
     tt_status st;
     tt_status_clear(&st);
-    *be = NULL;
-    if (strcmp(kind, "webgpu") == 0 || strcmp(kind, "auto") == 0) {
-        int rc = tt_backend_webgpu_create(cfg, be, &st);
-        if (rc == TT_OK && strcmp(kind, "auto") == 0 && software_adapter((*be)->device_name)) {
-            if (!quiet) notice("webgpu adapter '%s' is a software renderer; using the cpu backend", (*be)->device_name);
-            tt_backend_destroy(*be);
-            *be = NULL;
-        } else if (rc == TT_OK) {
-            return 0;
-        } else if (strcmp(kind, "webgpu") == 0) {
-            return error_line(EXIT_FAIL, "webgpu backend unavailable: %s", st.msg);
-        } else if (!quiet) {
-            notice("webgpu unavailable (%s); using the cpu backend", st.msg);
-        }
+    char why[400];
+    tt_backend_opts bo = {.threads = threads};
+    if (tt_backend_create(kind, cfg, &bo, be, why, sizeof why, &st)) {
+        if (strcmp(kind, "webgpu") == 0) return error_line(EXIT_FAIL, "webgpu backend unavailable: %s", st.msg);
+        return error_line(EXIT_FAIL, "%s backend: %s", kind, st.msg);
     }
-    tt_status_clear(&st);
-    if (tt_backend_cpu_create(cfg, threads, be, &st)) return error_line(EXIT_FAIL, "cpu backend: %s", st.msg);
+    if (why[0] && !quiet) notice("%s", why);
     return 0;
 }
 
@@ -885,7 +866,7 @@ static int cmd_train(int argc, char **argv) {
             json_num(stdout, tc.lr);
             printf(",\"accum\":%d,\"seed\":%llu,\"tokens_per_step\":%lld,\"backend\":", tc.accum, (unsigned long long)tc.seed,
                    (long long)tok_step);
-            json_str(stdout, be->device_name, strlen(be->device_name));
+            json_str(stdout, be->desc.device, strlen(be->desc.device));
             fputs(",\"corpus\":", stdout);
             json_str(stdout, corpus.desc, strlen(corpus.desc));
             fputs(",\"out\":", stdout);
@@ -900,7 +881,7 @@ static int cmd_train(int argc, char **argv) {
                    (long long)s.step + 1, (long long)tc.steps, cfg.batch, cfg.ctx, tc.accum > 1 ? " x accum" : "",
                    (long long)tok_step, tc.lr, tc.sched == TT_SCHED_COSINE ? "cosine" : "constant", (long long)tc.warmup,
                    (unsigned long long)tc.seed);
-            printf("  backend %s\n  output  %s/ (%s, loss.csv, loss.svg)\n", be->device_name, out_dir, CKPT_NAME);
+            printf("  backend %s\n  output  %s/ (%s, loss.csv, loss.svg)\n", be->desc.device, out_dir, CKPT_NAME);
             fflush(stdout);
         }
     }
@@ -1111,8 +1092,12 @@ static int cmd_export(int argc, char **argv) {
 /* Host memory of a CPU training run: the CPU backend's exact plan (params,
  * grads, moments, activations, scratch) plus the trainer's own copy of
  * params and both moments (the checkpointable state). */
-static double cpu_train_bytes(const tt_model_config *c, int threads) {
-    return (double)tt_backend_cpu_plan_bytes(c, threads) + 12.0 * (double)tt_config_param_count(c);
+static double cpu_train_bytes(tt_backend *cpu, const tt_model_config *c) {
+    uint64_t b = 0;
+    tt_status st;
+    tt_status_clear(&st);
+    if (!cpu || cpu->vt->plan_bytes(cpu, c, &b, &st)) return NAN;
+    return (double)b + 12.0 * (double)tt_config_param_count(c);
 }
 
 static int cmd_info(int argc, char **argv) {
@@ -1125,32 +1110,18 @@ static int cmd_info(int argc, char **argv) {
     }
     if (rc) return rc;
     int threads = o.set[O_THREADS] ? o.threads : tt_default_threads();
-    tt_backend *gpu = NULL;
+    tt_backend *gpu = NULL, *cpu = NULL;
     tt_status st;
     tt_status_clear(&st);
+    if (tt_backend_create("cpu", &tt_probe_config, &(tt_backend_opts){.threads = threads}, &cpu, NULL, 0, &st))
+        return error_line(EXIT_FAIL, "cpu backend: %s", st.msg);
     /* the adapter probe: a minimal model, so that no preset's size decides availability */
-    const tt_model_config probe = {1, 32, 2, 16, 1, TT_VOCAB};
-    int gpu_rc = tt_backend_webgpu_create(&probe, &gpu, &st);
+    int gpu_rc = tt_backend_create("webgpu", &tt_probe_config, NULL, &gpu, NULL, 0, &st);
     char gpu_desc[600];
-    if (gpu_rc == TT_OK) snprintf(gpu_desc, sizeof gpu_desc, "%s", gpu->device_name);
+    if (gpu_rc == TT_OK) snprintf(gpu_desc, sizeof gpu_desc, "%s", gpu->desc.device);
     else snprintf(gpu_desc, sizeof gpu_desc, "%s", st.msg);
-    /* the adapter's optional features and binding limit (what the tiers and
-     * the buffer plan depend on) */
-    char gpu_feat[300] = "";
-    int sg = 0, f16 = 0, sgm = 0;
-    unsigned sg_min = 0, sg_max = 0;
-    double bind_mib = 0;
-    const tt_gpu_info *gi = gpu_rc == TT_OK ? tt_webgpu_info(gpu) : NULL;
-    if (gi) {
-        sg = gi->has_subgroups, f16 = gi->has_f16, sgm = gi->has_subgroup_matrix;
-        sg_min = gi->subgroup_min, sg_max = gi->subgroup_max;
-        bind_mib = gi->max_storage_binding / 1048576.0;
-        char sgs[48] = "no subgroups";
-        if (sg) snprintf(sgs, sizeof sgs, "subgroups (size %u..%u)", sg_min, sg_max);
-        snprintf(gpu_feat, sizeof gpu_feat, "%s, %s, %s; storage binding up to %.0f MiB; bounds clamps and workgroup zero-fill %s", sgs,
-                 f16 ? "shader-f16" : "no shader-f16", sgm ? "subgroup-matrix" : "no subgroup-matrix", bind_mib,
-                 gi->robust ? "on" : "off (TT_WEBGPU_ROBUST=1 turns it on)");
-    }
+    char gpu_detail[256] = "";
+    if (gpu_rc == TT_OK) snprintf(gpu_detail, sizeof gpu_detail, "%s", gpu->desc.detail);
     /* per preset: does it fit the detected adapter (preflight, nothing allocated)? */
     char(*gpu_fit)[160] = calloc((size_t)tt_n_presets, sizeof *gpu_fit);
     if (!gpu_fit) {
@@ -1160,8 +1131,9 @@ static int cmd_info(int argc, char **argv) {
     for (int i = 0; i < tt_n_presets; i++) {
         tt_status fs;
         tt_status_clear(&fs);
+        uint64_t bytes = 0;
         if (gpu_rc != TT_OK) snprintf(gpu_fit[i], sizeof gpu_fit[i], "-");
-        else if (tt_backend_webgpu_fits(gpu, &tt_presets[i].cfg, NULL, &fs) == TT_OK)
+        else if (gpu->vt->plan_bytes(gpu, &tt_presets[i].cfg, &bytes, &fs) == TT_OK)
             snprintf(gpu_fit[i], sizeof gpu_fit[i], "fits");
         else {
             /* the reason without the "webgpu: " prefix and the advice after ';' */
@@ -1178,11 +1150,10 @@ static int cmd_info(int argc, char **argv) {
         printf("{\"version\":\"%s\",\"isa\":\"%s\",\"simd_width\":%d,\"threads\":%d,\"webgpu\":{\"available\":%s,\"%s\":",
                TT_VERSION, TT_ISA, TT_VW, threads, gpu_rc == TT_OK ? "true" : "false", gpu_rc == TT_OK ? "device" : "reason");
         json_str(stdout, gpu_desc, strlen(gpu_desc));
-        if (gi)
-            printf(",\"subgroups\":%s,\"subgroup_min\":%u,\"subgroup_max\":%u,\"shader_f16\":%s,\"subgroup_matrix\":%s,"
-                   "\"max_storage_binding_mib\":%.0f,\"robust_access\":%s",
-                   sg ? "true" : "false", sg_min, sg_max, f16 ? "true" : "false", sgm ? "true" : "false", bind_mib,
-                   gi->robust ? "true" : "false");
+        if (gpu_detail[0]) {
+            fputs(",\"detail\":", stdout);
+            json_str(stdout, gpu_detail, strlen(gpu_detail));
+        }
         fputs("},\"default_corpus\":", stdout);
         json_str(stdout, corpus_dir, strlen(corpus_dir));
         printf(",\"default_corpus_found\":%s,\"presets\":[", corpus_found ? "true" : "false");
@@ -1191,7 +1162,7 @@ static int cmd_info(int argc, char **argv) {
             printf("%s{\"name\":\"%s\",\"model\":", i ? "," : "", p->name);
             json_cfg(stdout, &p->cfg);
             fputs(",\"train_bytes\":", stdout);
-            json_num(stdout, cpu_train_bytes(&p->cfg, threads));
+            json_num(stdout, cpu_train_bytes(cpu, &p->cfg));
             fputs(",\"step_flops\":", stdout);
             json_num(stdout, tt_config_step_flops(&p->cfg));
             fputs(",\"gpu\":", stdout);
@@ -1200,6 +1171,7 @@ static int cmd_info(int argc, char **argv) {
         }
         fputs("]}\n", stdout);
         free(gpu_fit);
+        tt_backend_destroy(cpu);
         return 0;
     }
     printf("tinytrain %s\n\n", TT_VERSION);
@@ -1209,7 +1181,7 @@ static int cmd_info(int argc, char **argv) {
         const tt_preset *p = &tt_presets[i];
         char params[32], mem[32];
         fmt_count(params, sizeof params, p->n_params);
-        double b = cpu_train_bytes(&p->cfg, threads);
+        double b = cpu_train_bytes(cpu, &p->cfg);
         if (b >= 1e9) snprintf(mem, sizeof mem, "%.1f GB", b / 1e9);
         else snprintf(mem, sizeof mem, "%.0f MB", b / 1e6);
         printf("%-9s %6d %7d %5d %5d %5d %13s %11s %10.2f  %s%s\n", p->name, p->cfg.n_layer, p->cfg.d_model, p->cfg.n_head,
@@ -1218,9 +1190,10 @@ static int cmd_info(int argc, char **argv) {
     }
     printf("\ncpu       SIMD %s (%d floats per vector), %d threads\n", TT_ISA, TT_VW, threads);
     printf("webgpu    %s%s\n", gpu_rc == TT_OK ? "" : "unavailable: ", gpu_desc);
-    if (gi) printf("          %s\n", gpu_feat);
+    if (gpu_detail[0]) printf("          %s\n", gpu_detail);
     printf("corpus    %s%s\n", corpus_dir, corpus_found ? "" : " (not found: install the `fortunes` package or pass --data)");
     free(gpu_fit);
+    tt_backend_destroy(cpu);
     return 0;
 }
 
@@ -1499,7 +1472,7 @@ static int cmd_bench(int argc, char **argv) {
     rec.loss_at = loss_at;
     rec.be = be;
     rec.ph = ph;
-    if (!be->vt->phase_times) snprintf(rec.ph_why, sizeof rec.ph_why, "the %s backend does not measure phases", be->vt->name);
+    if (!be->vt->phase_times) snprintf(rec.ph_why, sizeof rec.ph_why, "the %s backend does not measure phases", be->desc.name);
     rec.t_last = tt_now();
     float loss = NAN, gn = NAN;
     int64_t pending = -1; /* a submitted step whose loss has not been read */
@@ -1557,13 +1530,13 @@ static int cmd_bench(int argc, char **argv) {
     else if (!rec.ph_why[0])
         snprintf(rec.ph_why, sizeof rec.ph_why, "the backend reported no phase times for the measured steps");
     const char *phase_src = !has_phase ? rec.ph_why
-                            : strcmp(be->vt->name, "cpu") == 0
+                            : strcmp(be->desc.name, "cpu") == 0
                                 ? "host wall clock around the phases inside the backend's step (per-phase medians; "
                                   "batch sampling and the loss read back are outside them)"
                                 : "GPU timestamp queries at the pass boundaries (per-phase medians of GPU time)";
     const char *mem_src = NULL;
     double peak_host = bench_peak_host(&mem_src);
-    int is_cpu = strcmp(be->vt->name, "cpu") == 0;
+    int is_cpu = strcmp(be->desc.name, "cpu") == 0;
 #if defined(__EMSCRIPTEN__)
     const char *runtime = "wasm";
 #else
@@ -1595,9 +1568,9 @@ static int cmd_bench(int argc, char **argv) {
         json_key_str(stdout, "preset", preset_name ? preset_name : "");
         fputs(",\"model\":", stdout);
         json_cfg(stdout, &cfg);
-        json_key_str(stdout, "backend", be->vt->name);
+        json_key_str(stdout, "backend", be->desc.name);
         json_key_str(stdout, "runtime", runtime);
-        json_key_str(stdout, "device", be->device_name);
+        json_key_str(stdout, "device", be->desc.device);
         printf(",\"threads\":%d,\"accum\":%d,\"tokens_per_step\":%.0f,\"seed\":%llu,\"lr\":", is_cpu ? threads : 0, accum,
                tokens, (unsigned long long)tc.seed);
         json_num(stdout, tc.lr);
@@ -1625,8 +1598,8 @@ static int cmd_bench(int argc, char **argv) {
         json_key_str(stdout, "peak_host_source", mem_src);
         /* device buffers the backend allocated at creation (null: a host backend) */
         if (is_cpu) fputs(",\"gpu_buffer_bytes\":null", stdout);
-        else printf(",\"gpu_buffer_bytes\":%llu", (unsigned long long)be->device_bytes);
-        printf(",\"backend_host_bytes\":%llu", (unsigned long long)be->host_bytes);
+        else printf(",\"gpu_buffer_bytes\":%llu", (unsigned long long)be->desc.device_bytes);
+        printf(",\"backend_host_bytes\":%llu", (unsigned long long)be->desc.host_bytes);
         if (has_phase) {
             fputs(",\"phase_ms\":{\"forward\":", stdout);
             json_num(stdout, phase_med[0]);
@@ -1657,7 +1630,7 @@ static int cmd_bench(int argc, char **argv) {
         printf("bench: %s (%s params: %d layers, d_model %d, %d heads, ctx %d, batch %d%s)\n",
                preset_name ? preset_name : "custom", params, cfg.n_layer, cfg.d_model, cfg.n_head, cfg.ctx, cfg.batch,
                accum > 1 ? ", accum" : "");
-        printf("backend  %s (%s%s): %s\n", be->vt->name, runtime, pipe ? ", pipelined" : "", be->device_name);
+        printf("backend  %s (%s%s): %s\n", be->desc.name, runtime, pipe ? ", pipelined" : "", be->desc.device);
         printf("machine  %s, %ld cores, %s%s\n", cpu_model[0] ? cpu_model : "unknown cpu", cores, TT_ISA,
                is_cpu ? "" : " (host)");
         printf("data     %s, seed %llu, lr %g (warm-up %d steps, then constant)\n", corpus.desc,
@@ -1680,8 +1653,8 @@ static int cmd_bench(int argc, char **argv) {
                    phase_med[0], phase_med[1], phase_med[2], (long long)rec.n_ph, phase_src);
         else printf("phases   not measured: %s\n", phase_src);
         if (isfinite(peak_host)) printf("memory   peak host %.1f MB (%s)\n", peak_host / 1e6, mem_src);
-        printf("memory   backend plan: host %.1f MB", be->host_bytes / 1e6);
-        if (!is_cpu) printf(", GPU buffers %.1f MB", be->device_bytes / 1e6);
+        printf("memory   backend plan: host %.1f MB", be->desc.host_bytes / 1e6);
+        if (!is_cpu) printf(", GPU buffers %.1f MB", be->desc.device_bytes / 1e6);
         printf("\n");
         printf("commit   %s, %s\n", commit, date);
     }
@@ -1741,7 +1714,8 @@ static int cmd_profile(int argc, char **argv) {
         goto out;
     }
     tt_model_init_params(&be->cfg, &be->layout, o.set[O_SEED] ? o.seed : 1337, p, NULL);
-    if (be->vt->set_state(be, p, NULL, NULL, &st) || tt_webgpu_profile(be, reps, o.set[O_DETAIL], prof, 256, &n, &st)) {
+    tt_webgpu_profile_fn profile = (tt_webgpu_profile_fn)be->vt->get_proc(be, "webgpu.profile");
+    if (be->vt->set_state(be, p, NULL, NULL, &st) || profile(be, reps, o.set[O_DETAIL], prof, 256, &n, &st)) {
         rc = error_line(EXIT_FAIL, "profile: %s", st.msg);
         goto out;
     }
@@ -1752,7 +1726,7 @@ static int cmd_profile(int argc, char **argv) {
         printf("{\"schema\":\"tinytrain.profile/1\",\"preset\":");
         json_str(stdout, preset_name ? preset_name : "", preset_name ? strlen(preset_name) : 0);
         printf(",\"device\":");
-        json_str(stdout, be->device_name, strlen(be->device_name));
+        json_str(stdout, be->desc.device, strlen(be->desc.device));
         printf(",\"reps\":%d,\"sum_ms\":%.6f,\"kernels\":[", reps, tot);
         for (int i = 0; i < n; i++) {
             printf("%s{\"kernel\":\"%s\",\"detail\":", i ? "," : "", prof[i].kernel);
@@ -1762,7 +1736,7 @@ static int cmd_profile(int argc, char **argv) {
         printf("]}\n");
     } else {
         printf("profile: %s (%lld params) on %s, each site run %d times back to back\n",
-               preset_name ? preset_name : "custom", (long long)tt_config_param_count(&cfg), be->device_name, reps);
+               preset_name ? preset_name : "custom", (long long)tt_config_param_count(&cfg), be->desc.device, reps);
         printf("  %-16s %-30s %5s %10s %6s %10s\n", "kernel", "detail", "sites", "ms/step", "share", "GFLOP/s");
         for (int i = 0; i < n; i++) {
             char gf[32] = "";

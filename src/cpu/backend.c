@@ -308,14 +308,26 @@ static int cpu_phase_times(tt_backend *be, double ms[3], tt_status *st) {
     return TT_OK;
 }
 
+static int cpu_plan_bytes(tt_backend *be, const tt_model_config *cfg, uint64_t *bytes, tt_status *st) {
+    cpu_impl *c = be->impl;
+    *bytes = 0;
+    TT_CHECK(tt_config_validate(cfg, st));
+    *bytes = tt_backend_cpu_plan_bytes(cfg, c->cpu.nthreads);
+    if (!*bytes) return tt_fail(st, TT_ENOMEM, "CPU backend memory plan exceeds the address space");
+    return TT_OK;
+}
+
 static const tt_backend_vtable cpu_vtable = {
-    "cpu", cpu_destroy, cpu_set_state, cpu_get_state, cpu_step, cpu_step_result, cpu_eval, cpu_loss_and_grad,
+    cpu_destroy, cpu_set_state, cpu_get_state, cpu_step, cpu_step_result, cpu_eval, cpu_loss_and_grad,
     NULL, /* step_result_prev: steps are synchronous, nothing to pipeline */
     cpu_phase_times,
+    cpu_plan_bytes,
+    NULL, /* get_proc: no extras */
 };
 
-int tt_backend_cpu_create(const tt_model_config *cfg, int threads, tt_backend **out, tt_status *st) {
+int tt_backend_cpu_create(const tt_model_config *cfg, const tt_backend_opts *opts, tt_backend **out, tt_status *st) {
     *out = NULL;
+    int threads = opts ? opts->threads : 0;
     TT_CHECK(tt_config_validate(cfg, st));
     if (threads <= 0) threads = tt_default_threads();
     plan pl;
@@ -400,9 +412,12 @@ int tt_backend_cpu_create(const tt_model_config *cfg, int threads, tt_backend **
         const char *pe = getenv("TT_CPU_PROFILE");
         c->prof = pe && *pe && strcmp(pe, "0") != 0;
     }
-    be->host_bytes = pl.total;
-    be->device_bytes = 0;
-    snprintf(be->device_name, sizeof be->device_name, "cpu %s, %d thread%s", TT_ISA, c->cpu.nthreads,
+    be->desc.kind = TT_BACKEND_CPU;
+    be->desc.name = "cpu";
+    be->desc.is_software = 1;
+    be->desc.host_bytes = pl.total;
+    be->desc.device_bytes = 0;
+    snprintf(be->desc.device, sizeof be->desc.device, "cpu %s, %d thread%s", TT_ISA, c->cpu.nthreads,
              c->cpu.nthreads == 1 ? "" : "s");
     *out = be;
     return TT_OK;

@@ -230,15 +230,15 @@ EMSCRIPTEN_KEEPALIVE int tt_web_corpus(tt_web *w, const uint8_t *bytes, size_t n
 
 static int make_backend(tt_web *w) {
     const tt_model_config *cfg = &w->s.cfg;
-    int rc = w->backend_kind == BE_WEBGPU ? tt_backend_webgpu_create(cfg, &w->be, &w->st)
-                                          : tt_backend_cpu_create(cfg, w->threads, &w->be, &w->st);
+    tt_backend_opts bo = {.threads = w->threads};
+    int rc = tt_backend_create(w->backend_kind == BE_WEBGPU ? "webgpu" : "cpu", cfg, &bo, &w->be, NULL, 0, &w->st);
     if (rc) return rc;
     TT_CHECK(w->be->vt->set_state(w->be, w->s.params, w->s.m, w->s.v, &w->st));
     size_t row = (size_t)cfg->ctx + 1;
     w->tokens = malloc(2 * (size_t)w->s.tc.accum * (size_t)cfg->batch * row);
     w->valtok = malloc((size_t)cfg->batch * row);
     if (!w->tokens || !w->valtok) return werr(w, TT_ENOMEM, "out of memory (token buffers)");
-    snprintf(w->info, sizeof w->info, "%s", w->be->device_name);
+    snprintf(w->info, sizeof w->info, "%s", w->be->desc.device);
     return TT_OK;
 }
 

@@ -86,7 +86,7 @@ typedef struct {
     int fault_lost;
     int fault_validation;
     int faulted; /* 1: simulated lost device */
-    /* phase split (opt-in, env TT_WEBGPU_TIMESTAMPS=1 and an adapter with
+    /* phase split (opt-in, tt_backend_opts.timestamps and an adapter with
      * timestamp-query): GPU timestamps at the start of the forward, backward
      * and optimizer passes of each micro-batch (slot 3i, 3i+1, 3i+2) and one
      * after the optimizer (3n), resolved into ts_stage[slot] with the stats.
@@ -812,12 +812,28 @@ static int wgpu_phase_times(tt_backend *be, double ms[3], tt_status *st) {
     return TT_OK;
 }
 
+static int wgpu_fits(tt_backend *gpu, const tt_model_config *cfg, double *bytes, tt_status *st);
+
+static int wgpu_plan_bytes(tt_backend *be, const tt_model_config *cfg, uint64_t *bytes, tt_status *st) {
+    double b = 0;
+    int rc = wgpu_fits(be, cfg, &b, st);
+    *bytes = rc == TT_OK ? (uint64_t)b : 0;
+    return rc;
+}
+
+static void *wgpu_get_proc(tt_backend *be, const char *name) {
+    (void)be;
+    if (strcmp(name, "webgpu.profile") == 0) return (void *)tt_webgpu_profile;
+    return NULL;
+}
+
 static const tt_backend_vtable wgpu_vt = {
-    "webgpu",   wgpu_destroy,       wgpu_set_state, wgpu_get_state,        wgpu_step,
-    wgpu_step_result, wgpu_eval, wgpu_loss_and_grad, wgpu_step_result_prev, wgpu_phase_times,
+    wgpu_destroy,     wgpu_set_state, wgpu_get_state,     wgpu_step,
+    wgpu_step_result, wgpu_eval,      wgpu_loss_and_grad, wgpu_step_result_prev,
+    wgpu_phase_times, wgpu_plan_bytes,    wgpu_get_proc,
 };
 
-int tt_backend_webgpu_fits(tt_backend *gpu, const tt_model_config *cfg, double *bytes, tt_status *st) {
+static int wgpu_fits(tt_backend *gpu, const tt_model_config *cfg, double *bytes, tt_status *st) {
     if (bytes) *bytes = 0;
     if (!gpu || gpu->vt != &wgpu_vt) return tt_fail(st, TT_EINVAL, "fits: not a webgpu backend");
     TT_CHECK(tt_config_validate(cfg, st));
@@ -847,7 +863,7 @@ int tt_backend_webgpu_fits(tt_backend *gpu, const tt_model_config *cfg, double *
     return rc;
 }
 
-int tt_backend_webgpu_create(const tt_model_config *cfg, tt_backend **out, tt_status *st) {
+int tt_backend_webgpu_create(const tt_model_config *cfg, const tt_backend_opts *opts, tt_backend **out, tt_status *st) {
     *out = NULL;
     TT_CHECK(tt_config_validate(cfg, st));
     tt_backend *be = calloc(1, sizeof *be);
@@ -886,13 +902,22 @@ int tt_backend_webgpu_create(const tt_model_config *cfg, tt_backend **out, tt_st
     tt_gpu_options go;
     memset(&go, 0, sizeof go);
     {
-        const char *e = getenv("TT_WEBGPU_TIMESTAMPS");
-        go.want_timestamps = e && *e && strcmp(e, "0") != 0;
+        go.want_timestamps = opts && opts->timestamps;
     }
     rc = tt_gpu_open(&go, &w->g, st);
     if (rc == TT_OK) {
         const tt_gpu_info *in = tt_gpu_get_info(w->g);
-        snprintf(be->device_name, sizeof be->device_name, "%.100s (%.15s)", in->name, in->backend);
+        be->desc.kind = TT_BACKEND_WEBGPU;
+        be->desc.name = "webgpu";
+        be->desc.is_software = in->is_cpu;
+        snprintf(be->desc.device, sizeof be->desc.device, "%.100s (%.15s)", in->name, in->backend);
+        char sgs[48] = "no subgroups";
+        if (in->has_subgroups) snprintf(sgs, sizeof sgs, "subgroups (size %u..%u)", in->subgroup_min, in->subgroup_max);
+        snprintf(be->desc.detail, sizeof be->desc.detail,
+                 "%s, %s, %s; storage binding up to %.0f MiB; bounds clamps and workgroup zero-fill %s", sgs,
+                 in->has_f16 ? "shader-f16" : "no shader-f16",
+                 in->has_subgroup_matrix ? "subgroup-matrix" : "no subgroup-matrix",
+                 in->max_storage_binding / 1048576.0, in->robust ? "on" : "off (TT_WEBGPU_ROBUST=1 turns it on)");
         rc = tt_gops_init(&w->ops, w->g, st);
     }
     if (rc == TT_OK) {
@@ -908,17 +933,17 @@ int tt_backend_webgpu_create(const tt_model_config *cfg, tt_backend **out, tt_st
     }
     if (rc == TT_OK) rc = alloc_buffers(be, st);
     if (rc == TT_OK) {
-        be->device_bytes = (uint64_t)w->plan_bytes + 3 * 16; /* + the three 16-byte readback buffers */
-        be->host_bytes = (uint64_t)((size_t)w->B * (w->T + 1) + (size_t)w->V + 1 + (size_t)w->B * w->T) * 4;
-        w->ts_why = "webgpu: phase split needs GPU timestamps; set TT_WEBGPU_TIMESTAMPS=1 (off by default: it adds "
-                    "pass boundaries to the step)";
+        be->desc.device_bytes = (uint64_t)w->plan_bytes + 3 * 16; /* + the three 16-byte readback buffers */
+        be->desc.host_bytes = (uint64_t)((size_t)w->B * (w->T + 1) + (size_t)w->V + 1 + (size_t)w->B * w->T) * 4;
+        w->ts_why = "webgpu: phase split needs GPU timestamps; created without timestamps (bench --phases asks for them; "
+                    "they add pass boundaries to the step)";
     }
     if (rc == TT_OK && go.want_timestamps) {
         tt_status ts_st;
         tt_status_clear(&ts_st);
         if (!tt_gpu_get_info(w->g)->has_timestamps) {
             snprintf(w->ts_why_buf, sizeof w->ts_why_buf,
-                     "webgpu: adapter %.100s lacks feature timestamp-query (asked for by TT_WEBGPU_TIMESTAMPS=1), so "
+                     "webgpu: adapter %.100s lacks feature timestamp-query (asked for by --phases), so "
                      "no phase split",
                      tt_gpu_get_info(w->g)->name);
             w->ts_why = w->ts_why_buf;
@@ -928,7 +953,7 @@ int tt_backend_webgpu_create(const tt_model_config *cfg, tt_backend **out, tt_st
                    tt_gpu_buffer(w->g, WGPU_TS_SLOTS * 8, TT_GPU_READBACK, "timestamp-readback", &w->ts_stage[1], &ts_st) ==
                        TT_OK) {
             w->ts = 1;
-            be->device_bytes += 2 * WGPU_TS_SLOTS * 8;
+            be->desc.device_bytes += 2 * WGPU_TS_SLOTS * 8;
         } else {
             snprintf(w->ts_why_buf, sizeof w->ts_why_buf, "webgpu: GPU timestamps failed (%.180s), so no phase split",
                      ts_st.msg);
@@ -938,7 +963,7 @@ int tt_backend_webgpu_create(const tt_model_config *cfg, tt_backend **out, tt_st
     if (rc == TT_OK) rc = plan(be, st);
     if (rc == TT_OK) /* + kernel-argument uniforms, the split-K scratch and the attention dS scratch
                       * (TT_WEBGPU_ATTN_BWD=ds) of gpu_ops, sized by plan() */
-        be->device_bytes += (uint64_t)w->ops.n_ubufs * w->ops.slot_bytes * w->ops.slots_per_buf +
+        be->desc.device_bytes += (uint64_t)w->ops.n_ubufs * w->ops.slot_bytes * w->ops.slots_per_buf +
                             sizeof(tt_gstep) + (uint64_t)w->ops.split_elems * 4 + (uint64_t)w->ops.att_ds_elems * 4;
     if (rc == TT_OK) rc = tt_gpu_check(w->g, st);
     if (rc) {

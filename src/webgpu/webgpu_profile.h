@@ -1,5 +1,6 @@
-/* webgpu_profile.h — per-kernel timing of the WebGPU backend's training step
- * (for tests/bench_webgpu.c and, later, `tinytrain profile`). */
+/* webgpu_profile.h — the WebGPU backend's extra beyond backend.h: per-kernel
+ * timing of its training step (`tinytrain profile`, bench/bench_webgpu.c),
+ * reached through be->vt->get_proc(be, "webgpu.profile"). */
 #ifndef TT_WEBGPU_PROFILE_H
 #define TT_WEBGPU_PROFILE_H
 
@@ -22,6 +23,8 @@ typedef struct {
  * gradients, parameters and moments: use a throwaway backend, or set_state
  * afterwards. be must be a "webgpu" backend. */
 int tt_webgpu_profile(tt_backend *be, int reps, int detail, tt_webgpu_prof *out, int max, int *n, tt_status *st);
+typedef int (*tt_webgpu_profile_fn)(tt_backend *be, int reps, int detail, tt_webgpu_prof *out, int max, int *n,
+                                    tt_status *st);
 
 /* The device's adapter facts (limits, features), NULL if be is not "webgpu". */
 const void *tt_webgpu_info(const tt_backend *be); /* a const tt_gpu_info * (device.h) */

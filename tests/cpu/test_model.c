@@ -47,7 +47,7 @@ static float *model_params(const tt_model_config *c, const tt_layout *lo, uint64
 static tt_backend *make_backend(const tt_model_config *c, int threads) {
     tt_backend *be = NULL;
     tt_status st;
-    int rc = tt_backend_cpu_create(c, threads, &be, &st);
+    int rc = tt_backend_cpu_create(c, &(tt_backend_opts){.threads = threads}, &be, &st);
     CHECK_MSG(rc == TT_OK, "create: %s", st.msg);
     return rc == TT_OK ? be : NULL;
 }
@@ -356,7 +356,7 @@ TT_TEST(bad_arguments_are_errors) {
     tt_backend_destroy(be);
     tt_model_config bad = {1, 10, 3, 4, 2, TT_VOCAB}; /* 10 % 3 != 0 */
     tt_backend *b2 = NULL;
-    CHECK(tt_backend_cpu_create(&bad, 1, &b2, &st) == TT_EINVAL && b2 == NULL);
+    CHECK(tt_backend_cpu_create(&bad, &(tt_backend_opts){.threads = 1}, &b2, &st) == TT_EINVAL && b2 == NULL);
     CHECK(strlen(st.msg) > 0 && strchr(st.msg, '\n') == NULL);
 }
 
@@ -370,7 +370,7 @@ TT_TEST(behemoth_plan_allocates) {
         tt_backend *be = NULL;
         tt_status st;
         CHECK(plan == 0);
-        CHECK(tt_backend_cpu_create(&c, 1, &be, &st) == TT_ENOMEM && be == NULL);
+        CHECK(tt_backend_cpu_create(&c, &(tt_backend_opts){.threads = 1}, &be, &st) == TT_ENOMEM && be == NULL);
         return;
     }
     double est = tt_config_train_bytes(&c);
@@ -385,11 +385,11 @@ TT_TEST(behemoth_plan_allocates) {
     /* the allocation itself succeeds (pages stay untouched until used) */
     tt_backend *be = NULL;
     tt_status st;
-    int rc = tt_backend_cpu_create(&c, 1, &be, &st);
+    int rc = tt_backend_cpu_create(&c, &(tt_backend_opts){.threads = 1}, &be, &st);
     CHECK_MSG(rc == TT_OK, "behemoth create: %s", st.msg);
     if (be) {
         CHECK((int64_t)be->layout.total == pr->n_params);
-        CHECK(strstr(be->device_name, "cpu") != NULL);
+        CHECK(strstr(be->desc.device, "cpu") != NULL);
         tt_backend_destroy(be);
     }
 }

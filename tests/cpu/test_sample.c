@@ -177,7 +177,7 @@ TT_TEST(test_matches_backend_loss) {
     tt_backend *be = NULL;
     tt_status st;
     tt_status_clear(&st);
-    CHECK(tt_backend_cpu_create(&cfg, 1, &be, &st) == TT_OK);
+    CHECK(tt_backend_cpu_create(&cfg, &(tt_backend_opts){.threads = 1}, &be, &st) == TT_OK);
     if (be) {
         float loss = NAN;
         CHECK(be->vt->set_state(be, p, NULL, NULL, &st) == TT_OK);

@@ -33,7 +33,7 @@ static void skip_or_fail(const char *why) {
 tt_backend *tt_gtest_backend_or_skip(const tt_model_config *cfg) {
     tt_status st;
     tt_backend *be = NULL;
-    int rc = tt_backend_webgpu_create(cfg, &be, &st);
+    int rc = tt_backend_webgpu_create(cfg, NULL, &be, &st);
     if (rc == TT_EUNSUP) skip_or_fail(st.msg);
     if (rc) {
         fprintf(stderr, "webgpu backend: %s\n", st.msg);
@@ -169,10 +169,10 @@ void tt_gtest_e2e_vs_cpu(const char *preset, const char *attn, uint64_t seed) {
     tt_model_config cfg = pr->cfg;
     setenv("TT_WEBGPU_ATTN", attn, 1);
     tt_backend *gpu = NULL, *cpu = NULL;
-    int rc = tt_backend_webgpu_create(&cfg, &gpu, &st);
+    int rc = tt_backend_webgpu_create(&cfg, NULL, &gpu, &st);
     unsetenv("TT_WEBGPU_ATTN");
     tt_gtest_die_on(rc, &st, "webgpu backend");
-    rc = rc ? rc : tt_backend_cpu_create(&cfg, 0, &cpu, &st);
+    rc = rc ? rc : tt_backend_cpu_create(&cfg, &(tt_backend_opts){.threads = 0}, &cpu, &st);
     tt_gtest_die_on(rc, &st, "cpu backend");
     if (rc) {
         if (gpu) tt_backend_destroy(gpu);

@@ -120,7 +120,7 @@ static tt_backend *make_be(const tt_model_config *cfg) {
     tt_backend *be = NULL;
     tt_status st;
     tt_status_clear(&st);
-    int rc = tt_backend_cpu_create(cfg, 2, &be, &st);
+    int rc = tt_backend_cpu_create(cfg, &(tt_backend_opts){.threads = 2}, &be, &st);
     CHECK_MSG(rc == TT_OK, "cpu backend: %s", st.msg);
     return be;
 }

@@ -55,7 +55,7 @@ static tt_backend *make_cpu(const tt_model_config *cfg) {
     /* all cores by default (the H200 host runs every preset through mega);
      * TT_PARITY_THREADS sets the count */
     const char *e = getenv("TT_PARITY_THREADS");
-    if (tt_backend_cpu_create(cfg, e ? atoi(e) : 0, &be, &st)) {
+    if (tt_backend_cpu_create(cfg, &(tt_backend_opts){.threads = e ? atoi(e) : 0}, &be, &st)) {
         fprintf(stderr, "cpu backend: %s\n", st.msg);
         exit(1);
     }
@@ -343,7 +343,7 @@ TT_TEST(test_bad_arguments) {
     tt_model_config bad = CFG;
     bad.d_model = 0;
     tt_backend *be = NULL;
-    CHECK(tt_backend_webgpu_create(&bad, &be, &st) == TT_EINVAL && be == NULL);
+    CHECK(tt_backend_webgpu_create(&bad, NULL, &be, &st) == TT_EINVAL && be == NULL);
     free(tok);
 }
 
@@ -363,7 +363,7 @@ int main(void) {
         else printf("corpus: %s\n", CORPUS.desc);
     }
     CPU = make_cpu(&CFG);
-    printf("preset %s: webgpu on %s vs %s\n", pr->name, GPU->device_name, CPU->device_name);
+    printf("preset %s: webgpu on %s vs %s\n", pr->name, GPU->desc.device, CPU->desc.device);
     RUN(test_state_roundtrip);
     RUN(test_loss_and_grad);
     RUN(test_eval_partial_batch);

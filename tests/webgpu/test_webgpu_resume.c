@@ -96,10 +96,10 @@ static void cross(tt_backend *A, tt_backend *B, const char *tag) {
     CHECK(tt_checkpoint_load(pa, &s2, &st) == TT_OK);
     CHECK(s1.step == N_FIRST && s2.step == N_FIRST);
     rc = run(&s1, B, pb, 0, 0, &st);
-    if (rc) fprintf(stderr, "  %s: continued on %s: %s\n", tag, B->vt->name, st.msg);
+    if (rc) fprintf(stderr, "  %s: continued on %s: %s\n", tag, B->desc.name, st.msg);
     CHECK(rc == TT_OK && s1.step == N_ALL);
     rc = run(&s2, A, pc, 0, 0, &st);
-    if (rc) fprintf(stderr, "  %s: continued on %s: %s\n", tag, A->vt->name, st.msg);
+    if (rc) fprintf(stderr, "  %s: continued on %s: %s\n", tag, A->desc.name, st.msg);
     CHECK(rc == TT_OK && s2.step == N_ALL);
     if (s1.step == N_ALL && s2.step == N_ALL && s0.step == N_FIRST) {
         double worst = 0;
@@ -114,7 +114,7 @@ static void cross(tt_backend *A, tt_backend *B, const char *tag) {
             CHECK(isfinite(s1.loss_hist[i]) && s1.loss_hist[i] < s0.loss_hist[0]); /* it still learns */
         }
         printf("  %s: steps %d..%d on %s vs %s: worst loss rel diff %.3g (step %d: %.9g vs %.9g)\n", tag, N_FIRST + 1,
-               N_ALL, B->vt->name, A->vt->name, worst, N_ALL, s1.loss_hist[N_ALL - 1], s2.loss_hist[N_ALL - 1]);
+               N_ALL, B->desc.name, A->desc.name, worst, N_ALL, s1.loss_hist[N_ALL - 1], s2.loss_hist[N_ALL - 1]);
         CHECK(carried);
         CHECK(worst <= 1e-3);
         CHECK(s1.n_val == 1 && s2.n_val == 1);
@@ -151,7 +151,7 @@ static void fault_case(const char *kind, int at, int64_t want_step, const char *
     setenv("TT_WEBGPU_FAULT_AT_STEP", at == 4 ? "4" : "5", 1);
     setenv("TT_WEBGPU_FAULT_KIND", kind, 1);
     tt_backend *be = NULL;
-    int rc = tt_backend_webgpu_create(&CFG, &be, &st);
+    int rc = tt_backend_webgpu_create(&CFG, NULL, &be, &st);
     unsetenv("TT_WEBGPU_FAULT_AT_STEP");
     unsetenv("TT_WEBGPU_FAULT_KIND");
     CHECK(rc == TT_OK);
@@ -212,7 +212,7 @@ int main(void) {
     CFG = pr->cfg;
     GPU = make_gpu_or_skip();
     tt_status st;
-    if (tt_backend_cpu_create(&CFG, 0, &CPU, &st)) {
+    if (tt_backend_cpu_create(&CFG, &(tt_backend_opts){.threads = 0}, &CPU, &st)) {
         fprintf(stderr, "cpu backend: %s\n", st.msg);
         return 1;
     }
@@ -231,7 +231,7 @@ int main(void) {
         fprintf(stderr, "corpus: %s\n", st.msg);
         return 1;
     }
-    printf("tiny: webgpu on %s vs %s\n", GPU->device_name, CPU->device_name);
+    printf("tiny: webgpu on %s vs %s\n", GPU->desc.device, CPU->desc.device);
     RUN(test_gpu_to_cpu);
     RUN(test_cpu_to_gpu);
     RUN(test_device_faults);

@@ -14,7 +14,7 @@
  *   - set_state / get_state round trip of distinct random params, m, v
  *     across the chunks (and m, v = NULL gives zeros);
  * and the refusals: a limit below the largest tensor names it in one line
- * (create and the preflight tt_backend_webgpu_fits alike), a limit below a
+ * (create and the preflight plan_bytes alike), a limit below a
  * pair that must share a buffer (wte + wpe) names both, a limit below an
  * activation names that buffer; the preflight accepts a limit that splits.
  * Small shapes (batch 2): lavapipe is slow. Skips (exit 0) without a WebGPU
@@ -41,7 +41,7 @@ static tt_backend *gpu_create(const tt_model_config *cfg, const char *limit_mib,
     tt_backend *be = NULL;
     if (limit_mib) setenv(HOOK, limit_mib, 1);
     else unsetenv(HOOK);
-    int rc = tt_backend_webgpu_create(cfg, &be, st);
+    int rc = tt_backend_webgpu_create(cfg, NULL, &be, st);
     unsetenv(HOOK);
     return rc == TT_OK ? be : NULL;
 }
@@ -50,7 +50,7 @@ static void skip_or_fail_without_gpu(void) {
     tt_model_config c = {1, 32, 2, 16, 1, TT_VOCAB};
     unsetenv(HOOK);
     tt_backend *be = tt_gtest_backend_or_skip(&c);
-    printf("adapter: %s\n", be->device_name);
+    printf("adapter: %s\n", be->desc.device);
     tt_backend_destroy(be);
 }
 
@@ -127,7 +127,7 @@ static void split_case(const char *name, const tt_model_config *cfg, const char 
     tt_backend *sp = gpu_create(cfg, limit_mib, &st);
     if (!sp) fprintf(stderr, "  split webgpu: %s\n", st.msg);
     tt_backend *cpu = NULL;
-    CHECK(tt_backend_cpu_create(cfg, 0, &cpu, &st) == TT_OK);
+    CHECK(tt_backend_cpu_create(cfg, &(tt_backend_opts){.threads = 0}, &cpu, &st) == TT_OK);
     CHECK(one && sp && cpu);
     if (!one || !sp || !cpu) goto out;
     CHECK(tt_webgpu_param_chunks(one, NULL, 0) == 1);
@@ -178,7 +178,7 @@ static void split_case(const char *name, const tt_model_config *cfg, const char 
         for (int i = 0; i < 3; i++) {
             rc = all[i]->vt->step(all[i], tok, nm, &o, &st);
             if (!rc) rc = all[i]->vt->step_result(all[i], &loss[i], &norm[i], &st);
-            if (rc) fprintf(stderr, "  step %d on %s: %s\n", k + 1, i == 1 ? "split" : all[i]->vt->name, st.msg);
+            if (rc) fprintf(stderr, "  step %d on %s: %s\n", k + 1, i == 1 ? "split" : all[i]->desc.name, st.msg);
             CHECK(rc == TT_OK);
         }
         int same = same_bits(&loss[0], &loss[1], 1) && same_bits(&norm[0], &norm[1], 1);
@@ -285,7 +285,7 @@ static void refusal(const tt_model_config *cfg, const char *limit_mib, const cha
     tt_status_clear(&st);
     setenv(HOOK, limit_mib, 1);
     tt_backend *be = NULL;
-    int rc = tt_backend_webgpu_create(cfg, &be, &st);
+    int rc = tt_backend_webgpu_create(cfg, NULL, &be, &st);
     printf("  limit %s MiB: %s\n", limit_mib, st.msg);
     CHECK(rc == TT_EUNSUP && be == NULL);
     tt_backend_destroy(be);
@@ -297,12 +297,12 @@ static void refusal(const tt_model_config *cfg, const char *limit_mib, const cha
     unsetenv(HOOK);
     tt_model_config probe = {1, 32, 2, 16, 1, TT_VOCAB};
     tt_backend *g = NULL;
-    CHECK(tt_backend_webgpu_create(&probe, &g, &st) == TT_OK);
+    CHECK(tt_backend_webgpu_create(&probe, NULL, &g, &st) == TT_OK);
     if (g) {
         tt_status fs;
         tt_status_clear(&fs);
         setenv(HOOK, limit_mib, 1);
-        CHECK(tt_backend_webgpu_fits(g, cfg, NULL, &fs) == TT_EUNSUP);
+        CHECK(g->vt->plan_bytes(g, cfg, &(uint64_t){0}, &fs) == TT_EUNSUP);
         unsetenv(HOOK);
         CHECK_MSG(strstr(fs.msg, want1) != NULL, "preflight message lacks '%s': %s", want1, fs.msg);
         tt_backend_destroy(g);
@@ -329,17 +329,18 @@ TT_TEST(test_refusals) {
     tt_model_config probe = {1, 32, 2, 16, 1, TT_VOCAB};
     tt_backend *g = NULL;
     unsetenv(HOOK);
-    CHECK(tt_backend_webgpu_create(&probe, &g, &st) == TT_OK);
+    CHECK(tt_backend_webgpu_create(&probe, NULL, &g, &st) == TT_OK);
     if (g) {
-        double b_one = 0, b_split = 0;
-        CHECK(tt_backend_webgpu_fits(g, &c, &b_one, &st) == TT_OK);
+        uint64_t b_one = 0, b_split = 0;
+        CHECK(g->vt->plan_bytes(g, &c, &b_one, &st) == TT_OK);
         third(&c, lim, sizeof lim);
         setenv(HOOK, lim, 1);
-        int rc = tt_backend_webgpu_fits(g, &c, &b_split, &st);
+        int rc = g->vt->plan_bytes(g, &c, &b_split, &st);
         unsetenv(HOOK);
         if (rc) fprintf(stderr, "  preflight at %s MiB: %s\n", lim, st.msg);
         CHECK(rc == TT_OK);
-        printf("  preflight: fits unsplit (%.0f bytes) and split at %s MiB (%.0f bytes)\n", b_one, lim, b_split);
+        printf("  preflight: fits unsplit (%llu bytes) and split at %s MiB (%llu bytes)\n", (unsigned long long)b_one, lim,
+               (unsigned long long)b_split);
         CHECK(b_split >= 16.0 * tt_config_param_count(&c));
         CHECK(b_split >= b_one && b_split <= b_one + 1024); /* pads and masks per chunk only */
         tt_backend_destroy(g);

@@ -90,7 +90,7 @@ TT_TEST(test_gate) {
     setenv("TT_WEBGPU_HIDE_FEATURES", "subgroups", 1);
     setenv("TT_WEBGPU_SUBGROUPS", "1", 1);
     tt_backend *be = NULL;
-    int rc = tt_backend_webgpu_create(&cfg, &be, &st);
+    int rc = tt_backend_webgpu_create(&cfg, NULL, &be, &st);
     unsetenv("TT_WEBGPU_SUBGROUPS");
     unsetenv("TT_WEBGPU_HIDE_FEATURES");
     CHECK(rc == TT_EUNSUP);
