@@ -42,6 +42,11 @@ void tt_free(void *p);
 /* Monotonic wall-clock seconds. */
 double tt_now(void);
 
+/* The CPU's model name ("model name", "Model" or "Hardware" of
+ * /proc/cpuinfo; also under Node's raw file system), "" if unknown. For the
+ * machine line of benchmark records. */
+void tt_cpu_model_name(char *out, size_t cap);
+
 #define TT_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define TT_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define TT_CHECK(expr)              \
