@@ -18,7 +18,8 @@ enum {
     TT_EFORMAT = 4,  /* malformed file */
     TT_EUNSUP = 5,   /* feature / backend not available */
     TT_EDEVICE = 6,  /* GPU device error */
-    TT_EMISMATCH = 7 /* config mismatch (e.g. on resume) */
+    TT_EMISMATCH = 7, /* config mismatch (e.g. on resume) */
+    TT_EBUSY = 8      /* a resource held by another process (a locked output folder) */
 };
 
 typedef struct {

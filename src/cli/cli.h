@@ -36,7 +36,7 @@ enum {
     O_HELP = 1, O_PRESET, O_LAYERS, O_DMODEL, O_HEADS, O_CTX, O_BATCH, O_STEPS, O_LR, O_MINLR, O_WARMUP, O_SCHED,
     O_ACCUM, O_SEED, O_EVAL_EVERY, O_EVAL_BATCHES, O_DATA, O_OUT, O_RESUME, O_THREADS, O_BACKEND, O_JSON,
     O_SAVE_EVERY, O_SAMPLE_TOKENS, O_CKPT, O_PROMPT, O_TEMP, O_TOPK, O_TOPP, O_TOKENS, O_BATCHES, O_WARMUP_STEPS,
-    O_LOG_EVERY, O_WD, O_CLIP, O_STOP_AFTER, O_MIN_TIME, O_MAX_STEPS, O_LABEL, O_REPS, O_DETAIL
+    O_LOG_EVERY, O_WD, O_CLIP, O_STOP_AFTER, O_MIN_TIME, O_MAX_STEPS, O_LABEL, O_REPS, O_DETAIL, O_PHASES
 };
 
 typedef struct {
@@ -80,10 +80,12 @@ void preset_list(char *buf, size_t cap);
 int model_config(const opts *o, const tt_model_config *base, const char *default_preset, tt_model_config *cfg,
                  const char **preset_name);
 const char *preset_of(const tt_model_config *c);
-int make_backend(const char *kind, const tt_model_config *cfg, int threads, int quiet, tt_backend **be);
+int make_backend(const char *kind, const tt_model_config *cfg, const tt_backend_opts *bo, int quiet, tt_backend **be);
 int load_ckpt(const char *path, tt_train_state *s);
 int make_dirs(const char *path);
-int check_out_dir(const char *dir);
+int check_out_dir(const char *dir, int *created);
+/* path, or its first and last 60 characters when it is too long for a message line */
+const char *short_path(const char *path, char *buf, size_t cap);
 void fmt_duration(char *out, size_t cap, double s);
 void fmt_rate(char *out, size_t cap, double x);
 void fmt_count(char *out, size_t cap, int64_t x);

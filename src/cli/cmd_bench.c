@@ -29,6 +29,7 @@ static const opt_def bench_opts[] = {
     {"data", O_DATA, 1, "text file or folder for the batches (default: the fortunes collection)"},
     {"seed", O_SEED, 1, "seed for weights and batches (default 1337)"},
     {"label", O_LABEL, 1, "name of this cell in the JSON output (e.g. cpu-16t)"},
+    {"phases", O_PHASES, 0, "also split each step into forward / backward / optimizer (WebGPU: GPU timestamps, which add pass boundaries)"},
     {"json", O_JSON, 0, "print one JSON object"},
     {"help", O_HELP, 0, "this help"},
     {NULL, 0, 0, NULL}};
@@ -202,7 +203,7 @@ int cmd_bench(int argc, char **argv) {
     }
     int threads = o.set[O_THREADS] ? o.threads : tt_default_threads();
     double t0 = tt_now();
-    if ((rc = make_backend(o.backend ? o.backend : "cpu", &cfg, threads, o.json, &be))) goto out;
+    if ((rc = make_backend(o.backend ? o.backend : "cpu", &cfg, &(tt_backend_opts){.threads = threads, .timestamps = o.set[O_PHASES]}, o.json, &be))) goto out;
     double t1 = tt_now();
     if (be->vt->set_state(be, s.params, s.m, s.v, &st)) {
         rc = error_line(EXIT_FAIL, "%s", st.msg);

@@ -46,7 +46,7 @@ int cmd_eval(int argc, char **argv) {
     tt_backend *be = NULL;
     uint8_t *tok = NULL;
     int n = o.set[O_BATCHES] ? o.batches : (s.tc.eval_batches > 0 ? s.tc.eval_batches : 8);
-    if ((rc = make_backend(o.backend ? o.backend : "cpu", &s.cfg, o.set[O_THREADS] ? o.threads : 0, 1, &be))) goto out;
+    if ((rc = make_backend(o.backend ? o.backend : "cpu", &s.cfg, &(tt_backend_opts){.threads = o.set[O_THREADS] ? o.threads : 0}, 1, &be))) goto out;
     tok = malloc((size_t)s.cfg.batch * (size_t)(s.cfg.ctx + 1));
     if (!tok) {
         rc = error_line(EXIT_FAIL, "out of memory");

@@ -1,6 +1,8 @@
 /* cmd_export.c — `tinytrain export`: weights-only .safetensors with Hugging Face GPT-2 names. */
 #include "cli.h"
 
+#include "fileio.h"
+
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -37,6 +39,13 @@ int cmd_export(int argc, char **argv) {
         if (sl) snprintf(sl + 1, sizeof out - (size_t)(sl + 1 - out), "model.safetensors");
         else snprintf(out, sizeof out, "model.safetensors");
     }
+    /* a weights-only export never replaces a training checkpoint (it could
+     * no longer be resumed): neither the one it reads nor another one */
+    if (tt_same_file(out, path))
+        return error_line(EXIT_FAIL, "export: --out '%s' is the checkpoint being exported; choose another file", out);
+    if (tt_checkpoint_probe(out) == TT_FILE_CHECKPOINT)
+        return error_line(EXIT_FAIL, "export: '%s' is a training checkpoint; a weights-only export will not replace it "
+                                     "(choose another --out)", out);
     tt_train_state s;
     memset(&s, 0, sizeof s);
     if ((rc = load_ckpt(path, &s))) return rc;

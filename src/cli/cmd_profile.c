@@ -60,7 +60,7 @@ int cmd_profile(int argc, char **argv) {
     tt_status st;
     tt_status_clear(&st);
     tt_backend *be = NULL;
-    if ((rc = make_backend("webgpu", &cfg, 1, 1, &be))) return rc;
+    if ((rc = make_backend("webgpu", &cfg, &(tt_backend_opts){.threads = 1}, 1, &be))) return rc;
     size_t P = be->layout.total;
     float *p = malloc(P * sizeof *p);
     tt_webgpu_prof prof[256];

@@ -1,6 +1,8 @@
 /* cmd_train.c — `tinytrain train`: options, progress output (terminal line, plain lines, JSON lines), Ctrl-C, resume checks, the closing sample. */
 #include "cli.h"
 
+#include "fileio.h"
+
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -155,6 +157,8 @@ int cmd_train(int argc, char **argv) {
     tt_train_config tc;
     const char *preset_name = NULL;
     int resuming = o.resume != NULL;
+    int created_dir = 0; /* the output folder did not exist: removed again if the run writes nothing */
+    tt_dir_lock_t lock = {-1};
     int64_t old_steps = 0; /* resume with another --steps: the schedule the checkpoint was trained with */
 
     if (resuming) {
@@ -183,7 +187,6 @@ int cmd_train(int argc, char **argv) {
     }
         MISMATCH(O_LR, o.lr != tc.lr, "%g", o.lr, tc.lr)
         MISMATCH(O_MINLR, o.min_lr != tc.min_lr, "%g", o.min_lr, tc.min_lr)
-        MISMATCH(O_WARMUP, o.warmup != tc.warmup, "%lld", (long long)o.warmup, (long long)tc.warmup)
         MISMATCH(O_SCHED, o.sched != (int)tc.sched, "%s", o.sched ? "constant" : "cosine", tc.sched ? "constant" : "cosine")
         MISMATCH(O_WD, o.wd != tc.weight_decay, "%g", o.wd, tc.weight_decay)
         MISMATCH(O_CLIP, o.clip != tc.clip, "%g", o.clip, tc.clip)
@@ -192,6 +195,15 @@ int cmd_train(int argc, char **argv) {
 #undef MISMATCH
         if (o.set[O_STEPS] && o.steps != tc.steps) old_steps = tc.steps;
         if (o.set[O_STEPS]) tc.steps = o.steps;
+        /* the schedule from here on may change: a new length or warmup */
+        if (o.set[O_WARMUP] && o.warmup != tc.warmup) {
+            if (!o.json) notice("warmup changes from %lld to %lld steps from here on", (long long)tc.warmup, (long long)o.warmup);
+            tc.warmup = o.warmup;
+        } else if (tc.warmup > tc.steps && tc.steps >= 1) {
+            if (!o.json) notice("the run is now shorter than its warmup: warmup %lld -> %lld steps", (long long)tc.warmup,
+                                (long long)tc.steps);
+            tc.warmup = tc.steps;
+        }
         if (o.set[O_EVAL_EVERY]) tc.eval_every = o.eval_every;
         if (o.set[O_EVAL_BATCHES]) tc.eval_batches = o.eval_batches;
     } else {
@@ -218,6 +230,7 @@ int cmd_train(int argc, char **argv) {
 
     /* output folder: checked before anything slow */
     char out_dir[4096], ckpt_path[4200], csv_path[4200], svg_path[4200];
+    out_dir[0] = ckpt_path[0] = 0;
     if (o.out) snprintf(out_dir, sizeof out_dir, "%s", o.out);
     else if (resuming) {
         snprintf(out_dir, sizeof out_dir, "%s", o.resume);
@@ -226,10 +239,28 @@ int cmd_train(int argc, char **argv) {
         else if (sl) *sl = 0;
         else snprintf(out_dir, sizeof out_dir, ".");
     } else snprintf(out_dir, sizeof out_dir, "runs/%s", preset_name ? preset_name : DEFAULT_PRESET);
-    if ((rc = check_out_dir(out_dir))) goto done;
+    if ((rc = check_out_dir(out_dir, &created_dir))) goto done;
+    /* the folder is this run's until it ends: a second run into it is refused */
+    if (tt_dir_lock(out_dir, &lock, &st)) {
+        rc = error_line(EXIT_FAIL, "%s", st.msg);
+        goto done;
+    }
     snprintf(ckpt_path, sizeof ckpt_path, "%s/%s", out_dir, CKPT_NAME);
     snprintf(csv_path, sizeof csv_path, "%s/loss.csv", out_dir);
     snprintf(svg_path, sizeof svg_path, "%s/loss.svg", out_dir);
+    {
+        /* temporary files of a run killed during a save */
+        static const char *const ours[] = {CKPT_NAME, "loss.csv", "loss.svg", ".tinytrain-write-test"};
+        int n = tt_remove_stale_tmp(out_dir, ours, 4);
+        if (n > 0 && !o.json) notice("removed %d temporary file%s left by an interrupted run in '%s'", n, n == 1 ? "" : "s",
+                                     out_dir);
+    }
+    if (!resuming && tt_checkpoint_probe(ckpt_path) == TT_FILE_OTHER &&
+        !(o.resume && tt_same_file(o.resume, ckpt_path))) {
+        rc = error_line(EXIT_FAIL, "'%s' exists and is not a tinytrain training checkpoint (an export?); it will not be "
+                                   "overwritten: choose another --out", ckpt_path);
+        goto done;
+    }
 
     tt_corpus corpus;
     memset(&corpus, 0, sizeof corpus);
@@ -270,7 +301,7 @@ int cmd_train(int argc, char **argv) {
 
     tt_backend *be = NULL;
     const char *bk = o.backend ? o.backend : "auto";
-    if ((rc = make_backend(bk, &cfg, o.set[O_THREADS] ? o.threads : 0, o.json, &be))) goto done_corpus;
+    if ((rc = make_backend(bk, &cfg, &(tt_backend_opts){.threads = o.set[O_THREADS] ? o.threads : 0}, o.json, &be))) goto done_corpus;
 
     progress_ctx pc = {o.json, !o.json && isatty(STDOUT_FILENO), 1, 0.0, 0, 0};
     if (o.set[O_STOP_AFTER]) pc.stop_at = s.step + o.stop_after;
@@ -383,6 +414,15 @@ done_corpus:
     tt_corpus_free(&corpus);
 done:
     tt_state_free(&s);
+    if (rc && rc != EXIT_INTERRUPTED && created_dir && ckpt_path[0] &&
+        tt_checkpoint_probe(ckpt_path) == TT_FILE_ABSENT) {
+        /* a run that failed before saving anything leaves no empty folder behind */
+        char lockf[4200];
+        snprintf(lockf, sizeof lockf, "%s/.tinytrain.lock", out_dir);
+        unlink(lockf);
+        rmdir(out_dir); /* only if empty */
+    }
+    tt_dir_unlock(&lock);
     return rc;
 }
 

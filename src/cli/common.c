@@ -1,6 +1,8 @@
 /* common.c — what the commands share (cli.h): error and notice lines, option parsing and help, model / backend / checkpoint set-up, output folders, number formats, JSON on stdout. */
 #include "cli.h"
 
+#include <fcntl.h>
+
 #include "json.h"
 
 #include <errno.h>
@@ -113,7 +115,6 @@ int parse_opts(const char *cmd, const opt_def *defs, int argc, char **argv, int 
         }
         o->set[d->id] = 1;
         int rc = 0;
-        int64_t x;
         switch (d->id) {
         case O_HELP:
             return -1;
@@ -188,15 +189,31 @@ int parse_opts(const char *cmd, const opt_def *defs, int argc, char **argv, int 
         case O_THREADS: rc = set_int(name, val, 1, 1024, &o->threads); break;
         case O_REPS: rc = set_int(name, val, 1, 1000, &o->reps); break;
         case O_DETAIL: break;
+        case O_PHASES: break;
         case O_TOPK: rc = set_int(name, val, 0, TT_VOCAB, &o->top_k); break;
-        case O_SEED:
-            if (!parse_i64(val, &x) || x < 0) rc = bad_value(name, val, "an integer >= 0");
-            else o->seed = (uint64_t)x;
+        case O_SEED: {
+            /* every seed a checkpoint can hold: 0 .. 2^64-1 */
+            char *end = NULL;
+            errno = 0;
+            unsigned long long u = val[0] >= '0' && val[0] <= '9' ? strtoull(val, &end, 10) : 0;
+            if (!end || *end || errno) rc = bad_value(name, val, "an integer in 0..18446744073709551615");
+            else o->seed = (uint64_t)u;
             break;
-        case O_DATA: o->data = val; break;
-        case O_OUT: o->out = val; break;
-        case O_RESUME: o->resume = val; break;
-        case O_CKPT: o->ckpt = val; break;
+        }
+        case O_DATA:
+        case O_OUT:
+        case O_RESUME:
+        case O_CKPT:
+            /* a path: never empty, never the next option swallowed by a missing value */
+            if (!*val) rc = error_line(EXIT_USAGE, "--%s needs a path (got an empty string)", name);
+            else if (!eq && strncmp(val, "--", 2) == 0)
+                rc = error_line(EXIT_USAGE, "--%s needs a path, got the option '%.60s' (a path starting with -- can be "
+                                            "given as --%s=PATH)", name, val, name);
+            else if (d->id == O_DATA) o->data = val;
+            else if (d->id == O_OUT) o->out = val;
+            else if (d->id == O_RESUME) o->resume = val;
+            else o->ckpt = val;
+            break;
         case O_PROMPT: o->prompt = val; break;
         case O_BACKEND:
             if (strcmp(val, "cpu") && strcmp(val, "webgpu") && strcmp(val, "auto")) rc = bad_value(name, val, "cpu, webgpu or auto");
@@ -266,12 +283,11 @@ const char *preset_of(const tt_model_config *c) {
 }
 
 /* Creates the backend named kind (cpu | webgpu | auto). Returns 0 or an exit code. */
-int make_backend(const char *kind, const tt_model_config *cfg, int threads, int quiet, tt_backend **be) {
+int make_backend(const char *kind, const tt_model_config *cfg, const tt_backend_opts *bo, int quiet, tt_backend **be) {
     tt_status st;
     tt_status_clear(&st);
     char why[400];
-    tt_backend_opts bo = {.threads = threads};
-    if (tt_backend_create(kind, cfg, &bo, be, why, sizeof why, &st)) {
+    if (tt_backend_create(kind, cfg, bo, be, why, sizeof why, &st)) {
         if (strcmp(kind, "webgpu") == 0) return error_line(EXIT_FAIL, "webgpu backend unavailable: %s", st.msg);
         return error_line(EXIT_FAIL, "%s backend: %s", kind, st.msg);
     }
@@ -293,7 +309,10 @@ int load_ckpt(const char *path, tt_train_state *s) {
 int make_dirs(const char *path) {
     char buf[4096];
     size_t n = strlen(path);
-    if (n == 0 || n >= sizeof buf) return -1;
+    if (n == 0 || n >= sizeof buf) {
+        errno = n == 0 ? ENOENT : ENAMETOOLONG;
+        return -1;
+    }
     memcpy(buf, path, n + 1);
     for (size_t i = 1; i <= n; i++) {
         if (buf[i] == '/' || buf[i] == 0) {
@@ -312,18 +331,34 @@ int make_dirs(const char *path) {
     return 0;
 }
 
-/* The output folder exists (created) and is writable. */
-int check_out_dir(const char *dir) {
-    if (make_dirs(dir) != 0) return error_line(EXIT_FAIL, "cannot create output folder '%s': %s", dir, strerror(errno));
-    char probe[4200];
-    snprintf(probe, sizeof probe, "%s/.tinytrain-write-test.%ld", dir, (long)getpid());
-    FILE *f = fopen(probe, "wb");
-    if (!f || fputs("x", f) == EOF || fclose(f) != 0) {
+const char *short_path(const char *path, char *buf, size_t cap) {
+    size_t n = strlen(path);
+    if (n < 200 || cap < 130) return path;
+    snprintf(buf, cap, "%.60s...%s", path, path + n - 60);
+    return buf;
+}
+
+/* The output folder exists (created: *created = 1) and is writable. */
+int check_out_dir(const char *dir, int *created) {
+    char sp[160];
+    struct stat sb;
+    *created = stat(dir, &sb) != 0;
+    if (make_dirs(dir) != 0) {
         int e = errno;
-        if (f) remove(probe);
-        return error_line(EXIT_FAIL, "output folder '%s' is not writable: %s", dir, strerror(e));
+        return error_line(EXIT_FAIL, "cannot create output folder '%s': %s", short_path(dir, sp, sizeof sp),
+                          e ? strerror(e) : "invalid path");
     }
-    remove(probe);
+    char probe[4200];
+    if ((size_t)snprintf(probe, sizeof probe, "%s/.tinytrain-write-test.%ld", dir, (long)getpid()) >= sizeof probe)
+        return error_line(EXIT_FAIL, "output folder path too long: '%s'", short_path(dir, sp, sizeof sp));
+    /* a fresh file, never a planted one or a link's target */
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 || write(fd, "x", 1) != 1 || close(fd) != 0) {
+        int e = errno;
+        if (fd >= 0) unlink(probe);
+        return error_line(EXIT_FAIL, "output folder '%s' is not writable: %s", short_path(dir, sp, sizeof sp), strerror(e));
+    }
+    unlink(probe);
     return 0;
 }
 
