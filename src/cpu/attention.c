@@ -173,24 +173,42 @@ static void att_fwd_simple(void *arg, int64_t chunk, int tid) {
     }
 }
 
+/* The head's keys and values transposed (kT, vT: (hs, ld)) and its dK, dV
+ * accumulators (T, hs) zeroed, at the start of the caller's thread scratch;
+ * returns the floats after them. */
+static float *bwd_head_begin(const att_ctx *a, int tid, size_t off, float **kT, float **vT, float **dK, float **dV) {
+    int T = a->T, hs = a->hs;
+    size_t ld = tpad(T);
+    *kT = tt_cpu_tscratch(a->cpu, tid);
+    *vT = *kT + (size_t)hs * ld;
+    *dK = *vT + (size_t)hs * ld;
+    *dV = *dK + (size_t)T * hs;
+    transpose_head(*kT, ld, a->k + off, a->ld, T, hs);
+    transpose_head(*vT, ld, a->v + off, a->ld, T, hs);
+    memset(*dK, 0, (size_t)T * hs * sizeof(float));
+    memset(*dV, 0, (size_t)T * hs * sizeof(float));
+    return *dV + (size_t)T * hs;
+}
+
+/* dk, dv of the head <- its accumulators */
+static void bwd_head_end(const att_ctx *a, size_t off, const float *dK, const float *dV) {
+    for (int t = 0; t < a->T; t++) {
+        memcpy(a->dk + off + (size_t)t * a->ld, dK + (size_t)t * a->hs, (size_t)a->hs * sizeof(float));
+        memcpy(a->dv + off + (size_t)t * a->ld, dV + (size_t)t * a->hs, (size_t)a->hs * sizeof(float));
+    }
+}
+
 /* backward unit: one (b, h) */
 static void att_bwd_simple(void *arg, int64_t chunk, int tid) {
     att_ctx *a = arg;
     int T = a->T, C = a->C, NH = a->NH, hs = a->hs;
     int b = (int)(chunk / NH), h = (int)(chunk % NH);
     size_t ld = tpad(T), lq = a->ld;
-    float *kT = tt_cpu_tscratch(a->cpu, tid);
-    float *vT = kT + (size_t)hs * ld;
-    float *dk = vT + (size_t)hs * ld; /* (T, hs) */
-    float *dv = dk + (size_t)T * hs;  /* (T, hs) */
-    float *p = dv + (size_t)T * hs;   /* (ld) */
-    float *ds = p + ld;               /* (ld) */
     size_t off = (size_t)b * T * lq + (size_t)h * hs;
-    const float *K = a->k + off, *V = a->v + off;
-    transpose_head(kT, ld, K, lq, T, hs);
-    transpose_head(vT, ld, V, lq, T, hs);
-    memset(dk, 0, (size_t)T * hs * sizeof(float));
-    memset(dv, 0, (size_t)T * hs * sizeof(float));
+    float *kT, *vT, *dk, *dv;
+    float *p = bwd_head_begin(a, tid, off, &kT, &vT, &dk, &dv); /* (ld) */
+    float *ds = p + ld;                                          /* (ld) */
+    const float *K = a->k + off;
     const float scale = a->scale;
     for (int t = 0; t < T; t++) {
         const float *q = a->q + off + (size_t)t * lq;
@@ -219,10 +237,7 @@ static void att_bwd_simple(void *arg, int64_t chunk, int tid) {
             axpy(dv + (size_t)j * hs, p[j], dO, hs);
         }
     }
-    for (int t = 0; t < T; t++) {
-        memcpy(a->dk + off + (size_t)t * lq, dk + (size_t)t * hs, (size_t)hs * sizeof(float));
-        memcpy(a->dv + off + (size_t)t * lq, dv + (size_t)t * hs, (size_t)hs * sizeof(float));
-    }
+    bwd_head_end(a, off, dk, dv);
 }
 
 /* ================= blocked path (hs a multiple of the vector width) =================
@@ -241,14 +256,6 @@ static void att_bwd_simple(void *arg, int64_t chunk, int tid) {
 #define MQ 4
 #endif
 
-#if defined(__clang__)
-#define UNROLL _Pragma("unroll")
-#elif defined(__GNUC__)
-#define UNROLL _Pragma("GCC unroll 16")
-#else
-#define UNROLL
-#endif
-
 /* keys (rounded up to whole vectors) that row group starting at q0 sees */
 static inline int group_lim(int t0, int q0, int nq) {
     int nr = TT_MIN(MQ, nq - q0);
@@ -262,15 +269,15 @@ static void scores_block(float *S, size_t lds, const float *X, size_t ldx, int n
     for (int q0 = 0; q0 < nq; q0 += MQ) {
         int nr = TT_MIN(MQ, nq - q0), nvec = group_lim(t0, q0, nq) / TT_VW;
         const float *x[MQ];
-        UNROLL for (int r = 0; r < MQ; r++) x[r] = X + (size_t)(q0 + (r < nr ? r : 0)) * ldx;
+        TT_UNROLL for (int r = 0; r < MQ; r++) x[r] = X + (size_t)(q0 + (r < nr ? r : 0)) * ldx;
         int jv = 0;
         for (; jv + 2 <= nvec; jv += 2) {
             tt_vf acc[MQ][2];
-            UNROLL for (int r = 0; r < MQ; r++) acc[r][0] = acc[r][1] = tt_vdup(0.0f);
+            TT_UNROLL for (int r = 0; r < MQ; r++) acc[r][0] = acc[r][1] = tt_vdup(0.0f);
             const float *y = YT + (size_t)jv * TT_VW;
             for (int d = 0; d < hs; d++) {
                 tt_vf b0 = tt_vload(y + (size_t)d * ldy), b1 = tt_vload(y + (size_t)d * ldy + TT_VW);
-                UNROLL for (int r = 0; r < MQ; r++) {
+                TT_UNROLL for (int r = 0; r < MQ; r++) {
                     tt_vf a = tt_vdup(x[r][d]);
                     acc[r][0] += a * b0;
                     acc[r][1] += a * b1;
@@ -283,11 +290,11 @@ static void scores_block(float *S, size_t lds, const float *X, size_t ldx, int n
         }
         if (jv < nvec) {
             tt_vf acc[MQ];
-            UNROLL for (int r = 0; r < MQ; r++) acc[r] = tt_vdup(0.0f);
+            TT_UNROLL for (int r = 0; r < MQ; r++) acc[r] = tt_vdup(0.0f);
             const float *y = YT + (size_t)jv * TT_VW;
             for (int d = 0; d < hs; d++) {
                 tt_vf b0 = tt_vload(y + (size_t)d * ldy);
-                UNROLL for (int r = 0; r < MQ; r++) acc[r] += tt_vdup(x[r][d]) * b0;
+                TT_UNROLL for (int r = 0; r < MQ; r++) acc[r] += tt_vdup(x[r][d]) * b0;
             }
             for (int r = 0; r < nr; r++) tt_vstore(S + (size_t)(q0 + r) * lds + (size_t)jv * TT_VW, acc[r] * scale);
         }
@@ -301,15 +308,15 @@ static void pv_block(float *O, size_t ldo, const float *P, size_t ldp, int nq, i
     for (int q0 = 0; q0 < nq; q0 += MQ) {
         int nr = TT_MIN(MQ, nq - q0), nj = t0 + q0 + nr;
         const float *p[MQ];
-        UNROLL for (int r = 0; r < MQ; r++) p[r] = P + (size_t)(q0 + (r < nr ? r : 0)) * ldp;
+        TT_UNROLL for (int r = 0; r < MQ; r++) p[r] = P + (size_t)(q0 + (r < nr ? r : 0)) * ldp;
         int c = 0;
         for (; c + 2 * TT_VW <= hs; c += 2 * TT_VW) {
             tt_vf acc[MQ][2];
-            UNROLL for (int r = 0; r < MQ; r++) acc[r][0] = acc[r][1] = tt_vdup(0.0f);
+            TT_UNROLL for (int r = 0; r < MQ; r++) acc[r][0] = acc[r][1] = tt_vdup(0.0f);
             for (int j = 0; j < nj; j++) {
                 const float *y = Y + (size_t)j * ldy + c;
                 tt_vf y0 = tt_vload(y), y1 = tt_vload(y + TT_VW);
-                UNROLL for (int r = 0; r < MQ; r++) {
+                TT_UNROLL for (int r = 0; r < MQ; r++) {
                     tt_vf a = tt_vdup(p[r][j]);
                     acc[r][0] += a * y0;
                     acc[r][1] += a * y1;
@@ -323,10 +330,10 @@ static void pv_block(float *O, size_t ldo, const float *P, size_t ldp, int nq, i
         }
         if (c < hs) {
             tt_vf acc[MQ];
-            UNROLL for (int r = 0; r < MQ; r++) acc[r] = tt_vdup(0.0f);
+            TT_UNROLL for (int r = 0; r < MQ; r++) acc[r] = tt_vdup(0.0f);
             for (int j = 0; j < nj; j++) {
                 tt_vf y0 = tt_vload(Y + (size_t)j * ldy + c);
-                UNROLL for (int r = 0; r < MQ; r++) acc[r] += tt_vdup(p[r][j]) * y0;
+                TT_UNROLL for (int r = 0; r < MQ; r++) acc[r] += tt_vdup(p[r][j]) * y0;
             }
             for (int r = 0; r < nr; r++) tt_vstore(O + (size_t)(q0 + r) * ldo + c, acc[r] * (rs ? rs[q0 + r] : alpha));
         }
@@ -343,11 +350,11 @@ static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, 
         int c = 0;
         for (; c + 2 * TT_VW <= hs; c += 2 * TT_VW) {
             tt_vf acc[MQ][2];
-            UNROLL for (int r = 0; r < MQ; r++) acc[r][0] = acc[r][1] = tt_vdup(0.0f);
+            TT_UNROLL for (int r = 0; r < MQ; r++) acc[r][0] = acc[r][1] = tt_vdup(0.0f);
             for (int q = qs; q < nq; q++) {
                 const float *x = X + (size_t)q * ldx + c, *p = P + (size_t)q * ldp + j0;
                 tt_vf x0 = tt_vload(x), x1 = tt_vload(x + TT_VW);
-                UNROLL for (int r = 0; r < MQ; r++) {
+                TT_UNROLL for (int r = 0; r < MQ; r++) {
                     tt_vf a = tt_vdup(p[r]);
                     acc[r][0] += a * x0;
                     acc[r][1] += a * x1;
@@ -361,11 +368,11 @@ static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, 
         }
         if (c < hs) {
             tt_vf acc[MQ];
-            UNROLL for (int r = 0; r < MQ; r++) acc[r] = tt_vdup(0.0f);
+            TT_UNROLL for (int r = 0; r < MQ; r++) acc[r] = tt_vdup(0.0f);
             for (int q = qs; q < nq; q++) {
                 tt_vf x0 = tt_vload(X + (size_t)q * ldx + c);
                 const float *p = P + (size_t)q * ldp + j0;
-                UNROLL for (int r = 0; r < MQ; r++) acc[r] += tt_vdup(p[r]) * x0;
+                TT_UNROLL for (int r = 0; r < MQ; r++) acc[r] += tt_vdup(p[r]) * x0;
             }
             for (int r = 0; r < nr; r++) {
                 float *g = G + (size_t)(j0 + r) * ldg + c;
@@ -416,22 +423,15 @@ static void att_bwd_blocked(void *arg, int64_t chunk, int tid) {
     int T = a->T, C = a->C, NH = a->NH, hs = a->hs;
     int b = (int)(chunk / NH), h = (int)(chunk % NH);
     size_t ld = tpad(T), lq = a->ld;
-    float *kT = tt_cpu_tscratch(a->cpu, tid);
-    float *vT = kT + (size_t)hs * ld;
-    float *dK = vT + (size_t)hs * ld; /* (T, hs) */
-    float *dV = dK + (size_t)T * hs;  /* (T, hs) */
-    float *P = dV + (size_t)T * hs;   /* (QB, ld) */
-    float *dS = P + (size_t)QB * ld;  /* (QB, ld) */
     size_t off = (size_t)b * T * lq + (size_t)h * hs;
-    const float *Q = a->q + off, *K = a->k + off, *V = a->v + off;
+    float *kT, *vT, *dK, *dV;
+    float *P = bwd_head_begin(a, tid, off, &kT, &vT, &dK, &dV); /* (QB, ld) */
+    float *dS = P + (size_t)QB * ld;                             /* (QB, ld) */
+    const float *Q = a->q + off, *K = a->k + off;
     const float *dO = a->dout + (size_t)b * T * C + (size_t)h * hs, *O = a->fout + (size_t)b * T * C + (size_t)h * hs;
     const float *lse = a->lse + ((size_t)b * NH + h) * T;
     float *Drow = a->D + ((size_t)b * NH + h) * T;
     float *dQ = a->dq + off;
-    transpose_head(kT, ld, K, lq, T, hs);
-    transpose_head(vT, ld, V, lq, T, hs);
-    memset(dK, 0, (size_t)T * hs * sizeof(float));
-    memset(dV, 0, (size_t)T * hs * sizeof(float));
     for (int t0 = 0; t0 < T; t0 += QB) {
         int t1 = TT_MIN(T, t0 + QB), nq = t1 - t0, nkv = vec_count(t1) * TT_VW;
         scores_block(P, ld, Q + (size_t)t0 * lq, lq, nq, t0, kT, ld, hs, a->scale);
@@ -453,10 +453,7 @@ static void att_bwd_blocked(void *arg, int64_t chunk, int tid) {
         ptx_block(dK, (size_t)hs, dS, ld, nq, t0, t1, Q + (size_t)t0 * lq, lq, hs, a->scale);
         ptx_block(dV, (size_t)hs, P, ld, nq, t0, t1, dO + (size_t)t0 * C, (size_t)C, hs, 1.0f);
     }
-    for (int t = 0; t < T; t++) {
-        memcpy(a->dk + off + (size_t)t * lq, dK + (size_t)t * hs, (size_t)hs * sizeof(float));
-        memcpy(a->dv + off + (size_t)t * lq, dV + (size_t)t * hs, (size_t)hs * sizeof(float));
-    }
+    bwd_head_end(a, off, dK, dV);
 }
 
 /* ================= public ops ================= */

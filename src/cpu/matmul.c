@@ -131,13 +131,6 @@ static inline int64_t tt_colsum_chunks(int OC) { return (OC + TT_COLSUM_W - 1) /
 #endif
 #define TT_STR_(x) #x
 #define TT_STR(x) TT_STR_(x)
-#if defined(__clang__)
-#define UNROLL _Pragma("unroll")
-#elif defined(__GNUC__)
-#define UNROLL _Pragma("GCC unroll 16")
-#else
-#define UNROLL
-#endif
 
 /* per thread: an edge tile of a transposed A (KC x MR) and two edge tiles of C */
 size_t tt_matmul_thread_scratch(void) { return (size_t)KC * MR + 2 * (size_t)MR * NR + 64; }
@@ -200,7 +193,7 @@ static void tt_mm_pack_task(void *arg, int64_t chunk, int tid) {
         if (nc == NR) {
             for (int k = 0; k < kc; k++) {
                 const float *src = sg->B + (size_t)(kb + k) * sg->ldb + j0;
-                UNROLL for (int v = 0; v < NV; v++) tt_vstore(dst + (size_t)k * NR + v * TT_VW, tt_vload(src + v * TT_VW));
+                TT_UNROLL for (int v = 0; v < NV; v++) tt_vstore(dst + (size_t)k * NR + v * TT_VW, tt_vload(src + v * TT_VW));
             }
         } else {
             for (int k = 0; k < kc; k++) {
@@ -228,13 +221,13 @@ static void tt_mm_pack_task(void *arg, int64_t chunk, int tid) {
 static inline __attribute__((always_inline)) void kloop_rows(int kc, const float *const *ar, const float *pb,
                                                              tt_vf acc[MR][NV]) {
     const float *a[MR];
-    UNROLL for (int r = 0; r < MR; r++) a[r] = ar[r];
+    TT_UNROLL for (int r = 0; r < MR; r++) a[r] = ar[r];
     KUNROLL for (int k = 0; k < kc; k++) {
         tt_vf b[NV];
-        UNROLL for (int v = 0; v < NV; v++) b[v] = tt_vload(pb + v * TT_VW);
-        UNROLL for (int r = 0; r < MR; r++) {
+        TT_UNROLL for (int v = 0; v < NV; v++) b[v] = tt_vload(pb + v * TT_VW);
+        TT_UNROLL for (int r = 0; r < MR; r++) {
             tt_vf x = tt_vdup(a[r][k]);
-            UNROLL for (int v = 0; v < NV; v++) acc[r][v] += x * b[v];
+            TT_UNROLL for (int v = 0; v < NV; v++) acc[r][v] += x * b[v];
         }
         pb += NR;
     }
@@ -244,10 +237,10 @@ static inline __attribute__((always_inline)) void kloop_cols(int kc, const float
                                                              tt_vf acc[MR][NV]) {
     KUNROLL for (int k = 0; k < kc; k++) {
         tt_vf b[NV];
-        UNROLL for (int v = 0; v < NV; v++) b[v] = tt_vload(pb + v * TT_VW);
-        UNROLL for (int r = 0; r < MR; r++) {
+        TT_UNROLL for (int v = 0; v < NV; v++) b[v] = tt_vload(pb + v * TT_VW);
+        TT_UNROLL for (int r = 0; r < MR; r++) {
             tt_vf x = tt_vdup(a[r]);
-            UNROLL for (int v = 0; v < NV; v++) acc[r][v] += x * b[v];
+            TT_UNROLL for (int v = 0; v < NV; v++) acc[r][v] += x * b[v];
         }
         a += ks;
         pb += NR;
@@ -274,14 +267,14 @@ static inline __attribute__((always_inline)) void tile(const tile_env *e, const 
     /* initial values */
     if (full) {
         if (load_c) {
-            UNROLL for (int r = 0; r < MR; r++) UNROLL for (int v = 0; v < NV; v++) acc[r][v] = tt_vload(c + (size_t)r * ldc + v * TT_VW);
+            TT_UNROLL for (int r = 0; r < MR; r++) TT_UNROLL for (int v = 0; v < NV; v++) acc[r][v] = tt_vload(c + (size_t)r * ldc + v * TT_VW);
         } else {
             tt_vf b0[NV];
-            UNROLL for (int v = 0; v < NV; v++) b0[v] = j->bias ? tt_vload(j->bias + jc + v * TT_VW) : tt_vdup(0.0f);
-            UNROLL for (int r = 0; r < MR; r++) UNROLL for (int v = 0; v < NV; v++) acc[r][v] = b0[v];
+            TT_UNROLL for (int v = 0; v < NV; v++) b0[v] = j->bias ? tt_vload(j->bias + jc + v * TT_VW) : tt_vdup(0.0f);
+            TT_UNROLL for (int r = 0; r < MR; r++) TT_UNROLL for (int v = 0; v < NV; v++) acc[r][v] = b0[v];
             if (j->R) {
                 const float *R = j->R + (size_t)i * j->ldr + jc;
-                UNROLL for (int r = 0; r < MR; r++) UNROLL for (int v = 0; v < NV; v++) acc[r][v] += tt_vload(R + (size_t)r * j->ldr + v * TT_VW);
+                TT_UNROLL for (int r = 0; r < MR; r++) TT_UNROLL for (int v = 0; v < NV; v++) acc[r][v] += tt_vload(R + (size_t)r * j->ldr + v * TT_VW);
             }
         }
     } else {
@@ -297,12 +290,12 @@ static inline __attribute__((always_inline)) void tile(const tile_env *e, const 
                 }
                 t[r * NR + cc] = x;
             }
-        UNROLL for (int r = 0; r < MR; r++) UNROLL for (int v = 0; v < NV; v++) acc[r][v] = tt_vload(t + r * NR + v * TT_VW);
+        TT_UNROLL for (int r = 0; r < MR; r++) TT_UNROLL for (int v = 0; v < NV; v++) acc[r][v] = tt_vload(t + r * NR + v * TT_VW);
     }
     /* the K loop */
     if (!transA) {
         const float *ar[MR];
-        UNROLL for (int r = 0; r < MR; r++) ar[r] = sg->A + (size_t)(i + (r < rows ? r : 0)) * sg->lda + kb;
+        TT_UNROLL for (int r = 0; r < MR; r++) ar[r] = sg->A + (size_t)(i + (r < rows ? r : 0)) * sg->lda + kb;
         kloop_rows(kc, ar, pb, acc);
     } else {
         /* A(i+r, kb+k) = A[(kb+k)*lda + i+r], read in place */
@@ -327,7 +320,7 @@ static inline __attribute__((always_inline)) void tile(const tile_env *e, const 
             for (int r = 0; r < MR; r++)
                 for (int v = 0; v < NV; v++) acc[r][v] = acc[r][v] * tt_vgelu_grad(tt_vload(g + (size_t)r * ldc + v * TT_VW));
         }
-        UNROLL for (int r = 0; r < MR; r++) UNROLL for (int v = 0; v < NV; v++) tt_vstore(c + (size_t)r * ldc + v * TT_VW, acc[r][v]);
+        TT_UNROLL for (int r = 0; r < MR; r++) TT_UNROLL for (int v = 0; v < NV; v++) tt_vstore(c + (size_t)r * ldc + v * TT_VW, acc[r][v]);
         if (last && j->gelu_out) {
             float *g = j->gelu_out + (size_t)i * ldc + jc;
             for (int r = 0; r < MR; r++)
@@ -335,7 +328,7 @@ static inline __attribute__((always_inline)) void tile(const tile_env *e, const 
         }
     } else {
         float *t = e->edge_c;
-        UNROLL for (int r = 0; r < MR; r++) UNROLL for (int v = 0; v < NV; v++) tt_vstore(t + r * NR + v * TT_VW, acc[r][v]);
+        TT_UNROLL for (int r = 0; r < MR; r++) TT_UNROLL for (int v = 0; v < NV; v++) tt_vstore(t + r * NR + v * TT_VW, acc[r][v]);
         if (last && j->gelu_in) {
             /* the same vector function as the full tiles, on a zero-padded copy */
             float *x = e->edge_c + MR * NR;
