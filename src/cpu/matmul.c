@@ -88,8 +88,7 @@ static inline int64_t tt_colsum_chunks(int OC) { return (OC + TT_COLSUM_W - 1) /
 /* Tile MR x (NV vectors). WebAssembly: V8 keeps few values in its
  * allocatable XMM registers and SIMD128 has no FMA (a product needs a
  * temporary), so a 6 x 2 tile spills there; 2 x 4 (8 accumulators, 4 B
- * vectors, one broadcast, one product) does not (docs/BENCHMARKS.md has the
- * tile sizes measured). */
+ * vectors, one broadcast, one product) does not. */
 #if defined(MM_MR)
 #define MR MM_MR
 #elif TT_VW >= 16
