@@ -118,7 +118,13 @@ static void run_worker(void *vctx, int tid, int nth) {
 }
 
 void tt_cpu_run(tt_cpu *cpu, const tt_phase *phases, int n_phases) {
-    if (!cpu->pool || cpu->nthreads <= 1) {
+    int64_t widest = 0; /* most chunks in one phase: with one, waking the pool only costs time */
+    for (int p = 0; p < n_phases; p++) {
+        int64_t n = 0;
+        for (int t = 0; t < phases[p].n_tasks; t++) n += phases[p].t[t].n;
+        widest = TT_MAX(widest, n);
+    }
+    if (!cpu->pool || cpu->nthreads <= 1 || widest <= 1) {
         for (int p = 0; p < n_phases; p++)
             for (int t = 0; t < phases[p].n_tasks; t++)
                 for (int64_t i = 0; i < phases[p].t[t].n; i++) phases[p].t[t].fn(phases[p].t[t].arg, i, 0);
