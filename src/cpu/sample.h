@@ -31,7 +31,8 @@ int tt_sample_config_validate(const tt_sample_config *sc, tt_status *st);
 typedef struct tt_sampler tt_sampler;
 
 /* params: layout-order weights (not copied; must outlive the sampler).
- * threads <= 1: single-threaded; otherwise a pool of that many threads. */
+ * threads <= 1: single-threaded; otherwise a pool of that many threads.
+ * Runs the CPU ops (src/cpu/ops.h) on one row per token. */
 int tt_sampler_create(const tt_model_config *cfg, const float *params, int threads, tt_sampler **out, tt_status *st);
 void tt_sampler_destroy(tt_sampler *s);
 /* Forget all tokens (position 0). */
