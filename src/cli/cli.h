@@ -74,6 +74,9 @@ void notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int parse_opts(const char *cmd, const opt_def *defs, int argc, char **argv, int first, opts *o);
 const char *opt_name(const opt_def *defs, int id);
 void command_help(const char *cmd, const char *what, const opt_def *defs);
+/* A command's arguments into *o (zeroed first): 0, -1 when --help was asked
+ * and printed (the command then exits 0), or an exit code. */
+int command_args(const char *cmd, const char *what, const opt_def *defs, int argc, char **argv, opts *o);
 void usage(FILE *f);
 
 void preset_list(char *buf, size_t cap);

@@ -143,18 +143,11 @@ static int bench_record(bench_rec *r, int64_t j, float loss) {
 
 int cmd_bench(int argc, char **argv) {
     opts o;
-    memset(&o, 0, sizeof o);
-    int rc = parse_opts("bench", bench_opts, argc, argv, 2, &o);
-    if (rc == -1) {
-        command_help("bench",
-                     "Steady-state time of one training step on real text batches (default: the fortunes\n"
+    int rc = command_args("bench", "Steady-state time of one training step on real text batches (default: the fortunes\n"
                      "collection): forward, loss, backward, grad-norm clip, AdamW, batch sampling and the loss\n"
                      "read back. Same weights and batches on every backend; losses after steps 1, 10, 50;\n"
-                     "median and spread of the measured steps after warm-up; start-up reported separately.",
-                     bench_opts);
-        return 0;
-    }
-    if (rc) return rc;
+                     "median and spread of the measured steps after warm-up; start-up reported separately.", bench_opts, argc, argv, &o);
+    if (rc) return rc < 0 ? 0 : rc;
     tt_model_config cfg;
     const char *preset_name = NULL;
     if ((rc = model_config(&o, NULL, DEFAULT_PRESET, &cfg, &preset_name))) return rc;

@@ -25,13 +25,8 @@ static const opt_def eval_opts[] = {
 
 int cmd_eval(int argc, char **argv) {
     opts o;
-    memset(&o, 0, sizeof o);
-    int rc = parse_opts("eval", eval_opts, argc, argv, 2, &o);
-    if (rc == -1) {
-        command_help("eval", "Mean validation loss of a checkpoint over fixed validation batches of a corpus.", eval_opts);
-        return 0;
-    }
-    if (rc) return rc;
+    int rc = command_args("eval", "Mean validation loss of a checkpoint over fixed validation batches of a corpus.", eval_opts, argc, argv, &o);
+    if (rc) return rc < 0 ? 0 : rc;
     tt_status st;
     tt_status_clear(&st);
     tt_train_state s;

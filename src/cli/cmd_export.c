@@ -23,13 +23,8 @@ static const opt_def export_opts[] = {
 
 int cmd_export(int argc, char **argv) {
     opts o;
-    memset(&o, 0, sizeof o);
-    int rc = parse_opts("export", export_opts, argc, argv, 2, &o);
-    if (rc == -1) {
-        command_help("export", "Write the weights with Hugging Face GPT-2 tensor names (model.safetensors).", export_opts);
-        return 0;
-    }
-    if (rc) return rc;
+    int rc = command_args("export", "Write the weights with Hugging Face GPT-2 tensor names (model.safetensors).", export_opts, argc, argv, &o);
+    if (rc) return rc < 0 ? 0 : rc;
     const char *path = o.ckpt ? o.ckpt : default_ckpt();
     char out[4200];
     if (o.out) snprintf(out, sizeof out, "%s", o.out);

@@ -36,13 +36,8 @@ static double cpu_train_bytes(tt_backend *cpu, const tt_model_config *c) {
 
 int cmd_info(int argc, char **argv) {
     opts o;
-    memset(&o, 0, sizeof o);
-    int rc = parse_opts("info", info_opts, argc, argv, 2, &o);
-    if (rc == -1) {
-        command_help("info", "Presets, memory estimates, the CPU's SIMD ISA, threads and WebGPU availability.", info_opts);
-        return 0;
-    }
-    if (rc) return rc;
+    int rc = command_args("info", "Presets, memory estimates, the CPU's SIMD ISA, threads and WebGPU availability.", info_opts, argc, argv, &o);
+    if (rc) return rc < 0 ? 0 : rc;
     int threads = o.set[O_THREADS] ? o.threads : tt_default_threads();
     tt_backend *gpu = NULL, *cpu = NULL;
     tt_status st;

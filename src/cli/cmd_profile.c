@@ -42,17 +42,10 @@ static int cmp_prof(const void *a, const void *b) {
 
 int cmd_profile(int argc, char **argv) {
     opts o;
-    memset(&o, 0, sizeof o);
-    int rc = parse_opts("profile", profile_opts, argc, argv, 2, &o);
-    if (rc == -1) {
-        command_help("profile",
-                     "Per-kernel time of one WebGPU training step (forward, backward, optimizer): every\n"
+    int rc = command_args("profile", "Per-kernel time of one WebGPU training step (forward, backward, optimizer): every\n"
                      "dispatch site timed alone, summed per kernel, with GFLOP/s of matmuls and attention.\n"
-                     "WebGPU only; `tinytrain bench` measures whole steps on every backend.",
-                     profile_opts);
-        return 0;
-    }
-    if (rc) return rc;
+                     "WebGPU only; `tinytrain bench` measures whole steps on every backend.", profile_opts, argc, argv, &o);
+    if (rc) return rc < 0 ? 0 : rc;
     tt_model_config cfg;
     const char *preset_name = NULL;
     if ((rc = model_config(&o, NULL, DEFAULT_PRESET, &cfg, &preset_name))) return rc;

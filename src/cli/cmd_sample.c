@@ -96,13 +96,8 @@ const char *default_ckpt(void) { return "runs/" DEFAULT_PRESET "/" CKPT_NAME; }
 
 int cmd_sample(int argc, char **argv) {
     opts o;
-    memset(&o, 0, sizeof o);
-    int rc = parse_opts("sample", sample_opts, argc, argv, 2, &o);
-    if (rc == -1) {
-        command_help("sample", "Generate text from a checkpoint (streams bytes as they come).", sample_opts);
-        return 0;
-    }
-    if (rc) return rc;
+    int rc = command_args("sample", "Generate text from a checkpoint (streams bytes as they come).", sample_opts, argc, argv, &o);
+    if (rc) return rc < 0 ? 0 : rc;
     tt_sample_config sc;
     tt_sample_config_default(&sc);
     if (o.set[O_TEMP]) sc.temperature = o.temperature;

@@ -138,16 +138,9 @@ static int on_progress(void *user, const tt_progress *p) {
 
 int cmd_train(int argc, char **argv) {
     opts o;
-    memset(&o, 0, sizeof o);
-    int rc = parse_opts("train", train_opts, argc, argv, 2, &o);
-    if (rc == -1) {
-        command_help("train",
-                     "Train a model on a text file or folder (default: the fortunes collection), saving the checkpoint,\n"
-                     "loss.csv and loss.svg to the output folder, then print a sample.",
-                     train_opts);
-        return 0;
-    }
-    if (rc) return rc;
+    int rc = command_args("train", "Train a model on a text file or folder (default: the fortunes collection), saving the checkpoint,\n"
+                     "loss.csv and loss.svg to the output folder, then print a sample.", train_opts, argc, argv, &o);
+    if (rc) return rc < 0 ? 0 : rc;
 
     tt_status st;
     tt_status_clear(&st);

@@ -226,6 +226,13 @@ int parse_opts(const char *cmd, const opt_def *defs, int argc, char **argv, int 
     return 0;
 }
 
+int command_args(const char *cmd, const char *what, const opt_def *defs, int argc, char **argv, opts *o) {
+    memset(o, 0, sizeof *o);
+    int rc = parse_opts(cmd, defs, argc, argv, 2, o);
+    if (rc == -1) command_help(cmd, what, defs);
+    return rc;
+}
+
 void command_help(const char *cmd, const char *what, const opt_def *defs) {
     printf("usage: tinytrain %s [options]\n%s\n\noptions:\n", cmd, what);
     usage_opts(stdout, defs);
