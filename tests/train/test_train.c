@@ -146,6 +146,7 @@ static int cb(void *user, const tt_progress *p) {
     case TT_EV_EVAL: c->n_eval++; c->last_val = p->val_loss; break;
     case TT_EV_SAVE: c->n_save++; break;
     case TT_EV_END: c->n_end++; break;
+    default: break;
     }
     return 0;
 }
