@@ -1,21 +1,22 @@
 /* bench_ops.c — microbenchmark of the CPU backend (not a test, not in ctest):
- * steady-state ms of one full training step of a preset, and of each op at
- * that preset's shapes, with the achieved GFLOP/s of the matmuls.
+ * steady-state ms of one full training step of a preset (and its forward /
+ * backward / optimizer split from phase_times), and of each op at that
+ * preset's shapes, with the achieved GFLOP/s of the matmuls: the per-op time
+ * split of a step.
  *
  *   cmake --build build          (builds build/bench_ops, like every bench/bench_*.c)
- *   [TT_CPU_PROFILE=1] build/bench_ops [preset] [threads] [reps]
+ *   build/bench_ops [preset] [threads] [reps]
  *
- * Times are medians over `reps` repetitions after two warm-up runs.
- * TT_CPU_PROFILE=1 also prints the backend's per-op time split of the step. */
+ * Times are medians over `reps` repetitions after two warm-up runs. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
+#include "backend_cpu.h"
 #include "model.h"
 #include "ops.h"
-#include "ops_internal.h"
 #include "rng.h"
 
 static int cmp_d(const void *a, const void *b) {
@@ -79,14 +80,19 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < (size_t)B * (T + 1); i++) tok[i] = (uint8_t)tt_rand_below(1, 1, i, 256);
     tt_optim_args opt = {1e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 1.0f, 0.1f, 0.05f};
     BENCH("full step (fwd+bwd+adamw)", tt_config_step_flops(&c), reps, be->vt->step(be, tok, 1, &opt, &st));
+    {
+        double ms[3];
+        if (be->vt->phase_times && be->vt->phase_times(be, ms, &st) == TT_OK)
+            printf("  last step: forward %.3f ms, backward %.3f ms, optimizer %.3f ms\n", ms[0], ms[1], ms[2]);
+    }
 
     /* ops at this preset's shapes */
     tt_cpu cpu;
-    tt_cpu_create(&cpu, threads, tt_model_shared_scratch(&c), tt_model_thread_scratch(&c), &st);
+    tt_cpu_create(&cpu, threads, tt_backend_cpu_shared_scratch(&c), tt_backend_cpu_thread_scratch(&c), &st);
     float *x = buf((size_t)N * 4 * C, 1), *y = buf((size_t)N * 4 * C, 2), *w = buf((size_t)4 * C * C, 3);
     float *b = buf((size_t)4 * C, 4), *dw = buf((size_t)4 * C * C, 5), *db = buf((size_t)4 * C, 6);
-    float *qkv = buf((size_t)N * 3 * C, 7), *dqkv = buf((size_t)N * 3 * C, 8), *lse = buf((size_t)B * NH * T, 9);
-    float *lg = buf((size_t)N * V, 10), *wte = buf((size_t)V * C, 11), *mean = buf(N, 12), *rstd = buf(N, 13);
+    float *qkv = buf((size_t)N * 3 * C, 7), *dqkv = buf((size_t)N * 3 * C, 8), *ast = buf(2 * (size_t)B * NH * T, 9);
+    float *lg = buf((size_t)N * V, 10), *wte = buf((size_t)V * C, 11), *lst = buf(2 * (size_t)N, 12), *losses = buf(N, 13);
     float *dx = buf((size_t)N * 4 * C, 14);
     int32_t *tg = malloc((size_t)N * sizeof *tg);
     for (int i = 0; i < N; i++) tg[i] = i % V;
@@ -104,14 +110,14 @@ int main(int argc, char **argv) {
         float *pp = buf(n, 20), *gg = buf(n, 21), *mm = buf(n, 22), *vv = buf(n, 23);
         double *part = malloc((size_t)ns * sizeof(double));
         for (size_t i = 0; i < n; i++) vv[i] = fabsf(vv[i]);
-        BENCH("grad norm", 0, reps, tt_grad_sumsq(&cpu, gg, spans, ns, part));
+        BENCH("grad norm", 0, reps, tt_adamw_grad_sumsq(&cpu, gg, spans, ns, part));
         BENCH("adamw", 0, reps, tt_adamw_update(&cpu, pp, gg, mm, vv, spans, ns, &opt, 0.5f, 0));
         free(spans), free(part);
     }
     {
         float *emb = buf((size_t)N * C, 30);
-        BENCH("encoder fwd", 0, reps, tt_encoder_forward(&cpu, emb, tg, wte, wte, B, T, C));
-        BENCH("encoder bwd", 0, reps, tt_encoder_backward(&cpu, dw, dw, emb, tg, B, T, C, V));
+        BENCH("embedding fwd", 0, reps, tt_embedding_forward(&cpu, emb, tg, wte, wte, B, T, C));
+        BENCH("embedding bwd", 0, reps, tt_embedding_backward(&cpu, dw, dw, emb, tg, B, T, C, V));
     }
     f = 2.0 * N * C * 3 * C;
     BENCH("qkv fwd", f, reps, tt_qkv_forward(&cpu, qkv, x, w, b, w, b, w, b, N, C));
@@ -132,15 +138,16 @@ int main(int argc, char **argv) {
     BENCH("head fwd", f, reps, tt_head_forward(&cpu, lg, x, wte, N, C, V));
     BENCH("head bwd", 2 * f, reps, tt_head_backward(&cpu, dx, dw, lg, x, wte, N, C, V));
     f = 2.0 * B * T * T * C; /* causal: half of QK^T and PV */
-    tt_attention_forward(&cpu, y, lse, qkv, B, T, C, NH);
-    BENCH("attention fwd", f, reps, tt_attention_forward(&cpu, y, lse, qkv, B, T, C, NH));
-    BENCH("attention bwd", 2 * f, reps, tt_attention_backward(&cpu, dqkv, x, qkv, y, lse, B, T, C, NH));
-    BENCH("layernorm fwd", 0, reps, tt_layernorm_forward(&cpu, y, mean, rstd, x, b, b, N, C));
-    BENCH("layernorm bwd", 0, reps, tt_layernorm_backward(&cpu, dx, db, db, y, x, b, mean, rstd, N, C, 1));
+    tt_attention_forward(&cpu, y, ast, qkv, qkv + C, qkv + 2 * C, 3 * C, B, T, C, NH);
+    BENCH("attention fwd", f, reps, tt_attention_forward(&cpu, y, ast, qkv, qkv + C, qkv + 2 * C, 3 * C, B, T, C, NH));
+    BENCH("attention bwd", 2 * f, reps,
+          tt_attention_backward(&cpu, dqkv, dqkv + C, dqkv + 2 * C, ast, qkv, qkv + C, qkv + 2 * C, y, x, 3 * C, B, T, C, NH));
+    BENCH("layernorm fwd", 0, reps, tt_layernorm_forward(&cpu, y, lst, x, b, b, N, C));
+    BENCH("layernorm bwd", 0, reps, tt_layernorm_backward(&cpu, dx, db, db, y, x, b, lst, N, C, 1));
     BENCH("gelu fwd (N x 4C)", 0, reps, tt_gelu_forward(&cpu, y, x, (size_t)N * 4 * C));
     BENCH("gelu bwd", 0, reps, tt_gelu_backward(&cpu, dx, x, y, (size_t)N * 4 * C));
-    BENCH("softmax+CE fwd+bwd", 0, reps, tt_crossentropy_forward(&cpu, mean, lg, lg, tg, N, V, 1e-3f));
-    if (cpu.error) printf("  (an op was refused: scratch too small)\n");
+    BENCH("softmax+CE fwd+bwd", 0, reps, tt_crossentropy_forward(&cpu, losses, lg, lg, tg, N, V, 1e-3f));
+    if (tt_cpu_status(&cpu, &st)) printf("  %s\n", st.msg);
     tt_backend_destroy(be);
     tt_cpu_destroy(&cpu);
     return 0;

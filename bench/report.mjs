@@ -260,7 +260,7 @@ export function renderMarkdown(a, baseline) {
     }
     L.push('', 'Medians over the timed steps of each phase separately (so they need not add up to the median step). ' +
       'CPU: host wall clock inside the backend\'s step; WebGPU: GPU timestamps at pass boundaries, only with ' +
-      'TT_WEBGPU_TIMESTAMPS=1. "Rest": median step − the three phases (batch sampling, submission, the loss read back).', '');
+      '`tinytrain bench --phases`. "Rest": median step − the three phases (batch sampling, submission, the loss read back).', '');
   }
 
   // 5. skipped

@@ -1,5 +1,5 @@
-/* ref64.c — float64 reference implementation (see ref64.h). Deliberately
- * naive: direct loops over the math of each op. */
+/* ref64.c — the float64 reference model (ref64.h). Deliberately naive:
+ * direct loops over the math of each op, then the GPT built from them. */
 #include "ref64.h"
 
 #include <math.h>
@@ -22,9 +22,9 @@ void ref_to_float(float *dst, const double *x, size_t n) {
     for (size_t i = 0; i < n; i++) dst[i] = (float)x[i];
 }
 
-/* ---- encoder ---- */
+/* ---- embedding ---- */
 
-void ref_encoder_forward(double *out, const int32_t *inp, const double *wte, const double *wpe, int B, int T, int C) {
+void ref_embedding_forward(double *out, const int32_t *inp, const double *wte, const double *wpe, int B, int T, int C) {
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++) {
             int tok = inp[b * T + t];
@@ -33,8 +33,8 @@ void ref_encoder_forward(double *out, const int32_t *inp, const double *wte, con
         }
 }
 
-void ref_encoder_backward(double *dwte, double *dwpe, const double *dout, const int32_t *inp, int B, int T, int C,
-                          int V) {
+void ref_embedding_backward(double *dwte, double *dwpe, const double *dout, const int32_t *inp, int B, int T, int C,
+                            int V) {
     if (dwte) memset(dwte, 0, (size_t)V * C * sizeof(double));
     if (dwpe) memset(dwpe, 0, (size_t)T * C * sizeof(double));
     for (int b = 0; b < B; b++)
@@ -62,15 +62,14 @@ static void ln_stats(const double *x, int C, double *mean, double *rstd) {
     *rstd = 1.0 / sqrt(v + REF_LN_EPS);
 }
 
-void ref_layernorm_forward(double *out, double *mean, double *rstd, const double *inp, const double *weight,
-                           const double *bias, int N, int C) {
+void ref_layernorm_forward(double *out, double *stats, const double *inp, const double *weight, const double *bias,
+                           int N, int C) {
     for (int i = 0; i < N; i++) {
         const double *x = inp + (size_t)i * C;
         double m, s;
         ln_stats(x, C, &m, &s);
         for (int c = 0; c < C; c++) out[(size_t)i * C + c] = (x[c] - m) * s * weight[c] + bias[c];
-        if (mean) mean[i] = m;
-        if (rstd) rstd[i] = s;
+        if (stats) stats[i] = m, stats[N + i] = s;
     }
 }
 
@@ -164,87 +163,90 @@ void ref_head_backward(double *dinp, double *dwte, const double *dlogits, const 
 
 /* ---- attention ---- */
 
-void ref_attention_forward(double *out, double *lse, const double *qkv, int B, int T, int C, int NH) {
+/* p[j] = softmax_j(scale * q . k_j) over j <= t for one head; returns the logsumexp */
+static double att_probs(double *p, const double *q, const double *k, size_t ld, int t, int hs, double scale) {
+    double mx = -INFINITY;
+    for (int j = 0; j <= t; j++) {
+        double s = 0.0;
+        for (int d = 0; d < hs; d++) s += q[d] * k[(size_t)j * ld + d];
+        p[j] = s * scale;
+        if (p[j] > mx) mx = p[j];
+    }
+    double sum = 0.0;
+    for (int j = 0; j <= t; j++) {
+        p[j] = exp(p[j] - mx);
+        sum += p[j];
+    }
+    for (int j = 0; j <= t; j++) p[j] /= sum;
+    return mx + log(sum);
+}
+
+void ref_attention_forward(double *out, double *stats, const double *q, const double *k, const double *v, int ld, int B,
+                           int T, int C, int NH) {
     int hs = C / NH;
     double scale = 1.0 / sqrt((double)hs);
     double *p = ref_alloc((size_t)T);
     for (int b = 0; b < B; b++)
-        for (int h = 0; h < NH; h++)
+        for (int h = 0; h < NH; h++) {
+            size_t off = (size_t)b * T * ld + (size_t)h * hs;
             for (int t = 0; t < T; t++) {
-                const double *q = qkv + ((size_t)b * T + t) * 3 * C + (size_t)h * hs;
-                double mx = -INFINITY;
-                for (int j = 0; j <= t; j++) {
-                    const double *k = qkv + ((size_t)b * T + j) * 3 * C + C + (size_t)h * hs;
-                    double s = 0.0;
-                    for (int d = 0; d < hs; d++) s += q[d] * k[d];
-                    p[j] = s * scale;
-                    if (p[j] > mx) mx = p[j];
-                }
-                double sum = 0.0;
-                for (int j = 0; j <= t; j++) {
-                    p[j] = exp(p[j] - mx);
-                    sum += p[j];
-                }
+                double lse = att_probs(p, q + off + (size_t)t * ld, k + off, (size_t)ld, t, hs, scale);
                 double *o = out + ((size_t)b * T + t) * C + (size_t)h * hs;
                 for (int d = 0; d < hs; d++) {
                     double s = 0.0;
-                    for (int j = 0; j <= t; j++) s += p[j] / sum * qkv[((size_t)b * T + j) * 3 * C + 2 * C + (size_t)h * hs + d];
+                    for (int j = 0; j <= t; j++) s += p[j] * v[off + (size_t)j * ld + d];
                     o[d] = s;
                 }
-                if (lse) lse[((size_t)b * NH + h) * T + t] = mx + log(sum);
+                if (stats) stats[((size_t)b * NH + h) * T + t] = lse;
             }
+        }
     free(p);
 }
 
-void ref_attention_backward(double *dqkv, const double *dout, const double *qkv, int B, int T, int C, int NH) {
+void ref_attention_backward(double *dq, double *dk, double *dv, double *stats, const double *q, const double *k,
+                            const double *v, const double *dout, int ld, int B, int T, int C, int NH) {
     int hs = C / NH;
     double scale = 1.0 / sqrt((double)hs);
     double *p = ref_alloc((size_t)T), *dp = ref_alloc((size_t)T);
-    memset(dqkv, 0, (size_t)B * T * 3 * C * sizeof(double));
     for (int b = 0; b < B; b++)
-        for (int h = 0; h < NH; h++)
+        for (int t = 0; t < T; t++) {
+            size_t r = ((size_t)b * T + t) * ld;
+            for (int c = 0; c < C; c++) dq[r + c] = dk[r + c] = dv[r + c] = 0.0;
+        }
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < NH; h++) {
+            size_t off = (size_t)b * T * ld + (size_t)h * hs;
             for (int t = 0; t < T; t++) {
-                const double *q = qkv + ((size_t)b * T + t) * 3 * C + (size_t)h * hs;
+                const double *qt = q + off + (size_t)t * ld;
                 const double *dO = dout + ((size_t)b * T + t) * C + (size_t)h * hs;
-                double mx = -INFINITY;
+                att_probs(p, qt, k + off, (size_t)ld, t, hs, scale);
+                /* out_t = sum_j p_j v_j: dp_j = dO . v_j ; dv_j += p_j dO ; D = dO . out_t */
+                double D = 0.0;
                 for (int j = 0; j <= t; j++) {
-                    const double *k = qkv + ((size_t)b * T + j) * 3 * C + C + (size_t)h * hs;
-                    double s = 0.0;
-                    for (int d = 0; d < hs; d++) s += q[d] * k[d];
-                    p[j] = s * scale;
-                    if (p[j] > mx) mx = p[j];
-                }
-                double sum = 0.0;
-                for (int j = 0; j <= t; j++) {
-                    p[j] = exp(p[j] - mx);
-                    sum += p[j];
-                }
-                for (int j = 0; j <= t; j++) p[j] /= sum;
-                /* out_t = sum_j p_j v_j: dp_j = dO . v_j ; dv_j += p_j dO */
-                double dsum = 0.0;
-                for (int j = 0; j <= t; j++) {
-                    const double *v = qkv + ((size_t)b * T + j) * 3 * C + 2 * C + (size_t)h * hs;
-                    double *dv = dqkv + ((size_t)b * T + j) * 3 * C + 2 * C + (size_t)h * hs;
+                    const double *vj = v + off + (size_t)j * ld;
+                    double *dvj = dv + off + (size_t)j * ld;
                     double s = 0.0;
                     for (int d = 0; d < hs; d++) {
-                        s += dO[d] * v[d];
-                        dv[d] += p[j] * dO[d];
+                        s += dO[d] * vj[d];
+                        dvj[d] += p[j] * dO[d];
                     }
                     dp[j] = s;
-                    dsum += p[j] * s;
+                    D += p[j] * s;
                 }
+                if (stats) stats[(size_t)B * NH * T + ((size_t)b * NH + h) * T + t] = D;
                 /* softmax backward, then the scaled dot products */
-                double *dq = dqkv + ((size_t)b * T + t) * 3 * C + (size_t)h * hs;
+                double *dqt = dq + off + (size_t)t * ld;
                 for (int j = 0; j <= t; j++) {
-                    double ds = p[j] * (dp[j] - dsum) * scale;
-                    const double *k = qkv + ((size_t)b * T + j) * 3 * C + C + (size_t)h * hs;
-                    double *dk = dqkv + ((size_t)b * T + j) * 3 * C + C + (size_t)h * hs;
+                    double ds = p[j] * (dp[j] - D) * scale;
+                    const double *kj = k + off + (size_t)j * ld;
+                    double *dkj = dk + off + (size_t)j * ld;
                     for (int d = 0; d < hs; d++) {
-                        dq[d] += ds * k[d];
-                        dk[d] += ds * q[d];
+                        dqt[d] += ds * kj[d];
+                        dkj[d] += ds * qt[d];
                     }
                 }
             }
+        }
     free(p);
     free(dp);
 }
@@ -267,8 +269,8 @@ void ref_gelu_backward(double *dinp, const double *inp, const double *dout, size
 
 /* ---- cross-entropy ---- */
 
-double ref_crossentropy(double *losses, double *dlogits, const double *logits, const int32_t *targets, int N, int V,
-                        double dscale) {
+double ref_crossentropy_forward(double *losses, double *dlogits, const double *logits, const int32_t *targets, int N,
+                                int V, double dscale) {
     double total = 0.0;
     for (int i = 0; i < N; i++) {
         const double *x = logits + (size_t)i * V;
@@ -287,22 +289,22 @@ double ref_crossentropy(double *losses, double *dlogits, const double *logits, c
     return total / N;
 }
 
+void ref_crossentropy_backward(double *dlogits, const double *logits, const int32_t *targets, int N, int V,
+                               double dscale) {
+    ref_crossentropy_forward(NULL, dlogits, logits, targets, N, V, dscale);
+}
+
 /* ---- whole model ---- */
 
-double ref_gpt_loss_grad(const tt_model_config *cfg, const tt_layout *lo, const double *params, const uint8_t *tokens,
-                         int B, double *grads) {
-    int T = cfg->ctx, C = cfg->d_model, L = cfg->n_layer, NH = cfg->n_head, V = cfg->vocab;
+/* Forward of inp (B,T); logits (B,T,V) copied out if logits_out; with tgt,
+ * returns the mean loss and, if grads, fills d(mean loss)/d(params). */
+static double gpt_run(const tt_model_config *cfg, const tt_layout *lo, const double *params, const int32_t *inp,
+                      const int32_t *tgt, int B, int T, double *logits_out, double *grads) {
+    int C = cfg->d_model, L = cfg->n_layer, NH = cfg->n_head, V = cfg->vocab;
     int N = B * T;
     size_t NC = (size_t)N * C;
 #define PR(k, l) (params + tt_layout_offset(lo, cfg, (k), (l)))
 #define GR(k, l) (grads + tt_layout_offset(lo, cfg, (k), (l)))
-    int32_t *inp = malloc((size_t)N * sizeof *inp), *tgt = malloc((size_t)N * sizeof *tgt);
-    if (!inp || !tgt) abort();
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++) {
-            inp[b * T + t] = tokens[(size_t)b * (T + 1) + t];
-            tgt[b * T + t] = tokens[(size_t)b * (T + 1) + t + 1];
-        }
     /* activations: x[l] is the input of layer l, x[L] the input of ln_f */
     double **x = malloc((size_t)(L + 1) * sizeof *x);
     double **ln1 = malloc((size_t)L * sizeof *ln1), **qkv = malloc((size_t)L * sizeof *qkv);
@@ -311,8 +313,9 @@ double ref_gpt_loss_grad(const tt_model_config *cfg, const tt_layout *lo, const 
     double **fchg = malloc((size_t)L * sizeof *fchg);
     if (!x || !ln1 || !qkv || !att || !res2 || !ln2 || !fch || !fchg) abort();
     x[0] = ref_alloc(NC);
-    ref_encoder_forward(x[0], inp, PR(TT_WTE, 0), PR(TT_WPE, 0), B, T, C);
+    ref_embedding_forward(x[0], inp, PR(TT_WTE, 0), PR(TT_WPE, 0), B, T, C);
     double *tmp = ref_alloc(NC);
+    const tt_tensor_kind wk[3] = {TT_QW, TT_KW, TT_VALW}, bk[3] = {TT_QB, TT_KB, TT_VALB};
     for (int l = 0; l < L; l++) {
         ln1[l] = ref_alloc(NC);
         qkv[l] = ref_alloc(3 * NC);
@@ -322,31 +325,30 @@ double ref_gpt_loss_grad(const tt_model_config *cfg, const tt_layout *lo, const 
         fch[l] = ref_alloc(4 * NC);
         fchg[l] = ref_alloc(4 * NC);
         x[l + 1] = ref_alloc(NC);
-        ref_layernorm_forward(ln1[l], NULL, NULL, x[l], PR(TT_LN1W, l), PR(TT_LN1B, l), N, C);
-        const tt_tensor_kind wk[3] = {TT_QW, TT_KW, TT_VALW}, bk[3] = {TT_QB, TT_KB, TT_VALB};
+        ref_layernorm_forward(ln1[l], NULL, x[l], PR(TT_LN1W, l), PR(TT_LN1B, l), N, C);
         for (int s = 0; s < 3; s++) {
             ref_matmul_forward(tmp, ln1[l], PR(wk[s], l), PR(bk[s], l), N, C, C);
             for (int i = 0; i < N; i++) memcpy(qkv[l] + (size_t)i * 3 * C + (size_t)s * C, tmp + (size_t)i * C, (size_t)C * sizeof(double));
         }
-        ref_attention_forward(att[l], NULL, qkv[l], B, T, C, NH);
+        ref_attention_forward(att[l], NULL, qkv[l], qkv[l] + C, qkv[l] + 2 * C, 3 * C, B, T, C, NH);
         ref_matmul_forward(tmp, att[l], PR(TT_OW, l), PR(TT_OB, l), N, C, C);
         for (size_t i = 0; i < NC; i++) res2[l][i] = x[l][i] + tmp[i];
-        ref_layernorm_forward(ln2[l], NULL, NULL, res2[l], PR(TT_LN2W, l), PR(TT_LN2B, l), N, C);
+        ref_layernorm_forward(ln2[l], NULL, res2[l], PR(TT_LN2W, l), PR(TT_LN2B, l), N, C);
         ref_matmul_forward(fch[l], ln2[l], PR(TT_FCW, l), PR(TT_FCB, l), N, C, 4 * C);
         ref_gelu_forward(fchg[l], fch[l], 4 * NC);
         ref_matmul_forward(tmp, fchg[l], PR(TT_PROJW, l), PR(TT_PROJB, l), N, 4 * C, C);
         for (size_t i = 0; i < NC; i++) x[l + 1][i] = res2[l][i] + tmp[i];
     }
     double *lnf = ref_alloc(NC), *logits = ref_alloc((size_t)N * V), *dlogits = ref_alloc((size_t)N * V);
-    ref_layernorm_forward(lnf, NULL, NULL, x[L], PR(TT_LNFW, 0), PR(TT_LNFB, 0), N, C);
+    ref_layernorm_forward(lnf, NULL, x[L], PR(TT_LNFW, 0), PR(TT_LNFB, 0), N, C);
     ref_head_forward(logits, lnf, PR(TT_WTE, 0), N, C, V);
-    double loss = ref_crossentropy(NULL, dlogits, logits, tgt, N, V, 1.0 / N);
+    if (logits_out) memcpy(logits_out, logits, (size_t)N * V * sizeof(double));
+    double loss = tgt ? ref_crossentropy_forward(NULL, dlogits, logits, tgt, N, V, 1.0 / N) : 0.0;
 
-    if (grads) {
+    if (tgt && grads) {
         memset(grads, 0, lo->total * sizeof(double));
         double *dx = ref_alloc(NC), *dln = ref_alloc(NC), *dtmp = ref_alloc(NC), *dq = ref_alloc(NC);
         double *dqkv = ref_alloc(3 * NC), *dfch = ref_alloc(4 * NC), *dfchg = ref_alloc(4 * NC);
-        double *gw = ref_alloc((size_t)(V > 4 * C ? V : 4 * C) * C), *gb = ref_alloc((size_t)4 * C);
         double *gw2 = ref_alloc((size_t)V * C);
         /* head + ln_f */
         ref_head_backward(dln, gw2, dlogits, lnf, PR(TT_WTE, 0), N, C, V);
@@ -361,8 +363,8 @@ double ref_gpt_loss_grad(const tt_model_config *cfg, const tt_layout *lo, const 
             for (size_t i = 0; i < NC; i++) dx[i] += dtmp[i]; /* dx = d res2 */
             /* res2 = x[l] + o(att(qkv(ln1(x[l])))) */
             ref_matmul_backward(dtmp, GR(TT_OW, l), GR(TT_OB, l), dx, att[l], PR(TT_OW, l), N, C, C);
-            ref_attention_backward(dqkv, dtmp, qkv[l], B, T, C, NH);
-            const tt_tensor_kind wk[3] = {TT_QW, TT_KW, TT_VALW}, bk[3] = {TT_QB, TT_KB, TT_VALB};
+            ref_attention_backward(dqkv, dqkv + C, dqkv + 2 * C, NULL, qkv[l], qkv[l] + C, qkv[l] + 2 * C, dtmp, 3 * C, B,
+                                   T, C, NH);
             memset(dln, 0, NC * sizeof(double));
             for (int s = 0; s < 3; s++) {
                 for (int i = 0; i < N; i++) memcpy(dq + (size_t)i * C, dqkv + (size_t)i * 3 * C + (size_t)s * C, (size_t)C * sizeof(double));
@@ -372,25 +374,45 @@ double ref_gpt_loss_grad(const tt_model_config *cfg, const tt_layout *lo, const 
             ref_layernorm_backward(dtmp, GR(TT_LN1W, l), GR(TT_LN1B, l), dln, x[l], PR(TT_LN1W, l), N, C);
             for (size_t i = 0; i < NC; i++) dx[i] += dtmp[i];
         }
-        ref_encoder_backward(gw2, GR(TT_WPE, 0), dx, inp, B, T, C, V);
+        ref_embedding_backward(gw2, GR(TT_WPE, 0), dx, inp, B, T, C, V);
         for (size_t i = 0; i < (size_t)V * C; i++) GR(TT_WTE, 0)[i] += gw2[i];
-        free(dx), free(dln), free(dtmp), free(dq), free(dqkv), free(dfch), free(dfchg), free(gw), free(gb), free(gw2);
+        free(dx), free(dln), free(dtmp), free(dq), free(dqkv), free(dfch), free(dfchg), free(gw2);
     }
     for (int l = 0; l < L; l++) {
         free(ln1[l]), free(qkv[l]), free(att[l]), free(res2[l]), free(ln2[l]), free(fch[l]), free(fchg[l]);
     }
     for (int l = 0; l <= L; l++) free(x[l]);
     free(x), free(ln1), free(qkv), free(att), free(res2), free(ln2), free(fch), free(fchg);
-    free(tmp), free(lnf), free(logits), free(dlogits), free(inp), free(tgt);
+    free(tmp), free(lnf), free(logits), free(dlogits);
 #undef PR
 #undef GR
     return loss;
 }
 
-/* ---- optimizer ---- */
+void ref_gpt_forward(const tt_model_config *cfg, const tt_layout *lo, const double *params, const int32_t *inp, int B,
+                     int T, double *logits) {
+    gpt_run(cfg, lo, params, inp, NULL, B, T, logits, NULL);
+}
 
-double ref_optimizer_step(const tt_layout *lo, double *params, double *m, double *v, const double *grads,
-                          const tt_optim_args *opt) {
+double ref_gpt_loss_grad(const tt_model_config *cfg, const tt_layout *lo, const double *params, const uint8_t *tokens,
+                         int B, double *grads) {
+    int T = cfg->ctx, N = B * T;
+    int32_t *inp = malloc((size_t)N * sizeof *inp), *tgt = malloc((size_t)N * sizeof *tgt);
+    if (!inp || !tgt) abort();
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) {
+            inp[b * T + t] = tokens[(size_t)b * (T + 1) + t];
+            tgt[b * T + t] = tokens[(size_t)b * (T + 1) + t + 1];
+        }
+    double loss = gpt_run(cfg, lo, params, inp, tgt, B, T, NULL, grads);
+    free(inp), free(tgt);
+    return loss;
+}
+
+/* ---- adamw ---- */
+
+double ref_adamw_update(double *params, const double *grads, double *m, double *v, const tt_layout *lo,
+                        const tt_optim_args *opt) {
     double ss = 0.0;
     for (size_t i = 0; i < lo->total; i++) ss += grads[i] * grads[i];
     double norm = sqrt(ss);

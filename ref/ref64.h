@@ -1,14 +1,21 @@
-/* ref64.h — the float64 reference of tinytrain (tests only): every op's
- * forward and backward, the whole GPT forward + backward, the optimizer.
- * Plain loops, no tricks, written from the math so that the fast kernels
- * (CPU SIMD, WebGPU) can be checked against it.
+/* ref64.h — the float64 reference model of tinytrain: the readable
+ * definition of what every backend computes (the role llm.c's train_gpt2.c
+ * plays there). Each op's forward and backward, the whole GPT forward and
+ * forward + backward, and the optimizer step, as plain loops over the math,
+ * in double. The fast kernels (CPU SIMD in src/cpu, WebGPU in src/webgpu)
+ * are tested against it (tests/ops/test_backend_ops.c runs every op on every
+ * backend; tests/cpu/test_model.c the whole model). Linked into tests and
+ * benchmarks only, never into the product.
  *
- * Conventions (same shapes and argument order as src/cpu/ops.h):
- *  - everything is double; token ids are int32_t;
+ * Conventions:
+ *  - ref_<op>_forward/backward take the arguments of the CPU op of the same
+ *    name (src/cpu/ops.h), in the same order, without the context, in
+ *    double; what the reference recomputes instead of reading (the
+ *    layernorm statistics, the attention output) is left out of a backward;
  *  - every output is OVERWRITTEN, gradients included: a backward returns the
  *    gradient of that op alone (the CPU ops accumulate parameter gradients;
  *    tests add the reference to the previous contents);
- *  - NULL output pointers are skipped where noted. */
+ *  - token ids are int32_t; NULL output pointers are skipped where noted. */
 #ifndef TT_REF64_H
 #define TT_REF64_H
 
@@ -18,27 +25,39 @@
 #include "backend.h"
 #include "config.h"
 
-/* helpers: malloc'd copies (free with free()) */
+/* helpers: malloc'd copies (free with free()); abort on out of memory */
 double *ref_alloc(size_t n);                       /* zeroed */
 double *ref_from_float(const float *x, size_t n);
 void ref_to_float(float *dst, const double *x, size_t n);
 
-void ref_encoder_forward(double *out,           // (B,T,C)
-                         const int32_t *inp,    // (B,T)
-                         const double *wte,     // (V,C)
-                         const double *wpe,     // (>=T,C)
-                         int B, int T, int C);
-void ref_encoder_backward(double *dwte,         // (V,C)
-                          double *dwpe,         // (T,C) (rows >= T untouched)
-                          const double *dout,   // (B,T,C)
-                          const int32_t *inp,   // (B,T)
-                          int B, int T, int C, int V);
+/* ---- embedding: out = wte[inp] + wpe[t] ---- */
+void ref_embedding_forward(double *out,         // (B,T,C)
+                           const int32_t *inp,  // (B,T)
+                           const double *wte,   // (V,C)
+                           const double *wpe,   // (>=T,C)
+                           int B, int T, int C);
+void ref_embedding_backward(double *dwte,       // (V,C) or NULL
+                            double *dwpe,       // (T,C) or NULL (rows >= T untouched)
+                            const double *dout, // (B,T,C)
+                            const int32_t *inp, // (B,T)
+                            int B, int T, int C, int V);
 
-void ref_layernorm_forward(double *out, double *mean, double *rstd,  // (N,C) (N) (N); mean/rstd may be NULL
-                           const double *inp, const double *weight, const double *bias, int N, int C);
-void ref_layernorm_backward(double *dinp, double *dweight, double *dbias,  // (N,C) (C) (C)
-                            const double *dout, const double *inp, const double *weight, int N, int C);
+/* ---- layernorm, eps 1e-5 ---- */
+void ref_layernorm_forward(double *out,          // (N,C)
+                           double *stats,        // (2N) mean then rstd, or NULL
+                           const double *inp,    // (N,C)
+                           const double *weight, // (C)
+                           const double *bias,   // (C)
+                           int N, int C);
+void ref_layernorm_backward(double *dinp,         // (N,C) or NULL
+                            double *dweight,      // (C) or NULL
+                            double *dbias,        // (C) or NULL
+                            const double *dout,   // (N,C)
+                            const double *inp,    // (N,C)
+                            const double *weight, // (C)
+                            int N, int C);
 
+/* ---- matmul: out = inp . weight + bias ---- */
 void ref_matmul_forward(double *out,            // (N,OC)
                         const double *inp,      // (N,C)
                         const double *weight,   // (C,OC)
@@ -47,41 +66,79 @@ void ref_matmul_forward(double *out,            // (N,OC)
 void ref_matmul_backward(double *dinp,          // (N,C) or NULL
                          double *dweight,       // (C,OC) or NULL
                          double *dbias,         // (OC) or NULL
-                         const double *dout, const double *inp, const double *weight, int N, int C, int OC);
+                         const double *dout,    // (N,OC)
+                         const double *inp,     // (N,C)
+                         const double *weight,  // (C,OC)
+                         int N, int C, int OC);
+/* the tied head: logits = inp . wte^T */
+void ref_head_forward(double *logits,           // (N,V)
+                      const double *inp,        // (N,C)
+                      const double *wte,        // (V,C)
+                      int N, int C, int V);
+void ref_head_backward(double *dinp,            // (N,C) or NULL
+                       double *dwte,            // (V,C) or NULL
+                       const double *dlogits,   // (N,V)
+                       const double *inp,       // (N,C)
+                       const double *wte,       // (V,C)
+                       int N, int C, int V);
 
-/* logits (N,V) = inp (N,C) . wte^T, wte (V,C) */
-void ref_head_forward(double *logits, const double *inp, const double *wte, int N, int C, int V);
-void ref_head_backward(double *dinp, double *dwte, const double *dlogits, const double *inp, const double *wte, int N,
-                       int C, int V);
-
-/* causal attention, qkv (B,T,3C) = [q|k|v], scale 1/sqrt(C/NH).
- * lse (B,NH,T) may be NULL. */
-void ref_attention_forward(double *out, double *lse, const double *qkv, int B, int T, int C, int NH);
-void ref_attention_backward(double *dqkv,       // (B,T,3C)
+/* ---- attention: causal, NH heads of hs = C/NH, scale 1/sqrt(hs); q, k, v
+ * rows of stride ld (3C for a packed qkv: q = qkv, k = qkv + C, v = qkv + 2C) ---- */
+void ref_attention_forward(double *out,         // (B,T,C)
+                           double *stats,       // (2,B,NH,T): [0] logsumexp written; or NULL
+                           const double *q,     // (B,T,ld)
+                           const double *k,     // (B,T,ld)
+                           const double *v,     // (B,T,ld)
+                           int ld, int B, int T, int C, int NH);
+void ref_attention_backward(double *dq,         // (B,T,ld) columns [0,C) overwritten
+                            double *dk,         // (B,T,ld)
+                            double *dv,         // (B,T,ld)
+                            double *stats,      // (2,B,NH,T): [1] D = rowsum(dout * out) written; or NULL
+                            const double *q,    // (B,T,ld)
+                            const double *k,    // (B,T,ld)
+                            const double *v,    // (B,T,ld)
                             const double *dout, // (B,T,C)
-                            const double *qkv, int B, int T, int C, int NH);
+                            int ld, int B, int T, int C, int NH);
 
+/* ---- gelu, exact: 0.5 x (1 + erf(x / sqrt 2)) ---- */
 double ref_gelu(double x);
-void ref_gelu_forward(double *out, const double *inp, size_t n);
-void ref_gelu_backward(double *dinp, const double *inp, const double *dout, size_t n);
+void ref_gelu_forward(double *out,              // (n)
+                      const double *inp,        // (n)
+                      size_t n);
+void ref_gelu_backward(double *dinp,            // (n)
+                       const double *inp,       // (n)
+                       const double *dout,      // (n)
+                       size_t n);
 
-/* per-row losses (may be NULL), mean loss returned; dlogits (may be NULL) =
- * (softmax - onehot) * dscale */
-double ref_crossentropy(double *losses, double *dlogits, const double *logits, const int32_t *targets, int N, int V,
-                        double dscale);
+/* ---- crossentropy: losses[i] = logsumexp(logits[i]) - logits[i][targets[i]];
+ * returns the mean loss; dlogits = (softmax - onehot) * dscale ---- */
+double ref_crossentropy_forward(double *losses,         // (N) or NULL
+                                double *dlogits,        // (N,V) or NULL
+                                const double *logits,   // (N,V)
+                                const int32_t *targets, // (N)
+                                int N, int V, double dscale);
+void ref_crossentropy_backward(double *dlogits,         // (N,V)
+                               const double *logits,    // (N,V)
+                               const int32_t *targets,  // (N)
+                               int N, int V, double dscale);
 
-/* ---- whole model ----
- * tokens (B, T+1) bytes with T = cfg->ctx (inputs [0,T), targets [1,T+1]).
+/* ---- adamw: one optimizer step with backend.h semantics ----
+ * g_norm = ||grads||; scale = clip/(g_norm+1e-6) if clip > 0 and g_norm > clip;
+ * AdamW on every tensor of the layout (decay where lo->t[i].decay).
+ * Returns g_norm. */
+double ref_adamw_update(double *params,         // (lo->total)
+                        const double *grads,    // (lo->total)
+                        double *m, double *v,   // (lo->total)
+                        const tt_layout *lo, const tt_optim_args *opt);
+
+/* ---- the whole GPT (the layer structure of src/cpu/backend.c) ----
+ * logits (B,T,V) of the inputs inp (B,T), T <= cfg->ctx. */
+void ref_gpt_forward(const tt_model_config *cfg, const tt_layout *lo, const double *params, const int32_t *inp, int B,
+                     int T, double *logits);
+/* tokens (B, T+1) bytes with T = cfg->ctx (inputs [0,T), targets [1,T+1]).
  * Returns the mean token loss; grads (layout total, may be NULL) receives
  * d(mean loss)/d(params). B may differ from cfg->batch. */
 double ref_gpt_loss_grad(const tt_model_config *cfg, const tt_layout *lo, const double *params, const uint8_t *tokens,
                          int B, double *grads);
-
-/* ---- optimizer: one step with backend.h semantics ----
- * g_norm = ||grads||; scale = clip/(g_norm+1e-6) if clip > 0 and g_norm > clip;
- * AdamW on every tensor of the layout (decay where lo->t[i].decay).
- * Returns g_norm. */
-double ref_optimizer_step(const tt_layout *lo, double *params, double *m, double *v, const double *grads,
-                          const tt_optim_args *opt);
 
 #endif

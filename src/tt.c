@@ -51,3 +51,29 @@ double tt_now(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
+
+/* strip leading/trailing blanks in place */
+static char *trim(char *s) {
+    while (*s == ' ' || *s == '\t') s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r')) s[--n] = 0;
+    return s;
+}
+
+void tt_cpu_model_name(char *out, size_t cap) {
+    out[0] = 0;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (!colon) continue;
+        *colon = 0;
+        char *key = trim(line), *val = trim(colon + 1);
+        if (strcmp(key, "model name") == 0 || strcmp(key, "Model") == 0 || strcmp(key, "Hardware") == 0) {
+            snprintf(out, cap, "%s", val);
+            break;
+        }
+    }
+    fclose(f);
+}

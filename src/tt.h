@@ -18,7 +18,8 @@ enum {
     TT_EFORMAT = 4,  /* malformed file */
     TT_EUNSUP = 5,   /* feature / backend not available */
     TT_EDEVICE = 6,  /* GPU device error */
-    TT_EMISMATCH = 7 /* config mismatch (e.g. on resume) */
+    TT_EMISMATCH = 7, /* config mismatch (e.g. on resume) */
+    TT_EBUSY = 8      /* a resource held by another process (a locked output folder) */
 };
 
 typedef struct {
@@ -41,6 +42,11 @@ void tt_free(void *p);
 
 /* Monotonic wall-clock seconds. */
 double tt_now(void);
+
+/* The CPU's model name ("model name", "Model" or "Hardware" of
+ * /proc/cpuinfo; also under Node's raw file system), "" if unknown. For the
+ * machine line of benchmark records. */
+void tt_cpu_model_name(char *out, size_t cap);
 
 #define TT_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define TT_MAX(a, b) ((a) > (b) ? (a) : (b))

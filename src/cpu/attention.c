@@ -1,6 +1,11 @@
-/* attention.c — causal multi-head self-attention, forward and backward,
- * with FlashAttention's memory behaviour: no (B,NH,T,T) matrix is stored,
- * only the logsumexp of each query row; the backward recomputes the scores.
+/* attention.c — causal multi-head self-attention, forward and backward
+ * (ops.h), with FlashAttention's memory behaviour: no (B,NH,T,T) matrix is
+ * stored, only the statistics of each query row (logsumexp by the forward,
+ * D = rowsum(dout * out) by the backward, one buffer as on the WebGPU
+ * backend); the backward recomputes the scores. q, k, v are separate
+ * pointers with a common row stride, so the packed (B,T,3C) projection output
+ * is read in place. Also the single-query form the sampler runs against its
+ * key/value cache (tt_attention_decode), on the forward's row kernel.
  *
  * Forward work units are (b, h, block of QB queries), the most expensive
  * (latest) blocks first. Backward units are whole (b, h) pairs, so one thread
@@ -116,11 +121,38 @@ static inline float dot(const float *a, const float *b, int n) {
 
 typedef struct {
     tt_cpu *cpu;
-    float *out, *lse, *dqkv;
-    const float *qkv, *dout, *fout, *flse;
+    float *out, *lse, *D;         /* lse, D: (B,NH,T) halves of the stats buffer */
+    float *dq, *dk, *dv;
+    const float *q, *k, *v;       /* row stride ld */
+    const float *dout, *fout;
+    size_t ld;
     int B, T, C, NH, hs, nqb;
     float scale;
 } att_ctx;
+
+/* One query row against keys [0, n): scores against the transposed keys kT
+ * (hs, ld), softmax, o = sum_j p_j V_j (V row stride ldv); returns the
+ * logsumexp of the scaled scores. s: scratch of vec_count(n) vectors. */
+static float attend_row(float *o, const float *q, const float *kT, size_t ld, const float *V, size_t ldv, int n, int hs,
+                        float scale, float *s) {
+    int nvec = vec_count(n);
+    row_scores(s, q, kT, ld, hs, nvec, scale);
+    for (int j = n; j < nvec * TT_VW; j++) s[j] = -INFINITY;
+    tt_vf vm = tt_vdup(-INFINITY);
+    for (int jv = 0; jv < nvec; jv++) vm = tt_vmax(vm, tt_vload(s + (size_t)jv * TT_VW));
+    float m = tt_vhmax(vm);
+    tt_vf vs = tt_vdup(0.0f);
+    for (int jv = 0; jv < nvec; jv++) {
+        tt_vf p = tt_vexp(tt_vload(s + (size_t)jv * TT_VW) - m);
+        tt_vstore(s + (size_t)jv * TT_VW, p);
+        vs += p;
+    }
+    float sum = tt_vsum(vs);
+    weighted_rows(o, s, V, ldv, n, hs);
+    float inv = 1.0f / sum;
+    for (int d = 0; d < hs; d++) o[d] *= inv;
+    return m + logf(sum);
+}
 
 /* forward unit: chunk -> (query block, b, h); latest query blocks first */
 static void att_fwd_simple(void *arg, int64_t chunk, int tid) {
@@ -130,32 +162,39 @@ static void att_fwd_simple(void *arg, int64_t chunk, int tid) {
     int qb = a->nqb - 1 - (int)(chunk / ((int64_t)a->B * NH));
     int b = bh / NH, h = bh % NH;
     int t0 = qb * QB, t1 = TT_MIN(T, t0 + QB);
-    size_t ld = tpad(T), C3 = (size_t)3 * C;
+    size_t ld = tpad(T), lq = a->ld;
     float *kT = tt_cpu_tscratch(a->cpu, tid);
     float *s = kT + (size_t)hs * ld;
-    const float *base = a->qkv + (size_t)b * T * C3;
-    transpose_head(kT, ld, base + C + (size_t)h * hs, C3, t1, hs);
-    const float *V = base + 2 * (size_t)C + (size_t)h * hs;
+    size_t off = (size_t)b * T * lq + (size_t)h * hs;
+    transpose_head(kT, ld, a->k + off, lq, t1, hs);
     for (int t = t0; t < t1; t++) {
-        const float *q = base + (size_t)t * C3 + (size_t)h * hs;
-        int n = t + 1, nvec = vec_count(n);
-        row_scores(s, q, kT, ld, hs, nvec, a->scale);
-        for (int j = n; j < nvec * TT_VW; j++) s[j] = -INFINITY;
-        tt_vf vm = tt_vdup(-INFINITY);
-        for (int jv = 0; jv < nvec; jv++) vm = tt_vmax(vm, tt_vload(s + (size_t)jv * TT_VW));
-        float m = tt_vhmax(vm);
-        tt_vf vs = tt_vdup(0.0f);
-        for (int jv = 0; jv < nvec; jv++) {
-            tt_vf p = tt_vexp(tt_vload(s + (size_t)jv * TT_VW) - m);
-            tt_vstore(s + (size_t)jv * TT_VW, p);
-            vs += p;
-        }
-        float sum = tt_vsum(vs);
         float *o = a->out + ((size_t)b * T + t) * C + (size_t)h * hs;
-        weighted_rows(o, s, V, C3, n, hs);
-        float inv = 1.0f / sum;
-        for (int d = 0; d < hs; d++) o[d] *= inv;
-        a->lse[((size_t)b * NH + h) * T + t] = m + logf(sum);
+        a->lse[((size_t)b * NH + h) * T + t] = attend_row(o, a->q + off + (size_t)t * lq, kT, ld, a->v + off, lq, t + 1, hs, a->scale, s);
+    }
+}
+
+/* The head's keys and values transposed (kT, vT: (hs, ld)) and its dK, dV
+ * accumulators (T, hs) zeroed, at the start of the caller's thread scratch;
+ * returns the floats after them. */
+static float *bwd_head_begin(const att_ctx *a, int tid, size_t off, float **kT, float **vT, float **dK, float **dV) {
+    int T = a->T, hs = a->hs;
+    size_t ld = tpad(T);
+    *kT = tt_cpu_tscratch(a->cpu, tid);
+    *vT = *kT + (size_t)hs * ld;
+    *dK = *vT + (size_t)hs * ld;
+    *dV = *dK + (size_t)T * hs;
+    transpose_head(*kT, ld, a->k + off, a->ld, T, hs);
+    transpose_head(*vT, ld, a->v + off, a->ld, T, hs);
+    memset(*dK, 0, (size_t)T * hs * sizeof(float));
+    memset(*dV, 0, (size_t)T * hs * sizeof(float));
+    return *dV + (size_t)T * hs;
+}
+
+/* dk, dv of the head <- its accumulators */
+static void bwd_head_end(const att_ctx *a, size_t off, const float *dK, const float *dV) {
+    for (int t = 0; t < a->T; t++) {
+        memcpy(a->dk + off + (size_t)t * a->ld, dK + (size_t)t * a->hs, (size_t)a->hs * sizeof(float));
+        memcpy(a->dv + off + (size_t)t * a->ld, dV + (size_t)t * a->hs, (size_t)a->hs * sizeof(float));
     }
 }
 
@@ -164,28 +203,22 @@ static void att_bwd_simple(void *arg, int64_t chunk, int tid) {
     att_ctx *a = arg;
     int T = a->T, C = a->C, NH = a->NH, hs = a->hs;
     int b = (int)(chunk / NH), h = (int)(chunk % NH);
-    size_t ld = tpad(T), C3 = (size_t)3 * C;
-    float *kT = tt_cpu_tscratch(a->cpu, tid);
-    float *vT = kT + (size_t)hs * ld;
-    float *dk = vT + (size_t)hs * ld; /* (T, hs) */
-    float *dv = dk + (size_t)T * hs;  /* (T, hs) */
-    float *p = dv + (size_t)T * hs;   /* (ld) */
-    float *ds = p + ld;               /* (ld) */
-    const float *base = a->qkv + (size_t)b * T * C3;
-    const float *K = base + C + (size_t)h * hs, *V = base + 2 * (size_t)C + (size_t)h * hs;
-    transpose_head(kT, ld, K, C3, T, hs);
-    transpose_head(vT, ld, V, C3, T, hs);
-    memset(dk, 0, (size_t)T * hs * sizeof(float));
-    memset(dv, 0, (size_t)T * hs * sizeof(float));
-    float *dbase = a->dqkv + (size_t)b * T * C3;
+    size_t ld = tpad(T), lq = a->ld;
+    size_t off = (size_t)b * T * lq + (size_t)h * hs;
+    float *kT, *vT, *dk, *dv;
+    float *p = bwd_head_begin(a, tid, off, &kT, &vT, &dk, &dv); /* (ld) */
+    float *ds = p + ld;                                          /* (ld) */
+    const float *K = a->k + off;
     const float scale = a->scale;
     for (int t = 0; t < T; t++) {
-        const float *q = base + (size_t)t * C3 + (size_t)h * hs;
+        const float *q = a->q + off + (size_t)t * lq;
         const float *dO = a->dout + ((size_t)b * T + t) * C + (size_t)h * hs;
         const float *O = a->fout + ((size_t)b * T + t) * C + (size_t)h * hs;
-        float l = a->flse[((size_t)b * NH + h) * T + t];
+        size_t si = ((size_t)b * NH + h) * T + t;
+        float l = a->lse[si];
         int n = t + 1, nvec = vec_count(n);
         float D = dot(dO, O, hs);
+        a->D[si] = D;
         row_scores(p, q, kT, ld, hs, nvec, scale);
         row_scores(ds, dO, vT, ld, hs, nvec, 1.0f); /* dp */
         for (int j = n; j < nvec * TT_VW; j++) p[j] = -INFINITY;
@@ -195,8 +228,8 @@ static void att_bwd_simple(void *arg, int64_t chunk, int tid) {
             tt_vstore(ds + (size_t)jv * TT_VW, pv * (tt_vload(ds + (size_t)jv * TT_VW) - D));
         }
         /* dq_t = scale * sum_j ds_j k_j */
-        float *dq = dbase + (size_t)t * C3 + (size_t)h * hs;
-        weighted_rows(dq, ds, K, C3, n, hs);
+        float *dq = a->dq + off + (size_t)t * lq;
+        weighted_rows(dq, ds, K, lq, n, hs);
         for (int d = 0; d < hs; d++) dq[d] *= scale;
         /* dk_j += scale ds_j q_t ; dv_j += p_j dO_t */
         for (int j = 0; j < n; j++) {
@@ -204,12 +237,8 @@ static void att_bwd_simple(void *arg, int64_t chunk, int tid) {
             axpy(dv + (size_t)j * hs, p[j], dO, hs);
         }
     }
-    for (int t = 0; t < T; t++) {
-        memcpy(dbase + (size_t)t * C3 + C + (size_t)h * hs, dk + (size_t)t * hs, (size_t)hs * sizeof(float));
-        memcpy(dbase + (size_t)t * C3 + 2 * (size_t)C + (size_t)h * hs, dv + (size_t)t * hs, (size_t)hs * sizeof(float));
-    }
+    bwd_head_end(a, off, dk, dv);
 }
-
 
 /* ================= blocked path (hs a multiple of the vector width) =================
  * Queries are processed in blocks of QB rows and, inside a block, in groups
@@ -227,14 +256,6 @@ static void att_bwd_simple(void *arg, int64_t chunk, int tid) {
 #define MQ 4
 #endif
 
-#if defined(__clang__)
-#define UNROLL _Pragma("unroll")
-#elif defined(__GNUC__)
-#define UNROLL _Pragma("GCC unroll 16")
-#else
-#define UNROLL
-#endif
-
 /* keys (rounded up to whole vectors) that row group starting at q0 sees */
 static inline int group_lim(int t0, int q0, int nq) {
     int nr = TT_MIN(MQ, nq - q0);
@@ -248,15 +269,15 @@ static void scores_block(float *S, size_t lds, const float *X, size_t ldx, int n
     for (int q0 = 0; q0 < nq; q0 += MQ) {
         int nr = TT_MIN(MQ, nq - q0), nvec = group_lim(t0, q0, nq) / TT_VW;
         const float *x[MQ];
-        UNROLL for (int r = 0; r < MQ; r++) x[r] = X + (size_t)(q0 + (r < nr ? r : 0)) * ldx;
+        TT_UNROLL for (int r = 0; r < MQ; r++) x[r] = X + (size_t)(q0 + (r < nr ? r : 0)) * ldx;
         int jv = 0;
         for (; jv + 2 <= nvec; jv += 2) {
             tt_vf acc[MQ][2];
-            UNROLL for (int r = 0; r < MQ; r++) acc[r][0] = acc[r][1] = tt_vdup(0.0f);
+            TT_UNROLL for (int r = 0; r < MQ; r++) acc[r][0] = acc[r][1] = tt_vdup(0.0f);
             const float *y = YT + (size_t)jv * TT_VW;
             for (int d = 0; d < hs; d++) {
                 tt_vf b0 = tt_vload(y + (size_t)d * ldy), b1 = tt_vload(y + (size_t)d * ldy + TT_VW);
-                UNROLL for (int r = 0; r < MQ; r++) {
+                TT_UNROLL for (int r = 0; r < MQ; r++) {
                     tt_vf a = tt_vdup(x[r][d]);
                     acc[r][0] += a * b0;
                     acc[r][1] += a * b1;
@@ -269,11 +290,11 @@ static void scores_block(float *S, size_t lds, const float *X, size_t ldx, int n
         }
         if (jv < nvec) {
             tt_vf acc[MQ];
-            UNROLL for (int r = 0; r < MQ; r++) acc[r] = tt_vdup(0.0f);
+            TT_UNROLL for (int r = 0; r < MQ; r++) acc[r] = tt_vdup(0.0f);
             const float *y = YT + (size_t)jv * TT_VW;
             for (int d = 0; d < hs; d++) {
                 tt_vf b0 = tt_vload(y + (size_t)d * ldy);
-                UNROLL for (int r = 0; r < MQ; r++) acc[r] += tt_vdup(x[r][d]) * b0;
+                TT_UNROLL for (int r = 0; r < MQ; r++) acc[r] += tt_vdup(x[r][d]) * b0;
             }
             for (int r = 0; r < nr; r++) tt_vstore(S + (size_t)(q0 + r) * lds + (size_t)jv * TT_VW, acc[r] * scale);
         }
@@ -287,15 +308,15 @@ static void pv_block(float *O, size_t ldo, const float *P, size_t ldp, int nq, i
     for (int q0 = 0; q0 < nq; q0 += MQ) {
         int nr = TT_MIN(MQ, nq - q0), nj = t0 + q0 + nr;
         const float *p[MQ];
-        UNROLL for (int r = 0; r < MQ; r++) p[r] = P + (size_t)(q0 + (r < nr ? r : 0)) * ldp;
+        TT_UNROLL for (int r = 0; r < MQ; r++) p[r] = P + (size_t)(q0 + (r < nr ? r : 0)) * ldp;
         int c = 0;
         for (; c + 2 * TT_VW <= hs; c += 2 * TT_VW) {
             tt_vf acc[MQ][2];
-            UNROLL for (int r = 0; r < MQ; r++) acc[r][0] = acc[r][1] = tt_vdup(0.0f);
+            TT_UNROLL for (int r = 0; r < MQ; r++) acc[r][0] = acc[r][1] = tt_vdup(0.0f);
             for (int j = 0; j < nj; j++) {
                 const float *y = Y + (size_t)j * ldy + c;
                 tt_vf y0 = tt_vload(y), y1 = tt_vload(y + TT_VW);
-                UNROLL for (int r = 0; r < MQ; r++) {
+                TT_UNROLL for (int r = 0; r < MQ; r++) {
                     tt_vf a = tt_vdup(p[r][j]);
                     acc[r][0] += a * y0;
                     acc[r][1] += a * y1;
@@ -309,10 +330,10 @@ static void pv_block(float *O, size_t ldo, const float *P, size_t ldp, int nq, i
         }
         if (c < hs) {
             tt_vf acc[MQ];
-            UNROLL for (int r = 0; r < MQ; r++) acc[r] = tt_vdup(0.0f);
+            TT_UNROLL for (int r = 0; r < MQ; r++) acc[r] = tt_vdup(0.0f);
             for (int j = 0; j < nj; j++) {
                 tt_vf y0 = tt_vload(Y + (size_t)j * ldy + c);
-                UNROLL for (int r = 0; r < MQ; r++) acc[r] += tt_vdup(p[r][j]) * y0;
+                TT_UNROLL for (int r = 0; r < MQ; r++) acc[r] += tt_vdup(p[r][j]) * y0;
             }
             for (int r = 0; r < nr; r++) tt_vstore(O + (size_t)(q0 + r) * ldo + c, acc[r] * (rs ? rs[q0 + r] : alpha));
         }
@@ -329,11 +350,11 @@ static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, 
         int c = 0;
         for (; c + 2 * TT_VW <= hs; c += 2 * TT_VW) {
             tt_vf acc[MQ][2];
-            UNROLL for (int r = 0; r < MQ; r++) acc[r][0] = acc[r][1] = tt_vdup(0.0f);
+            TT_UNROLL for (int r = 0; r < MQ; r++) acc[r][0] = acc[r][1] = tt_vdup(0.0f);
             for (int q = qs; q < nq; q++) {
                 const float *x = X + (size_t)q * ldx + c, *p = P + (size_t)q * ldp + j0;
                 tt_vf x0 = tt_vload(x), x1 = tt_vload(x + TT_VW);
-                UNROLL for (int r = 0; r < MQ; r++) {
+                TT_UNROLL for (int r = 0; r < MQ; r++) {
                     tt_vf a = tt_vdup(p[r]);
                     acc[r][0] += a * x0;
                     acc[r][1] += a * x1;
@@ -347,11 +368,11 @@ static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, 
         }
         if (c < hs) {
             tt_vf acc[MQ];
-            UNROLL for (int r = 0; r < MQ; r++) acc[r] = tt_vdup(0.0f);
+            TT_UNROLL for (int r = 0; r < MQ; r++) acc[r] = tt_vdup(0.0f);
             for (int q = qs; q < nq; q++) {
                 tt_vf x0 = tt_vload(X + (size_t)q * ldx + c);
                 const float *p = P + (size_t)q * ldp + j0;
-                UNROLL for (int r = 0; r < MQ; r++) acc[r] += tt_vdup(p[r]) * x0;
+                TT_UNROLL for (int r = 0; r < MQ; r++) acc[r] += tt_vdup(p[r]) * x0;
             }
             for (int r = 0; r < nr; r++) {
                 float *g = G + (size_t)(j0 + r) * ldg + c;
@@ -369,13 +390,13 @@ static void att_fwd_blocked(void *arg, int64_t chunk, int tid) {
     int qb = a->nqb - 1 - (int)(chunk / ((int64_t)a->B * NH));
     int b = bh / NH, h = bh % NH;
     int t0 = qb * QB, t1 = TT_MIN(T, t0 + QB), nq = t1 - t0;
-    size_t ld = tpad(T), C3 = (size_t)3 * C;
+    size_t ld = tpad(T), lq = a->ld;
     float *kT = tt_cpu_tscratch(a->cpu, tid);
     float *S = kT + (size_t)hs * ld; /* (QB, ld) */
     float *inv = S + (size_t)QB * ld;
-    const float *base = a->qkv + (size_t)b * T * C3;
-    transpose_head(kT, ld, base + C + (size_t)h * hs, C3, t1, hs);
-    scores_block(S, ld, base + (size_t)t0 * C3 + (size_t)h * hs, C3, nq, t0, kT, ld, hs, a->scale);
+    size_t off = (size_t)b * T * lq + (size_t)h * hs;
+    transpose_head(kT, ld, a->k + off, lq, t1, hs);
+    scores_block(S, ld, a->q + off + (size_t)t0 * lq, lq, nq, t0, kT, ld, hs, a->scale);
     for (int q = 0; q < nq; q++) {
         int t = t0 + q, lim = group_lim(t0, q / MQ * MQ, nq);
         float *s = S + (size_t)q * ld;
@@ -393,8 +414,7 @@ static void att_fwd_blocked(void *arg, int64_t chunk, int tid) {
         inv[q] = 1.0f / sum;
         a->lse[((size_t)b * NH + h) * T + t] = m + logf(sum);
     }
-    pv_block(a->out + ((size_t)b * T + t0) * C + (size_t)h * hs, (size_t)C, S, ld, nq, t0, base + 2 * (size_t)C + (size_t)h * hs,
-             C3, hs, inv, 1.0f);
+    pv_block(a->out + ((size_t)b * T + t0) * C + (size_t)h * hs, (size_t)C, S, ld, nq, t0, a->v + off, lq, hs, inv, 1.0f);
 }
 
 /* backward unit: one (b, h), query blocks in order */
@@ -402,30 +422,25 @@ static void att_bwd_blocked(void *arg, int64_t chunk, int tid) {
     att_ctx *a = arg;
     int T = a->T, C = a->C, NH = a->NH, hs = a->hs;
     int b = (int)(chunk / NH), h = (int)(chunk % NH);
-    size_t ld = tpad(T), C3 = (size_t)3 * C;
-    float *kT = tt_cpu_tscratch(a->cpu, tid);
-    float *vT = kT + (size_t)hs * ld;
-    float *dK = vT + (size_t)hs * ld; /* (T, hs) */
-    float *dV = dK + (size_t)T * hs;  /* (T, hs) */
-    float *P = dV + (size_t)T * hs;   /* (QB, ld) */
-    float *dS = P + (size_t)QB * ld;  /* (QB, ld) */
-    const float *base = a->qkv + (size_t)b * T * C3;
-    const float *Q = base + (size_t)h * hs, *K = base + C + (size_t)h * hs, *V = base + 2 * (size_t)C + (size_t)h * hs;
+    size_t ld = tpad(T), lq = a->ld;
+    size_t off = (size_t)b * T * lq + (size_t)h * hs;
+    float *kT, *vT, *dK, *dV;
+    float *P = bwd_head_begin(a, tid, off, &kT, &vT, &dK, &dV); /* (QB, ld) */
+    float *dS = P + (size_t)QB * ld;                             /* (QB, ld) */
+    const float *Q = a->q + off, *K = a->k + off;
     const float *dO = a->dout + (size_t)b * T * C + (size_t)h * hs, *O = a->fout + (size_t)b * T * C + (size_t)h * hs;
-    const float *lse = a->flse + ((size_t)b * NH + h) * T;
-    float *dQ = a->dqkv + (size_t)b * T * C3 + (size_t)h * hs;
-    transpose_head(kT, ld, K, C3, T, hs);
-    transpose_head(vT, ld, V, C3, T, hs);
-    memset(dK, 0, (size_t)T * hs * sizeof(float));
-    memset(dV, 0, (size_t)T * hs * sizeof(float));
+    const float *lse = a->lse + ((size_t)b * NH + h) * T;
+    float *Drow = a->D + ((size_t)b * NH + h) * T;
+    float *dQ = a->dq + off;
     for (int t0 = 0; t0 < T; t0 += QB) {
         int t1 = TT_MIN(T, t0 + QB), nq = t1 - t0, nkv = vec_count(t1) * TT_VW;
-        scores_block(P, ld, Q + (size_t)t0 * C3, C3, nq, t0, kT, ld, hs, a->scale);
+        scores_block(P, ld, Q + (size_t)t0 * lq, lq, nq, t0, kT, ld, hs, a->scale);
         scores_block(dS, ld, dO + (size_t)t0 * C, (size_t)C, nq, t0, vT, ld, hs, 1.0f); /* dP */
         for (int q = 0; q < nq; q++) {
             int t = t0 + q, lim = group_lim(t0, q / MQ * MQ, nq);
             float *p = P + (size_t)q * ld, *ds = dS + (size_t)q * ld;
             float D = dot(dO + (size_t)t * C, O + (size_t)t * C, hs), l = lse[t];
+            Drow[t] = D;
             for (int j = t + 1; j < lim; j++) p[j] = -INFINITY;
             for (int j = 0; j < lim; j += TT_VW) {
                 tt_vf pv = tt_vexp(tt_vload(p + j) - l);
@@ -434,43 +449,64 @@ static void att_bwd_blocked(void *arg, int64_t chunk, int tid) {
             }
             for (int j = lim; j < nkv; j++) p[j] = ds[j] = 0.0f;
         }
-        pv_block(dQ + (size_t)t0 * C3, C3, dS, ld, nq, t0, K, C3, hs, NULL, a->scale);
-        ptx_block(dK, (size_t)hs, dS, ld, nq, t0, t1, Q + (size_t)t0 * C3, C3, hs, a->scale);
+        pv_block(dQ + (size_t)t0 * lq, lq, dS, ld, nq, t0, K, lq, hs, NULL, a->scale);
+        ptx_block(dK, (size_t)hs, dS, ld, nq, t0, t1, Q + (size_t)t0 * lq, lq, hs, a->scale);
         ptx_block(dV, (size_t)hs, P, ld, nq, t0, t1, dO + (size_t)t0 * C, (size_t)C, hs, 1.0f);
     }
-    float *dbase = a->dqkv + (size_t)b * T * C3;
-    for (int t = 0; t < T; t++) {
-        memcpy(dbase + (size_t)t * C3 + C + (size_t)h * hs, dK + (size_t)t * hs, (size_t)hs * sizeof(float));
-        memcpy(dbase + (size_t)t * C3 + 2 * (size_t)C + (size_t)h * hs, dV + (size_t)t * hs, (size_t)hs * sizeof(float));
-    }
+    bwd_head_end(a, off, dK, dV);
 }
 
 /* ================= public ops ================= */
 
-void tt_attention_forward(tt_cpu *cpu, float *out, float *lse, const float *qkv, int B, int T, int C, int NH) {
+void tt_attention_forward(tt_cpu *cpu, float *out, float *stats, const float *q, const float *k, const float *v,
+                          int ld, int B, int T, int C, int NH) {
     att_ctx a;
     memset(&a, 0, sizeof a);
-    a.cpu = cpu, a.out = out, a.lse = lse, a.qkv = qkv;
+    a.cpu = cpu, a.out = out, a.lse = stats, a.q = q, a.k = k, a.v = v, a.ld = (size_t)ld;
     a.B = B, a.T = T, a.C = C, a.NH = NH, a.hs = C / NH;
     a.nqb = (T + QB - 1) / QB;
     a.scale = 1.0f / sqrtf((float)a.hs);
-    if (tt_attention_thread_scratch(T, a.hs) > cpu->tscratch_floats) {
-        cpu->error = 1;
-        return;
-    }
+    if (!tt_cpu_need(cpu, 0, tt_attention_thread_scratch(T, a.hs), "attention forward")) return;
     tt_cpu_run1(cpu, a.hs % TT_VW == 0 ? att_fwd_blocked : att_fwd_simple, &a, (int64_t)B * NH * a.nqb);
 }
 
-void tt_attention_backward(tt_cpu *cpu, float *dqkv, const float *dout, const float *qkv, const float *out,
-                           const float *lse, int B, int T, int C, int NH) {
+void tt_attention_backward(tt_cpu *cpu, float *dq, float *dk, float *dv, float *stats, const float *q, const float *k,
+                           const float *v, const float *out, const float *dout, int ld, int B, int T, int C, int NH) {
     att_ctx a;
     memset(&a, 0, sizeof a);
-    a.cpu = cpu, a.dqkv = dqkv, a.dout = dout, a.qkv = qkv, a.fout = out, a.flse = lse;
+    a.cpu = cpu, a.dq = dq, a.dk = dk, a.dv = dv, a.q = q, a.k = k, a.v = v, a.ld = (size_t)ld;
+    a.dout = dout, a.fout = out, a.lse = stats, a.D = stats + (size_t)B * NH * T;
     a.B = B, a.T = T, a.C = C, a.NH = NH, a.hs = C / NH;
     a.scale = 1.0f / sqrtf((float)a.hs);
-    if (tt_attention_thread_scratch(T, a.hs) > cpu->tscratch_floats) {
-        cpu->error = 1;
-        return;
-    }
+    if (!tt_cpu_need(cpu, 0, tt_attention_thread_scratch(T, a.hs), "attention backward")) return;
     tt_cpu_run1(cpu, a.hs % TT_VW == 0 ? att_bwd_blocked : att_bwd_simple, &a, (int64_t)B * NH);
+}
+
+/* ---- one query against cached keys (the sampler's token): one unit per
+ * head; each transposes its n keys and runs the forward's row kernel ---- */
+typedef struct {
+    tt_cpu *cpu;
+    float *out;
+    const float *q, *k, *v;
+    size_t ldk;
+    int n, hs;
+    float scale;
+} dec_ctx;
+
+static void att_decode_task(void *arg, int64_t h, int tid) {
+    dec_ctx *a = arg;
+    size_t ld = tpad(a->n), off = (size_t)h * a->hs;
+    float *kT = tt_cpu_tscratch(a->cpu, tid);
+    float *s = kT + (size_t)a->hs * ld;
+    transpose_head(kT, ld, a->k + off, a->ldk, a->n, a->hs);
+    attend_row(a->out + off, a->q + off, kT, ld, a->v + off, a->ldk, a->n, a->hs, a->scale, s);
+}
+
+void tt_attention_decode(tt_cpu *cpu, float *out, const float *q, const float *k, const float *v, int ldk, int n, int C,
+                         int NH) {
+    dec_ctx a = {cpu, out, q, k, v, (size_t)ldk, n, C / NH, 1.0f / sqrtf((float)(C / NH))};
+    if (!tt_cpu_need(cpu, 0, tt_attention_thread_scratch(n, a.hs), "attention decode")) return;
+    if ((int64_t)n * C >= (1 << 14)) tt_cpu_run1(cpu, att_decode_task, &a, NH);
+    else
+        for (int h = 0; h < NH; h++) att_decode_task(&a, h, 0);
 }

@@ -1,8 +1,10 @@
-/* backend_cpu.c — the CPU backend (backend.h): plans all memory once at
+/* backend.c — the CPU backend (backend.h): plans all memory once at
  * creation (parameters, gradients, AdamW moments, activations for
  * (batch, ctx), backward buffers, scratch), then runs the GPT forward,
  * backward, gradient norm, clipping and AdamW with the ops of ops.h. A step
- * allocates nothing.
+ * allocates nothing. After each phase (forward, backward, optimizer) it
+ * checks the ops' error slot (tt_cpu_status) and fails the step with the
+ * op's message.
  *
  * Residual stream (llm.c's layout): x0 = wte[tok] + wpe[t]; per layer
  *   ln1 -> q,k,v -> causal attention -> o (+ x, fused)      = res2
@@ -19,14 +21,14 @@
 #include "simd.h"
 
 typedef struct {
-    float *ln1, *ln1_mean, *ln1_rstd; /* (N,C) (N) (N) */
-    float *qkv;                        /* (N,3C) */
-    float *atty;                       /* (N,C) */
-    float *lse;                        /* (B,NH,T) */
-    float *res2;                       /* (N,C) */
-    float *ln2, *ln2_mean, *ln2_rstd;
-    float *fch, *fchg;                 /* (N,4C) */
-    float *res3;                       /* (N,C) */
+    float *ln1, *ln1_stats; /* (N,C) (2N) */
+    float *qkv;             /* (N,3C) */
+    float *atty;            /* (N,C) */
+    float *att_stats;       /* (2,B,NH,T) */
+    float *res2;            /* (N,C) */
+    float *ln2, *ln2_stats;
+    float *fch, *fchg;      /* (N,4C) */
+    float *res3;            /* (N,C) */
 } layer_acts;
 
 typedef struct {
@@ -42,7 +44,7 @@ typedef struct {
     int32_t *inp, *tgt; /* (B,T) */
     float *encoded;     /* (N,C) */
     layer_acts *layers;
-    float *lnf, *lnf_mean, *lnf_rstd;
+    float *lnf, *lnf_stats;
     float *logits; /* (N,V), becomes dlogits in place */
     float *losses; /* (N) */
     /* backward */
@@ -52,24 +54,27 @@ typedef struct {
     float last_loss, last_norm;
     double phase_s[3]; /* last step: forward, backward, optimizer (seconds, wall clock) */
     int has_phase;
-    /* optional per-op timing (TT_CPU_PROFILE=1 in the environment): printed
-     * to stderr when the backend is destroyed */
-    int prof;
-    double prof_t[16];
-    int64_t prof_steps;
 } cpu_impl;
 
-enum { P_ENC, P_LN, P_QKV, P_ATT, P_OPROJ, P_FC, P_PROJ, P_HEAD, P_CE, P_NORM, P_ADAMW, P_NP };
-static const char *prof_names[P_NP] = {"encoder", "layernorm", "qkv", "attention", "attn out proj", "fc + gelu",
-                                        "mlp proj", "head", "softmax+CE", "grad norm", "adamw"};
-#define PROF(kind, call)                                    \
-    do {                                                    \
-        double t0_ = c->prof ? tt_now() : 0.0;              \
-        call;                                               \
-        if (c->prof) c->prof_t[kind] += tt_now() - t0_;     \
-    } while (0)
-
 /* ---- memory plan ---- */
+
+size_t tt_backend_cpu_shared_scratch(const tt_model_config *c) {
+    int N = c->batch * c->ctx, C = c->d_model, V = c->vocab;
+    size_t s[10] = {
+        tt_matmul_forward_scratch(N, C, 4 * C), tt_matmul_forward_scratch(N, 4 * C, C),
+        tt_matmul_backward_scratch(N, C, C),    tt_matmul_backward_scratch(N, C, 4 * C),
+        tt_matmul_backward_scratch(N, 4 * C, C), tt_qkv_forward_scratch(N, C),
+        tt_qkv_backward_scratch(N, C),          tt_head_forward_scratch(N, C, V),
+        tt_head_backward_scratch(N, C, V),      tt_layernorm_backward_scratch(N, C),
+    };
+    size_t m = 0;
+    for (int i = 0; i < 10; i++) m = TT_MAX(m, s[i]);
+    return m;
+}
+
+size_t tt_backend_cpu_thread_scratch(const tt_model_config *c) {
+    return TT_MAX(tt_matmul_thread_scratch(), tt_attention_thread_scratch(c->ctx, c->d_model / c->n_head));
+}
 
 typedef struct {
     uint64_t act_floats;    /* activations + backward buffers (floats) */
@@ -81,12 +86,12 @@ static int make_plan(const tt_model_config *c, int threads, plan *p) {
     uint64_t B = (uint64_t)c->batch, T = (uint64_t)c->ctx, C = (uint64_t)c->d_model, L = (uint64_t)c->n_layer;
     uint64_t NH = (uint64_t)c->n_head, V = (uint64_t)c->vocab, N = B * T;
     uint64_t P = (uint64_t)tt_config_param_count(c);
-    uint64_t per_layer = N * C * (1 + 3 + 1 + 1 + 1 + 4 + 4 + 1) + 4 * N + B * NH * T;
+    uint64_t per_layer = N * C * (1 + 3 + 1 + 1 + 1 + 4 + 4 + 1) + 4 * N + 2 * B * NH * T;
     p->act_floats = 2 * N /* inp, tgt (int32) */ + N * C + L * per_layer + N * C + 2 * N + N * V + N +
                     N * C * (1 + 1 + 1 + 3 + 4) + 16 * (L * 14 + 16) /* alignment slack */;
     if (N > (uint64_t)INT32_MAX / 4 || N * 4 * C > (uint64_t)INT32_MAX * 16) return TT_EINVAL;
-    p->shared = (uint64_t)tt_model_shared_scratch(c);
-    p->thread = ((uint64_t)tt_model_thread_scratch(c) + 15) & ~(uint64_t)15;
+    p->shared = (uint64_t)tt_backend_cpu_shared_scratch(c);
+    p->thread = ((uint64_t)tt_backend_cpu_thread_scratch(c) + 15) & ~(uint64_t)15;
     uint64_t n_spans = P / TT_SPAN_MAX + 4 + L * TT_PER_LAYER;
     p->total = 4 * (4 * P + p->act_floats + p->shared + p->thread * (uint64_t)threads) + 8 * n_spans + 6 * 64;
     if (p->total > (uint64_t)SIZE_MAX / 2) return TT_ENOMEM;
@@ -136,25 +141,24 @@ static float forward(tt_backend *be, int B, int with_grad, float dscale) {
     tt_cpu *cpu = &c->cpu;
     int T = c->T, C = c->C, NH = c->NH, V = c->V, N = B * T;
     float *p = c->params;
-    PROF(P_ENC, tt_encoder_forward(cpu, c->encoded, c->inp, PT(c, be, p, TT_WTE, 0), PT(c, be, p, TT_WPE, 0), B, T, C));
+    tt_embedding_forward(cpu, c->encoded, c->inp, PT(c, be, p, TT_WTE, 0), PT(c, be, p, TT_WPE, 0), B, T, C);
     float *x = c->encoded;
     for (int l = 0; l < c->L; l++) {
         layer_acts *a = &c->layers[l];
-        PROF(P_LN, tt_layernorm_forward(cpu, a->ln1, a->ln1_mean, a->ln1_rstd, x, PT(c, be, p, TT_LN1W, l), PT(c, be, p, TT_LN1B, l), N, C));
-        PROF(P_QKV, tt_qkv_forward(cpu, a->qkv, a->ln1, PT(c, be, p, TT_QW, l), PT(c, be, p, TT_QB, l), PT(c, be, p, TT_KW, l),
-                                   PT(c, be, p, TT_KB, l), PT(c, be, p, TT_VALW, l), PT(c, be, p, TT_VALB, l), N, C));
-        PROF(P_ATT, tt_attention_forward(cpu, a->atty, a->lse, a->qkv, B, T, C, NH));
-        PROF(P_OPROJ, tt_matmul_residual_forward(cpu, a->res2, a->atty, PT(c, be, p, TT_OW, l), PT(c, be, p, TT_OB, l), x, N, C, C));
-        PROF(P_LN, tt_layernorm_forward(cpu, a->ln2, a->ln2_mean, a->ln2_rstd, a->res2, PT(c, be, p, TT_LN2W, l), PT(c, be, p, TT_LN2B, l), N, C));
-        PROF(P_FC, tt_matmul_gelu_forward(cpu, a->fch, a->fchg, a->ln2, PT(c, be, p, TT_FCW, l), PT(c, be, p, TT_FCB, l), N, C, 4 * C));
-        PROF(P_PROJ, tt_matmul_residual_forward(cpu, a->res3, a->fchg, PT(c, be, p, TT_PROJW, l), PT(c, be, p, TT_PROJB, l), a->res2, N, 4 * C, C));
+        tt_layernorm_forward(cpu, a->ln1, a->ln1_stats, x, PT(c, be, p, TT_LN1W, l), PT(c, be, p, TT_LN1B, l), N, C);
+        tt_qkv_forward(cpu, a->qkv, a->ln1, PT(c, be, p, TT_QW, l), PT(c, be, p, TT_QB, l), PT(c, be, p, TT_KW, l),
+                       PT(c, be, p, TT_KB, l), PT(c, be, p, TT_VALW, l), PT(c, be, p, TT_VALB, l), N, C);
+        tt_attention_forward(cpu, a->atty, a->att_stats, a->qkv, a->qkv + C, a->qkv + 2 * C, 3 * C, B, T, C, NH);
+        tt_matmul_residual_forward(cpu, a->res2, a->atty, PT(c, be, p, TT_OW, l), PT(c, be, p, TT_OB, l), x, N, C, C);
+        tt_layernorm_forward(cpu, a->ln2, a->ln2_stats, a->res2, PT(c, be, p, TT_LN2W, l), PT(c, be, p, TT_LN2B, l), N, C);
+        tt_matmul_gelu_forward(cpu, a->fch, a->fchg, a->ln2, PT(c, be, p, TT_FCW, l), PT(c, be, p, TT_FCB, l), N, C, 4 * C);
+        tt_matmul_residual_forward(cpu, a->res3, a->fchg, PT(c, be, p, TT_PROJW, l), PT(c, be, p, TT_PROJB, l), a->res2, N,
+                                   4 * C, C);
         x = a->res3;
     }
-    PROF(P_LN, tt_layernorm_forward(cpu, c->lnf, c->lnf_mean, c->lnf_rstd, x, PT(c, be, p, TT_LNFW, 0), PT(c, be, p, TT_LNFB, 0), N, C));
-    PROF(P_HEAD, tt_head_forward(cpu, c->logits, c->lnf, PT(c, be, p, TT_WTE, 0), N, C, V));
-    float loss;
-    PROF(P_CE, loss = tt_crossentropy_forward(cpu, c->losses, with_grad ? c->logits : NULL, c->logits, c->tgt, N, V, dscale));
-    return loss;
+    tt_layernorm_forward(cpu, c->lnf, c->lnf_stats, x, PT(c, be, p, TT_LNFW, 0), PT(c, be, p, TT_LNFB, 0), N, C);
+    tt_head_forward(cpu, c->logits, c->lnf, PT(c, be, p, TT_WTE, 0), N, C, V);
+    return tt_crossentropy_forward(cpu, c->losses, with_grad ? c->logits : NULL, c->logits, c->tgt, N, V, dscale);
 }
 
 /* gradients accumulate into c->grads; needs forward(with_grad = 1) first */
@@ -164,28 +168,29 @@ static void backward(tt_backend *be, int B) {
     int T = c->T, C = c->C, NH = c->NH, V = c->V, N = B * T;
     float *p = c->params, *g = c->grads;
     float *xl = c->L > 0 ? c->layers[c->L - 1].res3 : c->encoded;
-    PROF(P_HEAD, tt_head_backward(cpu, c->dln, PT(c, be, g, TT_WTE, 0), c->logits, c->lnf, PT(c, be, p, TT_WTE, 0), N, C, V));
-    PROF(P_LN, tt_layernorm_backward(cpu, c->dres, PT(c, be, g, TT_LNFW, 0), PT(c, be, g, TT_LNFB, 0), c->dln, xl,
-                                     PT(c, be, p, TT_LNFW, 0), c->lnf_mean, c->lnf_rstd, N, C, 0));
+    tt_head_backward(cpu, c->dln, PT(c, be, g, TT_WTE, 0), c->logits, c->lnf, PT(c, be, p, TT_WTE, 0), N, C, V);
+    tt_layernorm_backward(cpu, c->dres, PT(c, be, g, TT_LNFW, 0), PT(c, be, g, TT_LNFB, 0), c->dln, xl,
+                          PT(c, be, p, TT_LNFW, 0), c->lnf_stats, N, C, 0);
     for (int l = c->L - 1; l >= 0; l--) {
         layer_acts *a = &c->layers[l];
         const float *xin = l > 0 ? c->layers[l - 1].res3 : c->encoded;
-        PROF(P_PROJ, tt_matmul_gelu_backward(cpu, c->dfch, PT(c, be, g, TT_PROJW, l), PT(c, be, g, TT_PROJB, l), c->dres, a->fchg,
-                                             PT(c, be, p, TT_PROJW, l), a->fch, N, 4 * C, C));
-        PROF(P_FC, tt_matmul_backward(cpu, c->dln, PT(c, be, g, TT_FCW, l), PT(c, be, g, TT_FCB, l), c->dfch, a->ln2,
-                                      PT(c, be, p, TT_FCW, l), N, C, 4 * C));
-        PROF(P_LN, tt_layernorm_backward(cpu, c->dres, PT(c, be, g, TT_LN2W, l), PT(c, be, g, TT_LN2B, l), c->dln, a->res2,
-                                         PT(c, be, p, TT_LN2W, l), a->ln2_mean, a->ln2_rstd, N, C, 1));
-        PROF(P_OPROJ, tt_matmul_backward(cpu, c->datty, PT(c, be, g, TT_OW, l), PT(c, be, g, TT_OB, l), c->dres, a->atty,
-                                         PT(c, be, p, TT_OW, l), N, C, C));
-        PROF(P_ATT, tt_attention_backward(cpu, c->dqkv, c->datty, a->qkv, a->atty, a->lse, B, T, C, NH));
-        PROF(P_QKV, tt_qkv_backward(cpu, c->dln, PT(c, be, g, TT_QW, l), PT(c, be, g, TT_QB, l), PT(c, be, g, TT_KW, l),
-                                    PT(c, be, g, TT_KB, l), PT(c, be, g, TT_VALW, l), PT(c, be, g, TT_VALB, l), c->dqkv, a->ln1,
-                                    PT(c, be, p, TT_QW, l), PT(c, be, p, TT_KW, l), PT(c, be, p, TT_VALW, l), N, C));
-        PROF(P_LN, tt_layernorm_backward(cpu, c->dres, PT(c, be, g, TT_LN1W, l), PT(c, be, g, TT_LN1B, l), c->dln, xin,
-                                         PT(c, be, p, TT_LN1W, l), a->ln1_mean, a->ln1_rstd, N, C, 1));
+        tt_matmul_gelu_backward(cpu, c->dfch, PT(c, be, g, TT_PROJW, l), PT(c, be, g, TT_PROJB, l), c->dres, a->fchg,
+                                PT(c, be, p, TT_PROJW, l), a->fch, N, 4 * C, C);
+        tt_matmul_backward(cpu, c->dln, PT(c, be, g, TT_FCW, l), PT(c, be, g, TT_FCB, l), c->dfch, a->ln2,
+                           PT(c, be, p, TT_FCW, l), N, C, 4 * C);
+        tt_layernorm_backward(cpu, c->dres, PT(c, be, g, TT_LN2W, l), PT(c, be, g, TT_LN2B, l), c->dln, a->res2,
+                              PT(c, be, p, TT_LN2W, l), a->ln2_stats, N, C, 1);
+        tt_matmul_backward(cpu, c->datty, PT(c, be, g, TT_OW, l), PT(c, be, g, TT_OB, l), c->dres, a->atty,
+                           PT(c, be, p, TT_OW, l), N, C, C);
+        tt_attention_backward(cpu, c->dqkv, c->dqkv + C, c->dqkv + 2 * C, a->att_stats, a->qkv, a->qkv + C,
+                              a->qkv + 2 * C, a->atty, c->datty, 3 * C, B, T, C, NH);
+        tt_qkv_backward(cpu, c->dln, PT(c, be, g, TT_QW, l), PT(c, be, g, TT_QB, l), PT(c, be, g, TT_KW, l),
+                        PT(c, be, g, TT_KB, l), PT(c, be, g, TT_VALW, l), PT(c, be, g, TT_VALB, l), c->dqkv, a->ln1,
+                        PT(c, be, p, TT_QW, l), PT(c, be, p, TT_KW, l), PT(c, be, p, TT_VALW, l), N, C);
+        tt_layernorm_backward(cpu, c->dres, PT(c, be, g, TT_LN1W, l), PT(c, be, g, TT_LN1B, l), c->dln, xin,
+                              PT(c, be, p, TT_LN1W, l), a->ln1_stats, N, C, 1);
     }
-    PROF(P_ENC, tt_encoder_backward(cpu, PT(c, be, g, TT_WTE, 0), PT(c, be, g, TT_WPE, 0), c->dres, c->inp, B, T, C, V));
+    tt_embedding_backward(cpu, PT(c, be, g, TT_WTE, 0), PT(c, be, g, TT_WPE, 0), c->dres, c->inp, B, T, C, V);
 }
 
 /* ---- vtable ---- */
@@ -193,15 +198,6 @@ static void backward(tt_backend *be, int B) {
 static void cpu_destroy(tt_backend *be) {
     if (!be) return;
     cpu_impl *c = be->impl;
-    if (c && c->prof && c->prof_steps > 0) {
-        double total = 0;
-        for (int i = 0; i < P_NP; i++) total += c->prof_t[i];
-        fprintf(stderr, "cpu backend profile, ms per step over %lld steps (forward + backward):\n", (long long)c->prof_steps);
-        for (int i = 0; i < P_NP; i++)
-            fprintf(stderr, "  %-14s %9.3f  %5.1f%%\n", prof_names[i], c->prof_t[i] * 1e3 / c->prof_steps,
-                    total > 0 ? 100.0 * c->prof_t[i] / total : 0.0);
-        fprintf(stderr, "  %-14s %9.3f\n", "total", total * 1e3 / c->prof_steps);
-    }
     if (c) {
         tt_cpu_destroy(&c->cpu);
         for (int i = 0; i < 5; i++) free(c->raw[i]);
@@ -246,23 +242,24 @@ static int cpu_step(tt_backend *be, const uint8_t *tokens, int n_micro, const tt
     for (int i = 0; i < n_micro; i++) {
         load_tokens(c, tokens + (size_t)i * B * (T + 1), B);
         loss += forward(be, B, 1, dscale);
+        TT_CHECK(tt_cpu_status(&c->cpu, st));
         double t1 = tt_now();
         backward(be, B);
+        TT_CHECK(tt_cpu_status(&c->cpu, st));
         double t2 = tt_now();
         tf += t1 - t0;
         tb += t2 - t1;
         t0 = t2;
     }
-    double norm;
-    PROF(P_NORM, norm = sqrt(tt_grad_sumsq(&c->cpu, c->grads, c->spans, c->n_spans, c->partials)));
+    double norm = sqrt(tt_adamw_grad_sumsq(&c->cpu, c->grads, c->spans, c->n_spans, c->partials));
     float scale = 1.0f;
     if (opt->clip > 0.0f && norm > opt->clip) scale = (float)(opt->clip / (norm + 1e-6));
-    PROF(P_ADAMW, tt_adamw_update(&c->cpu, c->params, c->grads, c->m, c->v, c->spans, c->n_spans, opt, scale, 1));
+    tt_adamw_update(&c->cpu, c->params, c->grads, c->m, c->v, c->spans, c->n_spans, opt, scale, 1);
+    TT_CHECK(tt_cpu_status(&c->cpu, st));
     c->phase_s[0] = tf;
     c->phase_s[1] = tb;
     c->phase_s[2] = tt_now() - t0;
     c->has_phase = 1;
-    c->prof_steps++;
     c->last_loss = (float)(loss / n_micro);
     c->last_norm = (float)norm;
     return TT_OK;
@@ -282,7 +279,7 @@ static int cpu_eval(tt_backend *be, const uint8_t *tokens, int B, float *loss, t
     if (B < 1 || B > c->B) return tt_fail(st, TT_EINVAL, "eval: batch %d outside 1..%d", B, c->B);
     load_tokens(c, tokens, B);
     *loss = forward(be, B, 0, 0.0f);
-    return TT_OK;
+    return tt_cpu_status(&c->cpu, st);
 }
 
 static int cpu_loss_and_grad(tt_backend *be, const uint8_t *tokens, float *loss, float *grads, tt_status *st) {
@@ -292,7 +289,9 @@ static int cpu_loss_and_grad(tt_backend *be, const uint8_t *tokens, float *loss,
     tt_cpu_zero(&c->cpu, c->grads, c->total);
     load_tokens(c, tokens, B);
     *loss = forward(be, B, 1, (float)(1.0 / ((double)B * T)));
+    TT_CHECK(tt_cpu_status(&c->cpu, st));
     backward(be, B);
+    TT_CHECK(tt_cpu_status(&c->cpu, st));
     tt_cpu_copy(&c->cpu, grads, c->grads, c->total);
     tt_cpu_zero(&c->cpu, c->grads, c->total);
     return TT_OK;
@@ -377,22 +376,19 @@ int tt_backend_cpu_create(const tt_model_config *cfg, const tt_backend_opts *opt
         for (int l = 0; l < c->L; l++) {
             layer_acts *a = &c->layers[l];
             a->ln1 = TAKE(N * C);
-            a->ln1_mean = TAKE(N);
-            a->ln1_rstd = TAKE(N);
+            a->ln1_stats = TAKE(2 * N);
             a->qkv = TAKE(3 * N * C);
             a->atty = TAKE(N * C);
-            a->lse = TAKE((size_t)c->B * c->NH * c->T);
+            a->att_stats = TAKE(2 * (size_t)c->B * c->NH * c->T);
             a->res2 = TAKE(N * C);
             a->ln2 = TAKE(N * C);
-            a->ln2_mean = TAKE(N);
-            a->ln2_rstd = TAKE(N);
+            a->ln2_stats = TAKE(2 * N);
             a->fch = TAKE(4 * N * C);
             a->fchg = TAKE(4 * N * C);
             a->res3 = TAKE(N * C);
         }
         c->lnf = TAKE(N * C);
-        c->lnf_mean = TAKE(N);
-        c->lnf_rstd = TAKE(N);
+        c->lnf_stats = TAKE(2 * N);
         c->logits = TAKE(N * (size_t)c->V);
         c->losses = TAKE(N);
         c->dres = TAKE(N * C);
@@ -408,10 +404,6 @@ int tt_backend_cpu_create(const tt_model_config *cfg, const tt_backend_opts *opt
     }
     rc = tt_cpu_create(&c->cpu, threads, (size_t)pl.shared, (size_t)pl.thread, st);
     if (rc) goto fail;
-    {
-        const char *pe = getenv("TT_CPU_PROFILE");
-        c->prof = pe && *pe && strcmp(pe, "0") != 0;
-    }
     be->desc.kind = TT_BACKEND_CPU;
     be->desc.name = "cpu";
     be->desc.is_software = 1;

@@ -1,10 +1,11 @@
-/* matmul.c — the one matrix-multiply engine of the CPU backend and the
- * linear-layer ops built on it (matmul, fused q/k/v, tied head).
+/* matmul.c — the matrix-multiply engine of the CPU backend and the
+ * linear-layer ops built on it (ops.h): matmul (plain, + residual, + GELU),
+ * the fused q/k/v projection and the tied output head.
  *
  * Design (one source for every ISA through simd.h):
  *  - phase 1 packs B once per op into shared scratch: K blocks of KC rows,
  *    each cut into micro-panels of NR = NV vectors of columns (k-major,
- *    zero-padded), reading B plain or transposed — so NN, NT and TN products
+ *    zero-padded), reading B plain or transposed, so NN, NT and TN products
  *    all run the same kernel and no separate transpose pass exists;
  *  - phase 2 (same pool wake, after a barrier) hands out output blocks of
  *    mc x nc (sizes depend only on the shape); for each K block a thread runs
@@ -14,32 +15,80 @@
  *    per k. A row-major A is read in place (MR row streams);
  *  - a transposed A (the weight-gradient products dW = X^T . dY) is read in
  *    place too: A(i+r, k) for r < MR are MR contiguous floats of row k of X,
- *    one broadcast each per k, with stride lda between k. (It used to be
- *    copied per output block into k-major order: nb redundant copies of X,
- *    ~25% of the time of the fc/proj dW products at the small preset.) Only
- *    an edge tile (fewer than MR rows) goes through a zero-padded copy in
- *    thread scratch, so nothing is read past the rows of X. B (dY) stays
- *    packed: read in place, its rows strided by a power of two (medium:
- *    2 KiB) miss L1 (set conflicts), which cost more than the packing;
+ *    one broadcast each per k, with stride lda between k. Only an edge tile
+ *    (fewer than MR rows) goes through a zero-padded copy in thread scratch,
+ *    so nothing is read past the rows of X;
  *  - C is loaded/stored between K blocks, which is exact, so every output
  *    element is the same chain of fused multiply-adds whatever the tiling or
  *    the thread count. No partial sums, no reductions;
  *  - optional epilogues on the final value: GELU of the result into a second
  *    output (fc forward), and a product with GELU's derivative (the MLP's
- *    dinp), so the MLP needs no separate pass over its (N, 4C) activations.
+ *    dinp), so the MLP needs no separate pass over its (N, 4C) activations;
+ *  - a single-row forward (the sampler's one token) skips the packing and
+ *    runs the same chain per output column straight from the weight rows
+ *    (matvec below): the same bits as the engine, at the cost of one read
+ *    of the weights.
  * MM_KC / MM_UNITS / MM_MR / MM_NV / MM_MC_TILES / MM_NC_TILES / MM_KUNROLL
- * can be overridden at compile time for experiments. */
+ * can be overridden at compile time (bench/ and dev/ harnesses). */
 #include <string.h>
 
 #include "ops_internal.h"
-#include "vmath.h"
 
-/* Tile MR x (NV vectors). WebAssembly: V8 (TurboFan) keeps few values in its
- * 15 allocatable XMM registers and SIMD128 has no FMA (a product needs a
- * temporary), so the 6 x 2 tile spills there; 2 x 4 (8 accumulators, 4 B
- * vectors, one broadcast, one product) measured 1.7x faster under Node 20
- * than 6 x 2, and faster than 4 x 2, 3 x 3, 5 x 2, 2 x 3, 3 x 4, 1 x 8, and
- * than unrolling the k loop. MM_MR / MM_NV override for experiments. */
+/* ---- the engine: C(M,N) (+)= sum over segments of A_s(M,K_s) . B_s(K_s,N) ----
+ * A_s element (i,k) is A[i*lda + k] (transA = 0) or A[k*lda + i] (transA = 1);
+ * B_s element (k,j) is B[k*ldb + j] (transB = 0) or B[j*ldb + k] (transB = 1).
+ * Initial value of C: its old contents if accumulate, else
+ * bias[j] (if bias) + R[i*ldr + j] (if R). The K dimension of all segments is
+ * one chain: every output element is acc = init, then acc += a*b for every k
+ * of every segment in order, independent of tiling and thread count. */
+typedef struct {
+    const float *A;
+    size_t lda;
+    int transA;
+    const float *B;
+    size_t ldb;
+    int transB;
+    int K;
+} tt_mm_seg;
+
+typedef struct {
+    int M, N;
+    int nseg;
+    tt_mm_seg seg[3];
+    float *C;
+    size_t ldc;
+    int accumulate;
+    const float *bias;
+    const float *R;
+    size_t ldr;
+    /* epilogues on the final value (row stride ldc): gelu_out = gelu(C), and
+     * C = acc * gelu'(gelu_in) (the GELU backward fused into a dinp product) */
+    float *gelu_out;
+    const float *gelu_in;
+    /* filled by tt_mm_plan */
+    int mc, nc, mb, nb, npanel;
+    float *pb;             /* packed B, segment s at pb + seg_off[s] */
+    size_t seg_off[3];
+    int64_t pack_chunks;   /* sum over segments of K blocks x panels */
+    tt_cpu *cpu;
+} tt_mm_job;
+
+static inline int64_t tt_mm_units(const tt_mm_job *j) { return (int64_t)j->mb * j->nb; }
+
+/* column sums: db[j] += sum_i dout[i*ld + j], chunks of TT_COLSUM_W columns */
+typedef struct {
+    float *db;
+    const float *dout;
+    size_t ld;
+    int N, OC;
+} tt_colsum_job;
+#define TT_COLSUM_W (4 * TT_VW)
+static inline int64_t tt_colsum_chunks(int OC) { return (OC + TT_COLSUM_W - 1) / TT_COLSUM_W; }
+
+/* Tile MR x (NV vectors). WebAssembly: V8 keeps few values in its
+ * allocatable XMM registers and SIMD128 has no FMA (a product needs a
+ * temporary), so a 6 x 2 tile spills there; 2 x 4 (8 accumulators, 4 B
+ * vectors, one broadcast, one product) does not. */
 #if defined(MM_MR)
 #define MR MM_MR
 #elif TT_VW >= 16
@@ -81,22 +130,16 @@
 #endif
 #define TT_STR_(x) #x
 #define TT_STR(x) TT_STR_(x)
-#if defined(__clang__)
-#define UNROLL _Pragma("unroll")
-#elif defined(__GNUC__)
-#define UNROLL _Pragma("GCC unroll 16")
-#else
-#define UNROLL
-#endif
 
 /* per thread: an edge tile of a transposed A (KC x MR) and two edge tiles of C */
 size_t tt_matmul_thread_scratch(void) { return (size_t)KC * MR + 2 * (size_t)MR * NR + 64; }
 
 static inline int round_up(int x, int m) { return (x + m - 1) / m * m; }
 
-size_t tt_mm_packed_floats(int N, int K_total) { return (size_t)K_total * (size_t)round_up(N, NR); }
+static size_t tt_mm_packed_floats(int N, int K_total) { return (size_t)K_total * (size_t)round_up(N, NR); }
 
-size_t tt_mm_plan(tt_mm_job *j, tt_cpu *cpu, float *pb) {
+/* plans blocking and the packed-B layout at pb; returns the floats of pb used */
+static size_t tt_mm_plan(tt_mm_job *j, tt_cpu *cpu, float *pb) {
     int mc = TT_MIN(MC_MAX, round_up(j->M, MR));
     int nc = TT_MIN(NC_MAX, round_up(j->N, NR));
     for (;;) {
@@ -128,7 +171,7 @@ size_t tt_mm_plan(tt_mm_job *j, tt_cpu *cpu, float *pb) {
  * Layout of segment s: K block q (rows kb = q*KC .. kb+kc) starts at
  * seg_off[s] + kb * Npad; its panel p at + p * kc * NR, element (k, c) at
  * + k * NR + c. */
-void tt_mm_pack_task(void *arg, int64_t chunk, int tid) {
+static void tt_mm_pack_task(void *arg, int64_t chunk, int tid) {
     (void)tid;
     tt_mm_job *j = arg;
     int s = 0;
@@ -149,7 +192,7 @@ void tt_mm_pack_task(void *arg, int64_t chunk, int tid) {
         if (nc == NR) {
             for (int k = 0; k < kc; k++) {
                 const float *src = sg->B + (size_t)(kb + k) * sg->ldb + j0;
-                UNROLL for (int v = 0; v < NV; v++) tt_vstore(dst + (size_t)k * NR + v * TT_VW, tt_vload(src + v * TT_VW));
+                TT_UNROLL for (int v = 0; v < NV; v++) tt_vstore(dst + (size_t)k * NR + v * TT_VW, tt_vload(src + v * TT_VW));
             }
         } else {
             for (int k = 0; k < kc; k++) {
@@ -177,13 +220,13 @@ void tt_mm_pack_task(void *arg, int64_t chunk, int tid) {
 static inline __attribute__((always_inline)) void kloop_rows(int kc, const float *const *ar, const float *pb,
                                                              tt_vf acc[MR][NV]) {
     const float *a[MR];
-    UNROLL for (int r = 0; r < MR; r++) a[r] = ar[r];
+    TT_UNROLL for (int r = 0; r < MR; r++) a[r] = ar[r];
     KUNROLL for (int k = 0; k < kc; k++) {
         tt_vf b[NV];
-        UNROLL for (int v = 0; v < NV; v++) b[v] = tt_vload(pb + v * TT_VW);
-        UNROLL for (int r = 0; r < MR; r++) {
+        TT_UNROLL for (int v = 0; v < NV; v++) b[v] = tt_vload(pb + v * TT_VW);
+        TT_UNROLL for (int r = 0; r < MR; r++) {
             tt_vf x = tt_vdup(a[r][k]);
-            UNROLL for (int v = 0; v < NV; v++) acc[r][v] += x * b[v];
+            TT_UNROLL for (int v = 0; v < NV; v++) acc[r][v] += x * b[v];
         }
         pb += NR;
     }
@@ -193,10 +236,10 @@ static inline __attribute__((always_inline)) void kloop_cols(int kc, const float
                                                              tt_vf acc[MR][NV]) {
     KUNROLL for (int k = 0; k < kc; k++) {
         tt_vf b[NV];
-        UNROLL for (int v = 0; v < NV; v++) b[v] = tt_vload(pb + v * TT_VW);
-        UNROLL for (int r = 0; r < MR; r++) {
+        TT_UNROLL for (int v = 0; v < NV; v++) b[v] = tt_vload(pb + v * TT_VW);
+        TT_UNROLL for (int r = 0; r < MR; r++) {
             tt_vf x = tt_vdup(a[r]);
-            UNROLL for (int v = 0; v < NV; v++) acc[r][v] += x * b[v];
+            TT_UNROLL for (int v = 0; v < NV; v++) acc[r][v] += x * b[v];
         }
         a += ks;
         pb += NR;
@@ -223,14 +266,14 @@ static inline __attribute__((always_inline)) void tile(const tile_env *e, const 
     /* initial values */
     if (full) {
         if (load_c) {
-            UNROLL for (int r = 0; r < MR; r++) UNROLL for (int v = 0; v < NV; v++) acc[r][v] = tt_vload(c + (size_t)r * ldc + v * TT_VW);
+            TT_UNROLL for (int r = 0; r < MR; r++) TT_UNROLL for (int v = 0; v < NV; v++) acc[r][v] = tt_vload(c + (size_t)r * ldc + v * TT_VW);
         } else {
             tt_vf b0[NV];
-            UNROLL for (int v = 0; v < NV; v++) b0[v] = j->bias ? tt_vload(j->bias + jc + v * TT_VW) : tt_vdup(0.0f);
-            UNROLL for (int r = 0; r < MR; r++) UNROLL for (int v = 0; v < NV; v++) acc[r][v] = b0[v];
+            TT_UNROLL for (int v = 0; v < NV; v++) b0[v] = j->bias ? tt_vload(j->bias + jc + v * TT_VW) : tt_vdup(0.0f);
+            TT_UNROLL for (int r = 0; r < MR; r++) TT_UNROLL for (int v = 0; v < NV; v++) acc[r][v] = b0[v];
             if (j->R) {
                 const float *R = j->R + (size_t)i * j->ldr + jc;
-                UNROLL for (int r = 0; r < MR; r++) UNROLL for (int v = 0; v < NV; v++) acc[r][v] += tt_vload(R + (size_t)r * j->ldr + v * TT_VW);
+                TT_UNROLL for (int r = 0; r < MR; r++) TT_UNROLL for (int v = 0; v < NV; v++) acc[r][v] += tt_vload(R + (size_t)r * j->ldr + v * TT_VW);
             }
         }
     } else {
@@ -246,12 +289,12 @@ static inline __attribute__((always_inline)) void tile(const tile_env *e, const 
                 }
                 t[r * NR + cc] = x;
             }
-        UNROLL for (int r = 0; r < MR; r++) UNROLL for (int v = 0; v < NV; v++) acc[r][v] = tt_vload(t + r * NR + v * TT_VW);
+        TT_UNROLL for (int r = 0; r < MR; r++) TT_UNROLL for (int v = 0; v < NV; v++) acc[r][v] = tt_vload(t + r * NR + v * TT_VW);
     }
     /* the K loop */
     if (!transA) {
         const float *ar[MR];
-        UNROLL for (int r = 0; r < MR; r++) ar[r] = sg->A + (size_t)(i + (r < rows ? r : 0)) * sg->lda + kb;
+        TT_UNROLL for (int r = 0; r < MR; r++) ar[r] = sg->A + (size_t)(i + (r < rows ? r : 0)) * sg->lda + kb;
         kloop_rows(kc, ar, pb, acc);
     } else {
         /* A(i+r, kb+k) = A[(kb+k)*lda + i+r], read in place */
@@ -276,7 +319,7 @@ static inline __attribute__((always_inline)) void tile(const tile_env *e, const 
             for (int r = 0; r < MR; r++)
                 for (int v = 0; v < NV; v++) acc[r][v] = acc[r][v] * tt_vgelu_grad(tt_vload(g + (size_t)r * ldc + v * TT_VW));
         }
-        UNROLL for (int r = 0; r < MR; r++) UNROLL for (int v = 0; v < NV; v++) tt_vstore(c + (size_t)r * ldc + v * TT_VW, acc[r][v]);
+        TT_UNROLL for (int r = 0; r < MR; r++) TT_UNROLL for (int v = 0; v < NV; v++) tt_vstore(c + (size_t)r * ldc + v * TT_VW, acc[r][v]);
         if (last && j->gelu_out) {
             float *g = j->gelu_out + (size_t)i * ldc + jc;
             for (int r = 0; r < MR; r++)
@@ -284,7 +327,7 @@ static inline __attribute__((always_inline)) void tile(const tile_env *e, const 
         }
     } else {
         float *t = e->edge_c;
-        UNROLL for (int r = 0; r < MR; r++) UNROLL for (int v = 0; v < NV; v++) tt_vstore(t + r * NR + v * TT_VW, acc[r][v]);
+        TT_UNROLL for (int r = 0; r < MR; r++) TT_UNROLL for (int v = 0; v < NV; v++) tt_vstore(t + r * NR + v * TT_VW, acc[r][v]);
         if (last && j->gelu_in) {
             /* the same vector function as the full tiles, on a zero-padded copy */
             float *x = e->edge_c + MR * NR;
@@ -314,7 +357,7 @@ static void tile_cols(const tile_env *e, const tt_mm_seg *sg, const float *pb, i
 }
 
 /* ---- phase 2: one output block ---- */
-void tt_mm_task(void *arg, int64_t unit, int tid) {
+static void tt_mm_task(void *arg, int64_t unit, int tid) {
     const tt_mm_job *j = arg;
     float *ts = tt_cpu_tscratch(j->cpu, tid);
     int ib = (int)(unit / j->nb), jb = (int)(unit % j->nb);
@@ -344,7 +387,7 @@ void tt_mm_task(void *arg, int64_t unit, int tid) {
 }
 
 /* ---- column sums (bias gradients) ---- */
-void tt_colsum_task(void *arg, int64_t chunk, int tid) {
+static void tt_colsum_task(void *arg, int64_t chunk, int tid) {
     (void)tid;
     const tt_colsum_job *c = arg;
     int j0 = (int)chunk * TT_COLSUM_W, j1 = TT_MIN(c->OC, j0 + TT_COLSUM_W);
@@ -374,15 +417,13 @@ typedef struct {
     int n;
     tt_colsum_job *cs[3];
     int ncs;
+    const char *op; /* for the error message */
 } mm_set;
 
 static void set_run(tt_cpu *cpu, mm_set *m) {
     size_t need = 0;
     for (int i = 0; i < m->n; i++) need += tt_mm_plan(m->jobs[i], cpu, cpu->scratch + need);
-    if (need > cpu->scratch_floats) {
-        cpu->error = 1;
-        return;
-    }
+    if (!tt_cpu_need(cpu, need, m->n ? tt_matmul_thread_scratch() : 0, m->op)) return;
     tt_phase ph[2];
     memset(ph, 0, sizeof ph);
     for (int i = 0; i < m->n; i++) {
@@ -415,49 +456,84 @@ size_t tt_qkv_backward_scratch(int N, int C) { return tt_mm_packed_floats(C, 3 *
 size_t tt_head_forward_scratch(int N, int C, int V) { (void)N; return tt_mm_packed_floats(V, C); }
 size_t tt_head_backward_scratch(int N, int C, int V) { return tt_mm_packed_floats(C, V) + tt_mm_packed_floats(C, N); }
 
+/* ---- single-row forward: out (OC) = inp (C) . W (C,OC) + bias (+ R) ----
+ * Column chunks of MV_COLS; each output column is the engine's chain
+ * (init = bias + R, then += inp[k] * W[k][j] in k order), read straight from
+ * the rows of W. Run inline below MV_PARALLEL multiply-adds, where waking the
+ * pool costs more than the work. */
+#define MV_COLS 256
+#define MV_PARALLEL (1 << 15)
+
+static void mv_task(void *arg, int64_t chunk, int tid) {
+    (void)tid;
+    const tt_mm_job *j = arg;
+    const tt_mm_seg *sg = &j->seg[0];
+    int j0 = (int)chunk * MV_COLS, n = TT_MIN(j->N - j0, MV_COLS), nv = n - n % TT_VW;
+    float acc[MV_COLS + TT_VW] __attribute__((aligned(64)));
+    for (int c = 0; c < n; c++) {
+        acc[c] = j->bias ? j->bias[j0 + c] : 0.0f;
+        if (j->R) acc[c] += j->R[j0 + c];
+    }
+    for (int k = 0; k < sg->K; k++) {
+        const float *w = sg->B + (size_t)k * sg->ldb + j0;
+        float x = sg->A[k];
+        tt_vf xv = tt_vdup(x);
+        int c = 0;
+        for (; c < nv; c += TT_VW) tt_vstore(acc + c, tt_vload(acc + c) + xv * tt_vload(w + c));
+        for (; c < n; c++) acc[c] += x * w[c];
+    }
+    memcpy(j->C + j0, acc, (size_t)n * sizeof(float));
+    if (j->gelu_out) {
+        for (int c = n; c < nv + TT_VW; c++) acc[c] = 0.0f;
+        for (int c = 0; c < n; c += TT_VW) tt_vstore(acc + c, tt_vgelu(tt_vload(acc + c)));
+        memcpy(j->gelu_out + j0, acc, (size_t)n * sizeof(float));
+    }
+}
+
+static void mv_run(tt_cpu *cpu, tt_mm_job *j) {
+    int64_t chunks = (j->N + MV_COLS - 1) / MV_COLS;
+    if ((int64_t)j->seg[0].K * j->N >= MV_PARALLEL) tt_cpu_run1(cpu, mv_task, j, chunks);
+    else
+        for (int64_t c = 0; c < chunks; c++) mv_task(j, c, 0);
+}
+
 /* ---- the linear-layer ops ---- */
 
-static void mm_backward(tt_cpu *cpu, float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                        const float *weight, const float *gelu_inp, int N, int C, int OC);
-
-void tt_matmul_residual_forward(tt_cpu *cpu, float *out, const float *inp, const float *weight, const float *bias,
-                                const float *resid, int N, int C, int OC) {
+static void mm_forward(tt_cpu *cpu, float *out, float *gelu_out, const float *inp, const float *weight, const float *bias,
+                       const float *resid, int N, int C, int OC, const char *op) {
     tt_mm_job m = nn_job(out, (size_t)OC, inp, (size_t)C, weight, (size_t)OC, N, OC, C);
     m.bias = bias;
     m.R = resid;
     m.ldr = (size_t)OC;
-    mm_set set = {{&m}, 1, {0}, 0};
+    m.gelu_out = gelu_out;
+    if (N == 1) {
+        mv_run(cpu, &m);
+        return;
+    }
+    mm_set set = {{&m}, 1, {0}, 0, op};
     set_run(cpu, &set);
 }
 
 void tt_matmul_forward(tt_cpu *cpu, float *out, const float *inp, const float *weight, const float *bias, int N, int C,
                        int OC) {
-    tt_matmul_residual_forward(cpu, out, inp, weight, bias, NULL, N, C, OC);
+    mm_forward(cpu, out, NULL, inp, weight, bias, NULL, N, C, OC, "matmul forward");
+}
+
+void tt_matmul_residual_forward(tt_cpu *cpu, float *out, const float *inp, const float *weight, const float *bias,
+                                const float *resid, int N, int C, int OC) {
+    mm_forward(cpu, out, NULL, inp, weight, bias, resid, N, C, OC, "matmul forward");
 }
 
 void tt_matmul_gelu_forward(tt_cpu *cpu, float *pre, float *out, const float *inp, const float *weight,
                             const float *bias, int N, int C, int OC) {
-    tt_mm_job m = nn_job(pre, (size_t)OC, inp, (size_t)C, weight, (size_t)OC, N, OC, C);
-    m.bias = bias;
-    m.gelu_out = out;
-    mm_set set = {{&m}, 1, {0}, 0};
-    set_run(cpu, &set);
-}
-
-void tt_matmul_gelu_backward(tt_cpu *cpu, float *dinp, float *dweight, float *dbias, const float *dout,
-                             const float *inp, const float *weight, const float *gelu_inp, int N, int C, int OC) {
-    mm_backward(cpu, dinp, dweight, dbias, dout, inp, weight, gelu_inp, N, C, OC);
-}
-
-void tt_matmul_backward(tt_cpu *cpu, float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                        const float *weight, int N, int C, int OC) {
-    mm_backward(cpu, dinp, dweight, dbias, dout, inp, weight, NULL, N, C, OC);
+    mm_forward(cpu, pre, out, inp, weight, bias, NULL, N, C, OC, "matmul forward");
 }
 
 static void mm_backward(tt_cpu *cpu, float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                         const float *weight, const float *gelu_inp, int N, int C, int OC) {
     mm_set set;
     memset(&set, 0, sizeof set);
+    set.op = "matmul backward";
     tt_mm_job md, mw;
     tt_colsum_job cs;
     if (dinp) {
@@ -481,12 +557,23 @@ static void mm_backward(tt_cpu *cpu, float *dinp, float *dweight, float *dbias, 
     if (set.n || set.ncs) set_run(cpu, &set);
 }
 
+void tt_matmul_backward(tt_cpu *cpu, float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                        const float *weight, int N, int C, int OC) {
+    mm_backward(cpu, dinp, dweight, dbias, dout, inp, weight, NULL, N, C, OC);
+}
+
+void tt_matmul_gelu_backward(tt_cpu *cpu, float *dinp, float *dweight, float *dbias, const float *dout,
+                             const float *inp, const float *weight, const float *gelu_inp, int N, int C, int OC) {
+    mm_backward(cpu, dinp, dweight, dbias, dout, inp, weight, gelu_inp, N, C, OC);
+}
+
 void tt_qkv_forward(tt_cpu *cpu, float *qkv, const float *inp, const float *wq, const float *bq, const float *wk,
                     const float *bk, const float *wv, const float *bv, int N, int C) {
     tt_mm_job m[3];
     const float *w[3] = {wq, wk, wv}, *b[3] = {bq, bk, bv};
     mm_set set;
     memset(&set, 0, sizeof set);
+    set.op = "qkv forward";
     for (int i = 0; i < 3; i++) {
         m[i] = nn_job(qkv + (size_t)i * C, (size_t)3 * C, inp, (size_t)C, w[i], (size_t)C, N, C, C);
         m[i].bias = b[i];
@@ -500,6 +587,7 @@ void tt_qkv_backward(tt_cpu *cpu, float *dinp, float *dwq, float *dbq, float *dw
                      int C) {
     mm_set set;
     memset(&set, 0, sizeof set);
+    set.op = "qkv backward";
     tt_mm_job md, mw[3];
     tt_colsum_job cs[3];
     const float *w[3] = {wq, wk, wv};
@@ -530,7 +618,7 @@ void tt_head_forward(tt_cpu *cpu, float *logits, const float *inp, const float *
     /* logits (N,V) = inp (N,C) . wte^T: B(k=c, j=v) = wte[v*C + c] */
     tt_mm_job m = nn_job(logits, (size_t)V, inp, (size_t)C, wte, (size_t)C, N, V, C);
     m.seg[0].transB = 1;
-    mm_set set = {{&m}, 1, {0}, 0};
+    mm_set set = {{&m}, 1, {0}, 0, "head forward"};
     set_run(cpu, &set);
 }
 
@@ -538,6 +626,7 @@ void tt_head_backward(tt_cpu *cpu, float *dinp, float *dwte, const float *dlogit
                       int N, int C, int V) {
     mm_set set;
     memset(&set, 0, sizeof set);
+    set.op = "head backward";
     tt_mm_job md, mw;
     if (dinp) {
         /* dinp (N,C) = dlogits (N,V) . wte (V,C) */

@@ -1,6 +1,9 @@
-/* ops.h — the CPU kernels of tinytrain: every op as a forward/backward pair
- * (llm.c style, same argument order, a shape comment on each pointer), all
- * parallel through the persistent pool (pool.h) and all SIMD through simd.h.
+/* ops.h — the CPU ops of tinytrain, grouped by op family; family X lives in
+ * src/cpu/X.c (embedding, layernorm, matmul, attention, gelu, residual,
+ * crossentropy, adamw). Every op is a forward/backward pair (llm.c style,
+ * a shape comment on each pointer), parallel through the context's pool
+ * (runtime.h) and SIMD through simd.h. The float64 reference of each op is
+ * ref_<op>_forward/backward in ref/ref64.h, same argument order.
  *
  * Determinism: every op splits its work into chunks whose size depends only
  * on the shapes (never on the thread count), every output element is written
@@ -14,8 +17,10 @@
  *    stated otherwise, and ACCUMULATE (+=) into parameter gradients
  *    (dweight, dbias, dwte, dwpe), which is what gradient accumulation over
  *    micro-batches needs. A NULL gradient pointer skips that gradient.
- *  - Ops never allocate: scratch comes from a tt_cpu context sized at
- *    creation (see tt_cpu_create and the *_scratch functions). */
+ *  - Ops never allocate: scratch comes from the tt_cpu context, sized at
+ *    creation from the *_scratch functions. An op whose need exceeds the
+ *    context's scratch skips its work and records the error in the context
+ *    (tt_cpu_status, runtime.h). */
 #ifndef TT_CPU_OPS_H
 #define TT_CPU_OPS_H
 
@@ -24,66 +29,33 @@
 
 #include "backend.h"
 #include "config.h"
-#include "pool.h"
+#include "runtime.h"
 
-typedef struct {
-    tt_pool *pool;          /* NULL when threads == 1 */
-    int nthreads;
-    float *scratch;         /* shared scratch */
-    size_t scratch_floats;
-    float *tscratch;        /* per-thread scratch: thread t uses tscratch + t * tscratch_floats */
-    size_t tscratch_floats;
-    int error;              /* set (and the op skipped) if an op needed more scratch than planned */
-    double spin_s;          /* how long a thread spins at a phase barrier before yielding */
-} tt_cpu;
+/* ================= embedding (embedding.c) ================= */
+/* out = wte[inp] + wpe[t] */
+void tt_embedding_forward(tt_cpu *cpu,
+                          float *out,            // (B,T,C)
+                          const int32_t *inp,    // (B,T) token ids in [0,V)
+                          const float *wte,      // (V,C)
+                          const float *wpe,      // (>=T,C)
+                          int B, int T, int C);
+void tt_embedding_backward(tt_cpu *cpu,
+                           float *dwte,          // (V,C)  +=
+                           float *dwpe,          // (>=T,C) +=
+                           const float *dout,    // (B,T,C)
+                           const int32_t *inp,   // (B,T)
+                           int B, int T, int C, int V);
 
-/* threads <= 0: tt_default_threads(). shared/thread: scratch floats needed
- * (the maximum over the ops that will run, from the functions below). */
-int tt_cpu_create(tt_cpu *cpu, int threads, size_t shared_floats, size_t thread_floats, tt_status *st);
-void tt_cpu_destroy(tt_cpu *cpu);
-
-/* Scratch requirements (floats). Shared scratch must cover the largest need
- * of the ops a context runs (an op that would need more does nothing and
- * sets cpu->error); per-thread scratch is at least
- * tt_matmul_thread_scratch() (tt_cpu_create ensures it). */
-size_t tt_matmul_thread_scratch(void);
-size_t tt_attention_thread_scratch(int T, int hs);
-size_t tt_matmul_forward_scratch(int N, int C, int OC);
-size_t tt_matmul_backward_scratch(int N, int C, int OC);
-size_t tt_qkv_forward_scratch(int N, int C);
-size_t tt_qkv_backward_scratch(int N, int C);
-size_t tt_head_forward_scratch(int N, int C, int V);
-size_t tt_head_backward_scratch(int N, int C, int V);
-size_t tt_layernorm_backward_scratch(int N, int C);
-/* What one GPT forward + backward at (batch, ctx) of c needs: the maximum of
- * the above over its ops. */
-size_t tt_model_shared_scratch(const tt_model_config *c);
-size_t tt_model_thread_scratch(const tt_model_config *c);
-
-/* ---- encoder: token + position embedding ---- */
-void tt_encoder_forward(tt_cpu *cpu,
-                        float *out,            // (B,T,C)
-                        const int32_t *inp,    // (B,T) token ids in [0,V)
-                        const float *wte,      // (V,C)
-                        const float *wpe,      // (>=T,C)
-                        int B, int T, int C);
-void tt_encoder_backward(tt_cpu *cpu,
-                         float *dwte,          // (V,C)  +=
-                         float *dwpe,          // (>=T,C) +=
-                         const float *dout,    // (B,T,C)
-                         const int32_t *inp,   // (B,T)
-                         int B, int T, int C, int V);
-
-/* ---- layernorm (eps 1e-5), keeps mean and rstd for the backward ---- */
+/* ================= layernorm (layernorm.c), eps 1e-5 ================= */
 void tt_layernorm_forward(tt_cpu *cpu,
                           float *out,          // (N,C)
-                          float *mean,         // (N)
-                          float *rstd,         // (N)
+                          float *stats,        // (2N): mean (N), then rstd (N)
                           const float *inp,    // (N,C)
                           const float *weight, // (C)
                           const float *bias,   // (C)
                           int N, int C);
-/* accumulate_dinp: 0 overwrites dinp, 1 adds to it (a residual stream). */
+/* accumulate_dinp: 0 overwrites dinp, 1 adds to it (a residual stream).
+ * Shared scratch: tt_layernorm_backward_scratch(N, C). */
 void tt_layernorm_backward(tt_cpu *cpu,
                            float *dinp,          // (N,C)
                            float *dweight,       // (C) +=
@@ -91,25 +63,19 @@ void tt_layernorm_backward(tt_cpu *cpu,
                            const float *dout,    // (N,C)
                            const float *inp,     // (N,C)
                            const float *weight,  // (C)
-                           const float *mean,    // (N)
-                           const float *rstd,    // (N)
+                           const float *stats,   // (2N) from the forward
                            int N, int C, int accumulate_dinp);
+size_t tt_layernorm_backward_scratch(int N, int C);
 
-/* ---- matmul: out = inp . weight + bias (+ resid) ---- */
+/* ================= matmul (matmul.c) =================
+ * out = inp . weight + bias, and its fused forms. Shared scratch: the
+ * tt_*_scratch of each op below; per-thread scratch: tt_matmul_thread_scratch(). */
 void tt_matmul_forward(tt_cpu *cpu,
                        float *out,            // (N,OC)
                        const float *inp,      // (N,C)
                        const float *weight,   // (C,OC)
                        const float *bias,     // (OC) or NULL
                        int N, int C, int OC);
-/* out = resid + inp . weight + bias (fused residual; out may equal resid) */
-void tt_matmul_residual_forward(tt_cpu *cpu,
-                                float *out,          // (N,OC)
-                                const float *inp,    // (N,C)
-                                const float *weight, // (C,OC)
-                                const float *bias,   // (OC) or NULL
-                                const float *resid,  // (N,OC)
-                                int N, int C, int OC);
 void tt_matmul_backward(tt_cpu *cpu,
                         float *dinp,           // (N,C)  overwritten, or NULL
                         float *dweight,        // (C,OC) +=, or NULL
@@ -118,10 +84,16 @@ void tt_matmul_backward(tt_cpu *cpu,
                         const float *inp,      // (N,C)
                         const float *weight,   // (C,OC)
                         int N, int C, int OC);
-
-/* ---- fused with GELU (the MLP): same results, bit for bit, as the
- * separate ops, with one pass over the (N, 4C) activations less each ---- */
-/* pre = inp . weight + bias; out = gelu(pre) */
+/* out = resid + inp . weight + bias (the residual fused; out may equal resid) */
+void tt_matmul_residual_forward(tt_cpu *cpu,
+                                float *out,          // (N,OC)
+                                const float *inp,    // (N,C)
+                                const float *weight, // (C,OC)
+                                const float *bias,   // (OC) or NULL
+                                const float *resid,  // (N,OC)
+                                int N, int C, int OC);
+/* with GELU (the MLP), bit for bit the separate ops:
+ * pre = inp . weight + bias; out = gelu(pre) */
 void tt_matmul_gelu_forward(tt_cpu *cpu,
                             float *pre,              // (N,OC)
                             float *out,              // (N,OC)
@@ -140,8 +112,7 @@ void tt_matmul_gelu_backward(tt_cpu *cpu,
                              const float *weight,    // (C,OC)
                              const float *gelu_inp,  // (N,C) the GELU's input (pre-activation)
                              int N, int C, int OC);
-
-/* ---- q, k, v projections of one input into qkv (N,3C) = [q | k | v] ---- */
+/* the q, k, v projections of one input into qkv (N,3C) = [q | k | v] */
 void tt_qkv_forward(tt_cpu *cpu,
                     float *qkv,                // (N,3C)
                     const float *inp,          // (N,C)
@@ -158,8 +129,7 @@ void tt_qkv_backward(tt_cpu *cpu,
                      const float *inp,         // (N,C)
                      const float *wq, const float *wk, const float *wv,
                      int N, int C);
-
-/* ---- tied output head: logits = inp . wte^T ---- */
+/* the tied output head: logits = inp . wte^T */
 void tt_head_forward(tt_cpu *cpu,
                      float *logits,            // (N,V)
                      const float *inp,         // (N,C)
@@ -172,25 +142,48 @@ void tt_head_backward(tt_cpu *cpu,
                       const float *inp,        // (N,C)
                       const float *wte,        // (V,C)
                       int N, int C, int V);
+size_t tt_matmul_thread_scratch(void);
+size_t tt_matmul_forward_scratch(int N, int C, int OC);
+size_t tt_matmul_backward_scratch(int N, int C, int OC);
+size_t tt_qkv_forward_scratch(int N, int C);
+size_t tt_qkv_backward_scratch(int N, int C);
+size_t tt_head_forward_scratch(int N, int C, int V);
+size_t tt_head_backward_scratch(int N, int C, int V);
 
-/* ---- causal multi-head self-attention (FlashAttention-style memory: only
- * the per-row logsumexp is kept; scores are recomputed in the backward).
- * qkv rows are [q | k | v], head h uses columns h*hs .. (h+1)*hs of each;
- * scale 1/sqrt(hs). Needs tt_attention_thread_scratch(T, hs) per thread. */
+/* ================= attention (attention.c) =================
+ * Causal multi-head self-attention, scale 1/sqrt(hs), hs = C/NH; head h uses
+ * columns h*hs .. (h+1)*hs of q, k, v. q, k, v rows have stride ld (C for
+ * separate tensors; 3C for the packed qkv: q = qkv, k = qkv + C, v = qkv + 2C).
+ * Per-thread scratch: tt_attention_thread_scratch(T, hs). */
 void tt_attention_forward(tt_cpu *cpu,
                           float *out,          // (B,T,C)
-                          float *lse,          // (B,NH,T) logsumexp of the scaled scores
-                          const float *qkv,    // (B,T,3C)
-                          int B, int T, int C, int NH);
+                          float *stats,        // (2,B,NH,T): [0] logsumexp of the scaled scores; [1] left to the backward
+                          const float *q,      // (B,T,ld)
+                          const float *k,      // (B,T,ld)
+                          const float *v,      // (B,T,ld)
+                          int ld, int B, int T, int C, int NH);
 void tt_attention_backward(tt_cpu *cpu,
-                           float *dqkv,        // (B,T,3C) overwritten
-                           const float *dout,  // (B,T,C)
-                           const float *qkv,   // (B,T,3C)
+                           float *dq,          // (B,T,ld) overwritten (columns [0,C))
+                           float *dk,          // (B,T,ld) overwritten
+                           float *dv,          // (B,T,ld) overwritten
+                           float *stats,       // (2,B,NH,T): [0] read; [1] D = rowsum(dout * out) written
+                           const float *q,     // (B,T,ld)
+                           const float *k,     // (B,T,ld)
+                           const float *v,     // (B,T,ld)
                            const float *out,   // (B,T,C) the forward output
-                           const float *lse,   // (B,NH,T)
-                           int B, int T, int C, int NH);
+                           const float *dout,  // (B,T,C)
+                           int ld, int B, int T, int C, int NH);
+/* One query (the last position) against n cached keys/values: the row of the
+ * forward for query n-1. Per-thread scratch: tt_attention_thread_scratch(n, hs). */
+void tt_attention_decode(tt_cpu *cpu,
+                         float *out,           // (C)
+                         const float *q,       // (C)
+                         const float *k,       // (n,ldk)
+                         const float *v,       // (n,ldk)
+                         int ldk, int n, int C, int NH);
+size_t tt_attention_thread_scratch(int T, int hs);
 
-/* ---- GELU, exact: 0.5 x (1 + erf(x / sqrt 2)) ---- */
+/* ================= gelu (gelu.c), exact: 0.5 x (1 + erf(x / sqrt 2)) ================= */
 void tt_gelu_forward(tt_cpu *cpu,
                      float *out,               // (n)
                      const float *inp,         // (n)
@@ -202,7 +195,7 @@ void tt_gelu_backward(tt_cpu *cpu,
                       const float *dout,       // (n)
                       size_t n);
 
-/* ---- residual: out = inp1 + inp2 ---- */
+/* ================= residual (residual.c): out = inp1 + inp2 ================= */
 void tt_residual_forward(tt_cpu *cpu,
                          float *out,           // (n) may alias an input
                          const float *inp1,    // (n)
@@ -214,7 +207,7 @@ void tt_residual_backward(tt_cpu *cpu,
                           const float *dout,   // (n)
                           size_t n);
 
-/* ---- fused softmax + cross-entropy ----
+/* ================= crossentropy (crossentropy.c): fused softmax + cross-entropy =================
  * forward: losses[i] = logsumexp(logits[i]) - logits[i][targets[i]];
  * returns the mean loss (summed in double, fixed order). If dlogits is not
  * NULL it also writes the backward in the same pass:
@@ -233,7 +226,7 @@ void tt_crossentropy_backward(tt_cpu *cpu,
                               const int32_t *targets, // (N)
                               int N, int V, float dscale);
 
-/* ---- optimizer ----
+/* ================= adamw (adamw.c): grad norm, clip, AdamW =================
  * The parameter buffer is cut into spans: fixed pieces of at most
  * TT_SPAN_MAX floats that never cross a tensor boundary (so each span knows
  * whether weight decay applies). Spans depend only on the layout, which
@@ -248,15 +241,17 @@ typedef struct {
 int tt_spans_build(const tt_layout *lo, tt_span **spans, int64_t *n_spans, tt_status *st);
 /* Sum of squares of g over all spans, in double: per-span partials (written
  * to partials, n_spans doubles), then summed in span order. */
-double tt_grad_sumsq(tt_cpu *cpu, const float *g, const tt_span *spans, int64_t n_spans, double *partials);
-/* AdamW (backend.h semantics) with g = grads * grad_scale; if zero_grads,
- * grads are set to 0 afterwards (in the same pass). */
-void tt_adamw_update(tt_cpu *cpu, float *params, float *grads, float *m, float *v,
+double tt_adamw_grad_sumsq(tt_cpu *cpu,
+                           const float *g,          // (total)
+                           const tt_span *spans, int64_t n_spans,
+                           double *partials);       // (n_spans)
+/* AdamW (backend.h semantics) with g = grads * grad_scale (the clip scale);
+ * if zero_grads, grads are set to 0 afterwards (in the same pass). */
+void tt_adamw_update(tt_cpu *cpu,
+                     float *params,              // (total)
+                     float *grads,               // (total)
+                     float *m, float *v,         // (total) AdamW moments
                      const tt_span *spans, int64_t n_spans, const tt_optim_args *opt,
                      float grad_scale, int zero_grads);
-
-/* ---- small helpers (parallel) ---- */
-void tt_cpu_zero(tt_cpu *cpu, float *x, size_t n);
-void tt_cpu_copy(tt_cpu *cpu, float *dst, const float *src, size_t n);
 
 #endif

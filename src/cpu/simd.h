@@ -32,6 +32,15 @@
 #define TT_ISA "generic"
 #endif
 
+/* full unrolling of a loop over a compile-time count (register tiles) */
+#if defined(__clang__)
+#define TT_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define TT_UNROLL _Pragma("GCC unroll 16")
+#else
+#define TT_UNROLL
+#endif
+
 typedef float tt_vf __attribute__((vector_size(TT_VW * 4)));
 
 /* unaligned load/store (memcpy compiles to one vector move) */

@@ -1,12 +1,12 @@
 /* spin.h — the waiting policy shared by the thread pool (pool.c) and the
- * phase barrier of the CPU ops (ops.c).
+ * phase barrier of the CPU ops (runtime.c).
  *
  * A waiter first spins on plain loads for a fixed TIME (not a fixed count),
  * so back-to-back ops find their threads awake whatever the CPU speed. The
  * spin uses a CPU pause hint only every 256 polls: inside a virtual machine
  * a tight PAUSE loop triggers pause-loop exits (the hypervisor deschedules
- * the spinning vCPU), which measured 10x slower wake-ups with 16 threads on
- * a 16-vCPU guest. After the spin phase the caller yields (tt_cpu_yield) or sleeps. */
+ * the spinning vCPU), which makes wake-ups slow. After the spin phase the
+ * caller yields (tt_cpu_yield) or sleeps. */
 #ifndef TT_SPIN_H
 #define TT_SPIN_H
 
@@ -20,9 +20,8 @@
 
 /* Give the CPU away briefly while waiting for the 32-bit word *addr to
  * change from old. Under Emscripten sched_yield() is a no-op, so a waiting
- * Worker used to keep its core through the whole yield phase and, on a busy
- * machine, starved the thread it waited for (2 WASM threads ran 3-10x
- * slower than 1 on a loaded 2-core host). There the waiter sleeps on the
+ * Worker would keep its core through the whole yield phase and, on a busy
+ * machine, starve the thread it waits for. There the waiter sleeps on the
  * word itself (Atomics.wait through emscripten_futex_wait, returning at once
  * if the word already changed) and whoever changes it calls tt_cpu_wake;
  * the 0.2 ms cap makes a missed wake cost time, never a hang. Natively it is

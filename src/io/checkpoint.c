@@ -39,6 +39,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "json.h"
 #include "options.h"
 #include "safetensors.h"
@@ -158,61 +159,23 @@ out:
     return rc;
 }
 
-/* ---------------- atomic write ---------------- */
+/* ---------------- atomic write (fileio.h) ---------------- */
 
 typedef int (*body_fn)(FILE *f, const char *path, const void *ctx, tt_status *st);
+typedef struct {
+    body_fn body;
+    const char *path;
+    const void *ctx;
+} write_job;
 
-static void fsync_parent_dir(const char *path) {
-    size_t n = strlen(path);
-    char *dir = malloc(n + 2);
-    if (!dir) return;
-    memcpy(dir, path, n + 1);
-    char *slash = strrchr(dir, '/');
-    if (!slash) strcpy(dir, ".");
-    else if (slash == dir) dir[1] = 0;
-    else *slash = 0;
-    int fd = open(dir, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        (void)fsync(fd); /* best effort: not every file system supports it */
-        close(fd);
-    }
-    free(dir);
+static int job_body(FILE *f, const void *ctx, tt_status *st) {
+    const write_job *j = ctx;
+    return j->body(f, j->path, j->ctx, st);
 }
 
 static int atomic_write(const char *path, body_fn body, const void *ctx, tt_status *st) {
-    if (!path || !*path) return tt_fail(st, TT_EINVAL, "no output path given");
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 32);
-    if (!tmp) return tt_fail(st, TT_ENOMEM, "out of memory");
-    snprintf(tmp, n + 32, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0) {
-        int e = errno;
-        free(tmp);
-        return tt_fail(st, TT_EIO, "cannot write '%.300s': %s", path, strerror(e));
-    }
-    FILE *f = fdopen(fd, "wb");
-    if (!f) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        return tt_fail(st, TT_EIO, "cannot write '%.300s': %s", path, strerror(e));
-    }
-    int rc = body(f, path, ctx, st);
-    if (!rc) {
-        errno = 0;
-        if (fflush(f) != 0 || ferror(f)) rc = tt_fail(st, TT_EIO, "cannot write '%.300s': %s", path, errno ? strerror(errno) : "write error");
-        else if (fsync(fileno(f)) != 0 && errno != EINVAL && errno != ENOTSUP)
-            rc = tt_fail(st, TT_EIO, "cannot write '%.300s': fsync: %s", path, strerror(errno));
-    }
-    errno = 0;
-    if (fclose(f) != 0 && !rc) rc = tt_fail(st, TT_EIO, "cannot write '%.300s': %s", path, errno ? strerror(errno) : "close error");
-    if (!rc && rename(tmp, path) != 0) rc = tt_fail(st, TT_EIO, "cannot replace '%.300s': %s", path, strerror(errno));
-    if (rc) unlink(tmp);
-    else fsync_parent_dir(path);
-    free(tmp);
-    return rc;
+    write_job j = {body, path, ctx};
+    return tt_write_atomic(path, job_body, &j, st);
 }
 
 /* ---------------- save ---------------- */
@@ -644,6 +607,18 @@ static int load_reader(const tt_st_reader *r, tt_train_state *s, tt_status *st) 
     for (int g = 0; g < 3 && !rc; g++)
         for (int i = 0; i < lo.n_tensors && !rc; i++)
             rc = tt_st_read(r, found[g * lo.n_tensors + i], 0, dst[g] + lo.t[i].offset, lo.t[i].numel * sizeof(float), st);
+    /* weights and moments must be finite: a NaN or Inf would train, sample
+     * and evaluate to garbage without any other error */
+    for (int g = 0; g < 3 && !rc; g++)
+        for (int i = 0; i < lo.n_tensors && !rc; i++) {
+            const float *x = dst[g] + lo.t[i].offset;
+            for (size_t k = 0; k < lo.t[i].numel; k++)
+                if (!isfinite(x[k])) {
+                    rc = tt_fail(st, TT_EFORMAT, "tensor %s%s holds a non-finite value (%s at element %zu)",
+                                 group_prefix[g], lo.t[i].name, isnan(x[k]) ? "NaN" : "Inf", k);
+                    break;
+                }
+        }
     free(found);
     tt_layout_free(&lo);
     if (rc) tt_state_free(s);
@@ -689,4 +664,17 @@ int tt_checkpoint_load(const char *path, tt_train_state *s, tt_status *st) {
         tt_st_close(&r);
     }
     return finish(rc, s, path, st);
+}
+
+int tt_checkpoint_probe(const char *path) {
+    struct stat sb;
+    if (lstat(path, &sb) != 0) return TT_FILE_ABSENT;
+    tt_st_reader r;
+    tt_status st;
+    tt_status_clear(&st);
+    if (tt_st_open_file(&r, path, &st)) return TT_FILE_OTHER;
+    const char *fmt = tt_st_meta_get(&r, "format");
+    int kind = fmt && strcmp(fmt, CK_FORMAT) == 0 ? TT_FILE_CHECKPOINT : TT_FILE_OTHER;
+    tt_st_close(&r);
+    return kind;
 }

@@ -27,5 +27,10 @@ int tt_checkpoint_load(const char *path, tt_train_state *s, tt_status *st);
 /* Same, from memory (used by the fuzz target and the browser). */
 int tt_checkpoint_load_mem(const uint8_t *buf, size_t len, tt_train_state *s, tt_status *st);
 int tt_export_hf(const char *path, const tt_train_state *s, tt_status *st);
+/* What lies at path: TT_FILE_ABSENT, TT_FILE_CHECKPOINT (a tinytrain
+ * training checkpoint: its header says so), or TT_FILE_OTHER (anything else,
+ * an export included). Reads only the header; never blocks on a FIFO. */
+enum { TT_FILE_ABSENT = 0, TT_FILE_CHECKPOINT = 1, TT_FILE_OTHER = 2 };
+int tt_checkpoint_probe(const char *path);
 
 #endif

@@ -578,9 +578,26 @@ void tt_jw_string(tt_jw *w, const char *s, size_t n) {
         case '\b': esc = "\\b"; break;
         case '\f': esc = "\\f"; break;
         default:
-            if (c < 0x20) {
+            if (c < 0x20 || c == 0x7f) {
                 snprintf(ubuf, sizeof ubuf, "\\u%04x", c);
                 esc = ubuf;
+            } else if (c >= 0x80) {
+                /* valid UTF-8 passes through; a stray byte becomes U+FFFD,
+                 * so the output is always valid JSON text */
+                size_t len = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 0;
+                int ok = len > 0 && i + len <= n;
+                for (size_t k = 1; ok && k < len; k++) ok = ((unsigned char)s[i + k] & 0xC0) == 0x80;
+                if (ok) { /* no overlongs, no surrogates, nothing above U+10FFFF (as the reader) */
+                    unsigned char c1 = (unsigned char)s[i + 1];
+                    ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 > 0x9F) && !(c == 0xF0 && c1 < 0x90) &&
+                         !(c == 0xF4 && c1 > 0x8F);
+                }
+                if (ok) {
+                    run += len;
+                    i += len - 1;
+                    continue;
+                }
+                esc = "\\ufffd";
             }
         }
         if (esc) {

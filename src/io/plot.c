@@ -2,6 +2,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "plot.h"
 
+#include "fileio.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -40,26 +42,8 @@ static void sb_printf(sbuf *b, const char *fmt, ...) {
     }
 }
 
-/* Write data to path atomically: path.tmp.<pid>, then rename. */
 static int write_atomic(const char *path, const char *data, size_t n, tt_status *st) {
-    char tmp[4200];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof tmp)
-        return tt_fail(st, TT_EINVAL, "path too long: %s", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return tt_fail(st, TT_EIO, "cannot write '%s': %s", path, strerror(errno));
-    size_t w = fwrite(data, 1, n, f);
-    int bad = w != n;
-    if (fclose(f) != 0) bad = 1;
-    if (bad) {
-        remove(tmp);
-        return tt_fail(st, TT_EIO, "cannot write '%s' (disk full?)", path);
-    }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        remove(tmp);
-        return tt_fail(st, TT_EIO, "cannot write '%s': %s", path, strerror(e));
-    }
-    return TT_OK;
+    return tt_write_atomic_buf(path, data, n, st);
 }
 
 int tt_plot_csv(const char *path, const tt_curve *c, tt_status *st) {

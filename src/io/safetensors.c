@@ -4,6 +4,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "safetensors.h"
 
+#include "fileio.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -242,20 +244,10 @@ static int pread_all(int fd, void *dst, size_t n, uint64_t off, size_t *got) {
 int tt_st_open_file(tt_st_reader *r, const char *path, tt_status *st) {
     memset(r, 0, sizeof *r);
     r->fd = -1;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return tt_fail(st, TT_EIO, "cannot open '%.300s': %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        int e = errno;
-        close(fd);
-        return tt_fail(st, TT_EIO, "cannot stat '%.300s': %s", path, strerror(e));
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        close(fd);
-        return tt_fail(st, TT_EIO, "'%.300s' is not a regular file", path);
-    }
+    int fd = -1;
+    uint64_t size = 0;
+    TT_CHECK(tt_open_regular(path, &fd, &size, st));
     r->fd = fd;
-    uint64_t size = (uint64_t)sb.st_size;
     uint8_t first[8];
     size_t got = 0;
     int rc;

@@ -1,8 +1,11 @@
-/* test_ops.c — every CPU op (src/cpu/ops.h), forward and backward, against
- * the float64 reference (ref/ref64.c) on random shapes, including
- * sizes that are not multiples of the SIMD width; finite-difference checks of
- * the reference backwards in float64; bit-identical results for 1 and 3
- * threads; the accumulate/overwrite contract of every gradient. */
+/* test_ops.c — what is particular to the CPU ops (src/cpu/ops.h); their
+ * accuracy against the float64 reference on awkward shapes is
+ * tests/ops/test_backend_ops.c. Here: finite-difference checks of the
+ * reference backwards in float64; bit-identical results for 1 and 3
+ * threads; the accumulate/overwrite contract of every gradient; fused forms
+ * (residual, GELU, q/k/v) against the separate ops; the single-row matmul
+ * and the decode attention the sampler runs; packed vs separate q/k/v;
+ * in-place aliasing; a scratch plan too small is an error value. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +16,6 @@
 #include "tt_test.h"
 
 static tt_cpu cpu1, cpu3;
-static const int SIZES[] = {1, 3, 17, 65, 127};
-#define NSIZES 5
 
 static uint64_t g_seed = 1000;
 
@@ -132,7 +133,7 @@ typedef struct {
 
 static double obj_ln(void *v) {
     fd_ctx *c = v;
-    ref_layernorm_forward(c->y, NULL, NULL, c->x, c->w, c->b, c->N, c->C);
+    ref_layernorm_forward(c->y, NULL, c->x, c->w, c->b, c->N, c->C);
     return wsum(c->wy, c->y, (size_t)c->N * c->C);
 }
 static double obj_mm(void *v) {
@@ -147,7 +148,7 @@ static double obj_head(void *v) {
 }
 static double obj_att(void *v) {
     fd_ctx *c = v;
-    ref_attention_forward(c->y, NULL, c->x, c->B, c->T, c->C, c->NH);
+    ref_attention_forward(c->y, NULL, c->x, c->x + c->C, c->x + 2 * c->C, 3 * c->C, c->B, c->T, c->C, c->NH);
     return wsum(c->wy, c->y, (size_t)c->B * c->T * c->C);
 }
 static double obj_gelu(void *v) {
@@ -157,11 +158,11 @@ static double obj_gelu(void *v) {
 }
 static double obj_ce(void *v) {
     fd_ctx *c = v;
-    return ref_crossentropy(NULL, NULL, c->x, c->tok, c->N, c->V, 0.0);
+    return ref_crossentropy_forward(NULL, NULL, c->x, c->tok, c->N, c->V, 0.0);
 }
 static double obj_enc(void *v) {
     fd_ctx *c = v;
-    ref_encoder_forward(c->y, c->tok, c->w, c->b, c->B, c->T, c->C);
+    ref_embedding_forward(c->y, c->tok, c->w, c->b, c->B, c->T, c->C);
     return wsum(c->wy, c->y, (size_t)c->B * c->T * c->C);
 }
 
@@ -203,7 +204,7 @@ TT_TEST(fd_reference_backwards) {
     size_t n3 = (size_t)c.B * c.T * 3 * c.C, n1 = (size_t)c.B * c.T * c.C;
     c.x = drand(n3, -1.5, 1.5), c.wy = drand(n1, -1, 1), c.y = ref_alloc(n1);
     dx = ref_alloc(n3);
-    ref_attention_backward(dx, c.wy, c.x, c.B, c.T, c.C, c.NH);
+    ref_attention_backward(dx, dx + c.C, dx + 2 * c.C, NULL, c.x, c.x + c.C, c.x + 2 * c.C, c.wy, 3 * c.C, c.B, c.T, c.C, c.NH);
     fd_check("attention dqkv", obj_att, &c, c.x, dx, n3);
     free(c.x), free(c.wy), free(c.y), free(dx);
     /* gelu */
@@ -217,7 +218,7 @@ TT_TEST(fd_reference_backwards) {
     c.N = 3, c.V = 11;
     c.x = drand((size_t)c.N * c.V, -3, 3), c.tok = irand(c.N, c.V);
     dx = ref_alloc((size_t)c.N * c.V);
-    ref_crossentropy(NULL, dx, c.x, c.tok, c.N, c.V, 1.0 / c.N);
+    ref_crossentropy_backward(dx, c.x, c.tok, c.N, c.V, 1.0 / c.N);
     fd_check("crossentropy", obj_ce, &c, c.x, dx, (size_t)c.N * c.V);
     free(c.x), free(c.tok), free(dx);
     /* encoder */
@@ -226,163 +227,148 @@ TT_TEST(fd_reference_backwards) {
     c.w = drand((size_t)c.V * c.C, -1, 1), c.b = drand((size_t)c.T * c.C, -1, 1);
     c.wy = drand((size_t)c.B * c.T * c.C, -1, 1), c.y = ref_alloc((size_t)c.B * c.T * c.C);
     dw = ref_alloc((size_t)c.V * c.C), db = ref_alloc((size_t)c.T * c.C);
-    ref_encoder_backward(dw, db, c.wy, c.tok, c.B, c.T, c.C, c.V);
-    fd_check("encoder dwte", obj_enc, &c, c.w, dw, (size_t)c.V * c.C);
-    fd_check("encoder dwpe", obj_enc, &c, c.b, db, (size_t)c.T * c.C);
+    ref_embedding_backward(dw, db, c.wy, c.tok, c.B, c.T, c.C, c.V);
+    fd_check("embedding dwte", obj_enc, &c, c.w, dw, (size_t)c.V * c.C);
+    fd_check("embedding dwpe", obj_enc, &c, c.b, db, (size_t)c.T * c.C);
     free(c.tok), free(c.w), free(c.b), free(c.wy), free(c.y), free(dw), free(db);
 }
 
-/* ================= CPU ops vs reference ================= */
+/* ================= CPU contracts =================
+ * Accuracy against the reference on awkward shapes is tests/ops/test_backend_ops.c;
+ * here: 1 vs 3 threads give the same bits, parameter gradients accumulate,
+ * NULL gradients are skipped, fused forms equal the separate ops, aliasing. */
 
-TT_TEST(encoder_matches_reference) {
-    for (int si = 0; si < NSIZES; si++)
-        for (int sj = 0; sj < 3; sj++) {
-            int B = 1 + sj, T = SIZES[si] > 65 ? 65 : SIZES[si], C = SIZES[(si + sj) % NSIZES], V = 256;
-            size_t n = (size_t)B * T * C;
-            int32_t *tok = irand((size_t)B * T, V);
-            float *wte = frand((size_t)V * C, -1, 1), *wpe = frand((size_t)T * C, -1, 1);
-            float *out1 = fpoison(n), *out3 = fpoison(n);
-            tt_encoder_forward(&cpu1, out1, tok, wte, wpe, B, T, C);
-            tt_encoder_forward(&cpu3, out3, tok, wte, wpe, B, T, C);
-            double *dwte = ref_from_float(wte, (size_t)V * C), *dwpe = ref_from_float(wpe, (size_t)T * C);
-            double *ref = ref_alloc(n);
-            ref_encoder_forward(ref, tok, dwte, dwpe, B, T, C);
-            CHECK_REL(out1, ref, n, 1e-7);
-            CHECK(same_bits(out1, out3, n));
-            /* backward accumulates onto random gradients */
-            float *dout = frand(n, -1, 1);
-            float *g0te = frand((size_t)V * C, -1, 1), *g0pe = frand((size_t)T * C, -1, 1);
-            float *gte1 = fcopy(g0te, (size_t)V * C), *gpe1 = fcopy(g0pe, (size_t)T * C);
-            float *gte3 = fcopy(g0te, (size_t)V * C), *gpe3 = fcopy(g0pe, (size_t)T * C);
-            tt_encoder_backward(&cpu1, gte1, gpe1, dout, tok, B, T, C, V);
-            tt_encoder_backward(&cpu3, gte3, gpe3, dout, tok, B, T, C, V);
-            double *ddout = ref_from_float(dout, n), *rte = ref_alloc((size_t)V * C), *rpe = ref_alloc((size_t)T * C);
-            ref_encoder_backward(rte, rpe, ddout, tok, B, T, C, V);
-            double *ete = plus(rte, g0te, (size_t)V * C), *epe = plus(rpe, g0pe, (size_t)T * C);
-            CHECK_REL(gte1, ete, (size_t)V * C, 1e-6);
-            CHECK_REL(gpe1, epe, (size_t)T * C, 1e-6);
-            CHECK(same_bits(gte1, gte3, (size_t)V * C) && same_bits(gpe1, gpe3, (size_t)T * C));
-            free(tok), free(wte), free(wpe), free(out1), free(out3), free(dwte), free(dwpe), free(ref), free(dout);
-            free(g0te), free(g0pe), free(gte1), free(gpe1), free(gte3), free(gpe3), free(ddout), free(rte), free(rpe);
-            free(ete), free(epe);
-        }
+/* got - base must equal the gradient computed from zero (up to rounding) */
+static void check_accumulated(const char *what, const float *got, const float *base, const float *from_zero, size_t n) {
+    double *e = ref_alloc(n);
+    for (size_t i = 0; i < n; i++) e[i] = (double)base[i] + from_zero[i];
+    double err = tt_test_max_rel_err(got, e, n);
+    CHECK_MSG(err < 1e-6, "%s: accumulated gradient off by %.3g", what, err);
+    free(e);
 }
 
-TT_TEST(layernorm_matches_reference) {
-    for (int si = 0; si < NSIZES; si++)
-        for (int sj = 0; sj < NSIZES; sj++) {
-            int N = SIZES[si], C = SIZES[sj];
-            size_t n = (size_t)N * C;
-            float *x = frand(n, -3, 3), *w = frand(C, 0.5f, 1.5f), *b = frand(C, -0.5f, 0.5f);
-            /* give rows different means and scales */
-            for (int i = 0; i < N; i++)
-                for (int c = 0; c < C; c++) x[(size_t)i * C + c] = x[(size_t)i * C + c] * (1.0f + i % 4) + (float)(i % 7) - 3.0f;
-            float *out = fpoison(n), *mean = fpoison(N), *rstd = fpoison(N);
-            float *out3 = fpoison(n), *mean3 = fpoison(N), *rstd3 = fpoison(N);
-            tt_layernorm_forward(&cpu1, out, mean, rstd, x, w, b, N, C);
-            tt_layernorm_forward(&cpu3, out3, mean3, rstd3, x, w, b, N, C);
-            double *dx = ref_from_float(x, n), *dw = ref_from_float(w, C), *db = ref_from_float(b, C);
-            double *rout = ref_alloc(n), *rmean = ref_alloc(N), *rrstd = ref_alloc(N);
-            ref_layernorm_forward(rout, rmean, rrstd, dx, dw, db, N, C);
-            CHECK_REL(out, rout, n, 2e-5);
-            CHECK_REL(mean, rmean, (size_t)N, 1e-5);
-            /* rstd of a 1-wide row is 1/sqrt(eps): compare per element */
-            for (int i = 0; i < N; i++) CHECK_CLOSE(rstd[i], rrstd[i], 2e-4, 0.0);
-            CHECK(same_bits(out, out3, n) && same_bits(mean, mean3, N) && same_bits(rstd, rstd3, N));
-            /* backward: overwrite and accumulate modes */
-            float *dy = frand(n, -1, 1), *gw0 = frand(C, -1, 1), *gb0 = frand(C, -1, 1), *dx0 = frand(n, -1, 1);
-            double *ddy = ref_from_float(dy, n), *rdx = ref_alloc(n), *rgw = ref_alloc(C), *rgb = ref_alloc(C);
-            ref_layernorm_backward(rdx, rgw, rgb, ddy, dx, dw, N, C);
-            for (int mode = 0; mode < 2; mode++) {
-                float *gdx1 = mode ? fcopy(dx0, n) : fpoison(n), *gdx3 = mode ? fcopy(dx0, n) : fpoison(n);
-                float *gw1 = fcopy(gw0, C), *gb1 = fcopy(gb0, C), *gw3 = fcopy(gw0, C), *gb3 = fcopy(gb0, C);
-                tt_layernorm_backward(&cpu1, gdx1, gw1, gb1, dy, x, w, mean, rstd, N, C, mode);
-                tt_layernorm_backward(&cpu3, gdx3, gw3, gb3, dy, x, w, mean, rstd, N, C, mode);
-                double *edx = ref_alloc(n);
-                for (size_t i = 0; i < n; i++) edx[i] = rdx[i] + (mode ? dx0[i] : 0.0);
-                double *egw = plus(rgw, gw0, C), *egb = plus(rgb, gb0, C);
-                /* C == 1: the normalised value is exactly 0 and dinp is pure rounding noise */
-                if (C > 1) CHECK_REL(gdx1, edx, n, 5e-5);
-                CHECK_REL(gw1, egw, (size_t)C, 2e-5);
-                CHECK_REL(gb1, egb, (size_t)C, 2e-5);
-                CHECK(same_bits(gdx1, gdx3, n) && same_bits(gw1, gw3, C) && same_bits(gb1, gb3, C));
-                free(gdx1), free(gdx3), free(gw1), free(gb1), free(gw3), free(gb3), free(edx), free(egw), free(egb);
-            }
-            free(x), free(w), free(b), free(out), free(mean), free(rstd), free(out3), free(mean3), free(rstd3);
-            free(dx), free(dw), free(db), free(rout), free(rmean), free(rrstd);
-            free(dy), free(gw0), free(gb0), free(dx0), free(ddy), free(rdx), free(rgw), free(rgb);
+TT_TEST(embedding_threads_and_accumulate) {
+    const int shapes[][4] = {{1, 1, 1, 7}, {2, 17, 13, 256}, {3, 65, 65, 256}};
+    for (int s = 0; s < 3; s++) {
+        int B = shapes[s][0], T = shapes[s][1], C = shapes[s][2], V = shapes[s][3];
+        size_t n = (size_t)B * T * C, nte = (size_t)V * C, npe = (size_t)T * C;
+        int32_t *tok = irand((size_t)B * T, V);
+        float *wte = frand(nte, -1, 1), *wpe = frand(npe, -1, 1), *o1 = fpoison(n), *o3 = fpoison(n);
+        tt_embedding_forward(&cpu1, o1, tok, wte, wpe, B, T, C);
+        tt_embedding_forward(&cpu3, o3, tok, wte, wpe, B, T, C);
+        CHECK(same_bits(o1, o3, n));
+        float *dout = frand(n, -1, 1), *g0te = frand(nte, -1, 1), *g0pe = frand(npe, -1, 1);
+        float *zte = calloc(nte, sizeof(float)), *zpe = calloc(npe, sizeof(float));
+        float *gte1 = fcopy(g0te, nte), *gpe1 = fcopy(g0pe, npe), *gte3 = fcopy(g0te, nte), *gpe3 = fcopy(g0pe, npe);
+        tt_embedding_backward(&cpu1, zte, zpe, dout, tok, B, T, C, V);
+        tt_embedding_backward(&cpu1, gte1, gpe1, dout, tok, B, T, C, V);
+        tt_embedding_backward(&cpu3, gte3, gpe3, dout, tok, B, T, C, V);
+        check_accumulated("embedding dwte", gte1, g0te, zte, nte);
+        check_accumulated("embedding dwpe", gpe1, g0pe, zpe, npe);
+        CHECK(same_bits(gte1, gte3, nte) && same_bits(gpe1, gpe3, npe));
+        free(tok), free(wte), free(wpe), free(o1), free(o3), free(dout), free(g0te), free(g0pe), free(zte), free(zpe);
+        free(gte1), free(gpe1), free(gte3), free(gpe3);
+    }
+}
+
+TT_TEST(layernorm_threads_and_accumulate) {
+    const int shapes[][2] = {{1, 1}, {17, 65}, {127, 129}};
+    for (int sh = 0; sh < 3; sh++) {
+        int N = shapes[sh][0], C = shapes[sh][1];
+        size_t n = (size_t)N * C;
+        float *x = frand(n, -3, 3), *w = frand(C, 0.5f, 1.5f), *b = frand(C, -0.5f, 0.5f);
+        float *out = fpoison(n), *st = fpoison(2 * (size_t)N), *out3 = fpoison(n), *st3 = fpoison(2 * (size_t)N);
+        tt_layernorm_forward(&cpu1, out, st, x, w, b, N, C);
+        tt_layernorm_forward(&cpu3, out3, st3, x, w, b, N, C);
+        CHECK(same_bits(out, out3, n) && same_bits(st, st3, 2 * (size_t)N));
+        float *dy = frand(n, -1, 1), *gw0 = frand(C, -1, 1), *gb0 = frand(C, -1, 1), *dx0 = frand(n, -1, 1);
+        float *zdx = fpoison(n), *zw = calloc(C, sizeof(float)), *zb = calloc(C, sizeof(float));
+        tt_layernorm_backward(&cpu1, zdx, zw, zb, dy, x, w, st, N, C, 0);
+        for (int mode = 0; mode < 2; mode++) {
+            float *gdx1 = mode ? fcopy(dx0, n) : fpoison(n), *gdx3 = mode ? fcopy(dx0, n) : fpoison(n);
+            float *gw1 = fcopy(gw0, C), *gb1 = fcopy(gb0, C), *gw3 = fcopy(gw0, C), *gb3 = fcopy(gb0, C);
+            tt_layernorm_backward(&cpu1, gdx1, gw1, gb1, dy, x, w, st, N, C, mode);
+            tt_layernorm_backward(&cpu3, gdx3, gw3, gb3, dy, x, w, st, N, C, mode);
+            if (mode && C > 1) check_accumulated("layernorm dinp (accumulate_dinp)", gdx1, dx0, zdx, n);
+            if (!mode) CHECK(same_bits(gdx1, zdx, n));
+            check_accumulated("layernorm dweight", gw1, gw0, zw, C);
+            check_accumulated("layernorm dbias", gb1, gb0, zb, C);
+            CHECK(same_bits(gdx1, gdx3, n) && same_bits(gw1, gw3, C) && same_bits(gb1, gb3, C));
+            free(gdx1), free(gdx3), free(gw1), free(gb1), free(gw3), free(gb3);
         }
+        free(x), free(w), free(b), free(out), free(st), free(out3), free(st3), free(dy), free(gw0), free(gb0), free(dx0);
+        free(zdx), free(zw), free(zb);
+    }
 }
 
 static void check_matmul(int N, int C, int OC) {
-    float *x = frand((size_t)N * C, -1, 1), *w = frand((size_t)C * OC, -1, 1), *b = frand(OC, -1, 1);
-    float *r = frand((size_t)N * OC, -1, 1);
     size_t no = (size_t)N * OC, nc = (size_t)N * C, co = (size_t)C * OC;
+    float *x = frand(nc, -1, 1), *w = frand(co, -1, 1), *b = frand(OC, -1, 1), *r = frand(no, -1, 1);
     char what[128];
-    double *dxd = ref_from_float(x, nc), *dwd = ref_from_float(w, co), *dbd = ref_from_float(b, OC);
-    double *ax = dabs(x, nc), *aw = dabs(w, co), *ab = dabs(b, OC);
-    double *ref = ref_alloc(no), *refnb = ref_alloc(no), *aref = ref_alloc(no), *arefnb = ref_alloc(no);
-    ref_matmul_forward(ref, dxd, dwd, dbd, N, C, OC);
-    ref_matmul_forward(refnb, dxd, dwd, NULL, N, C, OC);
-    ref_matmul_forward(aref, ax, aw, ab, N, C, OC);
-    ref_matmul_forward(arefnb, ax, aw, NULL, N, C, OC);
-    /* forward with and without bias, 1 and 3 threads */
+    /* forward, 1 and 3 threads */
     float *o1 = fpoison(no), *o3 = fpoison(no);
     tt_matmul_forward(&cpu1, o1, x, w, b, N, C, OC);
     tt_matmul_forward(&cpu3, o3, x, w, b, N, C, OC);
-    snprintf(what, sizeof what, "matmul fwd %dx%dx%d", N, C, OC);
-    check_bound(what, o1, ref, aref, no, C);
-    CHECK_MSG(same_bits(o1, o3, no), "%s: 1 vs 3 threads differ", what);
-    tt_matmul_forward(&cpu3, o3, x, w, NULL, N, C, OC);
-    check_bound(what, o3, refnb, arefnb, no, C);
-    /* fused residual, in place (out == resid) */
+    snprintf(what, sizeof what, "matmul %dx%dx%d", N, C, OC);
+    CHECK_MSG(same_bits(o1, o3, no), "%s fwd: 1 vs 3 threads differ", what);
+    /* the fused residual, in place (out == resid), against the reference */
+    double *dxd = ref_from_float(x, nc), *dwd = ref_from_float(w, co), *dbd = ref_from_float(b, OC);
+    double *ax = dabs(x, nc), *aw = dabs(w, co), *ab = dabs(b, OC), *ref = ref_alloc(no), *aref = ref_alloc(no);
+    ref_matmul_forward(ref, dxd, dwd, dbd, N, C, OC);
+    ref_matmul_forward(aref, ax, aw, ab, N, C, OC);
     double *eres = plus(ref, r, no);
     add_abs(aref, r, no);
     memcpy(o1, r, no * sizeof(float));
     tt_matmul_residual_forward(&cpu3, o1, x, w, b, o1, N, C, OC);
     check_bound("matmul residual fwd", o1, eres, aref, no, C + 1);
-    /* backward */
+    /* backward: threads, accumulation, NULL gradients skipped */
     float *dy = frand(no, -1, 1), *gw0 = frand(co, -1, 1), *gb0 = frand(OC, -1, 1);
-    double *ddy = ref_from_float(dy, no), *ady = dabs(dy, no);
-    double *rdx = ref_alloc(nc), *rgw = ref_alloc(co), *rgb = ref_alloc(OC);
-    double *adx = ref_alloc(nc), *agw = ref_alloc(co), *agb = ref_alloc(OC);
-    ref_matmul_backward(rdx, rgw, rgb, ddy, dxd, dwd, N, C, OC);
-    ref_matmul_backward(adx, agw, agb, ady, ax, aw, N, C, OC);
-    double *egw = plus(rgw, gw0, co), *egb = plus(rgb, gb0, OC);
-    add_abs(agw, gw0, co);
-    add_abs(agb, gb0, OC);
+    float *zw = calloc(co, sizeof(float)), *zb = calloc(OC, sizeof(float)), *zdx = fpoison(nc);
+    tt_matmul_backward(&cpu1, zdx, zw, zb, dy, x, w, N, C, OC);
     float *dx1 = fpoison(nc), *dx3 = fpoison(nc);
     float *gw1 = fcopy(gw0, co), *gw3 = fcopy(gw0, co), *gb1 = fcopy(gb0, OC), *gb3 = fcopy(gb0, OC);
     tt_matmul_backward(&cpu1, dx1, gw1, gb1, dy, x, w, N, C, OC);
     tt_matmul_backward(&cpu3, dx3, gw3, gb3, dy, x, w, N, C, OC);
-    snprintf(what, sizeof what, "matmul bwd %dx%dx%d dinp", N, C, OC);
-    check_bound(what, dx1, rdx, adx, nc, OC);
-    snprintf(what, sizeof what, "matmul bwd %dx%dx%d dweight", N, C, OC);
-    check_bound(what, gw1, egw, agw, co, N + 1);
-    snprintf(what, sizeof what, "matmul bwd %dx%dx%d dbias", N, C, OC);
-    check_bound(what, gb1, egb, agb, OC, N + 1);
+    CHECK(same_bits(dx1, zdx, nc));
+    check_accumulated("matmul dweight", gw1, gw0, zw, co);
+    check_accumulated("matmul dbias", gb1, gb0, zb, OC);
     CHECK_MSG(same_bits(dx1, dx3, nc) && same_bits(gw1, gw3, co) && same_bits(gb1, gb3, OC),
-              "matmul bwd %dx%dx%d: 1 vs 3 threads differ", N, C, OC);
-    /* NULL gradients are skipped */
+              "%s bwd: 1 vs 3 threads differ", what);
     float *gw_keep = fcopy(gw0, co);
     tt_matmul_backward(&cpu3, dx3, NULL, NULL, dy, x, w, N, C, OC);
     CHECK(same_bits(dx1, dx3, nc));
     tt_matmul_backward(&cpu3, NULL, gw_keep, NULL, dy, x, w, N, C, OC);
     CHECK(same_bits(gw_keep, gw1, co));
-    free(x), free(w), free(b), free(r), free(dxd), free(dwd), free(dbd), free(ax), free(aw), free(ab);
-    free(ref), free(refnb), free(aref), free(arefnb), free(o1), free(o3), free(eres), free(dy), free(gw0), free(gb0);
-    free(ddy), free(ady), free(rdx), free(rgw), free(rgb), free(adx), free(agw), free(agb), free(egw), free(egb);
+    free(x), free(w), free(b), free(r), free(o1), free(o3), free(dxd), free(dwd), free(dbd), free(ax), free(aw), free(ab);
+    free(ref), free(aref), free(eres), free(dy), free(gw0), free(gb0), free(zw), free(zb), free(zdx);
     free(dx1), free(dx3), free(gw1), free(gw3), free(gb1), free(gb3), free(gw_keep);
 }
 
-TT_TEST(matmul_matches_reference) {
-    for (int a = 0; a < NSIZES; a++)
-        for (int b = 0; b < NSIZES; b++)
-            for (int c = 0; c < NSIZES; c++) check_matmul(SIZES[a], SIZES[b], SIZES[c]);
-    /* several K blocks (K > 256) and several row/column blocks */
-    check_matmul(300, 290, 45);
-    check_matmul(77, 520, 300);
-    check_matmul(600, 48, 192);
+TT_TEST(matmul_threads_and_accumulate) {
+    const int shapes[][3] = {{1, 3, 17}, {17, 65, 127}, {127, 1, 65}, {300, 290, 45}, {77, 520, 300}, {600, 48, 192}};
+    for (int s = 0; s < 6; s++) check_matmul(shapes[s][0], shapes[s][1], shapes[s][2]);
+}
+
+/* a single row (the sampler's token) skips the engine's packing: the same
+ * bits as that row computed among others, for every forward form */
+TT_TEST(matmul_single_row_matches_engine) {
+    const int shapes[][2] = {{3, 17}, {48, 192}, {65, 300}, {192, 48}, {260, 1030}};
+    for (int s = 0; s < 5; s++) {
+        int C = shapes[s][0], OC = shapes[s][1];
+        float *x = frand(2 * (size_t)C, -1, 1), *w = frand((size_t)C * OC, -1, 1), *b = frand(OC, -1, 1);
+        float *r = frand(2 * (size_t)OC, -1, 1);
+        float *o2 = fpoison(2 * (size_t)OC), *g2 = fpoison(2 * (size_t)OC), *o1 = fpoison(OC), *g1 = fpoison(OC);
+        tt_matmul_forward(&cpu3, o2, x, w, b, 2, C, OC);
+        tt_matmul_forward(&cpu3, o1, x, w, b, 1, C, OC);
+        CHECK_MSG(same_bits(o1, o2, OC), "single row %dx%d differs", C, OC);
+        tt_matmul_residual_forward(&cpu3, o2, x, w, NULL, r, 2, C, OC);
+        tt_matmul_residual_forward(&cpu1, o1, x, w, NULL, r, 1, C, OC);
+        CHECK_MSG(same_bits(o1, o2, OC), "single row residual %dx%d differs", C, OC);
+        tt_matmul_gelu_forward(&cpu3, o2, g2, x, w, b, 2, C, OC);
+        tt_matmul_gelu_forward(&cpu3, o1, g1, x, w, b, 1, C, OC);
+        CHECK_MSG(same_bits(o1, o2, OC) && same_bits(g1, g2, OC), "single row gelu %dx%d differs", C, OC);
+        free(x), free(w), free(b), free(r), free(o2), free(g2), free(o1), free(g1);
+    }
 }
 
 /* the GELU-fused linear ops give the same bits as the separate ops */
@@ -473,102 +459,91 @@ TT_TEST(qkv_matches_reference) {
         }
 }
 
-TT_TEST(head_matches_reference) {
-    const int Vs[] = {256, 1, 17};
-    for (int a = 0; a < NSIZES; a++)
-        for (int b = 0; b < NSIZES; b++)
-            for (int c = 0; c < 3; c++) {
-                int N = SIZES[a], C = SIZES[b], V = Vs[c];
-                size_t nc = (size_t)N * C, nv = (size_t)N * V, vc = (size_t)V * C;
-                float *x = frand(nc, -1, 1), *wte = frand(vc, -1, 1), *dl = frand(nv, -1, 1), *g0 = frand(vc, -1, 1);
-                float *lg1 = fpoison(nv), *lg3 = fpoison(nv);
-                tt_head_forward(&cpu1, lg1, x, wte, N, C, V);
-                tt_head_forward(&cpu3, lg3, x, wte, N, C, V);
-                double *dx = ref_from_float(x, nc), *dw = ref_from_float(wte, vc), *ref = ref_alloc(nv);
-                double *ax = dabs(x, nc), *aw = dabs(wte, vc), *adl = dabs(dl, nv), *aref = ref_alloc(nv);
-                double *agx = ref_alloc(nc), *agw = ref_alloc(vc);
-                ref_head_forward(ref, dx, dw, N, C, V);
-                ref_head_forward(aref, ax, aw, N, C, V);
-                ref_head_backward(agx, agw, adl, ax, aw, N, C, V);
-                add_abs(agw, g0, vc);
-                check_bound("head fwd", lg1, ref, aref, nv, C);
-                CHECK(same_bits(lg1, lg3, nv));
-                float *gx1 = fpoison(nc), *gx3 = fpoison(nc), *gw1 = fcopy(g0, vc), *gw3 = fcopy(g0, vc);
-                tt_head_backward(&cpu1, gx1, gw1, dl, x, wte, N, C, V);
-                tt_head_backward(&cpu3, gx3, gw3, dl, x, wte, N, C, V);
-                double *ddl = ref_from_float(dl, nv), *rgx = ref_alloc(nc), *rgw = ref_alloc(vc);
-                ref_head_backward(rgx, rgw, ddl, dx, dw, N, C, V);
-                double *egw = plus(rgw, g0, vc);
-                check_bound("head dinp", gx1, rgx, agx, nc, V);
-                check_bound("head dwte", gw1, egw, agw, vc, N + 1);
-                CHECK(same_bits(gx1, gx3, nc) && same_bits(gw1, gw3, vc));
-                free(ax), free(aw), free(adl), free(aref), free(agx), free(agw);
-                free(x), free(wte), free(dl), free(g0), free(lg1), free(lg3), free(dx), free(dw), free(ref);
-                free(gx1), free(gx3), free(gw1), free(gw3), free(ddl), free(rgx), free(rgw), free(egw);
-            }
+TT_TEST(head_threads) {
+    const int shapes[][3] = {{1, 1, 1}, {17, 65, 256}, {65, 127, 17}};
+    for (int s = 0; s < 3; s++) {
+        int N = shapes[s][0], C = shapes[s][1], V = shapes[s][2];
+        size_t nc = (size_t)N * C, nv = (size_t)N * V, vc = (size_t)V * C;
+        float *x = frand(nc, -1, 1), *wte = frand(vc, -1, 1), *dl = frand(nv, -1, 1), *g0 = frand(vc, -1, 1);
+        float *lg1 = fpoison(nv), *lg3 = fpoison(nv);
+        tt_head_forward(&cpu1, lg1, x, wte, N, C, V);
+        tt_head_forward(&cpu3, lg3, x, wte, N, C, V);
+        CHECK(same_bits(lg1, lg3, nv));
+        float *gx1 = fpoison(nc), *gx3 = fpoison(nc), *gw1 = fcopy(g0, vc), *gw3 = fcopy(g0, vc), *z = calloc(vc, sizeof(float));
+        tt_head_backward(&cpu1, gx1, z, dl, x, wte, N, C, V);
+        tt_head_backward(&cpu1, gx1, gw1, dl, x, wte, N, C, V);
+        tt_head_backward(&cpu3, gx3, gw3, dl, x, wte, N, C, V);
+        check_accumulated("head dwte", gw1, g0, z, vc);
+        CHECK(same_bits(gx1, gx3, nc) && same_bits(gw1, gw3, vc));
+        free(x), free(wte), free(dl), free(g0), free(lg1), free(lg3), free(gx1), free(gx3), free(gw1), free(gw3), free(z);
+    }
 }
 
+/* 1 vs 3 threads; the packed (B,T,3C) layout gives the same bits as separate
+ * q, k, v; the decode form (one query over cached keys) matches the last
+ * row of the forward */
 static void check_attention(int B, int T, int C, int NH) {
-    size_t n3 = (size_t)B * T * 3 * C, n1 = (size_t)B * T * C, nl = (size_t)B * NH * T;
+    size_t n3 = (size_t)B * T * 3 * C, n1 = (size_t)B * T * C, ns = 2 * (size_t)B * NH * T;
     float *qkv = frand(n3, -2, 2), *dout = frand(n1, -1, 1);
-    float *o1 = fpoison(n1), *o3 = fpoison(n1), *l1 = fpoison(nl), *l3 = fpoison(nl);
-    tt_attention_forward(&cpu1, o1, l1, qkv, B, T, C, NH);
-    tt_attention_forward(&cpu3, o3, l3, qkv, B, T, C, NH);
-    double *dq = ref_from_float(qkv, n3), *ro = ref_alloc(n1), *rl = ref_alloc(nl);
-    ref_attention_forward(ro, rl, dq, B, T, C, NH);
-    CHECK_MSG(tt_test_max_rel_err(o1, ro, n1) < 2e-6, "attention fwd B=%d T=%d C=%d NH=%d: %.3g", B, T, C, NH,
-              tt_test_max_rel_err(o1, ro, n1));
-    CHECK_REL(l1, rl, nl, 2e-6);
-    CHECK(same_bits(o1, o3, n1) && same_bits(l1, l3, nl));
+    float *o1 = fpoison(n1), *o3 = fpoison(n1), *s1 = fpoison(ns), *s3 = fpoison(ns);
+    tt_attention_forward(&cpu1, o1, s1, qkv, qkv + C, qkv + 2 * C, 3 * C, B, T, C, NH);
+    tt_attention_forward(&cpu3, o3, s3, qkv, qkv + C, qkv + 2 * C, 3 * C, B, T, C, NH);
+    CHECK(same_bits(o1, o3, n1) && same_bits(s1, s3, ns / 2));
+    /* separate tensors */
+    float *q = fpoison(n1), *k = fpoison(n1), *v = fpoison(n1), *os = fpoison(n1), *ss = fpoison(ns);
+    for (size_t r = 0; r < (size_t)B * T; r++) {
+        memcpy(q + r * C, qkv + r * 3 * C, (size_t)C * sizeof(float));
+        memcpy(k + r * C, qkv + r * 3 * C + C, (size_t)C * sizeof(float));
+        memcpy(v + r * C, qkv + r * 3 * C + 2 * C, (size_t)C * sizeof(float));
+    }
+    tt_attention_forward(&cpu3, os, ss, q, k, v, C, B, T, C, NH);
+    CHECK(same_bits(o1, os, n1) && same_bits(s1, ss, ns / 2));
     float *g1 = fpoison(n3), *g3 = fpoison(n3);
-    tt_attention_backward(&cpu1, g1, dout, qkv, o1, l1, B, T, C, NH);
-    tt_attention_backward(&cpu3, g3, dout, qkv, o1, l1, B, T, C, NH);
-    double *dd = ref_from_float(dout, n1), *rg = ref_alloc(n3);
-    ref_attention_backward(rg, dd, dq, B, T, C, NH);
-    CHECK_MSG(tt_test_max_rel_err(g1, rg, n3) < 1e-5, "attention bwd B=%d T=%d C=%d NH=%d: %.3g", B, T, C, NH,
-              tt_test_max_rel_err(g1, rg, n3));
-    CHECK(same_bits(g1, g3, n3));
-    free(qkv), free(dout), free(o1), free(o3), free(l1), free(l3), free(dq), free(ro), free(rl), free(g1), free(g3);
-    free(dd), free(rg);
+    tt_attention_backward(&cpu1, g1, g1 + C, g1 + 2 * C, s1, qkv, qkv + C, qkv + 2 * C, o1, dout, 3 * C, B, T, C, NH);
+    tt_attention_backward(&cpu3, g3, g3 + C, g3 + 2 * C, s3, qkv, qkv + C, qkv + 2 * C, o1, dout, 3 * C, B, T, C, NH);
+    CHECK(same_bits(g1, g3, n3) && same_bits(s1, s3, ns));
+    float *dq = fpoison(n1), *dk = fpoison(n1), *dv = fpoison(n1);
+    tt_attention_backward(&cpu3, dq, dk, dv, ss, q, k, v, os, dout, C, B, T, C, NH);
+    int same = 1;
+    for (size_t r = 0; r < (size_t)B * T; r++)
+        same &= same_bits(dq + r * C, g1 + r * 3 * C, C) && same_bits(dk + r * C, g1 + r * 3 * C + C, C) &&
+                same_bits(dv + r * C, g1 + r * 3 * C + 2 * C, C);
+    CHECK_MSG(same && same_bits(ss, s1, ns), "attention B=%d T=%d C=%d NH=%d: packed and separate layouts differ", B, T, C, NH);
+    /* decode: query T-1 of batch 0 against its T keys */
+    float *y = fpoison(C);
+    tt_attention_decode(&cpu3, y, q + (size_t)(T - 1) * C, k, v, C, T, C, NH);
+    double *ry = ref_alloc(C);
+    for (int c = 0; c < C; c++) ry[c] = o1[(size_t)(T - 1) * C + c];
+    CHECK_MSG(tt_test_max_rel_err(y, ry, C) < 2e-6, "attention decode T=%d C=%d NH=%d: %.3g", T, C, NH,
+              tt_test_max_rel_err(y, ry, C));
+    free(qkv), free(dout), free(o1), free(o3), free(s1), free(s3), free(q), free(k), free(v), free(os), free(ss);
+    free(g1), free(g3), free(dq), free(dk), free(dv), free(y), free(ry);
 }
 
-TT_TEST(attention_matches_reference) {
+TT_TEST(attention_threads_layouts_decode) {
     const int Ts[] = {1, 3, 17, 65, 127};
     /* (C, NH): head sizes 4, 16, 17, 32, 1, 64 */
     const int CN[][2] = {{12, 3}, {48, 3}, {34, 2}, {64, 2}, {3, 3}, {64, 1}};
     for (int t = 0; t < 5; t++)
-        for (int c = 0; c < 6; c++) {
-            if (Ts[t] == 127 && c != 1 && c != 3) continue; /* keep the reference cheap */
-            check_attention(1 + (t + c) % 3, Ts[t], CN[c][0], CN[c][1]);
-        }
+        for (int c = 0; c < 6; c++) check_attention(1 + (t + c) % 3, Ts[t], CN[c][0], CN[c][1]);
 }
 
-TT_TEST(gelu_matches_reference) {
-    const size_t ns[] = {1, 3, 17, 65, 127, 20000};
-    for (int k = 0; k < 6; k++) {
+TT_TEST(gelu_threads_and_aliasing) {
+    const size_t ns[] = {1, 17, 20000};
+    for (int k = 0; k < 3; k++) {
         size_t n = ns[k];
         float *x = frand(n, -7, 7), *dy = frand(n, -1, 1);
         float *y1 = fpoison(n), *y3 = fpoison(n), *dx1 = fpoison(n), *dx3 = fpoison(n);
         tt_gelu_forward(&cpu1, y1, x, n);
         tt_gelu_forward(&cpu3, y3, x, n);
-        double *dxd = ref_from_float(x, n), *ry = ref_alloc(n), *ddy = ref_from_float(dy, n), *rdx = ref_alloc(n);
-        ref_gelu_forward(ry, dxd, n);
-        ref_gelu_backward(rdx, dxd, ddy, n);
-        /* elementwise: |err| <= 1e-6 * (1 + |ref|) */
-        int bad = 0;
-        for (size_t i = 0; i < n; i++) bad += !(fabs(y1[i] - ry[i]) <= 1e-6 * (1 + fabs(ry[i])));
-        CHECK_MSG(bad == 0, "gelu fwd n=%zu: %d elements off", n, bad);
         tt_gelu_backward(&cpu1, dx1, x, dy, n);
         tt_gelu_backward(&cpu3, dx3, x, dy, n);
-        bad = 0;
-        for (size_t i = 0; i < n; i++) bad += !(fabs(dx1[i] - rdx[i]) <= 1e-6 * (1 + fabs(rdx[i])));
-        CHECK_MSG(bad == 0, "gelu bwd n=%zu: %d elements off", n, bad);
         CHECK(same_bits(y1, y3, n) && same_bits(dx1, dx3, n));
         /* in place (dinp aliasing dout) */
         float *dyc = fcopy(dy, n);
         tt_gelu_backward(&cpu3, dyc, x, dyc, n);
         CHECK(same_bits(dyc, dx1, n));
-        free(x), free(dy), free(y1), free(y3), free(dx1), free(dx3), free(dxd), free(ry), free(ddy), free(rdx), free(dyc);
+        free(x), free(dy), free(y1), free(y3), free(dx1), free(dx3), free(dyc);
     }
 }
 
@@ -591,29 +566,26 @@ TT_TEST(residual_matches_reference) {
     }
 }
 
-TT_TEST(crossentropy_matches_reference) {
-    const int Vs[] = {256, 1, 3, 17, 127};
-    for (int a = 0; a < 4; a++)
-        for (int c = 0; c < 5; c++) {
-            int N = SIZES[a], V = Vs[c];
-            size_t nv = (size_t)N * V;
-            float *lg = frand(nv, -8, 8);
-            int32_t *tg = irand(N, V);
-            float dscale = 1.0f / (float)(N * 3);
-            float *loss1 = fpoison(N), *loss3 = fpoison(N), *d1 = fpoison(nv), *d3 = fcopy(lg, nv);
-            float m1 = tt_crossentropy_forward(&cpu1, loss1, d1, lg, tg, N, V, dscale);
-            float m3 = tt_crossentropy_forward(&cpu3, loss3, d3, d3, tg, N, V, dscale); /* in place */
-            double *dl = ref_from_float(lg, nv), *rl = ref_alloc(N), *rd = ref_alloc(nv);
-            double rm = ref_crossentropy(rl, rd, dl, tg, N, V, dscale);
-            CHECK_CLOSE(m1, rm, 2e-6, 1e-6);
-            CHECK_REL(loss1, rl, (size_t)N, 2e-6);
-            CHECK_REL(d1, rd, nv, 2e-6);
-            CHECK(m1 == m3 && same_bits(loss1, loss3, N) && same_bits(d1, d3, nv));
-            float *d4 = fpoison(nv);
-            tt_crossentropy_backward(&cpu3, d4, lg, tg, N, V, dscale);
-            CHECK(same_bits(d1, d4, nv));
-            free(lg), free(tg), free(loss1), free(loss3), free(d1), free(d3), free(dl), free(rl), free(rd), free(d4);
-        }
+TT_TEST(crossentropy_threads_and_aliasing) {
+    const int shapes[][2] = {{1, 256}, {17, 3}, {65, 256}};
+    for (int a = 0; a < 3; a++) {
+        int N = shapes[a][0], V = shapes[a][1];
+        size_t nv = (size_t)N * V;
+        float *lg = frand(nv, -8, 8);
+        int32_t *tg = irand(N, V);
+        float dscale = 1.0f / (float)(N * 3);
+        float *loss1 = fpoison(N), *loss3 = fpoison(N), *d1 = fpoison(nv), *d3 = fcopy(lg, nv);
+        float m1 = tt_crossentropy_forward(&cpu1, loss1, d1, lg, tg, N, V, dscale);
+        float m3 = tt_crossentropy_forward(&cpu3, loss3, d3, d3, tg, N, V, dscale); /* in place */
+        double s = 0;
+        for (int i = 0; i < N; i++) s += loss1[i];
+        CHECK(m1 == (float)(s / N));
+        CHECK(m1 == m3 && same_bits(loss1, loss3, N) && same_bits(d1, d3, nv));
+        float *d4 = fpoison(nv);
+        tt_crossentropy_backward(&cpu3, d4, lg, tg, N, V, dscale);
+        CHECK(same_bits(d1, d4, nv));
+        free(lg), free(tg), free(loss1), free(loss3), free(d1), free(d3), free(d4);
+    }
     /* extreme logits stay finite */
     int V = 256;
     float *lg = frand(V, -1, 1);
@@ -627,7 +599,7 @@ TT_TEST(crossentropy_matches_reference) {
     free(lg);
 }
 
-TT_TEST(grad_norm_and_adamw_match_reference) {
+TT_TEST(adamw_spans_threads_decay) {
     tt_model_config cfg = {2, 20, 2, 9, 2, TT_VOCAB};
     tt_layout lo;
     tt_status st;
@@ -645,7 +617,7 @@ TT_TEST(grad_norm_and_adamw_match_reference) {
     size_t n = lo.total;
     float *g = frand(n, -1, 1), *p = frand(n, -1, 1), *m = frand(n, -0.1f, 0.1f), *v = frand(n, 0, 0.01f);
     double *part = malloc((size_t)ns * sizeof(double));
-    double ss1 = tt_grad_sumsq(&cpu1, g, spans, ns, part), ss3 = tt_grad_sumsq(&cpu3, g, spans, ns, part);
+    double ss1 = tt_adamw_grad_sumsq(&cpu1, g, spans, ns, part), ss3 = tt_adamw_grad_sumsq(&cpu3, g, spans, ns, part);
     double rss = 0;
     for (size_t i = 0; i < n; i++) rss += (double)g[i] * g[i];
     CHECK_CLOSE(ss1, rss, 1e-6, 0);
@@ -659,12 +631,6 @@ TT_TEST(grad_norm_and_adamw_match_reference) {
     float *p3 = fcopy(p, n), *m3 = fcopy(m, n), *v3 = fcopy(v, n), *g3 = fcopy(g, n);
     tt_adamw_update(&cpu1, p1, g1, m1, v1, spans, ns, &a, scale, 1);
     tt_adamw_update(&cpu3, p3, g3, m3, v3, spans, ns, &a, scale, 0);
-    double *rp = ref_from_float(p, n), *rm = ref_from_float(m, n), *rv = ref_from_float(v, n), *rg = ref_from_float(g, n);
-    double rn = ref_optimizer_step(&lo, rp, rm, rv, rg, &a);
-    CHECK_CLOSE(rn, norm, 1e-9, 0);
-    CHECK_REL(p1, rp, n, 1e-6);
-    CHECK_REL(m1, rm, n, 1e-6);
-    CHECK_REL(v1, rv, n, 1e-6);
     CHECK(same_bits(p1, p3, n) && same_bits(m1, m3, n) && same_bits(v1, v3, n));
     int zero = 1;
     for (size_t i = 0; i < n; i++) zero &= g1[i] == 0.0f;
@@ -678,21 +644,34 @@ TT_TEST(grad_norm_and_adamw_match_reference) {
     CHECK(pz[qb] == p[qb]);
     CHECK(pz[qw] == p[qw] - a.lr * a.weight_decay * p[qw]);
     free(g), free(p), free(m), free(v), free(part), free(p1), free(m1), free(v1), free(g1), free(p3), free(m3), free(v3);
-    free(g3), free(rp), free(rm), free(rv), free(rg), free(pz), free(gz), free(mz), free(vz), free(spans);
+    free(g3), free(pz), free(gz), free(mz), free(vz), free(spans);
     tt_layout_free(&lo);
 }
 
 /* an op that needs more scratch than the context has leaves its output
- * alone and flags the context instead of writing out of bounds */
-TT_TEST(scratch_overflow_is_refused) {
+ * alone and records an error: tt_cpu_status reports it once, as a value
+ * with a one-line message naming the op */
+TT_TEST(scratch_overflow_is_an_error) {
     tt_cpu small;
     tt_status st;
-    CHECK(tt_cpu_create(&small, 2, 16, 0, &st) == TT_OK);
+    CHECK(tt_cpu_create(&small, 2, 16, 16, &st) == TT_OK);
     float *x = frand(64 * 64, -1, 1), *w = frand(64 * 64, -1, 1), *o = frand(64 * 64, -1, 1), *o0 = fcopy(o, 64 * 64);
+    float *stats = frand(128, 0.5f, 1), *qkv = frand(64 * 3 * 64, -1, 1);
+    CHECK(tt_cpu_status(&small, &st) == TT_OK);
     tt_matmul_forward(&small, o, x, w, NULL, 64, 64, 64);
-    CHECK(small.error == 1);
     CHECK(same_bits(o, o0, 64 * 64));
-    free(x), free(w), free(o), free(o0);
+    /* a second failure keeps the first message */
+    tt_layernorm_backward(&small, o, NULL, NULL, x, x, w, stats, 64, 64, 0);
+    CHECK(same_bits(o, o0, 64 * 64));
+    CHECK(tt_cpu_status(&small, &st) == TT_EINVAL);
+    CHECK_MSG(strstr(st.msg, "matmul forward") != NULL, "message: %s", st.msg);
+    CHECK(tt_cpu_status(&small, &st) == TT_OK); /* cleared */
+    tt_layernorm_backward(&small, o, NULL, NULL, x, x, w, stats, 64, 64, 0);
+    CHECK(tt_cpu_status(&small, &st) == TT_EINVAL && strstr(st.msg, "layernorm backward"));
+    tt_attention_forward(&small, o, stats, qkv, qkv + 64, qkv + 128, 192, 1, 64, 64, 2);
+    CHECK(same_bits(o, o0, 64 * 64));
+    CHECK(tt_cpu_status(&small, &st) == TT_EINVAL && strstr(st.msg, "attention forward"));
+    free(x), free(w), free(o), free(o0), free(stats), free(qkv);
     tt_cpu_destroy(&small);
 }
 
@@ -703,27 +682,28 @@ int main(void) {
     shared = TT_MAX(shared, tt_matmul_backward_scratch(600, 300, 520));
     shared = TT_MAX(shared, tt_head_backward_scratch(127, 127, 256));
     shared = TT_MAX(shared, tt_qkv_backward_scratch(65, 65));
-    shared = TT_MAX(shared, tt_layernorm_backward_scratch(127, 127));
-    size_t thread = tt_attention_thread_scratch(127, 64);
+    shared = TT_MAX(shared, tt_layernorm_backward_scratch(127, 129));
+    size_t thread = TT_MAX(tt_attention_thread_scratch(127, 64), tt_matmul_thread_scratch());
     if (tt_cpu_create(&cpu1, 1, shared, thread, &st) || tt_cpu_create(&cpu3, 3, shared, thread, &st)) {
         fprintf(stderr, "cpu context: %s\n", st.msg);
         return 1;
     }
     CHECK(cpu3.nthreads == 3);
     RUN(fd_reference_backwards);
-    RUN(encoder_matches_reference);
-    RUN(layernorm_matches_reference);
-    RUN(matmul_matches_reference);
+    RUN(embedding_threads_and_accumulate);
+    RUN(layernorm_threads_and_accumulate);
+    RUN(matmul_threads_and_accumulate);
+    RUN(matmul_single_row_matches_engine);
     RUN(matmul_gelu_fused_matches_separate_ops);
     RUN(qkv_matches_reference);
-    RUN(head_matches_reference);
-    RUN(attention_matches_reference);
-    RUN(gelu_matches_reference);
+    RUN(head_threads);
+    RUN(attention_threads_layouts_decode);
+    RUN(gelu_threads_and_aliasing);
     RUN(residual_matches_reference);
-    RUN(crossentropy_matches_reference);
-    RUN(grad_norm_and_adamw_match_reference);
-    RUN(scratch_overflow_is_refused);
-    CHECK(cpu1.error == 0 && cpu3.error == 0);
+    RUN(crossentropy_threads_and_aliasing);
+    RUN(adamw_spans_threads_decay);
+    RUN(scratch_overflow_is_an_error);
+    CHECK(tt_cpu_status(&cpu1, &st) == TT_OK && tt_cpu_status(&cpu3, &st) == TT_OK);
     tt_cpu_destroy(&cpu1);
     tt_cpu_destroy(&cpu3);
     return tt_test_summary();

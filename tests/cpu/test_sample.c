@@ -8,83 +8,20 @@
 #include "backend.h"
 #include "config.h"
 #include "model.h"
+#include "ref64.h"
 #include "rng.h"
 #include "sample.h"
 #include "tt_test.h"
 
-/* ---- float64 reference: full forward of tokens[0..n), logits of the last position ---- */
-
-static void ref_layernorm(double *out, const double *x, const float *w, const float *b, int C) {
-    double m = 0, v = 0;
-    for (int i = 0; i < C; i++) m += x[i];
-    m /= C;
-    for (int i = 0; i < C; i++) v += (x[i] - m) * (x[i] - m);
-    v /= C;
-    double r = 1.0 / sqrt(v + 1e-5);
-    for (int i = 0; i < C; i++) out[i] = (x[i] - m) * r * w[i] + b[i];
-}
-
-static void ref_linear(double *out, const double *x, const float *w, const float *b, int IC, int OC) {
-    for (int j = 0; j < OC; j++) {
-        double s = b[j];
-        for (int i = 0; i < IC; i++) s += x[i] * w[(size_t)i * OC + j];
-        out[j] = s;
-    }
-}
-
-/* logits (V) of position n-1 */
+/* ---- float64 reference (ref/ref64.h): full forward of tokens[0..n), logits of the last position ---- */
 static void ref_forward(const tt_model_config *cfg, const tt_layout *lo, const float *p, const uint8_t *tok, int n,
                         double *logits) {
-    int C = cfg->d_model, NH = cfg->n_head, HS = C / NH, V = cfg->vocab;
-#define PT(kind, l) (p + tt_layout_offset(lo, cfg, kind, l))
-    double *x = calloc((size_t)n * C, sizeof(double)), *h = calloc((size_t)n * C, sizeof(double));
-    double *q = calloc((size_t)n * C, sizeof(double)), *k = calloc((size_t)n * C, sizeof(double));
-    double *v = calloc((size_t)n * C, sizeof(double)), *y = calloc((size_t)n * C, sizeof(double));
-    double *f = calloc((size_t)4 * C, sizeof(double)), *o = calloc((size_t)C, sizeof(double));
-    double *att = calloc((size_t)n, sizeof(double));
-    for (int t = 0; t < n; t++)
-        for (int i = 0; i < C; i++) x[t * C + i] = (double)PT(TT_WTE, 0)[tok[t] * C + i] + PT(TT_WPE, 0)[t * C + i];
-    for (int l = 0; l < cfg->n_layer; l++) {
-        for (int t = 0; t < n; t++) {
-            ref_layernorm(h + t * C, x + t * C, PT(TT_LN1W, l), PT(TT_LN1B, l), C);
-            ref_linear(q + t * C, h + t * C, PT(TT_QW, l), PT(TT_QB, l), C, C);
-            ref_linear(k + t * C, h + t * C, PT(TT_KW, l), PT(TT_KB, l), C, C);
-            ref_linear(v + t * C, h + t * C, PT(TT_VALW, l), PT(TT_VALB, l), C, C);
-        }
-        for (int t = 0; t < n; t++)
-            for (int hd = 0; hd < NH; hd++) {
-                double mx = -INFINITY, sum = 0;
-                for (int s = 0; s <= t; s++) {
-                    double d = 0;
-                    for (int i = 0; i < HS; i++) d += q[t * C + hd * HS + i] * k[s * C + hd * HS + i];
-                    att[s] = d / sqrt((double)HS);
-                    if (att[s] > mx) mx = att[s];
-                }
-                for (int s = 0; s <= t; s++) sum += (att[s] = exp(att[s] - mx));
-                for (int i = 0; i < HS; i++) {
-                    double acc = 0;
-                    for (int s = 0; s <= t; s++) acc += att[s] / sum * v[s * C + hd * HS + i];
-                    y[t * C + hd * HS + i] = acc;
-                }
-            }
-        for (int t = 0; t < n; t++) {
-            ref_linear(o, y + t * C, PT(TT_OW, l), PT(TT_OB, l), C, C);
-            for (int i = 0; i < C; i++) x[t * C + i] += o[i];
-            ref_layernorm(h + t * C, x + t * C, PT(TT_LN2W, l), PT(TT_LN2B, l), C);
-            ref_linear(f, h + t * C, PT(TT_FCW, l), PT(TT_FCB, l), C, 4 * C);
-            for (int i = 0; i < 4 * C; i++) f[i] = 0.5 * f[i] * (1.0 + erf(f[i] / sqrt(2.0)));
-            ref_linear(o, f, PT(TT_PROJW, l), PT(TT_PROJB, l), 4 * C, C);
-            for (int i = 0; i < C; i++) x[t * C + i] += o[i];
-        }
-    }
-    ref_layernorm(h, x + (size_t)(n - 1) * C, PT(TT_LNFW, 0), PT(TT_LNFB, 0), C);
-    for (int vv = 0; vv < V; vv++) {
-        double s = 0;
-        for (int i = 0; i < C; i++) s += h[i] * PT(TT_WTE, 0)[vv * C + i];
-        logits[vv] = s;
-    }
-#undef PT
-    free(x); free(h); free(q); free(k); free(v); free(y); free(f); free(o); free(att);
+    double *dp = ref_from_float(p, lo->total), *all = ref_alloc((size_t)n * cfg->vocab);
+    int32_t *inp = malloc((size_t)n * sizeof *inp);
+    for (int t = 0; t < n; t++) inp[t] = tok[t];
+    ref_gpt_forward(cfg, lo, dp, inp, 1, n, all);
+    memcpy(logits, all + (size_t)(n - 1) * cfg->vocab, (size_t)cfg->vocab * sizeof(double));
+    free(dp), free(all), free(inp);
 }
 
 /* random model: init, then every tensor perturbed so no path is trivial */

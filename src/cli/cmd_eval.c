@@ -1,0 +1,84 @@
+/* cmd_eval.c — `tinytrain eval`: validation loss of a checkpoint on a corpus. */
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const opt_def eval_opts[] = {
+    {"ckpt", O_CKPT, 1, "checkpoint (default runs/" DEFAULT_PRESET "/" CKPT_NAME ")"},
+    {"data", O_DATA, 1, "text file or folder (default: the fortunes collection)"},
+    {"batches", O_BATCHES, 1, "validation batches (default: the checkpoint's eval-batches)"},
+    {"threads", O_THREADS, 1, "CPU threads"},
+    {"backend", O_BACKEND, 1, "cpu | webgpu | auto (default cpu)"},
+    {"json", O_JSON, 0, "print one JSON object"},
+    {"help", O_HELP, 0, "this help"},
+    {NULL, 0, 0, NULL}};
+
+
+int cmd_eval(int argc, char **argv) {
+    opts o;
+    memset(&o, 0, sizeof o);
+    int rc = parse_opts("eval", eval_opts, argc, argv, 2, &o);
+    if (rc == -1) {
+        command_help("eval", "Mean validation loss of a checkpoint over fixed validation batches of a corpus.", eval_opts);
+        return 0;
+    }
+    if (rc) return rc;
+    tt_status st;
+    tt_status_clear(&st);
+    tt_train_state s;
+    memset(&s, 0, sizeof s);
+    const char *path = o.ckpt ? o.ckpt : default_ckpt();
+    if ((rc = load_ckpt(path, &s))) return rc;
+    tt_corpus c;
+    if (tt_corpus_load(o.data, s.cfg.ctx, &c, &st)) {
+        tt_state_free(&s);
+        return error_line(EXIT_FAIL, "%s", st.msg);
+    }
+    tt_backend *be = NULL;
+    uint8_t *tok = NULL;
+    int n = o.set[O_BATCHES] ? o.batches : (s.tc.eval_batches > 0 ? s.tc.eval_batches : 8);
+    if ((rc = make_backend(o.backend ? o.backend : "cpu", &s.cfg, &(tt_backend_opts){.threads = o.set[O_THREADS] ? o.threads : 0}, 1, &be))) goto out;
+    tok = malloc((size_t)s.cfg.batch * (size_t)(s.cfg.ctx + 1));
+    if (!tok) {
+        rc = error_line(EXIT_FAIL, "out of memory");
+        goto out;
+    }
+    float loss = NAN;
+    if (be->vt->set_state(be, s.params, NULL, NULL, &st) || tt_evaluate(be, &c, n, tok, &loss, &st)) {
+        rc = error_line(EXIT_FAIL, "eval: %s", st.msg);
+        goto out;
+    }
+    int same = c.hash == s.corpus_hash;
+    if (o.json) {
+        fputs("{\"checkpoint\":", stdout);
+        json_str(stdout, path, strlen(path));
+        printf(",\"step\":%lld,\"corpus\":", (long long)s.step);
+        json_str(stdout, c.desc, strlen(c.desc));
+        printf(",\"same_corpus\":%s,\"batches\":%d,\"tokens\":%lld,\"val_loss\":", same ? "true" : "false", n,
+               (long long)n * s.cfg.batch * s.cfg.ctx);
+        json_num(stdout, loss);
+        fputs(",\"bits_per_byte\":", stdout);
+        json_num(stdout, loss / log(2.0));
+        fputs("}\n", stdout);
+    } else {
+        printf("%s (step %lld) on %s%s\nval loss %.4f (%.3f bits/byte) over %d batches x %d x %d bytes\n", path,
+               (long long)s.step, c.desc, same ? "" : " (not the training corpus)", loss, loss / log(2.0), n, s.cfg.batch,
+               s.cfg.ctx);
+    }
+out:
+    free(tok);
+    tt_backend_destroy(be);
+    tt_corpus_free(&c);
+    tt_state_free(&s);
+    return rc;
+}
+
