@@ -121,10 +121,9 @@ int64_t tt_loop_pipelined(const tt_loop *L);  /* steps read while the next one c
  * is left (the device failed while its state was being read). */
 int tt_loop_recover(tt_loop *L, int *from_device, int64_t *lost_from, int64_t *lost_to);
 
-/* Peak learning rate the CLI uses when none is given: 5e-3 up to d_model
- * 128, then scaled by 128 / d_model (5e-3 beat 1e-3 clearly on tiny, small
- * and medium in 1000-2500-step fortune runs: val loss 1.91 vs 2.07 for small
- * at 1500 steps; 1.2e-2 diverged). tt_train_config_default keeps 1e-3. */
+/* Peak learning rate when none is given (the option table's default): 5e-3
+ * up to d_model 128, then scaled by 128 / d_model (the choice and its runs
+ * are in docs/BENCHMARKS.md). tt_train_config_default keeps 1e-3. */
 float tt_default_lr(const tt_model_config *cfg);
 
 /* The optimizer arguments of step `step` (0-based): learning rate from the
