@@ -317,7 +317,7 @@ function renderPresetInfo() {
     d.querySelector('.v').textContent = v;
     $('presetInfo').appendChild(d);
   }
-  $('presetInfo').title = `${p.layers} layers · d_model ${p.d_model} · ${p.heads} heads · context ${p.ctx} · batch ${batch}`;
+  $('presetInfo').title = `${p.layers} layers · d_model ${p['d-model']} · ${p.heads} heads · context ${p.ctx} · batch ${batch}`;
 }
 
 function renderBackendNote() {
@@ -485,7 +485,7 @@ async function startTraining() {
     if (!(lr > 0 && lr <= 1)) throw new Error('Learning rate must be a number in (0, 1].');
     const choice = backendChoice();
     opts = `preset=${$('preset').value} steps=${steps} lr=${lr} batch=${batch} seed=${seed} backend=${engineBackend(choice)}` +
-      ` eval_every=${Math.max(10, Math.round(steps / 25))}`;
+      ` eval-every=${Math.max(10, Math.round(steps / 25))}`;
     const need = memoryNeed($('preset').value, batch, variantForChoice(choice));
     if (need > 3.5 * 2 ** 30)
       throw new Error(`The ${$('preset').value} preset needs about ${fmtBytes(need)} of memory here; the WebAssembly engine addresses ` +
@@ -544,7 +544,7 @@ function onStarted(m) {
   const st = m.state;
   resetChart(st);
   $('preset').value = st.preset in Object.fromEntries(ui.presets.map((p) => [p.name, 1])) ? st.preset : $('preset').value;
-  $('engineInfo').textContent = `${st.preset}: ${fmtParams(st.params)} params · ${st.layers}×${st.d_model}, ${st.heads} heads, ctx ${st.ctx}, batch ${st.batch} · ${m.info}`;
+  $('engineInfo').textContent = `${st.preset}: ${fmtParams(st.params)} params · ${st.layers}×${st['d-model']}, ${st.heads} heads, ctx ${st.ctx}, batch ${st.batch} · ${m.info}`;
   if (m.loaded) setStatus('ckptStatus', `Loaded a checkpoint at step ${fmtInt(st.step)}. Press + to train on, or Generate.`, 'ok');
   updateStats({ step: st.step, total: st.steps, loss: st.loss.length ? st.loss[st.loss.length - 1] : NaN, val: st.val.length ? st.val[st.val.length - 1][1] : NaN });
 }

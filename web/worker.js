@@ -1,16 +1,18 @@
 // worker.js — the training Worker of the web app (a dedicated module Worker).
 // Owns: loading one WebAssembly module (variant 'threads', 'single' or
-// 'gpu'), opening the WebGPU device for the gpu variant, the training loop
-// (split-phase steps, validation, pause/resume/stop/+N), token streaming for
-// sampling, checkpoints to and from .safetensors bytes, the OPFS autosave +
-// restore, and the benchmark runner. The page (app.js) only sends messages;
-// the protocol is documented at the message switch below. No model code lives
-// here: every number comes from the C engine (src/web/web_api.c).
+// 'gpu'), opening the WebGPU device for the gpu variant, scheduling the
+// engine's training loop (pause/resume/stop/+N are requests to it), token
+// streaming for sampling, checkpoints to and from .safetensors bytes, the
+// OPFS autosave files + restore, and the benchmark runner. The page (app.js)
+// only sends messages; the protocol is documented at the message switch
+// below. No model code and no training rule lives here: when steps overlap,
+// when to evaluate, when to save and when the run ends are decided by the C
+// engine's loop (src/train/loop.c through src/web/web_api.c).
 
 const OPFS_DIR = 'tinytrain';
-const AUTOSAVE_SECONDS = 10;   // autosave at least this often while running
-const AUTOSAVE_STEPS = 200;    // ... and at least every this many steps
-const CHUNK_MS = 60;           // run steps for this long between progress posts
+const CHUNK_MS = 60;           // advance the engine for this long between progress posts
+// the engine's loop events (tt_event, src/train/trainer.h)
+const EV = { START: 0, STEP: 1, EVAL: 2, SAVE: 3, HOLD: 4, END: 5 };
 
 let M = null;          // the Emscripten module
 let W = 0;             // tt_web handle
@@ -24,7 +26,7 @@ let corpusName = '';
 let corpusBytes = null; // Uint8Array of the current corpus
 let backendName = 'cpu';
 let sampling = null;   // { stop: bool }
-let lastSave = { step: -1, t: 0 };
+let pendingSave = null; // { bytes, step, loss }: the engine's last save point, not yet in OPFS
 let perf = { elapsed: 0, window: [] };
 let pendingLoss = [], pendingVal = [];
 let busy = Promise.resolve(); // serialises engine use between the loop, sampling, saves
@@ -44,7 +46,7 @@ function call(name, ...args) {
   return M['_' + name](...args);
 }
 // C entry points that can reach a GPU wait (buffer mapping, error scopes).
-const GPU_ASYNC_EXPORTS = ['tt_web_init', 'tt_web_load', 'tt_web_submit', 'tt_web_collect', 'tt_web_eval', 'tt_web_save',
+const GPU_ASYNC_EXPORTS = ['tt_web_init', 'tt_web_load', 'tt_web_advance', 'tt_web_checkpoint',
   'tt_web_sample_start', 'tt_web_free', 'tt_web_gpu_selftest'];
 // JS imports of src/web/device_web.js that may return a Promise.
 const GPU_ASYNC_IMPORTS = ['ttjs_gpu_read_finish', 'ttjs_gpu_check'];
@@ -182,63 +184,78 @@ function snapshot(extra) {
   return msg;
 }
 
-// One step, pipelined where the engine allows it (WebGPU, as the native
-// trainer): step k+1 is submitted before step k's loss is collected, so the
-// GPU does not wait for the page. The engine never pipelines across an eval
-// or the last step; pause/stop/save/sample collect the step in flight first
-// (drain), so they see exactly the state of the one-step-at-a-time loop.
-async function stepOnce() {
-  if (M._tt_web_in_flight(W) === 0) check(await call('tt_web_submit', W), 'step');
-  if (run === 'running' && M._tt_web_can_submit_ahead(W)) {
-    // step k+1 computes while collect waits (JSPI) for step k's readback only;
-    // ttGpuIdle would wait for k+1's as well
-    check(await call('tt_web_submit', W), 'step');
-  } else if (M.ttGpuIdle) {
-    await M.ttGpuIdle(); // split phase: the loss readback completes off the wasm stack
+// One unit of the engine's work (tt_web_advance); records what the page and
+// the autosave need from its event and returns the event.
+async function rawAdvance() {
+  const ev = await call('tt_web_advance', W);
+  if (ev < 0) {
+    const e = new Error(err() || `training failed (${-ev})`);
+    e.code = -ev;
+    throw e;
   }
-  await collectOne();
+  return ev;
 }
 
-// Collects the oldest step in flight and runs the evaluation due after it.
-async function collectOne() {
-  check(await call('tt_web_collect', W), 'step');
+async function advance() {
+  const ev = await rawAdvance();
   const step = M._tt_web_step(W);
-  pendingLoss.push([step, M._tt_web_loss(W)]);
-  const every = M._tt_web_eval_every(W), total = M._tt_web_total_steps(W);
-  if ((every > 0 && step % every === 0) || step === total) {
-    check(await call('tt_web_eval', W), 'eval');
+  if (ev === EV.STEP) {
+    const now = performance.now();
+    pendingLoss.push([step, M._tt_web_loss(W)]);
+    perf.window.push({ t: now, step });
+    while (perf.window.length > 2 && now - perf.window[0].t > 5000) perf.window.shift();
+  } else if (ev === EV.EVAL) {
     pendingVal.push([step, M._tt_web_val_loss(W)]);
+  } else if (ev === EV.SAVE) {
+    const p = M._tt_web_save_ptr(W);
+    pendingSave = { bytes: heap().slice(p, p + M._tt_web_save_len(W)), step, loss: M._tt_web_loss(W) };
+  }
+  return ev;
+}
+
+// Lets the engine finish what is in flight (with the evaluations and saves
+// it makes due) so its state can be read: a hold while running, released
+// after. A paused or finished run is settled already.
+async function settle() {
+  const running = run === 'running';
+  if (running) M._tt_web_hold(W, 1);
+  try {
+    for (;;) {
+      const ev = await advance();
+      if (ev === EV.HOLD || ev === EV.END) break;
+    }
+  } finally {
+    if (running && run === 'running') M._tt_web_hold(W, 0);
   }
 }
 
-// Collects every step in flight (before a save, a pause/stop, sampling).
-async function drain() {
-  while (W && M._tt_web_in_flight(W) > 0) await collectOne();
+// Pause and stop: the engine finishes the steps in flight, saves, and holds.
+function requestHold(state) {
+  if (loopActive && run === 'running') requestInFlight = M._tt_web_in_flight(W);
+  run = state;
+  M._tt_web_hold(W, 2);
+  loop();
 }
 
 async function loop() {
   if (loopActive) return;
   loopActive = true;
+  let ended = false;
   try {
-    while (run === 'running') {
+    while (!ended && run !== 'idle') {
       const msg = await locked(async () => {
-        if (M._tt_web_step(W) >= M._tt_web_total_steps(W)) { run = 'done'; return null; }
         const t0 = performance.now();
         do {
-          await stepOnce();
-          const now = performance.now();
-          perf.window.push({ t: now, step: M._tt_web_step(W) });
-          while (perf.window.length > 2 && now - perf.window[0].t > 5000) perf.window.shift();
-        } while (run === 'running' && performance.now() - t0 < CHUNK_MS && M._tt_web_step(W) < M._tt_web_total_steps(W));
-        if (run !== 'running') await drain(); // pause/stop: the step in flight finishes and is recorded
+          const ev = await advance();
+          if (ev === EV.END && run !== 'stopped') run = 'done';
+          ended = ev === EV.HOLD || ev === EV.END;
+        } while (!ended && performance.now() - t0 < CHUNK_MS);
         perf.elapsed += (performance.now() - t0) / 1000;
         return snapshot();
       });
-      if (!msg) break;
       post(msg);
-      if (msg.step - lastSave.step >= AUTOSAVE_STEPS || performance.now() - lastSave.t > AUTOSAVE_SECONDS * 1000)
-        await autosave('running');
-      await yieldNow();
+      await writeSave();
+      if (!ended) await yieldNow();
     }
   } catch (e) {
     run = 'paused';
@@ -247,17 +264,11 @@ async function loop() {
     if (M.ttGpuDevice && !gpuLost) await Promise.race([M.ttGpuDevice.lost, new Promise((r) => setTimeout(r, 1000))]);
     if (gpuLost || /device lost/i.test(e.message)) deviceLost = true;
     post({ type: 'error', where: 'train', message: deviceLost ? lostMessage(e.message) : e.message });
+    post(snapshot());
   } finally {
     loopActive = false;
   }
-  const msg = await locked(async () => {
-    // after a lost device nothing more can be read: no drain, and autosave keeps the last one
-    if (!deviceLost) try { await drain(); } catch (e) { post({ type: 'error', where: 'train', message: e.message }); }
-    if (W && M._tt_web_step(W) >= M._tt_web_total_steps(W) && run !== 'stopped') run = 'done';
-    return snapshot();
-  });
-  post(msg);
-  await autosave(run === 'running' ? 'paused' : run);
+  if (run === 'idle') return; // a new run replaced this one
   post({ type: 'status', run, inFlightAtRequest: requestInFlight });
   requestInFlight = null;
 }
@@ -312,9 +323,11 @@ async function readFile(dir, name) {
   } catch (e) { return null; }
 }
 
-async function saveBytes() {
-  await drain(); // the checkpoint holds no step in flight
-  const n = await call('tt_web_save', W);
+// The current state as checkpoint bytes (a paused or finished run, or one
+// settled first).
+async function checkpointBytes() {
+  await settle();
+  const n = await call('tt_web_checkpoint', W);
   if (n < 0) throw new Error(err());
   const p = M._tt_web_save_ptr(W);
   return heap().slice(p, p + n);
@@ -330,34 +343,33 @@ function lostMessage(m) {
 }
 
 let corpusSaved = false;
-async function autosave(status) {
+// Writes a save point to OPFS: the checkpoint, then its metadata (the run's
+// options and status, which restore() reads).
+async function writeAutosave(snap) {
   if (!W || deviceLost) return;
-  let step = -1;
   try {
     const dir = await opfsDir();
     if (!dir) return;
-    const snap = await locked(async () => {
-      await drain();
-      if (M._tt_web_step(W) <= 0 && status === 'running') return null;
-      step = M._tt_web_step(W);
-      return { bytes: await saveBytes(), loss: M._tt_web_loss(W) };
-    });
-    if (!snap) return;
     if (!corpusSaved) {
       await writeFile(dir, 'corpus.bin', corpusBytes);
       corpusSaved = true;
     }
     await writeFile(dir, 'checkpoint.safetensors', snap.bytes);
-    const meta = { version: 1, opts, corpusName, variant, backend: backendName, status, step,
+    const meta = { version: 1, opts, corpusName, variant, backend: backendName, status: run, step: snap.step,
       loss: snap.loss, savedAt: Date.now(), elapsed: perf.elapsed };
     await writeFile(dir, 'meta.json', new TextEncoder().encode(JSON.stringify(meta)));
-    lastSave = { step, t: performance.now() };
-    savedStep = step;
-    post({ type: 'saved', where: 'opfs', step, bytes: snap.bytes.length });
+    savedStep = snap.step;
+    post({ type: 'saved', where: 'opfs', step: snap.step, bytes: snap.bytes.length });
   } catch (e) {
-    lastSave = { step, t: performance.now() }; // don't retry every chunk
     post({ type: 'error', where: 'autosave', message: 'autosave failed: ' + e.message });
   }
+}
+
+// The engine's pending save point, if any.
+async function writeSave() {
+  const snap = pendingSave;
+  pendingSave = null;
+  if (snap) await writeAutosave(snap);
 }
 
 async function restore() {
@@ -380,7 +392,6 @@ async function restore() {
   backendName = meta.backend || 'cpu';
   resetPerf();
   perf.elapsed = meta.elapsed || 0;
-  lastSave = { step: r.state.step, t: performance.now() };
   savedStep = r.state.step;
   run = r.state.step >= r.state.steps ? 'done' : 'paused';
   return { found: true, meta, ...r };
@@ -405,7 +416,7 @@ async function sample(m) {
   const t0 = performance.now();
   try {
     await locked(async () => {
-      await drain(); // sample the weights of the last recorded step
+      await settle(); // sample the weights of the last recorded step
       const p = cstr(m.prompt || '');
       try {
         check(await call('tt_web_sample_start', W, p, m.length | 0, +m.temperature, m.topK | 0, +m.topP, +m.seed), 'sample');
@@ -441,28 +452,29 @@ async function sample(m) {
 }
 
 // ---- benchmark ----------------------------------------------------------------------------
-// One warm-up step, then `steps` timed steps (each submit + collect, i.e. the
-// full step with its loss read back); median ms. Same seed and batches on
-// every backend, so the losses double as a drift check.
+// One warm-up step, then `steps` timed steps (the time between two steps'
+// losses reaching the Worker, steps overlapping where the engine pipelines,
+// as in training); median ms. Same seed and batches on every backend, so the
+// losses double as a drift check. No evaluation and no save point inside.
 
 async function bench(m) {
   try {
     for (const preset of m.presets) {
-      const o = `preset=${preset} steps=${m.steps + 1} seed=1337 eval_every=0 backend=${variant === 'gpu' ? 'webgpu' : 'cpu'}` +
-        (variant === 'threads' ? ` threads=${threads}` : ' threads=1');
+      const o = `preset=${preset} steps=${m.steps + 1} seed=1337 eval-every=0 save-every=0 save-seconds=0` +
+        ` backend=${variant === 'gpu' ? 'webgpu' : 'cpu'}` + (variant === 'threads' ? ` threads=${threads}` : ' threads=1');
       setOptions(o);
       await withBytes(m.corpus, async (p, n) => check(await call('tt_web_corpus', W, p, n), 'corpus'));
       check(await call('tt_web_init', W), 'init');
+      M._tt_web_hold(W, 0);
       const losses = [], times = [];
+      let t0 = performance.now();
       for (let i = 0; i <= m.steps; i++) {
-        const t0 = performance.now();
-        check(await call('tt_web_submit', W), 'step');
-        if (M.ttGpuIdle) await M.ttGpuIdle();
-        check(await call('tt_web_collect', W), 'step');
-        const dt = performance.now() - t0;
+        while ((await rawAdvance()) !== EV.STEP);
+        const now = performance.now();
         losses.push(M._tt_web_loss(W));
-        if (i > 0) times.push(dt);
+        if (i > 0) times.push(now - t0);
         await yieldNow();
+        t0 = performance.now();
       }
       times.sort((a, b) => a - b);
       const mid = times.length >> 1;
@@ -523,37 +535,29 @@ async function onMessage(m) {
       backendName = /backend=webgpu/.test(o) ? 'webgpu' : 'cpu';
       await clearSaved();
       resetPerf();
-      lastSave = { step: 0, t: performance.now() };
       savedStep = 0;
       run = 'running';
+      M._tt_web_hold(W, 0);
       post({ type: 'started', state: stateJson(), info: info() });
       post({ type: 'status', run });
       loop();
       break;
     }
     case 'pause':
-      if (run === 'running') {
-        if (loopActive) requestInFlight = M._tt_web_in_flight(W);
-        run = 'paused';
-        if (!loopActive) { await autosave('paused'); post({ type: 'status', run }); }
-      }
+      if (run === 'running') requestHold('paused');
       break;
     case 'resume':
       if (W && (run === 'paused' || run === 'stopped')) {
         if (M._tt_web_step(W) >= M._tt_web_total_steps(W)) { run = 'done'; post({ type: 'status', run }); break; }
         run = 'running';
         perf.window = [];
+        M._tt_web_hold(W, 0);
         post({ type: 'status', run });
         loop();
       }
       break;
     case 'stop':
-      if (run === 'running' || run === 'paused') {
-        const wasLooping = loopActive;
-        if (run === 'running' && loopActive) requestInFlight = M._tt_web_in_flight(W);
-        run = 'stopped';
-        if (!wasLooping) { await autosave('stopped'); post({ type: 'status', run }); }
-      }
+      if (run === 'running' || run === 'paused') requestHold('stopped');
       break;
     case 'more': {
       if (!W || run === 'idle') break;
@@ -563,6 +567,7 @@ async function onMessage(m) {
       } catch (e) { post({ type: 'error', where: 'options', message: e.message }); break; }
       run = 'running';
       perf.window = [];
+      M._tt_web_hold(W, 0);
       post(await locked(() => snapshot()));
       post({ type: 'status', run });
       loop();
@@ -576,13 +581,15 @@ async function onMessage(m) {
       break;
     case 'download': {
       try {
-        const r = await locked(async () => ({ bytes: await saveBytes(), st: stateJson() }));
+        const r = await locked(async () => ({ bytes: await checkpointBytes(), st: stateJson() }));
         post({ type: 'checkpoint', bytes: r.bytes, name: `tinytrain-${r.st.preset}-step${r.st.step}.safetensors` }, [r.bytes.buffer]);
       } catch (e) { post({ type: 'error', where: 'checkpoint', message: e.message }); }
       break;
     }
     case 'upload': {
-      if (run === 'running') { run = 'paused'; while (loopActive) await yieldNow(); }
+      if (run === 'running') requestHold('paused');
+      while (loopActive) await yieldNow();
+      await writeSave();
       let st;
       try {
         st = await locked(async () => {
@@ -598,7 +605,7 @@ async function onMessage(m) {
         break;
       }
       if (m.corpus) { corpusBytes = m.corpus; corpusName = m.corpusName || corpusName; }
-      opts = `preset=${st.preset} layers=${st.layers} d_model=${st.d_model} heads=${st.heads} ctx=${st.ctx} batch=${st.batch}` +
+      opts = `preset=${st.preset} layers=${st.layers} d-model=${st['d-model']} heads=${st.heads} ctx=${st.ctx} batch=${st.batch}` +
         ` steps=${st.steps} seed=${st.seed}` + (variant === 'threads' ? ` threads=${threads}` : ' threads=1') +
         (variant === 'gpu' ? ' backend=webgpu' : '');
       backendName = variant === 'gpu' ? 'webgpu' : 'cpu';
@@ -608,7 +615,10 @@ async function onMessage(m) {
       run = st.step >= st.steps ? 'done' : 'paused';
       post({ type: 'started', state: st, info: info(), loaded: true });
       await clearSaved();
-      await autosave(run);
+      try {
+        const bytes = await locked(() => checkpointBytes());
+        await writeAutosave({ bytes, step: st.step, loss: M._tt_web_loss(W) });
+      } catch (e) { post({ type: 'error', where: 'autosave', message: 'autosave failed: ' + e.message }); }
       post({ type: 'status', run });
       break;
     }

@@ -7,8 +7,9 @@
  * the temporary file is removed and <path> is untouched.
  *
  * Load checks, in order: safetensors structure (safetensors.c), metadata
- * format/version, config JSON (exact keys, tt_config_validate), train_config
- * JSON (exact keys, tt_train_config_validate), step/seed/corpus numbers
+ * format/version, config JSON (exact keys: the option table's names or their
+ * aliases, options.h; tt_config_validate), train_config JSON (the same,
+ * tt_train_config_validate), step/seed/corpus numbers
  * (strict decimal), loss_history (exactly `step` entries), val_history
  * ([step, loss] pairs, steps in [0, step], non-decreasing), best_val /
  * best_val_step, then every tensor of the layout present as F32 with its exact
@@ -40,6 +41,7 @@
 
 #include "fileio.h"
 #include "json.h"
+#include "options.h"
 #include "safetensors.h"
 
 #define CK_FORMAT "tinytrain-checkpoint"
@@ -49,111 +51,109 @@ static const char *const group_prefix[3] = {"params.", "adam_m.", "adam_v."};
 
 /* ---------------- JSON of the configs ---------------- */
 
-static void config_json(tt_jw *w, const tt_model_config *c) {
-    tt_jw_printf(w, "{\"n_layer\":%d,\"d_model\":%d,\"n_head\":%d,\"ctx\":%d,\"batch\":%d,\"vocab\":%d}", c->n_layer, c->d_model,
-                 c->n_head, c->ctx, c->batch, c->vocab);
+/* The config / train_config objects: one member per option of the group,
+ * named as in the option table (options.h), plus the model's vocab. */
+static void options_json(tt_jw *w, tt_opt_where group, const void *src) {
+    char c[32];
+    int first = 1;
+    tt_jw_raw(w, "{", 1);
+    for (int i = 0; i < tt_option_count(); i++) {
+        const tt_option *o = tt_option_at(i);
+        if (o->where != group) continue;
+        const char *p = (const char *)src + o->off;
+        tt_jw_printf(w, "%s\"%s\":", first ? "" : ",", o->name);
+        first = 0;
+        switch (o->type) {
+        case TT_OPT_INT: tt_jw_printf(w, "%d", *(const int *)p); break;
+        case TT_OPT_I64: tt_jw_printf(w, "%lld", (long long)*(const int64_t *)p); break;
+        case TT_OPT_U64: tt_jw_printf(w, "%llu", (unsigned long long)*(const uint64_t *)p); break;
+        case TT_OPT_F32: tt_jw_f32(w, *(const float *)p); break;
+        case TT_OPT_F64: tt_jw_printf(w, "%.17g", *(const double *)p); break;
+        case TT_OPT_CHOICE: tt_jw_printf(w, "\"%s\"", tt_option_choice(o, *(const int *)p, c, sizeof c)); break;
+        case TT_OPT_TEXT: tt_jw_cstr(w, "null"); break;
+        }
+    }
+    if (group == TT_OPT_MODEL) tt_jw_printf(w, ",\"vocab\":%d", ((const tt_model_config *)src)->vocab);
+    tt_jw_raw(w, "}", 1);
 }
 
-static void train_json(tt_jw *w, const tt_train_config *tc) {
-    tt_jw_printf(w, "{\"steps\":%lld,\"lr\":", (long long)tc->steps);
-    tt_jw_f32(w, tc->lr);
-    tt_jw_cstr(w, ",\"min_lr\":");
-    tt_jw_f32(w, tc->min_lr);
-    tt_jw_printf(w, ",\"warmup\":%lld,\"sched\":\"%s\",\"beta1\":", (long long)tc->warmup,
-                 tc->sched == TT_SCHED_CONSTANT ? "constant" : "cosine");
-    tt_jw_f32(w, tc->beta1);
-    tt_jw_cstr(w, ",\"beta2\":");
-    tt_jw_f32(w, tc->beta2);
-    tt_jw_cstr(w, ",\"eps\":");
-    tt_jw_f32(w, tc->eps);
-    tt_jw_cstr(w, ",\"weight_decay\":");
-    tt_jw_f32(w, tc->weight_decay);
-    tt_jw_cstr(w, ",\"clip\":");
-    tt_jw_f32(w, tc->clip);
-    tt_jw_printf(w, ",\"accum\":%d,\"seed\":%llu,\"eval_every\":%lld,\"eval_batches\":%d}", tc->accum,
-                 (unsigned long long)tc->seed, (long long)tc->eval_every, tc->eval_batches);
-}
+static void config_json(tt_jw *w, const tt_model_config *c) { options_json(w, TT_OPT_MODEL, c); }
+static void train_json(tt_jw *w, const tt_train_config *tc) { options_json(w, TT_OPT_TRAIN, tc); }
 
-/* Table-driven strict parse of a flat JSON object of known keys. */
-typedef enum { F_INT, F_I64, F_U64, F_F32, F_SCHED } ftype;
-typedef struct {
-    const char *name;
-    ftype type;
-    size_t off;
-} field;
+/* Strict parse of a config / train_config object: every option of the group
+ * (under its name or an alias an older build wrote; options.h) and, for the
+ * model, vocab; nothing else. */
+#define VOCAB_BIT 63
 
-static const field model_fields[] = {
-    {"n_layer", F_INT, offsetof(tt_model_config, n_layer)}, {"d_model", F_INT, offsetof(tt_model_config, d_model)},
-    {"n_head", F_INT, offsetof(tt_model_config, n_head)},   {"ctx", F_INT, offsetof(tt_model_config, ctx)},
-    {"batch", F_INT, offsetof(tt_model_config, batch)},     {"vocab", F_INT, offsetof(tt_model_config, vocab)},
-};
-
-static const field train_fields[] = {
-    {"steps", F_I64, offsetof(tt_train_config, steps)},
-    {"lr", F_F32, offsetof(tt_train_config, lr)},
-    {"min_lr", F_F32, offsetof(tt_train_config, min_lr)},
-    {"warmup", F_I64, offsetof(tt_train_config, warmup)},
-    {"sched", F_SCHED, offsetof(tt_train_config, sched)},
-    {"beta1", F_F32, offsetof(tt_train_config, beta1)},
-    {"beta2", F_F32, offsetof(tt_train_config, beta2)},
-    {"eps", F_F32, offsetof(tt_train_config, eps)},
-    {"weight_decay", F_F32, offsetof(tt_train_config, weight_decay)},
-    {"clip", F_F32, offsetof(tt_train_config, clip)},
-    {"accum", F_INT, offsetof(tt_train_config, accum)},
-    {"seed", F_U64, offsetof(tt_train_config, seed)},
-    {"eval_every", F_I64, offsetof(tt_train_config, eval_every)},
-    {"eval_batches", F_INT, offsetof(tt_train_config, eval_batches)},
-};
-
-static int parse_fields(const char *what, const char *text, const field *fs, int nf, void *out, tt_status *st) {
+static int parse_fields(const char *what, const char *text, tt_opt_where group, void *out, tt_status *st) {
     tt_json_doc d;
     tt_status js = {0};
     if (tt_json_parse(text, strlen(text), 256, &d, &js))
         return tt_fail(st, TT_EFORMAT, "checkpoint: metadata '%s' is not valid JSON: %s", what, js.msg);
     const tt_json_node *root = tt_json_root(&d);
     int rc = TT_OK;
-    uint32_t seen = 0;
+    uint64_t seen = 0;
     if (root->type != TT_JOBJECT) {
         rc = tt_fail(st, TT_EFORMAT, "checkpoint: metadata '%s' is not a JSON object", what);
         goto out;
     }
     for (const tt_json_node *c = tt_json_first(&d, root); c; c = tt_json_sibling(&d, c)) {
-        int k = -1;
-        for (int i = 0; i < nf; i++)
-            if (strcmp(c->key, fs[i].name) == 0) k = i;
-        if (k < 0) {
+        const tt_option *o = tt_option_find(c->key);
+        int bit = -1;
+        tt_opt_type type = TT_OPT_INT;
+        size_t off = 0;
+        const char *name = c->key;
+        if (o && o->where == group) {
+            bit = (int)(o - tt_option_at(0));
+            type = o->type;
+            off = o->off;
+            name = o->name;
+        } else if (group == TT_OPT_MODEL && strcmp(c->key, "vocab") == 0) {
+            bit = VOCAB_BIT;
+            off = offsetof(tt_model_config, vocab);
+        }
+        if (bit < 0) {
             rc = tt_fail(st, TT_EFORMAT, "checkpoint: metadata '%s' has unknown field '%.40s'", what, c->key);
             goto out;
         }
-        seen |= 1u << k;
-        char *p = (char *)out + fs[k].off;
+        if (seen & (1ull << bit)) {
+            rc = tt_fail(st, TT_EFORMAT, "checkpoint: metadata '%s' gives '%s' twice", what, name);
+            goto out;
+        }
+        seen |= 1ull << bit;
+        char *p = (char *)out + off;
         int bad = 0;
-        switch (fs[k].type) {
-        case F_INT: {
+        switch (type) {
+        case TT_OPT_INT: {
             int64_t v;
             bad = tt_json_get_i64(c, &v) || v < INT_MIN || v > INT_MAX;
             if (!bad) *(int *)p = (int)v;
             break;
         }
-        case F_I64: bad = tt_json_get_i64(c, (int64_t *)p); break;
-        case F_U64: bad = tt_json_get_u64(c, (uint64_t *)p); break;
-        case F_F32: bad = c->type != TT_JNUMBER || tt_json_parse_f32_text(c->str, c->len, (float *)p); break;
-        case F_SCHED:
-            if (c->type == TT_JSTRING && strcmp(c->str, "cosine") == 0) *(tt_sched *)p = TT_SCHED_COSINE;
-            else if (c->type == TT_JSTRING && strcmp(c->str, "constant") == 0) *(tt_sched *)p = TT_SCHED_CONSTANT;
-            else bad = 1;
+        case TT_OPT_I64: bad = tt_json_get_i64(c, (int64_t *)p); break;
+        case TT_OPT_U64: bad = tt_json_get_u64(c, (uint64_t *)p); break;
+        case TT_OPT_F32: bad = c->type != TT_JNUMBER || tt_json_parse_f32_text(c->str, c->len, (float *)p); break;
+        case TT_OPT_CHOICE: {
+            char buf[32];
+            bad = 1;
+            for (int i = 0; c->type == TT_JSTRING && i <= (int)o->hi; i++)
+                if (strcmp(c->str, tt_option_choice(o, i, buf, sizeof buf)) == 0) *(int *)p = i, bad = 0;
             break;
         }
+        default: bad = 1; break;
+        }
         if (bad) {
-            rc = tt_fail(st, TT_EFORMAT, "checkpoint: metadata '%s': bad value for '%s'", what, fs[k].name);
+            rc = tt_fail(st, TT_EFORMAT, "checkpoint: metadata '%s': bad value for '%s'", what, name);
             goto out;
         }
     }
-    for (int i = 0; i < nf; i++)
-        if (!(seen & (1u << i))) {
-            rc = tt_fail(st, TT_EFORMAT, "checkpoint: metadata '%s' lacks field '%s'", what, fs[i].name);
+    for (int i = 0; i < tt_option_count(); i++)
+        if (tt_option_at(i)->where == group && !(seen & (1ull << i))) {
+            rc = tt_fail(st, TT_EFORMAT, "checkpoint: metadata '%s' lacks field '%s'", what, tt_option_at(i)->name);
             goto out;
         }
+    if (group == TT_OPT_MODEL && !(seen & (1ull << VOCAB_BIT)))
+        rc = tt_fail(st, TT_EFORMAT, "checkpoint: metadata '%s' lacks field 'vocab'", what);
 out:
     tt_json_free(&d);
     return rc;
@@ -498,10 +498,10 @@ static int load_reader(const tt_st_reader *r, tt_train_state *s, tt_status *st) 
     const char *v;
     tt_status cs = {0};
     if (!(v = need_meta(r, "config", st))) return TT_EFORMAT;
-    TT_CHECK(parse_fields("config", v, model_fields, (int)(sizeof model_fields / sizeof model_fields[0]), &cfg, st));
+    TT_CHECK(parse_fields("config", v, TT_OPT_MODEL, &cfg, st));
     if (tt_config_validate(&cfg, &cs)) return tt_fail(st, TT_EFORMAT, "checkpoint: invalid config: %s", cs.msg);
     if (!(v = need_meta(r, "train_config", st))) return TT_EFORMAT;
-    TT_CHECK(parse_fields("train_config", v, train_fields, (int)(sizeof train_fields / sizeof train_fields[0]), &tc, st));
+    TT_CHECK(parse_fields("train_config", v, TT_OPT_TRAIN, &tc, st));
     if (tt_train_config_validate(&tc, &cs)) return tt_fail(st, TT_EFORMAT, "checkpoint: invalid train_config: %s", cs.msg);
 
     int64_t step, best_step;

@@ -205,25 +205,36 @@ static void human_bytes(char *out, size_t cap, double n) {
     else snprintf(out, cap, "%.0f bytes", n);
 }
 
+/* the contiguous split: train = floor(0.9 n) bytes (without overflow) */
+static size_t train_bytes(size_t n) { return n / 10 * 9 + (n % 10) * 9 / 10; }
+
+static int length_check(size_t n, int ctx, const char *what, tt_status *st) {
+    if (ctx < 1) return tt_fail(st, TT_EINVAL, "ctx must be >= 1 (got %d)", ctx);
+    const char *sp = what[0] ? " " : "";
+    if (n == 0) return tt_fail(st, TT_EINVAL, "corpus%s%s is empty", sp, what);
+    size_t n_train = train_bytes(n), need = (size_t)ctx + 1;
+    if (n_train >= need && n - n_train >= need) return TT_OK;
+    /* smallest n whose both splits hold ctx+1 bytes: n - floor(0.9 n) >= need  <=>  n >= 10 need - 9 */
+    size_t min_n = 10 * need - 9;
+    return tt_fail(st, TT_EINVAL,
+                   "corpus%s%s is too short: %zu bytes, but the %s split needs at least ctx+1 = %zu bytes "
+                   "(a corpus of at least %zu bytes for ctx %d)",
+                   sp, what, n, n_train < need ? "train" : "validation", need, min_n, ctx);
+}
+
+int tt_corpus_check(const tt_corpus *c, int ctx, tt_status *st) { return length_check(c->n, ctx, "", st); }
+
 /* Split and length checks; takes ownership of bytes (freed on error). */
 static int corpus_finish(uint8_t *bytes, size_t n, int ctx, const char *what, tt_corpus *c, tt_status *st) {
     memset(c, 0, sizeof *c);
-    if (ctx < 1) { free(bytes); return tt_fail(st, TT_EINVAL, "ctx must be >= 1 (got %d)", ctx); }
-    if (n == 0) { free(bytes); return tt_fail(st, TT_EINVAL, "corpus %s is empty", what); }
-    size_t n_train = n / 10 * 9 + (n % 10) * 9 / 10; /* floor(0.9 n) without overflow */
-    size_t need = (size_t)ctx + 1;
-    if (n_train < need || n - n_train < need) {
-        /* smallest n whose both splits hold ctx+1 bytes: n - floor(0.9n) >= need */
-        size_t min_n = 10 * need - 9; /* n - floor(0.9 n) >= need  <=>  n >= 10 need - 9 */
+    int rc = length_check(n, ctx, what, st);
+    if (rc) {
         free(bytes);
-        return tt_fail(st, TT_EINVAL,
-                       "corpus %s is too short: %zu bytes, but the %s split needs at least ctx+1 = %zu bytes "
-                       "(a corpus of at least %zu bytes for ctx %d)",
-                       what, n, n_train < need ? "train" : "validation", need, min_n, ctx);
+        return rc;
     }
     c->bytes = bytes;
     c->n = n;
-    c->n_train = n_train;
+    c->n_train = train_bytes(n);
     c->hash = fnv1a64(bytes, n);
     return TT_OK;
 }

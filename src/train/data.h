@@ -14,11 +14,15 @@ typedef struct {
     char desc[256];  /* e.g. "fortunes (43 files, 5.1 MB)" */
 } tt_corpus;
 
-/* path NULL or "" = default corpus. ctx = T: both splits must hold > T+1 bytes.
+/* path NULL or "" = default corpus. ctx = T: both splits must hold at least
+ * T+1 bytes (tt_corpus_check).
  * Errors: missing, empty, binary (NUL bytes / invalid UTF-8 heavy), too short. */
 int tt_corpus_load(const char *path, int ctx, tt_corpus *c, tt_status *st);
 int tt_corpus_from_memory(const uint8_t *bytes, size_t n, int ctx, tt_corpus *c, tt_status *st);
 void tt_corpus_free(tt_corpus *c);
+/* The one length rule: both splits of c hold at least ctx+1 bytes (a model
+ * with another ctx than the one c was loaded for is checked again). */
+int tt_corpus_check(const tt_corpus *c, int ctx, tt_status *st);
 /* Default corpus folder (fortunes). */
 const char *tt_default_corpus_dir(void);
 

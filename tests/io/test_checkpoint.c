@@ -847,7 +847,7 @@ TT_TEST(checkpoint_malformed) {
     tt_st_close(&r);
     struct { const char *from, *to, *kw; } tce[] = {
         {"\"lr\":", "\"lr\":-", "invalid train_config"},
-        {"\"sched\":\"constant\"", "\"sched\":\"linear\"", "bad value for 'sched'"},
+        {"\"schedule\":\"constant\"", "\"schedule\":\"linear\"", "bad value for 'schedule'"},
         {"\"accum\":3", "\"accum\":0", "invalid train_config"},
         {"\"accum\":3", "\"accum\":3,\"zz\":0", "unknown field"},
         {"\"seed\":", "\"seed\":-", "bad value for 'seed'"},

@@ -1,5 +1,7 @@
-/* test_train.c — the trainer (train.h, trainer.h): LR schedule values and
- * config validation; EXACT RESUME (20 steps straight == 10 steps + save +
+/* test_train.c — the trainer (train.h, trainer.h, options.h): LR schedule
+ * values and config validation; the option table (names, aliases, ranges,
+ * derived defaults, resume checks); the loop state machine (hold, save
+ * points, a new total, errors) against tt_train_run; EXACT RESUME (20 steps straight == 10 steps + save +
  * load into a fresh backend + 10 steps, bit for bit: losses, weights, AdamW
  * moments, validation history); the batch rule inside the loop; gradient
  * accumulation; best-validation tracking; stopping; the loss CSV/SVG. */
@@ -8,6 +10,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "options.h"
 #include "plot.h"
 #include "rng.h"
 #include "trainer.h"
@@ -146,6 +149,7 @@ static int cb(void *user, const tt_progress *p) {
     case TT_EV_EVAL: c->n_eval++; c->last_val = p->val_loss; break;
     case TT_EV_SAVE: c->n_save++; break;
     case TT_EV_END: c->n_end++; break;
+    default: break;
     }
     return 0;
 }
@@ -424,6 +428,154 @@ TT_TEST(test_best_val_and_curves) {
     tt_corpus_free(&corpus);
 }
 
+/* ---------------- the option table ---------------- */
+
+TT_TEST(test_options) {
+    tt_status st;
+    tt_options o;
+    tt_options_init(&o);
+    tt_model_config cfg;
+    tt_train_config tc;
+    /* names, older names through aliases, later ones win */
+    CHECK(tt_options_parse(&o, "preset=tiny steps=300 weight-decay=0.05 wd=0.02 n_layer=3 d_model=96 eval_every=7 sched=constant", &st) == TT_OK);
+    CHECK_MSG(tt_options_resolve(&o, NULL, NULL, &cfg, &tc, &st) == TT_OK, "%s", st.msg);
+    const tt_preset *tiny = tt_preset_find("tiny");
+    CHECK(cfg.n_layer == 3 && cfg.d_model == 96 && cfg.n_head == tiny->cfg.n_head && cfg.ctx == tiny->cfg.ctx);
+    CHECK(tc.steps == 300 && tc.weight_decay == 0.02f && tc.eval_every == 7 && tc.sched == TT_SCHED_CONSTANT);
+    /* derived defaults: warmup from steps, lr from the model, the floor from lr */
+    CHECK(tc.warmup == 15 && tc.lr == tt_default_lr(&cfg));
+    CHECK(tc.min_lr == tc.lr / 10.0f);
+    CHECK(tt_options_given(&o, "weight-decay") && tt_options_given(&o, "wd") && !tt_options_given(&o, "lr"));
+    /* one range everywhere: what the parser refuses, validation refuses too */
+    static const struct { const char *opt, *word; } bad[] = {
+        {"accum=0", "accum"},       {"accum=65537", "accum"},   {"lr=0", "learning rate"}, {"lr=nan", "learning rate"},
+        {"beta1=1", "beta1"},       {"steps=1.5", "steps"},     {"schedule=linear", "schedule"},
+        {"eval-batches=0", "eval-batches"}, {"layers=257", "layers"}, {"seed=-1", "seed"},
+        {"preset=nosuch", "preset"},  {"nope=1", "unknown option"}, {"lr", "name=value"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tt_options b;
+        tt_options_init(&b);
+        tt_status_clear(&st);
+        CHECK_MSG(tt_options_parse(&b, bad[i].opt, &st) == TT_EINVAL, "%s accepted", bad[i].opt);
+        CHECK_MSG(strstr(st.msg, bad[i].word) && !strchr(st.msg, '\n'), "%s: '%s'", bad[i].opt, st.msg);
+    }
+    tt_train_config v;
+    tt_train_config_default(&v, 100);
+    v.accum = 65537;
+    CHECK(tt_train_config_validate(&v, &st) == TT_EINVAL && strstr(st.msg, "accum"));
+    /* every option has a help text and is found by its name */
+    for (int i = 0; i < tt_option_count(); i++) {
+        const tt_option *opt = tt_option_at(i);
+        CHECK(opt->help && opt->help[0] && tt_option_find(opt->name) == opt);
+    }
+    /* resume: options that must keep the checkpoint's value */
+    tt_options r;
+    tt_options_init(&r);
+    CHECK(tt_options_parse(&r, "steps=900 eval-every=3", &st) == TT_OK);
+    CHECK(tt_options_check_resume(&r, &tc, &st) == TT_OK);
+    CHECK(tt_options_parse(&r, "weight-decay=0.5", &st) == TT_OK);
+    CHECK(tt_options_check_resume(&r, &tc, &st) == TT_EMISMATCH && strstr(st.msg, "--weight-decay 0.5"));
+    tt_model_config c2;
+    tt_train_config t2;
+    tt_options_init(&r);
+    CHECK(tt_options_parse(&r, "steps=900", &st) == TT_OK);
+    CHECK_MSG(tt_options_resolve(&r, &cfg, &tc, &c2, &t2, &st) == TT_OK, "%s", st.msg);
+    CHECK(t2.steps == 900 && t2.warmup == tc.warmup && t2.lr == tc.lr && c2.d_model == cfg.d_model);
+}
+
+/* ---------------- the loop state machine ---------------- */
+
+/* Runs L until an event in `until` (bit mask of tt_event); returns it. */
+static int run_until(tt_loop *L, unsigned until, tt_progress *p) {
+    tt_status st;
+    for (int n = 0; n < 100000; n++) {
+        tt_status_clear(&st);
+        if (tt_loop_advance(L, p, &st) != TT_OK) {
+            CHECK_MSG(0, "advance: %s", st.msg);
+            return -1;
+        }
+        if (until >> p->event & 1) return (int)p->event;
+    }
+    return -1;
+}
+
+/* A run held half way (with a save point), a state read while held, then
+ * released and given a larger total after it ended: the same losses, val
+ * history and weights as tt_train_run of the larger total with a constant
+ * schedule. Save points come at the save-every cadence. */
+TT_TEST(test_loop_hold_and_more) {
+    tt_corpus corpus;
+    make_corpus(&corpus);
+    tt_status st;
+    tt_status_clear(&st);
+    tt_train_config tc;
+    train_config(&tc, 14);
+    tc.sched = TT_SCHED_CONSTANT;
+    tc.eval_every = 5;
+    tt_train_state a, b;
+    CHECK(tt_state_init(&a, &CFG, &tc, &st) == TT_OK);
+    tt_backend *be = make_be(&CFG);
+    if (!be) { tt_state_free(&a); tt_corpus_free(&corpus); return; }
+    tt_trainer tr;
+    memset(&tr, 0, sizeof tr);
+    tr.s = &a;
+    tr.corpus = &corpus;
+    tr.be = be;
+    CHECK(tt_train_run(&tr, NULL, &st) == TT_OK && a.step == 14);
+    tt_backend_destroy(be);
+
+    tc.steps = 10;
+    CHECK(tt_state_init(&b, &CFG, &tc, &st) == TT_OK);
+    be = make_be(&CFG);
+    tr.s = &b;
+    tr.be = be;
+    tr.save_every = 4;
+    tt_loop *L = NULL;
+    CHECK(tt_loop_create(&tr, &L, &st) == TT_OK);
+    if (!L) return;
+    tt_progress p;
+    const unsigned SAVE = 1u << TT_EV_SAVE, HOLD = 1u << TT_EV_HOLD, END = 1u << TT_EV_END, STEP = 1u << TT_EV_STEP;
+    CHECK(run_until(L, SAVE, &p) == TT_EV_SAVE && p.step == 4 && !p.final && b.step == 4);
+    CHECK(run_until(L, STEP, &p) == TT_EV_STEP && p.step == 5);
+    tt_loop_hold(L, TT_HOLD_SAVE);
+    CHECK(run_until(L, SAVE | HOLD, &p) == TT_EV_SAVE && b.step == 5 && b.n_val == 1); /* the eval due at 5 came first */
+    CHECK(run_until(L, SAVE | HOLD, &p) == TT_EV_HOLD && tt_loop_in_flight(L) == 0);
+    CHECK(run_until(L, ~0u, &p) == TT_EV_HOLD); /* held: repeats */
+    CHECK(tt_loop_sync(L, &st) == TT_OK);
+    tt_loop_hold(L, TT_HOLD_OFF);
+    CHECK(run_until(L, SAVE, &p) == TT_EV_SAVE && p.step == 8);
+    CHECK(run_until(L, SAVE | END, &p) == TT_EV_SAVE && p.final && b.step == 10);
+    CHECK(run_until(L, ~0u, &p) == TT_EV_END && !p.stopped);
+    CHECK(run_until(L, ~0u, &p) == TT_EV_END);
+    CHECK(tt_loop_set_steps(L, 9, &st) == TT_EINVAL);
+    CHECK(tt_loop_set_steps(L, 14, &st) == TT_OK);
+    CHECK(run_until(L, END, &p) == TT_EV_END && b.step == 14);
+    CHECK(memcmp(a.loss_hist, b.loss_hist, 14 * sizeof(float)) == 0);
+    CHECK(memcmp(a.params, b.params, a.layout.total * sizeof(float)) == 0);
+    /* the straight run evaluated at 5, 10 and 14; this one at 5, 10 (its end then) and 14 */
+    CHECK(a.n_val == 3 && b.n_val == 3);
+    if (a.n_val == 3 && b.n_val == 3) CHECK(memcmp(a.val_loss, b.val_loss, 3 * sizeof(float)) == 0);
+    tt_loop_destroy(L);
+    tt_backend_destroy(be);
+
+    /* errors: the corpus rule (data.c), and a loop that failed stays failed */
+    tt_model_config wide = CFG;
+    wide.ctx = 8000;
+    tt_train_state w;
+    CHECK(tt_state_init(&w, &wide, &tc, &st) == TT_OK);
+    be = make_be(&wide);
+    tr.s = &w;
+    tr.be = be;
+    tt_status_clear(&st);
+    CHECK(tt_loop_create(&tr, &L, &st) == TT_EINVAL && strstr(st.msg, "too short"));
+    tt_backend_destroy(be);
+    tt_state_free(&w);
+    tt_state_free(&a);
+    tt_state_free(&b);
+    tt_corpus_free(&corpus);
+}
+
 TT_TEST(test_plot_edge_cases) {
     /* empty history, NaN values and huge outliers: still a valid document without nan/inf text */
     float tr[6] = {5.6f, NAN, 4.0f, INFINITY, 1e30f, 2.0f};
@@ -451,6 +603,8 @@ TT_TEST(test_plot_edge_cases) {
 int main(void) {
     RUN(test_lr_schedule);
     RUN(test_config_validation);
+    RUN(test_options);
+    RUN(test_loop_hold_and_more);
     RUN(test_exact_resume);
     RUN(test_accumulation_and_batch_rule);
     RUN(test_best_val_and_curves);

@@ -7,7 +7,7 @@
 // Everything goes through the page's own controls; the per-step losses are
 // the ones the chart draws (window.tinytrain.data).
 //
-// The runs use sched=constant (added to the options the page sends; the page
+// The runs use schedule=constant (added to the options the page sends; the page
 // has no control for it): "continue +N" raises the total, and a cosine
 // schedule depends on the total, so only a schedule that does not can make a
 // stopped-and-continued run equal to a straight one.
@@ -43,7 +43,7 @@ async function freshPage(t) {
     const send = Native.prototype.postMessage;
     window.__ttLog = [];
     Native.prototype.postMessage = function (m, transfer) {
-      if (m && m.type === 'start') m = { ...m, opts: m.opts + ' sched=constant' };
+      if (m && m.type === 'start') m = { ...m, opts: m.opts + ' schedule=constant' };
       return send.call(this, m, transfer);
     };
     window.Worker = class extends Native {

@@ -88,7 +88,7 @@ export async function readAutosave(page) {
     return {
       sha: { meta: await hex(metaB), ckpt: await hex(ckB) },
       meta: { step: meta.step, status: meta.status, loss: meta.loss },
-      ckpt: { step: Number(md.step), losses: JSON.parse(md.loss_history).map(Math.fround), sched: JSON.parse(md.train_config).sched },
+      ckpt: { step: Number(md.step), losses: JSON.parse(md.loss_history).map(Math.fround), sched: JSON.parse(md.train_config).schedule },
     };
   });
 }

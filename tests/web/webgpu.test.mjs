@@ -85,7 +85,7 @@ test('pipelined WebGPU training (step k+1 in flight while step k is read) is bit
         const m = e.data;
         if (m.type === 'ready') {
           w.postMessage({ type: 'start', corpus, corpusName: 'corpus.txt',
-            opts: `preset=tiny steps=4 seed=7 eval_every=2 eval_batches=1 backend=webgpu pipeline=${pipe}` });
+            opts: `preset=tiny steps=4 seed=7 eval-every=2 eval-batches=1 backend=webgpu pipeline=${pipe}` });
         } else if (m.type === 'progress') {
           r.losses.push(...m.losses);
           r.vals.push(...m.vals);
