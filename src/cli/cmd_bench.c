@@ -29,6 +29,7 @@ static const opt_def bench_opts[] = {
     {"data", O_DATA, 1, "text file or folder for the batches (default: the fortunes collection)"},
     {"seed", O_SEED, 1, "seed for weights and batches (default 1337)"},
     {"label", O_LABEL, 1, "name of this cell in the JSON output (e.g. cpu-16t)"},
+    {"pipeline", O_PIPELINE, 1, "1: overlap step k+1 with step k where the backend can, as training does (default); 0: synchronous steps"},
     {"phases", O_PHASES, 0, "also split each step into forward / backward / optimizer (WebGPU: GPU timestamps, which add pass boundaries)"},
     {"json", O_JSON, 0, "print one JSON object"},
     {"help", O_HELP, 0, "this help"},
@@ -203,11 +204,7 @@ int cmd_bench(int argc, char **argv) {
         goto out;
     }
     double t2 = tt_now();
-    int pipe = be->vt->step_result_prev != NULL;
-    {
-        const char *e = getenv("TT_TRAIN_PIPELINE"); /* the trainer's switch: 0 = synchronous */
-        if (e && atoi(e) == 0) pipe = 0;
-    }
+    int pipe = be->vt->step_result_prev != NULL && !(o.set[O_PIPELINE] && o.pipeline == 0);
     /* A step's time = the interval between its loss reaching the host and the
      * previous step's loss reaching it (step 1: from the start of its batch
      * sampling). Synchronous loop: sample, step, step_result, so this is the

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "fileio.h"
+#include "options.h"
 
 #include <errno.h>
 #include <math.h>
@@ -14,26 +15,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The options of `train` beyond the training-option table (src/train/options.c,
+ * whose names are also the web app's and the checkpoint's): where the data
+ * comes from and the files go, and how progress is shown. */
 static const opt_def train_opts[] = {
-    OPT_MODEL,
-    {"steps", O_STEPS, 1, "optimizer steps (default 2000)"},
-    {"lr", O_LR, 1, "peak learning rate (default 5e-3, times 128/d_model above d_model 128)"},
-    {"min-lr", O_MINLR, 1, "cosine floor (default lr/10)"},
-    {"warmup", O_WARMUP, 1, "linear warmup steps (default 5% of steps, at most 100)"},
-    {"schedule", O_SCHED, 1, "cosine | constant"},
-    {"weight-decay", O_WD, 1, "AdamW weight decay on matrices (default 0.1)"},
-    {"clip", O_CLIP, 1, "global gradient-norm clip, <= 0 off (default 1.0)"},
-    {"accum", O_ACCUM, 1, "micro-batches per optimizer step (default 1)"},
-    {"seed", O_SEED, 1, "seed for weights and batches (default 1337)"},
-    {"eval-every", O_EVAL_EVERY, 1, "validation every N steps, 0 = only at the end (default 100)"},
-    {"eval-batches", O_EVAL_BATCHES, 1, "fixed validation batches (default 8)"},
-    {"save-every", O_SAVE_EVERY, 1, "also save the checkpoint every N steps (default 500)"},
     {"data", O_DATA, 1, "text file or folder (default: the fortunes collection)"},
     {"out", O_OUT, 1, "output folder for checkpoint, CSV, SVG (default runs/<preset>)"},
     {"resume", O_RESUME, 1, "continue from a checkpoint"},
-    {"threads", O_THREADS, 1, "CPU threads (default: all cores)"},
-    {"backend", O_BACKEND, 1, "cpu | webgpu | auto (default auto: webgpu on a real GPU, else cpu)"},
-    {"stop-after", O_STOP_AFTER, 1, "stop (and save) after N steps of this run; --resume continues"},
     {"log-every", O_LOG_EVERY, 1, "plain progress line every N steps when not on a terminal"},
     {"sample-tokens", O_SAMPLE_TOKENS, 1, "bytes of sample text printed after training (default 400, 0 = none)"},
     {"json", O_JSON, 0, "JSON lines on stdout"},
@@ -136,10 +124,61 @@ static int on_progress(void *user, const tt_progress *p) {
     return 0;
 }
 
+/* train's arguments: the CLI-only options above into *o, every other
+ * --name VALUE through the training-option table into *to. Returns 0, -1
+ * after printing --help, or an exit code. */
+static int train_args(int argc, char **argv, opts *o, tt_options *to) {
+    memset(o, 0, sizeof *o);
+    tt_options_init(to);
+    char **rest = calloc((size_t)argc + 1, sizeof *rest);
+    if (!rest) return error_line(EXIT_FAIL, "out of memory");
+    int n = 0, rc = 0;
+    rest[n++] = argv[0];
+    rest[n++] = argv[1];
+    for (int i = 2; i < argc && !rc; i++) {
+        const char *a = argv[i];
+        char name[64] = "";
+        if (strncmp(a, "--", 2) == 0) {
+            size_t nl = strcspn(a + 2, "=");
+            snprintf(name, sizeof name, "%.*s", (int)(nl < sizeof name ? nl : sizeof name - 1), a + 2);
+        }
+        const tt_option *opt = name[0] ? tt_option_find(name) : NULL;
+        if (!opt || strcmp(opt->name, name) != 0) { /* CLI-only, unknown or not an option: parse_opts says */
+            rest[n++] = argv[i];
+            for (const opt_def *d = train_opts; d->name; d++) /* a CLI-only option's value goes with it */
+                if (d->has_arg && strcmp(d->name, name) == 0 && !strchr(a, '=') && i + 1 < argc) rest[n++] = argv[++i];
+            continue;
+        }
+        const char *eq = strchr(a, '='), *val = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+        tt_status st;
+        tt_status_clear(&st);
+        if (!val) rc = error_line(EXIT_USAGE, "option --%s needs a value", name);
+        else if (tt_options_set(to, name, val, &st)) rc = error_line(EXIT_USAGE, "%s", st.msg);
+    }
+    if (!rc) {
+        rc = parse_opts("train", train_opts, n, rest, 2, o);
+        if (rc == -1) {
+            printf("usage: tinytrain train [options]\nTrain a model on a text file or folder (default: the fortunes collection), "
+                   "saving the checkpoint,\nloss.csv and loss.svg to the output folder, then print a sample.\n\n"
+                   "training options (the same names as the web app's and a checkpoint's):\n");
+            for (int i = 0; i < tt_option_count(); i++) {
+                const tt_option *t = tt_option_at(i);
+                char left[64];
+                snprintf(left, sizeof left, "--%s X", t->name);
+                printf("  %-20s %s (default %s)\n", left, t->help, t->def);
+            }
+            printf("\noptions of the command:\n");
+            usage_opts(stdout, train_opts);
+        }
+    }
+    free(rest);
+    return rc;
+}
+
 int cmd_train(int argc, char **argv) {
     opts o;
-    int rc = command_args("train", "Train a model on a text file or folder (default: the fortunes collection), saving the checkpoint,\n"
-                     "loss.csv and loss.svg to the output folder, then print a sample.", train_opts, argc, argv, &o);
+    tt_options to;
+    int rc = train_args(argc, argv, &o, &to);
     if (rc) return rc < 0 ? 0 : rc;
 
     tt_status st;
@@ -156,8 +195,13 @@ int cmd_train(int argc, char **argv) {
 
     if (resuming) {
         if ((rc = load_ckpt(o.resume, &s))) return rc;
+        /* the model and the hyper-parameters are the checkpoint's: a different explicit value is a mismatch;
+         * the length, the warmup and the eval cadence may change */
         tt_model_config want;
-        if ((rc = model_config(&o, &s.cfg, DEFAULT_PRESET, &want, NULL))) goto done;
+        if (tt_options_check_resume(&to, &s.tc, &st) || tt_options_resolve(&to, &s.cfg, &s.tc, &want, &tc, &st)) {
+            rc = error_line(EXIT_FAIL, "%s", st.msg);
+            goto done;
+        }
         const tt_model_config *h = &s.cfg;
         if (want.n_layer != h->n_layer || want.d_model != h->d_model || want.n_head != h->n_head || want.ctx != h->ctx ||
             want.batch != h->batch) {
@@ -169,56 +213,22 @@ int cmd_train(int argc, char **argv) {
             goto done;
         }
         cfg = s.cfg;
-        tc = s.tc;
         preset_name = preset_of(&cfg);
-        /* training hyper-parameters are the checkpoint's; a different explicit value is a mismatch */
-#define MISMATCH(id, cond, fmt, a, b)                                                                                \
-    if (o.set[id] && (cond)) {                                                                                       \
-        rc = error_line(EXIT_FAIL, "config mismatch on resume: --%s " fmt " but the checkpoint was trained with " fmt, \
-                        opt_name(train_opts, id), a, b);                                                             \
-        goto done;                                                                                                   \
-    }
-        MISMATCH(O_LR, o.lr != tc.lr, "%g", o.lr, tc.lr)
-        MISMATCH(O_MINLR, o.min_lr != tc.min_lr, "%g", o.min_lr, tc.min_lr)
-        MISMATCH(O_SCHED, o.sched != (int)tc.sched, "%s", o.sched ? "constant" : "cosine", tc.sched ? "constant" : "cosine")
-        MISMATCH(O_WD, o.wd != tc.weight_decay, "%g", o.wd, tc.weight_decay)
-        MISMATCH(O_CLIP, o.clip != tc.clip, "%g", o.clip, tc.clip)
-        MISMATCH(O_ACCUM, o.accum != tc.accum, "%d", o.accum, tc.accum)
-        MISMATCH(O_SEED, o.seed != tc.seed, "%llu", (unsigned long long)o.seed, (unsigned long long)tc.seed)
-#undef MISMATCH
-        if (o.set[O_STEPS] && o.steps != tc.steps) old_steps = tc.steps;
-        if (o.set[O_STEPS]) tc.steps = o.steps;
-        /* the schedule from here on may change: a new length or warmup */
-        if (o.set[O_WARMUP] && o.warmup != tc.warmup) {
-            if (!o.json) notice("warmup changes from %lld to %lld steps from here on", (long long)tc.warmup, (long long)o.warmup);
-            tc.warmup = o.warmup;
-        } else if (tc.warmup > tc.steps && tc.steps >= 1) {
-            if (!o.json) notice("the run is now shorter than its warmup: warmup %lld -> %lld steps", (long long)tc.warmup,
-                                (long long)tc.steps);
-            tc.warmup = tc.steps;
+        if (tc.steps != s.tc.steps) old_steps = s.tc.steps;
+        if (tc.warmup != s.tc.warmup && !o.json) {
+            if (tt_options_given(&to, "warmup"))
+                notice("warmup changes from %lld to %lld steps from here on", (long long)s.tc.warmup, (long long)tc.warmup);
+            else
+                notice("the run is now shorter than its warmup: warmup %lld -> %lld steps", (long long)s.tc.warmup,
+                       (long long)tc.warmup);
         }
-        if (o.set[O_EVAL_EVERY]) tc.eval_every = o.eval_every;
-        if (o.set[O_EVAL_BATCHES]) tc.eval_batches = o.eval_batches;
     } else {
-        if ((rc = model_config(&o, NULL, DEFAULT_PRESET, &cfg, &preset_name))) return rc;
-        if (o.set[O_STEPS] && o.steps < 1)
-            return error_line(EXIT_USAGE, "steps must be >= 1 (got %lld)", (long long)o.steps);
-        tt_train_config_default(&tc, o.set[O_STEPS] ? o.steps : DEFAULT_STEPS);
-        tc.lr = o.set[O_LR] ? o.lr : tt_default_lr(&cfg);
-        tc.min_lr = tc.lr / 10.0f;
-        if (o.set[O_MINLR]) tc.min_lr = o.min_lr;
-        if (o.set[O_WARMUP]) tc.warmup = o.warmup;
-        if (o.set[O_SCHED]) tc.sched = (tt_sched)o.sched;
-        if (o.set[O_WD]) tc.weight_decay = o.wd;
-        if (o.set[O_CLIP]) tc.clip = o.clip;
-        if (o.set[O_ACCUM]) tc.accum = o.accum;
-        if (o.set[O_SEED]) tc.seed = o.seed;
-        if (o.set[O_EVAL_EVERY]) tc.eval_every = o.eval_every;
-        if (o.set[O_EVAL_BATCHES]) tc.eval_batches = o.eval_batches;
-    }
-    if (tt_train_config_validate(&tc, &st)) {
-        rc = error_line(EXIT_USAGE, "%s", st.msg);
-        goto done;
+        if (tt_options_resolve(&to, NULL, NULL, &cfg, &tc, &st)) return error_line(EXIT_USAGE, "%s", st.msg);
+        preset_name = to.preset[0] ? to.preset : preset_of(&cfg);
+        if (tt_options_given(&to, "layers") || tt_options_given(&to, "d-model") || tt_options_given(&to, "heads") ||
+            tt_options_given(&to, "ctx") || tt_options_given(&to, "batch"))
+            preset_name = preset_of(&cfg);
+        if (!preset_name) preset_name = "custom";
     }
 
     /* output folder: checked before anything slow */
@@ -231,7 +241,7 @@ int cmd_train(int argc, char **argv) {
         if (sl == out_dir) out_dir[1] = 0; /* "/ckpt" -> "/" */
         else if (sl) *sl = 0;
         else snprintf(out_dir, sizeof out_dir, ".");
-    } else snprintf(out_dir, sizeof out_dir, "runs/%s", preset_name ? preset_name : DEFAULT_PRESET);
+    } else snprintf(out_dir, sizeof out_dir, "runs/%s", preset_name ? preset_name : "custom");
     if ((rc = check_out_dir(out_dir, &created_dir))) goto done;
     /* the folder is this run's until it ends: a second run into it is refused */
     if (tt_dir_lock(out_dir, &lock, &st)) {
@@ -293,11 +303,11 @@ int cmd_train(int argc, char **argv) {
     }
 
     tt_backend *be = NULL;
-    const char *bk = o.backend ? o.backend : "auto";
-    if ((rc = make_backend(bk, &cfg, &(tt_backend_opts){.threads = o.set[O_THREADS] ? o.threads : 0}, o.json, &be))) goto done_corpus;
+    if ((rc = make_backend(tt_run_backend(&to.run), &cfg, &(tt_backend_opts){.threads = to.run.threads}, o.json, &be)))
+        goto done_corpus;
 
     progress_ctx pc = {o.json, !o.json && isatty(STDOUT_FILENO), 1, 0.0, 0, 0};
-    if (o.set[O_STOP_AFTER]) pc.stop_at = s.step + o.stop_after;
+    if (to.run.stop_after > 0) pc.stop_at = s.step + to.run.stop_after;
     pc.log_every = o.set[O_LOG_EVERY] ? o.log_every : TT_MAX((int64_t)1, tc.steps / 50);
     {
         char params[32];
@@ -348,11 +358,13 @@ int cmd_train(int argc, char **argv) {
     tr.ckpt_path = ckpt_path;
     tr.csv_path = csv_path;
     tr.svg_path = svg_path;
-    tr.save_every = o.set[O_SAVE_EVERY] ? o.save_every : 500;
+    tr.save_every = to.run.save_every;
+    tr.save_seconds = to.run.save_seconds;
+    tr.no_pipeline = !to.run.pipeline;
     tr.progress = on_progress;
     tr.user = &pc;
     tr.stop_flag = &g_stop;
-    tr.stop_at = o.set[O_STOP_AFTER] ? s.step + o.stop_after : 0; /* exact even when GPU steps overlap */
+    tr.stop_at = to.run.stop_after > 0 ? s.step + to.run.stop_after : 0; /* exact even when GPU steps overlap */
     int stopped = 0;
     double t0 = tt_now();
     int trc = tt_train_run(&tr, &stopped, &st);

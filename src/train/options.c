@@ -31,7 +31,7 @@ static const tt_option table[] = {
     {"lr", TT_OPT_F32, T(lr), 0, 10, 1, 0, NULL, "5e-3, times 128/d-model above d-model 128", "learning rate",
      "peak learning rate", 1},
     {"min-lr", TT_OPT_F32, T(min_lr), 0, 10, 0, 0, NULL, "lr/10", "min learning rate", "cosine floor", 1},
-    {"warmup", TT_OPT_I64, T(warmup), 0, BIG, 0, 0, NULL, "5% of steps, at most 100", "warmup", "linear warmup steps", 1},
+    {"warmup", TT_OPT_I64, T(warmup), 0, BIG, 0, 0, NULL, "5% of steps, at most 100", "warmup", "linear warmup steps", 0},
     {"schedule", TT_OPT_CHOICE, T(sched), 0, 1, 0, 0, "cosine|constant", "cosine", "schedule", "learning-rate schedule", 1},
     {"beta1", TT_OPT_F32, T(beta1), 0, 1, 0, 1, NULL, "0.9", "beta1", "AdamW beta1", 1},
     {"beta2", TT_OPT_F32, T(beta2), 0, 1, 0, 1, NULL, "0.95", "beta2", "AdamW beta2", 1},
@@ -255,6 +255,8 @@ int tt_options_resolve(const tt_options *o, const tt_model_config *base_model, c
     }
     /* the cosine floor follows the peak unless given */
     if (!base_train && !given(o, tt_option_find("min-lr"))) tc->min_lr = tc->lr / 10.0f;
+    /* a resumed run cut shorter than its warmup ends inside it */
+    if (base_train && !given(o, tt_option_find("warmup")) && tc->warmup > tc->steps) tc->warmup = tc->steps;
     TT_CHECK(tt_config_validate(cfg, st));
     return tt_train_config_validate(tc, st);
 }
