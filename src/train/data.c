@@ -21,7 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "fileio.h"
 #include "rng.h"
 
 #define TT_MAX_DEPTH 16
@@ -49,6 +51,7 @@ typedef struct {
     uint8_t *p;
     size_t n, cap;
     int n_files, n_skipped_binary;
+    size_t n_added; /* line ends appended to files that lacked one */
     /* (dev, ino) of files already read */
     struct { dev_t dev; ino_t ino; } *seen;
     size_t n_seen, cap_seen;
@@ -91,25 +94,47 @@ static int looks_binary(const uint8_t *p, size_t n) {
     return bad * 10 > n;
 }
 
-/* Reads one regular file and appends it. binary_is_error: 1 for a file given
- * directly, 0 inside a folder (skipped with a count). */
+/* Reads one regular file and appends it, streamed in chunks: a NUL byte
+ * (which makes a file binary whatever follows) stops the read at once, and
+ * the size limit is checked before anything is read. binary_is_error: 1 for
+ * a file given directly, 0 inside a folder (skipped with a count). */
 static int read_file(buf_t *b, const char *path, int binary_is_error, tt_status *st) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return tt_fail(st, TT_EIO, "cannot open corpus file '%s': %s", path, strerror(errno));
+    int fd = -1;
+    uint64_t size = 0;
+    TT_CHECK(tt_open_regular(path, &fd, &size, st)); /* a FIFO or device is refused, never waited on */
+    if (size > TT_CORPUS_MAX_BYTES || b->n + size > TT_CORPUS_MAX_BYTES) {
+        close(fd);
+        return tt_fail(st, TT_EINVAL, "corpus too large: '%s' brings it to %.2f GiB; this build reads at most %.2f GiB",
+                       path, (double)(b->n + size) / 1073741824.0, (double)TT_CORPUS_MAX_BYTES / 1073741824.0);
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return tt_fail(st, TT_EIO, "cannot open corpus file '%s': %s", path, strerror(errno));
+    }
     size_t start = b->n;
-    for (;;) {
+    int has_nul = 0;
+    while (!has_nul) {
         int rc = buf_reserve(b, 1u << 16, st);
-        if (rc) { fclose(f); return rc; }
-        size_t got = fread(b->p + b->n, 1, b->cap - b->n, f);
+        if (rc) { fclose(f); b->n = start; return rc; }
+        size_t want = TT_MIN(b->cap - b->n, (size_t)1 << 20);
+        size_t got = fread(b->p + b->n, 1, want, f);
+        has_nul = got > 0 && memchr(b->p + b->n, 0, got) != NULL;
         b->n += got;
         if (got == 0) break;
+        if (b->n - start > TT_CORPUS_MAX_BYTES) { /* the file grew while read */
+            fclose(f);
+            b->n = start;
+            return tt_fail(st, TT_EINVAL, "corpus too large: '%s' grew past %.2f GiB while read", path,
+                           (double)TT_CORPUS_MAX_BYTES / 1073741824.0);
+        }
     }
     int err = ferror(f);
     fclose(f);
     if (err) { b->n = start; return tt_fail(st, TT_EIO, "error reading corpus file '%s'", path); }
     size_t len = b->n - start;
     if (len == 0) return TT_OK;
-    if (looks_binary(b->p + start, len)) {
+    if (has_nul || looks_binary(b->p + start, len)) {
         b->n = start;
         if (binary_is_error)
             return tt_fail(st, TT_EINVAL, "corpus '%s' looks binary (NUL bytes or mostly invalid UTF-8); give a text file", path);
@@ -119,6 +144,7 @@ static int read_file(buf_t *b, const char *path, int binary_is_error, tt_status 
     if (b->p[b->n - 1] != '\n') {
         TT_CHECK(buf_reserve(b, 1, st));
         b->p[b->n++] = '\n';
+        b->n_added++;
     }
     b->n_files++;
     return TT_OK;
@@ -208,7 +234,7 @@ static void human_bytes(char *out, size_t cap, double n) {
 /* the contiguous split: train = floor(0.9 n) bytes (without overflow) */
 static size_t train_bytes(size_t n) { return n / 10 * 9 + (n % 10) * 9 / 10; }
 
-static int length_check(size_t n, int ctx, const char *what, tt_status *st) {
+static int length_check(size_t n, size_t added, int ctx, const char *what, tt_status *st) {
     if (ctx < 1) return tt_fail(st, TT_EINVAL, "ctx must be >= 1 (got %d)", ctx);
     const char *sp = what[0] ? " " : "";
     if (n == 0) return tt_fail(st, TT_EINVAL, "corpus%s%s is empty", sp, what);
@@ -217,17 +243,19 @@ static int length_check(size_t n, int ctx, const char *what, tt_status *st) {
     /* smallest n whose both splits hold ctx+1 bytes: n - floor(0.9 n) >= need  <=>  n >= 10 need - 9 */
     size_t min_n = 10 * need - 9;
     return tt_fail(st, TT_EINVAL,
-                   "corpus%s%s is too short: %zu bytes, but the %s split needs at least ctx+1 = %zu bytes "
+                   "corpus%s%s is too short: %zu bytes%s, but the %s split needs at least ctx+1 = %zu bytes "
                    "(a corpus of at least %zu bytes for ctx %d)",
-                   sp, what, n, n_train < need ? "train" : "validation", need, min_n, ctx);
+                   sp, what, n - added, added ? " (+ the line end it lacked)" : "", n_train < need ? "train" : "validation",
+                   need, min_n, ctx);
 }
 
-int tt_corpus_check(const tt_corpus *c, int ctx, tt_status *st) { return length_check(c->n, ctx, "", st); }
+int tt_corpus_check(const tt_corpus *c, int ctx, tt_status *st) { return length_check(c->n, 0, ctx, "", st); }
 
 /* Split and length checks; takes ownership of bytes (freed on error). */
-static int corpus_finish(uint8_t *bytes, size_t n, int ctx, const char *what, tt_corpus *c, tt_status *st) {
+static int corpus_finish(uint8_t *bytes, size_t n, size_t added, int ctx, const char *what, tt_corpus *c,
+                         tt_status *st) {
     memset(c, 0, sizeof *c);
-    int rc = length_check(n, ctx, what, st);
+    int rc = length_check(n, added, ctx, what, st);
     if (rc) {
         free(bytes);
         return rc;
@@ -241,12 +269,15 @@ static int corpus_finish(uint8_t *bytes, size_t n, int ctx, const char *what, tt
 
 int tt_corpus_from_memory(const uint8_t *bytes, size_t n, int ctx, tt_corpus *c, tt_status *st) {
     memset(c, 0, sizeof *c);
+    if (n > TT_CORPUS_MAX_BYTES)
+        return tt_fail(st, TT_EINVAL, "corpus too large: %.2f GiB; this build reads at most %.2f GiB",
+                       (double)n / 1073741824.0, (double)TT_CORPUS_MAX_BYTES / 1073741824.0);
     if (n > 0 && looks_binary(bytes, n))
         return tt_fail(st, TT_EINVAL, "corpus looks binary (NUL bytes or mostly invalid UTF-8); give text");
     uint8_t *copy = malloc(n ? n : 1);
     if (!copy) return tt_fail(st, TT_ENOMEM, "out of memory (corpus, %zu bytes)", n);
     if (n) memcpy(copy, bytes, n);
-    TT_CHECK(corpus_finish(copy, n, ctx, "(memory)", c, st));
+    TT_CHECK(corpus_finish(copy, n, 0, ctx, "(memory)", c, st));
     char hb[32];
     human_bytes(hb, sizeof hb, (double)n);
     snprintf(c->desc, sizeof c->desc, "text (%s)", hb);
@@ -283,7 +314,7 @@ int tt_corpus_load(const char *path, int ctx, tt_corpus *c, tt_status *st) {
     }
     char what[4200];
     snprintf(what, sizeof what, "'%s'", path);
-    TT_CHECK(corpus_finish(b.p, b.n, ctx, what, c, st));
+    TT_CHECK(corpus_finish(b.p, b.n, b.n_added, ctx, what, c, st));
     char hb[32];
     human_bytes(hb, sizeof hb, (double)c->n);
     const char *base = strrchr(path, '/');

@@ -17,6 +17,14 @@ typedef struct {
 /* path NULL or "" = default corpus. ctx = T: both splits must hold at least
  * T+1 bytes (tt_corpus_check).
  * Errors: missing, empty, binary (NUL bytes / invalid UTF-8 heavy), too short. */
+/* The largest corpus a build reads (the whole text is held in memory): a
+ * quarter of wasm32's 4 GiB address space in the browser and under Node,
+ * 64 GiB natively. */
+#if defined(__EMSCRIPTEN__)
+#define TT_CORPUS_MAX_BYTES ((uint64_t)1 << 30)
+#else
+#define TT_CORPUS_MAX_BYTES ((uint64_t)64 << 30)
+#endif
 int tt_corpus_load(const char *path, int ctx, tt_corpus *c, tt_status *st);
 int tt_corpus_from_memory(const uint8_t *bytes, size_t n, int ctx, tt_corpus *c, tt_status *st);
 void tt_corpus_free(tt_corpus *c);

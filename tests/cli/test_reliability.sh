@@ -9,6 +9,8 @@
 #   4 a FIFO given as a checkpoint is refused at once (no hang);
 #   5 export never writes over a training checkpoint;
 #   6 NaN/Inf weights are refused on load by sample, eval, export, resume;
+#   7 the corpus is streamed: a binary file is refused from its first bytes,
+#     a size limit is checked before reading, a FIFO is refused;
 #   8 a resumed run may be shorter than its warmup, and --warmup may change;
 #   9 small ones: empty and option-like paths, the largest seed, long paths,
 #     no empty folder left by a failed run.
@@ -88,6 +90,25 @@ for cmd in "sample --ckpt nan.safetensors" "eval --ckpt nan.safetensors --data t
     one_error "NaN weight ($cmd): one error line, exit 1" $? n.err
     check "  ... naming the tensor and the NaN" grep -q 'holds a non-finite value (NaN' n.err
 done
+
+# ---------- 7: the corpus is streamed, checked early and capped ----------
+truncate -s 2G zeros.bin   # sparse: no disk used
+( ulimit -v 1000000; "$T" train "${C[@]}" --data zeros.bin --steps 2 --out Z > z.out 2> z.err )
+one_error "a 2 GiB file of zeros, under a 1 GB memory limit: one error line, exit 1" $? z.err
+check "  ... found binary from its first bytes (not out of memory)" grep -q 'looks binary' z.err
+rm -f zeros.bin
+truncate -s 65G huge.txt
+"$T" train "${C[@]}" --data huge.txt --steps 2 --out Z > z.out 2> z.err
+one_error "a corpus above the size limit: one error line, exit 1" $? z.err
+check "  ... naming the limit, before reading anything" grep -q 'corpus too large.*reads at most' z.err
+rm -f huge.txt
+printf 'a' > one.txt
+"$T" train "${C[@]}" --data one.txt --steps 2 --out Z > z.out 2> z.err
+check "a 1-byte corpus is reported as 1 byte" grep -q 'too short: 1 bytes (+ the line end it lacked)' z.err
+mkfifo cfifo
+timeout 20 "$T" train "${C[@]}" --data cfifo --steps 2 --out Z > z.out 2> z.err
+rc=$?
+check "a FIFO as the corpus: refused at once" bash -c "[ $rc -eq 1 ] && [ \$(wc -l < z.err) -eq 1 ]"
 
 # ---------- 8: a resumed run shorter than its warmup ----------
 "$T" train "${C[@]}" --steps 200 --warmup 100 --stop-after 20 --out W > /dev/null 2>&1
