@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# scripts/fuzz.sh — fuzz the checkpoint reader (tests/fuzz/fuzz_checkpoint.c:
-# tt_checkpoint_load_mem + the JSON parser) with libFuzzer, AddressSanitizer
-# and UBSan, starting from seeds made from a real checkpoint of a tiny model.
+# scripts/fuzz.sh — fuzz the file readers with libFuzzer, AddressSanitizer
+# and UBSan: the checkpoint reader (tests/fuzz/fuzz_checkpoint.c:
+# tt_checkpoint_load_mem + the JSON parser; seeds made from a real checkpoint
+# of a tiny model) or the corpus reader (tests/fuzz/fuzz_corpus.c: binary
+# check, length rule, split, batches; and the option parser).
 #
-#   scripts/fuzz.sh [SECONDS]     run for SECONDS (default 60)
+#   scripts/fuzz.sh [checkpoint|corpus] [SECONDS]   (default: checkpoint, 60 s)
 # Environment: FUZZ_DIR (work folder, default <repo>/build-fuzz), FUZZ_JOBS
 # (parallel fuzzing processes, default 1), CC_FUZZ (default clang).
 # The corpus grows in $FUZZ_DIR/corpus across runs; crashes land in
@@ -11,6 +13,8 @@
 #   $FUZZ_DIR/fuzz_checkpoint $FUZZ_DIR/crashes/crash-...
 set -euo pipefail
 
+TARGET=checkpoint
+case "${1:-}" in checkpoint|corpus) TARGET=$1; shift ;; esac
 SECS="${1:-60}"
 case "$SECS" in '' | *[!0-9]*) echo "fuzz.sh: SECONDS must be a positive integer (got '$SECS')" >&2; exit 2 ;; esac
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,13 +33,15 @@ echo "fuzz.sh: building with $("$CC" --version | head -1)"
 # the archive only what the checkpoint reader needs.
 # A file that does not compile is skipped with a warning (if the reader needs
 # it, the link below fails and says which symbol is missing).
-for f in "$ROOT"/src/*.c "$ROOT"/src/io/*.c "$ROOT"/src/train/*.c; do
+for f in "$ROOT"/src/*.c "$ROOT"/src/io/*.c "$ROOT"/src/train/*.c "$ROOT"/src/cpu/pool.c; do
     "$CC" "${FLAGS[@]}" -fsanitize=fuzzer-no-link -c "$f" -o "$OUT/obj/$(basename "${f%.c}").o" ||
         echo "fuzz.sh: warning: skipping $f (does not compile)" >&2
 done
 ar rcs "$OUT/libttfuzz.a" "$OUT"/obj/*.o
-"$CC" "${FLAGS[@]}" -fsanitize=fuzzer "$ROOT/tests/fuzz/fuzz_checkpoint.c" "$OUT/libttfuzz.a" -lm -lpthread -ldl \
-    -o "$OUT/fuzz_checkpoint"
+for t in checkpoint corpus; do
+    "$CC" "${FLAGS[@]}" -fsanitize=fuzzer "$ROOT/tests/fuzz/fuzz_$t.c" "$OUT/libttfuzz.a" -lm -lpthread -ldl \
+        -o "$OUT/fuzz_$t"
+done
 
 # Seeds from real files (the binary writes them when TT_FUZZ_MAKE_SEEDS is set).
 TT_FUZZ_MAKE_SEEDS="$OUT/seeds" "$OUT/fuzz_checkpoint"
@@ -81,14 +87,20 @@ cat >"$OUT/checkpoint.dict" <<'EOF'
 "-0"
 EOF
 
-echo "fuzz.sh: fuzzing for ${SECS}s (jobs: $JOBS)"
+mkdir -p "$OUT/corpus-$TARGET"
+if [ "$TARGET" = checkpoint ]; then
+    RUN_IN=("$OUT/corpus-checkpoint" "$OUT/seeds" -dict="$OUT/checkpoint.dict")
+else
+    RUN_IN=("$OUT/corpus-corpus")
+fi
+echo "fuzz.sh: fuzzing the $TARGET reader for ${SECS}s (jobs: $JOBS)"
 set +e
 if [ "$JOBS" -gt 1 ]; then
-    "$OUT/fuzz_checkpoint" "$OUT/corpus" "$OUT/seeds" -dict="$OUT/checkpoint.dict" -max_total_time="$SECS" \
+    "$OUT/fuzz_$TARGET" "${RUN_IN[@]}" -max_total_time="$SECS" \
         -timeout=20 -rss_limit_mb=2048 -max_len=65536 -artifact_prefix="$OUT/crashes/" -print_final_stats=1 \
         -jobs="$JOBS" -workers="$JOBS"
 else
-    "$OUT/fuzz_checkpoint" "$OUT/corpus" "$OUT/seeds" -dict="$OUT/checkpoint.dict" -max_total_time="$SECS" \
+    "$OUT/fuzz_$TARGET" "${RUN_IN[@]}" -max_total_time="$SECS" \
         -timeout=20 -rss_limit_mb=2048 -max_len=65536 -artifact_prefix="$OUT/crashes/" -print_final_stats=1
 fi
 rc=$?
@@ -97,4 +109,4 @@ if [ $rc -ne 0 ] || ls "$OUT"/crashes/crash-* "$OUT"/crashes/leak-* "$OUT"/crash
     echo "fuzz.sh: FAILED (exit $rc); see $OUT/crashes/" >&2
     exit 1
 fi
-echo "fuzz.sh: no crashes in ${SECS}s; corpus: $(ls "$OUT/corpus" | wc -l) inputs"
+echo "fuzz.sh: no crashes in ${SECS}s ($TARGET); corpus: $(ls "$OUT/corpus-$TARGET" | wc -l) inputs"
