@@ -18,7 +18,13 @@ void usage(FILE *f) {
             "  export   weights-only .safetensors with Hugging Face GPT-2 names\n"
             "  bench    steady-state speed of one training step\n"
             "  profile  time of every WebGPU kernel of one training step\n\n"
-            "`tinytrain <command> --help` lists the options of a command.\n",
+            "`tinytrain <command> --help` lists the options of a command.\n\n"
+            "environment:\n"
+            "  TINYTRAIN_WEBGPU_LIB  path of the WebGPU library (Dawn's libwebgpu_wrapper.so; default: the npm\n"
+            "                        package bun-webgpu-linux-x64 under node_modules next to the sources)\n"
+            "  TT_WEBGPU_ROBUST=1    keep Dawn's bounds clamps and workgroup zero-fill (off natively: every kernel\n"
+            "                        keeps its indices in bounds by construction, tested)\n"
+            "  TT_WEBGPU_VERBOSE=1   print the WebGPU driver's messages\n",
             TT_VERSION);
 }
 
