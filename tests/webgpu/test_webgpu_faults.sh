@@ -8,7 +8,7 @@
 #   - an adapter without a required feature (TT_WEBGPU_REQUIRE_FEATURES, the
 #     feature hidden by TT_WEBGPU_HIDE_FEATURES so every adapter lacks it):
 #     "adapter X lacks feature Y";
-#   - GPU timestamps asked for (TT_WEBGPU_TIMESTAMPS=1) without the feature:
+#   - GPU timestamps asked for (bench --phases) without the feature:
 #     the bench still runs and reports the phase split unavailable, with why;
 #   - a buffer of the plan the implementation refuses to allocate (test hook
 #     TT_WEBGPU_FAULT_OOM=logits): one line, no checkpoint, nothing half written;
@@ -65,7 +65,7 @@ TT_WEBGPU_REQUIRE_FEATURES=no-such-feature "$T" train --backend webgpu --steps 2
 one_error "an unknown required feature: one error line, exit 1" $? r3.err
 check "  ... naming it" grep -q "unknown feature 'no-such-feature'" r3.err
 # timestamps are optional: asked for without the feature, the bench runs and says why there is no phase split
-TT_WEBGPU_TIMESTAMPS=1 "$T" bench --backend webgpu --preset tiny --steps 10 --warmup 1 --data text.txt > t1.out 2> t1.err
+"$T" bench --phases --backend webgpu --preset tiny --steps 10 --warmup 1 --data text.txt > t1.out 2> t1.err
 check "timestamps asked for without the feature: the bench runs (exit 0, quiet stderr)" bash -c "[ $? -eq 0 ] && [ ! -s t1.err ]"
 check "  ... one line says the phase split is unavailable, and why" \
     bash -c "[ \$(grep -c 'timestamp-query' t1.out) -eq 1 ] && grep -qF 'phases   not measured: webgpu: adapter $ADAPTER lacks feature timestamp-query' t1.out"
