@@ -35,6 +35,16 @@
 
 #include "gpu_ops.h"
 
+/* args[0..4] of every attention kernel: B, T, C, NH, scale = 1/sqrt(hs) */
+static void attn_args(uint32_t args[16], int B, int T, int C, int NH) {
+    memset(args, 0, 16 * sizeof *args);
+    args[0] = (uint32_t)B;
+    args[1] = (uint32_t)T;
+    args[2] = (uint32_t)C;
+    args[3] = (uint32_t)NH;
+    args[4] = tt_gops_f2u(1.0f / sqrtf((float)(C / NH)));
+}
+
 /* ---- tiled kernels: plan ------------------------------------------------ */
 /* candidate (br, bc) for kernel `which`: 1 and *t filled when it fits */
 static int fit(int which, uint64_t hs, uint64_t br, uint64_t bc, uint32_t storage, uint32_t max_inv, tt_attn_tile *t) {
@@ -133,7 +143,8 @@ static int tiled_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_g
     tt_attn_tile t;
     int hs = C / NH;
     TT_CHECK(prep(o, 0, hs, &t, &pf_on, pf, sizeof pf, st));
-    uint32_t args[16] = {(uint32_t)B, (uint32_t)T, (uint32_t)C, (uint32_t)NH, tt_gops_f2u(1.0f / sqrtf((float)hs))};
+    uint32_t args[16];
+    attn_args(args, B, T, C, NH);
     bounds(args, hs, &t);
     tt_gpu_buf bufs[5] = {q.buf, k.buf, v.buf, y.buf, stats.buf};
     static const uint8_t kinds[5] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW,
@@ -145,33 +156,42 @@ static int tiled_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_g
     return TT_OK;
 }
 
-static int tiled_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats, tt_gref q,
-                          tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH, tt_status *st) {
-    char pf[200];
-    int pf_on;
-    tt_attn_tile t;
-    int hs = C / NH;
-    uint32_t args[16] = {(uint32_t)B, (uint32_t)T, (uint32_t)C, (uint32_t)NH, tt_gops_f2u(1.0f / sqrtf((float)hs))};
-    TT_CHECK(prep(o, 1, hs, &t, &pf_on, pf, sizeof pf, st));
-    bounds(args, hs, &t);
-    {
-        tt_gpu_buf bufs[7] = {q.buf, k.buf, v.buf, y.buf, dy.buf, stats.buf, dq.buf};
-        static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
-                                         TT_GPU_BIND_READ, TT_GPU_BIND_RW,   TT_GPU_BIND_RW};
-        TT_CHECK(tt_gops_make_site(o, &s[0], "attention_backward_dq", pf, args, 0, 7, bufs, kinds,
-                                   ((uint32_t)T + t.br - 1) / t.br, (uint32_t)NH, (uint32_t)B, st));
-        s[0].flops = 2.0 * B * T * (T + 1.0) * C * 1.5;
-        tag(&s[0], &t, pf_on);
-    }
-    TT_CHECK(prep(o, 2, hs, &t, &pf_on, pf, sizeof pf, st));
-    bounds(args, hs, &t);
-    tt_gpu_buf bufs[7] = {q.buf, k.buf, v.buf, dy.buf, stats.buf, dk.buf, dv.buf};
+/* The two backward sites: names[0] (D and dq; reads q, k, v, y, dy, writes
+ * stats' D half and dq) then names[1] (dk, dv; reads q, k, v, dy, stats),
+ * each with its prefix, arguments and row blocks of br[i] rows. */
+static int backward_sites(tt_gops *o, tt_gsite *s, const char *const names[2], char pf[2][200],
+                          uint32_t args[2][16], const uint32_t br[2], tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats,
+                          tt_gref q, tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH,
+                          tt_status *st) {
     static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
                                      TT_GPU_BIND_READ, TT_GPU_BIND_RW,   TT_GPU_BIND_RW};
-    TT_CHECK(tt_gops_make_site(o, &s[1], "attention_backward_dkdv", pf, args, 0, 7, bufs, kinds,
-                               ((uint32_t)T + t.br - 1) / t.br, (uint32_t)NH, (uint32_t)B, st));
-    s[1].flops = 2.0 * B * T * (T + 1.0) * C * 2.0;
-    tag(&s[1], &t, pf_on);
+    const tt_gpu_buf bufs[2][7] = {{q.buf, k.buf, v.buf, y.buf, dy.buf, stats.buf, dq.buf},
+                                   {q.buf, k.buf, v.buf, dy.buf, stats.buf, dk.buf, dv.buf}};
+    static const double share[2] = {1.5, 2.0}; /* causal products of each: 3 and 4 of the forward's 2 */
+    for (int i = 0; i < 2; i++) {
+        TT_CHECK(tt_gops_make_site(o, &s[i], names[i], pf[i], args[i], 0, 7, bufs[i], kinds,
+                                   ((uint32_t)T + br[i] - 1) / br[i], (uint32_t)NH, (uint32_t)B, st));
+        s[i].flops = 2.0 * B * T * (T + 1.0) * C * share[i];
+    }
+    return TT_OK;
+}
+
+static int tiled_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats, tt_gref q,
+                          tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH, tt_status *st) {
+    static const char *const names[2] = {"attention_backward_dq", "attention_backward_dkdv"};
+    char pf[2][200];
+    int pf_on[2];
+    tt_attn_tile t[2];
+    uint32_t args[2][16], br[2];
+    int hs = C / NH;
+    for (int i = 0; i < 2; i++) {
+        TT_CHECK(prep(o, 1 + i, hs, &t[i], &pf_on[i], pf[i], sizeof pf[i], st));
+        attn_args(args[i], B, T, C, NH);
+        bounds(args[i], hs, &t[i]);
+        br[i] = t[i].br;
+    }
+    TT_CHECK(backward_sites(o, s, names, pf, args, br, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, st));
+    for (int i = 0; i < 2; i++) tag(&s[i], &t[i], pf_on[i]);
     return TT_OK;
 }
 
@@ -213,8 +233,8 @@ static int rows_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gr
     char pf[200];
     uint32_t br;
     TT_CHECK(rows_plan(o, C, NH, &br, pf, sizeof pf, st));
-    uint32_t args[16] = {(uint32_t)B, (uint32_t)T, (uint32_t)C, (uint32_t)NH,
-                         tt_gops_f2u(1.0f / sqrtf((float)(C / NH)))};
+    uint32_t args[16];
+    attn_args(args, B, T, C, NH);
     tt_gpu_buf bufs[5] = {q.buf, k.buf, v.buf, y.buf, stats.buf};
     static const uint8_t kinds[5] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW,
                                      TT_GPU_BIND_RW};
@@ -226,27 +246,15 @@ static int rows_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gr
 
 static int rows_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats, tt_gref q,
                          tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH, tt_status *st) {
-    char pf[200];
-    uint32_t br;
-    TT_CHECK(rows_plan(o, C, NH, &br, pf, sizeof pf, st));
-    uint32_t args[16] = {(uint32_t)B, (uint32_t)T, (uint32_t)C, (uint32_t)NH,
-                         tt_gops_f2u(1.0f / sqrtf((float)(C / NH)))};
-    uint32_t gx = ((uint32_t)T + br - 1) / br;
-    {
-        tt_gpu_buf bufs[7] = {q.buf, k.buf, v.buf, y.buf, dy.buf, stats.buf, dq.buf};
-        static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
-                                         TT_GPU_BIND_READ, TT_GPU_BIND_RW,   TT_GPU_BIND_RW};
-        TT_CHECK(tt_gops_make_site(o, &s[0], "attention_rows_backward_dq", pf, args, 0, 7, bufs, kinds, gx,
-                                   (uint32_t)NH, (uint32_t)B, st));
-        s[0].flops = 2.0 * B * T * (T + 1.0) * C * 1.5;
-    }
-    tt_gpu_buf bufs[7] = {q.buf, k.buf, v.buf, dy.buf, stats.buf, dk.buf, dv.buf};
-    static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
-                                     TT_GPU_BIND_READ, TT_GPU_BIND_RW,   TT_GPU_BIND_RW};
-    TT_CHECK(tt_gops_make_site(o, &s[1], "attention_rows_backward_dkdv", pf, args, 0, 7, bufs, kinds, gx, (uint32_t)NH,
-                               (uint32_t)B, st));
-    s[1].flops = 2.0 * B * T * (T + 1.0) * C * 2.0;
-    return TT_OK;
+    static const char *const names[2] = {"attention_rows_backward_dq", "attention_rows_backward_dkdv"};
+    char pf[2][200];
+    uint32_t args[2][16], br[2];
+    TT_CHECK(rows_plan(o, C, NH, &br[0], pf[0], sizeof pf[0], st));
+    memcpy(pf[1], pf[0], sizeof pf[0]);
+    br[1] = br[0];
+    attn_args(args[0], B, T, C, NH);
+    attn_args(args[1], B, T, C, NH);
+    return backward_sites(o, s, names, pf, args, br, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, st);
 }
 
 /* ---- the op ---------------------------------------------------------------- */

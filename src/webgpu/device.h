@@ -18,6 +18,7 @@
 #ifndef TT_GPU_DEVICE_H
 #define TT_GPU_DEVICE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tt.h"
@@ -120,5 +121,8 @@ void tt_gpu_timestamps_resolve(tt_gpu *g, int n, tt_gpu_buf staging);
 /* Convenience over the above (not in a hot path): synchronous read of
  * bytes from any STORAGE buffer through a temporary readback buffer. */
 int tt_gpu_read_sync(tt_gpu *g, tt_gpu_buf b, uint64_t offset, uint64_t bytes, void *dst, tt_status *st);
+/* A handle table *arr of *cap elements of elem bytes, n in use: doubled
+ * (first: first_cap) when full. 0, or -1 out of memory (*arr unchanged). */
+int tt_gpu_grow(void **arr, int *cap, int n, size_t elem, int first_cap);
 
 #endif

@@ -1,6 +1,6 @@
 /* device_common.c — conveniences over the device layer (device.h), written
  * once for both implementations (device_dawn.c, src/web/device_web.c):
- * the synchronous read of a storage buffer. */
+ * the synchronous read of a storage buffer, handle-table growth. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,4 +31,14 @@ int tt_gpu_read_sync(tt_gpu *g, tt_gpu_buf b, uint64_t offset, uint64_t bytes, v
     }
     tt_gpu_buffer_free(g, rb);
     return rc;
+}
+
+int tt_gpu_grow(void **arr, int *cap, int n, size_t elem, int first_cap) {
+    if (n < *cap) return 0;
+    int nc = *cap ? *cap * 2 : first_cap;
+    void *na = realloc(*arr, (size_t)nc * elem);
+    if (!na) return -1;
+    *arr = na;
+    *cap = nc;
+    return 0;
 }

@@ -291,22 +291,25 @@ static void on_lost(const WGPUDevice *d, WGPUDeviceLostReason reason, WGPUString
     record_error(g, TT_EDEVICE, "device lost", msg);
 }
 
+/* a request (adapter, device) has completed: its status and message */
+static void req_complete(tt_gpu *g, int status, WGPUStringView msg) {
+    g->req_done = 1;
+    g->req_status = status;
+    sv_copy(g->req_msg, sizeof g->req_msg, msg);
+}
+
 static void on_adapter(WGPURequestAdapterStatus status, WGPUAdapter a, WGPUStringView msg, void *u1, void *u2) {
     (void)u2;
     tt_gpu *g = u1;
-    g->req_done = 1;
-    g->req_status = (int)status;
     if (status == WGPURequestAdapterStatus_Success) g->adapter = a;
-    sv_copy(g->req_msg, sizeof g->req_msg, msg);
+    req_complete(g, (int)status, msg);
 }
 
 static void on_device(WGPURequestDeviceStatus status, WGPUDevice d, WGPUStringView msg, void *u1, void *u2) {
     (void)u2;
     tt_gpu *g = u1;
-    g->req_done = 1;
-    g->req_status = (int)status;
     if (status == WGPURequestDeviceStatus_Success) g->dev = d;
-    sv_copy(g->req_msg, sizeof g->req_msg, msg);
+    req_complete(g, (int)status, msg);
 }
 
 static void on_pop(WGPUPopErrorScopeStatus status, WGPUErrorType type, WGPUStringView msg, void *u1, void *u2) {
@@ -477,7 +480,7 @@ static int adapter_has(tt_gpu *g, WGPUFeatureName f) {
     return g->f.wgpuAdapterHasFeature(g->adapter, f) ? 1 : 0;
 }
 
-/* Features the caller requires (env TT_WEBGPU_REQUIRE_FEATURES, a comma
+/* Features the caller requires (test hook TT_WEBGPU_REQUIRE_FEATURES, a comma
  * list): an adapter without one is refused with "adapter X lacks feature Y".
  * *want_ts is set when timestamp-query is among them. */
 static int check_required_features(tt_gpu *g, int *want_ts, tt_status *st) {
@@ -804,13 +807,8 @@ int tt_gpu_buffer(tt_gpu *g, uint64_t bytes, int usage, const char *label, tt_gp
     else if (bytes > g->info.max_buffer)
         return tt_fail(st, TT_ENOMEM, "webgpu: buffer %s of %.1f MiB exceeds this adapter's maxBufferSize (%.1f MiB)",
                        label ? label : "", bytes / 1048576.0, g->info.max_buffer / 1048576.0);
-    if (g->n_bufs == g->cap_bufs) {
-        int cap = g->cap_bufs ? g->cap_bufs * 2 : 64;
-        gbuf *nb = realloc(g->bufs, (size_t)cap * sizeof *nb);
-        if (!nb) return tt_fail(st, TT_ENOMEM, "out of memory (gpu buffers)");
-        g->bufs = nb;
-        g->cap_bufs = cap;
-    }
+    if (tt_gpu_grow((void **)&g->bufs, &g->cap_bufs, g->n_bufs, sizeof *g->bufs, 64))
+        return tt_fail(st, TT_ENOMEM, "out of memory (gpu buffers)");
     WGPUBufferDescriptor d;
     memset(&d, 0, sizeof d);
     d.label = sv(label);
@@ -859,13 +857,8 @@ int tt_gpu_kernel_create(tt_gpu *g, const char *wgsl, const char *entry, int n_b
                          const char *label, tt_gpu_kernel *out, tt_status *st) {
     *out = -1;
     if (n_bind < 0 || n_bind > 16) return tt_fail(st, TT_EINVAL, "webgpu: too many bindings");
-    if (g->n_kerns == g->cap_kerns) {
-        int cap = g->cap_kerns ? g->cap_kerns * 2 : 32;
-        gkern *nk = realloc(g->kerns, (size_t)cap * sizeof *nk);
-        if (!nk) return tt_fail(st, TT_ENOMEM, "out of memory (gpu kernels)");
-        g->kerns = nk;
-        g->cap_kerns = cap;
-    }
+    if (tt_gpu_grow((void **)&g->kerns, &g->cap_kerns, g->n_kerns, sizeof *g->kerns, 32))
+        return tt_fail(st, TT_ENOMEM, "out of memory (gpu kernels)");
     WGPUBindGroupLayoutEntry e[17];
     memset(e, 0, sizeof e);
     for (int i = 0; i < n_bind; i++) {
@@ -945,13 +938,8 @@ int tt_gpu_group_create(tt_gpu *g, tt_gpu_kernel kh, int n, const tt_gpu_binding
     if (kh < 0 || kh >= g->n_kerns) return tt_fail(st, TT_EINVAL, "webgpu: bad kernel handle");
     gkern *k = &g->kerns[kh];
     if (n != k->n_bind || n > 16) return tt_fail(st, TT_EINVAL, "webgpu: bind group needs %d bindings (got %d)", k->n_bind, n);
-    if (g->n_groups == g->cap_groups) {
-        int cap = g->cap_groups ? g->cap_groups * 2 : 128;
-        WGPUBindGroup *ng = realloc(g->groups, (size_t)cap * sizeof *ng);
-        if (!ng) return tt_fail(st, TT_ENOMEM, "out of memory (gpu bind groups)");
-        g->groups = ng;
-        g->cap_groups = cap;
-    }
+    if (tt_gpu_grow((void **)&g->groups, &g->cap_groups, g->n_groups, sizeof *g->groups, 128))
+        return tt_fail(st, TT_ENOMEM, "out of memory (gpu bind groups)");
     WGPUBindGroupEntry e[17];
     memset(e, 0, sizeof e);
     for (int i = 0; i < n; i++) {

@@ -168,13 +168,8 @@ done:
     free(src);
     for (int i = 0; i < 3; i++) free(own[i]);
     if (rc) return rc;
-    if (o->n_cache == o->cap_cache) {
-        int cap = o->cap_cache ? o->cap_cache * 2 : 32;
-        tt_gops_kent *nc = realloc(o->cache, (size_t)cap * sizeof *nc);
-        if (!nc) return tt_fail(st, TT_ENOMEM, "out of memory (kernel cache)");
-        o->cache = nc;
-        o->cap_cache = cap;
-    }
+    if (tt_gpu_grow((void **)&o->cache, &o->cap_cache, o->n_cache, sizeof *o->cache, 32))
+        return tt_fail(st, TT_ENOMEM, "out of memory (kernel cache)");
     snprintf(o->cache[o->n_cache].key, sizeof o->cache[0].key, "%s", key);
     o->cache[o->n_cache++].k = k;
     *out = k;

@@ -33,7 +33,7 @@ typedef struct {
     char tag[48];     /* shape/plan detail for the profile (matmul: "MxNxK t128 z2 TA"), else "" */
 } tt_gsite;
 
-/* Per-step values read by xent / loss_reduce / adamw (one uniform buffer). */
+/* Per-step values read by crossentropy, crossentropy_loss_reduce and adamw_update (one uniform buffer). */
 typedef struct {
     float lr, b1, b2, eps, wd, clip, bc1, bc2;
     float grad_scale; /* d(mean loss)/dlogit scale: 1/(B*T*n_micro) */
@@ -72,7 +72,7 @@ void tt_gops_run(tt_gpu *g, const tt_gsite *s, int n);
  * malloc'd source (NULL when src has none), or -1 with the reason in msg. A
  * pure function (tests call it). */
 int tt_wgsl_unroll(const char *src, const char *prefix, int unroll, char **out, char *msg, size_t cap);
-/* Scratch ("part") sizes in floats for the two-stage reductions. */
+/* Scratch ("part") sizes in floats for the two-stage reductions (column sums, grad norm). */
 size_t tt_gop_colsum_part_elems(int rows, int N);
 size_t tt_gop_adamw_part_elems(size_t n);
 
