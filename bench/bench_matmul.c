@@ -11,12 +11,12 @@
  * Arguments are taken in order. A spec "M,N,K,ta,tb[,flags]" (flags: any
  * of b = bias, r = residual R, a = accumulate) runs one product under the
  * current settings; a setting changes them for the specs after it:
- *   var=LIST     matmul kernel variant bits (as TT_WEBGPU_MMVAR; "tuned")
  *   tile=T       forced tile (0: planned)     split=N  forced split-K (0: planned)
- *   unroll=0|1   //!unroll blocks unrolled or loops (TT_WEBGPU_UNROLL)
+ *   unroll=0|1   //!unroll blocks unrolled or loops
  *   reps=N trials=N
- * The environment's switches apply first (tt_gops_init), so a kernel
- * directory (TT_WEBGPU_WGSL_DIR) is A/B'd by separate runs. Inputs are
+ * The test hooks (src/webgpu/hooks.h; benches link the test library) apply
+ * first (tt_gops_init), so a kernel directory (TT_WEBGPU_WGSL_DIR) is A/B'd
+ * by separate runs. Inputs are
  * uniform random in [-1, 1) (never zeros); operands live in their own
  * buffers (each product gets fresh ones). */
 #include <stdio.h>
@@ -26,6 +26,7 @@
 #include "device.h"
 #include "gpu_ops.h"
 #include "gpu_test.h"
+#include "hooks.h"
 #include "tt.h"
 
 static int cmpd(const void *a, const void *b) {
@@ -57,19 +58,11 @@ int main(int argc, char **argv) {
         return 1;
     }
     const tt_gpu_info *in = tt_gpu_get_info(g);
-    printf("adapter %s; kernels from %s\n", in->name,
-           getenv("TT_WEBGPU_WGSL_DIR") ? getenv("TT_WEBGPU_WGSL_DIR") : "(embedded)");
+    const char *wdir = tt_hook_get(TT_HOOK_WGSL_DIR);
+    printf("adapter %s; kernels from %s\n", in->name, wdir ? wdir : "(embedded)");
     int reps = 20, trials = 7;
     for (int ai = 1; ai < argc; ai++) {
         const char *a = argv[ai];
-        char msg[160];
-        if (strncmp(a, "var=", 4) == 0) {
-            if (tt_gop_mm_var_parse(a + 4, &o.mm_var, msg, sizeof msg)) {
-                fprintf(stderr, "%s\n", msg);
-                return 2;
-            }
-            continue;
-        }
         if (strncmp(a, "tile=", 5) == 0) { o.tile = atoi(a + 5); continue; }
         if (strncmp(a, "split=", 6) == 0) { o.splitk = atoi(a + 6); continue; }
         if (strncmp(a, "unroll=", 7) == 0) { o.unroll = atoi(a + 7) != 0; continue; }
@@ -111,9 +104,8 @@ int main(int argc, char **argv) {
         }
         qsort(ms + 1, (size_t)trials, sizeof *ms, cmpd);
         double med = ms[1 + trials / 2];
-        char vb[64];
-        printf("%-22s %-26s var %-10s unroll %d %8.4f ms  %6.2f TFLOP/s  (min %.4f max %.4f)\n", a, s[0].tag,
-               tt_gop_mm_var_str(o.mm_var, vb, sizeof vb), o.unroll, med, 2.0 * M * N * K / med * 1e-9, ms[1], ms[trials]);
+        printf("%-22s %-26s unroll %d %8.4f ms  %6.2f TFLOP/s  (min %.4f max %.4f)\n", a, s[0].tag, o.unroll, med,
+               2.0 * M * N * K / med * 1e-9, ms[1], ms[trials]);
         free(ms);
         tt_gpu_buffer_free(g, bA), tt_gpu_buffer_free(g, bB), tt_gpu_buffer_free(g, bC);
         tt_gpu_buffer_free(g, bb), tt_gpu_buffer_free(g, bR);

@@ -13,9 +13,8 @@
  * Pipeline compilation and the first steps are excluded (warm-up); the sync
  * step time is the median over `steps`, the pipelined one the mean of
  * `steps` back-to-back steps. profile reps 0 skips the profile. Env:
- * TT_BENCH_PIPELINED=0 skips the pipelined measurement; the backend's
- * switches (TT_WEBGPU_MMPOLICY=old, TT_WEBGPU_BIASFOLD=0, TT_WEBGPU_TILE,
- * TT_WEBGPU_SPLITK, TT_WEBGPU_MM_TARGET, TT_WEBGPU_MMVAR) apply. */
+ * TT_BENCH_PIPELINED=0 skips the pipelined measurement; the test hooks
+ * (src/webgpu/hooks.h: benches link the test library) apply. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,18 +63,15 @@ int main(int argc, char **argv) {
                "wg storage %u B, max invocations %u\n",
                gi->name, gi->has_subgroups, gi->subgroup_min, gi->subgroup_max, gi->has_f16, gi->has_subgroup_matrix,
                gi->has_timestamps, gi->max_storage_binding / 1048576.0, gi->max_wg_storage, gi->max_invocations);
-    if (gi) { /* matmul kernel variant (TT_WEBGPU_MMVAR; parsed as tt_gops_init does) */
-        unsigned mv = 0;
-        char vb[64], msg[160];
+    if (gi) { /* the matmul kernel of each tile (tt_gop_mm_kcfg) */
         tt_mm_kcfg k128, k64, k32;
-        tt_gop_mm_var_parse(getenv("TT_WEBGPU_MMVAR"), &mv, msg, sizeof msg);
-        tt_gop_mm_kcfg(mv, gi->max_wg_storage, 128, &k128);
-        tt_gop_mm_kcfg(mv, gi->max_wg_storage, 64, &k64);
-        tt_gop_mm_kcfg(mv, gi->max_wg_storage, 32, &k32);
-        printf("matmul variant %s: tile 128 %dx%d/thread BK %d %d stage(s) swz %d; tile 64 %dx%d/thread %u threads "
+        tt_gop_mm_kcfg(gi->max_wg_storage, 128, &k128);
+        tt_gop_mm_kcfg(gi->max_wg_storage, 64, &k64);
+        tt_gop_mm_kcfg(gi->max_wg_storage, 32, &k32);
+        printf("matmul kernels: tile 128 %dx%d/thread BK %d %d stage(s) swz %d; tile 64 %dx%d/thread %u threads "
                "%d stage(s) swz %d; tile 32 %d stage(s) swz %d\n",
-               tt_gop_mm_var_str(mv, vb, sizeof vb), k128.tm, k128.tm, k128.bk, k128.stages, k128.swz, k64.tm, k64.tm,
-               k64.threads, k64.stages, k64.swz, k32.stages, k32.swz);
+               k128.tm, k128.tm, k128.bk, k128.stages, k128.swz, k64.tm, k64.tm, k64.threads, k64.stages, k64.swz,
+               k32.stages, k32.swz);
     }
     size_t P = be->layout.total, ntok = (size_t)pr->cfg.batch * (pr->cfg.ctx + 1);
     float *p = malloc(P * sizeof *p);

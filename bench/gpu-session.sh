@@ -7,7 +7,7 @@
 #   bash bench/gpu-session.sh OUTDIR curve    # call 1: the full curve (~9 min)
 #   bash bench/gpu-session.sh OUTDIR checks   # call 2: WebGPU A/B + parity through mega
 # Writes OUTDIR/curve/ (results.jsonl, report.md, speedup.svg), or ab.txt
-# (WebGPU defaults vs each switch below, side by side) and parity.txt. Env TT_BENCH_DATA: the corpus of the parity
+# (WebGPU defaults vs the settings below, side by side) and parity.txt. Env TT_BENCH_DATA: the corpus of the parity
 # test and the curve (default: fortunes, else the curve builds one from
 # this repository's text and the parity test fails for want of a corpus).
 set -u
@@ -33,17 +33,14 @@ if [ "$what" = curve ]; then
   exit 0
 fi
 
-echo "== WebGPU A/B: defaults vs the switches (ms/step, synchronous steps)"
+echo "== WebGPU A/B: defaults vs robustness and a forced plan choice (ms/step, synchronous steps)"
 for p in huge mega gpt2; do
   n=20; [ $p = gpt2 ] && n=5
-  for mode in default robust attnpf0 fold1 dsbwd subgroups default2; do
+  for mode in default robust fold1 default2; do
     case $mode in
       default|default2) env=(X=1) ;;
       robust) env=(TT_WEBGPU_ROBUST=1) ;;          # Dawn's bounds clamps back on (off by default natively)
-      attnpf0) env=(TT_WEBGPU_ATTN_PF=0) ;;        # attention tiles loaded without register prefetch
-      fold1) env=(TT_WEBGPU_BIASFOLD=1) ;;         # bias grads always folded into dW (a ones row)
-      dsbwd) env=(TT_WEBGPU_ATTN_BWD=ds) ;;        # attention backward storing dS (a B*NH*T*T scratch)
-      subgroups) env=(TT_WEBGPU_SUBGROUPS=1) ;;    # subgroups tier of the row reductions
+      fold1) env=(TT_WEBGPU_BIASFOLD=1) ;;         # test hook (bench_webgpu links ttcore_hooks): bias grads always folded into dW
     esac
     [ "$(left 540)" -lt 20 ] && { echo "skip $p $mode: time budget"; continue; }
     printf '%-6s %-9s ' $p $mode

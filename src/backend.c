@@ -1,6 +1,6 @@
 /* backend.c — the one backend constructor (kind "cpu" | "webgpu" | "auto")
  * over the per-kind constructors of src/cpu/backend.c and
- * src/webgpu/backend_webgpu.c; the rule for "auto" lives here only. */
+ * src/webgpu/backend.c; the rule for "auto" lives here only. */
 #include "backend.h"
 
 #include <stdio.h>

@@ -121,7 +121,7 @@ int tt_backend_create(const char *kind, const tt_model_config *cfg, const tt_bac
 extern const tt_model_config tt_probe_config;
 
 /* Per-kind constructors behind tt_backend_create (src/cpu/backend.c,
- * src/webgpu/backend_webgpu.c). */
+ * src/webgpu/backend.c). */
 int tt_backend_cpu_create(const tt_model_config *cfg, const tt_backend_opts *opts, tt_backend **out, tt_status *st);
 int tt_backend_webgpu_create(const tt_model_config *cfg, const tt_backend_opts *opts, tt_backend **out, tt_status *st);
 

@@ -1,7 +1,7 @@
 /* device.h — the GPU device layer: the ~20 functions everything above it
  * (kernels, the training-step schedule) uses to talk to a WebGPU device.
  *
- * Two implementations: device_native.c (webgpu.h through a dlopen'ed Dawn)
+ * Two implementations: device_dawn.c (webgpu.h through a dlopen'ed Dawn)
  * and, for the browser, a JavaScript one over navigator.gpu. Nothing above
  * this header knows which one runs. Objects are small integer handles
  * (>= 0), which map directly onto JS-side tables in the browser.
@@ -18,6 +18,7 @@
 #ifndef TT_GPU_DEVICE_H
 #define TT_GPU_DEVICE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tt.h"
@@ -57,12 +58,12 @@ typedef struct {
     int has_timestamps, has_f16, has_subgroups;
     int has_subgroup_matrix; /* adapter offers Dawn's experimental subgroup matrices (not requested yet) */
     uint32_t subgroup_min, subgroup_max;
-    int robust;              /* shader bounds clamping on (Dawn's robustness transform); native default off, see device_native.c */
+    int robust;              /* shader bounds clamping on (Dawn's robustness transform); native default off, see device_dawn.c */
     char lib_path[256];      /* which implementation was loaded */
 } tt_gpu_info;
 
 typedef struct {
-    const char *lib_path;    /* NULL: search (see device_native.c) */
+    const char *lib_path;    /* NULL: search (see device_dawn.c) */
     int want_timestamps;     /* request timestamp-query if the adapter has it */
     int force_fallback;      /* ask for the software (fallback) adapter */
 } tt_gpu_options;
@@ -120,5 +121,8 @@ void tt_gpu_timestamps_resolve(tt_gpu *g, int n, tt_gpu_buf staging);
 /* Convenience over the above (not in a hot path): synchronous read of
  * bytes from any STORAGE buffer through a temporary readback buffer. */
 int tt_gpu_read_sync(tt_gpu *g, tt_gpu_buf b, uint64_t offset, uint64_t bytes, void *dst, tt_status *st);
+/* A handle table *arr of *cap elements of elem bytes, n in use: doubled
+ * (first: first_cap) when full. 0, or -1 out of memory (*arr unchanged). */
+int tt_gpu_grow(void **arr, int *cap, int n, size_t elem, int first_cap);
 
 #endif

@@ -1,4 +1,4 @@
-/* device_native.c — the device layer (device.h) over the WebGPU C API of a
+/* device_dawn.c — the device layer (device.h) over the WebGPU C API of a
  * dlopen'ed implementation (Dawn from npm bun-webgpu-linux-x64, or whatever
  * $TINYTRAIN_WEBGPU_LIB names). Owns: library search and loading, adapter and
  * device creation with the adapter's real limits, handle tables, error scope
@@ -7,7 +7,8 @@
  * Library search order:
  *   $TINYTRAIN_WEBGPU_LIB
  *   node_modules/bun-webgpu-linux-x64/libwebgpu_wrapper.so relative to the
- *     executable's directory and up to 3 parents, the source dir, the cwd
+ *     executable's directory and up to 3 parents, the source dir (fixed at
+ *     build time), the cwd
  *   system names (libwebgpu_dawn.so, libwebgpu.so, libwgpu_native.so)
  * Not built for Emscripten (the browser has its own device layer).
  *
@@ -20,7 +21,7 @@
  * Dawn's multi-line messages are cut to their first line (plus, for
  * uncaptured errors, the first "While ..." context line).
  *
- * Test hooks (environment, read at each call; no effect when unset):
+ * Test hooks (hooks.h: read at each call in test builds, off in the product):
  *   TT_WEBGPU_REQUIRE_FEATURES=f1,f2  features tt_gpu_open must find on the
  *     adapter (timestamp-query, shader-f16, subgroups, subgroup-matrix)
  *   TT_WEBGPU_HIDE_FEATURES=f1,f2     features treated as absent from the
@@ -32,10 +33,10 @@
  *     own size check: the implementation's rejection comes back through the
  *     error scope, nothing is allocated
  *
- * Bounds-check hook (debugging / tests/webgpu/test_webgpu_bounds.sh; env
+ * Bounds-check hook (tests/webgpu/test_webgpu_bounds.sh; hook
  * TT_WEBGPU_BOUNDS_CHECK=1, read by tt_gpu_open; unset: nothing below
  * exists, no binding, no buffer, no cost). For kernels instrumented by
- * tests/tools/wgsl_bounds.py and loaded with TT_WEBGPU_WGSL_DIR (gpu_ops.c):
+ * tests/tools/wgsl_bounds.py and loaded with TT_WEBGPU_WGSL_DIR (the kernel loader):
  * every bind group layout and bind group gets one more storage binding, @31,
  * a zeroed counter buffer (TT_BC_SLOTS u32) that the instrumented WGSL
  * counts into: slot (kind * 64 + file) * 4096 + line, kind 0 an array index
@@ -65,6 +66,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hooks.h"
 #include "webgpu_min.h"
 
 #ifndef TT_SOURCE_DIR_DEFAULT
@@ -289,22 +291,25 @@ static void on_lost(const WGPUDevice *d, WGPUDeviceLostReason reason, WGPUString
     record_error(g, TT_EDEVICE, "device lost", msg);
 }
 
+/* a request (adapter, device) has completed: its status and message */
+static void req_complete(tt_gpu *g, int status, WGPUStringView msg) {
+    g->req_done = 1;
+    g->req_status = status;
+    sv_copy(g->req_msg, sizeof g->req_msg, msg);
+}
+
 static void on_adapter(WGPURequestAdapterStatus status, WGPUAdapter a, WGPUStringView msg, void *u1, void *u2) {
     (void)u2;
     tt_gpu *g = u1;
-    g->req_done = 1;
-    g->req_status = (int)status;
     if (status == WGPURequestAdapterStatus_Success) g->adapter = a;
-    sv_copy(g->req_msg, sizeof g->req_msg, msg);
+    req_complete(g, (int)status, msg);
 }
 
 static void on_device(WGPURequestDeviceStatus status, WGPUDevice d, WGPUStringView msg, void *u1, void *u2) {
     (void)u2;
     tt_gpu *g = u1;
-    g->req_done = 1;
-    g->req_status = (int)status;
     if (status == WGPURequestDeviceStatus_Success) g->dev = d;
-    sv_copy(g->req_msg, sizeof g->req_msg, msg);
+    req_complete(g, (int)status, msg);
 }
 
 static void on_pop(WGPUPopErrorScopeStatus status, WGPUErrorType type, WGPUStringView msg, void *u1, void *u2) {
@@ -385,11 +390,6 @@ static void *find_library(const char *explicit_path, char *used, size_t cap, cha
             snprintf(path, sizeof path, "%s/%s", exe[0] ? exe : "/", TT_NODE_LIB);
             if ((h = try_open(path, used, cap))) return h;
         }
-    }
-    const char *srcdir = getenv("TT_SOURCE_DIR");
-    if (srcdir && *srcdir) {
-        snprintf(path, sizeof path, "%s/%s", srcdir, TT_NODE_LIB);
-        if ((h = try_open(path, used, cap))) return h;
     }
     snprintf(path, sizeof path, "%s/%s", TT_SOURCE_DIR_DEFAULT, TT_NODE_LIB);
     if ((h = try_open(path, used, cap))) return h;
@@ -476,16 +476,16 @@ static int in_list(const char *list, const char *name) {
 
 /* the adapter has feature f (and the test hook TT_WEBGPU_HIDE_FEATURES does not hide it) */
 static int adapter_has(tt_gpu *g, WGPUFeatureName f) {
-    if (in_list(getenv("TT_WEBGPU_HIDE_FEATURES"), feature_name(f))) return 0;
+    if (in_list(tt_hook_get(TT_HOOK_HIDE_FEATURES), feature_name(f))) return 0;
     return g->f.wgpuAdapterHasFeature(g->adapter, f) ? 1 : 0;
 }
 
-/* Features the caller requires (env TT_WEBGPU_REQUIRE_FEATURES, a comma
+/* Features the caller requires (test hook TT_WEBGPU_REQUIRE_FEATURES, a comma
  * list): an adapter without one is refused with "adapter X lacks feature Y".
  * *want_ts is set when timestamp-query is among them. */
 static int check_required_features(tt_gpu *g, int *want_ts, tt_status *st) {
-    const char *e = getenv("TT_WEBGPU_REQUIRE_FEATURES");
-    if (!e || !*e) return TT_OK;
+    const char *e = tt_hook_get(TT_HOOK_REQUIRE_FEATURES);
+    if (!e) return TT_OK;
     const char *p = e;
     while (*p) {
         size_t n = strcspn(p, ", ");
@@ -629,29 +629,20 @@ int tt_gpu_open(const tt_gpu_options *opt, tt_gpu **out, tt_status *st) {
         adapter_has(g, WGPUFeatureName_ChromiumExperimentalSubgroupMatrix) ? 1 : 0;
     /* Dawn toggles: keep timestamps in nanoseconds, unquantized, and run
      * without the robustness transform (the clamp Dawn adds to every array
-     * index: 7-10% of a step on an H200) and without the zero-fill of
-     * workgroup memory at every workgroup's start (~1% at gpt2); measured in
-     * docs/BENCHMARKS.md, run 4. Every kernel keeps its accesses in bounds
+     * index) and without the zero-fill of workgroup memory at every
+     * workgroup's start (their cost: docs/BENCHMARKS.md). Every kernel keeps its accesses in bounds
      * and writes its workgroup memory before reading it, by construction
      * (tests run on lavapipe with this same setting, and
      * test_webgpu_bounds.sh checks both on instrumented kernels), so the
      * clamps and fills only cost time. TT_WEBGPU_ROBUST=1 turns both back
-     * on (a browser always has them). Env TT_WEBGPU_TOGGLES (a comma list,
-     * "name" enables, "-name" disables; for A/B measurements) adds to these. */
-    const char *enabled[10], *disabled[9] = {"timestamp_quantization"};
+     * on (a browser always has them). */
+    const char *enabled[2], *disabled[1] = {"timestamp_quantization"};
     size_t nen = 0, ndis = 1;
     const char *rb = getenv("TT_WEBGPU_ROBUST");
     g->info.robust = rb && *rb && strcmp(rb, "0") != 0;
     if (!g->info.robust) {
         enabled[nen++] = "disable_robustness";
         enabled[nen++] = "disable_workgroup_init";
-    }
-    char tbuf[256];
-    const char *te = getenv("TT_WEBGPU_TOGGLES");
-    snprintf(tbuf, sizeof tbuf, "%s", te ? te : "");
-    for (char *save = NULL, *t = strtok_r(tbuf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
-        if (*t == '-' && t[1] && ndis < 9) disabled[ndis++] = t + 1;
-        else if (*t != '-' && nen < 10) enabled[nen++] = t;
     }
     WGPUDawnTogglesDescriptor toggles;
     memset(&toggles, 0, sizeof toggles);
@@ -699,8 +690,8 @@ int tt_gpu_open(const tt_gpu_options *opt, tt_gpu **out, tt_status *st) {
     g->info.min_uniform_align = dl.minUniformBufferOffsetAlignment;
     g->info.min_storage_align = dl.minStorageBufferOffsetAlignment;
     g->queue = g->f.wgpuDeviceGetQueue(g->dev);
-    const char *bce = getenv("TT_WEBGPU_BOUNDS_CHECK"); /* test hook: see the header */
-    if (bce && *bce && strcmp(bce, "0") != 0) {
+    const char *bce = tt_hook_get(TT_HOOK_BOUNDS_CHECK); /* test hook: see the header */
+    if (bce && strcmp(bce, "0") != 0) {
         bcheck *bc = calloc(1, sizeof *bc);
         if (!bc) {
             tt_gpu_close(g);
@@ -810,19 +801,14 @@ int tt_gpu_buffer(tt_gpu *g, uint64_t bytes, int usage, const char *label, tt_gp
         return tt_fail(st, TT_ENOMEM, "webgpu: buffer %s of %.1f MiB exceeds this adapter's maxBufferSize (%.1f MiB)",
                        label ? label : "", bytes / 1048576.0, g->info.max_buffer / 1048576.0);
     bytes = (bytes + 15) & ~(uint64_t)15; /* whole-buffer bindings as array<vec4<f32>> */
-    const char *oom = getenv("TT_WEBGPU_FAULT_OOM"); /* test hook: see the header */
-    if (oom && *oom && label && strcmp(oom, label) == 0 && g->info.max_buffer < UINT64_MAX - 64)
+    const char *oom = tt_hook_get(TT_HOOK_FAULT_OOM); /* test hook: see the header */
+    if (oom && label && strcmp(oom, label) == 0 && g->info.max_buffer < UINT64_MAX - 64)
         bytes = (g->info.max_buffer + 64) & ~(uint64_t)15; /* the implementation must refuse it */
     else if (bytes > g->info.max_buffer)
         return tt_fail(st, TT_ENOMEM, "webgpu: buffer %s of %.1f MiB exceeds this adapter's maxBufferSize (%.1f MiB)",
                        label ? label : "", bytes / 1048576.0, g->info.max_buffer / 1048576.0);
-    if (g->n_bufs == g->cap_bufs) {
-        int cap = g->cap_bufs ? g->cap_bufs * 2 : 64;
-        gbuf *nb = realloc(g->bufs, (size_t)cap * sizeof *nb);
-        if (!nb) return tt_fail(st, TT_ENOMEM, "out of memory (gpu buffers)");
-        g->bufs = nb;
-        g->cap_bufs = cap;
-    }
+    if (tt_gpu_grow((void **)&g->bufs, &g->cap_bufs, g->n_bufs, sizeof *g->bufs, 64))
+        return tt_fail(st, TT_ENOMEM, "out of memory (gpu buffers)");
     WGPUBufferDescriptor d;
     memset(&d, 0, sizeof d);
     d.label = sv(label);
@@ -871,13 +857,8 @@ int tt_gpu_kernel_create(tt_gpu *g, const char *wgsl, const char *entry, int n_b
                          const char *label, tt_gpu_kernel *out, tt_status *st) {
     *out = -1;
     if (n_bind < 0 || n_bind > 16) return tt_fail(st, TT_EINVAL, "webgpu: too many bindings");
-    if (g->n_kerns == g->cap_kerns) {
-        int cap = g->cap_kerns ? g->cap_kerns * 2 : 32;
-        gkern *nk = realloc(g->kerns, (size_t)cap * sizeof *nk);
-        if (!nk) return tt_fail(st, TT_ENOMEM, "out of memory (gpu kernels)");
-        g->kerns = nk;
-        g->cap_kerns = cap;
-    }
+    if (tt_gpu_grow((void **)&g->kerns, &g->cap_kerns, g->n_kerns, sizeof *g->kerns, 32))
+        return tt_fail(st, TT_ENOMEM, "out of memory (gpu kernels)");
     WGPUBindGroupLayoutEntry e[17];
     memset(e, 0, sizeof e);
     for (int i = 0; i < n_bind; i++) {
@@ -895,8 +876,8 @@ int tt_gpu_kernel_create(tt_gpu *g, const char *wgsl, const char *entry, int n_b
     char what[160];
     snprintf(what, sizeof what, "webgpu: cannot compile kernel %s (entry %s)", label ? label : "", entry);
     char *broken = NULL; /* test hook TT_WEBGPU_FAULT_SHADER: see the header */
-    const char *fs = getenv("TT_WEBGPU_FAULT_SHADER");
-    if (fs && *fs && (strcmp(fs, "*") == 0 || (label && strcmp(fs, label) == 0))) {
+    const char *fs = tt_hook_get(TT_HOOK_FAULT_SHADER);
+    if (fs && (strcmp(fs, "*") == 0 || (label && strcmp(fs, label) == 0))) {
         static const char tail[] = "\nfn tt_fault_hook( {\n";
         size_t n = strlen(wgsl);
         broken = malloc(n + sizeof tail);
@@ -957,13 +938,8 @@ int tt_gpu_group_create(tt_gpu *g, tt_gpu_kernel kh, int n, const tt_gpu_binding
     if (kh < 0 || kh >= g->n_kerns) return tt_fail(st, TT_EINVAL, "webgpu: bad kernel handle");
     gkern *k = &g->kerns[kh];
     if (n != k->n_bind || n > 16) return tt_fail(st, TT_EINVAL, "webgpu: bind group needs %d bindings (got %d)", k->n_bind, n);
-    if (g->n_groups == g->cap_groups) {
-        int cap = g->cap_groups ? g->cap_groups * 2 : 128;
-        WGPUBindGroup *ng = realloc(g->groups, (size_t)cap * sizeof *ng);
-        if (!ng) return tt_fail(st, TT_ENOMEM, "out of memory (gpu bind groups)");
-        g->groups = ng;
-        g->cap_groups = cap;
-    }
+    if (tt_gpu_grow((void **)&g->groups, &g->cap_groups, g->n_groups, sizeof *g->groups, 128))
+        return tt_fail(st, TT_ENOMEM, "out of memory (gpu bind groups)");
     WGPUBindGroupEntry e[17];
     memset(e, 0, sizeof e);
     for (int i = 0; i < n; i++) {

@@ -1,5 +1,5 @@
 # embed_wgsl.cmake — embeds the WGSL kernels (src/webgpu/wgsl/*.wgsl) into the
-# ttcore library as C byte arrays, looked up by tt_wgsl_get("name") (wgsl.h).
+# core library (ttcore, or its objects ttcore_obj) as C byte arrays, looked up by tt_wgsl_get("name") (wgsl.h).
 # Included from CMakeLists.txt after add_library(ttcore); the same file runs in
 # script mode (cmake -P) at build time to generate the C file, so editing a
 # .wgsl file rebuilds it. Plain CMake: works under emcmake too.
@@ -30,6 +30,6 @@ add_custom_command(OUTPUT ${TT_WGSL_C}
           -P ${CMAKE_CURRENT_SOURCE_DIR}/src/webgpu/embed_wgsl.cmake
   DEPENDS ${TT_WGSL_FILES} ${CMAKE_CURRENT_SOURCE_DIR}/src/webgpu/embed_wgsl.cmake
   COMMENT "Embedding WGSL kernels")
-target_sources(ttcore PRIVATE ${TT_WGSL_C})
+target_sources(${TT_CORE_OBJ} PRIVATE ${TT_WGSL_C})
 # lets the native device layer find node_modules/ next to the sources
-target_compile_definitions(ttcore PRIVATE TT_SOURCE_DIR_DEFAULT="${CMAKE_CURRENT_SOURCE_DIR}")
+target_compile_definitions(${TT_CORE_OBJ} PRIVATE TT_SOURCE_DIR_DEFAULT="${CMAKE_CURRENT_SOURCE_DIR}")

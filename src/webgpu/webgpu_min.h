@@ -9,7 +9,7 @@
  * library by tests/test_webgpu_abi.c; values cross-checked with the public
  * source of the npm package (kommander/bun-webgpu, src/structs_def.ts).
  *
- * Nothing here is linked: device_native.c dlopen()s the library and fills a
+ * Nothing here is linked: device_dawn.c dlopen()s the library and fills a
  * table of function pointers with these types. */
 #ifndef TT_WEBGPU_MIN_H
 #define TT_WEBGPU_MIN_H

@@ -1,7 +1,6 @@
 /* gpu_test.c — helpers shared by the WebGPU kernel tests (see gpu_test.h):
  * device open/skip, random data, buffers, read-back, site submission, the
- * float64 causal attention reference and the end-to-end check of a kernel
- * set against the CPU backend. */
+ * float64 causal attention reference. */
 #include "gpu_test.h"
 
 #include "backend.h"
@@ -152,88 +151,6 @@ void tt_gtest_attn_ref(int B, int T, int C, int NH, const float *q, const float 
     free(p);
     free(dp);
 }
-
-/* ---- end to end against the CPU backend (tt_gtest_e2e_vs_cpu) ---- */
-static void e2e_tokens(uint8_t *tok, size_t n, uint64_t seed) {
-    for (size_t i = 0; i < n; i++) {
-        uint64_t r = tt_rand_u64(seed, TT_STREAM_TEST, i);
-        tok[i] = (r & 3) ? (uint8_t)(97 + (r >> 8) % 12) : (uint8_t)(r >> 16);
-    }
-}
-
-void tt_gtest_e2e_vs_cpu(const char *preset, const char *attn, uint64_t seed) {
-    tt_status st;
-    const tt_preset *pr = tt_preset_find(preset);
-    CHECK(pr != NULL);
-    if (!pr) return;
-    tt_model_config cfg = pr->cfg;
-    setenv("TT_WEBGPU_ATTN", attn, 1);
-    tt_backend *gpu = NULL, *cpu = NULL;
-    int rc = tt_backend_webgpu_create(&cfg, NULL, &gpu, &st);
-    unsetenv("TT_WEBGPU_ATTN");
-    tt_gtest_die_on(rc, &st, "webgpu backend");
-    rc = rc ? rc : tt_backend_cpu_create(&cfg, &(tt_backend_opts){.threads = 0}, &cpu, &st);
-    tt_gtest_die_on(rc, &st, "cpu backend");
-    if (rc) {
-        if (gpu) tt_backend_destroy(gpu);
-        return;
-    }
-    size_t P = cpu->layout.total, ntok = (size_t)cfg.batch * (cfg.ctx + 1);
-    float *p = malloc(P * sizeof *p), *gc = malloc(P * sizeof *gc), *gg = malloc(P * sizeof *gg);
-    uint8_t *tok = malloc(ntok);
-    tt_model_init_params(&cpu->cfg, &cpu->layout, seed, p, NULL);
-    CHECK(cpu->vt->set_state(cpu, p, NULL, NULL, &st) == TT_OK);
-    CHECK(gpu->vt->set_state(gpu, p, NULL, NULL, &st) == TT_OK);
-    /* one loss + full gradient, per tensor (floor as in test_webgpu_parity) */
-    e2e_tokens(tok, ntok, seed + 10);
-    tt_test_poison(gg, P);
-    float lc = 0, lg = 0;
-    CHECK(cpu->vt->loss_and_grad(cpu, tok, &lc, gc, &st) == TT_OK);
-    rc = gpu->vt->loss_and_grad(gpu, tok, &lg, gg, &st);
-    tt_gtest_die_on(rc, &st, "gpu loss_and_grad");
-    CHECK_CLOSE(lg, lc, 1e-5, 0);
-    double gmax = 0, worst = 0;
-    for (size_t j = 0; j < P; j++) gmax = fabs(gc[j]) > gmax ? fabs(gc[j]) : gmax;
-    for (int i = 0; i < cpu->layout.n_tensors; i++) {
-        const tt_tensor_info *ti = &cpu->layout.t[i];
-        double tmax = 0, dmax = 0;
-        for (size_t j = 0; j < ti->numel; j++) {
-            double r = gc[ti->offset + j], d = fabs((double)gg[ti->offset + j] - r);
-            tmax = fabs(r) > tmax ? fabs(r) : tmax;
-            if (!(d <= dmax)) dmax = d;
-        }
-        double e = dmax / (tmax > 1e-2 * gmax ? tmax : 1e-2 * gmax);
-        if (!(e <= 1e-5)) fprintf(stderr, "  grad %s: rel err %.3g\n", ti->name, e);
-        CHECK(e <= 1e-5);
-        if (e > worst || e != e) worst = e;
-    }
-    printf("  loss cpu %.7f gpu(%s) %.7f, worst gradient rel err %.3g\n", lc, attn, lg, worst);
-    /* a few AdamW steps on fresh batches */
-    double wl = 0;
-    for (int kstep = 0; kstep < 4; kstep++) {
-        e2e_tokens(tok, ntok, seed + 100 + (uint64_t)kstep);
-        tt_optim_args o = {0};
-        o.lr = 1e-3f, o.beta1 = 0.9f, o.beta2 = 0.95f, o.eps = 1e-8f, o.weight_decay = 0.1f, o.clip = 1.0f;
-        o.bc1 = (float)(1.0 - pow(0.9, kstep + 1));
-        o.bc2 = (float)(1.0 - pow(0.95, kstep + 1));
-        float nc = 0, ng = 0;
-        CHECK(cpu->vt->step(cpu, tok, 1, &o, &st) == TT_OK);
-        CHECK(cpu->vt->step_result(cpu, &lc, &nc, &st) == TT_OK);
-        rc = gpu->vt->step(gpu, tok, 1, &o, &st);
-        if (!rc) rc = gpu->vt->step_result(gpu, &lg, &ng, &st);
-        tt_gtest_die_on(rc, &st, "gpu step");
-        if (rc) break;
-        double e = fabs((double)lg - lc) / fabs((double)lc);
-        if (e > wl || e != e) wl = e;
-        CHECK(e <= 1e-4);
-        CHECK(fabs((double)ng - nc) <= 1e-3 * fabs((double)nc));
-    }
-    printf("  4 AdamW steps: worst loss rel diff %.3g (last cpu %.6f gpu %.6f)\n", wl, lc, lg);
-    free(p), free(gc), free(gg), free(tok);
-    tt_backend_destroy(gpu);
-    tt_backend_destroy(cpu);
-}
-
 
 void tt_gtest_attn_make(tt_gtest_attn_prob *p, int B, int T, int NH, int hs) {
     p->B = B, p->T = T, p->C = NH * hs, p->NH = NH;

@@ -57,11 +57,4 @@ typedef struct {
 void tt_gtest_attn_make(tt_gtest_attn_prob *p, int B, int T, int NH, int hs);
 void tt_gtest_attn_free(tt_gtest_attn_prob *p); /* host arrays and input buffers */
 
-/* End to end on a preset with TT_WEBGPU_ATTN=attn ("mt", "tiled", "rows"):
- * one loss + full gradient (per tensor, rel err <= 1e-5 against the CPU
- * backend, floor 1e-2 of the largest gradient) and 4 AdamW steps on fresh
- * random-text batches (loss within 1e-4, grad norm within 1e-3); weights and
- * batches from seed. Counts failed checks; prints the worst errors. */
-void tt_gtest_e2e_vs_cpu(const char *preset, const char *attn, uint64_t seed);
-
 #endif

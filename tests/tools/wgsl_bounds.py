@@ -5,7 +5,7 @@ Usage: wgsl_bounds.py SRC_DIR OUT_DIR
 
 Writes every SRC_DIR/*.wgsl to OUT_DIR, same names, same line numbers, with
 two checks compiled in; run the result with TT_WEBGPU_WGSL_DIR=OUT_DIR
-TT_WEBGPU_BOUNDS_CHECK=1 (src/webgpu/gpu_ops.c, src/webgpu/device_dawn.c: the
+TT_WEBGPU_BOUNDS_CHECK=1 (test hooks, src/webgpu/hooks.h; a test build: the
 device adds the counter buffer at @group(0) @binding(31) and prints
 "bounds check: ..." when it closes). tests/webgpu/test_webgpu_bounds.sh runs it.
 
@@ -41,8 +41,8 @@ ID = file * 4096 + line: file is the 1-based position of the file in the
 sorted listing (the "//!bounds_file N NAME" comment lines appended to
 common.wgsl carry the table to the device), line its line in SRC_DIR.
 common.wgsl also gets the counter binding and tt_bc_idx; everything is
-appended at the end of the files, after any `enable` directive (the *_sg
-kernels' `enable subgroups;` comes with the prefix, before common.wgsl).
+appended at the end of the files, after any `enable` directive (an
+`enable` would come with the prefix, before common.wgsl).
 A "//!include NAME" file is instrumented on its own; the kernels that
 include it know its declarations. Index sites on names that are neither
 (e.g. a let-bound vector whose width cannot be inferred) or on struct

@@ -1,27 +1,27 @@
 #!/usr/bin/env bash
 # test_webgpu_bounds.sh — every WGSL kernel keeps its array indices in bounds
 # and reads only workgroup memory it wrote (native WebGPU runs without
-# Dawn's robustness transform and workgroup zero-fill, device_native.c).
+# Dawn's robustness transform and workgroup zero-fill, device_dawn.c).
 # tests/tools/wgsl_bounds.py instruments a copy of src/webgpu/wgsl (every index
 # checked against its array's length, every workgroup read against a
-# written-bit mask); `tinytrain train` runs it through the test hooks
-# TT_WEBGPU_WGSL_DIR (gpu_ops.c: kernels read from that folder) and
-# TT_WEBGPU_BOUNDS_CHECK=1 (device_native.c: the counters at binding 31, one
-# "bounds check: ..." stderr line when the device closes):
+# written-bit mask); `tinytrain_hooks train` runs it through the test hooks
+# (src/webgpu/hooks.h) TT_WEBGPU_WGSL_DIR (kernels read from that folder)
+# and TT_WEBGPU_BOUNDS_CHECK=1 (device_dawn.c: the counters at binding 31,
+# one "bounds check: ..." stderr line when the device closes):
 #   - two training steps and an evaluation under the default settings
 #     (three shapes: tiny, small, and an odd one: head size 11, T 37, batch
 #     3, 2 micro-batches, so partial tiles, unaligned rows and the accumulate
-#     paths run) and once under each main switch (TT_WEBGPU_ATTN=rows (also
-#     with TT_WEBGPU_ATT_LANES=1) / tiled, TT_WEBGPU_ATTN_BWD=ds,
-#     TT_WEBGPU_ATTN_PF=1 (the GPUs' default), TT_WEBGPU_SUBGROUPS=1 / tree,
-#     TT_WEBGPU_BIASFOLD=0 / 1, TT_WEBGPU_SPLITK=3, TT_WEBGPU_MMPOLICY=old,
-#     TT_WEBGPU_MMVAR=bk32,db,swz,t64x8 with TT_WEBGPU_SPLITK_EPI=0):
-#     each exits 0 and reports "clean", and together they compiled every
-#     kernel file of src/webgpu/wgsl (the include-only ones run inside others);
+#     paths run), a head size of 132 (the row attention kernels), and the
+#     odd shape with the plan choices GPUs or big shapes make forced by
+#     hooks (TT_WEBGPU_ATTN_PF=1: the attention prefetch of GPUs;
+#     TT_WEBGPU_BIASFOLD=0: the separate bias-gradient column sums of big
+#     shapes; TT_WEBGPU_SPLITK=3): each exits 0 and reports "clean", and
+#     together they compiled every kernel file of src/webgpu/wgsl (the
+#     include-only ones run inside others);
 #   - the check can fail: the same tools on a copy with a planted
-#     out-of-range index (gelu_fwd.wgsl: loop bound n + 64) and a planted
-#     unwritten workgroup read (ln_fwd.wgsl: lane 0 skips its store) must
-#     name both, file and line;
+#     out-of-range index (gelu_forward.wgsl: loop bound n + 64) and a planted
+#     unwritten workgroup read (layernorm_forward.wgsl: lane 0 skips its
+#     store) must name both, file and line;
 #   - the hooks themselves: an unreadable TT_WEBGPU_WGSL_DIR is one error
 #     line naming the file; the bounds check without instrumented kernels
 #     says so (not "clean") and leaves the embedded kernels working.
@@ -50,6 +50,7 @@ make_text text.txt
 SHAPE_TINY=(--preset tiny)
 SHAPE_SMALL=(--preset small) # the default preset
 SHAPE_ODD=(--preset tiny --d-model 44 --heads 4 --ctx 37 --batch 3 --accum 2)
+SHAPE_WIDE=(--preset tiny --d-model 132 --heads 1 --layers 1 --ctx 19 --batch 2) # head size 132: no attention tile holds it
 COMMON=(--data text.txt --steps 2 --eval-batches 1 --sample-tokens 0)
 
 # ---------- instrument ----------
@@ -81,37 +82,21 @@ run_train() { # run_train NAME ENV... -- ARGS...: one instrumented training run
     bounds_clean "$name" $? "$log"
 }
 
-# ---------- the default settings, then each main switch ----------
+# ---------- the default settings, then the forced plan choices ----------
 : > kernels.txt
 run_train default-tiny -- "${SHAPE_TINY[@]}"
 run_train default-small -- "${SHAPE_SMALL[@]}"
 run_train default-odd -- "${SHAPE_ODD[@]}"
-run_train attn-rows TT_WEBGPU_ATTN=rows -- "${SHAPE_ODD[@]}"
-run_train attn-rows-lanes1 TT_WEBGPU_ATTN=rows TT_WEBGPU_ATT_LANES=1 -- "${SHAPE_ODD[@]}"
-run_train attn-tiled TT_WEBGPU_ATTN=tiled -- "${SHAPE_ODD[@]}"
-run_train attn-bwd-ds TT_WEBGPU_ATTN_BWD=ds -- "${SHAPE_ODD[@]}"
-# software pipelining of the attn_m kernels: the default on GPUs, off on CPU adapters
+run_train attn-rows -- "${SHAPE_WIDE[@]}"
 run_train attn-pf TT_WEBGPU_ATTN_PF=1 -- "${SHAPE_ODD[@]}"
 run_train biasfold-0 TT_WEBGPU_BIASFOLD=0 -- "${SHAPE_ODD[@]}"
-run_train biasfold-1 TT_WEBGPU_BIASFOLD=1 -- "${SHAPE_ODD[@]}"
 run_train splitk-3 TT_WEBGPU_SPLITK=3 -- "${SHAPE_ODD[@]}"
-run_train mmpolicy-old TT_WEBGPU_MMPOLICY=old -- "${SHAPE_ODD[@]}"
-run_train mmvar TT_WEBGPU_MMVAR=bk32,db,swz,t64x8 TT_WEBGPU_SPLITK_EPI=0 -- "${SHAPE_SMALL[@]}"
-if grep -q '^ *subgroups (size' info.out; then
-    run_train subgroups TT_WEBGPU_SUBGROUPS=1 -- "${SHAPE_ODD[@]}"
-    run_train subgroups-tree TT_WEBGPU_SUBGROUPS=tree -- "${SHAPE_ODD[@]}"
-    skip_sg=0
-else
-    echo "note: the adapter has no subgroups: the *_sg kernels are not run"
-    skip_sg=1
-fi
 
 # every kernel file (one with an entry point) was compiled instrumented and ran clean
 missing=""
 for f in "$SRC"/src/webgpu/wgsl/*.wgsl; do
     k=$(basename "$f" .wgsl)
     grep -q '@compute' "$f" || continue
-    [ $skip_sg = 1 ] && case "$k" in *_sg) continue ;; esac
     grep -qx "$k" kernels.txt || missing="$missing $k"
 done
 check "every kernel file of src/webgpu/wgsl ran instrumented${missing:+ (missing:$missing)}" test -z "$missing"
@@ -119,22 +104,22 @@ check "every kernel file of src/webgpu/wgsl ran instrumented${missing:+ (missing
 # ---------- it can fail: planted bugs ----------
 mkdir P
 cp "$SRC"/src/webgpu/wgsl/*.wgsl P/
-sed -i 's/i < a\.n; i += stride/i < a.n + 64u; i += stride/' P/gelu_fwd.wgsl
-sed -i 's/^    red\[lid\] = v;$/    if (lid != 0u) { red[lid] = v; }/' P/ln_fwd.wgsl
-oob_line=$(grep -n 'out\[a\.out_off + i\]' P/gelu_fwd.wgsl | cut -d: -f1)
-wg_line=$(grep -n 'let r = red\[0\];' P/ln_fwd.wgsl | cut -d: -f1)
+sed -i 's/i < a\.n; i += stride/i < a.n + 64u; i += stride/' P/gelu_forward.wgsl
+sed -i 's/^    red\[lid\] = v;$/    if (lid != 0u) { red[lid] = v; }/' P/layernorm_forward.wgsl
+oob_line=$(grep -n 'out\[a\.out_off + i\]' P/gelu_forward.wgsl | cut -d: -f1)
+wg_line=$(grep -n 'let r = red\[0\];' P/layernorm_forward.wgsl | cut -d: -f1)
 check "planted: the copies differ from the kernels as intended" \
-    bash -c "grep -q 'a.n + 64u' P/gelu_fwd.wgsl && grep -q 'if (lid != 0u) { red\[lid\] = v; }' P/ln_fwd.wgsl && [ -n '$oob_line' ] && [ -n '$wg_line' ]"
+    bash -c "grep -q 'a.n + 64u' P/gelu_forward.wgsl && grep -q 'if (lid != 0u) { red\[lid\] = v; }' P/layernorm_forward.wgsl && [ -n '$oob_line' ] && [ -n '$wg_line' ]"
 python3 "$SRC/tests/tools/wgsl_bounds.py" P PW > /dev/null 2> pinstr.err
 check "  ... instrumented (exit 0)" test $? -eq 0
 TT_WEBGPU_WGSL_DIR="$PWD/PW" TT_WEBGPU_BOUNDS_CHECK=1 "$GRID" > planted.log 2>&1
 grep '^bounds check: ' planted.log | cut -c1-300
 check "  ... the run reports violations, not clean" \
     bash -c "grep -q '^bounds check: ' planted.log && ! grep -q '^bounds check: clean' planted.log"
-check "  ... the out-of-range index: gelu_fwd.wgsl line $oob_line" \
-    grep -qE "^bounds check: [0-9]+ invocations indexed out of range:.* gelu_fwd\.wgsl line $oob_line \([0-9]+\)" planted.log
-check "  ... the unwritten workgroup read: ln_fwd.wgsl line $wg_line" \
-    grep -qE "; [0-9]+ invocations read unwritten workgroup memory:.* ln_fwd\.wgsl line $wg_line \([0-9]+\)" planted.log
+check "  ... the out-of-range index: gelu_forward.wgsl line $oob_line" \
+    grep -qE "^bounds check: [0-9]+ invocations indexed out of range:.* gelu_forward\.wgsl line $oob_line \([0-9]+\)" planted.log
+check "  ... the unwritten workgroup read: layernorm_forward.wgsl line $wg_line" \
+    grep -qE "; [0-9]+ invocations read unwritten workgroup memory:.* layernorm_forward\.wgsl line $wg_line \([0-9]+\)" planted.log
 
 # ---------- the hooks themselves ----------
 TT_WEBGPU_WGSL_DIR="$PWD/nowhere" "$T" train --backend webgpu --out N "${COMMON[@]}" "${SHAPE_TINY[@]}" > n.out 2> n.err

@@ -4,7 +4,9 @@
 # `--backend webgpu`, and a notice plus a CPU run under `--backend auto`:
 #   - a kernel whose WGSL does not compile (test hook TT_WEBGPU_FAULT_SHADER:
 #     every kernel, or one by name): the line names the kernel and the
-#     compiler's message; nothing is written;
+#     compiler's message; nothing is written (the hooks are read by
+#     tinytrain_hooks, the CLI of the test build; the product tinytrain
+#     beside it must ignore them);
 #   - an adapter without a required feature (TT_WEBGPU_REQUIRE_FEATURES, the
 #     feature hidden by TT_WEBGPU_HIDE_FEATURES so every adapter lacks it):
 #     "adapter X lacks feature Y";
@@ -52,6 +54,13 @@ check "  ... naming that kernel" grep -q 'cannot compile kernel matmul ' s2.err
 TT_WEBGPU_FAULT_SHADER=matmul "$T" train --backend auto --steps 2 --out S3 "${COMMON[@]}" > s3.out 2> s3.err
 falls_back "shader compile error, --backend auto: notice, then the cpu trains" $? s3.out s3.err 'cannot compile kernel matmul'
 check "  ... and saves its checkpoint" test -s S3/checkpoint.safetensors
+# the product binary (next to this one, hooks compiled out) ignores them
+PRODUCT="$(dirname "$T")/tinytrain"
+if [ "$PRODUCT" != "$T" ] && [ -x "$PRODUCT" ]; then
+    TT_WEBGPU_FAULT_SHADER='*' TT_WEBGPU_FAULT_OOM=logits "$PRODUCT" train --backend webgpu --steps 2 --out S4 "${COMMON[@]}" > s4.out 2> s4.err
+    check "the product tinytrain ignores the test hooks (trains, exit 0, quiet stderr)" \
+        bash -c "[ $? -eq 0 ] && [ ! -s s4.err ] && test -s S4/checkpoint.safetensors"
+fi
 
 # ---------- an adapter without a required feature ----------
 export TT_WEBGPU_HIDE_FEATURES=timestamp-query

@@ -1,7 +1,10 @@
-/* test_webgpu_ops.c — every WGSL kernel of the WebGPU backend against a
- * float64 reference on random data, shapes including 1, 3, 17, 65 and sizes
- * that are not multiples of the tiles or of 4. Outputs are poisoned (NaN)
- * before each kernel runs.
+/* test_webgpu_ops.c — the WebGPU kernels of every op but attention
+ * (test_webgpu_attention.c) against a float64 reference on random data:
+ * matmul on each tile the plan can pick (32, 64, 128), split-K, epilogues,
+ * the folded bias row, unrolled and looped k steps (bit-identical); the
+ * bias gradient, LayerNorm, GELU, embedding, cross-entropy, AdamW. Shapes
+ * include 1, 3, 17, 65 and sizes that are not multiples of the tiles or of
+ * 4. Outputs are poisoned (NaN) before each kernel runs.
  *
  * Tolerance: max |gpu - ref| / max |ref| <= 1e-5 (fp32 kernels; tighter where
  * noted). Skips (exit 0) without a WebGPU library/adapter unless
@@ -68,7 +71,7 @@ static void mm_prob_free(mm_prob *p) {
     free(p->A), free(p->B), free(p->bias), free(p->Rm), free(p->C0), free(p->ref);
 }
 
-/* Run p under O's current settings (tile, split-K, variant) on fresh
+/* Run p under O's current settings (tile, split-K, unroll) on fresh
  * buffers (C poisoned unless accumulating), check it against the reference
  * and the untouched prefix of C; returns the whole C buffer (M*N + MM_COFF
  * floats, malloc'd). */
@@ -88,9 +91,8 @@ static float *mm_prob_run(const mm_prob *p) {
     tt_gtest_down(bC, got, (size_t)M * N + MM_COFF);
     double e = tt_test_max_rel_err(got + MM_COFF, p->ref, (size_t)M * N);
     if (!(e <= TOL)) {
-        char vb[64];
-        fprintf(stderr, "  matmul tile %d split %d variant %s M%d N%d K%d ta%d tb%d flags%d ones%d: rel err %.3g\n",
-                O.tile, O.splitk, tt_gop_mm_var_str(O.mm_var, vb, sizeof vb), M, N, K, p->ta, p->tb, flags, p->ones, e);
+        fprintf(stderr, "  matmul tile %d split %d unroll %d M%d N%d K%d ta%d tb%d flags%d ones%d: rel err %.3g\n",
+                O.tile, O.splitk, O.unroll, M, N, K, p->ta, p->tb, flags, p->ones, e);
     }
     CHECK(e <= TOL);
     /* the prefix before c_off must be untouched */
@@ -146,7 +148,7 @@ TT_TEST(test_matmul_ones_rows) {
  * the presets' shapes (enough workgroups, largest tile, bounded split-K) */
 TT_TEST(test_matmul_plan) {
     tt_gops P = O;
-    P.tile = 0, P.splitk = 0, P.policy = 0, P.mm_target = 0, P.mm_kmin = 0;
+    P.tile = 0, P.splitk = 0;
     static const int shp[][4] = {{2048, 256, 256, 0},  {2048, 1024, 256, 0}, {257, 256, 2048, 1}, {257, 1024, 2048, 1},
                                  {769, 768, 8192, 1},  {8192, 3072, 768, 0}, {1025, 256, 2048, 1}, {49, 48, 512, 1},
                                  {512, 48, 48, 0},     {256, 768, 8192, 1},  {1024, 384, 384, 0},  {5, 7, 16, 1},
@@ -211,81 +213,22 @@ TT_TEST(test_matmul_splitk) {
     O.tile = 0;
 }
 
-/* ---- matmul kernel variants (TT_WEBGPU_MMVAR) ---- */
-/* names <-> bits, and the kernel each tile gets under a workgroup-storage
- * limit (a pure function: bk32 falls back to BK 16, then db to one stage) */
-TT_TEST(test_matmul_variant_cfg) {
-    unsigned b = 99;
-    char msg[160], buf[64];
-    CHECK(tt_gop_mm_var_parse(NULL, &b, msg, sizeof msg) == 0 && b == 0);
-    CHECK(tt_gop_mm_var_parse("", &b, msg, sizeof msg) == 0 && b == 0);
-    CHECK(tt_gop_mm_var_parse("default", &b, msg, sizeof msg) == 0 && b == 0);
-    CHECK(tt_gop_mm_var_parse("swz,db", &b, msg, sizeof msg) == 0 && b == (TT_MMV_SWZ | TT_MMV_DB));
-    CHECK(tt_gop_mm_var_parse("bk32,db,swz,t64x8", &b, msg, sizeof msg) == 0 && b == TT_MMV_ALL);
-    CHECK(strcmp(tt_gop_mm_var_str(b, buf, sizeof buf), "bk32,db,swz,t64x8") == 0);
-    CHECK(strcmp(tt_gop_mm_var_str(0, buf, sizeof buf), "default") == 0);
-    CHECK(tt_gop_mm_var_parse("db,swizzle", &b, msg, sizeof msg) == -1 && b == 0 && strstr(msg, "'swizzle'"));
-    CHECK(tt_gop_mm_var_parse("db,,swz", &b, msg, sizeof msg) == -1);
-    CHECK(tt_gop_mm_var_parse("DB", &b, msg, sizeof msg) == -1);
-    /* "tuned" (the default when the env is unset): db + swz on the 64 and 32
-     * tiles, the base kernel on the 128 tile */
-    CHECK(tt_gop_mm_var_parse("tuned", &b, msg, sizeof msg) == 0 && b == TT_MMV_TUNED);
-    for (int t = 32; t <= 128; t *= 2) {
-        tt_mm_kcfg kt, kr;
-        tt_gop_mm_kcfg(TT_MMV_TUNED, 49152, t, &kt);
-        tt_gop_mm_kcfg(t < 128 ? (TT_MMV_DB | TT_MMV_SWZ) : 0u, 49152, t, &kr);
-        CHECK(kt.tm == kr.tm && kt.bk == kr.bk && kt.stages == kr.stages && kt.swz == kr.swz && kt.bytes == kr.bytes);
-        CHECK(t == 128 ? (kt.stages == 1 && kt.swz == 0) : (kt.stages == 2 && kt.swz == 1));
-    }
+/* the kernel configuration each tile gets (a pure function): the 128 tile
+ * 8x8 outputs per thread in one stage, the 64 and 32 tiles 4x4 in two
+ * swizzled stages, which fit WebGPU's 16 KiB of workgroup memory */
+TT_TEST(test_matmul_kcfg) {
+    static const uint32_t lims[3] = {0, 16384, 49152};
+    for (int l = 0; l < 3; l++)
+        for (int t = 32; t <= 128; t *= 2) {
+            tt_mm_kcfg k;
+            tt_gop_mm_kcfg(lims[l], t, &k);
+            CHECK(k.bk == 16 && k.bytes <= 16384);
+            if (t == 128) CHECK(k.tm == 8 && k.stages == 1 && k.swz == 0 && k.threads == 256 && k.bytes == 16384);
+            else CHECK(k.tm == 4 && k.stages == 2 && k.swz == 1 && k.threads == (t == 32 ? 64u : 256u));
+        }
     tt_mm_kcfg k;
-    static const int tiles[3] = {128, 64, 32};
-    for (int i = 0; i < 3; i++) { /* the default kernel on any adapter */
-        tt_gop_mm_kcfg(0, 0, tiles[i], &k);
-        CHECK(k.tm == (tiles[i] == 128 ? 8 : 4) && k.bk == 16 && k.stages == 1 && k.swz == 0);
-        CHECK(k.threads == (tiles[i] == 32 ? 64u : 256u) && k.bytes == 16u * 2 * tiles[i] * 4);
-    }
-    tt_gop_mm_kcfg(TT_MMV_BK32, 49152, 128, &k);
-    CHECK(k.bk == 32 && k.stages == 1 && k.bytes == 32768);
-    tt_gop_mm_kcfg(TT_MMV_BK32, 16384, 128, &k);
-    CHECK(k.bk == 16 && k.bytes == 16384);
-    tt_gop_mm_kcfg(TT_MMV_BK32, 49152, 64, &k); /* bk32 is for the 128 tile only */
-    CHECK(k.bk == 16);
-    tt_gop_mm_kcfg(TT_MMV_BK32 | TT_MMV_DB, 49152, 128, &k); /* 64 KiB: BK 16 in two stages */
-    CHECK(k.bk == 16 && k.stages == 2 && k.bytes == 32768);
-    tt_gop_mm_kcfg(TT_MMV_BK32 | TT_MMV_DB, 16384, 128, &k);
-    CHECK(k.bk == 16 && k.stages == 1 && k.bytes == 16384);
-    tt_gop_mm_kcfg(TT_MMV_DB, 16384, 64, &k);
-    CHECK(k.stages == 2 && k.bytes == 16384 && k.tm == 4 && k.threads == 256);
-    tt_gop_mm_kcfg(TT_MMV_T64X8 | TT_MMV_SWZ, 0, 64, &k);
-    CHECK(k.tm == 8 && k.threads == 64 && k.swz == 1);
-    tt_gop_mm_kcfg(TT_MMV_T64X8, 0, 32, &k);
-    CHECK(k.tm == 4 && k.threads == 64);
-}
-
-/* Every variant on the tiles it changes: against the float64 reference AND
- * bit-identical (memcmp of the whole C buffer) to the default kernel on the
- * same inputs and plan. Shapes: partial tiles, K not a multiple of 16 or
- * 32, split-K slices of 48 (not a multiple of BK 32), the three layouts the
- * model uses (NN forward, TB dX, TA dW with a ones row) with vec4 and
- * scalar loads, epilogues; TT on the combined variant. Each (variant, tile,
- * layout, vec) is its own pipeline: lavapipe compiles ~50 here. */
-static void variant_case(unsigned var, int tile, int splitk, int M, int N, int K, int ta, int tb, int flags, int ones) {
-    mm_prob p;
-    mm_prob_make(&p, M, N, K, ta, tb, flags, ones);
-    O.tile = tile, O.splitk = splitk, O.mm_var = 0;
-    float *ref = mm_prob_run(&p);
-    O.mm_var = var;
-    float *got = mm_prob_run(&p);
-    int same = memcmp(ref, got, ((size_t)M * N + MM_COFF) * sizeof *got) == 0;
-    if (!same) {
-        char vb[64];
-        fprintf(stderr, "  variant %s tile %d split %d M%d N%d K%d ta%d tb%d flags%d ones%d: not bit-identical\n",
-                tt_gop_mm_var_str(var, vb, sizeof vb), tile, splitk, M, N, K, ta, tb, flags, ones);
-    }
-    CHECK(same);
-    O.mm_var = 0, O.tile = 0, O.splitk = 0;
-    free(ref), free(got);
-    mm_prob_free(&p);
+    tt_gop_mm_kcfg(8192, 64, &k); /* below WebGPU's minimum: one stage */
+    CHECK(k.stages == 1 && k.bytes == 8192);
 }
 
 /* //!unroll (gpu_ops.c): the pure expansion, both ways, and its refusals */
@@ -343,8 +286,8 @@ TT_TEST(test_wgsl_unroll) {
 
 /* The unrolled matmul (the GPU default) against the loop (lavapipe's
  * default: LLVM needs twice as long over the unrolled tiles): bit-identical
- * C buffers (memcmp) and the float64 reference, each tile, the three
- * layouts the model uses, vec4 and scalar loads, a split with epilogue. */
+ * C buffers (memcmp) and the float64 reference, each tile, each of the
+ * three layouts the model uses, vec4 and scalar loads, a split. */
 static void unroll_case(int tile, int splitk, int M, int N, int K, int ta, int tb, int flags, int ones) {
     mm_prob p;
     mm_prob_make(&p, M, N, K, ta, tb, flags, ones);
@@ -364,46 +307,12 @@ static void unroll_case(int tile, int splitk, int M, int N, int K, int ta, int t
 }
 
 TT_TEST(test_matmul_unroll) {
-    for (int t = 32; t <= 128; t *= 2) {
-        unroll_case(t, 1, 132, 68, 100, 0, 0, 2, 0); /* NN, vec4, partial k tile, bias */
-        unroll_case(t, 1, 67, 130, 75, 0, 1, 5, 0);  /* TB, scalar loads, accumulate + R */
-        unroll_case(t, 3, 37, 72, 132, 1, 0, 1, 1);  /* TA with the ones row, 3 slices */
-    }
-}
-
-TT_TEST(test_matmul_variants) {
-    static const struct {
-        unsigned var;
-        int tiles[3]; /* 0: none */
-    } vs[] = {{TT_MMV_BK32, {128, 0, 0}},
-              {TT_MMV_BK32 | TT_MMV_SWZ, {128, 0, 0}},
-              {TT_MMV_DB, {128, 64, 32}},
-              {TT_MMV_SWZ, {128, 64, 32}},
-              {TT_MMV_T64X8, {64, 0, 0}},
-              {TT_MMV_ALL, {128, 64, 32}}};
-    for (size_t v = 0; v < sizeof vs / sizeof vs[0]; v++)
-        for (int j = 0; j < 3 && vs[v].tiles[j]; j++) {
-            unsigned var = vs[v].var;
-            int t = vs[v].tiles[j];
-            tt_mm_kcfg k;
-            char vb[64];
-            tt_gop_mm_kcfg(var, O.info->max_wg_storage, t, &k);
-            printf("  variant %-18s tile %3d: %dx%d per thread, %u threads, BK %d, %d stage(s), swizzle %d, %u B\n",
-                   tt_gop_mm_var_str(var, vb, sizeof vb), t, k.tm, k.tm, k.threads, k.bk, k.stages, k.swz, k.bytes);
-            /* NN, vec4 loads: partial tiles, K = 100 (partial BK 16 and 32 tiles) */
-            variant_case(var, t, 1, 132, 68, 100, 0, 0, 2, 0);
-            variant_case(var, t, 1, 4, 8, 4, 0, 0, 0, 0);
-            variant_case(var, t, 2, 36, 72, 96, 0, 0, 6, 0); /* split with bias + R (splitk_reduce) */
-            /* TB (dX = dY W^T), scalar loads */
-            variant_case(var, t, 1, 67, 130, 75, 0, 1, 5, 0);
-            variant_case(var, t, 1, 1, 1, 1, 0, 1, 0, 0);
-            variant_case(var, t, 1, 3, 17, 65, 0, 1, 3, 0);
-            variant_case(var, t, 1, 127, 65, 17, 0, 1, 6, 0);
-            /* TA (dW += X^T dY, bias row folded), vec4 loads, 3 slices of 48 */
-            variant_case(var, t, 3, 37, 72, 132, 1, 0, 1, 1);
-            variant_case(var, t, 1, 33, 36, 20, 1, 0, 1, 1);
-            if (var == TT_MMV_ALL) variant_case(var, t, 2, 17, 3, 65, 1, 1, 7, 0); /* TT, scalar */
-        }
+    /* the unrolled block holds only the shared-memory reads and fmas, which
+     * depend on the tile alone (the layouts differ in the loads and stores
+     * around it): each tile once, each layout once */
+    unroll_case(128, 1, 132, 68, 100, 0, 0, 2, 0); /* NN, vec4, partial k tile, bias */
+    unroll_case(32, 1, 67, 130, 75, 0, 1, 5, 0);   /* TB, scalar loads, accumulate + R */
+    unroll_case(64, 3, 37, 72, 132, 1, 0, 1, 1);   /* TA with the ones row, 3 slices */
 }
 
 /* ---- layernorm ---- */
@@ -494,7 +403,7 @@ TT_TEST(test_bias_backward) {
         tt_gpu_buf part = tt_gtest_poisoned(tt_gop_colsum_part_elems(rows, N));
         tt_gsite s[2];
         tt_gref db = {bg, 2};
-        tt_gtest_die_on(tt_gop_bias_backward(&O, s, db, tt_gtest_R(bd), tt_gtest_R(part), rows, N, &st), &st,
+        tt_gtest_die_on(tt_gop_matmul_backward_bias(&O, s, db, tt_gtest_R(bd), tt_gtest_R(part), rows, N, &st), &st,
                         "bias plan");
         tt_gtest_run(s, 2);
         float *got = malloc(((size_t)N + 2) * sizeof *got);
@@ -545,64 +454,6 @@ TT_TEST(test_gelu) {
     }
     CHECK(bad == 0);
     free(x), free(d), free(ry), free(rd), free(y), free(g);
-}
-
-/* ---- attention ---- */
-static void attn_case(int B, int T, int NH, int hs) {
-    tt_status st;
-    tt_gtest_attn_prob P;
-    tt_gtest_attn_make(&P, B, T, NH, hs);
-    const int C = P.C;
-    const size_t n = P.n, ns = P.ns;
-    const tt_gpu_buf bq = P.bq, bk = P.bk, bv = P.bv, bdy = P.bdy;
-    tt_gpu_buf by = tt_gtest_poisoned(n), bst = tt_gtest_poisoned(2 * ns), bdq = tt_gtest_poisoned(n),
-               bdk = tt_gtest_poisoned(n), bdv = tt_gtest_poisoned(n);
-    tt_gsite s[3];
-    tt_gtest_die_on(tt_gop_attention_forward(&O, &s[0], tt_gtest_R(by), tt_gtest_R(bst), tt_gtest_R(bq), tt_gtest_R(bk),
-                                             tt_gtest_R(bv), B, T, C, NH, &st),
-                    &st, "attn");
-    /* backward uses the GPU's own y (as the backend does) */
-    tt_gtest_die_on(tt_gop_attention_backward(&O, &s[1], tt_gtest_R(bdq), tt_gtest_R(bdk), tt_gtest_R(bdv),
-                                              tt_gtest_R(bst), tt_gtest_R(bq), tt_gtest_R(bk), tt_gtest_R(bv),
-                                              tt_gtest_R(by), tt_gtest_R(bdy), B, T, C, NH, &st),
-                    &st, "attn bwd");
-    tt_gtest_run(s, 3);
-    cmp(by, P.y, n, "attn y", TOL);
-    float *got = malloc(2 * ns * sizeof *got);
-    tt_gtest_down(bst, got, 2 * ns);
-    CHECK(tt_test_max_rel_err(got, P.lse, ns) <= TOL);
-    free(got);
-    cmp(bdq, P.dq, n, "attn dq", TOL);
-    cmp(bdk, P.dk, n, "attn dk", TOL);
-    cmp(bdv, P.dv, n, "attn dv", TOL);
-    tt_gtest_attn_free(&P);
-}
-
-TT_TEST(test_attention) {
-    /* the "rows" kernels (TT_WEBGPU_ATTN=rows; the default attention, attn_m_*,
-     * is tested in test_webgpu_attn_m.c), default launch (4 lanes per row):
-     * rows that own fewer keys than lanes, tiles partly outside T, head sizes
-     * that are not powers of 2 */
-    O.att_mt = 0;
-    O.att_lanes = 0;
-    attn_case(1, 1, 1, 16);
-    attn_case(2, 3, 3, 16);
-    attn_case(1, 17, 2, 32);
-    attn_case(2, 65, 3, 16);
-    attn_case(1, 65, 1, 64);
-    attn_case(1, 130, 2, 3);
-    attn_case(1, 33, 1, 17);
-    /* 1 (the first version's one thread per row), 2 and 8 lanes, on a few
-     * shapes (each variant is 3 pipelines; lavapipe compiles slowly) */
-    O.att_lanes = 1;
-    attn_case(2, 65, 3, 16);
-    O.att_lanes = 2;
-    attn_case(1, 130, 2, 3);
-    O.att_lanes = 8;
-    attn_case(1, 33, 1, 17);
-    attn_case(1, 5, 2, 3);
-    O.att_lanes = 0;
-    O.att_mt = 1;
 }
 
 /* ---- embedding ---- */
@@ -685,7 +536,7 @@ TT_TEST(test_crossentropy) {
         tt_gtest_die_on(
             tt_gop_crossentropy(&O, &s[0], tt_gtest_R(blg), tt_gtest_R(bl), tt_gtest_R(btok), rows, V, T, &st), &st,
             "xent");
-        tt_gtest_die_on(tt_gop_loss_reduce(&O, &s[1], tt_gtest_R(bst), tt_gtest_R(bl), &st), &st, "loss reduce");
+        tt_gtest_die_on(tt_gop_crossentropy_loss_reduce(&O, &s[1], tt_gtest_R(bst), tt_gtest_R(bl), &st), &st, "loss reduce");
         tt_gtest_run(s, 2);
         cmp(bl, loss, (size_t)rows, "xent loss", TOL);
         cmp(blg, dl, n, "xent dlogits", TOL);
@@ -771,14 +622,12 @@ int main(void) {
     RUN(test_matmul_splitk);
     RUN(test_matmul_ones_rows);
     RUN(test_matmul_plan);
-    RUN(test_matmul_variant_cfg);
-    RUN(test_matmul_variants);
+    RUN(test_matmul_kcfg);
     RUN(test_wgsl_unroll);
     RUN(test_matmul_unroll);
     RUN(test_layernorm);
     RUN(test_bias_backward);
     RUN(test_gelu);
-    RUN(test_attention);
     RUN(test_embedding);
     RUN(test_crossentropy);
     RUN(test_adamw);

@@ -1,5 +1,5 @@
 /* test_webgpu_split.c — parameter storage split over several GPU buffers
- * ("chunks", backend_webgpu.c) when params, grads and the AdamW moments
+ * ("chunks", src/webgpu/backend.c) when params, grads and the AdamW moments
  * exceed one storage binding. The test hook TT_WEBGPU_MAX_BINDING_MIB (a
  * float, MiB) lowers the binding limit so that tiny, small and an odd-width
  * model (d_model 42: tensors at offsets not a multiple of 4, so chunks start
@@ -30,7 +30,7 @@
 #include "rng.h"
 #include "tt_test.h"
 
-/* backend_webgpu.c (test accessor): chunk count; starts[i] = layout index of
+/* src/webgpu/backend.c (test accessor): chunk count; starts[i] = layout index of
  * chunk i's first parameter */
 int tt_webgpu_param_chunks(const tt_backend *be, size_t *starts, int max);
 

@@ -1,59 +1,41 @@
 // matmul.wgsl — C(M,N) [+]= op(A)(M,K) · op(B)(K,N) [+ bias(N)] [+ R(M,N)]
 //   op(A) = A (row-major M x K, lda) or, TRANS_A, A stored K x M (lda);
 //   op(B) = B (row-major K x N, ldb) or, TRANS_B, B stored N x K (ldb).
-// Prefix constants: BM, BN (block tile), BK (k step, 16 or 32), TM, TN
-// (outputs per thread, 4 or 8), TRANS_A, TRANS_B, VEC (A and B offsets and
-// leading dimensions are multiples of 4: global loads as vec4 through the A4/B4
+// Prefix constants: BM, BN (block tile), BK (k step), TM, TN (outputs per
+// thread, 4 or 8), TRANS_A, TRANS_B, VEC (A and B offsets and leading
+// dimensions are multiples of 4: global loads as vec4 through the A4/B4
 // views of the same buffers), STAGES (1 or 2 shared-memory stages), SWZ
-// (swizzled shared tiles). Workgroup (BN/TN, BM/TM).
+// (swizzled shared tiles). Workgroup (BN/TN, BM/TM). The planner
+// (src/webgpu/matmul.c tt_gop_mm_kcfg) gives the 128 tile 8x8 outputs per
+// thread, one stage and plain shared tiles; the 64 and 32 tiles 4x4
+// outputs, two stages and swizzled tiles.
 //
 // Shared tiles hold op(A) as As[k][m/4] and op(B) as Bs[k][n/4] (vec4), so a
 // thread reads its rows/columns as vec4 broadcasts. A thread owns TM x TN
 // outputs as (TM/4) x (TN/4) blocks of 4x4 spread over the tile (block r
-// covers rows r*BM/(TM/4) + ty*4 ..; TM, TN are 4 or 8). The next k tile is loaded into
-// registers while the current one is multiplied; the BK steps over one
-// tile are unrolled (//!unroll, expanded by gpu_ops.c: 3-9% faster on the
-// H200's 128-tile products). Out-of-range elements load
-// as 0 and are not stored, so any M, N, K work.
+// covers rows r*BM/(TM/4) + ty*4 ..; TM, TN are 4 or 8). The next k tile is
+// loaded into registers while the current one is multiplied; the BK steps
+// over one tile are unrolled on GPUs (//!unroll, expanded by gpu_ops.c).
+// Out-of-range elements load as 0 and are not stored, so any M, N, K work.
 //
 // Every output is one fma chain over k in increasing order (within a split
-// slice), starting from 0: BK, STAGES, SWZ and TM (the variants below) change
-// where values sit and when they are loaded, never that order, so every
-// variant gives bit-identical results (k positions past the slice end load
-// 0 in both operands and add an exact 0).
-//
-// Variants (gpu_ops.c tt_gop_mm_kcfg; env TT_WEBGPU_MMVAR, a comma list), with
-// predictions for an NVIDIA H200 (Vulkan via Dawn) — UNMEASURED:
-//   bk32  BK = 32 for the 128 tile (32 KiB of shared memory; BK 16 when the
-//         adapter's maxComputeWorkgroupStorageSize is smaller). Half the
-//         barriers and loop overhead per FLOP, but twice the prefetch
-//         registers (16 -> 32 floats per thread): if that pushes a thread
-//         past 128 registers only one 256-thread workgroup fits an SM.
-//         Predicted -10..+8% on 128-tile shapes; the least certain one.
-//   db    two shared stages (double buffering): the prefetched tile is stored
-//         into the other stage after the multiply, one barrier per k tile
-//         instead of two, and no thread waits for the slowest one's stores
-//         before it can multiply. 2x shared memory (the 128 tile: 32 KiB; one
-//         stage when the adapter cannot hold it). Predicted +3..+10% on the
-//         128-tile shapes (8192x768x768, 8192x3072x768), less on 64/32.
-//   swz   conflict-free transposing stores: non-transposed A (forward X.W)
+// slice), starting from 0: STAGES, SWZ and TM change where values sit and
+// when they are loaded, never that order, so the tile configurations give
+// bit-identical results (k positions past the slice end load 0 in both
+// operands and add an exact 0).
+//   STAGES 2: the prefetched tile is stored into the other stage after the
+//         multiply, one barrier per k tile instead of two.
+//   SWZ:  conflict-free transposing stores: non-transposed A (forward X.W)
 //         and transposed B (backward dY.W^T) are scattered into 4 k-rows
-//         with scalar stores whose banks collide 4-way (row stride BM floats
-//         = 0 mod 32 banks); column i of k-row kk is stored at
+//         with scalar stores whose banks would collide 4-way (row stride BM
+//         floats = 0 mod 32 banks); column i of k-row kk is stored at
 //         i ^ sw(kk) instead (a permutation within each aligned 8 vec4, so
-//         the vec4 reads stay conflict-free). 4x fewer shared wavefronts for
-//         those stores, one xor per shared read. Predicted +2..+6% on forward
-//         and dX shapes, ~0 on weight gradients (TRANS_A: vec4 stores).
-//   t64x8 the 64 tile as 8x8 outputs per thread, 64 threads (instead of 4x4,
-//         256 threads): 64 fma per 4 shared vec4 reads instead of 16 per 2,
-//         twice the register reuse. Predicted +10..+30% on 64-tile shapes
-//         when the grid has >= ~4 workgroups per SM, worse on small grids
-//         (a quarter of the threads per workgroup to hide latency).
-// Combinations are allowed (e.g. "db,swz").
+//         the vec4 reads stay conflict-free).
 //
 // Split-K: workgroup z handles k in [z*kchunk, min(K, (z+1)*kchunk)) and,
 // when the grid has z > 1, writes its partial product to C at
-// c_off + z*M*N without the epilogue (a colsum_final pass adds the slices).
+// c_off + z*M*N without the epilogue (matmul_colsum_final or
+// matmul_splitk_reduce adds the slices).
 // flags: 1 accumulate into C, 2 add bias, 4 add R.
 //
 // Ones row (bias gradients folded into a weight-gradient product): op(A)
@@ -95,8 +77,8 @@ var<workgroup> Bs: array<vec4<f32>, STAGES * SB>;
 
 // SWZ: vec4 column i of k-row kk is stored at column i ^ sw(kk) (< 8, so
 // the permutation stays inside each aligned group of 8 columns; BM4, BN4 >= 8).
-// A warp's transposing store covers SWG columns of 4 k-rows (BK 16) or one
-// column of 8 k-rows (BK 32): sw spreads them over all 32 banks.
+// A warp's transposing store covers SWG columns of 4 k-rows (BK 16): sw
+// spreads them over all 32 banks.
 fn sw(kk: u32) -> u32 {
     if (SWZ) { return ((kk >> 2u) & (BK4 - 1u)) * SWG; }
     return 0u;

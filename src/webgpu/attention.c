@@ -1,0 +1,276 @@
+/* attention.c — the WebGPU causal-attention planner (gpu_ops.h):
+ * FlashAttention-2 written like the matmul (attention_forward.wgsl,
+ * attention_backward_dq.wgsl (also writes D), attention_backward_dkdv.wgsl,
+ * sharing attention_common.wgsl), and for head sizes whose tiles do not fit
+ * the adapter (above 128, or large ones under small workgroup-memory
+ * limits) the row-parallel kernels attention_rows_*.wgsl. Both store only
+ * y and the row logsumexp; backward recomputes P. stats = [lse | D].
+ *
+ * Tiled kernels: workgroup = one block of BR rows of one (b, h); tiles of
+ * BC rows streamed; (BR/4) x (BC/4) threads, each a 4x4 register tile of the
+ * score-like product and 4 rows x OB d-blocks of 4 of the output product
+ * (OB = ceil(ceil(hs/4) / (BC/4)), at most 4). Workgroup memory (vec4 rows
+ * of KS4 = ceil(hs/4) | 1 vec4, P/dS tiles of BC rows x PS4 = (BR/4) | 1):
+ *   fwd   16 * (KS4 * (BR + 2 BC) + BC * PS4 + NT)          (Q, K, V, P, Red)
+ *   dq    16 * (KS4 * (2 BR + 2 BC) + BC * PS4) + 8 BR       (Q, dY, K, V, dS, lse, D)
+ *   dkdv  16 * (KS4 * (2 BR + 2 BC) + 2 BC * PS4) + 8 BC     (K, V, Q, dY, P, dS, lse, D)
+ * (BR, BC): the first of a fixed list that fits the adapter's
+ * maxComputeWorkgroupStorageSize and invocations (a pure function). PF
+ * (prefix constant): the kernels load the next streamed tile into registers
+ * while computing the current one (bit-identical either way; on for GPUs
+ * where it costs at most PF_MAX_SLOTS vec4 per thread and tensor; the site
+ * tag says " pf"). The kernels run with or without Dawn's robustness
+ * transform: every access is in bounds by construction for the tiles
+ * planned here, given the run-time loop bounds args[5..8] that bounds()
+ * writes (equal to the kernels' constants).
+ *
+ * Row kernels (the fallback): LANES = 4 threads per row (query row in
+ * attention_rows_forward and _backward_dq, key row in _backward_dkdv)
+ * splitting the other side's rows of each tile, BR = 64 / LANES rows per
+ * workgroup, key tiles of BC rows; BC is halved, then LANES dropped to 1,
+ * until the tiles fit the adapter's workgroup storage. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu_ops.h"
+
+/* args[0..4] of every attention kernel: B, T, C, NH, scale = 1/sqrt(hs) */
+static void attn_args(uint32_t args[16], int B, int T, int C, int NH) {
+    memset(args, 0, 16 * sizeof *args);
+    args[0] = (uint32_t)B;
+    args[1] = (uint32_t)T;
+    args[2] = (uint32_t)C;
+    args[3] = (uint32_t)NH;
+    args[4] = tt_gops_f2u(1.0f / sqrtf((float)(C / NH)));
+}
+
+/* ---- tiled kernels: plan ------------------------------------------------ */
+/* candidate (br, bc) for kernel `which`: 1 and *t filled when it fits */
+static int fit(int which, uint64_t hs, uint64_t br, uint64_t bc, uint32_t storage, uint32_t max_inv, tt_attn_tile *t) {
+    uint64_t hs4 = (hs + 3) / 4, ks4 = hs4 | 1, tx = bc / 4, nt = (br / 4) * tx, ps4 = (br / 4) | 1, bytes;
+    uint64_t ob = tx ? (hs4 + tx - 1) / tx : 0;
+    if (br < 4 || bc < 4 || br % 4 || bc % 4 || ob > 4 || nt > max_inv) return 0;
+    if (which == 0) bytes = 16 * (ks4 * (br + 2 * bc) + bc * ps4 + nt);
+    else if (which == 1) bytes = 16 * (ks4 * (2 * br + 2 * bc) + bc * ps4) + 8 * br;
+    else bytes = 16 * (ks4 * (2 * br + 2 * bc) + 2 * bc * ps4) + 8 * bc;
+    if (bytes > storage) return 0;
+    t->br = (uint32_t)br;
+    t->bc = (uint32_t)bc;
+    t->ob = (uint32_t)ob;
+    t->nt = (uint32_t)nt;
+    t->bytes = (uint32_t)bytes;
+    return 1;
+}
+
+int tt_gop_attention_plan(int which, int hs, uint32_t storage, uint32_t max_inv, tt_attn_tile *t) {
+    /* preference order per kernel (fwd, dq, dkdv): big blocks first (fewer
+     * K/V re-reads, more threads). dq takes 64 x 16 before 32 x 32: a 64-row
+     * query block reads each K/V tile half as often (at head size 64, where
+     * 64 x 32 does not fit 48 KiB; docs/BENCHMARKS.md) */
+    static const uint32_t cand[3][13][2] = {
+        {{64, 32}, {32, 32}, {64, 16}, {32, 16}, {16, 32}, {16, 16}, {8, 32}, {8, 16}, {16, 8}, {8, 8}, {4, 16}, {4, 8}, {4, 4}},
+        {{64, 32}, {64, 16}, {32, 32}, {32, 16}, {16, 32}, {16, 16}, {8, 32}, {8, 16}, {16, 8}, {8, 8}, {4, 16}, {4, 8}, {4, 4}},
+        {{64, 32}, {32, 32}, {64, 16}, {32, 16}, {16, 32}, {16, 16}, {8, 32}, {8, 16}, {16, 8}, {8, 8}, {4, 16}, {4, 8}, {4, 4}}};
+    if (hs < 1 || hs > 1024 || which < 0 || which > 2) return 0;
+    if (storage == 0) storage = 16384;
+    if (max_inv == 0) max_inv = 256;
+    if (max_inv > 256) max_inv = 256; /* maxComputeWorkgroupSizeX default */
+    for (size_t c = 0; c < sizeof cand[0] / sizeof cand[0][0]; c++)
+        if (fit(which, (uint64_t)hs, cand[which][c][0], cand[which][c][1], storage, max_inv, t)) return 1;
+    return 0;
+}
+
+static int plan_o(const tt_gops *o, int which, int hs, tt_attn_tile *t) {
+    return tt_gop_attention_plan(which, hs, o->info->max_wg_storage, o->info->max_invocations, t);
+}
+
+/* 1 when all three tiled kernels fit this adapter for head size hs */
+static int tiled_usable(const tt_gops *o, int hs) {
+    tt_attn_tile t;
+    return plan_o(o, 0, hs, &t) && plan_o(o, 1, hs, &t) && plan_o(o, 2, hs, &t);
+}
+
+/* PF: on for GPUs where a thread's share of a streamed tile is at most
+ * PF_MAX_SLOTS vec4 per tensor (NK = ceil(BC*HS4/NT) = ceil(16*HS4/BR): 4
+ * (fwd), 8 (dq, dkdv) for the head-size-64 tiles of a 48 KiB adapter; the
+ * small tiles of 16 KiB adapters would hold 16+ per tensor, 2 tensors:
+ * register spills), off on CPU adapters (no latency to hide; compile time);
+ * tests force it on (tt_gops.attn_pf, hook TT_WEBGPU_ATTN_PF=1). */
+#define PF_MAX_SLOTS 8u
+/* NK: a thread's vec4 slots of a streamed BC x HS4 tile */
+static uint32_t tile_nk(int hs, const tt_attn_tile *t) { return (t->bc * (((uint32_t)hs + 3) / 4) + t->nt - 1) / t->nt; }
+
+static int pf_mode(const tt_gops *o, int hs, const tt_attn_tile *t) {
+    if (o->attn_pf) return o->attn_pf > 0;
+    return !o->info->is_cpu && tile_nk(hs, t) <= PF_MAX_SLOTS;
+}
+
+/* the plan of kernel `which`, its prefix in pf, whether it pipelines (*pf_on) */
+static int prep(const tt_gops *o, int which, int hs, tt_attn_tile *t, int *pf_on, char *pf, size_t cap,
+                tt_status *st) {
+    static const char *names[3] = {"attention_forward", "attention_backward_dq", "attention_backward_dkdv"};
+    if (!plan_o(o, which, hs, t))
+        return tt_fail(st, TT_EUNSUP, "webgpu %s: head size %d does not fit the adapter's workgroup limits", names[which],
+                       hs);
+    *pf_on = pf_mode(o, hs, t);
+    snprintf(pf, cap, "const HS: u32 = %du;\nconst BR: u32 = %uu;\nconst BC: u32 = %uu;\nconst OB: u32 = %uu;\n"
+                      "const VEC: bool = %s;\nconst DYN: bool = %s;\nconst PF: bool = %s;\n",
+             hs, t->br, t->bc, t->ob, hs % 4 == 0 ? "true" : "false", o->info->is_cpu ? "true" : "false",
+             *pf_on ? "true" : "false");
+    return TT_OK;
+}
+
+/* args[5..8]: the loop bounds HS4, BC, NK, NL as run-time values (DYN; the
+ * kernels' constants of the same names, attention_common.wgsl: their loops
+ * and register slots stay in bounds because these equal them) */
+static void bounds(uint32_t args[16], int hs, const tt_attn_tile *t) {
+    args[5] = (uint32_t)(hs + 3) / 4;
+    args[6] = t->bc;
+    args[7] = tile_nk(hs, t);
+    args[8] = (t->bc + t->nt - 1) / t->nt;
+}
+
+static void tag(tt_gsite *s, const tt_attn_tile *t, int pf_on) {
+    snprintf(s->tag, sizeof s->tag, "br%u bc%u ob%u nt%u %uB%s", t->br, t->bc, t->ob, t->nt, t->bytes,
+             pf_on ? " pf" : "");
+}
+
+static int tiled_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v, int B,
+                         int T, int C, int NH, tt_status *st) {
+    char pf[200];
+    int pf_on;
+    tt_attn_tile t;
+    int hs = C / NH;
+    TT_CHECK(prep(o, 0, hs, &t, &pf_on, pf, sizeof pf, st));
+    uint32_t args[16];
+    attn_args(args, B, T, C, NH);
+    bounds(args, hs, &t);
+    tt_gpu_buf bufs[5] = {q.buf, k.buf, v.buf, y.buf, stats.buf};
+    static const uint8_t kinds[5] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW,
+                                     TT_GPU_BIND_RW};
+    TT_CHECK(tt_gops_make_site(o, s, "attention_forward", pf, args, 0, 5, bufs, kinds, ((uint32_t)T + t.br - 1) / t.br,
+                               (uint32_t)NH, (uint32_t)B, st));
+    s->flops = 2.0 * B * T * (T + 1.0) * C; /* causal: T(T+1)/2 pairs x 2 products x 2 flops x C */
+    tag(s, &t, pf_on);
+    return TT_OK;
+}
+
+/* The two backward sites: names[0] (D and dq; reads q, k, v, y, dy, writes
+ * stats' D half and dq) then names[1] (dk, dv; reads q, k, v, dy, stats),
+ * each with its prefix, arguments and row blocks of br[i] rows. */
+static int backward_sites(tt_gops *o, tt_gsite *s, const char *const names[2], char pf[2][200],
+                          uint32_t args[2][16], const uint32_t br[2], tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats,
+                          tt_gref q, tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH,
+                          tt_status *st) {
+    static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
+                                     TT_GPU_BIND_READ, TT_GPU_BIND_RW,   TT_GPU_BIND_RW};
+    const tt_gpu_buf bufs[2][7] = {{q.buf, k.buf, v.buf, y.buf, dy.buf, stats.buf, dq.buf},
+                                   {q.buf, k.buf, v.buf, dy.buf, stats.buf, dk.buf, dv.buf}};
+    static const double share[2] = {1.5, 2.0}; /* causal products of each: 3 and 4 of the forward's 2 */
+    for (int i = 0; i < 2; i++) {
+        TT_CHECK(tt_gops_make_site(o, &s[i], names[i], pf[i], args[i], 0, 7, bufs[i], kinds,
+                                   ((uint32_t)T + br[i] - 1) / br[i], (uint32_t)NH, (uint32_t)B, st));
+        s[i].flops = 2.0 * B * T * (T + 1.0) * C * share[i];
+    }
+    return TT_OK;
+}
+
+static int tiled_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats, tt_gref q,
+                          tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH, tt_status *st) {
+    static const char *const names[2] = {"attention_backward_dq", "attention_backward_dkdv"};
+    char pf[2][200];
+    int pf_on[2];
+    tt_attn_tile t[2];
+    uint32_t args[2][16], br[2];
+    int hs = C / NH;
+    for (int i = 0; i < 2; i++) {
+        TT_CHECK(prep(o, 1 + i, hs, &t[i], &pf_on[i], pf[i], sizeof pf[i], st));
+        attn_args(args[i], B, T, C, NH);
+        bounds(args[i], hs, &t[i]);
+        br[i] = t[i].br;
+    }
+    TT_CHECK(backward_sites(o, s, names, pf, args, br, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, st));
+    for (int i = 0; i < 2; i++) tag(&s[i], &t[i], pf_on[i]);
+    return TT_OK;
+}
+
+/* ---- row kernels (fallback) ---------------------------------------------- */
+static int rows_plan(const tt_gops *o, int C, int NH, uint32_t *br_out, char *pf, size_t cap, tt_status *st) {
+    int hs = C / NH;
+    if (hs > 256) return tt_fail(st, TT_EUNSUP, "webgpu attention: head size %d > 256 not supported", hs);
+    int bc = 1024 / hs;
+    if (bc > 64) bc = 64;
+    if (bc < 4) bc = 4;
+    int p = 1;
+    while (p * 2 <= bc) p *= 2;
+    uint32_t lanes = 4;
+    uint32_t budget = o->info->max_wg_storage ? o->info->max_wg_storage : 16384;
+    uint32_t BC = (uint32_t)p, BR, XO;
+    for (;;) {
+        BR = lanes > 1 ? 64 / lanes : 64;
+        XO = 1;
+        if (lanes > 1) {
+            uint32_t x1 = BR * 2 * (uint32_t)hs, x2 = BR * ((uint32_t)hs + 2);
+            XO = x1 > x2 ? x1 : x2;
+        }
+        uint32_t bytes = 4 * (2 * BC * ((uint32_t)hs + 1) + 2 * BC + (lanes > 1 ? XO : 1));
+        if (bytes <= budget) break;
+        if (BC > 4) BC /= 2;
+        else if (lanes > 1) lanes = 1, BC = (uint32_t)p;
+        else
+            return tt_fail(st, TT_EUNSUP,
+                           "webgpu attention: head size %d needs more workgroup memory than the adapter has", hs);
+    }
+    *br_out = BR;
+    snprintf(pf, cap, "const HS: u32 = %du;\nconst BR: u32 = %uu;\nconst BC: u32 = %uu;\nconst LANES: u32 = %uu;\nconst XO: u32 = %uu;\n",
+             hs, BR, BC, lanes, XO);
+    return TT_OK;
+}
+
+static int rows_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v, int B,
+                        int T, int C, int NH, tt_status *st) {
+    char pf[200];
+    uint32_t br;
+    TT_CHECK(rows_plan(o, C, NH, &br, pf, sizeof pf, st));
+    uint32_t args[16];
+    attn_args(args, B, T, C, NH);
+    tt_gpu_buf bufs[5] = {q.buf, k.buf, v.buf, y.buf, stats.buf};
+    static const uint8_t kinds[5] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW,
+                                     TT_GPU_BIND_RW};
+    TT_CHECK(tt_gops_make_site(o, s, "attention_rows_forward", pf, args, 0, 5, bufs, kinds, ((uint32_t)T + br - 1) / br,
+                               (uint32_t)NH, (uint32_t)B, st));
+    s->flops = 2.0 * B * T * (T + 1.0) * C;
+    return TT_OK;
+}
+
+static int rows_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats, tt_gref q,
+                         tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH, tt_status *st) {
+    static const char *const names[2] = {"attention_rows_backward_dq", "attention_rows_backward_dkdv"};
+    char pf[2][200];
+    uint32_t args[2][16], br[2];
+    TT_CHECK(rows_plan(o, C, NH, &br[0], pf[0], sizeof pf[0], st));
+    memcpy(pf[1], pf[0], sizeof pf[0]);
+    br[1] = br[0];
+    attn_args(args[0], B, T, C, NH);
+    attn_args(args[1], B, T, C, NH);
+    return backward_sites(o, s, names, pf, args, br, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, st);
+}
+
+/* ---- the op ---------------------------------------------------------------- */
+int tt_gop_attention_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v,
+                             int B, int T, int C, int NH, tt_status *st) {
+    if (q.off || k.off || v.off || y.off || stats.off)
+        return tt_fail(st, TT_EINVAL, "webgpu attention: tensors must start their buffers");
+    if (tiled_usable(o, C / NH)) return tiled_forward(o, s, y, stats, q, k, v, B, T, C, NH, st);
+    return rows_forward(o, s, y, stats, q, k, v, B, T, C, NH, st);
+}
+
+int tt_gop_attention_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats, tt_gref q,
+                              tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH,
+                              tt_status *st) {
+    if (q.off || k.off || v.off || y.off || dy.off || dq.off || dk.off || dv.off || stats.off)
+        return tt_fail(st, TT_EINVAL, "webgpu attention: tensors must start their buffers");
+    if (tiled_usable(o, C / NH)) return tiled_backward(o, s, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, st);
+    return rows_backward(o, s, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, st);
+}

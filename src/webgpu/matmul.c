@@ -1,0 +1,209 @@
+/* matmul.c — the WebGPU matmul planner (gpu_ops.h): the launch plan (tile,
+ * split-K), the kernel configuration of each tile, the product sites
+ * (matmul.wgsl, then matmul_splitk_reduce.wgsl or matmul_colsum_final.wgsl
+ * for split-K slices), the bias gradient (matmul_colsum.wgsl +
+ * matmul_colsum_final.wgsl) and the two-stage column sums that LayerNorm's
+ * weight gradients share. */
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu_ops.h"
+
+/* The matmul launch plan: a pure function of the shape (never of the
+ * adapter or of timings), so a given model trains bit-identically on every
+ * GPU. Tiles are square, BM = BN in {128, 64, 32} (128: 8x8 outputs per
+ * thread, 256 threads; 64: 4x4, 256 threads; 32: 4x4, 64 threads): the
+ * largest tile giving >= TT_MM_TARGET workgroups (about four per SM of a
+ * 132-SM GPU), where a product that may be split counts its K slices too
+ * (slices of >= TT_MM_KMIN, at most MM_MAXSPLIT; partial products are added
+ * in slice order by a second site, which also applies any epilogue): so a
+ * big-K product keeps the efficient large tile and gains workgroups from
+ * split-K. When no tile reaches the target: the 32 tile with the most
+ * slices allowed. */
+#define MM_MAXSPLIT 16u
+
+static uint32_t mm_wgs(int M, int N, int t) { return (uint32_t)((M + t - 1) / t) * (uint32_t)((N + t - 1) / t); }
+
+void tt_gop_matmul_plan(const tt_gops *o, int M, int N, int K, int splittable, int *tile_out, uint32_t *splits_out,
+                        uint32_t *kchunk_out) {
+    static const int tiles[3] = {128, 64, 32};
+    int tile = o->tile;
+    uint32_t splits = 1;
+    uint32_t maxs = splittable ? (uint32_t)K / TT_MM_KMIN : 1;
+    if (maxs > MM_MAXSPLIT) maxs = MM_MAXSPLIT;
+    /* the split-K scratch (slices x M x N floats) stays within 128 MiB, the
+     * binding size every WebGPU adapter offers: a shape-only rule (a safety
+     * net: with the target and the 128 tile it never binds) */
+    uint64_t cap = TT_MM_SCRATCH_FLOATS / ((uint64_t)M * (uint64_t)N);
+    if (maxs > cap) maxs = (uint32_t)cap;
+    if (maxs < 2) maxs = 1;
+    if (tile == 32 || tile == 64 || tile == 128) { /* forced tile (tests) */
+        uint32_t g = mm_wgs(M, N, tile);
+        if (g < TT_MM_TARGET) splits = (TT_MM_TARGET + g - 1) / g;
+    } else {
+        tile = 0;
+        for (int i = 0; i < 3 && !tile; i++) {
+            uint32_t g = mm_wgs(M, N, tiles[i]), sp = g >= TT_MM_TARGET ? 1 : (TT_MM_TARGET + g - 1) / g;
+            if (sp <= maxs) tile = tiles[i], splits = sp;
+        }
+        if (!tile) { /* not even the smallest tile with the most slices reaches the target */
+            tile = 32;
+            splits = maxs;
+        }
+    }
+    if (splits > maxs) splits = maxs;
+    if (splittable && o->splitk > 0) splits = (uint32_t)o->splitk;
+    uint32_t kchunk = (uint32_t)K;
+    if (splits > 1) {
+        kchunk = (((uint32_t)K + splits - 1) / splits + 15) / 16 * 16;
+        splits = ((uint32_t)K + kchunk - 1) / kchunk;
+    }
+    if (splits < 2) {
+        splits = 1;
+        kchunk = (uint32_t)K;
+    }
+    *tile_out = tile;
+    *splits_out = splits;
+    *kchunk_out = kchunk;
+}
+
+void tt_gop_mm_kcfg(uint32_t wg_storage, int tile, tt_mm_kcfg *k) {
+    uint32_t lim = wg_storage ? wg_storage : 16384;
+    k->tm = tile == 128 ? 8 : 4;
+    k->bk = 16;
+    k->stages = tile == 128 ? 1 : 2;
+    k->swz = tile == 128 ? 0 : 1;
+    /* 2 tiles (A and B) of BK x tile floats per stage */
+    k->bytes = (uint32_t)k->stages * (uint32_t)k->bk * 2u * (uint32_t)tile * 4u;
+    if (k->bytes > lim && k->stages == 2) {
+        k->stages = 1;
+        k->bytes /= 2;
+    }
+    k->threads = (uint32_t)(tile / k->tm) * (uint32_t)(tile / k->tm);
+}
+
+int tt_gop_matmul(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias, const tt_gref *R,
+                  int M, int N, int K, int trans_a, int trans_b, int accumulate, tt_status *st) {
+    return tt_gop_matmul_ex(o, s, C, A, B, bias, R, M, N, K, trans_a, trans_b, accumulate, 0, st);
+}
+
+int tt_gop_matmul_ex(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias, const tt_gref *R,
+                     int M, int N, int K, int trans_a, int trans_b, int accumulate, int ones_rows, tt_status *st) {
+    if (M <= 0 || N <= 0 || K <= 0) return tt_fail(st, TT_EINVAL, "webgpu matmul: bad shape %dx%dx%d", M, N, K);
+    if (ones_rows < 0 || ones_rows >= M)
+        return tt_fail(st, TT_EINVAL, "webgpu matmul: %d ones rows out of range for M = %d", ones_rows, M);
+    TT_CHECK(tt_gops_check_u32((size_t)M * N + C.off, "matmul output", st));
+    const int am = M - ones_rows; /* rows of op(A) actually stored */
+    int tile;
+    uint32_t splits, kchunk;
+    /* split-K for every product: the slices are added into C by
+     * matmul_colsum_final (accumulating products without an epilogue) or by
+     * matmul_splitk_reduce, which applies bias, R and accumulate */
+    const int plain = accumulate && !bias && !R;
+    tt_gop_matmul_plan(o, M, N, K, 1, &tile, &splits, &kchunk);
+    tt_mm_kcfg kc;
+    tt_gop_mm_kcfg(o->info->max_wg_storage, tile, &kc);
+    uint32_t lda = (uint32_t)(trans_a ? am : K), ldb = (uint32_t)(trans_b ? K : N);
+    int vec = ((A.off | B.off | lda | ldb) & 3) == 0;
+    /* split-K: z slices of K write partial products to scratch, a second
+     * site adds them into C in slice order */
+    uint32_t gx = (uint32_t)((N + tile - 1) / tile), gy = (uint32_t)((M + tile - 1) / tile);
+    char prefix[400];
+    snprintf(prefix, sizeof prefix,
+             "const BM: u32 = %du;\nconst BN: u32 = %du;\nconst BK: u32 = %du;\nconst TM: u32 = %du;\n"
+             "const TN: u32 = %du;\nconst TRANS_A: bool = %s;\nconst TRANS_B: bool = %s;\nconst VEC: bool = %s;\n"
+             "const STAGES: u32 = %du;\nconst SWZ: bool = %s;\n",
+             tile, tile, kc.bk, kc.tm, kc.tm, trans_a ? "true" : "false", trans_b ? "true" : "false",
+             vec ? "true" : "false", kc.stages, kc.swz ? "true" : "false");
+    tt_gref Cdst = C;
+    if (splits > 1) {
+        size_t need = (size_t)splits * M * N;
+        TT_CHECK(tt_gops_check_u32(need, "split-k scratch", st));
+        if (need > o->split_elems) {
+            TT_CHECK(tt_gpu_buffer(o->g, (uint64_t)need * 4, TT_GPU_STORAGE, "split-k-scratch", &o->split_buf, st));
+            o->split_elems = need;
+        }
+        Cdst.buf = o->split_buf;
+        Cdst.off = 0;
+    }
+    uint32_t args[16] = {0};
+    args[0] = (uint32_t)M;
+    args[1] = (uint32_t)N;
+    args[2] = (uint32_t)K;
+    args[3] = lda;
+    args[4] = ldb;
+    args[5] = (uint32_t)N; /* ldc */
+    args[6] = A.off;
+    args[7] = B.off;
+    args[8] = Cdst.off;
+    args[9] = bias ? bias->off : 0;
+    args[10] = R ? R->off : 0;
+    args[11] = (accumulate ? 1u : 0u) | (bias ? 2u : 0u) | (R ? 4u : 0u);
+    args[12] = kchunk;
+    args[13] = (uint32_t)am;
+    tt_gpu_buf bufs[7] = {A.buf, B.buf, Cdst.buf, bias ? bias->buf : A.buf, R ? R->buf : A.buf, A.buf, B.buf};
+    static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW,  TT_GPU_BIND_READ,
+                                     TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ};
+    TT_CHECK(tt_gops_make_site(o, &s[0], "matmul", prefix, args, 0, 7, bufs, kinds, gx, gy, splits, st));
+    s[0].flops = 2.0 * M * N * K;
+    snprintf(s[0].tag, sizeof s[0].tag, "%dx%dx%d t%d z%u%s%s", M, N, K, tile, splits, trans_a ? " TA" : "",
+             trans_b ? " TB" : "");
+    memset(&s[1], 0, sizeof s[1]);
+    if (splits > 1 && plain) {
+        tt_gref part = {o->split_buf, 0};
+        TT_CHECK(tt_gop_colsum_final(o, &s[1], C, part, (uint32_t)(M * N), splits, st));
+    } else if (splits > 1) {
+        char pf[64];
+        uint32_t W = (uint32_t)(M * N), x, y;
+        uint32_t a2[16] = {W, splits, C.off, (uint32_t)N, bias ? bias->off : 0, R ? R->off : 0, args[11]};
+        tt_gpu_buf b2[4] = {o->split_buf, bias ? bias->buf : o->split_buf, R ? R->buf : o->split_buf, C.buf};
+        static const uint8_t k2s[4] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW};
+        tt_gops_grid1(o, ((uint64_t)W + TT_WG_ELEM - 1) / TT_WG_ELEM, &x, &y);
+        TT_CHECK(tt_gops_make_site(o, &s[1], "matmul_splitk_reduce", tt_gops_wg_prefix(TT_WG_ELEM, pf, sizeof pf), a2,
+                                   0, 4, b2, k2s, x, y, 1, st));
+    }
+    return TT_OK;
+}
+
+/* ---- two-stage column sums ----------------------------------------------
+ * Stage 1 (matmul_colsum, layernorm_backward_dwdb): chunks of
+ * tt_gop_colsum_chunk(rows) rows (short serial chains: 16 rows, up to 128
+ * chunks), one partial row per chunk; stage 2 (matmul_colsum_final) adds
+ * the partial rows in chunk order. */
+uint32_t tt_gop_colsum_chunk(int rows) {
+    uint32_t c = (uint32_t)((rows + 127) / 128);
+    return c < 16 ? 16 : c;
+}
+
+size_t tt_gop_colsum_part_elems(int rows, int N) {
+    uint32_t ch = tt_gop_colsum_chunk(rows);
+    return (size_t)((rows + ch - 1) / ch) * (size_t)N;
+}
+
+int tt_gop_colsum_final(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref part, uint32_t W, uint32_t n_chunks,
+                        tt_status *st) {
+    char pf[96];
+    uint32_t args[16] = {W, n_chunks, out.off};
+    tt_gpu_buf bufs[2] = {part.buf, out.buf};
+    static const uint8_t kinds[2] = {TT_GPU_BIND_READ, TT_GPU_BIND_RW};
+    if (part.off != 0) return tt_fail(st, TT_EINVAL, "webgpu: reduction scratch must start its buffer");
+    /* lanes per column: about 4 chunks per lane, at most 16 lanes */
+    uint32_t lanes = 1;
+    while (lanes < 16 && lanes * 4 < n_chunks) lanes *= 2;
+    uint32_t cw = TT_WG_ELEM / lanes, x, y;
+    tt_gops_grid1(o, ((uint64_t)W + cw - 1) / cw, &x, &y);
+    snprintf(pf, sizeof pf, "const WG: u32 = %uu;\nconst LANES: u32 = %uu;\n", TT_WG_ELEM, lanes);
+    return tt_gops_make_site(o, s, "matmul_colsum_final", pf, args, 0, 2, bufs, kinds, x, y, 1, st);
+}
+
+int tt_gop_matmul_backward_bias(tt_gops *o, tt_gsite *s, tt_gref db, tt_gref dout, tt_gref part, int rows, int N,
+                                tt_status *st) {
+    char pf[64];
+    uint32_t ch = tt_gop_colsum_chunk(rows), nch = ((uint32_t)rows + ch - 1) / ch;
+    uint32_t args[16] = {(uint32_t)rows, (uint32_t)N, dout.off, ch};
+    tt_gpu_buf bufs[2] = {dout.buf, part.buf};
+    static const uint8_t kinds[2] = {TT_GPU_BIND_READ, TT_GPU_BIND_RW};
+    TT_CHECK(tt_gops_make_site(o, &s[0], "matmul_colsum", tt_gops_wg_prefix(TT_WG_ELEM, pf, sizeof pf), args, 0, 2,
+                               bufs, kinds, ((uint32_t)N + TT_WG_ELEM - 1) / TT_WG_ELEM, nch, 1, st));
+    return tt_gop_colsum_final(o, &s[1], db, part, (uint32_t)N, nch, st);
+}

@@ -1,0 +1,305 @@
+/* test_webgpu_attention.c — the WebGPU attention kernels (planned by
+ * src/webgpu/attention.c):
+ *   - the tile plan of the tiled kernels (attention_forward,
+ *     attention_backward_dq, attention_backward_dkdv): within every limit it
+ *     is given (storage, invocations, at most 4 output blocks per thread),
+ *     usable for head sizes <= 64 under WebGPU's default limits (16 KiB,
+ *     256), the expected tiles at an H200's limits (48 KiB, 1024), monotone
+ *     in the storage limit;
+ *   - forward y and logsumexp, backward dq, dk, dv (and D = rowsum(dy*y))
+ *     against a float64 reference on random data, T = 1, 3, 5, 17, 33, 65,
+ *     130, head sizes 3, 8, 12, 16, 17, 64 (some not multiples of 4), several
+ *     B*NH; outputs poisoned (NaN) first; max |gpu - ref| / max |ref| <= 1e-5;
+ *     a rerun gives bit-identical results (fixed summation order); both
+ *     kinds of loop bounds (run-time on CPU adapters, constants on GPUs, the
+ *     latter with the prefetch GPUs plan);
+ *   - the same under smaller storage limits (16 KiB: a browser's default,
+ *     smaller tiles, more output blocks per thread; 4 KiB: head size 64
+ *     does not fit and the row kernels run, still correct);
+ *   - PF (pipelined tile loads, tt_gops.attn_pf) forced on and off on the
+ *     same inputs: both checked as above and bit-identical to each other;
+ *   - the row kernels (attention_rows_*) where the tiled ones cannot hold
+ *     the head: head sizes 130, 132 and 256.
+ * Skips (exit 0) without a WebGPU library/adapter unless TT_REQUIRE_WEBGPU=1. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "gpu_ops.h"
+#include "gpu_test.h"
+#include "tt_test.h"
+
+static tt_gops O;
+static tt_gpu_info INFO; /* the adapter's limits, storage limit overridden per pass */
+static double WORST;
+
+#define TOL 1e-5
+
+/* ---- the plan (no device) ------------------------------------------------ */
+TT_TEST(test_plan) {
+    static const uint32_t lims[5] = {4096, 16384, 32768, 49152, 65536};
+    static const uint32_t invs[3] = {64, 256, 1024};
+    for (int which = 0; which < 3; which++)
+        for (int hs = 1; hs <= 160; hs++)
+            for (int li = 0; li < 5; li++)
+                for (int ii = 0; ii < 3; ii++) {
+                    tt_attn_tile t;
+                    memset(&t, 0xff, sizeof t);
+                    int ok = tt_gop_attention_plan(which, hs, lims[li], invs[ii], &t);
+                    if (!ok) {
+                        /* WebGPU's default limits must serve the presets' head sizes */
+                        CHECK_MSG(!(hs <= 64 && lims[li] >= 16384 && invs[ii] >= 256), "which %d hs %d", which, hs);
+                        continue;
+                    }
+                    uint32_t hs4 = (uint32_t)(hs + 3) / 4, tx = t.bc / 4;
+                    CHECK(t.br % 4 == 0 && t.bc % 4 == 0 && t.br >= 4 && t.bc >= 4);
+                    CHECK(t.nt == (t.br / 4) * tx && t.nt <= invs[ii]);
+                    CHECK(t.bytes <= lims[li]);
+                    CHECK(t.ob >= 1 && t.ob <= 4 && t.ob * tx >= hs4 && (t.ob - 1) * tx < hs4);
+                    /* a larger limit never yields a smaller workgroup */
+                    if (li + 1 < 5) {
+                        tt_attn_tile u;
+                        CHECK(tt_gop_attention_plan(which, hs, lims[li + 1], invs[ii], &u) &&
+                              u.br * u.bc >= t.br * t.bc);
+                    }
+                }
+    /* the H200's limits, head size 64: the tiles the kernel headers describe */
+    tt_attn_tile t;
+    CHECK(tt_gop_attention_plan(0, 64, 49152, 1024, &t) && t.br == 64 && t.bc == 32 && t.ob == 2 && t.nt == 128);
+    CHECK(tt_gop_attention_plan(1, 64, 49152, 1024, &t) && t.br == 64 && t.bc == 16 && t.ob == 4);
+    CHECK(tt_gop_attention_plan(2, 64, 49152, 1024, &t) && t.br == 32 && t.bc == 32 && t.ob == 2);
+    CHECK(!tt_gop_attention_plan(0, 0, 49152, 1024, &t));
+}
+
+/* TT_WEBGPU_ATTN_BWD=ds: the plan (no device) */
+/* ---- kernels vs float64 ----------------------------------------------------- */
+/* 1 when the tiled kernels serve head size hs under O's limits */
+static int tiled_usable(int hs) {
+    tt_attn_tile t;
+    for (int which = 0; which < 3; which++)
+        if (!tt_gop_attention_plan(which, hs, INFO.max_wg_storage, INFO.max_invocations, &t)) return 0;
+    return 1;
+}
+
+static void cmp(tt_gpu_buf b, size_t off, const double *ref, size_t n, const char *what, int T, int hs) {
+    float *got = malloc((off + n) * sizeof *got);
+    tt_gtest_down(b, got, off + n);
+    double e = tt_test_max_rel_err(got + off, ref, n);
+    if (e > WORST || e != e) WORST = e;
+    if (!(e <= TOL))
+        fprintf(stderr, "  %s T%d hs%d (storage %u): max rel err %.3g > %.3g\n", what, T, hs, INFO.max_wg_storage, e,
+                TOL);
+    CHECK(e <= TOL);
+    free(got);
+}
+
+/* bit-identical to the first run's read-back */
+static void same_bits(tt_gpu_buf b, const float *first, size_t n, const char *what) {
+    float *got = malloc(n * sizeof *got);
+    tt_gtest_down(b, got, n);
+    CHECK_MSG(memcmp(got, first, n * sizeof *got) == 0, "%s not bit-identical on a rerun", what);
+    free(got);
+}
+
+/* one forward + backward as O plans it (prefetch pf: 1 forced on, -1
+ * forced off, 0 as planned) into freshly poisoned outputs, checked against
+ * the float64 reference (and, rerun, a second run's bits); the 5 outputs
+ * read back into out[] (malloc'd; NULL where nothing ran) */
+static void attn_run(int B, int T, int NH, int hs, int rerun, int pf, tt_gpu_buf bq, tt_gpu_buf bk, tt_gpu_buf bv,
+                     tt_gpu_buf bdy, const double *const ref[6], float *out[5]) {
+    tt_status st;
+    int C = NH * hs;
+    size_t n = (size_t)B * T * C, ns = (size_t)B * NH * T;
+    tt_gpu_buf by = tt_gtest_poisoned(n), bst = tt_gtest_poisoned(2 * ns), bdq = tt_gtest_poisoned(n),
+               bdk = tt_gtest_poisoned(n), bdv = tt_gtest_poisoned(n);
+    tt_gpu_buf outs[5] = {by, bst, bdq, bdk, bdv};
+    size_t lens[5] = {n, 2 * ns, n, n, n};
+    for (int i = 0; i < 5; i++) out[i] = NULL;
+    int tiled = tiled_usable(hs);
+    O.attn_pf = pf;
+    tt_gsite s[3];
+    int rc = tt_gop_attention_forward(&O, &s[0], tt_gtest_R(by), tt_gtest_R(bst), tt_gtest_R(bq), tt_gtest_R(bk),
+                                      tt_gtest_R(bv), B, T, C, NH, &st);
+    tt_gtest_die_on(rc, &st, "attn fwd");
+    if (!rc) {
+        CHECK(strcmp(s[0].name, tiled ? "attention_forward" : "attention_rows_forward") == 0);
+        rc = tt_gop_attention_backward(&O, &s[1], tt_gtest_R(bdq), tt_gtest_R(bdk), tt_gtest_R(bdv), tt_gtest_R(bst),
+                                       tt_gtest_R(bq), tt_gtest_R(bk), tt_gtest_R(bv), tt_gtest_R(by), tt_gtest_R(bdy),
+                                       B, T, C, NH, &st);
+        tt_gtest_die_on(rc, &st, "attn bwd");
+    }
+    O.attn_pf = 0;
+    if (!rc) {
+        CHECK(strcmp(s[1].name, tiled ? "attention_backward_dq" : "attention_rows_backward_dq") == 0 &&
+              strcmp(s[2].name, tiled ? "attention_backward_dkdv" : "attention_rows_backward_dkdv") == 0);
+        if (pf && tiled) { /* the profile tag says whether the kernel pipelines */
+            int on = pf > 0;
+            CHECK_MSG((strstr(s[0].tag, " pf") != NULL) == on, "fwd tag '%s' (PF %d)", s[0].tag, pf);
+            CHECK_MSG((strstr(s[1].tag, " pf") != NULL) == on && (strstr(s[2].tag, " pf") != NULL) == on,
+                      "bwd tags '%s' '%s' (PF %d)", s[1].tag, s[2].tag, pf);
+        }
+        tt_gtest_run(s, 3); /* backward on the GPU's own y and lse, as the backend runs it */
+        cmp(by, 0, ref[0], n, "y", T, hs);
+        cmp(bst, 0, ref[1], ns, "lse", T, hs);
+        cmp(bst, ns, ref[2], ns, "D", T, hs);
+        cmp(bdq, 0, ref[3], n, "dq", T, hs);
+        cmp(bdk, 0, ref[4], n, "dk", T, hs);
+        cmp(bdv, 0, ref[5], n, "dv", T, hs);
+        for (int i = 0; i < 5; i++) {
+            out[i] = malloc(lens[i] * sizeof(float));
+            tt_gtest_down(outs[i], out[i], lens[i]);
+        }
+        if (rerun) {
+            tt_gtest_run(s, 3);
+            static const char *names[5] = {"y", "stats", "dq", "dk", "dv"};
+            for (int i = 0; i < 5; i++) same_bits(outs[i], out[i], lens[i], names[i]);
+        }
+    }
+    for (int i = 0; i < 5; i++) tt_gpu_buffer_free(tt_gtest_gpu, outs[i]);
+}
+
+/* random inputs, the float64 reference, attn_run; pf: run with PF forced on
+ * and off on the same inputs, each checked as above, and the outputs
+ * compared bit for bit (pipelining moves loads, never arithmetic) */
+static void attn_case_pf(int B, int T, int NH, int hs, int rerun, int pf) {
+    tt_gtest_attn_prob P;
+    tt_gtest_attn_make(&P, B, T, NH, hs);
+    const size_t n = P.n, ns = P.ns;
+    const tt_gpu_buf bq = P.bq, bk = P.bk, bv = P.bv, bdy = P.bdy;
+    const double *const ref[6] = {P.y, P.lse, P.D, P.dq, P.dk, P.dv};
+    static const char *names[5] = {"y", "stats", "dq", "dk", "dv"};
+    size_t lens[5] = {n, 2 * ns, n, n, n};
+    float *got[2][5];
+    attn_run(B, T, NH, hs, rerun, pf ? 1 : 0, bq, bk, bv, bdy, ref, got[0]);
+    if (pf) {
+        attn_run(B, T, NH, hs, 0, -1, bq, bk, bv, bdy, ref, got[1]);
+        for (int i = 0; i < 5; i++)
+            if (got[0][i] && got[1][i])
+                CHECK_MSG(memcmp(got[0][i], got[1][i], lens[i] * sizeof(float)) == 0,
+                          "%s: PF on / off not bit-identical (B%d T%d NH%d hs%d, storage %u)", names[i], B, T, NH, hs,
+                          INFO.max_wg_storage);
+    }
+    for (int m = 0; m < (pf ? 2 : 1); m++)
+        for (int i = 0; i < 5; i++) free(got[m][i]);
+    tt_gtest_attn_free(&P);
+}
+
+static void attn_case(int B, int T, int NH, int hs, int rerun) { attn_case_pf(B, T, NH, hs, rerun, 0); }
+
+TT_TEST(test_adapter_limit) {
+    /* B, T, NH, hs */
+    static const int cases[][4] = {{1, 1, 1, 16}, {2, 3, 3, 8},    {1, 17, 2, 12}, {2, 65, 3, 16}, {1, 65, 1, 64},
+                                   {1, 130, 2, 8}, {3, 17, 4, 12}, {1, 130, 1, 64}, {1, 33, 1, 17}, {2, 5, 2, 3}};
+    WORST = 0;
+    CHECK(tiled_usable(64) && tiled_usable(3) && tiled_usable(17));
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        attn_case(cases[i][0], cases[i][1], cases[i][2], cases[i][3], i == 3 || i == 7);
+    printf("  storage %u B: worst rel err %.3g\n", INFO.max_wg_storage, WORST);
+}
+
+/* CPU adapters get run-time loop bounds (DYN, compile time on lavapipe),
+ * GPUs constant ones and, for small per-thread shares, the prefetch: run
+ * the other kind here too */
+TT_TEST(test_other_bounds) {
+    int cpu = INFO.is_cpu;
+    INFO.is_cpu = !cpu;
+    WORST = 0;
+    attn_case(2, 65, 2, 6, 1);
+    printf("  %s loop bounds: worst rel err %.3g\n", cpu ? "constant" : "run-time", WORST);
+    INFO.is_cpu = cpu;
+}
+
+/* smaller storage limits select smaller (BR, BC) and more output blocks per
+ * thread: 16 KiB is WebGPU's default (the browser); under 4 KiB head size 64
+ * falls back to the row kernels */
+TT_TEST(test_small_limits) {
+    uint32_t full = INFO.max_wg_storage;
+    static const uint32_t lims[2] = {16384, 4096};
+    for (int l = 0; l < 2; l++) {
+        if (full && lims[l] >= full) continue;
+        INFO.max_wg_storage = lims[l];
+        WORST = 0;
+        if (l == 0) {
+            CHECK(tiled_usable(64));
+            attn_case(1, 130, 1, 64, 0);
+            attn_case(2, 65, 3, 12, 0);
+        } else {
+            CHECK(!tiled_usable(64) && tiled_usable(17));
+            attn_case(1, 33, 1, 64, 0); /* row kernels */
+            attn_case(1, 65, 2, 17, 0);
+        }
+        attn_case(2, 33, 2, 3, 0);
+        printf("  storage %u B: worst rel err %.3g\n", INFO.max_wg_storage, WORST);
+    }
+    INFO.max_wg_storage = full;
+}
+
+/* PF (software pipelining of the streamed tiles' global loads; attention.c
+ * pf_mode): forced on and off on the same inputs, both within the float64
+ * tolerance and bit-identical to each other, on awkward T (1, 3, 17, 65,
+ * 130) and head sizes (3, 5, 17 per element; 16, 64): whole and partial
+ * per-thread shares of a tile (NK, NL), and under 4 KiB the smallest tiles
+ * (fewer threads than tile rows: two lse/D rows per thread in
+ * attention_backward_dkdv). */
+TT_TEST(test_pf) {
+    static const int cases[][4] = {{1, 1, 1, 16}, {2, 3, 2, 3},   {1, 17, 2, 5},   {2, 65, 2, 16},
+                                   {1, 130, 1, 64}, {1, 130, 2, 3}, {1, 65, 1, 5}, {1, 3, 1, 64}, {1, 33, 1, 17}};
+    uint32_t full = INFO.max_wg_storage;
+    /* its own seed: D at T = 1 is one 16-term fp32 dot product, whose
+     * relative error can exceed 1e-5 for inputs with heavy cancellation */
+    tt_gtest_set_seed(7300);
+    WORST = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        attn_case_pf(cases[i][0], cases[i][1], cases[i][2], cases[i][3], i == 4, 1);
+    printf("  PF on/off, storage %u B: worst rel err %.3g\n", INFO.max_wg_storage, WORST);
+    if (!full || full > 4096) {
+        INFO.max_wg_storage = 4096;
+        WORST = 0;
+        attn_case_pf(1, 65, 2, 6, 0, 1); /* attention_backward_dkdv 8x16: 8 threads, 16 rows */
+        attn_case_pf(2, 33, 2, 3, 0, 1);
+        printf("  PF on/off, storage %u B: worst rel err %.3g\n", INFO.max_wg_storage, WORST);
+        INFO.max_wg_storage = full;
+    }
+}
+
+/* the row kernels where no tile holds the head (more than 4 output blocks
+ * per thread): tiles partly outside T, rows that own fewer keys than lanes,
+ * a head size that is not a multiple of 4 */
+TT_TEST(test_rows) {
+    static const int cases[][4] = {{1, 1, 1, 132}, {2, 3, 2, 132}, {1, 17, 1, 130}, {2, 33, 1, 132}, {1, 9, 1, 256}};
+    WORST = 0;
+    CHECK(!tiled_usable(130) && !tiled_usable(132) && !tiled_usable(256));
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        attn_case(cases[i][0], cases[i][1], cases[i][2], cases[i][3], i == 3);
+    printf("  row kernels: worst rel err %.3g\n", WORST);
+}
+
+int main(void) {
+    tt_status st;
+    RUN(test_plan);
+    tt_gpu *G = tt_gtest_open();
+    tt_gtest_set_seed(7000);
+    if (tt_gops_init(&O, G, &st)) {
+        fprintf(stderr, "gops init: %s\n", st.msg);
+        return 1;
+    }
+    INFO = *tt_gpu_get_info(G);
+    O.info = &INFO;
+    printf("adapter: %s (%s), workgroup storage %u B, invocations %u\n", INFO.name, INFO.backend, INFO.max_wg_storage,
+           INFO.max_invocations);
+    RUN(test_adapter_limit);
+    RUN(test_other_bounds);
+    RUN(test_small_limits);
+    RUN(test_pf);
+    RUN(test_rows);
+    /* the presets' head sizes (16, 32, 64) take the tiled kernels */
+    for (int i = 0; i < tt_n_presets; i++) {
+        const tt_model_config *c = &tt_presets[i].cfg;
+        CHECK(tiled_usable(c->d_model / c->n_head));
+    }
+    tt_gops_free(&O);
+    tt_gpu_close(G);
+    return tt_test_summary();
+}
