@@ -151,8 +151,13 @@ test('OPFS full: the run pauses with one message, the previous autosave is kept 
   const usage = (await page.evaluate(() => navigator.storage.estimate())).usage;
   await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: usage + Math.floor(saved.files.checkpointBytes / 2) });
   const from = (await log(page)).length;
-  // the next autosave (every 10 s while running) fails; the run pauses by itself
-  await page.waitForFunction((f) => window.__ttLog.slice(f).some((m) => m.type === 'error'), from, { timeout: 120000 });
+  // the next autosave (every 10 s while running) fails
+  await page.waitForFunction((f) => window.__ttLog.slice(f).some((m) => m.type === 'error' || m.type === 'saved'), from, { timeout: 120000 });
+  // OPFS: exactly the autosave of step k, and no piece of the failed write
+  const now = await readAutosave(page);
+  assert.deepEqual(now, saved, 'the autosave of step k, byte for byte');
+  assert.deepEqual(await listAutosave(page), autosaveFiles(saved), 'no partial file left');
+  // the run pauses by itself
   await waitRun(page, ['paused', 'stopped', 'done']);
   await page.waitForFunction((f) => window.__ttLog.slice(f).some((m) => m.type === 'status' && m.run === 'paused'), from, { timeout: 60000 });
   const after = (await log(page)).slice(from);
@@ -176,10 +181,8 @@ test('OPFS full: the run pauses with one message, the previous autosave is kept 
   assert.equal(Number(md.step), s.x.length, 'the download holds the paused step');
   assert.deepEqual(JSON.parse(md.loss_history).map(Math.fround), s.loss, "the download's losses are the page's");
 
-  // OPFS: exactly the autosave of step k, and no piece of the failed write
-  const now = await readAutosave(page);
-  assert.deepEqual(now, saved, 'the autosave of step k, byte for byte');
-  assert.deepEqual(await listAutosave(page), autosaveFiles(saved), 'no partial file left');
+  assert.deepEqual(await readAutosave(page), saved, 'still the autosave of step k after the pause');
+  assert.deepEqual(await listAutosave(page), autosaveFiles(saved));
 
   // a reload restores step k (the quota still low: restoring needs no space)
   await page.reload();
