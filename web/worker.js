@@ -450,9 +450,10 @@ function lostMessage(m) {
 // memory is whole, and the user can download it or free space and resume;
 // the saves the pause makes are not tried (storageFull), so the message is
 // said once.
-function onStorageFull(step) {
+function onStorageFull(snap) {
+  const step = snap.step;
   storageFull = true;
-  const pausing = run === 'running';
+  const pausing = run === 'running' && snap.status !== 'done'; // the last step's save: the run ends anyway
   if (pausing) requestHold('paused');
   const kept = savedStep > 0 ? `the autosave of step ${savedStep} is kept` : 'no autosave of this run is in this browser';
   post({ type: 'error', where: 'autosave', storageFull: true,
@@ -471,7 +472,7 @@ async function writeAutosave(snap) {
     savedStep = snap.step;
     post({ type: 'saved', where: 'opfs', step: snap.step, bytes: snap.bytes.length });
   } catch (e) {
-    if (isStorageFull(e)) onStorageFull(snap.step);
+    if (isStorageFull(e)) onStorageFull(snap);
     else post({ type: 'error', where: 'autosave', message: 'autosave failed: ' + e.message });
   }
 }
