@@ -229,6 +229,8 @@ function onWorkerError(m) {
   }
   if (m.where === 'sample') { ui.sampling = false; setStatus('sampleRate', m.message, 'error'); updateButtons(); return; }
   if (m.where === 'options' || m.where === 'train') { if (ui.run === 'starting') setRun('idle'); }
+  // an autosave that failed stays said next to the checkpoint buttons until the next one succeeds
+  if (m.where === 'autosave') setStatus('ckptStatus', m.message, 'error');
   showError(m.message);
 }
 

@@ -26,7 +26,7 @@ let corpusName = '';
 let corpusBytes = null; // Uint8Array of the current corpus
 let backendName = 'cpu';
 let sampling = null;   // { stop: bool }
-let pendingSave = null; // { bytes, step, loss }: the engine's last save point, not yet in OPFS
+let pendingSave = null; // { bytes, step, loss, status }: the engine's last save point, not yet in OPFS
 let perf = { elapsed: 0, window: [] };
 let pendingLoss = [], pendingVal = [];
 let busy = Promise.resolve(); // serialises engine use between the loop, sampling, saves
@@ -208,7 +208,10 @@ async function advance() {
     pendingVal.push([step, M._tt_web_val_loss(W)]);
   } else if (ev === EV.SAVE) {
     const p = M._tt_web_save_ptr(W);
-    pendingSave = { bytes: heap().slice(p, p + M._tt_web_save_len(W)), step, loss: M._tt_web_loss(W) };
+    // the run's status at this save point: the save of the last step is the
+    // finished run's, though END comes in a later event
+    const status = step >= M._tt_web_total_steps(W) && run !== 'stopped' ? 'done' : run;
+    pendingSave = { bytes: heap().slice(p, p + M._tt_web_save_len(W)), step, loss: M._tt_web_loss(W), status };
   }
   return ev;
 }
@@ -279,6 +282,24 @@ function resetPerf() {
 }
 
 // ---- OPFS persistence -----------------------------------------------------------
+// The autosave is the folder tinytrain/ of the origin's private file system:
+//   meta.json                  the commit record: the run's options and status,
+//                              and the name and size of its checkpoint file
+//   checkpoint-a.safetensors   the checkpoint meta.json names (or -b: the two
+//   checkpoint-b.safetensors   alternate, one save to the next)
+//   corpus.bin                 the run's training text
+// A save writes the checkpoint into the slot meta.json does not name, then
+// meta.json.tmp, then renames that over meta.json (the commit), then removes
+// the old slot. A write that fails (storage full) or a tab killed at any
+// point before the rename leaves meta.json and the files it names as they
+// were; anything else in the folder is a leftover, removed at startup
+// (cleanLeftovers). Every writer and the cleanup hold one Web Lock, so the
+// cleanup of a second tab never removes a save in progress.
+
+const SLOTS = ['checkpoint-a.safetensors', 'checkpoint-b.safetensors'];
+const LEGACY_CHECKPOINT = 'checkpoint.safetensors'; // autosaves made before the slots
+let corpusSaved = false; // corpus.bin holds the current run's corpus
+let storageFull = false; // an autosave failed for lack of storage: none is tried until the run is resumed
 
 async function opfsDir() {
   if (!self.navigator || !navigator.storage || !navigator.storage.getDirectory) return null;
@@ -286,34 +307,69 @@ async function opfsDir() {
   return root.getDirectoryHandle(OPFS_DIR, { create: true });
 }
 
-async function writeFile(dir, name, bytes) {
-  // Write a temporary file completely, then rename it over the old one, so a
-  // crash mid-write leaves the previous file intact.
-  const tmpName = name + '.tmp';
-  const fh = await dir.getFileHandle(tmpName, { create: true });
-  if (fh.createSyncAccessHandle) {
-    const h = await fh.createSyncAccessHandle();
+function opfsLocked(fn) {
+  return self.navigator && navigator.locks ? navigator.locks.request('tinytrain-opfs', fn) : fn();
+}
+
+const isStorageFull = (e) => !!e && e.name === 'QuotaExceededError';
+
+// Writes bytes as the whole content of dir/name. A sync access handle that
+// runs out of quota may store part of the bytes and return the error code
+// (-8, no space) as an unsigned byte count instead of throwing (Chromium):
+// every count is checked, and a short write throws QuotaExceededError like
+// the other write paths.
+async function writeBytes(dir, name, bytes) {
+  const fh = await dir.getFileHandle(name, { create: true });
+  if (!fh.createSyncAccessHandle) {
+    const w = await fh.createWritable(); // the file changes only at close
     try {
-      h.truncate(0);
-      let off = 0;
-      while (off < bytes.length) off += h.write(bytes.subarray(off), { at: off });
-      h.flush();
-    } finally { h.close(); }
-  } else {
-    const w = await fh.createWritable();
-    await w.write(bytes);
+      await w.write(bytes);
+    } catch (e) {
+      await w.abort().catch(() => {});
+      throw e;
+    }
     await w.close();
+    return;
   }
+  const h = await fh.createSyncAccessHandle();
+  try {
+    h.truncate(0);
+    let off = 0;
+    while (off < bytes.length) {
+      const k = h.write(bytes.subarray(off), { at: off });
+      if (!(k > 0 && k <= bytes.length - off)) {
+        const code = k > bytes.length - off ? k | 0 : 0;
+        if (code === 0 || code === -8)
+          throw new DOMException(`the browser stored ${off} of the ${bytes.length} bytes of ${name}`, 'QuotaExceededError');
+        throw new Error(`could not write ${name} (error ${code})`);
+      }
+      off += k;
+    }
+    h.flush();
+  } finally { h.close(); }
+}
+
+async function renameOver(dir, from, to) {
+  const fh = await dir.getFileHandle(from);
   if (fh.move) {
-    await fh.move(dir, name);
-  } else { // no rename: copy (not atomic, but keeps working)
-    const f = await fh.getFile();
-    const dst = await dir.getFileHandle(name, { create: true });
-    const w = await dst.createWritable();
-    await w.write(await f.arrayBuffer());
-    await w.close();
-    await dir.removeEntry(tmpName);
+    await fh.move(dir, to);
+    return;
   }
+  // no rename: a writable stream replaces the file's content only at close
+  const w = await (await dir.getFileHandle(to, { create: true })).createWritable();
+  await w.write(await (await fh.getFile()).arrayBuffer());
+  await w.close();
+  await dir.removeEntry(from);
+}
+
+// Replaces dir/name as a whole: the bytes go to name.tmp, renamed over name.
+async function writeReplace(dir, name, bytes) {
+  await writeBytes(dir, name + '.tmp', bytes);
+  await renameOver(dir, name + '.tmp', name);
+}
+
+async function removeQuiet(dir, name) {
+  try { await dir.removeEntry(name); } catch (e) { /* not there */ }
 }
 
 async function readFile(dir, name) {
@@ -321,6 +377,53 @@ async function readFile(dir, name) {
     const fh = await dir.getFileHandle(name);
     return new Uint8Array(await (await fh.getFile()).arrayBuffer());
   } catch (e) { return null; }
+}
+
+// The committed autosave's metadata; null when there is none. Throws when
+// meta.json cannot be parsed.
+async function readMeta(dir) {
+  const b = await readFile(dir, 'meta.json');
+  return b ? JSON.parse(new TextDecoder().decode(b)) : null;
+}
+const metaCheckpoint = (meta) => meta.checkpoint || LEGACY_CHECKPOINT;
+
+// Removes the files no committed autosave names: temporary files, the
+// checkpoint slot of a save that failed or was cut off by a closed or
+// crashed tab, all of them when nothing was committed. An unreadable
+// meta.json leaves the folder as it is.
+async function cleanLeftovers() {
+  const dir = await opfsDir();
+  if (!dir) return;
+  await opfsLocked(async () => {
+    let meta;
+    try { meta = await readMeta(dir); } catch (e) { return; }
+    const keep = new Set(meta ? ['meta.json', 'corpus.bin', metaCheckpoint(meta)] : []);
+    const gone = [];
+    for await (const [name, h] of dir.entries()) if (h.kind === 'file' && !keep.has(name)) gone.push(name);
+    for (const name of gone) await removeQuiet(dir, name);
+  });
+}
+
+// One save, committed by the rename of meta.json; on failure, what it wrote
+// is removed again (the space it took is given back) and the error thrown.
+async function commitSave(dir, snap) {
+  const old = await readMeta(dir).catch(() => null);
+  const oldCkpt = old ? metaCheckpoint(old) : null;
+  const slot = oldCkpt === SLOTS[0] ? SLOTS[1] : SLOTS[0];
+  try {
+    if (!corpusSaved) {
+      await writeReplace(dir, 'corpus.bin', corpusBytes);
+      corpusSaved = true;
+    }
+    await writeBytes(dir, slot, snap.bytes);
+    const meta = { version: 2, opts, corpusName, variant, backend: backendName, status: snap.status || run, step: snap.step,
+      loss: snap.loss, savedAt: Date.now(), elapsed: perf.elapsed, checkpoint: slot, checkpointBytes: snap.bytes.length };
+    await writeReplace(dir, 'meta.json', new TextEncoder().encode(JSON.stringify(meta)));
+  } catch (e) {
+    for (const name of [slot, 'meta.json.tmp', 'corpus.bin.tmp']) await removeQuiet(dir, name);
+    throw e;
+  }
+  if (oldCkpt && oldCkpt !== slot) await removeQuiet(dir, oldCkpt);
 }
 
 // The current state as checkpoint bytes (a paused or finished run, or one
@@ -342,26 +445,35 @@ function lostMessage(m) {
     : 'No autosave had been made yet.');
 }
 
-let corpusSaved = false;
-// Writes a save point to OPFS: the checkpoint, then its metadata (the run's
-// options and status, which restore() reads).
+// The browser refused the bytes of an autosave (its storage quota is used
+// up). The run pauses rather than train on with nothing saved: the state in
+// memory is whole, and the user can download it or free space and resume;
+// the saves the pause makes are not tried (storageFull), so the message is
+// said once.
+function onStorageFull(snap) {
+  const step = snap.step;
+  storageFull = true;
+  const pausing = run === 'running' && snap.status !== 'done'; // the last step's save: the run ends anyway
+  if (pausing) requestHold('paused');
+  const kept = savedStep > 0 ? `the autosave of step ${savedStep} is kept` : 'no autosave of this run is in this browser';
+  post({ type: 'error', where: 'autosave', storageFull: true,
+    message: `Browser storage is full: step ${step} could not be saved, ${kept}. ` +
+      (pausing || run === 'paused' ? 'Training is paused: free space or download the checkpoint, then resume.'
+        : 'Free space or download the checkpoint.') });
+}
+
+// Writes a save point to OPFS (commitSave).
 async function writeAutosave(snap) {
-  if (!W || deviceLost) return;
+  if (!W || deviceLost || storageFull) return;
   try {
     const dir = await opfsDir();
     if (!dir) return;
-    if (!corpusSaved) {
-      await writeFile(dir, 'corpus.bin', corpusBytes);
-      corpusSaved = true;
-    }
-    await writeFile(dir, 'checkpoint.safetensors', snap.bytes);
-    const meta = { version: 1, opts, corpusName, variant, backend: backendName, status: run, step: snap.step,
-      loss: snap.loss, savedAt: Date.now(), elapsed: perf.elapsed };
-    await writeFile(dir, 'meta.json', new TextEncoder().encode(JSON.stringify(meta)));
+    await opfsLocked(() => commitSave(dir, snap));
     savedStep = snap.step;
     post({ type: 'saved', where: 'opfs', step: snap.step, bytes: snap.bytes.length });
   } catch (e) {
-    post({ type: 'error', where: 'autosave', message: 'autosave failed: ' + e.message });
+    if (isStorageFull(e)) onStorageFull(snap);
+    else post({ type: 'error', where: 'autosave', message: 'autosave failed: ' + e.message });
   }
 }
 
@@ -375,13 +487,20 @@ async function writeSave() {
 async function restore() {
   const dir = await opfsDir();
   if (!dir) return { found: false };
-  const metaB = await readFile(dir, 'meta.json');
-  if (!metaB) return { found: false };
-  let meta;
-  try { meta = JSON.parse(new TextDecoder().decode(metaB)); } catch (e) { return { found: false, message: 'saved run metadata is corrupt' }; }
-  const corpus = await readFile(dir, 'corpus.bin');
-  const ckpt = await readFile(dir, 'checkpoint.safetensors');
-  if (!corpus || !ckpt) return { found: false, message: 'saved run is incomplete' };
+  const saved = await opfsLocked(async () => {
+    let meta;
+    try { meta = await readMeta(dir); } catch (e) { return { message: 'saved run metadata is corrupt' }; }
+    if (!meta) return null;
+    const corpus = await readFile(dir, 'corpus.bin');
+    const ckpt = await readFile(dir, metaCheckpoint(meta));
+    if (!corpus || !ckpt) return { message: 'saved run is incomplete' };
+    if (meta.checkpointBytes != null && ckpt.length !== meta.checkpointBytes)
+      return { message: `saved checkpoint has ${ckpt.length} of its ${meta.checkpointBytes} bytes` };
+    return { meta, corpus, ckpt };
+  });
+  if (!saved) return { found: false };
+  if (!saved.meta) return { found: false, message: saved.message };
+  const { meta, corpus, ckpt } = saved;
   const r = await locked(async () => {
     setOptions(meta.opts);
     await withBytes(corpus, async (p, n) => check(await call('tt_web_corpus', W, p, n), 'corpus'));
@@ -393,6 +512,7 @@ async function restore() {
   resetPerf();
   perf.elapsed = meta.elapsed || 0;
   savedStep = r.state.step;
+  storageFull = false;
   run = r.state.step >= r.state.steps ? 'done' : 'paused';
   return { found: true, meta, ...r };
 }
@@ -400,9 +520,10 @@ async function restore() {
 async function clearSaved() {
   try {
     const root = await navigator.storage.getDirectory();
-    await root.removeEntry(OPFS_DIR, { recursive: true });
+    await opfsLocked(() => root.removeEntry(OPFS_DIR, { recursive: true }));
   } catch (e) { /* nothing saved */ }
   corpusSaved = false;
+  storageFull = false;
 }
 
 // ---- sampling -------------------------------------------------------------------------
@@ -498,7 +619,8 @@ async function bench(m) {
 //   restore                                  OPFS -> restored {found, meta, state}
 //   clearSaved                               -> cleared
 //   bench {presets, steps, corpus}           -> benchRow..., benchDone
-// worker -> page: error {where, message} (where: init | corpus | options | train | checkpoint | sample | autosave | bench)
+// worker -> page: error {where, message} (where: init | corpus | options | train | checkpoint | sample | autosave | bench;
+//   autosave with storageFull: true when the browser's storage refused it: the run pauses)
 //   status {run, inFlightAtRequest?}: after a pause/stop of a running loop, how many steps were in flight
 //   when the request arrived (they are collected, recorded and saved before the status is sent)
 
@@ -510,6 +632,7 @@ async function onMessage(m) {
         M = await loadModule(variant, threads);
         W = M._tt_web_new();
         if (!W) throw new Error('out of memory');
+        await cleanLeftovers().catch(() => {});
         post({ type: 'ready', variant, threads, presets: JSON.parse(readCString(M._tt_web_presets_json(W))), isa: info(),
           webgpu: !!M._tt_web_has_webgpu(), gpu: gpuInfo, gpuError: M.ttGpuError || null });
       } catch (e) {
@@ -550,6 +673,7 @@ async function onMessage(m) {
       if (W && (run === 'paused' || run === 'stopped')) {
         if (M._tt_web_step(W) >= M._tt_web_total_steps(W)) { run = 'done'; post({ type: 'status', run }); break; }
         run = 'running';
+        storageFull = false;
         perf.window = [];
         M._tt_web_hold(W, 0);
         post({ type: 'status', run });
@@ -566,6 +690,7 @@ async function onMessage(m) {
         await locked(() => check(M._tt_web_set_steps(W, M._tt_web_total_steps(W) + (m.n | 0)), 'steps'));
       } catch (e) { post({ type: 'error', where: 'options', message: e.message }); break; }
       run = 'running';
+      storageFull = false;
       perf.window = [];
       M._tt_web_hold(W, 0);
       post(await locked(() => snapshot()));

@@ -74,21 +74,36 @@ export async function train(page, { preset = 'tiny', steps = 40, seed = 1337, lr
 export function mean(a) { return a.reduce((s, x) => s + x, 0) / a.length; }
 
 // The app's autosave in the page's OPFS (tinytrain/): SHA-256 of the
-// checkpoint and metadata files, the metadata's step, status and loss, and
-// the checkpoint's step, loss history (as float32) and schedule.
+// checkpoint and metadata files, the metadata's step, status and loss, the
+// checkpoint's step, loss history (as float32) and schedule, and which file
+// holds the checkpoint (the one meta.json names; checkpoint.safetensors in
+// autosaves made before it named one) with its size.
 export async function readAutosave(page) {
   return page.evaluate(async () => {
     const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('tinytrain');
     const read = async (name) => (await (await dir.getFileHandle(name)).getFile()).arrayBuffer();
     const hex = async (b) => [...new Uint8Array(await crypto.subtle.digest('SHA-256', b))].map((x) => x.toString(16).padStart(2, '0')).join('');
-    const metaB = await read('meta.json'), ckB = await read('checkpoint.safetensors');
+    const metaB = await read('meta.json');
     const meta = JSON.parse(new TextDecoder().decode(metaB));
+    const ckName = meta.checkpoint || 'checkpoint.safetensors';
+    const ckB = await read(ckName);
     const n = Number(new DataView(ckB).getBigUint64(0, true));
     const md = JSON.parse(new TextDecoder().decode(new Uint8Array(ckB, 8, n))).__metadata__;
     return {
       sha: { meta: await hex(metaB), ckpt: await hex(ckB) },
       meta: { step: meta.step, status: meta.status, loss: meta.loss },
       ckpt: { step: Number(md.step), losses: JSON.parse(md.loss_history).map(Math.fround), sched: JSON.parse(md.train_config).schedule },
+      files: { checkpoint: ckName, checkpointBytes: ckB.byteLength },
     };
+  });
+}
+
+// The names of the files in the page's OPFS folder tinytrain/, sorted.
+export async function listAutosave(page) {
+  return page.evaluate(async () => {
+    const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('tinytrain');
+    const names = [];
+    for await (const [name] of dir.entries()) names.push(name);
+    return names.sort();
   });
 }
