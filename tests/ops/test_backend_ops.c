@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_ops.h"
+#include "gpu_test.h"
 #include "ops.h"
 #include "ref64.h"
 #include "rng.h"
@@ -382,6 +384,316 @@ static int cpu_run(const op_case *c, problem *p) {
     return RAN;
 }
 
+/* ---- the WebGPU backend ----
+ * The tt_gop_* planners of src/webgpu/gpu_ops.h on the problem's inputs:
+ * upload, plan the op's sites, run them, read back. Outputs start poisoned
+ * (NaN), parameter gradients at zero (the GPU accumulates into them). The
+ * GPU contracts differ from the CPU ones, and the runner adapts:
+ *  - tokens are u32 (B,T+1) with the targets one column right
+ *    (crossentropy: one batch row of T = N), and the embedding backward
+ *    reads them bucketed by token (tt_gop_embedding_buckets);
+ *  - wte and wpe, LayerNorm's w and b, and its dw and db share one buffer;
+ *  - crossentropy is one kernel: losses and the logits overwritten by
+ *    dlogits * grad_scale (the step uniforms);
+ *  - the head (logits = inp . wte^T) is a matmul with trans_b, its backward
+ *    two matmuls (the product's schedule, src/webgpu/backend.c);
+ *  - matmul's dW and db: the product folds db into dW (a ones row of op(A))
+ *    or sums columns; both paths run, the second as extra outputs;
+ *  - attention takes q, k, v as three (B,T,C) buffers: a packed (B,T,3C)
+ *    case is split on the host; its backward reads y and lse of a forward;
+ *  - adamw: whole buffers with a u32 decay mask built from the layout; the
+ *    grad norm (stats[1]) is an extra output.
+ * Without an adapter every case is SKIPPED (FAILED under TT_REQUIRE_WEBGPU=1). */
+
+static tt_gops g_gops;
+static int g_gpu_ok;         /* 1 device and planner ready, 0 no adapter, -1 the planner failed */
+static char g_gpu_why[600];  /* why not */
+
+#define GPU_MAXBUF 16
+static tt_gpu_buf g_gbuf[GPU_MAXBUF];
+static int g_ngbuf, g_gbuf_over;
+
+static tt_gpu_buf gkeep(tt_gpu_buf b) {
+    if (g_ngbuf < GPU_MAXBUF) g_gbuf[g_ngbuf++] = b;
+    else g_gbuf_over = 1;
+    return b;
+}
+static tt_gpu_buf gup(const void *x, size_t n) { return gkeep(tt_gtest_up(x, n)); }
+static tt_gpu_buf gpois(size_t n) { return gkeep(tt_gtest_poisoned(n)); }
+static tt_gpu_buf gzero(size_t n) {
+    float *z = calloc(n ? n : 1, sizeof *z);
+    tt_gpu_buf b = gup(z, n);
+    free(z);
+    return b;
+}
+/* n floats from element off of b into dst */
+static void gdown(tt_gpu_buf b, size_t off, float *dst, size_t n) {
+    float *t = malloc((off + n) * sizeof *t);
+    tt_gtest_down(b, t, off + n);
+    memcpy(dst, t + off, n * sizeof *t);
+    free(t);
+}
+static tt_gref GR(tt_gpu_buf b, size_t off) {
+    tt_gref r = {b, (uint32_t)off};
+    return r;
+}
+/* an output only this backend has: its reference copied from src */
+static float *extra_out(problem *p, const char *name, const double *src, size_t n) {
+    memcpy(add_out(p, name, n), src, n * sizeof(double));
+    return p->out[p->n_out - 1].f;
+}
+/* tokens (B,T+1) u32 of the inputs (B,T); the last column 0 (any valid id) */
+static uint32_t *gpu_tokens(const int32_t *tok, int B, int T, size_t extra) {
+    uint32_t *u = calloc((size_t)B * (T + 1) + extra, sizeof *u);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) u[(size_t)b * (T + 1) + t] = (uint32_t)tok[(size_t)b * T + t];
+    return u;
+}
+
+static int gpu_run(const op_case *c, problem *p) {
+    const char *req = getenv("TT_REQUIRE_WEBGPU");
+    if (g_gpu_ok == 0) return req && atoi(req) ? FAILED : SKIPPED;
+    if (g_gpu_ok < 0) return FAILED;
+    tt_gops *O = &g_gops;
+    tt_status st;
+    tt_gsite s[8];
+    int ns = 0, rc = RAN;
+    const int failed0 = tt_test_failed_checks;
+    memset(s, 0, sizeof s);
+    g_ngbuf = 0, g_gbuf_over = 0;
+    float **in = (float *[MAX_T]){0};
+    for (int i = 0; i < p->n_in; i++) in[i] = p->in[i].f;
+    float **o = (float *[MAX_T]){0};
+    for (int i = 0; i < p->n_out; i++) o[i] = p->out[i].f, tt_test_poison(o[i], p->out[i].n);
+#define PLAN(call)                                                              \
+    do {                                                                        \
+        if ((call)) {                                                           \
+            fprintf(stderr, "  webgpu plan: %s\n", st.msg);                     \
+            rc = FAILED;                                                        \
+            goto done;                                                          \
+        }                                                                       \
+    } while (0)
+    switch (c->op) {
+    case OP_EMBEDDING: {
+        const int B = c->d[0], T = c->d[1], C = c->d[2], V = c->d[3];
+        const size_t n = (size_t)B * T * C, ntok = (size_t)B * (T + 1), VC = (size_t)V * C, TC = (size_t)T * C;
+        uint32_t *tok = gpu_tokens(p->tok, B, T, (size_t)V + 1 + (size_t)B * T);
+        const uint32_t boff = (uint32_t)ntok, poff = boff + (uint32_t)V + 1;
+        tt_gop_embedding_buckets(tok, B, T, V, tok + boff, tok + poff);
+        tt_gpu_buf btok = gup(tok, ntok + V + 1 + (size_t)B * T);
+        free(tok);
+        if (c->dir == FWD) {
+            float *wp = malloc((VC + TC) * sizeof *wp); /* [wte (V,C); wpe (T,C)] */
+            memcpy(wp, in[0], VC * sizeof *wp), memcpy(wp + VC, in[1], TC * sizeof *wp);
+            tt_gpu_buf bw = gup(wp, VC + TC), bo = gpois(n);
+            free(wp);
+            PLAN(tt_gop_embedding_forward(O, &s[ns], GR(bo, 0), GR(btok, 0), GR(bw, 0), GR(bw, VC), B, T, C, &st));
+            ns += 1;
+            tt_gtest_run(s, ns);
+            gdown(bo, 0, o[0], n);
+        } else {
+            tt_gpu_buf bg = gzero(VC + TC), bd = gup(in[2], n);
+            PLAN(tt_gop_embedding_backward(O, &s[ns], GR(bg, 0), GR(bg, VC), GR(bd, 0), btok, boff, poff, B, T, C, V,
+                                           &st));
+            ns += 2;
+            tt_gtest_run(s, ns);
+            gdown(bg, 0, o[0], VC), gdown(bg, VC, o[1], TC);
+        }
+        break;
+    }
+    case OP_LAYERNORM: {
+        const int N = c->d[0], C = c->d[1];
+        const size_t n = (size_t)N * C;
+        float *wb = malloc(2 * (size_t)C * sizeof *wb); /* [w (C); b (C)] */
+        memcpy(wb, in[1], C * sizeof *wb), memcpy(wb + C, in[2], C * sizeof *wb);
+        tt_gpu_buf bx = gup(in[0], n), bwb = gup(wb, 2 * (size_t)C), bo = gpois(n), bst = gpois(2 * (size_t)N);
+        free(wb);
+        PLAN(tt_gop_layernorm_forward(O, &s[ns], GR(bo, 0), GR(bst, 0), GR(bx, 0), GR(bwb, 0), GR(bwb, C), N, C, &st));
+        ns += 1;
+        if (c->dir == FWD) {
+            tt_gtest_run(s, ns);
+            gdown(bo, 0, o[0], n), gdown(bst, 0, o[1], (size_t)N);
+        } else {
+            tt_gpu_buf bd = gup(in[3], n), bdx = gpois(n), bg = gzero(2 * (size_t)C); /* [dw; db] */
+            tt_gpu_buf part = gpois(tt_gop_colsum_part_elems(N, 2 * C));
+            PLAN(tt_gop_layernorm_backward(O, &s[ns], GR(bdx, 0), GR(bg, 0), GR(bd, 0), GR(bx, 0), GR(bwb, 0),
+                                           GR(bst, 0), GR(part, 0), N, C, 0, &st));
+            ns += 3;
+            tt_gtest_run(s, ns);
+            gdown(bdx, 0, o[0], n), gdown(bg, 0, o[1], (size_t)C), gdown(bg, C, o[2], (size_t)C);
+            if (C == 1) memset(o[0], 0, (size_t)N * sizeof(float)); /* rounding noise around 0 */
+        }
+        break;
+    }
+    case OP_MATMUL:
+    case OP_HEAD: {
+        /* matmul: weight (C,OC); head: weight = wte (V,C) with V = OC */
+        const int N = c->d[0], C = c->d[1], OC = c->d[2], head = c->op == OP_HEAD;
+        const size_t nx = (size_t)N * C, nw = (size_t)C * OC, ny = (size_t)N * OC;
+        tt_gpu_buf bx = gup(in[0], nx), bw = gup(in[1], nw);
+        if (c->dir == FWD) {
+            tt_gpu_buf bo = gpois(ny), bb = head ? -1 : gup(in[2], (size_t)OC);
+            tt_gref bias = GR(bb, 0);
+            PLAN(tt_gop_matmul(O, &s[ns], GR(bo, 0), GR(bx, 0), GR(bw, 0), head ? NULL : &bias, NULL, N, OC, C, 0, head,
+                               0, &st));
+            ns += 2;
+            tt_gtest_run(s, ns);
+            gdown(bo, 0, o[0], ny);
+        } else if (head) {
+            tt_gpu_buf bd = gup(in[2], ny), bdx = gpois(nx), bg = gzero(nw);
+            /* dinp (N,C) = dlogits (N,V) @ wte (V,C); dwte (V,C) += dlogits^T @ inp */
+            PLAN(tt_gop_matmul(O, &s[ns], GR(bdx, 0), GR(bd, 0), GR(bw, 0), NULL, NULL, N, C, OC, 0, 0, 0, &st));
+            ns += 2;
+            PLAN(tt_gop_matmul(O, &s[ns], GR(bg, 0), GR(bd, 0), GR(bx, 0), NULL, NULL, OC, C, N, 1, 0, 1, &st));
+            ns += 2;
+            tt_gtest_run(s, ns);
+            gdown(bdx, 0, o[0], nx), gdown(bg, 0, o[1], nw);
+        } else {
+            float *ow2 = extra_out(p, "dweight (column-sum path)", p->out[1].ref, nw);
+            float *ob2 = extra_out(p, "dbias (column-sum path)", p->out[2].ref, (size_t)OC);
+            tt_gpu_buf bd = gup(in[3], ny), bdx = gpois(nx), bg = gzero(nw + OC); /* [dW (C,OC); db (OC)] */
+            tt_gpu_buf bg2 = gzero(nw), bb2 = gzero((size_t)OC), part = gpois(tt_gop_colsum_part_elems(N, OC));
+            /* dinp (N,C) = dout (N,OC) @ W^T */
+            PLAN(tt_gop_matmul(O, &s[ns], GR(bdx, 0), GR(bd, 0), GR(bw, 0), NULL, NULL, N, C, OC, 0, 1, 0, &st));
+            ns += 2;
+            /* [dW; db] += [inp^T; 1] @ dout: the bias gradient folded (one ones row) */
+            PLAN(tt_gop_matmul_ex(O, &s[ns], GR(bg, 0), GR(bx, 0), GR(bd, 0), NULL, NULL, C + 1, OC, N, 1, 0, 1, 1, &st));
+            ns += 2;
+            /* dW += inp^T @ dout, db += column sums of dout */
+            PLAN(tt_gop_matmul(O, &s[ns], GR(bg2, 0), GR(bx, 0), GR(bd, 0), NULL, NULL, C, OC, N, 1, 0, 1, &st));
+            ns += 2;
+            PLAN(tt_gop_matmul_backward_bias(O, &s[ns], GR(bb2, 0), GR(bd, 0), GR(part, 0), N, OC, &st));
+            ns += 2;
+            tt_gtest_run(s, ns);
+            gdown(bdx, 0, o[0], nx), gdown(bg, 0, o[1], nw), gdown(bg, nw, o[2], (size_t)OC);
+            gdown(bg2, 0, ow2, nw), gdown(bb2, 0, ob2, (size_t)OC);
+        }
+        break;
+    }
+    case OP_ATTENTION: {
+        att_shape a = att_dims(c);
+        const size_t n1 = (size_t)a.B * a.T * a.C, nsr = (size_t)a.B * a.NH * a.T;
+        /* q, k, v as three (B,T,C) buffers (split from the packed rows) */
+        tt_gpu_buf bqkv[3];
+        float *tmp = malloc(n1 * sizeof *tmp);
+        for (int j = 0; j < 3; j++) {
+            const float *src = c->d[4] ? in[0] + (size_t)j * a.C : in[j];
+            for (size_t r = 0; r < (size_t)a.B * a.T; r++) memcpy(tmp + r * a.C, src + r * a.ld, (size_t)a.C * sizeof *tmp);
+            bqkv[j] = gup(tmp, n1);
+        }
+        free(tmp);
+        tt_gpu_buf by = gpois(n1), bst = gpois(2 * nsr); /* stats: lse then D */
+        PLAN(tt_gop_attention_forward(O, &s[ns], GR(by, 0), GR(bst, 0), GR(bqkv[0], 0), GR(bqkv[1], 0), GR(bqkv[2], 0),
+                                      a.B, a.T, a.C, a.NH, &st));
+        ns += 1;
+        if (c->dir == FWD) {
+            tt_gtest_run(s, ns);
+            gdown(by, 0, o[0], n1), gdown(bst, 0, o[1], nsr);
+        } else {
+            tt_gpu_buf bdy = gup(in[c->d[4] ? 1 : 3], n1), bdq = gpois(n1), bdk = gpois(n1), bdv = gpois(n1);
+            PLAN(tt_gop_attention_backward(O, &s[ns], GR(bdq, 0), GR(bdk, 0), GR(bdv, 0), GR(bst, 0), GR(bqkv[0], 0),
+                                           GR(bqkv[1], 0), GR(bqkv[2], 0), GR(by, 0), GR(bdy, 0), a.B, a.T, a.C, a.NH,
+                                           &st));
+            ns += 2;
+            tt_gtest_run(s, ns);
+            gdown(bdq, 0, o[0], n1), gdown(bdk, 0, o[1], n1), gdown(bdv, 0, o[2], n1), gdown(bst, nsr, o[3], nsr);
+        }
+        break;
+    }
+    case OP_GELU: {
+        const size_t n = (size_t)c->d[0];
+        tt_gpu_buf bx = gup(in[0], n);
+        if (c->dir == FWD) {
+            tt_gpu_buf bo = gpois(n);
+            PLAN(tt_gop_gelu_forward(O, &s[ns], GR(bo, 0), GR(bx, 0), n, &st));
+            ns += 1;
+            tt_gtest_run(s, ns);
+            gdown(bo, 0, o[0], n);
+        } else {
+            tt_gpu_buf bd = gup(in[1], n); /* in place: d = dout * gelu'(inp) */
+            PLAN(tt_gop_gelu_backward(O, &s[ns], GR(bd, 0), GR(bx, 0), n, &st));
+            ns += 1;
+            tt_gtest_run(s, ns);
+            gdown(bd, 0, o[0], n);
+        }
+        break;
+    }
+    case OP_CROSSENTROPY: {
+        /* one batch row of T = N: targets at tokens[1..N] */
+        const int N = c->d[0], V = c->d[1];
+        const size_t nv = (size_t)N * V;
+        uint32_t *tok = calloc((size_t)N + 1, sizeof *tok);
+        for (int r = 0; r < N; r++) tok[r + 1] = (uint32_t)p->tok[r];
+        tt_gpu_buf btok = gup(tok, (size_t)N + 1), blg = gup(in[0], nv), bl = gpois((size_t)N);
+        free(tok);
+        tt_gstep sp;
+        memset(&sp, 0, sizeof sp);
+        sp.grad_scale = p->dscale, sp.loss_scale = 1.0f / (float)N, sp.valid_rows = (uint32_t)N;
+        PLAN(tt_gops_set_step(O, &sp, &st));
+        PLAN(tt_gop_crossentropy(O, &s[ns], GR(blg, 0), GR(bl, 0), GR(btok, 0), N, V, N, &st));
+        ns += 1;
+        tt_gtest_run(s, ns);
+        if (c->dir == FWD) gdown(bl, 0, o[0], (size_t)N);
+        else gdown(blg, 0, o[0], nv);
+        break;
+    }
+    case OP_ADAMW: {
+        const size_t n = p->lo.total, nw = (n + 31) / 32;
+        uint32_t *mask = calloc(nw, sizeof *mask);
+        for (int t = 0; t < p->lo.n_tensors; t++)
+            if (p->lo.t[t].decay)
+                for (size_t j = p->lo.t[t].offset; j < p->lo.t[t].offset + p->lo.t[t].numel; j++) mask[j >> 5] |= 1u << (j & 31);
+        double ss = 0;
+        for (size_t i = 0; i < n; i++) ss += (double)in[1][i] * in[1][i];
+        const double norm = sqrt(ss);
+        float *onorm = extra_out(p, "grad norm", &norm, 1);
+        tt_gpu_buf bp = gup(in[0], n), bg = gup(in[1], n), bm = gup(in[2], n), bv = gup(in[3], n), bmask = gup(mask, nw);
+        tt_gpu_buf part = gpois(tt_gop_adamw_part_elems(n)), bst = gpois(4);
+        free(mask);
+        const tt_optim_args *q = &p->opt;
+        tt_gstep sp;
+        memset(&sp, 0, sizeof sp);
+        sp.lr = q->lr, sp.b1 = q->beta1, sp.b2 = q->beta2, sp.eps = q->eps, sp.wd = q->weight_decay, sp.clip = q->clip;
+        sp.bc1 = q->bc1, sp.bc2 = q->bc2;
+        PLAN(tt_gops_set_step(O, &sp, &st));
+        PLAN(tt_gop_adamw(O, &s[ns], bp, bg, bm, bv, bmask, part, bst, n, &st));
+        ns += 2;
+        tt_gtest_run(s, ns);
+        gdown(bp, 0, o[0], n), gdown(bm, 0, o[1], n), gdown(bv, 0, o[2], n), gdown(bst, 1, onorm, 1);
+        break;
+    }
+    }
+done:
+#undef PLAN
+    for (int i = 0; i < g_ngbuf; i++) tt_gpu_buffer_free(tt_gtest_gpu, g_gbuf[i]);
+    if (g_gbuf_over) fprintf(stderr, "  webgpu: more than %d buffers in one case\n", GPU_MAXBUF), rc = FAILED;
+    if (tt_test_failed_checks != failed0) rc = FAILED; /* a device call failed (printed by gpu_test.c) */
+    return rc;
+}
+
+/* the device and the planner, or g_gpu_why */
+static void gpu_open(void) {
+    tt_status st;
+    tt_gpu *g = NULL;
+    if (tt_gpu_open(NULL, &g, &st) != TT_OK) {
+        snprintf(g_gpu_why, sizeof g_gpu_why, "%s", st.msg);
+        return;
+    }
+    tt_gtest_gpu = g;
+    if (tt_gops_init(&g_gops, g, &st)) {
+        snprintf(g_gpu_why, sizeof g_gpu_why, "gops init: %s", st.msg);
+        g_gpu_ok = -1;
+        return;
+    }
+    g_gpu_ok = 1;
+    printf("webgpu adapter: %s (%s)\n", tt_gpu_get_info(g)->name, tt_gpu_get_info(g)->backend);
+}
+
+static void gpu_close(void) {
+    if (g_gpu_ok) tt_gops_free(&g_gops);
+    if (tt_gtest_gpu) tt_gpu_close(tt_gtest_gpu);
+}
+
 /* ---- the table runner ---- */
 
 typedef struct {
@@ -391,6 +703,7 @@ typedef struct {
 
 static const backend BACKENDS[] = {
     {"cpu", cpu_run},
+    {"webgpu", gpu_run},
 };
 
 static void case_label(const op_case *c, char *buf, size_t cap) {
@@ -402,7 +715,8 @@ static void case_label(const op_case *c, char *buf, size_t cap) {
 
 TT_TEST(every_op_on_every_backend) {
     int ran = 0, skipped = 0;
-    for (size_t b = 0; b < sizeof BACKENDS / sizeof BACKENDS[0]; b++)
+    for (size_t b = 0; b < sizeof BACKENDS / sizeof BACKENDS[0]; b++) {
+        g_seed = 4242; /* every backend gets the same inputs */
         for (int i = 0; i < N_CASES; i++) {
             const op_case *c = &CASES[i];
             char label[96];
@@ -422,6 +736,7 @@ TT_TEST(every_op_on_every_backend) {
             }
             free_problem(&p);
         }
+    }
     printf("  %d op cases run, %d skipped\n", ran, skipped);
 }
 
@@ -436,7 +751,15 @@ int main(void) {
         fprintf(stderr, "cpu context: %s\n", st.msg);
         return 1;
     }
+    gpu_open();
+    if (g_gpu_ok <= 0) {
+        const char *req = getenv("TT_REQUIRE_WEBGPU");
+        if (g_gpu_ok < 0) fprintf(stderr, "FAIL: webgpu: %s\n", g_gpu_why);
+        else if (req && atoi(req)) fprintf(stderr, "FAIL: TT_REQUIRE_WEBGPU=1 but WebGPU is unavailable: %s\n", g_gpu_why);
+        else printf("webgpu: SKIP: %s\n", g_gpu_why);
+    }
     RUN(every_op_on_every_backend);
+    gpu_close();
     tt_cpu_destroy(&g_cpu);
     return tt_test_summary();
 }
