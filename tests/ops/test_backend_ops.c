@@ -10,10 +10,13 @@
  * Parameter gradients are returned alone (the backends' accumulate-into
  * contract is tested per backend, e.g. tests/cpu/test_ops.c).
  *
- * Backends: the CPU always. Adding one (WebGPU through the tt_gop_* planners
- * of src/webgpu/gpu_ops.h, with tests/support/gpu_test.h for upload and
- * read-back) means writing its run() for the ops of the table and one line
- * in BACKENDS; a backend returns SKIPPED for an op it does not have. */
+ * Backends: the CPU always; WebGPU (the tt_gop_* planners of
+ * src/webgpu/gpu_ops.h, with tests/support/gpu_test.h for upload and
+ * read-back) where an adapter opens, else its cases are SKIPPED (FAILED
+ * under TT_REQUIRE_WEBGPU=1). Every backend gets the same inputs and the
+ * same tolerances. Adding one means writing its run() for the ops of the
+ * table and one line in BACKENDS; a backend returns SKIPPED for an op it
+ * does not have, and may add outputs of its own (extra_out). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
