@@ -14,6 +14,6 @@ if "$T" info 2>/dev/null | grep -q '^webgpu  *unavailable'; then
   if [ "${TT_REQUIRE_WEBGPU:-0}" = 1 ]; then echo "FAIL: TT_REQUIRE_WEBGPU=1 but WebGPU is unavailable"; fail=1
   else echo "SKIP: webgpu part: no adapter"; fi
 else
-  bash "$src/scripts/crash_test.sh" --tinytrain "$T" --backend webgpu --kills 5 --steps 30 --max-delay 4 | tail -1 || fail=1
+  bash "$src/scripts/crash_test.sh" --tinytrain "$T" --backend webgpu --kills 5 --steps 30 | tail -1 || fail=1
 fi
 exit $fail
