@@ -81,7 +81,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "set_state: %s\n", st.msg);
         return 1;
     }
-    tt_optim_args o = {1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 1.0f, 0.1f, 0.05f};
+    tt_optim_args o = {1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 1.0f, 0.1f, 0.05f, 0.0f, 0, 0};
     double *ms = malloc((size_t)steps * sizeof *ms);
     float loss = 0, gn = 0;
     int warm = 3;

@@ -28,6 +28,12 @@ typedef struct {
     float weight_decay;
     float clip;        /* <= 0: no clipping */
     float bc1, bc2;    /* bias corrections 1-b1^t, 1-b2^t (caller computes) */
+    /* dropout of this step (embeddings, attention probabilities, residual
+     * branches; rng.h says how masks are keyed): p = 0 is no dropout. eval()
+     * and sampling never drop. */
+    float dropout;
+    uint64_t seed;     /* the run's seed, keys the masks */
+    int64_t step;      /* 0-based optimizer step, keys the masks */
 } tt_optim_args;
 
 typedef struct tt_backend tt_backend;

@@ -7,16 +7,16 @@
 
 /* name: layers, d_model, heads, ctx, batch -> exact parameter count */
 const tt_preset tt_presets[] = {
-    {"tiny", {2, 48, 3, 32, 16, TT_VOCAB}, 70464},
-    {"small", {3, 96, 3, 64, 16, TT_VOCAB}, 366432},
-    {"medium", {4, 128, 4, 96, 16, TT_VOCAB}, 838400},
-    {"large", {6, 192, 6, 128, 12, TT_VOCAB}, 2743296},
-    {"xl", {8, 256, 8, 128, 8, TT_VOCAB}, 6416896},
-    {"huge", {12, 256, 8, 256, 8, TT_VOCAB}, 9608704},
-    {"massive", {14, 384, 12, 256, 4, TT_VOCAB}, 25039872},
-    {"mega", {14, 384, 12, 512, 2, TT_VOCAB}, 25138176},
-    {"behemoth", {24, 1280, 20, 512, 1, TT_VOCAB}, 473244160},
-    {"gpt2", {12, 768, 12, 1024, 8, TT_VOCAB}, 86039040},
+    {"tiny", {2, 48, 3, 32, 16, TT_VOCAB, 0, 0, 0.0f}, 70464},
+    {"small", {3, 96, 3, 64, 16, TT_VOCAB, 0, 0, 0.0f}, 366432},
+    {"medium", {4, 128, 4, 96, 16, TT_VOCAB, 0, 0, 0.0f}, 838400},
+    {"large", {6, 192, 6, 128, 12, TT_VOCAB, 0, 0, 0.0f}, 2743296},
+    {"xl", {8, 256, 8, 128, 8, TT_VOCAB, 0, 0, 0.0f}, 6416896},
+    {"huge", {12, 256, 8, 256, 8, TT_VOCAB, 0, 0, 0.0f}, 9608704},
+    {"massive", {14, 384, 12, 256, 4, TT_VOCAB, 0, 0, 0.0f}, 25039872},
+    {"mega", {14, 384, 12, 512, 2, TT_VOCAB, 0, 0, 0.0f}, 25138176},
+    {"behemoth", {24, 1280, 20, 512, 1, TT_VOCAB, 0, 0, 0.0f}, 473244160},
+    {"gpt2", {12, 768, 12, 1024, 8, TT_VOCAB, 0, 0, 0.0f}, 86039040},
 };
 const int tt_n_presets = (int)(sizeof tt_presets / sizeof tt_presets[0]);
 
@@ -35,6 +35,22 @@ int tt_config_validate(const tt_model_config *c, tt_status *st) {
     if (c->ctx < 1 || c->ctx > 65536) return tt_fail(st, TT_EINVAL, "ctx must be in 1..65536 (got %d)", c->ctx);
     if (c->batch < 1 || c->batch > 65536) return tt_fail(st, TT_EINVAL, "batch must be in 1..65536 (got %d)", c->batch);
     if (c->vocab != TT_VOCAB) return tt_fail(st, TT_EINVAL, "vocab must be %d (byte-level)", TT_VOCAB);
+    if (c->lora_rank < 0) return tt_fail(st, TT_EINVAL, "lora-rank must be >= 0 (got %d)", c->lora_rank);
+    if (c->lora_rank > 0) {
+        if (c->lora_targets <= 0 || (c->lora_targets & ~TT_LORA_ALL))
+            return tt_fail(st, TT_EINVAL, "lora-targets must name at least one of c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj");
+        for (int t = 0; t < TT_LORA_N_TARGETS; t++) {
+            if (!(c->lora_targets & (1 << t))) continue;
+            int64_t in, out;
+            tt_lora_dims(c, t, &in, &out);
+            int64_t lim = in < out ? in : out;
+            if (c->lora_rank > lim)
+                return tt_fail(st, TT_EINVAL, "lora-rank %d is larger than the %s layer allows (%lld x %lld: at most %lld)",
+                               c->lora_rank, tt_lora_target_name(t), (long long)in, (long long)out, (long long)lim);
+        }
+        if (!(c->lora_alpha > 0.0f) || c->lora_alpha > 1e6f)
+            return tt_fail(st, TT_EINVAL, "lora-alpha must be in (0, 1e6] (got %g)", (double)c->lora_alpha);
+    }
     return TT_OK;
 }
 
@@ -79,6 +95,48 @@ static const char *kind_suffix(tt_tensor_kind k) {
     }
 }
 
+void tt_lora_dims(const tt_model_config *c, int target, int64_t *in, int64_t *out) {
+    int64_t C = c->d_model;
+    switch (target) {
+    case TT_LORA_C_ATTN: *in = C; *out = 3 * C; break;
+    case TT_LORA_C_FC: *in = C; *out = 4 * C; break;
+    case TT_LORA_MLP_C_PROJ: *in = 4 * C; *out = C; break;
+    default: *in = C; *out = C; break;
+    }
+}
+
+const char *tt_lora_target_name(int target) {
+    static const char *names[TT_LORA_N_TARGETS] = {"attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"};
+    return target >= 0 && target < TT_LORA_N_TARGETS ? names[target] : "?";
+}
+
+float tt_lora_scale(const tt_model_config *c) { return c->lora_rank > 0 ? c->lora_alpha / (float)c->lora_rank : 0.0f; }
+
+static int lora_n_targets(const tt_model_config *c) {
+    int n = 0;
+    for (int t = 0; t < TT_LORA_N_TARGETS; t++) n += (c->lora_targets >> t) & 1;
+    return c->lora_rank > 0 ? n : 0;
+}
+
+int64_t tt_config_lora_count(const tt_model_config *c) {
+    if (c->lora_rank <= 0) return 0;
+    int64_t per = 0;
+    for (int t = 0; t < TT_LORA_N_TARGETS; t++) {
+        if (!(c->lora_targets & (1 << t))) continue;
+        int64_t in, out;
+        tt_lora_dims(c, t, &in, &out);
+        per += (in + out) * c->lora_rank;
+    }
+    return per * c->n_layer;
+}
+
+int tt_layout_lora_index(const tt_model_config *c, int layer, int target, tt_tensor_kind which) {
+    if (c->lora_rank <= 0 || !(c->lora_targets & (1 << target)) || layer < 0 || layer >= c->n_layer) return -1;
+    int k = 0;
+    for (int t = 0; t < target; t++) k += (c->lora_targets >> t) & 1;
+    return 4 + c->n_layer * TT_PER_LAYER + (layer * lora_n_targets(c) + k) * 2 + (which == TT_LORA_B);
+}
+
 int tt_layout_index(const tt_model_config *c, tt_tensor_kind kind, int layer) {
     if (kind == TT_WTE) return 0;
     if (kind == TT_WPE) return 1;
@@ -91,9 +149,11 @@ int tt_layout_build(const tt_model_config *c, tt_layout *lo, tt_status *st) {
     memset(lo, 0, sizeof *lo);
     TT_CHECK(tt_config_validate(c, st));
     int n = 4 + c->n_layer * TT_PER_LAYER;
-    lo->t = calloc((size_t)n, sizeof *lo->t);
+    int n_all = n + 2 * c->n_layer * lora_n_targets(c);
+    lo->t = calloc((size_t)n_all, sizeof *lo->t);
     if (!lo->t) return tt_fail(st, TT_ENOMEM, "out of memory (layout)");
-    lo->n_tensors = n;
+    lo->n_tensors = n_all;
+    lo->n_base = n;
     size_t off = 0;
     for (int i = 0; i < n; i++) {
         tt_tensor_info *ti = &lo->t[i];
@@ -105,11 +165,35 @@ int tt_layout_build(const tt_model_config *c, tt_layout *lo, tt_status *st) {
         shape_of(c, ti->kind, &ti->ndim, ti->shape);
         ti->numel = (size_t)ti->shape[0] * (size_t)(ti->ndim == 2 ? ti->shape[1] : 1);
         ti->offset = off;
-        ti->decay = ti->ndim == 2;
+        ti->decay = ti->ndim == 2 && c->lora_rank <= 0;
+        ti->trainable = c->lora_rank <= 0;
+        ti->lora_target = -1;
         off += ti->numel;
         if (ti->layer >= 0) snprintf(ti->name, sizeof ti->name, "h.%d.%s", ti->layer, kind_suffix(ti->kind));
         else snprintf(ti->name, sizeof ti->name, "%s", kind_suffix(ti->kind));
     }
+    lo->base_total = off;
+    for (int l = 0, i = n; l < c->n_layer; l++)
+        for (int t = 0; t < TT_LORA_N_TARGETS; t++) {
+            if (c->lora_rank <= 0 || !(c->lora_targets & (1 << t))) continue;
+            int64_t in, out;
+            tt_lora_dims(c, t, &in, &out);
+            for (int ab = 0; ab < 2; ab++, i++) {
+                tt_tensor_info *ti = &lo->t[i];
+                ti->kind = ab ? TT_LORA_B : TT_LORA_A;
+                ti->layer = l;
+                ti->ndim = 2;
+                ti->shape[0] = ab ? c->lora_rank : in;
+                ti->shape[1] = ab ? out : c->lora_rank;
+                ti->numel = (size_t)ti->shape[0] * (size_t)ti->shape[1];
+                ti->offset = off;
+                ti->decay = 0;
+                ti->trainable = 1;
+                ti->lora_target = t;
+                off += ti->numel;
+                snprintf(ti->name, sizeof ti->name, "h.%d.%s.lora_%c", l, tt_lora_target_name(t), ab ? 'b' : 'a');
+            }
+        }
     lo->total = off;
     return TT_OK;
 }
@@ -126,7 +210,7 @@ size_t tt_layout_offset(const tt_layout *lo, const tt_model_config *c, tt_tensor
 int64_t tt_config_param_count(const tt_model_config *c) {
     int64_t C = c->d_model, L = c->n_layer;
     int64_t per = 2 * C + 4 * (C * C + C) + 2 * C + (C * 4 * C + 4 * C) + (4 * C * C + C);
-    return (int64_t)c->vocab * C + (int64_t)c->ctx * C + L * per + 2 * C;
+    return (int64_t)c->vocab * C + (int64_t)c->ctx * C + L * per + 2 * C + tt_config_lora_count(c);
 }
 
 double tt_config_train_bytes(const tt_model_config *c) {

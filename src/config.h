@@ -13,6 +13,17 @@
  *     fc.w (C, 4C)  fc.b (4C)
  *     proj.w (4C, C)  proj.b (C)
  *   lnf.w (C)  lnf.b (C)
+ *   LoRA adapters, only when lora_rank R > 0: for each layer l, for each
+ *   target t in TT_LORA_ORDER that lora_targets selects:
+ *     lora_a (in_t, R)  lora_b (R, out_t)
+ *   with (in, out) = (C, 3C) for c_attn (q|k|v side by side: columns
+ *   [0,C) add to q, [C,2C) to k, [2C,3C) to v), (C, C) for attn.c_proj,
+ *   (C, 4C) for mlp.c_fc, (4C, C) for mlp.c_proj.
+ *   A LoRA model computes  out = x W + b + (alpha / R) * (x A) B  for each
+ *   targeted projection; its base tensors are frozen (trainable = 0: no
+ *   gradient, no AdamW update, not in the gradient norm) and only the
+ *   adapters train (no weight decay). lora_a is drawn N(0, 1/sqrt(in)) from
+ *   the init stream of its tensor index, lora_b starts at zero.
  *
  * No padding between tensors: the element count of the buffer is the honest
  * parameter count. Weight decay applies to matrices and embeddings (2-D
@@ -31,7 +42,21 @@ typedef struct {
     int ctx;    /* maximum sequence length (T) */
     int batch;  /* sequences per micro-batch (B) */
     int vocab;  /* always TT_VOCAB for now */
+    /* LoRA (0 rank: off). Targets are named as GPT-2's modules (peft's
+     * target_modules): bit TT_LORA_* of lora_targets. */
+    int lora_rank;
+    int lora_targets;
+    float lora_alpha;
 } tt_model_config;
+
+enum {
+    TT_LORA_C_ATTN = 0,      /* the q, k, v projections as one (C -> 3C) */
+    TT_LORA_ATTN_C_PROJ = 1, /* attention output projection (C -> C) */
+    TT_LORA_C_FC = 2,        /* MLP up projection (C -> 4C) */
+    TT_LORA_MLP_C_PROJ = 3,  /* MLP down projection (4C -> C) */
+    TT_LORA_N_TARGETS = 4
+};
+#define TT_LORA_ALL 0xF
 
 typedef struct {
     const char *name;
@@ -46,6 +71,7 @@ extern const int tt_n_presets;
 const tt_preset *tt_preset_find(const char *name);
 /* Checks ranges (positive sizes, d_model % n_head == 0, ...). */
 int tt_config_validate(const tt_model_config *c, tt_status *st);
+/* Every element of the parameter buffer: the base model plus LoRA adapters. */
 int64_t tt_config_param_count(const tt_model_config *c);
 
 /* Tensor kinds in layout order; the 16 per-layer kinds are contiguous. */
@@ -57,6 +83,7 @@ typedef enum {
     TT_LN2W, TT_LN2B,
     TT_FCW, TT_FCB, TT_PROJW, TT_PROJB,
     TT_LNFW, TT_LNFB,
+    TT_LORA_A, TT_LORA_B, /* adapters; tt_tensor_info.lora_target says whose */
     TT_N_KINDS
 } tt_tensor_kind;
 #define TT_PER_LAYER 16 /* TT_LN1W .. TT_PROJB */
@@ -70,12 +97,16 @@ typedef struct {
     size_t offset;     /* element offset into the parameter buffer */
     size_t numel;
     int decay;         /* 1: AdamW weight decay applies */
+    int trainable;     /* 0: frozen (the base of a LoRA model): no gradient, no update */
+    int lora_target;   /* TT_LORA_* for TT_LORA_A / TT_LORA_B, -1 otherwise */
 } tt_tensor_info;
 
 typedef struct {
     int n_tensors;
     tt_tensor_info *t; /* malloc'd, n_tensors entries, in buffer order */
     size_t total;      /* total elements */
+    int n_base;        /* tensors [0, n_base) are the base model, the rest adapters */
+    size_t base_total; /* elements of the base model (offset of the first adapter) */
 } tt_layout;
 
 int tt_layout_build(const tt_model_config *c, tt_layout *lo, tt_status *st);
@@ -84,6 +115,17 @@ void tt_layout_free(tt_layout *lo);
 int tt_layout_index(const tt_model_config *c, tt_tensor_kind kind, int layer);
 /* Element offset of (kind, layer). */
 size_t tt_layout_offset(const tt_layout *lo, const tt_model_config *c, tt_tensor_kind kind, int layer);
+/* Index into lo->t of the adapter (which = TT_LORA_A or TT_LORA_B) of target
+ * t in layer l, -1 if the model has none there. */
+int tt_layout_lora_index(const tt_model_config *c, int layer, int target, tt_tensor_kind which);
+/* In and out width of LoRA target t (TT_LORA_*). */
+void tt_lora_dims(const tt_model_config *c, int target, int64_t *in, int64_t *out);
+/* GPT-2 module name of target t: "attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj". */
+const char *tt_lora_target_name(int target);
+/* alpha / rank (0 without LoRA) */
+float tt_lora_scale(const tt_model_config *c);
+/* Elements of the adapters alone (0 without LoRA). */
+int64_t tt_config_lora_count(const tt_model_config *c);
 
 /* Bytes of host memory a CPU training run needs (params, grads, moments,
  * activations, scratch) — the estimate `tinytrain info` prints. */

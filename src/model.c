@@ -34,13 +34,18 @@ static void init_chunk(void *vctx, int64_t chunk) {
         for (size_t j = lo; j < hi; j++) p[j] = std * tt_rand_normal(c->seed, TT_STREAM_INIT + (uint32_t)ti, j);
         break;
     }
+    case TT_LORA_A: {
+        float std = (float)(1.0 / sqrt((double)t->shape[0]));
+        for (size_t j = lo; j < hi; j++) p[j] = std * tt_rand_normal(c->seed, TT_STREAM_INIT + (uint32_t)ti, j);
+        break;
+    }
     default:
         for (size_t j = lo; j < hi; j++) p[j] = 0.0f;
     }
 }
 
 void tt_model_init_params(const tt_model_config *cfg, const tt_layout *lo, uint64_t seed, float *params, tt_pool *pool) {
-    int64_t starts[4 + 256 * TT_PER_LAYER + 1];
+    int64_t starts[4 + 256 * (TT_PER_LAYER + 2 * TT_LORA_N_TARGETS) + 1];
     starts[0] = 0;
     for (int i = 0; i < lo->n_tensors; i++)
         starts[i + 1] = starts[i] + (int64_t)((lo->t[i].numel + INIT_CHUNK - 1) / INIT_CHUNK);

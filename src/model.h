@@ -3,6 +3,7 @@
  *   embeddings and matrices: N(0, 0.02)
  *   attn.c_proj and mlp.c_proj weights: N(0, 0.02 / sqrt(2 * n_layer))
  *   biases 0, LayerNorm gains 1.
+ *   LoRA: lora_a N(0, 1/sqrt(in)), lora_b 0 (config.h).
  * Tensor i of the layout draws element j from stream TT_STREAM_INIT + i, index j. */
 #ifndef TT_MODEL_H
 #define TT_MODEL_H

@@ -53,3 +53,18 @@ float tt_rand_normal(uint64_t seed, uint32_t stream, uint64_t index) {
     double u2 = (double)(b & ((1ull << 53) - 1)) * (1.0 / 9007199254740992.0);
     return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
 }
+
+tt_dropout_key tt_dropout_key_at(uint64_t seed, int64_t step, int n_micro, int micro, int n_layer, int layer, int site) {
+    uint64_t idx = (((uint64_t)step * (uint64_t)n_micro + (uint64_t)micro) * (uint64_t)(n_layer + 1) + (uint64_t)layer) * 4u +
+                   (uint64_t)site;
+    uint32_t o[4];
+    tt_philox(seed, TT_STREAM_DROPOUT, idx, o);
+    tt_dropout_key k = {o[0], o[1]};
+    return k;
+}
+
+uint32_t tt_dropout_threshold(float p) {
+    if (!(p > 0.0f)) return 0;
+    if (p >= 1.0f) return 1u << 24;
+    return (uint32_t)llround((double)p * 16777216.0);
+}

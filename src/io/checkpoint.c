@@ -82,7 +82,9 @@ static void train_json(tt_jw *w, const tt_train_config *tc) { options_json(w, TT
 
 /* Strict parse of a config / train_config object: every option of the group
  * (under its name or an alias an older build wrote; options.h) and, for the
- * model, vocab; nothing else. */
+ * model, vocab; nothing else. An option marked may_be_absent that is missing
+ * keeps the value `out` holds (the caller zero-fills: 0 is each such
+ * option's default). */
 #define VOCAB_BIT 63
 
 static int parse_fields(const char *what, const char *text, tt_opt_where group, void *out, tt_status *st) {
@@ -148,7 +150,7 @@ static int parse_fields(const char *what, const char *text, tt_opt_where group, 
         }
     }
     for (int i = 0; i < tt_option_count(); i++)
-        if (tt_option_at(i)->where == group && !(seen & (1ull << i))) {
+        if (tt_option_at(i)->where == group && !(seen & (1ull << i)) && !tt_option_at(i)->may_be_absent) {
             rc = tt_fail(st, TT_EFORMAT, "checkpoint: metadata '%s' lacks field '%s'", what, tt_option_at(i)->name);
             goto out;
         }

@@ -77,6 +77,9 @@ tt_optim_args tt_optim_args_at(const tt_train_config *tc, int64_t step) {
     opt.clip = tc->clip;
     opt.bc1 = (float)(1.0 - pow((double)tc->beta1, (double)(step + 1)));
     opt.bc2 = (float)(1.0 - pow((double)tc->beta2, (double)(step + 1)));
+    opt.dropout = tc->dropout;
+    opt.seed = tc->seed;
+    opt.step = step;
     return opt;
 }
 

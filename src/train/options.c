@@ -40,6 +40,8 @@ static const tt_option table[] = {
     {"clip", TT_OPT_F32, T(clip), -FMAX, FMAX, 0, 0, NULL, "1.0", "clip", "global gradient-norm clip, <= 0 off", 1},
     {"accum", TT_OPT_INT, T(accum), 1, 65536, 0, 0, NULL, "1", "accum", "micro-batches per optimizer step", 1},
     {"seed", TT_OPT_U64, T(seed), 0, 18446744073709551615.0, 0, 0, NULL, "1337", "seed", "seed for weights and batches", 1},
+    {"dropout", TT_OPT_F32, T(dropout), 0, 1, 0, 1, NULL, "0", "dropout",
+     "dropout probability on embeddings, attention and residual branches (training only)", 0, 1},
     {"eval-every", TT_OPT_I64, T(eval_every), 0, BIG, 0, 0, NULL, "100", "eval-every",
      "validation every N steps, 0 = only at the end", 0},
     {"eval-batches", TT_OPT_INT, T(eval_batches), 1, 1000000, 0, 0, NULL, "8", "eval-batches", "fixed validation batches", 0},
@@ -318,6 +320,7 @@ void tt_train_config_default(tt_train_config *tc, int64_t steps) {
     tc->seed = 1337;
     tc->eval_every = 100;
     tc->eval_batches = 8;
+    tc->dropout = 0.0f;
 }
 
 int tt_train_config_validate(const tt_train_config *tc, tt_status *st) {

@@ -36,6 +36,7 @@ typedef struct {
     const char *label;    /* what error messages call it */
     const char *help;
     int keep_on_resume;   /* a resumed run must keep the checkpoint's value */
+    int may_be_absent;    /* checkpoints written before this option existed lack it: its default applies */
 } tt_option;
 
 int tt_option_count(void);

@@ -24,6 +24,7 @@ typedef struct {
     uint64_t seed;
     int64_t eval_every;   /* validation every N steps (0: only at the end) */
     int eval_batches;     /* fixed validation batches */
+    float dropout;        /* dropout probability in [0, 1), training steps only */
 } tt_train_config;
 
 /* Defaults that train well on the presets (lr 1e-3 peak, warmup 5% capped at

@@ -600,7 +600,7 @@ TT_TEST(crossentropy_threads_and_aliasing) {
 }
 
 TT_TEST(adamw_spans_threads_decay) {
-    tt_model_config cfg = {2, 20, 2, 9, 2, TT_VOCAB};
+    tt_model_config cfg = {2, 20, 2, 9, 2, TT_VOCAB, 0, 0, 0.0f};
     tt_layout lo;
     tt_status st;
     CHECK(tt_layout_build(&cfg, &lo, &st) == TT_OK);
@@ -622,7 +622,7 @@ TT_TEST(adamw_spans_threads_decay) {
     for (size_t i = 0; i < n; i++) rss += (double)g[i] * g[i];
     CHECK_CLOSE(ss1, rss, 1e-6, 0);
     CHECK(ss1 == ss3);
-    tt_optim_args a = {1e-2f, 0.9f, 0.95f, 1e-8f, 0.1f, 1.0f, 0, 0};
+    tt_optim_args a = {1e-2f, 0.9f, 0.95f, 1e-8f, 0.1f, 1.0f, 0, 0, 0.0f, 0, 0};
     a.bc1 = (float)(1 - pow(0.9, 3)), a.bc2 = (float)(1 - pow(0.95, 3));
     double norm = sqrt(rss);
     CHECK(norm > a.clip); /* clipping active */

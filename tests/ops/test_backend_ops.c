@@ -255,12 +255,12 @@ static void make_problem(const op_case *c, problem *p) {
         break;
     }
     case OP_ADAMW: {
-        tt_model_config cfg = {c->d[0], c->d[1], c->d[2], 9, 2, TT_VOCAB};
+        tt_model_config cfg = {c->d[0], c->d[1], c->d[2], 9, 2, TT_VOCAB, 0, 0, 0.0f};
         tt_layout_build(&cfg, &p->lo, NULL);
         size_t n = p->lo.total;
         float *pr = add_in(p, "params", n, -1, 1), *g = add_in(p, "grads", n, -1, 1);
         float *m = add_in(p, "m", n, -0.1f, 0.1f), *v = add_in(p, "v", n, 0, 0.01f);
-        p->opt = (tt_optim_args){1e-2f, 0.9f, 0.95f, 1e-8f, 0.1f, 1.0f, 0, 0};
+        p->opt = (tt_optim_args){1e-2f, 0.9f, 0.95f, 1e-8f, 0.1f, 1.0f, 0, 0, 0.0f, 0, 0};
         p->opt.bc1 = (float)(1 - pow(0.9, 3)), p->opt.bc2 = (float)(1 - pow(0.95, 3));
         double *rp = add_out(p, "params", n), *rm = add_out(p, "m", n), *rv = add_out(p, "v", n);
         for (size_t i = 0; i < n; i++) rp[i] = pr[i], rm[i] = m[i], rv[i] = v[i];

@@ -47,7 +47,7 @@ static tt_backend *gpu_create(const tt_model_config *cfg, const char *limit_mib,
 }
 
 static void skip_or_fail_without_gpu(void) {
-    tt_model_config c = {1, 32, 2, 16, 1, TT_VOCAB};
+    tt_model_config c = {1, 32, 2, 16, 1, TT_VOCAB, 0, 0, 0.0f};
     unsetenv(HOOK);
     tt_backend *be = tt_gtest_backend_or_skip(&c);
     printf("adapter: %s\n", be->desc.device);
@@ -273,7 +273,7 @@ TT_TEST(test_split_small) {
 
 /* d_model 42: units start at offsets that are not multiples of 4 */
 TT_TEST(test_split_odd_width) {
-    tt_model_config c = {2, 42, 3, 16, 2, TT_VOCAB};
+    tt_model_config c = {2, 42, 3, 16, 2, TT_VOCAB, 0, 0, 0.0f};
     char lim[32];
     third(&c, lim, sizeof lim);
     split_case("odd width", &c, lim, 1);
@@ -295,7 +295,7 @@ static void refusal(const tt_model_config *cfg, const char *limit_mib, const cha
     CHECK(strstr(st.msg, "maxStorageBufferBindingSize") != NULL);
     /* the preflight on an existing (unhooked) backend, with the hook set */
     unsetenv(HOOK);
-    tt_model_config probe = {1, 32, 2, 16, 1, TT_VOCAB};
+    tt_model_config probe = {1, 32, 2, 16, 1, TT_VOCAB, 0, 0, 0.0f};
     tt_backend *g = NULL;
     CHECK(tt_backend_webgpu_create(&probe, NULL, &g, &st) == TT_OK);
     if (g) {
@@ -326,7 +326,7 @@ TT_TEST(test_refusals) {
 
     /* the preflight accepts a limit that splits, and counts all four copies */
     tt_status st;
-    tt_model_config probe = {1, 32, 2, 16, 1, TT_VOCAB};
+    tt_model_config probe = {1, 32, 2, 16, 1, TT_VOCAB, 0, 0, 0.0f};
     tt_backend *g = NULL;
     unsetenv(HOOK);
     CHECK(tt_backend_webgpu_create(&probe, NULL, &g, &st) == TT_OK);
