@@ -36,7 +36,8 @@ enum {
     O_HELP = 1, O_PRESET, O_LAYERS, O_DMODEL, O_HEADS, O_CTX, O_BATCH, O_STEPS, O_LR, O_MINLR, O_WARMUP, O_SCHED,
     O_ACCUM, O_SEED, O_EVAL_EVERY, O_EVAL_BATCHES, O_DATA, O_OUT, O_RESUME, O_THREADS, O_BACKEND, O_JSON,
     O_SAVE_EVERY, O_SAMPLE_TOKENS, O_CKPT, O_PROMPT, O_TEMP, O_TOPK, O_TOPP, O_TOKENS, O_BATCHES, O_WARMUP_STEPS,
-    O_LOG_EVERY, O_WD, O_CLIP, O_STOP_AFTER, O_MIN_TIME, O_MAX_STEPS, O_LABEL, O_REPS, O_DETAIL, O_PHASES, O_PIPELINE
+    O_LOG_EVERY, O_WD, O_CLIP, O_STOP_AFTER, O_MIN_TIME, O_MAX_STEPS, O_LABEL, O_REPS, O_DETAIL, O_PHASES, O_PIPELINE,
+    O_FORCE, O_INIT_FROM
 };
 
 typedef struct {
@@ -63,7 +64,7 @@ typedef struct {
     int64_t max_steps;
     int sched, accum, eval_batches, threads, top_k, json, batches, reps, pipeline;
     uint64_t seed;
-    const char *data, *out, *resume, *backend, *ckpt, *prompt, *label;
+    const char *data, *out, *resume, *backend, *ckpt, *prompt, *label, *init_from;
 } opts;
 
 
@@ -85,6 +86,8 @@ int model_config(const opts *o, const tt_model_config *base, const char *default
                  const char **preset_name);
 const char *preset_of(const tt_model_config *c);
 int make_backend(const char *kind, const tt_model_config *cfg, const tt_backend_opts *bo, int quiet, tt_backend **be);
+/* A checkpoint file, a run folder (its checkpoint.safetensors) or a Hugging
+ * Face folder (hf.h: weights only, step 0, default train config). */
 int load_ckpt(const char *path, tt_train_state *s);
 int make_dirs(const char *path);
 int check_out_dir(const char *dir, int *created);

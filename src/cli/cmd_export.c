@@ -1,44 +1,71 @@
-/* cmd_export.c — `tinytrain export`: weights-only .safetensors with Hugging Face GPT-2 names. */
+/* cmd_export.c — `tinytrain export RUN OUTDIR`: the Hugging Face folder
+ * (src/io/hf.h); an OUTDIR ending in .safetensors writes the weights file
+ * alone, with GPT-2 names, as earlier builds did. */
 #include "cli.h"
 
 #include "fileio.h"
+#include "hf.h"
 
-#include <errno.h>
-#include <math.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 static const opt_def export_opts[] = {
-    {"ckpt", O_CKPT, 1, "checkpoint (default runs/" DEFAULT_PRESET "/" CKPT_NAME ")"},
-    {"out", O_OUT, 1, "output .safetensors (default model.safetensors next to the checkpoint)"},
+    {"ckpt", O_CKPT, 1, "RUN: a checkpoint or a run folder (default runs/" DEFAULT_PRESET "/" CKPT_NAME ")"},
+    {"out", O_OUT, 1, "OUTDIR: the folder to write (default: hf/ beside the checkpoint); FILE.safetensors: weights only"},
+    {"force", O_FORCE, 0, "replace a non-empty OUTDIR (never one holding a training checkpoint)"},
     {"help", O_HELP, 0, "this help"},
     {NULL, 0, 0, NULL}};
 
+static const char *what = "Write a Hugging Face folder: config.json, model.safetensors (GPT-2 names),\n"
+                          "generation_config.json and a byte-level tokenizer (docs/HUGGINGFACE.md).\n"
+                          "usage: tinytrain export [RUN] [OUTDIR] [--force]";
+
+/* RUN and OUTDIR may come as the first two plain arguments or as --ckpt / --out */
+static int export_args(int argc, char **argv, opts *o, const char **pos) {
+    char **rest = calloc((size_t)argc + 1, sizeof *rest);
+    if (!rest) return error_line(EXIT_FAIL, "out of memory");
+    int n = 0, np = 0, rc = 0;
+    rest[n++] = argv[0];
+    rest[n++] = argv[1];
+    for (int i = 2; i < argc && !rc; i++) {
+        if (strncmp(argv[i], "--", 2) != 0 && strcmp(argv[i], "-h") != 0) {
+            if (np == 2) rc = error_line(EXIT_USAGE, "export takes RUN and OUTDIR; unexpected argument '%s'", argv[i]);
+            else pos[np++] = argv[i];
+            continue;
+        }
+        rest[n++] = argv[i];
+        for (const opt_def *d = export_opts; d->name; d++) /* an option's value goes with it */
+            if (d->has_arg && strcmp(argv[i] + 2, d->name) == 0 && i + 1 < argc) rest[n++] = argv[++i];
+    }
+    if (!rc) rc = command_args("export", what, export_opts, n, rest, o);
+    free(rest);
+    if (!rc && ((pos[0] && o->ckpt) || (pos[1] && o->out)))
+        rc = error_line(EXIT_USAGE, "export: give RUN and OUTDIR either as arguments or as --ckpt / --out, not both");
+    return rc;
+}
 
 int cmd_export(int argc, char **argv) {
     opts o;
-    int rc = command_args("export", "Write the weights with Hugging Face GPT-2 tensor names (model.safetensors).", export_opts, argc, argv, &o);
+    const char *pos[2] = {NULL, NULL};
+    int rc = export_args(argc, argv, &o, pos);
     if (rc) return rc < 0 ? 0 : rc;
-    const char *path = o.ckpt ? o.ckpt : default_ckpt();
+    const char *path = pos[0] ? pos[0] : o.ckpt ? o.ckpt : default_ckpt();
     char out[4200];
-    if (o.out) snprintf(out, sizeof out, "%s", o.out);
+    if (pos[1] || o.out) snprintf(out, sizeof out, "%s", pos[1] ? pos[1] : o.out);
     else {
         snprintf(out, sizeof out, "%s", path);
         char *sl = strrchr(out, '/');
-        if (sl) snprintf(sl + 1, sizeof out - (size_t)(sl + 1 - out), "model.safetensors");
-        else snprintf(out, sizeof out, "model.safetensors");
+        if (sl) snprintf(sl + 1, sizeof out - (size_t)(sl + 1 - out), "hf");
+        else snprintf(out, sizeof out, "hf");
     }
+    size_t n = strlen(out);
+    int single = n > 12 && strcmp(out + n - 12, ".safetensors") == 0;
     /* a weights-only export never replaces a training checkpoint (it could
      * no longer be resumed): neither the one it reads nor another one */
-    if (tt_same_file(out, path))
-        return error_line(EXIT_FAIL, "export: --out '%s' is the checkpoint being exported; choose another file", out);
-    if (tt_checkpoint_probe(out) == TT_FILE_CHECKPOINT)
+    if (single && tt_same_file(out, path))
+        return error_line(EXIT_FAIL, "export: '%s' is the checkpoint being exported; choose another file", out);
+    if (single && tt_checkpoint_probe(out) == TT_FILE_CHECKPOINT)
         return error_line(EXIT_FAIL, "export: '%s' is a training checkpoint; a weights-only export will not replace it "
                                      "(choose another --out)", out);
     tt_train_state s;
@@ -46,9 +73,20 @@ int cmd_export(int argc, char **argv) {
     if ((rc = load_ckpt(path, &s))) return rc;
     tt_status st;
     tt_status_clear(&st);
-    if (tt_export_hf(out, &s, &st)) rc = error_line(EXIT_FAIL, "export to '%s': %s", out, st.msg);
-    else printf("wrote %s (%lld parameters, Hugging Face GPT-2 names)\n", out, (long long)tt_config_param_count(&s.cfg));
+    tt_sample_config sc;
+    tt_sample_config_default(&sc);
+    const tt_hf_generation gen = {sc.temperature, sc.top_k, sc.top_p};
+    char params[32];
+    fmt_count(params, sizeof params, tt_config_param_count(&s.cfg) - tt_config_lora_count(&s.cfg));
+    if (single ? tt_export_hf(out, &s, &st) : tt_hf_export_dir(out, &s, &gen, o.set[O_FORCE], &st))
+        rc = error_line(EXIT_FAIL, "export to '%s': %s", out, st.msg);
+    else if (single)
+        printf("wrote %s (%s parameters, Hugging Face GPT-2 names)\n", out, params);
+    else
+        printf("wrote %s/ (%s parameters%s): config.json, model.safetensors, generation_config.json, tokenizer.json, "
+               "tokenizer_config.json\nload it with AutoModelForCausalLM.from_pretrained(\"%s\") and "
+               "AutoTokenizer.from_pretrained(\"%s\")\n",
+               out, params, s.cfg.lora_rank ? ", LoRA adapters merged" : "", out, out);
     tt_state_free(&s);
     return rc;
 }
-

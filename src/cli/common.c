@@ -1,6 +1,8 @@
 /* common.c — what the commands share (cli.h): error and notice lines, option parsing and help, model / backend / checkpoint set-up, output folders, number formats, JSON on stdout. */
 #include "cli.h"
 
+#include "hf.h"
+
 #include <fcntl.h>
 
 #include "json.h"
@@ -204,6 +206,7 @@ int parse_opts(const char *cmd, const opt_def *defs, int argc, char **argv, int 
         case O_DATA:
         case O_OUT:
         case O_RESUME:
+        case O_INIT_FROM:
         case O_CKPT:
             /* a path: never empty, never the next option swallowed by a missing value */
             if (!*val) rc = error_line(EXIT_USAGE, "--%s needs a path (got an empty string)", name);
@@ -213,6 +216,7 @@ int parse_opts(const char *cmd, const opt_def *defs, int argc, char **argv, int 
             else if (d->id == O_DATA) o->data = val;
             else if (d->id == O_OUT) o->out = val;
             else if (d->id == O_RESUME) o->resume = val;
+            else if (d->id == O_INIT_FROM) o->init_from = val;
             else o->ckpt = val;
             break;
         case O_PROMPT: o->prompt = val; break;
@@ -306,6 +310,23 @@ int make_backend(const char *kind, const tt_model_config *cfg, const tt_backend_
 int load_ckpt(const char *path, tt_train_state *s) {
     tt_status st;
     tt_status_clear(&st);
+    struct stat sb;
+    char inner[4200];
+    if (path && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        snprintf(inner, sizeof inner, "%s/%s", path, CKPT_NAME);
+        if (stat(inner, &sb) != 0) { /* a Hugging Face folder */
+            tt_hf_weights w;
+            if (tt_hf_load(path, &w, &st)) return error_line(EXIT_FAIL, "cannot load '%s': %s", path, st.msg);
+            int rc = tt_state_alloc(s, &w.cfg, &st);
+            if (!rc) {
+                memcpy(s->params, w.params, s->layout.total * sizeof(float));
+                tt_train_config_default(&s->tc, 1);
+            }
+            tt_hf_weights_free(&w);
+            return rc ? error_line(EXIT_FAIL, "%s", st.msg) : 0;
+        }
+        path = inner;
+    }
     if (tt_checkpoint_load(path, s, &st)) {
         if (strstr(st.msg, path)) return error_line(EXIT_FAIL, "cannot load checkpoint: %s", st.msg);
         return error_line(EXIT_FAIL, "cannot load checkpoint '%s': %s", path, st.msg);

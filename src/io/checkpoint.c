@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "hf.h"
 #include "json.h"
 #include "options.h"
 #include "safetensors.h"
@@ -242,6 +243,11 @@ static int save_body(FILE *f, const char *path, const void *ctx, tt_status *st) 
     META("best_val", tt_json_fmt_f32(num, s->best_val));
     snprintf(num, sizeof num, "%lld", (long long)s->best_val_step);
     META("best_val_step", num);
+    if (s->init_from[0]) { /* optional: a run started from other weights says which */
+        META("init_from", s->init_from);
+        snprintf(num, sizeof num, "%016llx", (unsigned long long)s->init_hash);
+        META("init_from_hash", num);
+    }
 #undef META
     if (!rc && j.oom) rc = tt_fail(st, TT_ENOMEM, "out of memory (checkpoint metadata)");
     tt_jw_free(&j);
@@ -265,93 +271,16 @@ int tt_checkpoint_save(const char *path, const tt_train_state *s, tt_status *st)
     return atomic_write(path, save_body, s, st);
 }
 
-/* ---------------- export (Hugging Face GPT-2 names) ---------------- */
-
-static int export_body(FILE *f, const char *path, const void *ctx, tt_status *st) {
-    const tt_train_state *s = ctx;
-    const tt_model_config *c = &s->cfg;
-    const tt_layout *lo = &s->layout;
-    const int64_t C = c->d_model;
-    tt_st_writer w;
-    tt_st_writer_init(&w, path);
-    char name[64];
-    int rc = TT_OK;
-#define TI(kind, l) (&lo->t[tt_layout_index(c, kind, l)])
-#define ADD_AS(nm, kind, l) \
-    if (!rc) rc = tt_st_writer_add(&w, nm, TT_ST_F32, TI(kind, l)->ndim, TI(kind, l)->shape, st)
-    /* pass 1: declare (the data order below must match) */
-    ADD_AS("wte.weight", TT_WTE, 0);
-    ADD_AS("wpe.weight", TT_WPE, 0);
-    for (int l = 0; l < c->n_layer && !rc; l++) {
-        static const struct {
-            const char *suffix;
-            tt_tensor_kind kind;
-        } plain[] = {{"ln_1.weight", TT_LN1W}, {"ln_1.bias", TT_LN1B}, {"attn.c_attn.weight", TT_QW}, {"attn.c_attn.bias", TT_QB},
-                     {"attn.c_proj.weight", TT_OW}, {"attn.c_proj.bias", TT_OB}, {"ln_2.weight", TT_LN2W}, {"ln_2.bias", TT_LN2B},
-                     {"mlp.c_fc.weight", TT_FCW}, {"mlp.c_fc.bias", TT_FCB}, {"mlp.c_proj.weight", TT_PROJW}, {"mlp.c_proj.bias", TT_PROJB}};
-        for (size_t k = 0; k < sizeof plain / sizeof plain[0] && !rc; k++) {
-            snprintf(name, sizeof name, "h.%d.%s", l, plain[k].suffix);
-            if (plain[k].kind == TT_QW) {
-                int64_t shp[2] = {C, 3 * C};
-                rc = tt_st_writer_add(&w, name, TT_ST_F32, 2, shp, st);
-            } else if (plain[k].kind == TT_QB) {
-                int64_t shp[1] = {3 * C};
-                rc = tt_st_writer_add(&w, name, TT_ST_F32, 1, shp, st);
-            } else {
-                ADD_AS(name, plain[k].kind, l);
-            }
-        }
-    }
-    ADD_AS("ln_f.weight", TT_LNFW, 0);
-    ADD_AS("ln_f.bias", TT_LNFB, 0);
-    if (!rc) rc = tt_st_writer_meta(&w, "format", "pt", st);
-    tt_jw j;
-    tt_jw_init(&j);
-    config_json(&j, c);
-    if (!rc) rc = j.oom ? tt_fail(st, TT_ENOMEM, "out of memory") : tt_st_writer_meta(&w, "tinytrain_config", j.buf, st);
-    tt_jw_free(&j);
-    if (!rc) rc = tt_st_writer_begin(&w, f, st);
-    /* pass 2: data */
-    const float *P = s->params;
-#define PUT(kind, l) \
-    if (!rc) rc = tt_st_writer_data(&w, P + TI(kind, l)->offset, TI(kind, l)->numel * sizeof(float), st)
-    PUT(TT_WTE, 0);
-    PUT(TT_WPE, 0);
-    for (int l = 0; l < c->n_layer && !rc; l++) {
-        PUT(TT_LN1W, l);
-        PUT(TT_LN1B, l);
-        /* c_attn.weight (C, 3C): row i = [q.w[i, :] | k.w[i, :] | v.w[i, :]] */
-        const float *q = P + TI(TT_QW, l)->offset, *k = P + TI(TT_KW, l)->offset, *v = P + TI(TT_VALW, l)->offset;
-        for (int64_t i = 0; i < C && !rc; i++) {
-            rc = tt_st_writer_data(&w, q + i * C, (size_t)C * sizeof(float), st);
-            if (!rc) rc = tt_st_writer_data(&w, k + i * C, (size_t)C * sizeof(float), st);
-            if (!rc) rc = tt_st_writer_data(&w, v + i * C, (size_t)C * sizeof(float), st);
-        }
-        PUT(TT_QB, l);
-        PUT(TT_KB, l);
-        PUT(TT_VALB, l);
-        PUT(TT_OW, l);
-        PUT(TT_OB, l);
-        PUT(TT_LN2W, l);
-        PUT(TT_LN2B, l);
-        PUT(TT_FCW, l);
-        PUT(TT_FCB, l);
-        PUT(TT_PROJW, l);
-        PUT(TT_PROJB, l);
-    }
-    PUT(TT_LNFW, 0);
-    PUT(TT_LNFB, 0);
-#undef PUT
-#undef ADD_AS
-#undef TI
-    if (!rc) rc = tt_st_writer_end(&w, st);
-    tt_st_writer_free(&w);
-    return rc;
-}
+/* ---------------- export (Hugging Face GPT-2 names, hf.c) ---------------- */
 
 int tt_export_hf(const char *path, const tt_train_state *s, tt_status *st) {
     TT_CHECK(check_state(s, st));
-    return atomic_write(path, export_body, s, st);
+    tt_jw j;
+    tt_jw_init(&j);
+    config_json(&j, &s->cfg);
+    int rc = j.oom ? tt_fail(st, TT_ENOMEM, "out of memory") : tt_hf_write_safetensors(path, &s->cfg, s->params, "", j.buf, st);
+    tt_jw_free(&j);
+    return rc;
 }
 
 /* ---------------- load ---------------- */
@@ -605,6 +534,12 @@ static int load_reader(const tt_st_reader *r, tt_train_state *s, tt_status *st) 
     s->best_val_step = best_step;
     s->corpus_hash = chash;
     s->corpus_bytes = cbytes;
+    if ((v = tt_st_meta_get(r, "init_from")) && (size_t)snprintf(s->init_from, sizeof s->init_from, "%s", v) < sizeof s->init_from) {
+        const char *h = tt_st_meta_get(r, "init_from_hash");
+        s->init_hash = h ? strtoull(h, NULL, 16) : 0;
+    } else {
+        s->init_from[0] = 0;
+    }
     float *dst[3] = {s->params, s->m, s->v};
     for (int g = 0; g < 3 && !rc; g++)
         for (int i = 0; i < lo.n_tensors && !rc; i++)

@@ -8,13 +8,15 @@
  *   format "tinytrain-checkpoint", version "1", config (JSON of the model
  *   config), train_config (JSON), step, seed, corpus_hash, corpus_bytes,
  *   loss_history (JSON array), val_history (JSON array of [step, loss]),
- *   best_val, best_val_step.
+ *   best_val, best_val_step; and, for a run started with --init-from (optional),
+ *   init_from (the path) and init_from_hash (16 hex digits, hf.h's hash).
  * Writes are atomic: <path>.tmp.<pid>, fsync, rename, fsync(dir).
  *
  * Export: weights only with Hugging Face GPT-2 names and shapes (wte.weight,
  * wpe.weight, h.N.ln_1.weight, h.N.attn.c_attn.weight (C, 3C) = [q|k|v] along
  * the output dim, h.N.attn.c_attn.bias, h.N.attn.c_proj.*, h.N.ln_2.*,
- * h.N.mlp.c_fc.*, h.N.mlp.c_proj.*, ln_f.*), metadata format "pt". */
+ * h.N.mlp.c_fc.*, h.N.mlp.c_proj.*, ln_f.*), metadata format "pt"; written by
+ * hf.c, which also writes the whole Hugging Face folder. */
 #ifndef TT_CHECKPOINT_H
 #define TT_CHECKPOINT_H
 

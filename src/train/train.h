@@ -53,6 +53,10 @@ typedef struct {
     /* corpus identity, checked on resume (not the text itself) */
     uint64_t corpus_hash;
     uint64_t corpus_bytes;
+    /* where the weights came from (train --init-from): the path and the
+     * FNV-1a 64 hash of the base weights read there (hf.h); "" if none */
+    char init_from[1024];
+    uint64_t init_hash;
 } tt_train_state;
 
 /* Allocate + initialise a fresh state (params from tc->seed). */

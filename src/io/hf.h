@@ -1,0 +1,64 @@
+/* hf.h — the Hugging Face GPT-2 folder: what `tinytrain export RUN DIR`
+ * writes and what `train --init-from`, `sample --ckpt` and `eval --ckpt`
+ * read. docs/HUGGINGFACE.md describes the folder for users.
+ *
+ * The folder (written into DIR.tmp.<pid> beside DIR, then renamed):
+ *   config.json             GPT2LMHeadModel: exact erf GELU ("gelu"), LayerNorm
+ *                           eps 1e-5, n_positions = n_ctx = ctx, vocab 256, tied
+ *                           head, dropout fields from the run, no special tokens
+ *                           (bos/eos null: every byte is text, none ends a sequence)
+ *   model.safetensors       F32, GPT-2 names under "transformer.", Conv1D [in, out];
+ *                           c_attn = [q | k | v] along the output dimension
+ *   generation_config.json  tinytrain sample's defaults (temperature, top-k, top-p)
+ *   tokenizer.json          byte-level: a BPE model with no merges over GPT-2's
+ *                           byte-to-unicode alphabet, ByteLevel pre-tokenizer (no
+ *                           prefix space, no regex split) and decoder: id i = byte i
+ *   tokenizer_config.json   PreTrainedTokenizerFast, model_max_length = ctx, no
+ *                           clean-up of spaces on decode
+ *
+ * Reading accepts a tinytrain checkpoint, a run folder holding one, or a
+ * folder with config.json + model.safetensors: our export or a save_pretrained
+ * of such a model (names with or without "transformer.", lm_head.weight absent
+ * or equal to wte, attn.bias / attn.masked_bias buffers ignored). Anything
+ * that would compute differently in tinytrain (another activation, eps, vocab,
+ * an untied head, attention scaling options) is refused with one line. */
+#ifndef TT_HF_H
+#define TT_HF_H
+
+#include "train.h"
+
+/* The GPT-2 tensors of a base model (lora off in c) under `prefix` ("" or
+ * "transformer."), as .safetensors written atomically to path; metadata
+ * format "pt" plus "tinytrain_config" when config_json is not NULL. */
+int tt_hf_write_safetensors(const char *path, const tt_model_config *c, const float *base, const char *prefix,
+                            const char *config_json, tt_status *st);
+
+/* Writes the folder for s into dir. dir may be absent or an empty folder; a
+ * non-empty folder is replaced only with force, and never one that holds a
+ * tinytrain training checkpoint. Nothing at dir changes on failure. */
+typedef struct {
+    float temperature;
+    int top_k;
+    float top_p;
+} tt_hf_generation; /* generation_config.json: the sampling defaults of `tinytrain sample` */
+int tt_hf_export_dir(const char *dir, const tt_train_state *s, const tt_hf_generation *gen, int force, tt_status *st);
+
+/* The weights a model hands on: its base, with LoRA adapters merged in.
+ * *w points at s->params (no LoRA) or at *owned (free with tt_free). */
+int tt_hf_merged(const tt_train_state *s, const float **w, float **owned, tt_status *st);
+
+typedef struct {
+    tt_model_config cfg; /* the source's shape, lora off; batch: a checkpoint's own, else the batch of
+                          * the preset of this shape, else the default preset's */
+    float *params;       /* tt_config_param_count(&cfg) floats, layout order (tt_alloc) */
+    uint64_t hash;       /* FNV-1a 64 of the params' bytes: the same weights give the same hash from any source */
+    int from_checkpoint; /* 1: a tinytrain checkpoint (batch is its own) */
+    char file[4200];     /* the file the weights came from */
+} tt_hf_weights;
+
+int tt_hf_load(const char *path, tt_hf_weights *w, tt_status *st);
+void tt_hf_weights_free(tt_hf_weights *w);
+/* FNV-1a 64 of n floats' bytes */
+uint64_t tt_hf_hash(const float *p, size_t n);
+
+#endif
