@@ -2,9 +2,11 @@
 #include "cli.h"
 
 #include "fileio.h"
+#include "hf.h"
 #include "options.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -22,6 +24,8 @@ static const opt_def train_opts[] = {
     {"data", O_DATA, 1, "text file or folder (default: the fortunes collection)"},
     {"out", O_OUT, 1, "output folder for checkpoint, CSV, SVG (default runs/<preset>)"},
     {"resume", O_RESUME, 1, "continue from a checkpoint"},
+    {"init-from", O_INIT_FROM, 1, "start from the weights of a checkpoint, run folder or Hugging Face folder (fresh "
+                                  "optimizer, schedule and step 0; the model shape is the source's)"},
     {"log-every", O_LOG_EVERY, 1, "plain progress line every N steps when not on a terminal"},
     {"sample-tokens", O_SAMPLE_TOKENS, 1, "bytes of sample text printed after training (default 400, 0 = none)"},
     {"json", O_JSON, 0, "JSON lines on stdout"},
@@ -175,6 +179,31 @@ static int train_args(int argc, char **argv, opts *o, tt_options *to) {
     return rc;
 }
 
+/* --init-from: the source's shape is the run's; the first difference, named */
+static int init_shape(const char *path, const tt_model_config *src, const tt_model_config *run) {
+    const struct {
+        const char *name;
+        int src, run;
+    } f[] = {{"layers", src->n_layer, run->n_layer}, {"d-model", src->d_model, run->d_model},
+             {"heads", src->n_head, run->n_head}, {"ctx", src->ctx, run->ctx}};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (f[i].src != f[i].run)
+            return error_line(EXIT_FAIL, "init-from: %s has %s %d, the run asks for %d", path, f[i].name, f[i].src, f[i].run);
+    return 0;
+}
+
+/* The validation loss of the weights the run starts from, on its corpus */
+static int init_eval(tt_backend *be, const tt_train_state *s, const tt_corpus *c, float *loss) {
+    tt_status st;
+    tt_status_clear(&st);
+    uint8_t *tok = malloc((size_t)s->cfg.batch * (size_t)(s->cfg.ctx + 1));
+    int rc = !tok                                                      ? tt_fail(&st, TT_ENOMEM, "out of memory")
+             : be->vt->set_state(be, s->params, NULL, NULL, &st) ? st.code
+                                                                        : tt_evaluate(be, c, s->tc.eval_batches, tok, loss, &st);
+    free(tok);
+    return rc ? error_line(EXIT_FAIL, "init-from: evaluating the start weights: %s", st.msg) : 0;
+}
+
 int cmd_train(int argc, char **argv) {
     opts o;
     tt_options to;
@@ -192,6 +221,13 @@ int cmd_train(int argc, char **argv) {
     int created_dir = 0; /* the output folder did not exist: removed again if the run writes nothing */
     tt_dir_lock_t lock = {-1};
     int64_t old_steps = 0; /* resume with another --steps: the schedule the checkpoint was trained with */
+    tt_hf_weights init;    /* --init-from: the weights the run starts from */
+    memset(&init, 0, sizeof init);
+    float init_val = NAN;
+    if (o.init_from && resuming)
+        return error_line(EXIT_USAGE, "--init-from starts a new run from other weights, --resume continues a run with its "
+                                      "own: give one of them");
+    if (o.init_from && tt_hf_load(o.init_from, &init, &st)) return error_line(EXIT_FAIL, "init-from: %s", st.msg);
 
     if (resuming) {
         if ((rc = load_ckpt(o.resume, &s))) return rc;
@@ -223,7 +259,18 @@ int cmd_train(int argc, char **argv) {
                        (long long)tc.warmup);
         }
     } else {
-        if (tt_options_resolve(&to, NULL, NULL, &cfg, &tc, &st)) return error_line(EXIT_USAGE, "%s", st.msg);
+        if (o.init_from) { /* the shape asked for (a preset, shape options) must be the source's */
+            tt_model_config want = to.preset[0] ? tt_preset_find(to.preset)->cfg : init.cfg;
+            if (tt_options_given(&to, "layers")) want.n_layer = to.model.n_layer;
+            if (tt_options_given(&to, "d-model")) want.d_model = to.model.d_model;
+            if (tt_options_given(&to, "heads")) want.n_head = to.model.n_head;
+            if (tt_options_given(&to, "ctx")) want.ctx = to.model.ctx;
+            if ((rc = init_shape(o.init_from, &init.cfg, &want))) goto done;
+        }
+        if (tt_options_resolve(&to, o.init_from ? &init.cfg : NULL, NULL, &cfg, &tc, &st)) {
+            rc = error_line(EXIT_USAGE, "%s", st.msg);
+            goto done;
+        }
         preset_name = to.preset[0] ? to.preset : preset_of(&cfg);
         if (tt_options_given(&to, "layers") || tt_options_given(&to, "d-model") || tt_options_given(&to, "heads") ||
             tt_options_given(&to, "ctx") || tt_options_given(&to, "batch"))
@@ -300,11 +347,26 @@ int cmd_train(int argc, char **argv) {
             rc = error_line(EXIT_FAIL, "%s", st.msg);
             goto done_corpus;
         }
+        if (o.init_from) {
+            /* the base tensors lead the layout; LoRA adapters (when asked for) keep the fresh init
+             * tt_state_init gave them (lora_a drawn, lora_b zero: the model starts as the source).
+             * HOOK(h-lora-cpu): tt_lora_attach, if it lands, replaces nothing here but goes after this copy. */
+            memcpy(s.params, init.params, s.layout.base_total * sizeof(float));
+            char full[PATH_MAX];
+            snprintf(s.init_from, sizeof s.init_from, "%s", realpath(o.init_from, full) ? full : o.init_from);
+            s.init_hash = init.hash;
+            tt_hf_weights_free(&init);
+        }
     }
 
     tt_backend *be = NULL;
     if ((rc = make_backend(tt_run_backend(&to.run), &cfg, &(tt_backend_opts){.threads = to.run.threads}, o.json, &be)))
         goto done_corpus;
+
+    if (o.init_from && (rc = init_eval(be, &s, &corpus, &init_val))) {
+        tt_backend_destroy(be);
+        goto done_corpus;
+    }
 
     progress_ctx pc = {o.json, !o.json && isatty(STDOUT_FILENO), 1, 0.0, 0, 0};
     if (to.run.stop_after > 0) pc.stop_at = s.step + to.run.stop_after;
@@ -327,6 +389,12 @@ int cmd_train(int argc, char **argv) {
             json_str(stdout, corpus.desc, strlen(corpus.desc));
             fputs(",\"out\":", stdout);
             json_str(stdout, out_dir, strlen(out_dir));
+            if (s.init_from[0]) {
+                fputs(",\"init_from\":", stdout);
+                json_str(stdout, s.init_from, strlen(s.init_from));
+                printf(",\"init_hash\":\"%016llx\",\"init_val_loss\":", (unsigned long long)s.init_hash);
+                json_num(stdout, init_val);
+            }
             fputs("}\n", stdout);
         } else {
             printf("tinytrain %s: %s model (%d layers, d_model %d, %d heads, ctx %d), %s params\n",
@@ -337,6 +405,11 @@ int cmd_train(int argc, char **argv) {
                    (long long)s.step + 1, (long long)tc.steps, cfg.batch, cfg.ctx, tc.accum > 1 ? " x accum" : "",
                    (long long)tok_step, tc.lr, tc.sched == TT_SCHED_COSINE ? "cosine" : "constant", (long long)tc.warmup,
                    (unsigned long long)tc.seed);
+            if (s.init_from[0]) {
+                printf("  init    %s (weights %016llx)", s.init_from, (unsigned long long)s.init_hash);
+                if (isfinite(init_val)) printf(": val loss %.4f on this corpus at step 0", init_val);
+                printf("\n");
+            }
             printf("  backend %s\n  output  %s/ (%s, loss.csv, loss.svg)\n", be->desc.device, out_dir, CKPT_NAME);
             fflush(stdout);
         }
@@ -418,6 +491,7 @@ int cmd_train(int argc, char **argv) {
 done_corpus:
     tt_corpus_free(&corpus);
 done:
+    tt_hf_weights_free(&init);
     tt_state_free(&s);
     if (rc && rc != EXIT_INTERRUPTED && created_dir && ckpt_path[0] &&
         tt_checkpoint_probe(ckpt_path) == TT_FILE_ABSENT) {

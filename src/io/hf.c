@@ -563,7 +563,14 @@ static int load_folder(const char *dir, tt_hf_weights *w, tt_status *st) {
         return tt_fail(st, TT_EFORMAT, "'%s' has no model.safetensors", dir);
     }
     tt_st_reader r;
-    TT_CHECK(tt_st_open_file(&r, file, st));
+    if (tt_st_open_file(&r, file, st)) {
+        if (!strstr(st->msg, file)) {
+            char m[sizeof st->msg];
+            snprintf(m, sizeof m, "%s", st->msg);
+            snprintf(st->msg, sizeof st->msg, "'%.300s': %.400s", file, m);
+        }
+        return st->code;
+    }
     size_t n = (size_t)tt_config_param_count(&w->cfg);
     w->params = tt_calloc(n * sizeof(float), st);
     int rc = w->params ? load_tensors(&r, file, tied, w, st) : TT_ENOMEM;

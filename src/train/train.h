@@ -55,7 +55,7 @@ typedef struct {
     uint64_t corpus_bytes;
     /* where the weights came from (train --init-from): the path and the
      * FNV-1a 64 hash of the base weights read there (hf.h); "" if none */
-    char init_from[1024];
+    char init_from[4096];
     uint64_t init_hash;
 } tt_train_state;
 

@@ -16,7 +16,7 @@ if [ -n "$missing" ]; then
 fi
 . "$(dirname "$0")/../support/cli_lib.sh" tokenizer
 make_text text.txt
-"$T" train --preset tiny --data text.txt --steps 2 --out run --sample-tokens 0 --threads 1 > train.out 2>&1 || { cat train.out; exit 1; }
+"$T" train --preset tiny --data text.txt --steps 2 --out run --sample-tokens 0 --threads 1 --backend cpu > train.out 2>&1 || { cat train.out; exit 1; }
 "$T" export run hf > export.out 2>&1 || { cat export.out; exit 1; }
 # node resolves the package from the test file's folder upwards: run the copy in the source tree
 TT_HF_DIR="$WORK/hf" node --test "$src/tests/io/tokenizer.test.mjs"
