@@ -62,7 +62,7 @@ def main():
     rank, world = (acc.process_index, acc.num_processes) if acc else (0, 1)
     main_proc = rank == 0
 
-    model = AutoModelForCausalLM.from_pretrained(a.dir, torch_dtype=torch.float32).to(device)
+    model = AutoModelForCausalLM.from_pretrained(a.dir).float().to(device)
     tok = AutoTokenizer.from_pretrained(a.dir)
     T, V = model.config.n_positions, model.config.vocab_size
 

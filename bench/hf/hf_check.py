@@ -42,7 +42,7 @@ def main():
     ap.add_argument("--out", help="write the prompt and the continuation here (as tinytrain sample prints them)")
     a = ap.parse_args()
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    model = AutoModelForCausalLM.from_pretrained(a.dir, torch_dtype=torch.float32).to(device).eval()
+    model = AutoModelForCausalLM.from_pretrained(a.dir).float().to(device).eval()
     tok = AutoTokenizer.from_pretrained(a.dir)
     prompt_ids, cont = greedy(model, tok, a.prompt, a.tokens, device)
     # the tokenizer's own decode gives the same text (bytes that are not UTF-8 become U+FFFD)
