@@ -68,7 +68,7 @@ def main():
 
     data = open(a.corpus, "rb").read()
     # the same byte tokenizer: a text's ids are its UTF-8 bytes, so the corpus bytes are its ids
-    text = data[:4096].decode("utf-8", errors="ignore")
+    text = data[:T].decode("utf-8", errors="ignore")  # one context: no over-length warning
     if tok(text).input_ids != list(text.encode("utf-8")):
         raise SystemExit("continue_in_transformers: the folder's tokenizer is not the byte tokenizer")
     ids = torch.tensor(list(data), dtype=torch.long)
