@@ -2,7 +2,8 @@
 # test_export_hf.sh — `tinytrain export RUN OUTDIR` (the Hugging Face folder)
 # and `train --init-from`, end to end on a tiny model:
 #   1 the folder: every JSON file parses; config.json says what transformers
-#     needs (gpt2, exact GELU, eps 1e-5, n_positions = ctx, vocab 256, tied,
+#     needs (gpt2, exact GELU, eps 1e-5, n_positions = ctx, vocab 256, tied, the
+#     dropout fields = the run's dropout (0.1 here),
 #     no special tokens); model.safetensors holds exactly the GPT-2 tensors
 #     (names and shapes written out here) with the checkpoint's values, c_attn
 #     = [q | k | v]; the folder samples and evaluates as the checkpoint does;
@@ -20,7 +21,7 @@
 . "$(dirname "$0")/../support/cli_lib.sh" export-hf
 command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 0; }
 make_text text.txt
-"$T" train --preset tiny --data text.txt --steps 12 --out A --sample-tokens 0 --threads 1 --backend cpu > a.out 2>&1
+"$T" train --preset tiny --data text.txt --steps 12 --dropout 0.1 --out A --sample-tokens 0 --threads 1 --backend cpu > a.out 2>&1
 check "train the source model" test -f A/checkpoint.safetensors
 
 # ---------- 1: the folder ----------
