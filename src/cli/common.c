@@ -316,9 +316,7 @@ int load_ckpt(const char *path, tt_train_state *s) {
         snprintf(inner, sizeof inner, "%s/%s", path, CKPT_NAME);
         if (stat(inner, &sb) != 0) { /* a Hugging Face folder */
             tt_hf_weights w;
-            if (tt_hf_load(path, &w, &st))
-                return strstr(st.msg, path) ? error_line(EXIT_FAIL, "cannot load %s", st.msg)
-                                            : error_line(EXIT_FAIL, "cannot load '%s': %s", path, st.msg);
+            if (tt_hf_load(path, &w, &st)) return error_line(EXIT_FAIL, "cannot load '%s': %s", path, st.msg);
             int rc = tt_state_alloc(s, &w.cfg, &st);
             if (!rc) {
                 memcpy(s->params, w.params, s->layout.total * sizeof(float));
