@@ -19,7 +19,7 @@ static const opt_def export_opts[] = {
 
 static const char *what = "Write a Hugging Face folder: config.json, model.safetensors (GPT-2 names),\n"
                           "generation_config.json and a byte-level tokenizer (docs/HUGGINGFACE.md).\n"
-                          "usage: tinytrain export [RUN] [OUTDIR] [--force]";
+                          "RUN and OUTDIR may also come first: tinytrain export RUN OUTDIR [--force]";
 
 /* RUN and OUTDIR may come as the first two plain arguments or as --ckpt / --out */
 static int export_args(int argc, char **argv, opts *o, const char **pos) {
