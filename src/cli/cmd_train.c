@@ -3,6 +3,7 @@
 
 #include "fileio.h"
 #include "options.h"
+#include "runfile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -25,6 +26,8 @@ static const opt_def train_opts[] = {
     {"log-every", O_LOG_EVERY, 1, "plain progress line every N steps when not on a terminal"},
     {"sample-tokens", O_SAMPLE_TOKENS, 1, "bytes of sample text printed after training (default 400, 0 = none)"},
     {"json", O_JSON, 0, "JSON lines on stdout"},
+    {"config", O_CONFIG, 1, "run file: a JSON object of training options (+ \"data\"); flags win over it"},
+    {"print-config", O_PRINT_CONFIG, 0, "print the resolved options as a run file (for --config) and exit"},
     {"help", O_HELP, 0, "this help"},
     {NULL, 0, 0, NULL}};
 
@@ -124,12 +127,37 @@ static int on_progress(void *user, const tt_progress *p) {
     return 0;
 }
 
+/* --print-config: the corpus as an absolute path, so the file gives the same
+ * run wherever it is saved (recipes in the repository use relative paths). */
+static int print_run_file(const tt_model_config *cfg, const tt_train_config *tc, const tt_run_config *run,
+                          const char *data) {
+    char *abs = data ? realpath(data, NULL) : NULL;
+    tt_jw w;
+    tt_jw_init(&w);
+    tt_runfile_write(&w, cfg, tc, run, abs ? abs : data);
+    free(abs);
+    int rc = w.oom ? error_line(EXIT_FAIL, "out of memory") : 0;
+    if (!rc) fputs(w.buf, stdout);
+    tt_jw_free(&w);
+    return rc;
+}
+
 /* train's arguments: the CLI-only options above into *o, every other
  * --name VALUE through the training-option table into *to. Returns 0, -1
  * after printing --help, or an exit code. */
-static int train_args(int argc, char **argv, opts *o, tt_options *to) {
+static int train_args(int argc, char **argv, opts *o, tt_options *to, char *file_data, size_t cap) {
     memset(o, 0, sizeof *o);
     tt_options_init(to);
+    /* a run file first, wherever --config stands: flags win over it */
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *path = NULL;
+        if (strncmp(a, "--config=", 9) == 0) path = a + 9;
+        else if (strcmp(a, "--config") == 0 && i + 1 < argc) path = argv[++i];
+        if (!path || !*path) continue; /* parse_opts reports a missing path */
+        tt_status st;
+        tt_status_clear(&st);
+        if (tt_runfile_load(to, path, file_data, cap, &st)) return error_line(EXIT_USAGE, "%s", st.msg);
+    }
     char **rest = calloc((size_t)argc + 1, sizeof *rest);
     if (!rest) return error_line(EXIT_FAIL, "out of memory");
     int n = 0, rc = 0;
@@ -178,8 +206,10 @@ static int train_args(int argc, char **argv, opts *o, tt_options *to) {
 int cmd_train(int argc, char **argv) {
     opts o;
     tt_options to;
-    int rc = train_args(argc, argv, &o, &to);
+    static char file_data[4096]; /* "data" of the run file */
+    int rc = train_args(argc, argv, &o, &to, file_data, sizeof file_data);
     if (rc) return rc < 0 ? 0 : rc;
+    if (!o.data && file_data[0]) o.data = file_data;
 
     tt_status st;
     tt_status_clear(&st);
@@ -229,6 +259,11 @@ int cmd_train(int argc, char **argv) {
             tt_options_given(&to, "ctx") || tt_options_given(&to, "batch"))
             preset_name = preset_of(&cfg);
         if (!preset_name) preset_name = "custom";
+    }
+
+    if (o.print_config) { /* the resolved options as a run file; nothing runs */
+        rc = print_run_file(&cfg, &tc, &to.run, o.data);
+        goto done;
     }
 
     /* output folder: checked before anything slow */
