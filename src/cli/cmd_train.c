@@ -48,7 +48,32 @@ typedef struct {
     double last_draw;
     int line_open;   /* a \r progress line is on screen */
     int64_t stop_at; /* --stop-after: stop when this step completes (0: never) */
+    const tt_train_state *s;
 } progress_ctx;
+
+/* bits per byte of a loss in nats per byte (byte-level tokens) */
+static double bpb(double loss) { return loss / log(2.0); }
+
+/* --target-val reached: one line (or a JSON event), once per run */
+static void print_target(const progress_ctx *pc, const tt_progress *p) {
+    const tt_train_state *s = pc->s;
+    if (pc->json) {
+        printf("{\"event\":\"target\",\"step\":%lld,\"target_val\":", (long long)s->target_step);
+        json_num(stdout, s->target_val);
+        fputs(",\"val_loss\":", stdout);
+        json_num(stdout, p->val_loss);
+        fputs(",\"val_bpb\":", stdout);
+        json_num(stdout, bpb(p->val_loss));
+        fputs(",\"wall_s\":", stdout);
+        json_num(stdout, s->target_s);
+        fputs("}\n", stdout);
+    } else {
+        char dur[32];
+        fmt_duration(dur, sizeof dur, s->target_s);
+        printf("target reached: val loss %.4f (%.3f bpb) <= %g at step %lld, %s (%.1f s) into this run\n", p->val_loss,
+               bpb(p->val_loss), s->target_val, (long long)s->target_step, dur, s->target_s);
+    }
+}
 
 static void clear_line(progress_ctx *pc) {
     if (pc->line_open) {
@@ -77,6 +102,8 @@ static int on_progress(void *user, const tt_progress *p) {
             json_num(stdout, p->elapsed_s);
             fputs(",\"eta_s\":", stdout);
             json_num(stdout, p->eta_s);
+            fputs(",\"bpb\":", stdout);
+            json_num(stdout, bpb(p->loss));
             fputs("}\n", stdout);
             fflush(stdout);
             return pc->stop_at > 0 && p->step >= pc->stop_at;
@@ -85,7 +112,12 @@ static int on_progress(void *user, const tt_progress *p) {
             json_num(stdout, p->val_loss);
             fputs(",\"best_val\":", stdout);
             json_num(stdout, p->best_val);
-            printf(",\"best_val_step\":%lld}\n", (long long)p->best_val_step);
+            printf(",\"best_val_step\":%lld,\"val_bpb\":", (long long)p->best_val_step);
+            json_num(stdout, bpb(p->val_loss));
+            fputs(",\"best_val_bpb\":", stdout);
+            json_num(stdout, bpb(p->best_val));
+            fputs("}\n", stdout);
+            if (p->target_hit) print_target(pc, p);
             break;
         case TT_EV_SAVE:
             printf("{\"event\":\"save\",\"step\":%lld,\"path\":", (long long)p->step);
@@ -105,20 +137,21 @@ static int on_progress(void *user, const tt_progress *p) {
             pc->last_draw = now;
             char val[32] = "";
             if (isfinite(p->val_loss)) snprintf(val, sizeof val, " | val %.4f", p->val_loss);
-            printf("\rstep %lld/%lld | loss %.4f%s | %s tok/s | ETA %s\033[K", (long long)p->step, (long long)p->steps,
-                   p->loss, val, rate, eta);
+            printf("\rstep %lld/%lld | loss %.4f (%.3f bpb)%s | %s tok/s | ETA %s\033[K", (long long)p->step,
+                   (long long)p->steps, p->loss, bpb(p->loss), val, rate, eta);
             pc->line_open = 1;
             fflush(stdout);
         } else if (p->step % pc->log_every == 0 || p->step == p->steps) {
-            printf("step %lld/%lld  loss %.4f  lr %.3g  %s tok/s  ETA %s\n", (long long)p->step, (long long)p->steps,
-                   p->loss, p->lr, rate, eta);
+            printf("step %lld/%lld  loss %.4f  lr %.3g  %s tok/s  ETA %s  bpb %.3f\n", (long long)p->step,
+                   (long long)p->steps, p->loss, p->lr, rate, eta, bpb(p->loss));
             fflush(stdout);
         }
         return stop;
     } else if (p->event == TT_EV_EVAL) {
         clear_line(pc);
-        printf("step %lld/%lld  val loss %.4f%s  (train %.4f)\n", (long long)p->step, (long long)p->steps, p->val_loss,
-               p->best_val_step == p->step ? "  best" : "", p->loss);
+        printf("step %lld/%lld  val loss %.4f%s  (train %.4f)  val bpb %.3f\n", (long long)p->step, (long long)p->steps,
+               p->val_loss, p->best_val_step == p->step ? "  best" : "", p->loss, bpb(p->val_loss));
+        if (p->target_hit) print_target(pc, p);
         fflush(stdout);
     } else if (p->event == TT_EV_END) {
         clear_line(pc);
@@ -343,6 +376,7 @@ int cmd_train(int argc, char **argv) {
 
     progress_ctx pc = {o.json, !o.json && isatty(STDOUT_FILENO), 1, 0.0, 0, 0};
     if (to.run.stop_after > 0) pc.stop_at = s.step + to.run.stop_after;
+    pc.s = &s;
     pc.log_every = o.set[O_LOG_EVERY] ? o.log_every : TT_MAX((int64_t)1, tc.steps / 50);
     {
         char params[32];
@@ -396,6 +430,8 @@ int cmd_train(int argc, char **argv) {
     tr.save_every = to.run.save_every;
     tr.save_seconds = to.run.save_seconds;
     tr.no_pipeline = !to.run.pipeline;
+    tr.target_val = to.run.target_val;
+    tr.stop_at_target = to.run.stop_at_target;
     tr.progress = on_progress;
     tr.user = &pc;
     tr.stop_flag = &g_stop;
@@ -422,18 +458,31 @@ int cmd_train(int argc, char **argv) {
         json_num(stdout, wall);
         fputs(",\"checkpoint\":", stdout);
         json_str(stdout, ckpt_path, strlen(ckpt_path));
+        fputs(",\"bpb\":", stdout);
+        json_num(stdout, s.step > 0 ? bpb(s.loss_hist[s.step - 1]) : NAN);
+        fputs(",\"best_val_bpb\":", stdout);
+        json_num(stdout, bpb(s.best_val));
+        if (s.target_step > 0) {
+            printf(",\"target_step\":%lld,\"target_s\":", (long long)s.target_step);
+            json_num(stdout, s.target_s);
+        }
         fputs("}\n", stdout);
     } else {
         char dur[32];
         fmt_duration(dur, sizeof dur, wall);
+        float last_loss = s.step > 0 ? s.loss_hist[s.step - 1] : NAN;
+        int at_target = to.run.stop_at_target && s.target_step > 0 && s.target_step == s.step;
         if (stopped)
             printf("%s at step %lld of %lld; saved %s\ncontinue with: tinytrain train --resume %s\n",
-                   g_stop ? "interrupted" : "stopped (--stop-after)", (long long)s.step, (long long)tc.steps, ckpt_path,
-                   ckpt_path);
+                   g_stop ? "interrupted" : at_target ? "stopped at the target (--stop-at-target)" : "stopped (--stop-after)",
+                   (long long)s.step, (long long)tc.steps, ckpt_path, ckpt_path);
         else
-            printf("done: %lld steps in %s, final train loss %.4f, best val loss %.4f (step %lld)\nsaved %s, %s, %s\n",
-                   (long long)s.step, dur, s.step > 0 ? s.loss_hist[s.step - 1] : NAN, s.best_val,
+            printf("done: %lld steps in %s, final train loss %.4f (%.3f bpb), best val loss %.4f (%.3f bpb, step %lld)\n"
+                   "saved %s, %s, %s\n",
+                   (long long)s.step, dur, last_loss, bpb(last_loss), s.best_val, bpb(s.best_val),
                    (long long)s.best_val_step, ckpt_path, csv_path, svg_path);
+        if (to.run.target_val > 0 && s.target_step == 0)
+            printf("target val loss %g not reached\n", to.run.target_val);
     }
     fflush(stdout);
     if (stopped) {
