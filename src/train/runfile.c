@@ -46,15 +46,20 @@ static int distance(const char *a, const char *b) {
     return row[lb];
 }
 
+/* Edit distance, one less for names that start alike (lrate -> lr). */
+static int closeness(const char *key, const char *name) {
+    return distance(key, name) - (strncmp(key, name, 2) == 0);
+}
+
 /* " (did you mean 'lr'?)" for the closest key within a few edits, else "" */
 static void suggest(const char *key, char *buf, size_t cap) {
     const char *best = "data";
-    int bd = distance(key, best);
+    int bd = closeness(key, best);
     for (int i = 0; i < tt_option_count(); i++) {
-        int d = distance(key, tt_option_at(i)->name);
+        int d = closeness(key, tt_option_at(i)->name);
         if (d < bd) bd = d, best = tt_option_at(i)->name;
     }
-    int room = TT_MAX(2, (int)strlen(key) / 3);
+    int room = TT_MAX(2, ((int)strlen(key) + 1) / 2);
     if (bd <= room) snprintf(buf, cap, " (did you mean '%s'?)", best);
     else snprintf(buf, cap, " (see tinytrain train --help)");
 }
