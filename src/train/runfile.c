@@ -184,6 +184,42 @@ static void shortest(char *buf, size_t cap, double x, int is_f32) {
     }
 }
 
+/* One option's value as text: numbers in their shortest exact form, choices by name. */
+static void value_of(const tt_option *opt, const void *p, char *buf, size_t cap) {
+    char c[32];
+    switch (opt->type) {
+    case TT_OPT_INT: snprintf(buf, cap, "%d", *(const int *)p); break;
+    case TT_OPT_I64: snprintf(buf, cap, "%lld", (long long)*(const int64_t *)p); break;
+    case TT_OPT_U64: snprintf(buf, cap, "%llu", (unsigned long long)*(const uint64_t *)p); break;
+    case TT_OPT_F32: shortest(buf, cap, *(const float *)p, 1); break;
+    case TT_OPT_F64: shortest(buf, cap, *(const double *)p, 0); break;
+    case TT_OPT_CHOICE: snprintf(buf, cap, "%s", tt_option_choice(opt, *(const int *)p, c, sizeof c)); break;
+    case TT_OPT_TEXT: snprintf(buf, cap, "?"); break;
+    }
+}
+
+static const void *where_of(const tt_option *opt, const tt_model_config *cfg, const tt_train_config *tc,
+                            const tt_run_config *run) {
+    const char *base = opt->where == TT_OPT_MODEL ? (const char *)cfg
+                       : opt->where == TT_OPT_TRAIN ? (const char *)tc
+                                                    : (const char *)run;
+    return base + opt->off;
+}
+
+void tt_runfile_given_text(const tt_options *o, tt_jw *w) {
+    int first = 1;
+    for (int i = 0; i < tt_option_count(); i++) {
+        const tt_option *opt = tt_option_at(i);
+        if (!tt_options_given(o, opt->name)) continue;
+        char v[48];
+        if (opt->where == TT_OPT_PRESET) snprintf(v, sizeof v, "%s", o->preset);
+        else if (opt->type == TT_OPT_TEXT) continue;
+        else value_of(opt, where_of(opt, &o->model, &o->train, &o->run), v, sizeof v);
+        tt_jw_printf(w, "%s%s=%s", first ? "" : " ", opt->name, v);
+        first = 0;
+    }
+}
+
 void tt_runfile_write(tt_jw *w, const tt_model_config *cfg, const tt_train_config *tc, const tt_run_config *run,
                       const char *data) {
     int first = 1;
@@ -191,23 +227,10 @@ void tt_runfile_write(tt_jw *w, const tt_model_config *cfg, const tt_train_confi
     for (int i = 0; i < tt_option_count(); i++) {
         const tt_option *opt = tt_option_at(i);
         if (opt->where == TT_OPT_PRESET || opt->type == TT_OPT_TEXT) continue;
-        const char *base = opt->where == TT_OPT_MODEL ? (const char *)cfg
-                           : opt->where == TT_OPT_TRAIN ? (const char *)tc
-                                                        : (const char *)run;
-        const void *p = base + opt->off;
-        char v[48], c[32];
-        const char *choice = "";
-        switch (opt->type) {
-        case TT_OPT_INT: snprintf(v, sizeof v, "%d", *(const int *)p); break;
-        case TT_OPT_I64: snprintf(v, sizeof v, "%lld", (long long)*(const int64_t *)p); break;
-        case TT_OPT_U64: snprintf(v, sizeof v, "%llu", (unsigned long long)*(const uint64_t *)p); break;
-        case TT_OPT_F32: shortest(v, sizeof v, *(const float *)p, 1); break;
-        case TT_OPT_F64: shortest(v, sizeof v, *(const double *)p, 0); break;
-        case TT_OPT_CHOICE: choice = tt_option_choice(opt, *(const int *)p, c, sizeof c); break;
-        case TT_OPT_TEXT: break;
-        }
+        char v[48];
+        value_of(opt, where_of(opt, cfg, tc, run), v, sizeof v);
         tt_jw_printf(w, "%s\n  \"%s\": ", first ? "" : ",", opt->name);
-        if (opt->type == TT_OPT_CHOICE) tt_jw_string(w, choice, strlen(choice));
+        if (opt->type == TT_OPT_CHOICE) tt_jw_string(w, v, strlen(v));
         else tt_jw_cstr(w, v);
         first = 0;
     }

@@ -31,6 +31,9 @@ int tt_runfile_apply(tt_options *o, const char *text, size_t len, const char *na
 /* Reads the run file at path (a regular file of at most TT_RUNFILE_MAX_BYTES)
  * and applies it (dir: the file's folder). */
 int tt_runfile_load(tt_options *o, const char *path, char *data, size_t data_cap, tt_status *st);
+/* The options given in *o as the web's space-separated name=value text
+ * (tt_options_parse reads it back), preset first. */
+void tt_runfile_given_text(const tt_options *o, tt_jw *w);
 /* The resolved options as a run file, one key per line in table order: every
  * model, train and run option (not the preset: the model options say it all),
  * then "data" when non-NULL. Applying the output gives the same configs. */
