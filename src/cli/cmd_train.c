@@ -53,19 +53,21 @@ typedef struct {
 
 /* bits per byte of a loss in nats per byte (byte-level tokens) */
 static double bpb(double loss) { return loss / log(2.0); }
+/* ,"key":number on stdout */
+static void jnum(const char *key, double x) {
+    printf(",\"%s\":", key);
+    json_num(stdout, x);
+}
 
 /* --target-val reached: one line (or a JSON event), once per run */
 static void print_target(const progress_ctx *pc, const tt_progress *p) {
     const tt_train_state *s = pc->s;
     if (pc->json) {
-        printf("{\"event\":\"target\",\"step\":%lld,\"target_val\":", (long long)s->target_step);
-        json_num(stdout, s->target_val);
-        fputs(",\"val_loss\":", stdout);
-        json_num(stdout, p->val_loss);
-        fputs(",\"val_bpb\":", stdout);
-        json_num(stdout, bpb(p->val_loss));
-        fputs(",\"wall_s\":", stdout);
-        json_num(stdout, s->target_s);
+        printf("{\"event\":\"target\",\"step\":%lld", (long long)s->target_step);
+        jnum("target_val", s->target_val);
+        jnum("val_loss", p->val_loss);
+        jnum("val_bpb", bpb(p->val_loss));
+        jnum("wall_s", s->target_s);
         fputs("}\n", stdout);
     } else {
         char dur[32];
@@ -102,8 +104,7 @@ static int on_progress(void *user, const tt_progress *p) {
             json_num(stdout, p->elapsed_s);
             fputs(",\"eta_s\":", stdout);
             json_num(stdout, p->eta_s);
-            fputs(",\"bpb\":", stdout);
-            json_num(stdout, bpb(p->loss));
+            jnum("bpb", bpb(p->loss));
             fputs("}\n", stdout);
             fflush(stdout);
             return pc->stop_at > 0 && p->step >= pc->stop_at;
@@ -112,10 +113,9 @@ static int on_progress(void *user, const tt_progress *p) {
             json_num(stdout, p->val_loss);
             fputs(",\"best_val\":", stdout);
             json_num(stdout, p->best_val);
-            printf(",\"best_val_step\":%lld,\"val_bpb\":", (long long)p->best_val_step);
-            json_num(stdout, bpb(p->val_loss));
-            fputs(",\"best_val_bpb\":", stdout);
-            json_num(stdout, bpb(p->best_val));
+            printf(",\"best_val_step\":%lld", (long long)p->best_val_step);
+            jnum("val_bpb", bpb(p->val_loss));
+            jnum("best_val_bpb", bpb(p->best_val));
             fputs("}\n", stdout);
             if (p->target_hit) print_target(pc, p);
             break;
@@ -458,13 +458,11 @@ int cmd_train(int argc, char **argv) {
         json_num(stdout, wall);
         fputs(",\"checkpoint\":", stdout);
         json_str(stdout, ckpt_path, strlen(ckpt_path));
-        fputs(",\"bpb\":", stdout);
-        json_num(stdout, s.step > 0 ? bpb(s.loss_hist[s.step - 1]) : NAN);
-        fputs(",\"best_val_bpb\":", stdout);
-        json_num(stdout, bpb(s.best_val));
+        jnum("bpb", s.step > 0 ? bpb(s.loss_hist[s.step - 1]) : NAN);
+        jnum("best_val_bpb", bpb(s.best_val));
         if (s.target_step > 0) {
-            printf(",\"target_step\":%lld,\"target_s\":", (long long)s.target_step);
-            json_num(stdout, s.target_s);
+            printf(",\"target_step\":%lld", (long long)s.target_step);
+            jnum("target_s", s.target_s);
         }
         fputs("}\n", stdout);
     } else {
