@@ -94,8 +94,8 @@ function fmtTime(s) {
   return `${h}h ${String(m % 60).padStart(2, '0')}m`;
 }
 const fmtLoss = (x) => (x == null || !isFinite(x) ? '–' : x.toFixed(4));
-// bits per byte of the train and val losses (nats per byte; byte-level tokens: bpb = loss / ln 2)
-const fmtBpb = (train, val) => [train, val].map((x) => (x == null || !isFinite(x) ? '–' : (x / Math.LN2).toFixed(3))).join(' / ');
+// bits per byte of a loss in nats per byte (byte-level tokens: bpb = loss / ln 2)
+const fmtBpb = (x) => (x == null || !isFinite(x) ? '–' : (x / Math.LN2).toFixed(3));
 function fmtRate(x) {
   if (!x || !isFinite(x)) return '–';
   if (x >= 1e6) return (x / 1e6).toFixed(2) + 'M';
@@ -660,7 +660,8 @@ function updateStats(m) {
   $('stStep').textContent = `${fmtInt(m.step)} / ${fmtInt(m.total)}`;
   $('stLoss').textContent = fmtLoss(m.loss);
   $('stVal').textContent = fmtLoss(m.val);
-  $('stBpb').textContent = fmtBpb(m.loss, m.val);
+  $('stBpb').textContent = fmtBpb(m.loss);
+  $('stValBpb').textContent = fmtBpb(m.val);
   if (m.tokPerSec !== undefined) $('stTok').textContent = fmtRate(m.tokPerSec);
   if (m.elapsed !== undefined) $('stElapsed').textContent = fmtTime(m.elapsed);
   $('stEta').textContent = m.step >= m.total ? 'done' : (m.run === 'running' ? fmtTime(m.eta) : '–');

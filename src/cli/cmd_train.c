@@ -243,6 +243,8 @@ int cmd_train(int argc, char **argv) {
     int rc = train_args(argc, argv, &o, &to, file_data, sizeof file_data);
     if (rc) return rc < 0 ? 0 : rc;
     if (!o.data && file_data[0]) o.data = file_data;
+    if (to.run.stop_at_target && !(to.run.target_val > 0) && !o.json && !o.print_config)
+        notice("--stop-at-target has no effect without --target-val");
 
     tt_status st;
     tt_status_clear(&st);

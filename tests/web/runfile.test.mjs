@@ -76,7 +76,9 @@ test('run file: load fills the form and the run uses it; save writes it back; th
   assert.equal(Math.fround(tc.beta2), Math.fround(0.99));
   assert.equal(tc.schedule, 'constant');
   assert.equal(tc['eval-every'], 8);
-  assert.match(await page.locator('#stBpb').innerText(), /^\d+\.\d{3} \/ \d+\.\d{3}$/, 'bits per byte of train and val');
+  const loss = Number(await page.locator('#stVal').innerText()), bpb = Number(await page.locator('#stValBpb').innerText());
+  assert.ok(Math.abs(bpb - loss / Math.LN2) < 2e-3, `val bpb ${bpb} beside val loss ${loss}`);
+  assert.match(await page.locator('#stBpb').innerText(), /^\d+\.\d{3}$/, 'train bits per byte');
   assert.deepEqual(page.errors, []);
   await ctx.close();
 });
