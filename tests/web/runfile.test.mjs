@@ -66,13 +66,14 @@ test('run file: load fills the form and the run uses it; save writes it back; th
     assert.deepEqual(back, saved);
   }
 
-  // the run uses the file's options, and the dropout field reaches the engine
+  // the run uses the file's options, and the dropout field (changed after loading: the form wins) reaches the engine
+  await page.fill('#dropout', '0.25');
   await page.click('#trainBtn');
   await waitRun(page, 'done');
   await page.waitForFunction(() => /Autosaved step 16/.test(document.getElementById('ckptStatus').textContent), null, { timeout: 60000 });
   const tc = await savedTrainConfig(page);
   assert.equal(tc.steps, 16);
-  assert.equal(Math.fround(tc.dropout), Math.fround(0.15));
+  assert.equal(Math.fround(tc.dropout), Math.fround(0.25));
   assert.equal(Math.fround(tc.beta2), Math.fround(0.99));
   assert.equal(tc.schedule, 'constant');
   assert.equal(tc['eval-every'], 8);
