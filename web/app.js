@@ -94,6 +94,8 @@ function fmtTime(s) {
   return `${h}h ${String(m % 60).padStart(2, '0')}m`;
 }
 const fmtLoss = (x) => (x == null || !isFinite(x) ? '–' : x.toFixed(4));
+// bits per byte of a loss in nats per byte (byte-level tokens: bpb = loss / ln 2)
+const fmtBpb = (x) => (x == null || !isFinite(x) ? '–' : (x / Math.LN2).toFixed(3));
 function fmtRate(x) {
   if (!x || !isFinite(x)) return '–';
   if (x >= 1e6) return (x / 1e6).toFixed(2) + 'M';
@@ -168,6 +170,10 @@ function onWorker(m) {
   switch (m.type) {
     case 'ready':
       break;
+    case 'runfile':
+    case 'runfileText':
+      onRunfile(m);
+      break;
     case 'started':
       onStarted(m);
       break;
@@ -227,6 +233,7 @@ function onWorkerError(m) {
     if (m.mismatch) ui.forceNextUpload = true;
     return;
   }
+  if (m.where === 'runfile') { setStatus('runfileStatus', m.message, 'error'); return; }
   if (m.where === 'sample') { ui.sampling = false; setStatus('sampleRate', m.message, 'error'); updateButtons(); return; }
   if (m.where === 'options' || m.where === 'train') { if (ui.run === 'starting') setRun('idle'); }
   // an autosave that failed stays said next to the checkpoint buttons until the next one succeeds
@@ -362,10 +369,12 @@ function initControls() {
   sizeDefaults();
   sel.addEventListener('change', () => {
     localStorage.setItem(STORE + 'preset', sel.value);
+    ui.runfileOpts = ''; // another size: the loaded run file's model no longer applies
     sizeDefaults();
     renderPresetInfo();
   });
   for (const id of ['steps', 'batch']) $(id).addEventListener('input', renderPresetInfo);
+  initRunfileControls();
   for (const r of document.querySelectorAll('input[name=backend]')) {
     r.addEventListener('change', () => { renderBackendNote(); renderPresetInfo(); });
   }
@@ -469,6 +478,67 @@ async function currentCorpus() {
   return { name: 'pasted text', bytes: new TextEncoder().encode($('corpusText').value) };
 }
 
+// ---- run files, dropout, LoRA (issue 12) ------------------------------------------------
+// A run file is the JSON of `tinytrain train --config`; the worker reads and
+// writes it through the engine's own C code (src/train/runfile.c via
+// tt_web_runfile_read / _write), so the browser and the CLI accept the same files.
+
+// What the loaded run file gives beyond the form's fields (its model shape,
+// optimizer settings...), as name=value text put before the form's options.
+function runfileOptions() { return ui.runfileOpts ? ui.runfileOpts + ' ' : ''; }
+
+function regularisationOptions() {
+  const d = Number($('dropout').value);
+  if (!(d >= 0 && d < 1)) throw new Error('Dropout must be a number in [0, 1).');
+  let s = ` dropout=${d}`;
+  if ($('loraOn').checked) s += ` lora-rank=${readInt('loraRank', 1, 4096, 'LoRA rank')}`;
+  return s;
+}
+
+function initRunfileControls() {
+  $('loraOn').addEventListener('change', () => { $('loraRank').disabled = !$('loraOn').checked; });
+  $('runFile').addEventListener('change', async () => {
+    const f = $('runFile').files[0];
+    $('runFile').value = '';
+    if (!f) return;
+    if (f.size > 1 << 20) { setStatus('runfileStatus', `${f.name}: a run file is at most 1 MB.`, 'error'); return; }
+    ui.runfileName = f.name;
+    ui.worker.postMessage({ type: 'runfileRead', name: f.name, text: await f.text() });
+  });
+  $('runSaveBtn').addEventListener('click', () => {
+    let opts;
+    try { opts = formOptions(); } catch (e) { setStatus('runfileStatus', e.message, 'error'); return; }
+    ui.worker.postMessage({ type: 'runfileWrite', opts });
+  });
+}
+
+function onRunfile(m) {
+  if (m.type === 'runfileText') { // Save: the resolved options as a file
+    const a = document.createElement('a');
+    a.href = URL.createObjectURL(new Blob([m.text], { type: 'application/json' }));
+    a.download = 'tinytrain-run.json';
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+    setStatus('runfileStatus', 'Saved tinytrain-run.json (train it with: tinytrain train --config tinytrain-run.json).', 'ok');
+    return;
+  }
+  // Load: the form shows what the file sets; the rest of it goes with the next run
+  const given = Object.fromEntries(m.opts.split(' ').filter(Boolean).map((kv) => kv.split('=')));
+  if (given.preset && presetByName(given.preset)) { $('preset').value = given.preset; $('preset').dispatchEvent(new Event('change')); }
+  const fields = { steps: 'steps', lr: 'lr', batch: 'batch', seed: 'seed', dropout: 'dropout' };
+  for (const [k, id] of Object.entries(fields)) if (given[k] !== undefined) $(id).value = given[k];
+  if (given['lora-rank'] !== undefined) {
+    $('loraOn').checked = Number(given['lora-rank']) > 0;
+    if ($('loraOn').checked) $('loraRank').value = given['lora-rank'];
+    $('loraRank').disabled = !$('loraOn').checked;
+  }
+  ui.runfileOpts = m.opts;
+  renderPresetInfo();
+  setStatus('runfileStatus', `Loaded ${ui.runfileName || 'the run file'}: the next run uses its options.`, 'ok');
+}
+
 // ---- training --------------------------------------------------------------------------
 
 function readInt(id, lo, hi, what) {
@@ -477,17 +547,25 @@ function readInt(id, lo, hi, what) {
   return v;
 }
 
+// The engine options (name=value) of the setup form; throws a user-facing message.
+function formOptions() {
+  const steps = readInt('steps', 1, 1e9, 'Steps');
+  const batch = readInt('batch', 1, 4096, 'Batch');
+  const seed = readInt('seed', 0, 2 ** 53 - 1, 'Seed');
+  const lr = Number($('lr').value);
+  if (!(lr > 0 && lr <= 1)) throw new Error('Learning rate must be a number in (0, 1].');
+  // the page's eval cadence, then the loaded run file, then the form's fields (filled from the file)
+  return `eval-every=${Math.max(10, Math.round(steps / 25))} ` + runfileOptions() +
+    `preset=${$('preset').value} steps=${steps} lr=${lr} batch=${batch} seed=${seed} backend=${engineBackend(backendChoice())}` +
+    regularisationOptions();
+}
+
 async function startTraining() {
   let corpus, opts;
   try {
-    const steps = readInt('steps', 1, 1e9, 'Steps');
     const batch = readInt('batch', 1, 4096, 'Batch');
-    const seed = readInt('seed', 0, 2 ** 53 - 1, 'Seed');
-    const lr = Number($('lr').value);
-    if (!(lr > 0 && lr <= 1)) throw new Error('Learning rate must be a number in (0, 1].');
     const choice = backendChoice();
-    opts = `preset=${$('preset').value} steps=${steps} lr=${lr} batch=${batch} seed=${seed} backend=${engineBackend(choice)}` +
-      ` eval-every=${Math.max(10, Math.round(steps / 25))}`;
+    opts = formOptions();
     const need = memoryNeed($('preset').value, batch, variantForChoice(choice));
     if (need > 3.5 * 2 ** 30)
       throw new Error(`The ${$('preset').value} preset needs about ${fmtBytes(need)} of memory here; the WebAssembly engine addresses ` +
@@ -582,6 +660,8 @@ function updateStats(m) {
   $('stStep').textContent = `${fmtInt(m.step)} / ${fmtInt(m.total)}`;
   $('stLoss').textContent = fmtLoss(m.loss);
   $('stVal').textContent = fmtLoss(m.val);
+  $('stBpb').textContent = fmtBpb(m.loss);
+  $('stValBpb').textContent = fmtBpb(m.val);
   if (m.tokPerSec !== undefined) $('stTok').textContent = fmtRate(m.tokPerSec);
   if (m.elapsed !== undefined) $('stElapsed').textContent = fmtTime(m.elapsed);
   $('stEta').textContent = m.step >= m.total ? 'done' : (m.run === 'running' ? fmtTime(m.eta) : '–');

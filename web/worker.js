@@ -86,6 +86,16 @@ function setOptions(o) {
   const p = cstr(o);
   try { check(M._tt_web_options(W, p), 'options'); } finally { M._free(p); }
 }
+// Run files through the engine's C code (src/train/runfile.c): read gives the
+// options a file sets as name=value text, write the options text as a file.
+function runfileCall(m) {
+  const a = cstr(m.type === 'runfileRead' ? m.name || 'run file' : m.opts), b = m.type === 'runfileRead' ? cstr(m.text) : 0;
+  try {
+    const p = m.type === 'runfileRead' ? M._tt_web_runfile_read(W, a, b) : M._tt_web_runfile_write(W, a);
+    if (!p) throw new Error(err() || 'run file failed');
+    return readCString(p);
+  } finally { M._free(a); if (b) M._free(b); }
+}
 // Histories are float32 in C, printed with 9 significant digits: fround gives
 // back the exact float, the same number the live getters return.
 function stateJson() {
@@ -755,6 +765,14 @@ async function onMessage(m) {
       } catch (e) {
         post({ type: 'restored', found: false, message: e.message });
       }
+      break;
+    }
+    case 'runfileRead': // a run file's JSON -> runfile {opts} (the options it gives), or error where 'runfile'
+    case 'runfileWrite': { // options text -> runfileText {text}: the same options as a run file
+      try {
+        const text = await locked(() => runfileCall(m));
+        post(m.type === 'runfileRead' ? { type: 'runfile', opts: text } : { type: 'runfileText', text });
+      } catch (e) { post({ type: 'error', where: 'runfile', message: e.message }); }
       break;
     }
     case 'clearSaved':

@@ -4,6 +4,7 @@
 #include "fileio.h"
 #include "hf.h"
 #include "options.h"
+#include "runfile.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -29,6 +30,8 @@ static const opt_def train_opts[] = {
     {"log-every", O_LOG_EVERY, 1, "plain progress line every N steps when not on a terminal"},
     {"sample-tokens", O_SAMPLE_TOKENS, 1, "bytes of sample text printed after training (default 400, 0 = none)"},
     {"json", O_JSON, 0, "JSON lines on stdout"},
+    {"config", O_CONFIG, 1, "run file: a JSON object of training options (+ \"data\"); flags win over it"},
+    {"print-config", O_PRINT_CONFIG, 0, "print the resolved options as a run file (for --config) and exit"},
     {"help", O_HELP, 0, "this help"},
     {NULL, 0, 0, NULL}};
 
@@ -49,7 +52,34 @@ typedef struct {
     double last_draw;
     int line_open;   /* a \r progress line is on screen */
     int64_t stop_at; /* --stop-after: stop when this step completes (0: never) */
+    const tt_train_state *s;
 } progress_ctx;
+
+/* bits per byte of a loss in nats per byte (byte-level tokens) */
+static double bpb(double loss) { return loss / log(2.0); }
+/* ,"key":number on stdout */
+static void jnum(const char *key, double x) {
+    printf(",\"%s\":", key);
+    json_num(stdout, x);
+}
+
+/* --target-val reached: one line (or a JSON event), once per run */
+static void print_target(const progress_ctx *pc, const tt_progress *p) {
+    const tt_train_state *s = pc->s;
+    if (pc->json) {
+        printf("{\"event\":\"target\",\"step\":%lld", (long long)s->target_step);
+        jnum("target_val", s->target_val);
+        jnum("val_loss", p->val_loss);
+        jnum("val_bpb", bpb(p->val_loss));
+        jnum("wall_s", s->target_s);
+        fputs("}\n", stdout);
+    } else {
+        char dur[32];
+        fmt_duration(dur, sizeof dur, s->target_s);
+        printf("target reached: val loss %.4f (%.3f bpb) <= %g at step %lld, %s (%.1f s) into this run\n", p->val_loss,
+               bpb(p->val_loss), s->target_val, (long long)s->target_step, dur, s->target_s);
+    }
+}
 
 static void clear_line(progress_ctx *pc) {
     if (pc->line_open) {
@@ -78,6 +108,7 @@ static int on_progress(void *user, const tt_progress *p) {
             json_num(stdout, p->elapsed_s);
             fputs(",\"eta_s\":", stdout);
             json_num(stdout, p->eta_s);
+            jnum("bpb", bpb(p->loss));
             fputs("}\n", stdout);
             fflush(stdout);
             return pc->stop_at > 0 && p->step >= pc->stop_at;
@@ -86,7 +117,11 @@ static int on_progress(void *user, const tt_progress *p) {
             json_num(stdout, p->val_loss);
             fputs(",\"best_val\":", stdout);
             json_num(stdout, p->best_val);
-            printf(",\"best_val_step\":%lld}\n", (long long)p->best_val_step);
+            printf(",\"best_val_step\":%lld", (long long)p->best_val_step);
+            jnum("val_bpb", bpb(p->val_loss));
+            jnum("best_val_bpb", bpb(p->best_val));
+            fputs("}\n", stdout);
+            if (p->target_hit) print_target(pc, p);
             break;
         case TT_EV_SAVE:
             printf("{\"event\":\"save\",\"step\":%lld,\"path\":", (long long)p->step);
@@ -106,20 +141,21 @@ static int on_progress(void *user, const tt_progress *p) {
             pc->last_draw = now;
             char val[32] = "";
             if (isfinite(p->val_loss)) snprintf(val, sizeof val, " | val %.4f", p->val_loss);
-            printf("\rstep %lld/%lld | loss %.4f%s | %s tok/s | ETA %s\033[K", (long long)p->step, (long long)p->steps,
-                   p->loss, val, rate, eta);
+            printf("\rstep %lld/%lld | loss %.4f (%.3f bpb)%s | %s tok/s | ETA %s\033[K", (long long)p->step,
+                   (long long)p->steps, p->loss, bpb(p->loss), val, rate, eta);
             pc->line_open = 1;
             fflush(stdout);
         } else if (p->step % pc->log_every == 0 || p->step == p->steps) {
-            printf("step %lld/%lld  loss %.4f  lr %.3g  %s tok/s  ETA %s\n", (long long)p->step, (long long)p->steps,
-                   p->loss, p->lr, rate, eta);
+            printf("step %lld/%lld  loss %.4f  lr %.3g  %s tok/s  ETA %s  bpb %.3f\n", (long long)p->step,
+                   (long long)p->steps, p->loss, p->lr, rate, eta, bpb(p->loss));
             fflush(stdout);
         }
         return stop;
     } else if (p->event == TT_EV_EVAL) {
         clear_line(pc);
-        printf("step %lld/%lld  val loss %.4f%s  (train %.4f)\n", (long long)p->step, (long long)p->steps, p->val_loss,
-               p->best_val_step == p->step ? "  best" : "", p->loss);
+        printf("step %lld/%lld  val loss %.4f%s  (train %.4f)  val bpb %.3f\n", (long long)p->step, (long long)p->steps,
+               p->val_loss, p->best_val_step == p->step ? "  best" : "", p->loss, bpb(p->val_loss));
+        if (p->target_hit) print_target(pc, p);
         fflush(stdout);
     } else if (p->event == TT_EV_END) {
         clear_line(pc);
@@ -128,12 +164,37 @@ static int on_progress(void *user, const tt_progress *p) {
     return 0;
 }
 
+/* --print-config: the corpus as an absolute path, so the file gives the same
+ * run wherever it is saved (recipes in the repository use relative paths). */
+static int print_run_file(const tt_model_config *cfg, const tt_train_config *tc, const tt_run_config *run,
+                          const char *data) {
+    char *abs = data ? realpath(data, NULL) : NULL;
+    tt_jw w;
+    tt_jw_init(&w);
+    tt_runfile_write(&w, cfg, tc, run, abs ? abs : data);
+    free(abs);
+    int rc = w.oom ? error_line(EXIT_FAIL, "out of memory") : 0;
+    if (!rc) fputs(w.buf, stdout);
+    tt_jw_free(&w);
+    return rc;
+}
+
 /* train's arguments: the CLI-only options above into *o, every other
  * --name VALUE through the training-option table into *to. Returns 0, -1
  * after printing --help, or an exit code. */
-static int train_args(int argc, char **argv, opts *o, tt_options *to) {
+static int train_args(int argc, char **argv, opts *o, tt_options *to, char *file_data, size_t cap) {
     memset(o, 0, sizeof *o);
     tt_options_init(to);
+    /* a run file first, wherever --config stands: flags win over it */
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *path = NULL;
+        if (strncmp(a, "--config=", 9) == 0) path = a + 9;
+        else if (strcmp(a, "--config") == 0 && i + 1 < argc) path = argv[++i];
+        if (!path || !*path) continue; /* parse_opts reports a missing path */
+        tt_status st;
+        tt_status_clear(&st);
+        if (tt_runfile_load(to, path, file_data, cap, &st)) return error_line(EXIT_USAGE, "%s", st.msg);
+    }
     char **rest = calloc((size_t)argc + 1, sizeof *rest);
     if (!rest) return error_line(EXIT_FAIL, "out of memory");
     int n = 0, rc = 0;
@@ -207,8 +268,12 @@ static int init_eval(tt_backend *be, const tt_train_state *s, const tt_corpus *c
 int cmd_train(int argc, char **argv) {
     opts o;
     tt_options to;
-    int rc = train_args(argc, argv, &o, &to);
+    static char file_data[4096]; /* "data" of the run file */
+    int rc = train_args(argc, argv, &o, &to, file_data, sizeof file_data);
     if (rc) return rc < 0 ? 0 : rc;
+    if (!o.data && file_data[0]) o.data = file_data;
+    if (to.run.stop_at_target && !(to.run.target_val > 0) && !o.json && !o.print_config)
+        notice("--stop-at-target has no effect without --target-val");
 
     tt_status st;
     tt_status_clear(&st);
@@ -276,6 +341,11 @@ int cmd_train(int argc, char **argv) {
             tt_options_given(&to, "ctx") || tt_options_given(&to, "batch"))
             preset_name = preset_of(&cfg);
         if (!preset_name) preset_name = "custom";
+    }
+
+    if (o.print_config) { /* the resolved options as a run file; nothing runs */
+        rc = print_run_file(&cfg, &tc, &to.run, o.data);
+        goto done;
     }
 
     /* output folder: checked before anything slow */
@@ -370,6 +440,7 @@ int cmd_train(int argc, char **argv) {
 
     progress_ctx pc = {o.json, !o.json && isatty(STDOUT_FILENO), 1, 0.0, 0, 0};
     if (to.run.stop_after > 0) pc.stop_at = s.step + to.run.stop_after;
+    pc.s = &s;
     pc.log_every = o.set[O_LOG_EVERY] ? o.log_every : TT_MAX((int64_t)1, tc.steps / 50);
     {
         char params[32];
@@ -434,6 +505,8 @@ int cmd_train(int argc, char **argv) {
     tr.save_every = to.run.save_every;
     tr.save_seconds = to.run.save_seconds;
     tr.no_pipeline = !to.run.pipeline;
+    tr.target_val = to.run.target_val;
+    tr.stop_at_target = to.run.stop_at_target;
     tr.progress = on_progress;
     tr.user = &pc;
     tr.stop_flag = &g_stop;
@@ -460,18 +533,29 @@ int cmd_train(int argc, char **argv) {
         json_num(stdout, wall);
         fputs(",\"checkpoint\":", stdout);
         json_str(stdout, ckpt_path, strlen(ckpt_path));
+        jnum("bpb", s.step > 0 ? bpb(s.loss_hist[s.step - 1]) : NAN);
+        jnum("best_val_bpb", bpb(s.best_val));
+        if (s.target_step > 0) {
+            printf(",\"target_step\":%lld", (long long)s.target_step);
+            jnum("target_s", s.target_s);
+        }
         fputs("}\n", stdout);
     } else {
         char dur[32];
         fmt_duration(dur, sizeof dur, wall);
+        float last_loss = s.step > 0 ? s.loss_hist[s.step - 1] : NAN;
+        int at_target = to.run.stop_at_target && s.target_step > 0 && s.target_step == s.step;
         if (stopped)
             printf("%s at step %lld of %lld; saved %s\ncontinue with: tinytrain train --resume %s\n",
-                   g_stop ? "interrupted" : "stopped (--stop-after)", (long long)s.step, (long long)tc.steps, ckpt_path,
-                   ckpt_path);
+                   g_stop ? "interrupted" : at_target ? "stopped at the target (--stop-at-target)" : "stopped (--stop-after)",
+                   (long long)s.step, (long long)tc.steps, ckpt_path, ckpt_path);
         else
-            printf("done: %lld steps in %s, final train loss %.4f, best val loss %.4f (step %lld)\nsaved %s, %s, %s\n",
-                   (long long)s.step, dur, s.step > 0 ? s.loss_hist[s.step - 1] : NAN, s.best_val,
+            printf("done: %lld steps in %s, final train loss %.4f (%.3f bpb), best val loss %.4f (%.3f bpb, step %lld)\n"
+                   "saved %s, %s, %s\n",
+                   (long long)s.step, dur, last_loss, bpb(last_loss), s.best_val, bpb(s.best_val),
                    (long long)s.best_val_step, ckpt_path, csv_path, svg_path);
+        if (to.run.target_val > 0 && s.target_step == 0)
+            printf("target val loss %g not reached\n", to.run.target_val);
     }
     fflush(stdout);
     if (stopped) {

@@ -208,6 +208,7 @@ int parse_opts(const char *cmd, const opt_def *defs, int argc, char **argv, int 
         case O_RESUME:
         case O_INIT_FROM:
         case O_CKPT:
+        case O_CONFIG:
             /* a path: never empty, never the next option swallowed by a missing value */
             if (!*val) rc = error_line(EXIT_USAGE, "--%s needs a path (got an empty string)", name);
             else if (!eq && strncmp(val, "--", 2) == 0)
@@ -217,6 +218,7 @@ int parse_opts(const char *cmd, const opt_def *defs, int argc, char **argv, int 
             else if (d->id == O_OUT) o->out = val;
             else if (d->id == O_RESUME) o->resume = val;
             else if (d->id == O_INIT_FROM) o->init_from = val;
+            else if (d->id == O_CONFIG) o->config = val;
             else o->ckpt = val;
             break;
         case O_PROMPT: o->prompt = val; break;
@@ -225,6 +227,7 @@ int parse_opts(const char *cmd, const opt_def *defs, int argc, char **argv, int 
             o->backend = val;
             break;
         case O_JSON: o->json = 1; break;
+        case O_PRINT_CONFIG: o->print_config = 1; break;
         }
         if (rc) return rc;
     }

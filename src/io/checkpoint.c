@@ -248,6 +248,13 @@ static int save_body(FILE *f, const char *path, const void *ctx, tt_status *st) 
         snprintf(num, sizeof num, "%016llx", (unsigned long long)s->init_hash);
         META("init_from_hash", num);
     }
+    if (s->target_step > 0) { /* --target-val reached (older files and runs without it lack these) */
+        META("target_val", tt_json_fmt_f32(num, s->target_val));
+        snprintf(num, sizeof num, "%lld", (long long)s->target_step);
+        META("target_step", num);
+        snprintf(num, sizeof num, "%.17g", s->target_s);
+        META("target_s", num);
+    }
 #undef META
     if (!rc && j.oom) rc = tt_fail(st, TT_ENOMEM, "out of memory (checkpoint metadata)");
     tt_jw_free(&j);
@@ -451,6 +458,19 @@ static int load_reader(const tt_st_reader *r, tt_train_state *s, tt_status *st) 
     float best_val;
     if (!(v = need_meta(r, "best_val", st))) return TT_EFORMAT;
     if (tt_json_parse_f32_text(v, strlen(v), &best_val)) return tt_fail(st, TT_EFORMAT, "checkpoint: metadata 'best_val' is not a number");
+    float target_val = 0;
+    int64_t target_step = 0;
+    double target_s = 0;
+    if (tt_st_meta_get(r, "target_step")) { /* may be absent */
+        TT_CHECK(meta_i64(r, "target_step", &target_step, st));
+        if (!(v = need_meta(r, "target_val", st))) return TT_EFORMAT;
+        int bad = tt_json_parse_f32_text(v, strlen(v), &target_val) || !(target_val > 0);
+        if (!(v = need_meta(r, "target_s", st))) return TT_EFORMAT;
+        bad |= tt_json_parse_f64(v, strlen(v), &target_s) || !(target_s >= 0);
+        if (bad || target_step < 1 || target_step > step)
+            return tt_fail(st, TT_EFORMAT, "checkpoint: metadata target_val / target_step / target_s are not a reached "
+                                           "target (step in [1, %lld])", (long long)step);
+    }
 
     /* tensors: every layout tensor in each group, F32, exact shape, nothing else */
     tt_layout lo;
@@ -532,6 +552,9 @@ static int load_reader(const tt_st_reader *r, tt_train_state *s, tt_status *st) 
     s->val_loss = vloss;
     s->best_val = best_val;
     s->best_val_step = best_step;
+    s->target_val = target_val;
+    s->target_step = target_step;
+    s->target_s = target_s;
     s->corpus_hash = chash;
     s->corpus_bytes = cbytes;
     if ((v = tt_st_meta_get(r, "init_from")) && (size_t)snprintf(s->init_from, sizeof s->init_from, "%s", v) < sizeof s->init_from) {

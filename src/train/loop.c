@@ -142,6 +142,7 @@ int tt_loop_create(const tt_trainer *t, tt_loop **out, tt_status *st) {
     L->first = s->step;
     L->submitted = s->step - 1;
     L->host_step = L->saved_step = s->step;
+    if (t->target_val > 0 && s->target_val != (float)t->target_val) s->target_step = 0, s->target_s = 0;
     *out = L;
     return TT_OK;
 }
@@ -335,6 +336,13 @@ static int advance(tt_loop *L, tt_status *st) {
                 p->val_loss = vl;
                 p->best_val = s->best_val;
                 p->best_val_step = s->best_val_step;
+                if (L->t.target_val > 0 && s->target_step == 0 && vl <= L->t.target_val) {
+                    s->target_val = (float)L->t.target_val;
+                    s->target_step = s->step;
+                    s->target_s = tt_now() - L->t_start;
+                    p->target_hit = 1;
+                    if (L->t.stop_at_target) L->stop = 1;
+                }
                 return TT_OK;
             }
             continue;
@@ -391,6 +399,7 @@ int tt_loop_advance(tt_loop *L, tt_progress *p, tt_status *st) {
     /* an event keeps the last step's numbers; the event fields are per event */
     L->p.saved_path = NULL;
     L->p.final = 0;
+    L->p.target_hit = 0;
     int rc = advance(L, st);
     if (rc && L->next != A_FAILED) {
         L->err = *st;

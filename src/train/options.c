@@ -53,6 +53,10 @@ static const tt_option table[] = {
      "also save once S seconds passed since the last save, 0 = off", 0},
     {"stop-after", TT_OPT_I64, R(stop_after), 0, BIG, 0, 0, NULL, "0", "stop-after",
      "stop (and save) after N steps of this run, 0 = never; resuming continues", 0},
+    {"target-val", TT_OPT_F64, R(target_val), 0, 1e9, 0, 0, NULL, "0", "target-val",
+     "report the step and wall time at which the validation loss first reaches <= X, 0 = off", 0},
+    {"stop-at-target", TT_OPT_INT, R(stop_at_target), 0, 1, 0, 0, NULL, "0", "stop-at-target",
+     "1: stop (and save) once --target-val is reached", 0},
     {"pipeline", TT_OPT_INT, R(pipeline), 0, 1, 0, 0, NULL, "1", "pipeline",
      "1: overlap step k+1 with step k where the backend can (GPU)", 0},
 };

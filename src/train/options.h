@@ -22,6 +22,8 @@ typedef struct {
     double save_seconds;  /* also save when this much wall time passed since the last save, 0: off */
     int64_t stop_after;   /* stop (saved) after N steps of this run, 0: never */
     int pipeline;         /* 1: overlap step k+1 with step k where the backend can */
+    double target_val;    /* > 0: report when the validation loss first reaches <= this (0: off) */
+    int stop_at_target;   /* 1: stop (saved) there */
 } tt_run_config;
 
 typedef struct {

@@ -50,6 +50,11 @@ typedef struct {
     float *val_loss;
     float best_val;          /* INFINITY if none */
     int64_t best_val_step;   /* -1 if none */
+    /* the first validation at or below the run's --target-val (target_step 0:
+     * not reached): its step and the wall time of the run segment that got there */
+    float target_val;
+    int64_t target_step;
+    double target_s;
     /* corpus identity, checked on resume (not the text itself) */
     uint64_t corpus_hash;
     uint64_t corpus_bytes;

@@ -44,6 +44,7 @@ typedef struct {
     int64_t tokens_per_step;
     const char *saved_path;
     int final;          /* TT_EV_SAVE: 1 for the save at the end of the run */
+    int target_hit;     /* TT_EV_EVAL: this validation is the first at or below the trainer's target_val */
     int stopped;        /* TT_EV_END: 1 if stopped early (signal or callback) */
 } tt_progress;
 
@@ -70,6 +71,11 @@ typedef struct {
     int64_t stop_at;
     /* 1: one step at a time also on backends that can overlap steps (tests) */
     int no_pipeline;
+    /* > 0: record in s (target_*) the first validation at or below it, once
+     * (a state that reached another target starts over); stop_at_target: then
+     * stop, saved, as stop_at does */
+    double target_val;
+    int stop_at_target;
 } tt_trainer;
 
 /* The training loop as a resumable state machine: every front-end (the CLI

@@ -23,6 +23,7 @@
 #include "data.h"
 #include "json.h"
 #include "options.h"
+#include "runfile.h"
 #include "simd.h"
 #include "train.h"
 #include "trainer.h"
@@ -99,13 +100,18 @@ EMSCRIPTEN_KEEPALIVE const char *tt_web_error(tt_web *w) { return w ? w->st.msg 
 
 /* ---- options --------------------------------------------------------------- */
 
+/* the web's run defaults (web_api.h) */
+static void web_options_init(tt_options *o) {
+    tt_options_init(o);
+    o->run.backend = 1; /* cpu, unless given */
+    o->run.save_every = 200;
+    o->run.save_seconds = 10;
+}
+
 EMSCRIPTEN_KEEPALIVE int tt_web_options(tt_web *w, const char *opts) {
     tt_status_clear(&w->st);
     tt_options o;
-    tt_options_init(&o);
-    o.run.backend = 1; /* cpu, unless given */
-    o.run.save_every = 200;
-    o.run.save_seconds = 10;
+    web_options_init(&o);
     TT_CHECK(tt_options_parse(&o, opts, &w->st));
     tt_model_config cfg;
     tt_train_config tc;
@@ -115,6 +121,40 @@ EMSCRIPTEN_KEEPALIVE int tt_web_options(tt_web *w, const char *opts) {
     w->tc = tc;
     w->run = o.run;
     return TT_OK;
+}
+
+/* ---- run files (runfile.h: the format of `tinytrain train --config`) ---------- */
+
+EMSCRIPTEN_KEEPALIVE const char *tt_web_runfile_read(tt_web *w, const char *name, const char *json) {
+    tt_status_clear(&w->st);
+    tt_options o;
+    web_options_init(&o);
+    char data[1024]; /* "data" is read and left to the page: the corpus is the one it holds */
+    tt_model_config cfg;
+    tt_train_config tc;
+    if (tt_runfile_apply(&o, json, strlen(json), name && *name ? name : "run file", NULL, data, sizeof data, &w->st) ||
+        tt_options_resolve(&o, NULL, NULL, &cfg, &tc, &w->st))
+        return NULL;
+    w->json.len = 0;
+    w->json.oom = 0;
+    tt_jw_cstr(&w->json, "");
+    tt_runfile_given_text(&o, &w->json);
+    if (w->json.oom) return tt_fail(&w->st, TT_ENOMEM, "out of memory"), NULL;
+    return w->json.buf;
+}
+
+EMSCRIPTEN_KEEPALIVE const char *tt_web_runfile_write(tt_web *w, const char *opts) {
+    tt_status_clear(&w->st);
+    tt_options o;
+    web_options_init(&o);
+    tt_model_config cfg;
+    tt_train_config tc;
+    if (tt_options_parse(&o, opts, &w->st) || tt_options_resolve(&o, NULL, NULL, &cfg, &tc, &w->st)) return NULL;
+    w->json.len = 0;
+    w->json.oom = 0;
+    tt_runfile_write(&w->json, &cfg, &tc, &o.run, NULL);
+    if (w->json.oom) return tt_fail(&w->st, TT_ENOMEM, "out of memory"), NULL;
+    return w->json.buf;
 }
 
 /* ---- corpus ------------------------------------------------------------------ */

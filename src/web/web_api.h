@@ -43,6 +43,14 @@ const char *tt_web_error(tt_web *w);
  * defaults: save-every 200, save-seconds 10, backend cpu. */
 int tt_web_options(tt_web *w, const char *opts);
 int tt_web_corpus(tt_web *w, const uint8_t *bytes, size_t n);
+/* Run files, the JSON of `tinytrain train --config` (runfile.h), read and
+ * written by the same C code. read: the options the file gives, as
+ * tt_web_options text (validated and resolved; "data" is accepted and left to
+ * the page), or NULL (tt_web_error names the file and key). write: the
+ * options text resolved as a run file, or NULL. Both strings are the
+ * handle's until its next JSON call. */
+const char *tt_web_runfile_read(tt_web *w, const char *name, const char *json);
+const char *tt_web_runfile_write(tt_web *w, const char *opts);
 int tt_web_init(tt_web *w);
 int tt_web_load(tt_web *w, const uint8_t *bytes, size_t n, int force);
 int tt_web_set_steps(tt_web *w, double total_steps);

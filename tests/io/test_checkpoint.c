@@ -105,6 +105,7 @@ static void check_states_equal(const tt_train_state *a, const tt_train_state *b)
     }
     CHECK(feq(a->best_val, b->best_val));
     CHECK(a->best_val_step == b->best_val_step);
+    CHECK(a->target_step == b->target_step && feq(a->target_val, b->target_val) && a->target_s == b->target_s);
     CHECK(a->corpus_hash == b->corpus_hash && a->corpus_bytes == b->corpus_bytes);
 }
 
@@ -503,6 +504,9 @@ TT_TEST(checkpoint_round_trip) {
     tt_train_state a, b, c;
     make_state(&a, 37, 0);
     CHECK(a.n_val == 3 && a.step == 37);
+    a.target_val = 1.5f; /* --target-val reached at step 20 (optional metadata) */
+    a.target_step = 20;
+    a.target_s = 12.345678901234567;
     tt_status st = {0};
     const char *p = tpath("rt.safetensors"), *p2 = tpath("rt2.safetensors");
     CHECK_MSG(tt_checkpoint_save(p, &a, &st) == 0, "%s", st.msg);
@@ -833,6 +837,8 @@ TT_TEST(checkpoint_malformed) {
         {{.meta_key = "best_val", .meta_val = "abc"}, "best_val"},
         {{.meta_key = "best_val_step", .meta_val = "-2"}, "best_val_step"},
         {{.meta_key = "best_val_step", .meta_val = "38"}, "best_val_step"},
+        {{.meta_key = "target_step", .meta_val = "abc"}, "'target_step' is not an integer"},
+        {{.meta_key = "target_step", .meta_val = "0"}, "'target_val' is missing"},
     };
     for (size_t i = 0; i < sizeof sem / sizeof sem[0]; i++) {
         b = rewrite(v, len, &sem[i].m, &n);
