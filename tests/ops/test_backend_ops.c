@@ -333,7 +333,7 @@ static int cpu_run(const op_case *c, problem *p) {
         size_t n1 = (size_t)a.B * a.T * a.C, ns = (size_t)a.B * a.NH * a.T;
         const float *q = in[0], *k = c->d[4] ? q + a.C : in[1], *v = c->d[4] ? q + 2 * a.C : in[2];
         float *out = malloc(n1 * sizeof(float)), *stats = malloc(2 * ns * sizeof(float));
-        tt_attention_forward(cpu, out, stats, q, k, v, a.ld, a.B, a.T, a.C, a.NH);
+        tt_attention_forward(cpu, out, stats, q, k, v, a.ld, a.B, a.T, a.C, a.NH, NULL);
         if (c->dir == FWD) {
             memcpy(o[0], out, n1 * sizeof(float)), memcpy(o[1], stats, ns * sizeof(float));
         } else {
@@ -342,7 +342,7 @@ static int cpu_run(const op_case *c, problem *p) {
             float *g = malloc(nb * sizeof(float));
             tt_test_poison(g, nb);
             float *gq = g, *gk = c->d[4] ? g + a.C : g + a.nrow, *gv = c->d[4] ? g + 2 * a.C : g + 2 * a.nrow;
-            tt_attention_backward(cpu, gq, gk, gv, stats, q, k, v, out, dout, a.ld, a.B, a.T, a.C, a.NH);
+            tt_attention_backward(cpu, gq, gk, gv, stats, q, k, v, out, dout, a.ld, a.B, a.T, a.C, a.NH, NULL);
             for (size_t r = 0; r < (size_t)a.B * a.T; r++)
                 for (int j = 0; j < a.C; j++) {
                     o[0][r * a.C + j] = gq[r * a.ld + j];
