@@ -100,6 +100,7 @@ int tt_inspect_run(tt_backend *be, const float *params, const uint8_t *tokens, i
     int rc = resid && q && k ? TT_OK : tt_fail(st, TT_ENOMEM, "out of memory (inspect activations)");
     if (!rc) rc = be->vt->inspect(be, tokens, T, resid, q, k, st);
     if (!rc) rc = tt_inspect_from_acts(cfg, &be->layout, params, tokens, T, resid, q, k, out, st);
+    if (!rc) out->backend = be->desc.name;
     free(resid);
     free(q);
     free(k);
@@ -141,7 +142,13 @@ void tt_inspect_json(const tt_inspect *r, int top_k, tt_jw *j) {
     const int T = r->T, L = r->L, NH = r->NH, V = r->V;
     int k = top_k < 1 ? 1 : top_k > TT_INSPECT_MAX_K ? TT_INSPECT_MAX_K : top_k;
     if (k > V) k = V;
-    tt_jw_cstr(j, "{\"bytes\":[");
+    tt_jw_cstr(j, "{");
+    if (r->backend) {
+        tt_jw_cstr(j, "\"backend\":");
+        tt_jw_string(j, r->backend, strlen(r->backend));
+        tt_jw_cstr(j, ",");
+    }
+    tt_jw_cstr(j, "\"bytes\":[");
     for (int t = 0; t < T; t++) tt_jw_printf(j, "%s%d", t ? "," : "", r->tokens[t]);
     tt_jw_printf(j, "],\"n_layer\":%d,\"n_head\":%d,\"top_k\":%d,\"attention\":[", L, NH, k);
     for (int l = 0; l < L; l++) {

@@ -31,6 +31,7 @@
 
 typedef struct {
     int T, L, NH, V;
+    const char *backend; /* the backend whose forward ran ("cpu", "webgpu"); NULL from tt_inspect_from_acts */
     uint8_t *tokens; /* (T) the prompt */
     float *attn;     /* (L, NH, T, T): row i over keys j, zero above the diagonal, each row sums to 1 */
     float *lens;     /* (L+1, T, V): next-byte probabilities read from the stream after the
@@ -60,7 +61,7 @@ void tt_inspect_free(tt_inspect *r);
 void tt_inspect_top(const float *p, int V, int k, int *bytes, float *probs);
 
 /* One JSON object (the CLI's `inspect --json` and the web app's view):
- *   {"bytes":[T], "n_layer":L, "n_head":NH, "top_k":K,
+ *   {"backend":"cpu"|"webgpu" (when known), "bytes":[T], "n_layer":L, "n_head":NH, "top_k":K,
  *    "attention":[L][NH][T][T],
  *    "next":[T][K] of [byte, p]   the model's top-k next bytes at each position,
  *    "last":[V]                   the full distribution of the byte after the prompt,

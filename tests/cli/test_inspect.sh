@@ -27,7 +27,7 @@ const prompt = process.argv[1];
 const T = prompt.length, L = 2, NH = 3, K = 4; // the tiny preset: 2 layers, 3 heads
 const fail = (m) => { console.error(m); process.exit(1); };
 if (JSON.stringify(r.bytes) !== JSON.stringify([...Buffer.from(prompt)])) fail("bytes");
-if (r.n_layer !== L || r.n_head !== NH || r.top_k !== K) fail("header " + JSON.stringify([r.n_layer, r.n_head, r.top_k]));
+if (r.backend !== "cpu" || r.n_layer !== L || r.n_head !== NH || r.top_k !== K) fail("header " + JSON.stringify([r.backend, r.n_layer, r.n_head, r.top_k]));
 if (r.attention.length !== L) fail("layers");
 for (const layer of r.attention) {
   if (layer.length !== NH) fail("heads");
