@@ -146,7 +146,7 @@ test('the Look inside card: next bytes, attention heatmap and logit lens of the 
   assert.match(await page.locator('#inspectStatus').innerText(), /Type a prompt/);
   await card.getByRole('textbox', { name: 'Prompt', exact: true }).fill('x'.repeat(40)); // the tiny preset's context is 32
   await card.getByRole('button', { name: 'Look inside' }).click();
-  await page.waitForFunction(() => /at most 32/.test(document.querySelector('#inspectStatus').textContent), null, { timeout: 30000 });
+  await page.waitForFunction(() => /40 bytes.*32 at most/.test(document.querySelector('#inspectStatus').textContent), null, { timeout: 30000 });
   assert.match(await page.locator('#inspectStatus').getAttribute('class'), /error/);
   // by keyboard: type the prompt, Tab to top-k, Tab to the button, Enter
   await card.getByRole('textbox', { name: 'Prompt', exact: true }).fill('');
