@@ -61,16 +61,18 @@ test('the same model inspected on WebGPU and on WASM agrees to 1e-5 (attention m
     t.skip('no WebGPU adapter in this Chromium');
     return ctx.close();
   }
-  // Two Workers straight: a WebGPU run trains 2 steps and inspects, then its
+  // Two Workers straight: a WebGPU run trains 1 step and inspects, then its
   // checkpoint goes to a WASM Worker, which inspects the same weights.
   const r = await page.evaluate(async (prompt) => {
     const corpus = new Uint8Array(await (await fetch('dist/corpus.txt')).arrayBuffer());
     const drive = (variant, script) => new Promise((resolve) => {
       const w = new Worker(new URL('./worker.js', location.href), { type: 'module' });
-      const out = { errors: [] };
+      const out = { errors: [], times: [] };
+      const t0 = performance.now();
       const done = () => { w.terminate(); resolve(out); };
       w.onmessage = (e) => {
         const m = e.data;
+        if (m.type !== 'log' && m.type !== 'progress') out.times.push(`${m.type}${m.run ? ':' + m.run : ''} ${((performance.now() - t0) / 1000).toFixed(1)}s`);
         if (m.type === 'error' && m.where !== 'autosave') { out.errors.push(`${variant} ${m.where}: ${m.message}`); done(); return; }
         script(w, m, out, done);
       };
@@ -78,7 +80,7 @@ test('the same model inspected on WebGPU and on WASM agrees to 1e-5 (attention m
     });
     const g = await drive('gpu', (w, m, out, done) => {
       if (m.type === 'ready') {
-        w.postMessage({ type: 'start', corpus, corpusName: 'corpus.txt', opts: 'preset=tiny steps=2 seed=5 eval-every=0 backend=webgpu' });
+        w.postMessage({ type: 'start', corpus, corpusName: 'corpus.txt', opts: 'preset=tiny steps=1 seed=5 eval-every=0 backend=webgpu' });
       } else if (m.type === 'status' && m.run === 'done' && !out.asked) {
         out.asked = true;
         w.postMessage({ type: 'inspect', id: 1, prompt, topK: 5 });
@@ -119,6 +121,7 @@ test('the same model inspected on WebGPU and on WASM agrees to 1e-5 (attention m
   let dTop = 0;
   G.next.forEach((top, i) => { dTop = Math.max(dTop, compareTop(top, W.next[i], TOL, `next[${i}]`)); });
   G.lens.forEach((layer, l) => layer.forEach((top, i) => { dTop = Math.max(dTop, compareTop(top, W.lens[l][i], TOL, `lens[${l}][${i}]`)); }));
+  console.log(`# WebGPU worker: ${r.g.times.join(', ')}; WASM worker: ${r.c.times.join(', ')}`);
   console.log(`# WebGPU vs WASM: attention ${dMap.toExponential(2)}, last ${dLast.toExponential(2)}, top-k/lens ${dTop.toExponential(2)}`);
   assert.ok(dMap <= TOL, `attention maps differ by ${dMap}`);
   assert.ok(dLast <= TOL, `next-byte distributions differ by ${dLast}`);
