@@ -53,7 +53,7 @@ static void summary(const tt_inspect *r, int k) {
     printf("\nlogit lens at the last position (top-1 after each layer):\n");
     for (int l = 0; l <= L; l++) {
         tt_inspect_top(r->lens + ((size_t)l * T + T - 1) * V, V, 1, by, pr);
-        char name[16];
+        char name[24];
         if (l) snprintf(name, sizeof name, "layer %d", l);
         printf("  %-9s '%s' %.1f%%\n", l ? name : "embedding", show(by[0], b1), 100.0 * pr[0]);
     }
