@@ -9,6 +9,15 @@
 
 int tt_inspect_max_len(const tt_model_config *cfg) { return cfg->ctx < TT_INSPECT_MAX_T ? cfg->ctx : TT_INSPECT_MAX_T; }
 
+int tt_inspect_check(const tt_model_config *cfg, int64_t T, tt_status *st) {
+    const int max = tt_inspect_max_len(cfg);
+    if (T < 1) return tt_fail(st, TT_EINVAL, "the prompt is empty: give at least one byte");
+    if (T > max)
+        return tt_fail(st, TT_EINVAL, "the prompt is %lld bytes; this model looks at %d at most (%s)", (long long)T, max,
+                       cfg->ctx > TT_INSPECT_MAX_T ? "the inspection's limit" : "its context");
+    return TT_OK;
+}
+
 void tt_inspect_free(tt_inspect *r) {
     if (!r) return;
     free(r->tokens);
@@ -90,10 +99,7 @@ int tt_inspect_run(tt_backend *be, const float *params, const uint8_t *tokens, i
     memset(out, 0, sizeof *out);
     const tt_model_config *cfg = &be->cfg;
     if (!be->vt->inspect) return tt_fail(st, TT_EUNSUP, "the %s backend cannot inspect a model", be->desc.name);
-    if (!tokens || T < 1) return tt_fail(st, TT_EINVAL, "inspect: the prompt is empty");
-    if (T > tt_inspect_max_len(cfg))
-        return tt_fail(st, TT_EINVAL, "inspect: the prompt is %d bytes; this model inspects at most %d (its context%s)", T,
-                       tt_inspect_max_len(cfg), cfg->ctx > TT_INSPECT_MAX_T ? ", capped at 256" : "");
+    TT_CHECK(tt_inspect_check(cfg, tokens ? T : 0, st));
     const size_t C = (size_t)cfg->d_model, L = (size_t)cfg->n_layer;
     float *resid = malloc((L + 1) * T * C * sizeof(float)), *q = malloc(L * T * C * sizeof(float) + 4),
           *k = malloc(L * T * C * sizeof(float) + 4);

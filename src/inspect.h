@@ -26,7 +26,9 @@
 #include "config.h"
 #include "json.h"
 
-#define TT_INSPECT_MAX_T 256 /* longest prompt inspected, bytes (also at most the model's ctx) */
+/* longest prompt inspected, bytes (also at most the model's ctx): at gpt2's 12 x 12 heads the maps of
+ * 128 bytes are 2.4 M numbers, about 12 MB of JSON */
+#define TT_INSPECT_MAX_T 128
 #define TT_INSPECT_MAX_K 16  /* most next bytes listed per position */
 
 typedef struct {
@@ -40,6 +42,9 @@ typedef struct {
 
 /* The longest prompt cfg can inspect: min(ctx, TT_INSPECT_MAX_T). */
 int tt_inspect_max_len(const tt_model_config *cfg);
+/* TT_OK when a prompt of T bytes can be inspected with cfg, else TT_EINVAL
+ * and the one line that says why (empty, or longer than the limit, named). */
+int tt_inspect_check(const tt_model_config *cfg, int64_t T, tt_status *st);
 
 /* Runs be's inspect forward on tokens (1 <= T <= tt_inspect_max_len) and
  * fills out (allocated here; free with tt_inspect_free). params: the host

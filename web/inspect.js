@@ -50,7 +50,7 @@ const TEMPLATE = `
     <div class="field"><span class="label" aria-hidden="true">&nbsp;</span>
       <button id="inspectBtn" type="submit" class="primary">Look inside</button></div>
   </form>
-  <p id="inspectHelp" class="hint">Up to the model's context (at most 256 bytes). Runs on the engine that trains: WASM or WebGPU.</p>
+  <p id="inspectHelp" class="hint">Up to the model's context (at most 128 bytes). Runs on the engine that trains: WASM or WebGPU.</p>
   <div id="inspectStatus" class="status" role="status" aria-live="polite"></div>
   <div id="inspectOut" class="inspect-out" hidden>
     <div class="inspect-pos">

@@ -4,7 +4,7 @@
  * lens, as one JSON object (--json) or a short summary. RUN is a run folder
  * (its checkpoint.safetensors) or a checkpoint file. The prompt is used as
  * given: an empty prompt or one longer than the model inspects (its context,
- * at most 256 bytes) is refused with one line, never cut. */
+ * at most 128 bytes, TT_INSPECT_MAX_T) is refused with one line, never cut. */
 #include "cli.h"
 
 #include <stdlib.h>
@@ -15,7 +15,7 @@
 #include "json.h"
 
 static const opt_def inspect_opts[] = {
-    {"prompt", O_PROMPT, 1, "the text to look at (1 byte up to the model's context, at most 256)"},
+    {"prompt", O_PROMPT, 1, "the text to look at (1 byte up to the model's context, at most 128)"},
     {"top", O_TOPK, 1, "next bytes listed per position, 1..16 (default 5)"},
     {"backend", O_BACKEND, 1, "cpu (default), webgpu or auto"},
     {"threads", O_THREADS, 1, "CPU threads"},
@@ -83,6 +83,8 @@ int cmd_inspect(int argc, char **argv) {
     if (!run) return error_line(EXIT_USAGE, "inspect needs a run folder or checkpoint (tinytrain inspect RUN --prompt TEXT)");
     if (!o.prompt) return error_line(EXIT_USAGE, "inspect needs --prompt TEXT");
     const size_t np = strlen(o.prompt);
+    tt_status st;
+    tt_status_clear(&st);
     if (np == 0) return error_line(EXIT_USAGE, "--prompt is empty: give at least one byte");
     int k = o.set[O_TOPK] ? o.top_k : 5;
     if (k < 1 || k > TT_INSPECT_MAX_K) return error_line(EXIT_USAGE, "--top must be in 1..%d (got %d)", TT_INSPECT_MAX_K, k);
@@ -97,11 +99,9 @@ int cmd_inspect(int argc, char **argv) {
     tt_train_state s;
     memset(&s, 0, sizeof s);
     if ((rc = load_ckpt(path, &s))) return rc;
-    const int maxT = tt_inspect_max_len(&s.cfg);
-    if (np > (size_t)maxT) {
+    if (tt_inspect_check(&s.cfg, (int64_t)np, &st)) {
         tt_state_free(&s);
-        return error_line(EXIT_USAGE, "--prompt is %zu bytes; this model inspects at most %d (its context%s)", np, maxT,
-                          s.cfg.ctx > TT_INSPECT_MAX_T ? ", capped at 256" : "");
+        return error_line(EXIT_USAGE, "--prompt: %s", st.msg);
     }
     tt_model_config one = s.cfg;
     one.batch = 1; /* one sequence: the smallest plan */
@@ -111,8 +111,6 @@ int cmd_inspect(int argc, char **argv) {
         tt_state_free(&s);
         return rc;
     }
-    tt_status st;
-    tt_status_clear(&st);
     tt_inspect r;
     memset(&r, 0, sizeof r);
     rc = be->vt->set_state(be, s.params, NULL, NULL, &st);

@@ -65,7 +65,7 @@ usage_error() { # usage_error NAME RC FILE: exit code 2, one stderr line
 "$T" inspect run --prompt '' > /dev/null 2> e1; usage_error "an empty prompt is refused" $? e1
 long=$(head -c 25 /dev/zero | tr '\0' 'a') # the run's context is 24
 "$T" inspect run --prompt "$long" > /dev/null 2> e2; usage_error "a prompt longer than the context is refused" $? e2
-check "  ... and the message names the limit" grep -q 'at most 24' e2
+check "  ... and the message names the limit" grep -q '24 at most (its context)' e2
 "$T" inspect run --prompt "$(head -c 24 /dev/zero | tr '\0' 'a')" --json > full.json 2> /dev/null
 check "a prompt of exactly the context is taken" test -s full.json
 "$T" inspect run --prompt abc --top 0 > /dev/null 2> e3; usage_error "--top 0 is refused" $? e3

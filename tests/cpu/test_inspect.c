@@ -282,7 +282,7 @@ TT_TEST(bad_prompts_are_refused) {
     CHECK(tt_inspect_run(be, params, tok, 0, &r, &st) == TT_EINVAL);
     CHECK(strstr(st.msg, "empty") != NULL);
     CHECK(tt_inspect_run(be, params, tok, 9, &r, &st) == TT_EINVAL);
-    CHECK(strstr(st.msg, "at most 8") != NULL);
+    CHECK(strstr(st.msg, "9 bytes; this model looks at 8 at most") != NULL);
     CHECK(tt_inspect_run(be, params, tok, 8, &r, &st) == TT_OK);
     tt_inspect_free(&r);
     free(params);
