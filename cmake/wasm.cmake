@@ -35,7 +35,7 @@ endif()
 
 
 set(TT_WEB_DIR ${CMAKE_SOURCE_DIR}/src/web)
-set(TT_WEB_API_SRC ${TT_WEB_DIR}/web_api.c ${TT_WEB_DIR}/web_sample.c)
+set(TT_WEB_API_SRC ${TT_WEB_DIR}/web_api.c ${TT_WEB_DIR}/web_sample.c ${TT_WEB_DIR}/web_inspect.c)
 set(TT_WEB_DEVICE ${TT_WEB_DIR}/device_web.c)
 set(TT_WEB_JSLIB ${TT_WEB_DIR}/device_web.js)
 set(TT_WEB_OUT ${CMAKE_BINARY_DIR}/web)

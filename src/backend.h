@@ -104,6 +104,16 @@ typedef struct {
      * this backend has none of that name (ggml's get_proc_address habit):
      * "webgpu.profile" -> tt_webgpu_profile_fn (webgpu_profile.h). */
     void *(*get_proc)(tt_backend *be, const char *name);
+    /* Optional (may be NULL: this backend cannot inspect): the forward of one
+     * sequence of T bytes (1 <= T <= cfg.ctx), for inspect.h, and the
+     * activations it needs: resid (L+1, T, C) the residual stream after the
+     * embedding, then after each block; q, k (L, T, C) each layer's queries
+     * and keys (heads side by side). The eval forward (no dropout; LoRA
+     * adapters included) on a batch padded to the plan: positions past T do
+     * not change 0..T-1 (causal). Synchronous; parameters and optimizer
+     * state are untouched, activation buffers overwritten (call it between
+     * steps, none in flight). */
+    int (*inspect)(tt_backend *be, const uint8_t *tokens, int T, float *resid, float *q, float *k, tt_status *st);
 } tt_backend_vtable;
 
 struct tt_backend {

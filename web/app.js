@@ -4,6 +4,7 @@
 // benchmark. All training happens in worker.js (a dedicated module Worker);
 // this file only sends it messages and draws what comes back.
 import uPlot from './dist/uPlot.esm.js';
+import { mountInspect } from './inspect.js';
 
 const $ = (id) => document.getElementById(id);
 const LN256 = Math.log(256);
@@ -234,6 +235,7 @@ function onWorkerError(m) {
     return;
   }
   if (m.where === 'runfile') { setStatus('runfileStatus', m.message, 'error'); return; }
+  if (m.where === 'inspect') return; // said in the Look inside card (inspect.js)
   if (m.where === 'sample') { ui.sampling = false; setStatus('sampleRate', m.message, 'error'); updateButtons(); return; }
   if (m.where === 'options' || m.where === 'train') { if (ui.run === 'starting') setRun('idle'); }
   // an autosave that failed stays said next to the checkpoint buttons until the next one succeeds
@@ -938,6 +940,7 @@ async function main() {
   describeCorpus();
   bundledCorpus().then(describeCorpus).catch((e) => setStatus('corpusStatus', e.message, 'error'));
   drawChart();
+  mountInspect(ui);
   setRun('idle');
   if (meta) ui.worker.postMessage({ type: 'restore' });
   document.body.dataset.ready = '1';

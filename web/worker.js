@@ -47,7 +47,7 @@ function call(name, ...args) {
 }
 // C entry points that can reach a GPU wait (buffer mapping, error scopes).
 const GPU_ASYNC_EXPORTS = ['tt_web_init', 'tt_web_load', 'tt_web_advance', 'tt_web_checkpoint',
-  'tt_web_sample_start', 'tt_web_free', 'tt_web_gpu_selftest'];
+  'tt_web_sample_start', 'tt_web_free', 'tt_web_gpu_selftest', 'tt_web_inspect'];
 // JS imports of src/web/device_web.js that may return a Promise.
 const GPU_ASYNC_IMPORTS = ['ttjs_gpu_read_finish', 'ttjs_gpu_check'];
 function heap() {
@@ -582,6 +582,25 @@ async function sample(m) {
   }
 }
 
+// ---- inspection (the "Look inside" card, web/inspect.js) -------------------------------------
+// The engine's inspect.h JSON for the model of the last recorded step, on the
+// run's backend; the loop is settled first, as for sampling.
+async function inspect(m) {
+  try {
+    const json = await locked(async () => {
+      if (run !== 'idle') await settle();
+      return withBytes(new TextEncoder().encode(m.prompt || ''), async (p, n) => {
+        const r = await call('tt_web_inspect', W, p, n, m.topK | 0);
+        if (!r) throw new Error(err() || 'inspect failed');
+        return readCString(r);
+      });
+    });
+    post({ type: 'inspection', id: m.id, result: JSON.parse(json), variant });
+  } catch (e) {
+    post({ type: 'error', where: 'inspect', id: m.id, message: e.message });
+  }
+}
+
 // ---- benchmark ----------------------------------------------------------------------------
 // One warm-up step, then `steps` timed steps (the time between two steps'
 // losses reaching the Worker, steps overlapping where the engine pipelines,
@@ -624,12 +643,13 @@ async function bench(m) {
 //   start {opts, corpus: Uint8Array, corpusName}   fresh run from seed; -> started, progress..., status
 //   pause | resume | stop | more {n}
 //   sample {prompt, length, temperature, topK, topP, seed} | sampleStop   -> sampleStart, token..., sampleDone
+//   inspect {id, prompt, topK}               -> inspection {id, result (src/inspect.h's JSON), variant}
 //   download                                 -> checkpoint {bytes, name}
 //   upload {bytes, corpus?, corpusName?, force}   load a .safetensors; -> started {state, loaded}
 //   restore                                  OPFS -> restored {found, meta, state}
 //   clearSaved                               -> cleared
 //   bench {presets, steps, corpus}           -> benchRow..., benchDone
-// worker -> page: error {where, message} (where: init | corpus | options | train | checkpoint | sample | autosave | bench;
+// worker -> page: error {where, message} (where: init | corpus | options | train | checkpoint | sample | inspect | autosave | bench;
 //   autosave with storageFull: true when the browser's storage refused it: the run pauses)
 //   status {run, inFlightAtRequest?}: after a pause/stop of a running loop, how many steps were in flight
 //   when the request arrived (they are collected, recorded and saved before the status is sent)
@@ -710,6 +730,9 @@ async function onMessage(m) {
     }
     case 'sample':
       sample(m);
+      break;
+    case 'inspect':
+      inspect(m);
       break;
     case 'sampleStop':
       if (sampling) sampling.stop = true;

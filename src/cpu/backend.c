@@ -383,12 +383,36 @@ static int cpu_plan_bytes(tt_backend *be, const tt_model_config *cfg, uint64_t *
     return TT_OK;
 }
 
+/* backend.h inspect: the eval forward on one sequence padded with zeros to
+ * ctx, then the first T rows of the stream and of q, k (packed in qkv) */
+static int cpu_inspect(tt_backend *be, const uint8_t *tokens, int T, float *resid, float *q, float *k, tt_status *st) {
+    cpu_impl *c = be->impl;
+    if (!tokens || !resid || !q || !k) return tt_fail(st, TT_EINVAL, "inspect: missing argument");
+    if (T < 1 || T > c->T) return tt_fail(st, TT_EINVAL, "inspect: %d bytes outside 1..%d", T, c->T);
+    const size_t C = (size_t)c->C, rows = (size_t)T;
+    for (int t = 0; t < c->T; t++) c->inp[t] = t < T ? tokens[t] : 0;
+    for (int t = 0; t < c->T; t++) c->tgt[t] = 0;
+    forward(be, 1, 0, 0.0f);
+    TT_CHECK(tt_cpu_status(&c->cpu, st));
+    memcpy(resid, c->encoded, rows * C * sizeof(float));
+    for (int l = 0; l < c->L; l++) {
+        const layer_acts *a = &c->layers[l];
+        memcpy(resid + (size_t)(l + 1) * rows * C, a->res3, rows * C * sizeof(float));
+        for (size_t t = 0; t < rows; t++) {
+            memcpy(q + ((size_t)l * rows + t) * C, a->qkv + t * 3 * C, C * sizeof(float));
+            memcpy(k + ((size_t)l * rows + t) * C, a->qkv + t * 3 * C + C, C * sizeof(float));
+        }
+    }
+    return TT_OK;
+}
+
 static const tt_backend_vtable cpu_vtable = {
     cpu_destroy, cpu_set_state, cpu_get_state, cpu_step, cpu_step_result, cpu_eval, cpu_loss_and_grad,
     NULL, /* step_result_prev: steps are synchronous, nothing to pipeline */
     cpu_phase_times,
     cpu_plan_bytes,
     NULL, /* get_proc: no extras */
+    cpu_inspect,
 };
 
 int tt_backend_cpu_create(const tt_model_config *cfg, const tt_backend_opts *opts, tt_backend **out, tt_status *st) {

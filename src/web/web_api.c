@@ -27,6 +27,7 @@
 #include "simd.h"
 #include "train.h"
 #include "trainer.h"
+#include "web_inspect.h"
 #include "web_sample.h"
 
 struct tt_web {
@@ -354,6 +355,19 @@ EMSCRIPTEN_KEEPALIVE int tt_web_sample_next(tt_web *w) {
         return -1;
     }
     return tok;
+}
+
+/* ---- inspection (web_inspect.c) ------------------------------------------------------- */
+
+EMSCRIPTEN_KEEPALIVE const char *tt_web_inspect(tt_web *w, const uint8_t *prompt, int n, int top_k) {
+    tt_status_clear(&w->st);
+    if (!w->loop) {
+        werr(w, TT_EINVAL, "no model yet: train or load a checkpoint first");
+        return NULL;
+    }
+    if (tt_loop_sync(w->loop, &w->st)) return NULL;
+    if (tt_web_inspect_json(w->be, w->s.params, prompt, n, top_k, &w->json, &w->st)) return NULL;
+    return w->json.buf;
 }
 
 /* ---- JSON read-outs ------------------------------------------------------------------ */

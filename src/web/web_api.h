@@ -23,6 +23,10 @@
  *   tt_web_checkpoint(w) -> size; tt_web_save_ptr(w) -> bytes (.safetensors)
  *   tt_web_sample_start(w, prompt, max_tokens, temperature, top_k, top_p, seed)
  *   tt_web_sample_next(w) -> next byte (0..255) or -1 when done / error
+ *   tt_web_inspect(w, prompt, n, top_k) -> inspect.h's JSON (attention maps,
+ *                      next bytes, logit lens) of the current model on the
+ *                      run's backend, or NULL (tt_web_error); needs no step
+ *                      in flight (the Worker settles the loop first)
  *   tt_web_free(w)
  * Numbers are read with small getters (loss, step, ...); the preset table and
  * the state's histories come out as JSON strings owned by the handle. */
@@ -75,6 +79,8 @@ const uint8_t *tt_web_save_ptr(tt_web *w);
 
 int tt_web_sample_start(tt_web *w, const char *prompt, int max_tokens, float temperature, int top_k, float top_p, double seed);
 int tt_web_sample_next(tt_web *w);
+
+const char *tt_web_inspect(tt_web *w, const uint8_t *prompt, int n, int top_k); /* JSON owned by w, or NULL */
 
 const char *tt_web_presets_json(tt_web *w);
 const char *tt_web_state_json(tt_web *w); /* config (option names) + histories of the current state */

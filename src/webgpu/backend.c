@@ -826,10 +826,33 @@ static void *wgpu_get_proc(tt_backend *be, const char *name) {
     return NULL;
 }
 
+/* backend.h inspect: the recorded forward on one sequence (row 0, padded
+ * with zeros to ctx; the other rows of the batch zeros), then the first T
+ * rows of the residual streams and of each layer's q and k read back */
+static int wgpu_inspect(tt_backend *be, const uint8_t *tokens, int T, float *resid, float *q, float *k, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    if (!tokens || !resid || !q || !k) return tt_fail(st, TT_EINVAL, "inspect: missing argument");
+    if (T < 1 || T > w->T) return tt_fail(st, TT_EINVAL, "inspect: %d bytes outside 1..%d", T, w->T);
+    uint8_t *row = calloc((size_t)w->T + 1, 1);
+    if (!row) return tt_fail(st, TT_ENOMEM, "out of memory (inspect)");
+    memcpy(row, tokens, (size_t)T);
+    float loss;
+    int rc = run_forward_only(be, row, 1, 0, &loss, st);
+    free(row);
+    TT_CHECK(rc);
+    const uint64_t bytes = (uint64_t)T * w->C * 4, n = (uint64_t)T * w->C;
+    for (int l = 0; l <= w->L; l++) TT_CHECK(tt_gpu_read_sync(w->g, w->res[l], 0, bytes, resid + l * n, st));
+    for (int l = 0; l < w->L; l++) {
+        TT_CHECK(tt_gpu_read_sync(w->g, w->la[l].q, 0, bytes, q + l * n, st));
+        TT_CHECK(tt_gpu_read_sync(w->g, w->la[l].k, 0, bytes, k + l * n, st));
+    }
+    return TT_OK;
+}
+
 static const tt_backend_vtable wgpu_vt = {
     wgpu_destroy,     wgpu_set_state, wgpu_get_state,     wgpu_step,
     wgpu_step_result, wgpu_eval,      wgpu_loss_and_grad, wgpu_step_result_prev,
-    wgpu_phase_times, wgpu_plan_bytes,    wgpu_get_proc,
+    wgpu_phase_times, wgpu_plan_bytes,    wgpu_get_proc,  wgpu_inspect,
 };
 
 static int wgpu_fits(tt_backend *gpu, const tt_model_config *cfg, double *bytes, tt_status *st) {
