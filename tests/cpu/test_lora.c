@@ -12,7 +12,9 @@
 
 #include "backend.h"
 #include "backend_cpu.h"
+#include "checkpoint.h"
 #include "lora.h"
+#include "options.h"
 #include "model.h"
 #include "ref64.h"
 #include "rng.h"
@@ -262,6 +264,46 @@ TT_TEST(rank_larger_than_a_layer_is_refused) {
     CHECK(tt_config_validate(&c, &st) == TT_OK);
 }
 
+/* a LoRA checkpoint round-trips (config with rank, alpha, targets; every
+ * tensor); a model without LoRA writes no lora field */
+TT_TEST(checkpoint_round_trip) {
+    tt_model_config c = lora_cfg(tt_preset_find("tiny")->cfg, 3, 1 << TT_LORA_C_ATTN | 1 << TT_LORA_MLP_C_PROJ);
+    c.lora_alpha = 5.5f;
+    tt_train_config tc;
+    tt_train_config_default(&tc, 10);
+    tt_train_state s, r;
+    tt_status st;
+    CHECK(tt_state_init(&s, &c, &tc, &st) == TT_OK);
+    for (size_t i = 0; i < s.layout.total; i++) s.m[i] = (float)i * 1e-6f;
+    const char *path = "test_lora_ckpt.safetensors";
+    CHECK_MSG(tt_checkpoint_save(path, &s, &st) == TT_OK, "save: %s", st.msg);
+    CHECK_MSG(tt_checkpoint_load(path, &r, &st) == TT_OK, "load: %s", st.msg);
+    CHECK(r.cfg.lora_rank == 3 && r.cfg.lora_alpha == 5.5f && r.cfg.lora_targets == c.lora_targets);
+    CHECK(r.layout.total == s.layout.total && memcmp(r.params, s.params, s.layout.total * 4) == 0);
+    CHECK(memcmp(r.m, s.m, s.layout.total * 4) == 0);
+    tt_state_free(&r);
+    tt_state_free(&s);
+    tt_model_config b = tt_preset_find("tiny")->cfg;
+    CHECK(tt_state_init(&s, &b, &tc, &st) == TT_OK);
+    CHECK(tt_checkpoint_save(path, &s, &st) == TT_OK);
+    FILE *f = fopen(path, "rb");
+    static char head[1 << 16];
+    CHECK(f && fread(head, 1, sizeof head - 1, f) > 0);
+    if (f) fclose(f);
+    CHECK(strstr(head, "\\\"layers\\\"") != NULL && strstr(head, "lora") == NULL);
+    tt_state_free(&s);
+    remove(path);
+    /* the option words */
+    const tt_option *o = tt_option_find("lora-targets");
+    int m = 0;
+    CHECK(o && tt_option_set_parse(o, "c_proj", &m) == 0 && m == (1 << TT_LORA_ATTN_C_PROJ | 1 << TT_LORA_MLP_C_PROJ));
+    CHECK(tt_option_set_parse(o, "all", &m) == 0 && m == TT_LORA_ALL);
+    CHECK(tt_option_set_parse(o, "mlp.c_fc,c_attn", &m) == 0 && m == (1 << TT_LORA_C_FC | 1 << TT_LORA_C_ATTN));
+    CHECK(tt_option_set_parse(o, "c_attn,", &m) != 0 && tt_option_set_parse(o, "q", &m) != 0);
+    char buf[64];
+    CHECK(strcmp(tt_option_set_text(o, TT_LORA_ALL, buf, sizeof buf), "c_attn,attn.c_proj,mlp.c_fc,mlp.c_proj") == 0);
+}
+
 int main(void) {
     RUN(lora_model_matches_reference);
     RUN(reference_adapter_grads_match_finite_differences);
@@ -269,5 +311,6 @@ int main(void) {
     RUN(step_updates_adapters_only);
     RUN(lora_training_is_bit_identical_across_threads);
     RUN(rank_larger_than_a_layer_is_refused);
+    RUN(checkpoint_round_trip);
     return tt_test_summary();
 }
