@@ -1,7 +1,9 @@
-/* cmd_export.c — `tinytrain export`: weights-only .safetensors with Hugging Face GPT-2 names. */
+/* cmd_export.c — `tinytrain export`: weights-only .safetensors with Hugging Face GPT-2 names
+ * (a LoRA run: its weights merged), or with --adapter a LoRA run's adapters as a peft folder. */
 #include "cli.h"
 
 #include "fileio.h"
+#include "peft.h"
 
 #include <errno.h>
 #include <math.h>
@@ -17,8 +19,36 @@
 static const opt_def export_opts[] = {
     {"ckpt", O_CKPT, 1, "checkpoint (default runs/" DEFAULT_PRESET "/" CKPT_NAME ")"},
     {"out", O_OUT, 1, "output .safetensors (default model.safetensors next to the checkpoint)"},
+    {"adapter", O_ADAPTER, 0, "a LoRA run's adapters alone, as a peft folder at --out (default: adapter/ next to the checkpoint)"},
     {"help", O_HELP, 0, "this help"},
     {NULL, 0, 0, NULL}};
+
+/* --adapter: the peft folder (src/io/peft.h) */
+static int export_adapter(const char *path, const char *out) {
+    char dir[4200];
+    if (out) snprintf(dir, sizeof dir, "%s", out);
+    else {
+        snprintf(dir, sizeof dir, "%s", path);
+        char *sl = strrchr(dir, '/');
+        if (sl) snprintf(sl + 1, sizeof dir - (size_t)(sl + 1 - dir), "adapter");
+        else snprintf(dir, sizeof dir, "adapter");
+    }
+    tt_train_state s;
+    memset(&s, 0, sizeof s);
+    int rc = load_ckpt(path, &s);
+    if (rc) return rc;
+    tt_status st;
+    tt_status_clear(&st);
+    if (s.cfg.lora_rank <= 0)
+        rc = error_line(EXIT_FAIL, "export --adapter: '%s' is not a LoRA run (lora-rank 0); export it without --adapter", path);
+    else if (tt_export_peft(dir, &s.cfg, s.params, NULL, &st))
+        rc = error_line(EXIT_FAIL, "export --adapter to '%s': %s", dir, st.msg);
+    else
+        printf("wrote %s/ (peft LoRA adapter: rank %d, alpha %g, %lld parameters)\n", dir, s.cfg.lora_rank,
+               (double)s.cfg.lora_alpha, (long long)tt_config_lora_count(&s.cfg));
+    tt_state_free(&s);
+    return rc;
+}
 
 
 int cmd_export(int argc, char **argv) {
@@ -26,6 +56,7 @@ int cmd_export(int argc, char **argv) {
     int rc = command_args("export", "Write the weights with Hugging Face GPT-2 tensor names (model.safetensors).", export_opts, argc, argv, &o);
     if (rc) return rc < 0 ? 0 : rc;
     const char *path = o.ckpt ? o.ckpt : default_ckpt();
+    if (o.set[O_ADAPTER]) return export_adapter(path, o.out);
     char out[4200];
     if (o.out) snprintf(out, sizeof out, "%s", o.out);
     else {

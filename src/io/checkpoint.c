@@ -41,6 +41,7 @@
 
 #include "fileio.h"
 #include "json.h"
+#include "lora.h"
 #include "options.h"
 #include "safetensors.h"
 
@@ -366,7 +367,18 @@ static int export_body(FILE *f, const char *path, const void *ctx, tt_status *st
 
 int tt_export_hf(const char *path, const tt_train_state *s, tt_status *st) {
     TT_CHECK(check_state(s, st));
-    return atomic_write(path, export_body, s, st);
+    if (s->cfg.lora_rank <= 0) return atomic_write(path, export_body, s, st);
+    /* a LoRA model: its merged weights, as the plain GPT-2 they form */
+    tt_train_state m;
+    memset(&m, 0, sizeof m);
+    m.cfg = tt_lora_base_config(&s->cfg);
+    TT_CHECK(tt_layout_build(&m.cfg, &m.layout, st));
+    int rc = (m.params = malloc(m.layout.total * sizeof(float))) ? TT_OK : tt_fail(st, TT_ENOMEM, "out of memory (merge)");
+    if (!rc) rc = tt_lora_merge(&s->cfg, s->params, m.params, st);
+    if (!rc) rc = atomic_write(path, export_body, &m, st);
+    free(m.params);
+    tt_layout_free(&m.layout);
+    return rc;
 }
 
 /* ---------------- load ---------------- */
