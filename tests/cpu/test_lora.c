@@ -176,6 +176,21 @@ TT_TEST(checkpoint_round_trip) {
     CHECK(tt_option_set_parse(o, "c_attn,", &m) != 0 && tt_option_set_parse(o, "q", &m) != 0);
     char buf[64];
     CHECK(strcmp(tt_option_set_text(o, TT_LORA_ALL, buf, sizeof buf), "c_attn,attn.c_proj,mlp.c_fc,mlp.c_proj") == 0);
+    /* a LoRA run gets the table's defaults (alpha 8, every target); no rank: nothing of LoRA */
+    tt_options to;
+    tt_model_config mc;
+    tt_train_config ttc;
+    tt_options_init(&to);
+    CHECK(tt_options_parse(&to, "preset=tiny lora-rank=4", &st) == TT_OK);
+    CHECK(tt_options_resolve(&to, NULL, NULL, &mc, &ttc, &st) == TT_OK);
+    CHECK(mc.lora_rank == 4 && mc.lora_alpha == 8.0f && mc.lora_targets == TT_LORA_ALL);
+    tt_options_init(&to);
+    CHECK(tt_options_parse(&to, "preset=tiny lora-alpha=16 lora-targets=c_fc", &st) == TT_OK);
+    CHECK(tt_options_resolve(&to, NULL, NULL, &mc, &ttc, &st) == TT_OK);
+    CHECK(mc.lora_rank == 0 && mc.lora_alpha == 0.0f && mc.lora_targets == 0);
+    tt_options_init(&to);
+    CHECK(tt_options_parse(&to, "preset=tiny lora-rank=49", &st) == TT_OK);
+    CHECK(tt_options_resolve(&to, NULL, NULL, &mc, &ttc, &st) == TT_EINVAL && strstr(st.msg, "lora-rank 49") != NULL);
 }
 
 int main(void) {

@@ -20,16 +20,12 @@ COMMON=(--preset tiny --threads 2 --sample-tokens 0 --save-every 0)
     { bad "base run"; cat base.log; exit 1; }
 ok "base run on A"
 
+mkdir -p ft
 if "$T" train --help 2>&1 | grep -q -- '--init-from'; then
-    "$T" train "${COMMON[@]}" --init-from base/checkpoint.safetensors --lora-rank 8 --steps 1 --lr 5e-3 \
-        --data B.txt --out start > start.log 2>&1 || { bad "LoRA start (--init-from)"; cat start.log; }
     START_FROM=(--init-from base/checkpoint.safetensors --lora-rank 8 --steps 120)
-    mkdir -p ft
 else
-    mkdir -p ft
     "$ATTACH" base/checkpoint.safetensors B.txt ft/checkpoint.safetensors 8 120 5e-3 ||
         { bad "LoRA start (tt_lora_attach)"; exit 1; }
-    cp ft/checkpoint.safetensors start.safetensors
     START_FROM=(--resume ft/checkpoint.safetensors)
 fi
 ok "LoRA start"
