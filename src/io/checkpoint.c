@@ -528,6 +528,7 @@ static int load_reader(const tt_st_reader *r, tt_train_state *s, tt_status *st) 
     tt_status cs = {0};
     if (!(v = need_meta(r, "config", st))) return TT_EFORMAT;
     TT_CHECK(parse_fields("config", v, TT_OPT_MODEL, &cfg, st));
+    if (cfg.lora_rank == 0) cfg.lora_targets = 0, cfg.lora_alpha = 0.0f; /* LoRA off: nothing of it kept */
     if (tt_config_validate(&cfg, &cs)) return tt_fail(st, TT_EFORMAT, "checkpoint: invalid config: %s", cs.msg);
     if (!(v = need_meta(r, "train_config", st))) return TT_EFORMAT;
     TT_CHECK(parse_fields("train_config", v, TT_OPT_TRAIN, &tc, st));
