@@ -1,10 +1,12 @@
 /* cmd_export.c — `tinytrain export RUN OUTDIR`: the Hugging Face folder
- * (src/io/hf.h); an OUTDIR ending in .safetensors writes the weights file
- * alone, with GPT-2 names, as earlier builds did. */
+ * (src/io/hf.h; a LoRA run: its weights merged); an OUTDIR ending in
+ * .safetensors writes the weights file alone, with GPT-2 names; with
+ * --adapter a LoRA run's adapters alone, as a peft folder (src/io/peft.h). */
 #include "cli.h"
 
 #include "fileio.h"
 #include "hf.h"
+#include "peft.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@ static const opt_def export_opts[] = {
     {"ckpt", O_CKPT, 1, "RUN: a checkpoint or a run folder (default runs/" DEFAULT_PRESET "/" CKPT_NAME ")"},
     {"out", O_OUT, 1, "OUTDIR: the folder to write (default: hf/ beside the checkpoint); FILE.safetensors: weights only"},
     {"force", O_FORCE, 0, "replace a non-empty OUTDIR (never one holding a training checkpoint)"},
+    {"adapter", O_ADAPTER, 0, "a LoRA run's adapters alone, as a peft folder at OUTDIR (default: adapter/ beside the checkpoint)"},
     {"help", O_HELP, 0, "this help"},
     {NULL, 0, 0, NULL}};
 
@@ -45,12 +48,41 @@ static int export_args(int argc, char **argv, opts *o, const char **pos) {
     return rc;
 }
 
+/* --adapter: the peft folder (src/io/peft.h) */
+static int export_adapter(const char *path, const char *out) {
+    char dir[4200];
+    if (out) snprintf(dir, sizeof dir, "%s", out);
+    else {
+        snprintf(dir, sizeof dir, "%s", path);
+        char *sl = strrchr(dir, '/');
+        if (sl) snprintf(sl + 1, sizeof dir - (size_t)(sl + 1 - dir), "adapter");
+        else snprintf(dir, sizeof dir, "adapter");
+    }
+    tt_train_state s;
+    memset(&s, 0, sizeof s);
+    int rc = load_ckpt(path, &s);
+    if (rc) return rc;
+    tt_status st;
+    tt_status_clear(&st);
+    if (s.cfg.lora_rank <= 0)
+        rc = error_line(EXIT_FAIL, "export --adapter: '%s' is not a LoRA run (lora-rank 0); export it without --adapter", path);
+    else if (tt_export_peft(dir, &s.cfg, s.params, NULL, &st))
+        rc = error_line(EXIT_FAIL, "export --adapter to '%s': %s", dir, st.msg);
+    else
+        printf("wrote %s/ (peft LoRA adapter: rank %d, alpha %g, %lld parameters)\n", dir, s.cfg.lora_rank,
+               (double)s.cfg.lora_alpha, (long long)tt_config_lora_count(&s.cfg));
+    tt_state_free(&s);
+    return rc;
+}
+
+
 int cmd_export(int argc, char **argv) {
     opts o;
     const char *pos[2] = {NULL, NULL};
     int rc = export_args(argc, argv, &o, pos);
     if (rc) return rc < 0 ? 0 : rc;
     const char *path = pos[0] ? pos[0] : o.ckpt ? o.ckpt : default_ckpt();
+    if (o.set[O_ADAPTER]) return export_adapter(path, pos[1] ? pos[1] : o.out);
     char out[4200];
     if (pos[1] || o.out) snprintf(out, sizeof out, "%s", pos[1] ? pos[1] : o.out);
     else {

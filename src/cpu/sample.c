@@ -3,13 +3,15 @@
  * embedding, layernorms, single-row matmuls (q/k/v, output and MLP
  * projections with the residual and GELU fused as in training), attention of
  * the one query over the cached keys/values (tt_attention_decode) and the
- * tied head; the context's pool parallelises the larger ones. */
+ * tied head; the context's pool parallelises the larger ones. A LoRA model
+ * samples as its merged weights (tt_lora_merge), made once at creation. */
 #include "sample.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lora.h"
 #include "ops.h"
 #include "rng.h"
 
@@ -17,6 +19,7 @@ struct tt_sampler {
     tt_model_config cfg;
     tt_layout lo;
     const float *params;
+    float *merged;    /* a LoRA model's merged weights (owned), else NULL */
     tt_cpu cpu;
     int len;          /* tokens in the window */
     uint8_t *toks;    /* (ctx) tokens of the window */
@@ -59,6 +62,24 @@ int tt_sampler_create(const tt_model_config *cfg, const float *params, int threa
         free(s);
         return rc;
     }
+    if (cfg->lora_rank > 0) {
+        s->merged = malloc(s->lo.base_total * sizeof(float));
+        if (!s->merged || tt_lora_merge(cfg, params, s->merged, st)) {
+            rc = s->merged ? TT_EINVAL : tt_fail(st, TT_ENOMEM, "out of memory (sampler)");
+            free(s->merged);
+            tt_layout_free(&s->lo);
+            free(s);
+            return rc;
+        }
+        s->params = s->merged;
+        s->cfg = tt_lora_base_config(cfg);
+        tt_layout_free(&s->lo);
+        if ((rc = tt_layout_build(&s->cfg, &s->lo, st))) {
+            free(s->merged);
+            free(s);
+            return rc;
+        }
+    }
     size_t C = (size_t)cfg->d_model, L = (size_t)cfg->n_layer, T = (size_t)cfg->ctx, V = (size_t)cfg->vocab;
     size_t shared = tt_head_forward_scratch(1, cfg->d_model, cfg->vocab);
     size_t thread = TT_MAX(tt_matmul_thread_scratch(), tt_attention_thread_scratch(cfg->ctx, cfg->d_model / cfg->n_head));
@@ -95,6 +116,7 @@ void tt_sampler_destroy(tt_sampler *s) {
     tt_free(s->vc);
     tt_free(s->x);
     tt_layout_free(&s->lo);
+    free(s->merged);
     free(s);
 }
 

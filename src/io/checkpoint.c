@@ -42,6 +42,7 @@
 #include "fileio.h"
 #include "hf.h"
 #include "json.h"
+#include "lora.h"
 #include "options.h"
 #include "safetensors.h"
 
@@ -52,16 +53,25 @@ static const char *const group_prefix[3] = {"params.", "adam_m.", "adam_v."};
 
 /* ---------------- JSON of the configs ---------------- */
 
+/* a model option older builds lack, at 0 (a feature that is off: LoRA) */
+static int absent_at_zero(const tt_option *o, const char *p) {
+    static const char zero[8] = {0};
+    return o->where == TT_OPT_MODEL && o->may_be_absent && memcmp(p, zero, o->type == TT_OPT_I64 || o->type == TT_OPT_U64 || o->type == TT_OPT_F64 ? 8 : 4) == 0;
+}
+
 /* The config / train_config objects: one member per option of the group,
- * named as in the option table (options.h), plus the model's vocab. */
+ * named as in the option table (options.h), plus the model's vocab. A model
+ * option that may be absent is left out at 0, so a model without LoRA is
+ * written as older builds wrote it. */
 static void options_json(tt_jw *w, tt_opt_where group, const void *src) {
-    char c[32];
+    char c[64];
     int first = 1;
     tt_jw_raw(w, "{", 1);
     for (int i = 0; i < tt_option_count(); i++) {
         const tt_option *o = tt_option_at(i);
         if (o->where != group) continue;
         const char *p = (const char *)src + o->off;
+        if (absent_at_zero(o, p)) continue;
         tt_jw_printf(w, "%s\"%s\":", first ? "" : ",", o->name);
         first = 0;
         switch (o->type) {
@@ -71,6 +81,7 @@ static void options_json(tt_jw *w, tt_opt_where group, const void *src) {
         case TT_OPT_F32: tt_jw_f32(w, *(const float *)p); break;
         case TT_OPT_F64: tt_jw_printf(w, "%.17g", *(const double *)p); break;
         case TT_OPT_CHOICE: tt_jw_printf(w, "\"%s\"", tt_option_choice(o, *(const int *)p, c, sizeof c)); break;
+        case TT_OPT_SET: tt_jw_printf(w, "\"%s\"", tt_option_set_text(o, *(const int *)p, c, sizeof c)); break;
         case TT_OPT_TEXT: tt_jw_cstr(w, "null"); break;
         }
     }
@@ -143,6 +154,7 @@ static int parse_fields(const char *what, const char *text, tt_opt_where group, 
                 if (strcmp(c->str, tt_option_choice(o, i, buf, sizeof buf)) == 0) *(int *)p = i, bad = 0;
             break;
         }
+        case TT_OPT_SET: bad = c->type != TT_JSTRING || tt_option_set_parse(o, c->str, (int *)p); break;
         default: bad = 1; break;
         }
         if (bad) {
@@ -187,7 +199,11 @@ static int check_state(const tt_train_state *s, tt_status *st) {
     if (!tt_host_is_little_endian()) return tt_fail(st, TT_EUNSUP, "checkpoints need a little-endian host");
     if (!s || !s->params || !s->m || !s->v || !s->layout.t) return tt_fail(st, TT_EINVAL, "checkpoint: state is not allocated");
     TT_CHECK(tt_config_validate(&s->cfg, st));
-    if (s->layout.n_tensors != 4 + s->cfg.n_layer * TT_PER_LAYER || s->layout.total != (size_t)tt_config_param_count(&s->cfg))
+    tt_layout want;
+    TT_CHECK(tt_layout_build(&s->cfg, &want, st));
+    int same = s->layout.n_tensors == want.n_tensors && s->layout.n_base == want.n_base && s->layout.total == want.total;
+    tt_layout_free(&want);
+    if (!same || s->layout.total != (size_t)tt_config_param_count(&s->cfg))
         return tt_fail(st, TT_EINVAL, "checkpoint: state layout does not match its config");
     return TT_OK;
 }
@@ -282,11 +298,16 @@ int tt_checkpoint_save(const char *path, const tt_train_state *s, tt_status *st)
 
 int tt_export_hf(const char *path, const tt_train_state *s, tt_status *st) {
     TT_CHECK(check_state(s, st));
+    const float *w;
+    float *owned;
+    TT_CHECK(tt_hf_merged(s, &w, &owned, st));
+    tt_model_config c = tt_lora_base_config(&s->cfg);
     tt_jw j;
     tt_jw_init(&j);
-    config_json(&j, &s->cfg);
-    int rc = j.oom ? tt_fail(st, TT_ENOMEM, "out of memory") : tt_hf_write_safetensors(path, &s->cfg, s->params, "", j.buf, st);
+    config_json(&j, &c);
+    int rc = j.oom ? tt_fail(st, TT_ENOMEM, "out of memory") : tt_hf_write_safetensors(path, &c, w, "", j.buf, st);
     tt_jw_free(&j);
+    free(owned);
     return rc;
 }
 
@@ -437,6 +458,7 @@ static int load_reader(const tt_st_reader *r, tt_train_state *s, tt_status *st) 
     tt_status cs = {0};
     if (!(v = need_meta(r, "config", st))) return TT_EFORMAT;
     TT_CHECK(parse_fields("config", v, TT_OPT_MODEL, &cfg, st));
+    if (cfg.lora_rank == 0) cfg.lora_targets = 0, cfg.lora_alpha = 0.0f; /* LoRA off: nothing of it kept */
     if (tt_config_validate(&cfg, &cs)) return tt_fail(st, TT_EFORMAT, "checkpoint: invalid config: %s", cs.msg);
     if (!(v = need_meta(r, "train_config", st))) return TT_EFORMAT;
     TT_CHECK(parse_fields("train_config", v, TT_OPT_TRAIN, &tc, st));

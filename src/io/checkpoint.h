@@ -16,7 +16,9 @@
  * wpe.weight, h.N.ln_1.weight, h.N.attn.c_attn.weight (C, 3C) = [q|k|v] along
  * the output dim, h.N.attn.c_attn.bias, h.N.attn.c_proj.*, h.N.ln_2.*,
  * h.N.mlp.c_fc.*, h.N.mlp.c_proj.*, ln_f.*), metadata format "pt"; written by
- * hf.c, which also writes the whole Hugging Face folder. */
+ * hf.c, which also writes the whole Hugging Face folder. A LoRA model exports
+ * its merged weights (tt_lora_merge, src/lora.h); its adapters alone go to a
+ * peft folder (src/io/peft.h). */
 #ifndef TT_CHECKPOINT_H
 #define TT_CHECKPOINT_H
 

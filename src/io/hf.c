@@ -5,6 +5,7 @@
 #define _FILE_OFFSET_BITS 64
 #define _XOPEN_SOURCE 700
 #include "hf.h"
+#include "lora.h"
 
 #include <errno.h>
 #include <dirent.h>
@@ -138,12 +139,17 @@ int tt_hf_merged(const tt_train_state *s, const float **w, float **owned, tt_sta
     *owned = NULL;
     *w = s->params;
     if (s->cfg.lora_rank == 0) return TT_OK;
-    /* HOOK(h-lora-cpu): a LoRA run hands on W + alpha/R * A B: allocate
-     * s->layout.base_total floats into *owned, call tt_lora_merge on them
-     * and point *w at them. Until that lands, refuse rather than drop the
-     * adapters silently. */
-    return tt_fail(st, TT_EUNSUP, "this is a LoRA model; merging its adapters into the base needs tt_lora_merge, "
-                                  "which this build lacks");
+    /* a LoRA run hands on the GPT-2 its adapters form: W + alpha/R * A B */
+    *owned = tt_alloc(s->layout.base_total * sizeof(float), st);
+    if (!*owned) return TT_ENOMEM;
+    int rc = tt_lora_merge(&s->cfg, s->params, *owned, st);
+    if (rc) {
+        free(*owned);
+        *owned = NULL;
+        return rc;
+    }
+    *w = *owned;
+    return TT_OK;
 }
 
 /* ---------------- the folder's text files ---------------- */

@@ -21,44 +21,50 @@
 #define FMAX ((double)FLT_MAX)
 
 static const tt_option table[] = {
-    {"preset", TT_OPT_TEXT, TT_OPT_PRESET, 0, 0, 0, 0, 0, NULL, "small", "preset", "model preset (see `tinytrain info`)", 0},
-    {"layers", TT_OPT_INT, M(n_layer), 1, 256, 0, 0, NULL, "preset", "layers", "transformer blocks", 0},
-    {"d-model", TT_OPT_INT, M(d_model), 1, 16384, 0, 0, NULL, "preset", "d-model", "embedding width", 0},
-    {"heads", TT_OPT_INT, M(n_head), 1, 16384, 0, 0, NULL, "preset", "heads", "attention heads", 0},
-    {"ctx", TT_OPT_INT, M(ctx), 1, 65536, 0, 0, NULL, "preset", "ctx", "context length (bytes)", 0},
-    {"batch", TT_OPT_INT, M(batch), 1, 65536, 0, 0, NULL, "preset", "batch", "sequences per micro-batch", 0},
-    {"steps", TT_OPT_I64, T(steps), 1, BIG, 0, 0, NULL, "2000", "steps", "optimizer steps", 0},
+    {"preset", TT_OPT_TEXT, TT_OPT_PRESET, 0, 0, 0, 0, 0, NULL, "small", "preset", "model preset (see `tinytrain info`)", 0, 0},
+    {"layers", TT_OPT_INT, M(n_layer), 1, 256, 0, 0, NULL, "preset", "layers", "transformer blocks", 0, 0},
+    {"d-model", TT_OPT_INT, M(d_model), 1, 16384, 0, 0, NULL, "preset", "d-model", "embedding width", 0, 0},
+    {"heads", TT_OPT_INT, M(n_head), 1, 16384, 0, 0, NULL, "preset", "heads", "attention heads", 0, 0},
+    {"ctx", TT_OPT_INT, M(ctx), 1, 65536, 0, 0, NULL, "preset", "ctx", "context length (bytes)", 0, 0},
+    {"batch", TT_OPT_INT, M(batch), 1, 65536, 0, 0, NULL, "preset", "batch", "sequences per micro-batch", 0, 0},
+    {"lora-rank", TT_OPT_INT, M(lora_rank), 0, 65536, 0, 0, NULL, "0", "lora-rank",
+     "LoRA adapter rank, 0 = off (the base is frozen, only the adapters train)", 0, 1},
+    {"lora-alpha", TT_OPT_F32, M(lora_alpha), 0, 1e6, 1, 0, NULL, "8", "lora-alpha", "LoRA scale numerator: adapters add alpha/rank * x A B", 0, 1},
+    {"lora-targets", TT_OPT_SET, M(lora_targets), 0, TT_LORA_ALL, 0, 0, "c_attn|attn.c_proj|mlp.c_fc|mlp.c_proj", "all",
+     "lora-targets", "projections with adapters: comma list of c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj, c_proj (both), all",
+     0, 1},
+    {"steps", TT_OPT_I64, T(steps), 1, BIG, 0, 0, NULL, "2000", "steps", "optimizer steps", 0, 0},
     {"lr", TT_OPT_F32, T(lr), 0, 10, 1, 0, NULL, "5e-3, times 128/d-model above d-model 128", "learning rate",
-     "peak learning rate", 1},
-    {"min-lr", TT_OPT_F32, T(min_lr), 0, 10, 0, 0, NULL, "lr/10", "min learning rate", "cosine floor", 1},
-    {"warmup", TT_OPT_I64, T(warmup), 0, BIG, 0, 0, NULL, "5% of steps, at most 100", "warmup", "linear warmup steps", 0},
-    {"schedule", TT_OPT_CHOICE, T(sched), 0, 1, 0, 0, "cosine|constant", "cosine", "schedule", "learning-rate schedule", 1},
-    {"beta1", TT_OPT_F32, T(beta1), 0, 1, 0, 1, NULL, "0.9", "beta1", "AdamW beta1", 1},
-    {"beta2", TT_OPT_F32, T(beta2), 0, 1, 0, 1, NULL, "0.95", "beta2", "AdamW beta2", 1},
-    {"eps", TT_OPT_F32, T(eps), 0, FMAX, 1, 0, NULL, "1e-8", "AdamW eps", "AdamW epsilon", 1},
-    {"weight-decay", TT_OPT_F32, T(weight_decay), 0, FMAX, 0, 0, NULL, "0.1", "weight decay", "AdamW weight decay on matrices", 1},
-    {"clip", TT_OPT_F32, T(clip), -FMAX, FMAX, 0, 0, NULL, "1.0", "clip", "global gradient-norm clip, <= 0 off", 1},
-    {"accum", TT_OPT_INT, T(accum), 1, 65536, 0, 0, NULL, "1", "accum", "micro-batches per optimizer step", 1},
-    {"seed", TT_OPT_U64, T(seed), 0, 18446744073709551615.0, 0, 0, NULL, "1337", "seed", "seed for weights and batches", 1},
+     "peak learning rate", 1, 0},
+    {"min-lr", TT_OPT_F32, T(min_lr), 0, 10, 0, 0, NULL, "lr/10", "min learning rate", "cosine floor", 1, 0},
+    {"warmup", TT_OPT_I64, T(warmup), 0, BIG, 0, 0, NULL, "5% of steps, at most 100", "warmup", "linear warmup steps", 0, 0},
+    {"schedule", TT_OPT_CHOICE, T(sched), 0, 1, 0, 0, "cosine|constant", "cosine", "schedule", "learning-rate schedule", 1, 0},
+    {"beta1", TT_OPT_F32, T(beta1), 0, 1, 0, 1, NULL, "0.9", "beta1", "AdamW beta1", 1, 0},
+    {"beta2", TT_OPT_F32, T(beta2), 0, 1, 0, 1, NULL, "0.95", "beta2", "AdamW beta2", 1, 0},
+    {"eps", TT_OPT_F32, T(eps), 0, FMAX, 1, 0, NULL, "1e-8", "AdamW eps", "AdamW epsilon", 1, 0},
+    {"weight-decay", TT_OPT_F32, T(weight_decay), 0, FMAX, 0, 0, NULL, "0.1", "weight decay", "AdamW weight decay on matrices", 1, 0},
+    {"clip", TT_OPT_F32, T(clip), -FMAX, FMAX, 0, 0, NULL, "1.0", "clip", "global gradient-norm clip, <= 0 off", 1, 0},
+    {"accum", TT_OPT_INT, T(accum), 1, 65536, 0, 0, NULL, "1", "accum", "micro-batches per optimizer step", 1, 0},
+    {"seed", TT_OPT_U64, T(seed), 0, 18446744073709551615.0, 0, 0, NULL, "1337", "seed", "seed for weights and batches", 1, 0},
     {"dropout", TT_OPT_F32, T(dropout), 0, 1, 0, 1, NULL, "0", "dropout",
      "dropout probability on embeddings, attention and residual branches (training only)", 0, 1},
     {"eval-every", TT_OPT_I64, T(eval_every), 0, BIG, 0, 0, NULL, "100", "eval-every",
-     "validation every N steps, 0 = only at the end", 0},
-    {"eval-batches", TT_OPT_INT, T(eval_batches), 1, 1000000, 0, 0, NULL, "8", "eval-batches", "fixed validation batches", 0},
+     "validation every N steps, 0 = only at the end", 0, 0},
+    {"eval-batches", TT_OPT_INT, T(eval_batches), 1, 1000000, 0, 0, NULL, "8", "eval-batches", "fixed validation batches", 0, 0},
     {"backend", TT_OPT_CHOICE, R(backend), 0, 2, 0, 0, "auto|cpu|webgpu", "auto", "backend",
-     "cpu | webgpu | auto (webgpu on a real GPU, else cpu)", 0},
-    {"threads", TT_OPT_INT, R(threads), 0, 1024, 0, 0, NULL, "0", "threads", "CPU threads, 0 = all cores", 0},
-    {"save-every", TT_OPT_I64, R(save_every), 0, BIG, 0, 0, NULL, "500", "save-every", "also save every N steps, 0 = off", 0},
+     "cpu | webgpu | auto (webgpu on a real GPU, else cpu)", 0, 0},
+    {"threads", TT_OPT_INT, R(threads), 0, 1024, 0, 0, NULL, "0", "threads", "CPU threads, 0 = all cores", 0, 0},
+    {"save-every", TT_OPT_I64, R(save_every), 0, BIG, 0, 0, NULL, "500", "save-every", "also save every N steps, 0 = off", 0, 0},
     {"save-seconds", TT_OPT_F64, R(save_seconds), 0, 1e9, 0, 0, NULL, "0", "save-seconds",
-     "also save once S seconds passed since the last save, 0 = off", 0},
+     "also save once S seconds passed since the last save, 0 = off", 0, 0},
     {"stop-after", TT_OPT_I64, R(stop_after), 0, BIG, 0, 0, NULL, "0", "stop-after",
-     "stop (and save) after N steps of this run, 0 = never; resuming continues", 0},
+     "stop (and save) after N steps of this run, 0 = never; resuming continues", 0, 0},
     {"target-val", TT_OPT_F64, R(target_val), 0, 1e9, 0, 0, NULL, "0", "target-val",
-     "report the step and wall time at which the validation loss first reaches <= X, 0 = off", 0},
+     "report the step and wall time at which the validation loss first reaches <= X, 0 = off", 0, 0},
     {"stop-at-target", TT_OPT_INT, R(stop_at_target), 0, 1, 0, 0, NULL, "0", "stop-at-target",
-     "1: stop (and save) once --target-val is reached", 0},
+     "1: stop (and save) once --target-val is reached", 0, 0},
     {"pipeline", TT_OPT_INT, R(pipeline), 0, 1, 0, 0, NULL, "1", "pipeline",
-     "1: overlap step k+1 with step k where the backend can (GPU)", 0},
+     "1: overlap step k+1 with step k where the backend can (GPU)", 0, 0},
 };
 #define N_OPT ((int)(sizeof table / sizeof table[0]))
 
@@ -96,6 +102,47 @@ const char *tt_option_choice(const tt_option *opt, int index, char *buf, size_t 
     return "?";
 }
 
+int tt_option_set_parse(const tt_option *opt, const char *text, int *mask) {
+    /* extra spellings: GPT-2 module suffixes as peft's target_modules names them */
+    static const struct {
+        const char *word;
+        int bits;
+    } extra[] = {{"all", TT_LORA_ALL},
+                 {"c_proj", 1 << TT_LORA_ATTN_C_PROJ | 1 << TT_LORA_MLP_C_PROJ},
+                 {"c_fc", 1 << TT_LORA_C_FC},
+                 {"attn.c_attn", 1 << TT_LORA_C_ATTN}};
+    int m = 0;
+    const char *p = text;
+    char buf[32], word[32];
+    for (;;) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n == 0 || n >= sizeof word) return -1;
+        memcpy(word, p, n);
+        word[n] = 0;
+        int bits = 0;
+        for (int i = 0; i <= (int)opt->hi && !bits; i++)
+            if ((int)opt->hi >> i & 1 && strcmp(tt_option_choice(opt, i, buf, sizeof buf), word) == 0) bits = 1 << i;
+        for (size_t k = 0; k < sizeof extra / sizeof extra[0] && !bits; k++)
+            if (strcmp(extra[k].word, word) == 0) bits = extra[k].bits & (int)opt->hi;
+        if (!bits) return -1;
+        m |= bits;
+        if (!e) break;
+        p = e + 1;
+    }
+    *mask = m;
+    return 0;
+}
+
+const char *tt_option_set_text(const tt_option *opt, int mask, char *buf, size_t cap) {
+    char c[32];
+    size_t k = 0;
+    if (cap) buf[0] = 0;
+    for (int i = 0; i < 31 && k < cap; i++)
+        if (mask >> i & 1) k += (size_t)snprintf(buf + k, cap - k, "%s%s", k ? "," : "", tt_option_choice(opt, i, c, sizeof c));
+    return buf;
+}
+
 static int choice_index(const tt_option *opt, const char *val) {
     char buf[32];
     for (int i = 0; i <= (int)opt->hi; i++)
@@ -104,7 +151,7 @@ static int choice_index(const tt_option *opt, const char *val) {
 }
 
 static size_t type_size(tt_opt_type t) {
-    return t == TT_OPT_INT || t == TT_OPT_CHOICE ? sizeof(int) : t == TT_OPT_F32 ? sizeof(float) : 8;
+    return t == TT_OPT_INT || t == TT_OPT_CHOICE || t == TT_OPT_SET ? sizeof(int) : t == TT_OPT_F32 ? sizeof(float) : 8;
 }
 
 static void *field(const tt_option *opt, tt_model_config *m, tt_train_config *t, tt_run_config *r) {
@@ -131,6 +178,9 @@ static int in_range(const tt_option *opt, double x) {
 
 static int bad(const tt_option *opt, const char *got, tt_status *st) {
     char r[96];
+    if (opt->type == TT_OPT_SET)
+        return tt_fail(st, TT_EINVAL, "%s must be a comma list of %s, c_proj or all (got %.60s)", opt->label,
+                       "c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj", got);
     if (opt->type == TT_OPT_CHOICE) {
         snprintf(r, sizeof r, "%s", opt->choices);
         for (char *p = r; *p; p++)
@@ -177,6 +227,12 @@ static int parse_value(const tt_option *opt, const char *val, void *dst, tt_stat
         int i = choice_index(opt, val);
         if (i < 0) return bad(opt, val, st);
         *(int *)dst = i;
+        return TT_OK;
+    }
+    case TT_OPT_SET: {
+        int m;
+        if (tt_option_set_parse(opt, val, &m)) return bad(opt, val, st);
+        *(int *)dst = m;
         return TT_OK;
     }
     case TT_OPT_TEXT: break;
@@ -263,6 +319,14 @@ int tt_options_resolve(const tt_options *o, const tt_model_config *base_model, c
     if (!base_train && !given(o, tt_option_find("min-lr"))) tc->min_lr = tc->lr / 10.0f;
     /* a resumed run cut shorter than its warmup ends inside it */
     if (base_train && !given(o, tt_option_find("warmup")) && tc->warmup > tc->steps) tc->warmup = tc->steps;
+    /* LoRA: the table's defaults for what a LoRA run leaves out; nothing of it without a rank */
+    if (cfg->lora_rank > 0) {
+        if (cfg->lora_alpha <= 0.0f) cfg->lora_alpha = 8.0f;
+        if (!cfg->lora_targets) cfg->lora_targets = TT_LORA_ALL;
+    } else {
+        cfg->lora_rank = cfg->lora_targets = 0;
+        cfg->lora_alpha = 0.0f;
+    }
     TT_CHECK(tt_config_validate(cfg, st));
     TT_CHECK(tt_train_config_validate(tc, st));
     return tt_dropout_check(cfg, tc->dropout, st);
@@ -277,6 +341,7 @@ static void value_text(const tt_option *opt, const void *p, char *buf, size_t ca
     case TT_OPT_F32: snprintf(buf, cap, "%g", *(const float *)p); break;
     case TT_OPT_F64: snprintf(buf, cap, "%g", *(const double *)p); break;
     case TT_OPT_CHOICE: snprintf(buf, cap, "%s", tt_option_choice(opt, *(const int *)p, c, sizeof c)); break;
+    case TT_OPT_SET: tt_option_set_text(opt, *(const int *)p, buf, cap); break;
     case TT_OPT_TEXT: snprintf(buf, cap, "?"); break;
     }
 }

@@ -11,7 +11,10 @@
 
 #include "train.h"
 
-typedef enum { TT_OPT_INT, TT_OPT_I64, TT_OPT_U64, TT_OPT_F32, TT_OPT_F64, TT_OPT_CHOICE, TT_OPT_TEXT } tt_opt_type;
+/* TT_OPT_SET: a comma list of the names in `choices` ("a|b|c"), stored as
+ * an int bitmask (bit i: name i); the extra words of tt_option_set_parse are
+ * read too. Written back as the comma list of canonical names. */
+typedef enum { TT_OPT_INT, TT_OPT_I64, TT_OPT_U64, TT_OPT_F32, TT_OPT_F64, TT_OPT_CHOICE, TT_OPT_TEXT, TT_OPT_SET } tt_opt_type;
 typedef enum { TT_OPT_PRESET, TT_OPT_MODEL, TT_OPT_TRAIN, TT_OPT_RUN } tt_opt_where;
 
 /* Run options: how a run is driven, not what is trained (not in checkpoints). */
@@ -33,7 +36,7 @@ typedef struct {
     size_t off;           /* field offset in tt_model_config / tt_train_config / tt_run_config */
     double lo, hi;        /* valid range; lo_open / hi_open make an end exclusive */
     int lo_open, hi_open;
-    const char *choices;  /* TT_OPT_CHOICE: "a|b|c", stored as the index */
+    const char *choices;  /* TT_OPT_CHOICE: "a|b|c", stored as the index; TT_OPT_SET: the names of the bits */
     const char *def;      /* default, as text */
     const char *label;    /* what error messages call it */
     const char *help;
@@ -76,5 +79,12 @@ int tt_options_check_resume(const tt_options *o, const tt_train_config *ckpt, tt
 const char *tt_run_backend(const tt_run_config *r);
 /* Text of a choice value (e.g. the schedule) or "?". */
 const char *tt_option_choice(const tt_option *opt, int index, char *buf, size_t cap);
+/* A TT_OPT_SET value: text -> bitmask. Words: the names of `choices`, "all"
+ * (every bit), and for lora-targets the GPT-2/peft spellings "c_proj" (both
+ * projections), "c_fc", "attn.c_attn". Returns 0, or -1 for an unknown or
+ * empty list. */
+int tt_option_set_parse(const tt_option *opt, const char *text, int *mask);
+/* bitmask -> "name,name" in bit order ("" for 0). */
+const char *tt_option_set_text(const tt_option *opt, int mask, char *buf, size_t cap);
 
 #endif

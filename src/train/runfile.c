@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -70,7 +71,7 @@ static int is_int_type(tt_opt_type t) { return t == TT_OPT_INT || t == TT_OPT_I6
 static int apply_member(tt_options *o, const tt_option *opt, const tt_json_node *v, const char *name, const char *key,
                         tt_status *st) {
     const char *text = NULL;
-    int wants_string = opt->type == TT_OPT_CHOICE || opt->type == TT_OPT_TEXT;
+    int wants_string = opt->type == TT_OPT_CHOICE || opt->type == TT_OPT_TEXT || opt->type == TT_OPT_SET;
     int flag = opt->type == TT_OPT_INT && opt->lo == 0 && opt->hi == 1;
     if (wants_string && v->type == TT_JSTRING) text = v->str;
     else if (!wants_string && v->type == TT_JNUMBER) text = v->str;
@@ -194,6 +195,7 @@ static void value_of(const tt_option *opt, const void *p, char *buf, size_t cap)
     case TT_OPT_F32: shortest(buf, cap, *(const float *)p, 1); break;
     case TT_OPT_F64: shortest(buf, cap, *(const double *)p, 0); break;
     case TT_OPT_CHOICE: snprintf(buf, cap, "%s", tt_option_choice(opt, *(const int *)p, c, sizeof c)); break;
+    case TT_OPT_SET: tt_option_set_text(opt, *(const int *)p, buf, cap); break;
     case TT_OPT_TEXT: snprintf(buf, cap, "?"); break;
     }
 }
@@ -227,10 +229,14 @@ void tt_runfile_write(tt_jw *w, const tt_model_config *cfg, const tt_train_confi
     for (int i = 0; i < tt_option_count(); i++) {
         const tt_option *opt = tt_option_at(i);
         if (opt->where == TT_OPT_PRESET || opt->type == TT_OPT_TEXT) continue;
+        /* a model without LoRA has no alpha or targets to share */
+        if (cfg->lora_rank <= 0 && opt->where == TT_OPT_MODEL && opt->off != offsetof(tt_model_config, lora_rank) &&
+            strncmp(opt->name, "lora-", 5) == 0)
+            continue;
         char v[48];
         value_of(opt, where_of(opt, cfg, tc, run), v, sizeof v);
         tt_jw_printf(w, "%s\n  \"%s\": ", first ? "" : ",", opt->name);
-        if (opt->type == TT_OPT_CHOICE) tt_jw_string(w, v, strlen(v));
+        if (opt->type == TT_OPT_CHOICE || opt->type == TT_OPT_SET) tt_jw_string(w, v, strlen(v));
         else tt_jw_cstr(w, v);
         first = 0;
     }

@@ -392,6 +392,11 @@ static void jopts(tt_jw *j, tt_opt_where group, const void *src) {
         case TT_OPT_F32: jnum(j, *(const float *)p); break;
         case TT_OPT_F64: jnum(j, *(const double *)p); break;
         case TT_OPT_CHOICE: tt_jw_printf(j, "\"%s\"", tt_option_choice(o, *(const int *)p, c, sizeof c)); break;
+        case TT_OPT_SET: {
+            char set[64];
+            tt_jw_printf(j, "\"%s\"", tt_option_set_text(o, *(const int *)p, set, sizeof set));
+            break;
+        }
         case TT_OPT_TEXT: tt_jw_cstr(j, "null"); break;
         }
     }

@@ -1,11 +1,12 @@
 /* test_model.c — the whole model on the CPU backend: parameter counts of
  * every preset, deterministic init, forward + backward of the tiny preset and
- * an odd config against the float64 reference (ref/ref64.c),
+ * an odd config and LoRA configs against the float64 reference (ref/ref64.c),
  * eval, an overfit run, bit-identical training for 1, 2 and 3 threads,
  * gradient accumulation, one AdamW step (clipping active) against the
  * reference, a training step with dropout against the reference with the
  * same masks, and the behemoth memory plan. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@
 #include "pool.h"
 #include "ref64.h"
 #include "rng.h"
+#include "model_test.h"
 #include "tt_test.h"
 
 #define CHECK_REL_M(a, b, n)                                                   \
@@ -22,36 +24,6 @@
         double e_ = tt_test_max_rel_err((a), (b), (n));                        \
         CHECK_MSG(e_ < 1e-4, "%s vs %s: rel err %.3g", #a, #b, e_);           \
     } while (0)
-
-static uint8_t *rand_tokens(int n_micro, int B, int T, uint64_t seed) {
-    size_t n = (size_t)n_micro * B * (T + 1);
-    uint8_t *t = malloc(n);
-    for (size_t i = 0; i < n; i++) t[i] = (uint8_t)tt_rand_below(seed, TT_STREAM_TEST, i, 256);
-    return t;
-}
-
-/* params from the model init, then every bias and LayerNorm parameter made
- * random too, so that no gradient path is trivially zero or one */
-static float *model_params(const tt_model_config *c, const tt_layout *lo, uint64_t seed) {
-    float *p = malloc(lo->total * sizeof *p);
-    tt_model_init_params(c, lo, seed, p, NULL);
-    for (int i = 0; i < lo->n_tensors; i++) {
-        const tt_tensor_info *t = &lo->t[i];
-        if (t->ndim == 2) continue;
-        int gain = t->kind == TT_LN1W || t->kind == TT_LN2W || t->kind == TT_LNFW;
-        for (size_t j = 0; j < t->numel; j++)
-            p[t->offset + j] = (gain ? 1.0f : 0.0f) + 0.1f * (2.0f * tt_rand_uniform(seed + 1, TT_STREAM_TEST, t->offset + j) - 1.0f);
-    }
-    return p;
-}
-
-static tt_backend *make_backend(const tt_model_config *c, int threads) {
-    tt_backend *be = NULL;
-    tt_status st;
-    int rc = tt_backend_cpu_create(c, &(tt_backend_opts){.threads = threads}, &be, &st);
-    CHECK_MSG(rc == TT_OK, "create: %s", st.msg);
-    return rc == TT_OK ? be : NULL;
-}
 
 TT_TEST(preset_param_counts) {
     for (int i = 0; i < tt_n_presets; i++) {
@@ -120,36 +92,36 @@ TT_TEST(init_is_deterministic) {
 
 /* per-tensor max error of the CPU gradient against the reference, relative
  * to the tensor's largest gradient — floored at 1e-3 of the largest gradient
- * of the model, since some gradients are exactly zero in exact arithmetic
- * (the key bias: softmax ignores a constant added to every score) */
+ * of the model's trainable tensors, since some gradients are exactly zero in
+ * exact arithmetic (the key bias: softmax ignores a constant added to every
+ * score). A frozen tensor (the base of a LoRA model) must have none at all. */
 static void compare_grads(const char *what, const tt_layout *lo, const float *g, const double *rg, double tol) {
     double gmax = 0;
-    for (size_t i = 0; i < lo->total; i++) gmax = fmax(gmax, fabs(rg[i]));
+    for (int i = 0; i < lo->n_tensors; i++)
+        for (size_t j = 0; lo->t[i].trainable && j < lo->t[i].numel; j++) gmax = fmax(gmax, fabs(rg[lo->t[i].offset + j]));
     CHECK(gmax > 0);
     for (int i = 0; i < lo->n_tensors; i++) {
         const tt_tensor_info *t = &lo->t[i];
         double tmax = 1e-3 * gmax, emax = 0;
         for (size_t j = 0; j < t->numel; j++) {
             tmax = fmax(tmax, fabs(rg[t->offset + j]));
-            double e = fabs(g[t->offset + j] - rg[t->offset + j]);
+            double e = t->trainable ? fabs(g[t->offset + j] - rg[t->offset + j]) : fabs(g[t->offset + j]);
             emax = isnan(e) ? INFINITY : fmax(emax, e);
         }
-        CHECK_MSG(emax <= tol * tmax, "%s: grad of %s rel err %.3g", what, t->name, emax / tmax);
+        if (t->trainable) CHECK_MSG(emax <= tol * tmax, "%s: grad of %s rel err %.3g", what, t->name, emax / tmax);
+        else CHECK_MSG(emax == 0, "%s: frozen %s has a gradient", what, t->name);
     }
 }
 
 static void check_model_vs_reference(const char *what, tt_model_config c, int threads) {
-    tt_backend *be = make_backend(&c, threads);
+    tt_backend *be = tt_test_cpu_backend(&c, threads);
     if (!be) return;
     tt_status st;
     const tt_layout *lo = &be->layout;
-    float *p = model_params(&c, lo, 42);
-    uint8_t *tok = rand_tokens(1, c.batch, c.ctx, 7);
-    CHECK(be->vt->set_state(be, p, NULL, NULL, &st) == TT_OK);
-    float loss = NAN;
+    float *p = tt_test_params(&c, lo, 42);
+    uint8_t *tok = tt_test_tokens(1, c.batch, c.ctx, 7);
     float *g = malloc(lo->total * sizeof *g);
-    tt_test_poison(g, lo->total);
-    CHECK(be->vt->loss_and_grad(be, tok, &loss, g, &st) == TT_OK);
+    float loss = tt_test_loss_and_grad(be, p, tok, g);
     double *dp = ref_from_float(p, lo->total), *rg = ref_alloc(lo->total);
     double rl = ref_gpt_loss_grad(&c, lo, dp, tok, c.batch, rg);
     CHECK_MSG(fabs(loss - rl) <= 1e-4 * fabs(rl), "%s: loss %.8g vs reference %.8g", what, loss, rl);
@@ -177,6 +149,21 @@ TT_TEST(tiny_model_matches_reference) {
     check_model_vs_reference("tiny", tt_preset_find("tiny")->cfg, 2);
 }
 
+/* LoRA (each target alone, all of them; ranks 1, 4, 8): the reference
+ * computes every gradient, the CPU only the adapters' */
+TT_TEST(lora_model_matches_reference) {
+    tt_model_config base = {2, 20, 4, 9, 3, TT_VOCAB, 0, 0, 0.0f};
+    for (int t = 0; t <= TT_LORA_N_TARGETS + 2; t++) {
+        tt_model_config c = base;
+        c.lora_rank = t < TT_LORA_N_TARGETS ? 4 : t == TT_LORA_N_TARGETS ? 1 : 8;
+        c.lora_targets = t < TT_LORA_N_TARGETS ? 1 << t : t == TT_LORA_N_TARGETS + 2 ? 0x9 : TT_LORA_ALL;
+        c.lora_alpha = 8.0f;
+        char what[64];
+        snprintf(what, sizeof what, "LoRA rank %d targets 0x%x", c.lora_rank, c.lora_targets);
+        check_model_vs_reference(what, c, 1 + t % 3);
+    }
+}
+
 TT_TEST(odd_model_matches_reference) {
     tt_model_config c = {1, 12, 3, 7, 3, TT_VOCAB, 0, 0, 0.0f};
     check_model_vs_reference("L1 C12 H3 T7 B3", c, 3);
@@ -184,16 +171,9 @@ TT_TEST(odd_model_matches_reference) {
     check_model_vs_reference("L2 C20 H4 T33 B2", c2, 1);
 }
 
-static tt_optim_args optim_at(float lr, float clip, int step) {
-    tt_optim_args a = {lr, 0.9f, 0.95f, 1e-8f, 0.1f, clip, 0, 0, 0.0f, 0, 0};
-    a.bc1 = (float)(1.0 - pow(0.9, step));
-    a.bc2 = (float)(1.0 - pow(0.95, step));
-    return a;
-}
-
 TT_TEST(overfits_a_short_string) {
     tt_model_config c = {2, 32, 2, 32, 4, TT_VOCAB, 0, 0, 0.0f};
-    tt_backend *be = make_backend(&c, 2);
+    tt_backend *be = tt_test_cpu_backend(&c, 2);
     if (!be) return;
     tt_status st;
     const char *text = "tinytrain learns this line by heart. tinytrain learns this line by heart.";
@@ -206,7 +186,7 @@ TT_TEST(overfits_a_short_string) {
     CHECK(be->vt->set_state(be, p, NULL, NULL, &st) == TT_OK);
     float loss = INFINITY, first = 0, norm = 0;
     for (int s = 1; s <= 300 && loss > 0.02f; s++) {
-        tt_optim_args a = optim_at(3e-3f, 1.0f, s);
+        tt_optim_args a = tt_test_optim_at(3e-3f, 1.0f, s);
         CHECK(be->vt->step(be, tok, 1, &a, &st) == TT_OK);
         CHECK(be->vt->step_result(be, &loss, &norm, &st) == TT_OK);
         if (s == 1) first = loss;
@@ -226,9 +206,9 @@ TT_TEST(training_is_bit_identical_across_threads) {
     const int steps = 5, threads[3] = {1, 2, 3};
     float losses[3][5], norms[3][5];
     float *w[3] = {0}, *mm[3] = {0}, *vv[3] = {0};
-    uint8_t *tok = rand_tokens(2 * steps, c.batch, c.ctx, 99);
+    uint8_t *tok = tt_test_tokens(2 * steps, c.batch, c.ctx, 99);
     for (int k = 0; k < 3; k++) {
-        tt_backend *be = make_backend(&c, threads[k]);
+        tt_backend *be = tt_test_cpu_backend(&c, threads[k]);
         if (!be) return;
         tt_status st;
         size_t n = be->layout.total;
@@ -236,7 +216,7 @@ TT_TEST(training_is_bit_identical_across_threads) {
         tt_model_init_params(&c, &be->layout, 1337, p, NULL);
         CHECK(be->vt->set_state(be, p, NULL, NULL, &st) == TT_OK);
         for (int s = 0; s < steps; s++) {
-            tt_optim_args a = optim_at(1e-3f, 1.0f, s + 1);
+            tt_optim_args a = tt_test_optim_at(1e-3f, 1.0f, s + 1);
             CHECK(be->vt->step(be, tok + (size_t)s * 2 * c.batch * (c.ctx + 1), 2, &a, &st) == TT_OK);
             CHECK(be->vt->step_result(be, &losses[k][s], &norms[k][s], &st) == TT_OK);
         }
@@ -262,15 +242,15 @@ TT_TEST(training_is_bit_identical_across_threads) {
 TT_TEST(grad_accumulation_matches_big_batch) {
     tt_model_config c = {2, 24, 2, 16, 3, TT_VOCAB, 0, 0, 0.0f}, c2 = c;
     c2.batch = 2 * c.batch;
-    tt_backend *a = make_backend(&c, 2), *b = make_backend(&c2, 2);
+    tt_backend *a = tt_test_cpu_backend(&c, 2), *b = tt_test_cpu_backend(&c2, 2);
     if (!a || !b) return;
     tt_status st;
     size_t n = a->layout.total;
-    float *p = model_params(&c, &a->layout, 3);
-    uint8_t *tok = rand_tokens(2, c.batch, c.ctx, 11); /* (2, B, T+1) == (2B, T+1) */
+    float *p = tt_test_params(&c, &a->layout, 3);
+    uint8_t *tok = tt_test_tokens(2, c.batch, c.ctx, 11); /* (2, B, T+1) == (2B, T+1) */
     CHECK(a->vt->set_state(a, p, NULL, NULL, &st) == TT_OK);
     CHECK(b->vt->set_state(b, p, NULL, NULL, &st) == TT_OK);
-    tt_optim_args o = optim_at(0.0f, 0.0f, 1);
+    tt_optim_args o = tt_test_optim_at(0.0f, 0.0f, 1);
     o.weight_decay = 0.0f;
     CHECK(a->vt->step(a, tok, 2, &o, &st) == TT_OK);
     CHECK(b->vt->step(b, tok, 1, &o, &st) == TT_OK);
@@ -297,24 +277,25 @@ TT_TEST(grad_accumulation_matches_big_batch) {
 
 /* one full step (forward, backward, norm, clip, AdamW) against the reference,
  * from a non-zero optimizer state so the update is smooth in the gradient */
-TT_TEST(adamw_step_matches_reference_with_clipping) {
-    tt_model_config c = {1, 16, 2, 8, 2, TT_VOCAB, 0, 0, 0.0f};
-    tt_backend *be = make_backend(&c, 3);
+static void check_adamw_step(tt_model_config c) {
+    tt_backend *be = tt_test_cpu_backend(&c, 3);
     if (!be) return;
     tt_status st;
     const tt_layout *lo = &be->layout;
     size_t n = lo->total;
-    float *p = model_params(&c, lo, 8);
+    float *p = tt_test_params(&c, lo, 8);
     float *m = malloc(n * 4), *v = malloc(n * 4);
     tt_test_fill(m, n, 21, -1e-3f, 1e-3f);
     tt_test_fill(v, n, 22, 1e-6f, 1e-5f);
-    uint8_t *tok = rand_tokens(1, c.batch, c.ctx, 23);
+    uint8_t *tok = tt_test_tokens(1, c.batch, c.ctx, 23);
     double *dp = ref_from_float(p, n), *dm = ref_from_float(m, n), *dv = ref_from_float(v, n), *rg = ref_alloc(n);
     double rl = ref_gpt_loss_grad(&c, lo, dp, tok, c.batch, rg);
+    /* the norm over the trainable tensors: a LoRA model's frozen base takes no part */
     double gn = 0;
-    for (size_t i = 0; i < n; i++) gn += rg[i] * rg[i];
+    for (int t = 0; t < lo->n_tensors; t++)
+        for (size_t j = 0; lo->t[t].trainable && j < lo->t[t].numel; j++) gn += rg[lo->t[t].offset + j] * rg[lo->t[t].offset + j];
     gn = sqrt(gn);
-    tt_optim_args a = optim_at(1e-2f, (float)(0.5 * gn), 3); /* clipping active */
+    tt_optim_args a = tt_test_optim_at(1e-2f, (float)(0.5 * gn), 3); /* clipping active */
     double rn = ref_adamw_update(dp, rg, dm, dv, lo, &a);
     CHECK(be->vt->set_state(be, p, m, v, &st) == TT_OK);
     CHECK(be->vt->step(be, tok, 1, &a, &st) == TT_OK);
@@ -336,9 +317,19 @@ TT_TEST(adamw_step_matches_reference_with_clipping) {
     CHECK_MSG(e < 1e-3, "update rel err %.3g", e);
     CHECK_REL_M(m2, dm, n);
     CHECK_REL_M(v2, dv, n);
+    /* a LoRA model's base: weights and moments bit-identical after the step */
+    size_t bt = lo->n_base < lo->n_tensors ? lo->base_total : 0;
+    CHECK(memcmp(p2, p, bt * 4) == 0 && memcmp(m2, m, bt * 4) == 0 && memcmp(v2, v, bt * 4) == 0);
     free(p), free(m), free(v), free(tok), free(dp), free(dm), free(dv), free(rg), free(p2), free(m2), free(v2);
     free(rdelta), free(delta);
     tt_backend_destroy(be);
+}
+
+TT_TEST(adamw_step_matches_reference_with_clipping) {
+    tt_model_config c = {1, 16, 2, 8, 2, TT_VOCAB, 0, 0, 0.0f};
+    check_adamw_step(c);
+    c.lora_rank = 4, c.lora_targets = TT_LORA_ALL, c.lora_alpha = 8.0f; /* only the adapters step */
+    check_adamw_step(c);
 }
 
 /* A training step with dropout against the float64 reference with the same
@@ -347,13 +338,13 @@ TT_TEST(adamw_step_matches_reference_with_clipping) {
  * no clipping: m = grad exactly). Also: the same step twice gives the same
  * bits, another step index draws other masks, and eval does not drop. */
 static void check_dropout_step(const char *what, tt_model_config c, int threads, float p) {
-    tt_backend *be = make_backend(&c, threads);
+    tt_backend *be = tt_test_cpu_backend(&c, threads);
     if (!be) return;
     tt_status st;
     const tt_layout *lo = &be->layout;
     size_t n = lo->total;
-    float *prm = model_params(&c, lo, 31);
-    uint8_t *tok = rand_tokens(2, c.batch, c.ctx, 32);
+    float *prm = tt_test_params(&c, lo, 31);
+    uint8_t *tok = tt_test_tokens(2, c.batch, c.ctx, 32);
     tt_optim_args o = {0.0f, 0.0f, 0.95f, 1e-8f, 0.0f, 0.0f, 1.0f, 1.0f, p, 4242, 6};
     float loss[3], norm, *m = malloc(n * 4), *m2 = malloc(n * 4);
     for (int k = 0; k < 3; k++) {
@@ -404,11 +395,11 @@ TT_TEST(dropout_step_matches_reference) {
 
 TT_TEST(bad_arguments_are_errors) {
     tt_model_config c = {1, 8, 2, 4, 2, TT_VOCAB, 0, 0, 0.0f};
-    tt_backend *be = make_backend(&c, 1);
+    tt_backend *be = tt_test_cpu_backend(&c, 1);
     if (!be) return;
     tt_status st;
     uint8_t tok[2 * 5] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
-    tt_optim_args a = optim_at(1e-3f, 1.0f, 1);
+    tt_optim_args a = tt_test_optim_at(1e-3f, 1.0f, 1);
     float l;
     CHECK(be->vt->step(be, tok, 0, &a, &st) == TT_EINVAL);
     CHECK(be->vt->step(be, NULL, 1, &a, &st) == TT_EINVAL);
@@ -461,6 +452,7 @@ int main(void) {
     RUN(init_is_deterministic);
     RUN(tiny_model_matches_reference);
     RUN(odd_model_matches_reference);
+    RUN(lora_model_matches_reference);
     RUN(overfits_a_short_string);
     RUN(training_is_bit_identical_across_threads);
     RUN(grad_accumulation_matches_big_batch);

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# test_lora.sh — a LoRA fine-tune end to end on the CPU: a tiny model trained
+# on corpus A (generated text), adapted with rank 8 to corpus B (C source
+# code); the validation loss on B falls, every base tensor of the checkpoint
+# is bit-identical before and after, `export --adapter` writes a well-formed
+# peft folder (adapter_config.json parses with the right fields; the
+# safetensors keys and shapes are peft's), plain `export` writes the merged
+# GPT-2 weights, and a rank larger than a layer is one clear error.
+# The start of the fine-tune comes from `train --init-from` where the CLI has
+# it, else from the tt_lora_attach tool (tests/train/test_lora_attach.c).
+. "$(dirname "$0")/../support/cli_lib.sh" lora
+SRC="${TT_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}"
+ATTACH="${TT_BINARY_DIR:-$SRC/build}/test_lora_attach"
+
+make_text A.txt
+cat "$SRC"/src/cpu/*.c > B.txt
+COMMON=(--preset tiny --threads 2 --sample-tokens 0 --save-every 0)
+
+"$T" train "${COMMON[@]}" --steps 150 --data A.txt --out base --eval-every 150 > base.log 2>&1 ||
+    { bad "base run"; cat base.log; exit 1; }
+ok "base run on A"
+
+mkdir -p ft
+if "$T" train --help 2>&1 | grep -q -- '--init-from'; then
+    START_FROM=(--init-from base/checkpoint.safetensors --lora-rank 8 --steps 120)
+else
+    "$ATTACH" base/checkpoint.safetensors B.txt ft/checkpoint.safetensors 8 120 5e-3 ||
+        { bad "LoRA start (tt_lora_attach)"; exit 1; }
+    START_FROM=(--resume ft/checkpoint.safetensors)
+fi
+ok "LoRA start"
+
+# validation loss on B of the base model (the fine-tune's start has lora_b = 0: the same function)
+"$T" eval --ckpt base/checkpoint.safetensors --data B.txt --json > eval0.json 2>&1 || bad "eval base on B"
+"$T" train "${COMMON[@]}" "${START_FROM[@]}" --lr 5e-3 --data B.txt --out ft > ft.log 2>&1 ||
+    { bad "LoRA fine-tune"; cat ft.log; exit 1; }
+"$T" eval --ckpt ft/checkpoint.safetensors --data B.txt --json > eval1.json 2>&1 || bad "eval fine-tuned on B"
+
+python3 - base/checkpoint.safetensors ft/checkpoint.safetensors eval0.json eval1.json <<'PY' && ok "val loss on B falls, base bit-identical" || bad "val loss on B falls, base bit-identical"
+import json, struct, sys
+def load(p):
+    b = open(p, 'rb').read()
+    n = struct.unpack('<Q', b[:8])[0]
+    h = json.loads(b[8:8 + n])
+    return h, b[8 + n:]
+hb, db = load(sys.argv[1])
+hf, df = load(sys.argv[2])
+cfg = json.loads(hf['__metadata__']['config'])
+assert cfg['lora-rank'] == 8 and cfg['lora-targets'] == 'c_attn,attn.c_proj,mlp.c_fc,mlp.c_proj', cfg
+base = [k for k in hb if k.startswith('params.')]
+assert base and all(k in hf for k in base)
+for k in base:
+    a, b = hb[k]['data_offsets'], hf[k]['data_offsets']
+    assert db[a[0]:a[1]] == df[b[0]:b[1]], 'base tensor changed: ' + k
+ad = [k for k in hf if k.startswith('params.') and '.lora_' in k]
+assert len(ad) == 2 * 4 * cfg['layers'], len(ad)
+l0 = json.load(open(sys.argv[3]))['val_loss']
+l1 = json.load(open(sys.argv[4]))['val_loss']
+print('val loss on B: base %.4f, LoRA %.4f' % (l0, l1))
+assert l1 < l0 - 0.1, (l0, l1)
+PY
+
+# the peft folder
+"$T" export --ckpt ft/checkpoint.safetensors --adapter --out adapter > export.log 2>&1 || { bad "export --adapter"; cat export.log; }
+python3 - adapter <<'PY' && ok "peft folder well-formed" || bad "peft folder well-formed"
+import json, struct, sys
+d = sys.argv[1]
+c = json.load(open(d + '/adapter_config.json'))
+assert c['peft_type'] == 'LORA' and c['task_type'] == 'CAUSAL_LM' and c['r'] == 8 and c['lora_alpha'] == 8, c
+assert sorted(c['target_modules']) == ['c_attn', 'c_fc', 'c_proj'] and c['fan_in_fan_out'] is True, c
+assert c['lora_dropout'] == 0 and c['bias'] == 'none', c
+b = open(d + '/adapter_model.safetensors', 'rb').read()
+n = struct.unpack('<Q', b[:8])[0]
+h = json.loads(b[8:8 + n])
+C, R = 48, 8
+dims = {'attn.c_attn': (C, 3 * C), 'attn.c_proj': (C, C), 'mlp.c_fc': (C, 4 * C), 'mlp.c_proj': (4 * C, C)}
+want = {}
+for l in range(2):
+    for m, (i, o) in dims.items():
+        p = 'base_model.model.transformer.h.%d.%s.' % (l, m)
+        want[p + 'lora_A.weight'] = [R, i]
+        want[p + 'lora_B.weight'] = [o, R]
+got = {k: v['shape'] for k, v in h.items() if k != '__metadata__'}
+assert got == want, (sorted(got), sorted(want))
+assert all(h[k]['dtype'] == 'F32' for k in got)
+end = max(v['data_offsets'][1] for k, v in h.items() if k != '__metadata__')
+assert end == len(b) - 8 - n
+PY
+
+# plain export: the merged weights under GPT-2 names, no adapters
+"$T" export --ckpt ft/checkpoint.safetensors --out merged.safetensors > merged.log 2>&1 || bad "export merged"
+python3 - merged.safetensors <<'PY' && ok "plain export of a LoRA run is merged GPT-2" || bad "plain export of a LoRA run is merged GPT-2"
+import json, struct, sys
+b = open(sys.argv[1], 'rb').read()
+h = json.loads(b[8:8 + struct.unpack('<Q', b[:8])[0]])
+assert 'h.0.attn.c_attn.weight' in h and not any('lora' in k for k in h), sorted(h)[:8]
+assert 'lora' not in h['__metadata__'].get('tinytrain_config', '')
+PY
+
+# a rank larger than a layer: one clear line, nothing written
+"$T" train "${COMMON[@]}" --steps 2 --data A.txt --out big --lora-rank 49 > big.out 2> big.err
+rc=$?
+if [ $rc -ne 0 ] && [ "$(wc -l < big.err)" -eq 1 ] && grep -q '^tinytrain: error: lora-rank 49 is larger than' big.err; then
+    ok "rank 49 > d_model 48 refused"
+else
+    bad "rank 49 > d_model 48 refused (rc $rc: $(head -c 300 big.err))"
+fi
+[ ! -e big/checkpoint.safetensors ] && ok "nothing written for the refused rank" || bad "nothing written for the refused rank"
+"$T" export --ckpt base/checkpoint.safetensors --adapter --out nope > nope.out 2> nope.err
+one_error "export --adapter of a run without LoRA" $? nope.err
+
+echo "lora: $PASS ok, $FAIL failed"
+[ "$FAIL" -eq 0 ]
