@@ -44,11 +44,17 @@ static void init_chunk(void *vctx, int64_t chunk) {
     }
 }
 
-void tt_model_init_params(const tt_model_config *cfg, const tt_layout *lo, uint64_t seed, float *params, tt_pool *pool) {
+void tt_model_init_tensors(const tt_model_config *cfg, const tt_layout *lo, uint64_t seed, float *params, tt_pool *pool,
+                           int t0, int t1) {
+    /* chunk_start[i]: first chunk of tensor i; tensors outside [t0, t1) get none */
     int64_t starts[4 + 256 * (TT_PER_LAYER + 2 * TT_LORA_N_TARGETS) + 1];
     starts[0] = 0;
     for (int i = 0; i < lo->n_tensors; i++)
-        starts[i + 1] = starts[i] + (int64_t)((lo->t[i].numel + INIT_CHUNK - 1) / INIT_CHUNK);
+        starts[i + 1] = starts[i] + (i >= t0 && i < t1 ? (int64_t)((lo->t[i].numel + INIT_CHUNK - 1) / INIT_CHUNK) : 0);
     init_ctx c = {lo, seed, params, (float)(0.02 / sqrt(2.0 * cfg->n_layer)), starts};
     tt_pool_for(pool, starts[lo->n_tensors], init_chunk, &c);
+}
+
+void tt_model_init_params(const tt_model_config *cfg, const tt_layout *lo, uint64_t seed, float *params, tt_pool *pool) {
+    tt_model_init_tensors(cfg, lo, seed, params, pool, 0, lo->n_tensors);
 }

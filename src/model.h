@@ -13,5 +13,9 @@
 
 /* params: layout->total floats. pool may be NULL. */
 void tt_model_init_params(const tt_model_config *c, const tt_layout *lo, uint64_t seed, float *params, tt_pool *pool);
+/* The same draws for tensors [t0, t1) of the layout only (the rest of params
+ * untouched): tt_lora_attach initialises the adapters of a trained base. */
+void tt_model_init_tensors(const tt_model_config *c, const tt_layout *lo, uint64_t seed, float *params, tt_pool *pool,
+                           int t0, int t1);
 
 #endif

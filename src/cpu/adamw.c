@@ -11,12 +11,14 @@
 
 int tt_spans_build(const tt_layout *lo, tt_span **spans, int64_t *n_spans, tt_status *st) {
     int64_t n = 0;
-    for (int i = 0; i < lo->n_tensors; i++) n += (int64_t)((lo->t[i].numel + TT_SPAN_MAX - 1) / TT_SPAN_MAX);
+    for (int i = 0; i < lo->n_tensors; i++)
+        if (lo->t[i].trainable) n += (int64_t)((lo->t[i].numel + TT_SPAN_MAX - 1) / TT_SPAN_MAX);
     tt_span *s = malloc((size_t)(n ? n : 1) * sizeof *s);
     if (!s) return tt_fail(st, TT_ENOMEM, "out of memory (parameter spans)");
     int64_t k = 0;
     for (int i = 0; i < lo->n_tensors; i++) {
         const tt_tensor_info *t = &lo->t[i];
+        if (!t->trainable) continue;
         for (size_t o = 0; o < t->numel; o += TT_SPAN_MAX)
             s[k++] = (tt_span){t->offset + o, TT_MIN((size_t)TT_SPAN_MAX, t->numel - o), t->decay};
     }

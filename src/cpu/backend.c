@@ -9,7 +9,14 @@
  * Residual stream (llm.c's layout): x0 = wte[tok] + wpe[t]; per layer
  *   ln1 -> q,k,v -> causal attention -> o (+ x, fused)      = res2
  *   ln2 -> fc + gelu (fused) -> proj (+ res2, fused)        = res3 = next x
- * then ln_f and logits = x . wte^T (tied head), fused softmax + CE. */
+ * then ln_f and logits = x . wte^T (tied head), fused softmax + CE.
+ *
+ * LoRA (config.h): each targeted projection adds the lora op's
+ * s * (x A) B to its output (c_attn into the packed qkv, c_fc before the
+ * GELU, the c_proj's after their fused residual add); the base tensors get
+ * no gradient (their weight/bias products are skipped), and AdamW and the
+ * norm see only the adapters (the spans, adamw.c). Without LoRA the step
+ * is the plain one, call for call. */
 #include "backend_cpu.h"
 
 #include <math.h>
@@ -51,6 +58,12 @@ typedef struct {
     float *dres, *dln, *datty; /* (N,C) */
     float *dqkv;               /* (N,3C) */
     float *dfch;               /* (N,4C) */
+    /* LoRA (R > 0): h of every adapter, lora_h[l * TT_LORA_N_TARGETS + t]
+     * (N,R) or NULL for a target without one, and the backward's dh (N,R) */
+    int R;
+    float lora_scale;
+    float **lora_h;
+    float *lora_dh;
     float last_loss, last_norm;
     double phase_s[3]; /* last step: forward, backward, optimizer (seconds, wall clock) */
     int has_phase;
@@ -60,7 +73,9 @@ typedef struct {
 
 size_t tt_backend_cpu_shared_scratch(const tt_model_config *c) {
     int N = c->batch * c->ctx, C = c->d_model, V = c->vocab;
-    size_t s[10] = {
+    int R = c->lora_rank > 0 ? c->lora_rank : 1;
+    size_t s[12] = {
+        tt_lora_scratch(N, C, 3 * C, R),        tt_lora_scratch(N, 4 * C, 4 * C, R),
         tt_matmul_forward_scratch(N, C, 4 * C), tt_matmul_forward_scratch(N, 4 * C, C),
         tt_matmul_backward_scratch(N, C, C),    tt_matmul_backward_scratch(N, C, 4 * C),
         tt_matmul_backward_scratch(N, 4 * C, C), tt_qkv_forward_scratch(N, C),
@@ -68,7 +83,7 @@ size_t tt_backend_cpu_shared_scratch(const tt_model_config *c) {
         tt_head_backward_scratch(N, C, V),      tt_layernorm_backward_scratch(N, C),
     };
     size_t m = 0;
-    for (int i = 0; i < 10; i++) m = TT_MAX(m, s[i]);
+    for (int i = 0; i < 12; i++) m = TT_MAX(m, s[i]);
     return m;
 }
 
@@ -89,10 +104,12 @@ static int make_plan(const tt_model_config *c, int threads, plan *p) {
     uint64_t per_layer = N * C * (1 + 3 + 1 + 1 + 1 + 4 + 4 + 1) + 4 * N + 2 * B * NH * T;
     p->act_floats = 2 * N /* inp, tgt (int32) */ + N * C + L * per_layer + N * C + 2 * N + N * V + N +
                     N * C * (1 + 1 + 1 + 3 + 4) + 16 * (L * 14 + 16) /* alignment slack */;
+    if (c->lora_rank > 0) /* h of every adapter + dh, each 16-aligned */
+        p->act_floats += (L * TT_LORA_N_TARGETS + 1) * (N * (uint64_t)c->lora_rank + 16);
     if (N > (uint64_t)INT32_MAX / 4 || N * 4 * C > (uint64_t)INT32_MAX * 16) return TT_EINVAL;
     p->shared = (uint64_t)tt_backend_cpu_shared_scratch(c);
     p->thread = ((uint64_t)tt_backend_cpu_thread_scratch(c) + 15) & ~(uint64_t)15;
-    uint64_t n_spans = P / TT_SPAN_MAX + 4 + L * TT_PER_LAYER;
+    uint64_t n_spans = P / TT_SPAN_MAX + 4 + L * (TT_PER_LAYER + 2 * TT_LORA_N_TARGETS);
     p->total = 4 * (4 * P + p->act_floats + p->shared + p->thread * (uint64_t)threads) + 8 * n_spans + 6 * 64;
     if (p->total > (uint64_t)SIZE_MAX / 2) return TT_ENOMEM;
     return TT_OK;
@@ -124,6 +141,36 @@ static inline float *PT(cpu_impl *c, const tt_backend *be, float *base, tt_tenso
     return base + tt_layout_offset(&be->layout, &be->cfg, k, l);
 }
 
+/* adapter `which` (TT_LORA_A / TT_LORA_B) of target t in layer l, NULL if none */
+static inline float *LA(const tt_backend *be, float *base, int l, int t, tt_tensor_kind which) {
+    int i = tt_layout_lora_index(&be->cfg, l, t, which);
+    return i < 0 ? NULL : base + be->layout.t[i].offset;
+}
+
+/* out (N,OC) += s * (inp A) B for target t of layer l, if it has an adapter */
+static void lora_fwd(tt_backend *be, int l, int t, float *out, const float *inp, int N, int C, int OC) {
+    cpu_impl *c = be->impl;
+    float *h = c->lora_h ? c->lora_h[l * TT_LORA_N_TARGETS + t] : NULL;
+    if (!h) return;
+    tt_lora_forward(&c->cpu, out, h, inp, LA(be, c->params, l, t, TT_LORA_A), LA(be, c->params, l, t, TT_LORA_B),
+                    c->lora_scale, N, C, OC, c->R);
+}
+
+/* its backward: dinp (N,C) +=, adapter gradients += */
+static void lora_bwd(tt_backend *be, int l, int t, float *dinp, const float *dout, const float *inp, int N, int C,
+                     int OC) {
+    cpu_impl *c = be->impl;
+    float *h = c->lora_h ? c->lora_h[l * TT_LORA_N_TARGETS + t] : NULL;
+    if (!h) return;
+    tt_lora_backward(&c->cpu, dinp, LA(be, c->grads, l, t, TT_LORA_A), LA(be, c->grads, l, t, TT_LORA_B), c->lora_dh,
+                     dout, inp, LA(be, c->params, l, t, TT_LORA_A), LA(be, c->params, l, t, TT_LORA_B), h,
+                     c->lora_scale, N, C, OC, c->R);
+}
+
+static inline int has_lora(const cpu_impl *c, int l, int t) {
+    return c->lora_h && c->lora_h[l * TT_LORA_N_TARGETS + t];
+}
+
 /* ---- forward / backward ---- */
 
 static void load_tokens(cpu_impl *c, const uint8_t *tokens, int B) {
@@ -148,12 +195,22 @@ static float forward(tt_backend *be, int B, int with_grad, float dscale) {
         tt_layernorm_forward(cpu, a->ln1, a->ln1_stats, x, PT(c, be, p, TT_LN1W, l), PT(c, be, p, TT_LN1B, l), N, C);
         tt_qkv_forward(cpu, a->qkv, a->ln1, PT(c, be, p, TT_QW, l), PT(c, be, p, TT_QB, l), PT(c, be, p, TT_KW, l),
                        PT(c, be, p, TT_KB, l), PT(c, be, p, TT_VALW, l), PT(c, be, p, TT_VALB, l), N, C);
+        lora_fwd(be, l, TT_LORA_C_ATTN, a->qkv, a->ln1, N, C, 3 * C);
         tt_attention_forward(cpu, a->atty, a->att_stats, a->qkv, a->qkv + C, a->qkv + 2 * C, 3 * C, B, T, C, NH);
         tt_matmul_residual_forward(cpu, a->res2, a->atty, PT(c, be, p, TT_OW, l), PT(c, be, p, TT_OB, l), x, N, C, C);
+        lora_fwd(be, l, TT_LORA_ATTN_C_PROJ, a->res2, a->atty, N, C, C);
         tt_layernorm_forward(cpu, a->ln2, a->ln2_stats, a->res2, PT(c, be, p, TT_LN2W, l), PT(c, be, p, TT_LN2B, l), N, C);
-        tt_matmul_gelu_forward(cpu, a->fch, a->fchg, a->ln2, PT(c, be, p, TT_FCW, l), PT(c, be, p, TT_FCB, l), N, C, 4 * C);
+        if (has_lora(c, l, TT_LORA_C_FC)) { /* the adapter adds before the GELU */
+            tt_matmul_forward(cpu, a->fch, a->ln2, PT(c, be, p, TT_FCW, l), PT(c, be, p, TT_FCB, l), N, C, 4 * C);
+            lora_fwd(be, l, TT_LORA_C_FC, a->fch, a->ln2, N, C, 4 * C);
+            tt_gelu_forward(cpu, a->fchg, a->fch, (size_t)N * 4 * C);
+        } else {
+            tt_matmul_gelu_forward(cpu, a->fch, a->fchg, a->ln2, PT(c, be, p, TT_FCW, l), PT(c, be, p, TT_FCB, l), N, C,
+                                   4 * C);
+        }
         tt_matmul_residual_forward(cpu, a->res3, a->fchg, PT(c, be, p, TT_PROJW, l), PT(c, be, p, TT_PROJB, l), a->res2, N,
                                    4 * C, C);
+        lora_fwd(be, l, TT_LORA_MLP_C_PROJ, a->res3, a->fchg, N, 4 * C, C);
         x = a->res3;
     }
     tt_layernorm_forward(cpu, c->lnf, c->lnf_stats, x, PT(c, be, p, TT_LNFW, 0), PT(c, be, p, TT_LNFB, 0), N, C);
@@ -161,36 +218,51 @@ static float forward(tt_backend *be, int B, int with_grad, float dscale) {
     return tt_crossentropy_forward(cpu, c->losses, with_grad ? c->logits : NULL, c->logits, c->tgt, N, V, dscale);
 }
 
-/* gradients accumulate into c->grads; needs forward(with_grad = 1) first */
+/* gradients accumulate into c->grads; needs forward(with_grad = 1) first.
+ * GB: the gradient of a base tensor, NULL (skipped) when the base is frozen. */
 static void backward(tt_backend *be, int B) {
     cpu_impl *c = be->impl;
     tt_cpu *cpu = &c->cpu;
     int T = c->T, C = c->C, NH = c->NH, V = c->V, N = B * T;
     float *p = c->params, *g = c->grads;
+    const int frozen = c->lora_h != NULL;
+#define GB(k, l) (frozen ? NULL : PT(c, be, g, (k), (l)))
     float *xl = c->L > 0 ? c->layers[c->L - 1].res3 : c->encoded;
-    tt_head_backward(cpu, c->dln, PT(c, be, g, TT_WTE, 0), c->logits, c->lnf, PT(c, be, p, TT_WTE, 0), N, C, V);
-    tt_layernorm_backward(cpu, c->dres, PT(c, be, g, TT_LNFW, 0), PT(c, be, g, TT_LNFB, 0), c->dln, xl,
-                          PT(c, be, p, TT_LNFW, 0), c->lnf_stats, N, C, 0);
+    tt_head_backward(cpu, c->dln, GB(TT_WTE, 0), c->logits, c->lnf, PT(c, be, p, TT_WTE, 0), N, C, V);
+    tt_layernorm_backward(cpu, c->dres, GB(TT_LNFW, 0), GB(TT_LNFB, 0), c->dln, xl, PT(c, be, p, TT_LNFW, 0),
+                          c->lnf_stats, N, C, 0);
     for (int l = c->L - 1; l >= 0; l--) {
         layer_acts *a = &c->layers[l];
         const float *xin = l > 0 ? c->layers[l - 1].res3 : c->encoded;
-        tt_matmul_gelu_backward(cpu, c->dfch, PT(c, be, g, TT_PROJW, l), PT(c, be, g, TT_PROJB, l), c->dres, a->fchg,
-                                PT(c, be, p, TT_PROJW, l), a->fch, N, 4 * C, C);
-        tt_matmul_backward(cpu, c->dln, PT(c, be, g, TT_FCW, l), PT(c, be, g, TT_FCB, l), c->dfch, a->ln2,
-                           PT(c, be, p, TT_FCW, l), N, C, 4 * C);
-        tt_layernorm_backward(cpu, c->dres, PT(c, be, g, TT_LN2W, l), PT(c, be, g, TT_LN2B, l), c->dln, a->res2,
-                              PT(c, be, p, TT_LN2W, l), a->ln2_stats, N, C, 1);
-        tt_matmul_backward(cpu, c->datty, PT(c, be, g, TT_OW, l), PT(c, be, g, TT_OB, l), c->dres, a->atty,
-                           PT(c, be, p, TT_OW, l), N, C, C);
+        if (has_lora(c, l, TT_LORA_MLP_C_PROJ)) { /* the adapter's dinp joins before GELU's backward */
+            tt_matmul_backward(cpu, c->dfch, GB(TT_PROJW, l), GB(TT_PROJB, l), c->dres, a->fchg, PT(c, be, p, TT_PROJW, l),
+                               N, 4 * C, C);
+            lora_bwd(be, l, TT_LORA_MLP_C_PROJ, c->dfch, c->dres, a->fchg, N, 4 * C, C);
+            tt_gelu_backward(cpu, c->dfch, a->fch, c->dfch, (size_t)N * 4 * C);
+        } else {
+            tt_matmul_gelu_backward(cpu, c->dfch, GB(TT_PROJW, l), GB(TT_PROJB, l), c->dres, a->fchg,
+                                    PT(c, be, p, TT_PROJW, l), a->fch, N, 4 * C, C);
+        }
+        tt_matmul_backward(cpu, c->dln, GB(TT_FCW, l), GB(TT_FCB, l), c->dfch, a->ln2, PT(c, be, p, TT_FCW, l), N, C,
+                           4 * C);
+        lora_bwd(be, l, TT_LORA_C_FC, c->dln, c->dfch, a->ln2, N, C, 4 * C);
+        tt_layernorm_backward(cpu, c->dres, GB(TT_LN2W, l), GB(TT_LN2B, l), c->dln, a->res2, PT(c, be, p, TT_LN2W, l),
+                              a->ln2_stats, N, C, 1);
+        tt_matmul_backward(cpu, c->datty, GB(TT_OW, l), GB(TT_OB, l), c->dres, a->atty, PT(c, be, p, TT_OW, l), N, C, C);
+        lora_bwd(be, l, TT_LORA_ATTN_C_PROJ, c->datty, c->dres, a->atty, N, C, C);
         tt_attention_backward(cpu, c->dqkv, c->dqkv + C, c->dqkv + 2 * C, a->att_stats, a->qkv, a->qkv + C,
                               a->qkv + 2 * C, a->atty, c->datty, 3 * C, B, T, C, NH);
-        tt_qkv_backward(cpu, c->dln, PT(c, be, g, TT_QW, l), PT(c, be, g, TT_QB, l), PT(c, be, g, TT_KW, l),
-                        PT(c, be, g, TT_KB, l), PT(c, be, g, TT_VALW, l), PT(c, be, g, TT_VALB, l), c->dqkv, a->ln1,
-                        PT(c, be, p, TT_QW, l), PT(c, be, p, TT_KW, l), PT(c, be, p, TT_VALW, l), N, C);
-        tt_layernorm_backward(cpu, c->dres, PT(c, be, g, TT_LN1W, l), PT(c, be, g, TT_LN1B, l), c->dln, xin,
-                              PT(c, be, p, TT_LN1W, l), a->ln1_stats, N, C, 1);
+        tt_qkv_backward(cpu, c->dln, GB(TT_QW, l), GB(TT_QB, l), GB(TT_KW, l), GB(TT_KB, l), GB(TT_VALW, l),
+                        GB(TT_VALB, l), c->dqkv, a->ln1, PT(c, be, p, TT_QW, l), PT(c, be, p, TT_KW, l),
+                        PT(c, be, p, TT_VALW, l), N, C);
+        lora_bwd(be, l, TT_LORA_C_ATTN, c->dln, c->dqkv, a->ln1, N, C, 3 * C);
+        if (frozen && l == 0) break; /* nothing below layer 0's adapters trains */
+        tt_layernorm_backward(cpu, c->dres, GB(TT_LN1W, l), GB(TT_LN1B, l), c->dln, xin, PT(c, be, p, TT_LN1W, l),
+                              a->ln1_stats, N, C, 1);
     }
-    tt_embedding_backward(cpu, PT(c, be, g, TT_WTE, 0), PT(c, be, g, TT_WPE, 0), c->dres, c->inp, B, T, C, V);
+    if (!frozen)
+        tt_embedding_backward(cpu, PT(c, be, g, TT_WTE, 0), PT(c, be, g, TT_WPE, 0), c->dres, c->inp, B, T, C, V);
+#undef GB
 }
 
 /* ---- vtable ---- */
@@ -204,6 +276,7 @@ static void cpu_destroy(tt_backend *be) {
         free(c->spans);
         free(c->partials);
         free(c->layers);
+        free(c->lora_h);
         free(c);
     }
     tt_layout_free(&be->layout);
@@ -355,7 +428,10 @@ int tt_backend_cpu_create(const tt_model_config *cfg, const tt_backend_opts *opt
     float *act = big_calloc((size_t)pl.act_floats, &c->raw[4], st);
     if (!act) goto fail;
     c->layers = calloc((size_t)c->L, sizeof *c->layers);
-    if (!c->layers) {
+    c->R = cfg->lora_rank > 0 ? cfg->lora_rank : 0;
+    c->lora_scale = tt_lora_scale(cfg);
+    if (c->R > 0) c->lora_h = calloc((size_t)c->L * TT_LORA_N_TARGETS, sizeof *c->lora_h);
+    if (!c->layers || (c->R > 0 && !c->lora_h)) {
         tt_fail(st, TT_ENOMEM, "out of memory (CPU backend)");
         goto fail;
     }
@@ -396,6 +472,13 @@ int tt_backend_cpu_create(const tt_model_config *cfg, const tt_backend_opts *opt
         c->datty = TAKE(N * C);
         c->dqkv = TAKE(3 * N * C);
         c->dfch = TAKE(4 * N * C);
+        if (c->R > 0) {
+            for (int l = 0; l < c->L; l++)
+                for (int t = 0; t < TT_LORA_N_TARGETS; t++)
+                    if (tt_layout_lora_index(cfg, l, t, TT_LORA_A) >= 0)
+                        c->lora_h[l * TT_LORA_N_TARGETS + t] = TAKE(N * (size_t)c->R);
+            c->lora_dh = TAKE(N * (size_t)c->R);
+        }
 #undef TAKE
         if ((size_t)(q - act) > pl.act_floats) {
             rc = tt_fail(st, TT_EINVAL, "internal error: CPU activation plan too small");

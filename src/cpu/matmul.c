@@ -447,6 +447,20 @@ static tt_mm_job nn_job(float *C, size_t ldc, const float *A, size_t lda, const 
     return j;
 }
 
+/* ---- a general product for other op files (ops_internal.h) ---- */
+
+void tt_mm_gemm(tt_cpu *cpu, float *C, size_t ldc, int accumulate, const float *A, size_t lda, int transA,
+                const float *B, size_t ldb, int transB, int M, int N, int K, const char *op) {
+    tt_mm_job m = nn_job(C, ldc, A, lda, B, ldb, M, N, K);
+    m.seg[0].transA = transA;
+    m.seg[0].transB = transB;
+    m.accumulate = accumulate;
+    mm_set set = {{&m}, 1, {0}, 0, op};
+    set_run(cpu, &set);
+}
+
+size_t tt_mm_gemm_scratch(int N, int K) { return tt_mm_packed_floats(N, K); }
+
 /* ---- scratch needs ---- */
 
 size_t tt_matmul_forward_scratch(int N, int C, int OC) { (void)N; return tt_mm_packed_floats(OC, C); }

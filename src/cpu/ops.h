@@ -1,6 +1,6 @@
 /* ops.h — the CPU ops of tinytrain, grouped by op family; family X lives in
  * src/cpu/X.c (embedding, layernorm, matmul, attention, gelu, residual,
- * crossentropy, adamw). Every op is a forward/backward pair (llm.c style,
+ * crossentropy, lora, adamw). Every op is a forward/backward pair (llm.c style,
  * a shape comment on each pointer), parallel through the context's pool
  * (runtime.h) and SIMD through simd.h. The float64 reference of each op is
  * ref_<op>_forward/backward in ref/ref64.h, same argument order.
@@ -226,6 +226,32 @@ void tt_crossentropy_backward(tt_cpu *cpu,
                               const int32_t *targets, // (N)
                               int N, int V, float dscale);
 
+/* ================= lora (lora.c): a LoRA adapter on a projection =================
+ * out += scale * (inp . a) . b, scale = alpha / R (config.h). The forward
+ * saves h = scale * (inp . a) for the backward. Backward, with
+ * dh = scale * dout . b^T:  db += h^T dout,  da += inp^T dh,  dinp += dh a^T.
+ * A NULL da / db / dinp skips that product. Shared scratch:
+ * tt_lora_scratch(N, C, OC, R). */
+void tt_lora_forward(tt_cpu *cpu,
+                     float *out,               // (N,OC) +=
+                     float *h,                 // (N,R) written: scale * inp . a
+                     const float *inp,         // (N,C)
+                     const float *a,           // (C,R)
+                     const float *b,           // (R,OC)
+                     float scale, int N, int C, int OC, int R);
+void tt_lora_backward(tt_cpu *cpu,
+                      float *dinp,             // (N,C) +=, or NULL
+                      float *da,               // (C,R) +=, or NULL
+                      float *db,               // (R,OC) +=, or NULL
+                      float *dh,               // (N,R) work buffer (overwritten)
+                      const float *dout,       // (N,OC)
+                      const float *inp,        // (N,C)
+                      const float *a,          // (C,R)
+                      const float *b,          // (R,OC)
+                      const float *h,          // (N,R) from the forward
+                      float scale, int N, int C, int OC, int R);
+size_t tt_lora_scratch(int N, int C, int OC, int R);
+
 /* ================= adamw (adamw.c): grad norm, clip, AdamW =================
  * The parameter buffer is cut into spans: fixed pieces of at most
  * TT_SPAN_MAX floats that never cross a tensor boundary (so each span knows
@@ -237,7 +263,9 @@ typedef struct {
     size_t len;
     int decay;
 } tt_span;
-/* *spans malloc'd (free with free()). */
+/* *spans malloc'd (free with free()). Only trainable tensors get spans: a
+ * frozen tensor (the base of a LoRA model) has no gradient, takes no part in
+ * the norm and is never updated. */
 int tt_spans_build(const tt_layout *lo, tt_span **spans, int64_t *n_spans, tt_status *st);
 /* Sum of squares of g over all spans, in double: per-span partials (written
  * to partials, n_spans doubles), then summed in span order. */

@@ -22,4 +22,13 @@ static inline void tt_vec_add_inplace(float *d, const float *s, int C) {
     for (; i < C; i++) d[i] += s[i];
 }
 
+/* The matmul engine (matmul.c) for other op files: C (M,N) = (or += when
+ * accumulate) op(A) (M,K) . op(B) (K,N), where op(A)(i,k) = A[i*lda + k], or
+ * A[k*lda + i] when transA, and op(B)(k,j) = B[k*ldb + j], or B[j*ldb + k]
+ * when transB. Every output is one fma chain over k in order, whatever the
+ * threads. Shared scratch: tt_mm_gemm_scratch(N, K). */
+void tt_mm_gemm(tt_cpu *cpu, float *C, size_t ldc, int accumulate, const float *A, size_t lda, int transA,
+                const float *B, size_t ldb, int transB, int M, int N, int K, const char *op);
+size_t tt_mm_gemm_scratch(int N, int K);
+
 #endif
