@@ -292,30 +292,49 @@ TT_TEST(test_lora_finetune) {
     free(p0), free(pr), free(base), free(gb), free(m), free(v), free(g), free(tok), free(pg), free(pc);
 }
 
-int main(void) {
+/* the model under test: base plus LoRA of the given rank, alpha and targets */
+static void setup(const tt_model_config *base, int rank, float alpha, int targets) {
     tt_status st;
-    BASE = tt_preset_find("tiny")->cfg;
+    BASE = *base;
     LCFG = BASE;
-    LCFG.lora_rank = 8;
-    LCFG.lora_targets = TT_LORA_ALL;
-    LCFG.lora_alpha = 12.0f; /* s = 1.5: not a power of two */
+    LCFG.lora_rank = rank;
+    LCFG.lora_targets = targets;
+    LCFG.lora_alpha = alpha;
     if (tt_layout_build(&BASE, &BLO, &st) || tt_layout_build(&LCFG, &LLO, &st)) {
         fprintf(stderr, "layout: %s\n", st.msg);
-        return 1;
+        exit(1);
     }
     GPU = tt_gtest_backend_or_skip(&LCFG);
-    HAVE_CORPUS = tt_corpus_load(NULL, LCFG.ctx, &CORPUS, &st) == TT_OK;
-    if (!HAVE_CORPUS) fprintf(stderr, "default corpus: %s\n", st.msg);
     CPU_BASE = make_cpu(&BASE);
     CPU_LORA = make_cpu(&LCFG);
-    printf("tiny + LoRA rank %d (alpha %g, every target): webgpu on %s\n", LCFG.lora_rank, LCFG.lora_alpha,
-           GPU->desc.device);
-    RUN(test_lora_vs_merged);
-    RUN(test_lora_finetune);
+    printf("L %d C %d NH %d T %d B %d + LoRA rank %d alpha %g targets 0x%x: webgpu on %s\n", LCFG.n_layer,
+           LCFG.d_model, LCFG.n_head, LCFG.ctx, LCFG.batch, rank, alpha, targets, GPU->desc.device);
+}
+
+static void teardown(void) {
     tt_backend_destroy(GPU);
     tt_backend_destroy(CPU_BASE);
     tt_backend_destroy(CPU_LORA);
-    if (HAVE_CORPUS) tt_corpus_free(&CORPUS);
     tt_layout_free(&BLO), tt_layout_free(&LLO);
+}
+
+int main(void) {
+    tt_status st;
+    const tt_model_config tiny = tt_preset_find("tiny")->cfg;
+    /* an odd shape: partial tiles, unaligned rows, rank 3, two targets
+     * (c_attn's thirds and mlp.c_proj's 4C input) */
+    tt_model_config odd = tiny;
+    odd.d_model = 44, odd.n_head = 4, odd.ctx = 37, odd.batch = 3;
+    setup(&odd, 3, 5.0f, 1 << TT_LORA_C_ATTN | 1 << TT_LORA_MLP_C_PROJ);
+    RUN(test_lora_vs_merged);
+    teardown();
+    /* tiny, rank 8, every target, s = 1.5 (not a power of two) */
+    setup(&tiny, 8, 12.0f, TT_LORA_ALL);
+    HAVE_CORPUS = tt_corpus_load(NULL, LCFG.ctx, &CORPUS, &st) == TT_OK;
+    if (!HAVE_CORPUS) fprintf(stderr, "default corpus: %s\n", st.msg);
+    RUN(test_lora_vs_merged);
+    RUN(test_lora_finetune);
+    teardown();
+    if (HAVE_CORPUS) tt_corpus_free(&CORPUS);
     return tt_test_summary();
 }
