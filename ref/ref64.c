@@ -294,7 +294,89 @@ void ref_crossentropy_backward(double *dlogits, const double *logits, const int3
     ref_crossentropy_forward(NULL, dlogits, logits, targets, N, V, dscale);
 }
 
+/* ---- lora ---- */
+
+void ref_lora_forward(double *out, double *h_out, const double *inp, const double *a, const double *b, double scale, int N,
+                      int C, int OC, int R) {
+    double *h = ref_alloc((size_t)N * R);
+    for (int i = 0; i < N; i++)
+        for (int r = 0; r < R; r++) {
+            double acc = 0.0;
+            for (int k = 0; k < C; k++) acc += inp[(size_t)i * C + k] * a[(size_t)k * R + r];
+            h[(size_t)i * R + r] = scale * acc;
+        }
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < OC; j++) {
+            double acc = 0.0;
+            for (int r = 0; r < R; r++) acc += h[(size_t)i * R + r] * b[(size_t)r * OC + j];
+            out[(size_t)i * OC + j] = acc;
+        }
+    if (h_out) memcpy(h_out, h, (size_t)N * R * sizeof(double));
+    free(h);
+}
+
+void ref_lora_backward(double *dinp, double *da, double *db, const double *dout, const double *inp, const double *a,
+                       const double *b, double scale, int N, int C, int OC, int R) {
+    double *h = ref_alloc((size_t)N * R), *dh = ref_alloc((size_t)N * R);
+    for (int i = 0; i < N; i++)
+        for (int r = 0; r < R; r++) {
+            double acc = 0.0, dacc = 0.0;
+            for (int k = 0; k < C; k++) acc += inp[(size_t)i * C + k] * a[(size_t)k * R + r];
+            for (int j = 0; j < OC; j++) dacc += dout[(size_t)i * OC + j] * b[(size_t)r * OC + j];
+            h[(size_t)i * R + r] = scale * acc;
+            dh[(size_t)i * R + r] = scale * dacc;
+        }
+    if (db)
+        for (int r = 0; r < R; r++)
+            for (int j = 0; j < OC; j++) {
+                double acc = 0.0;
+                for (int i = 0; i < N; i++) acc += h[(size_t)i * R + r] * dout[(size_t)i * OC + j];
+                db[(size_t)r * OC + j] = acc;
+            }
+    if (da)
+        for (int k = 0; k < C; k++)
+            for (int r = 0; r < R; r++) {
+                double acc = 0.0;
+                for (int i = 0; i < N; i++) acc += inp[(size_t)i * C + k] * dh[(size_t)i * R + r];
+                da[(size_t)k * R + r] = acc;
+            }
+    if (dinp)
+        for (int i = 0; i < N; i++)
+            for (int k = 0; k < C; k++) {
+                double acc = 0.0;
+                for (int r = 0; r < R; r++) acc += dh[(size_t)i * R + r] * a[(size_t)k * R + r];
+                dinp[(size_t)i * C + k] = acc;
+            }
+    free(h), free(dh);
+}
+
 /* ---- whole model ---- */
+
+/* adapter (A or B) of target tg in layer l, NULL when it has none */
+static const double *lora_ptr(const tt_model_config *cfg, const tt_layout *lo, const double *base, int l, int tg,
+                              tt_tensor_kind ab) {
+    int i = tt_layout_lora_index(cfg, l, tg, ab);
+    return i < 0 ? NULL : base + lo->t[i].offset;
+}
+
+/* y (N,OC) += the delta of target tg's adapter in layer l (if any); tmp (N,max(C,OC)) */
+static void lora_add(const tt_model_config *cfg, const tt_layout *lo, const double *params, int l, int tg, double *y,
+                     const double *x, int N, int C, int OC, double *tmp) {
+    const double *a = lora_ptr(cfg, lo, params, l, tg, TT_LORA_A), *b = lora_ptr(cfg, lo, params, l, tg, TT_LORA_B);
+    if (!a) return;
+    ref_lora_forward(tmp, NULL, x, a, b, tt_lora_scale(cfg), N, C, OC, cfg->lora_rank);
+    for (size_t i = 0; i < (size_t)N * OC; i++) y[i] += tmp[i];
+}
+
+/* its backward: dx (N,C) += the adapter's input gradient; the adapter's gradients set */
+static void lora_bwd(const tt_model_config *cfg, const tt_layout *lo, const double *params, double *grads, int l, int tg,
+                     double *dx, const double *dy, const double *x, int N, int C, int OC, double *tmp) {
+    const double *a = lora_ptr(cfg, lo, params, l, tg, TT_LORA_A), *b = lora_ptr(cfg, lo, params, l, tg, TT_LORA_B);
+    if (!a) return;
+    double *ga = (double *)lora_ptr(cfg, lo, grads, l, tg, TT_LORA_A), *gb = (double *)lora_ptr(cfg, lo, grads, l, tg, TT_LORA_B);
+    ref_lora_backward(tmp, ga, gb, dy, x, a, b, tt_lora_scale(cfg), N, C, OC, cfg->lora_rank);
+    for (size_t i = 0; i < (size_t)N * C; i++) dx[i] += tmp[i];
+}
 
 /* Forward of inp (B,T); logits (B,T,V) copied out if logits_out; with tgt,
  * returns the mean loss and, if grads, fills d(mean loss)/d(params). */
@@ -305,6 +387,9 @@ static double gpt_run(const tt_model_config *cfg, const tt_layout *lo, const dou
     size_t NC = (size_t)N * C;
 #define PR(k, l) (params + tt_layout_offset(lo, cfg, (k), (l)))
 #define GR(k, l) (grads + tt_layout_offset(lo, cfg, (k), (l)))
+    double *ltmp = ref_alloc(4 * NC);
+#define LORA_ADD(l, tg, y, xin, Cin, OC) lora_add(cfg, lo, params, (l), (tg), (y), (xin), N, (Cin), (OC), ltmp)
+#define LORA_BWD(l, tg, dx, dy, xin, Cin, OC) lora_bwd(cfg, lo, params, grads, (l), (tg), (dx), (dy), (xin), N, (Cin), (OC), ltmp)
     /* activations: x[l] is the input of layer l, x[L] the input of ln_f */
     double **x = malloc((size_t)(L + 1) * sizeof *x);
     double **ln1 = malloc((size_t)L * sizeof *ln1), **qkv = malloc((size_t)L * sizeof *qkv);
@@ -330,13 +415,17 @@ static double gpt_run(const tt_model_config *cfg, const tt_layout *lo, const dou
             ref_matmul_forward(tmp, ln1[l], PR(wk[s], l), PR(bk[s], l), N, C, C);
             for (int i = 0; i < N; i++) memcpy(qkv[l] + (size_t)i * 3 * C + (size_t)s * C, tmp + (size_t)i * C, (size_t)C * sizeof(double));
         }
+        LORA_ADD(l, TT_LORA_C_ATTN, qkv[l], ln1[l], C, 3 * C);
         ref_attention_forward(att[l], NULL, qkv[l], qkv[l] + C, qkv[l] + 2 * C, 3 * C, B, T, C, NH);
         ref_matmul_forward(tmp, att[l], PR(TT_OW, l), PR(TT_OB, l), N, C, C);
+        LORA_ADD(l, TT_LORA_ATTN_C_PROJ, tmp, att[l], C, C);
         for (size_t i = 0; i < NC; i++) res2[l][i] = x[l][i] + tmp[i];
         ref_layernorm_forward(ln2[l], NULL, res2[l], PR(TT_LN2W, l), PR(TT_LN2B, l), N, C);
         ref_matmul_forward(fch[l], ln2[l], PR(TT_FCW, l), PR(TT_FCB, l), N, C, 4 * C);
+        LORA_ADD(l, TT_LORA_C_FC, fch[l], ln2[l], C, 4 * C);
         ref_gelu_forward(fchg[l], fch[l], 4 * NC);
         ref_matmul_forward(tmp, fchg[l], PR(TT_PROJW, l), PR(TT_PROJB, l), N, 4 * C, C);
+        LORA_ADD(l, TT_LORA_MLP_C_PROJ, tmp, fchg[l], 4 * C, C);
         for (size_t i = 0; i < NC; i++) x[l + 1][i] = res2[l][i] + tmp[i];
     }
     double *lnf = ref_alloc(NC), *logits = ref_alloc((size_t)N * V), *dlogits = ref_alloc((size_t)N * V);
@@ -357,12 +446,15 @@ static double gpt_run(const tt_model_config *cfg, const tt_layout *lo, const dou
         for (int l = L - 1; l >= 0; l--) {
             /* x[l+1] = res2 + proj(gelu(fc(ln2(res2)))) */
             ref_matmul_backward(dfchg, GR(TT_PROJW, l), GR(TT_PROJB, l), dx, fchg[l], PR(TT_PROJW, l), N, 4 * C, C);
+            LORA_BWD(l, TT_LORA_MLP_C_PROJ, dfchg, dx, fchg[l], 4 * C, C);
             ref_gelu_backward(dfch, fch[l], dfchg, 4 * NC);
             ref_matmul_backward(dln, GR(TT_FCW, l), GR(TT_FCB, l), dfch, ln2[l], PR(TT_FCW, l), N, C, 4 * C);
+            LORA_BWD(l, TT_LORA_C_FC, dln, dfch, ln2[l], C, 4 * C);
             ref_layernorm_backward(dtmp, GR(TT_LN2W, l), GR(TT_LN2B, l), dln, res2[l], PR(TT_LN2W, l), N, C);
             for (size_t i = 0; i < NC; i++) dx[i] += dtmp[i]; /* dx = d res2 */
             /* res2 = x[l] + o(att(qkv(ln1(x[l])))) */
             ref_matmul_backward(dtmp, GR(TT_OW, l), GR(TT_OB, l), dx, att[l], PR(TT_OW, l), N, C, C);
+            LORA_BWD(l, TT_LORA_ATTN_C_PROJ, dtmp, dx, att[l], C, C);
             ref_attention_backward(dqkv, dqkv + C, dqkv + 2 * C, NULL, qkv[l], qkv[l] + C, qkv[l] + 2 * C, dtmp, 3 * C, B,
                                    T, C, NH);
             memset(dln, 0, NC * sizeof(double));
@@ -371,6 +463,7 @@ static double gpt_run(const tt_model_config *cfg, const tt_layout *lo, const dou
                 ref_matmul_backward(dtmp, GR(wk[s], l), GR(bk[s], l), dq, ln1[l], PR(wk[s], l), N, C, C);
                 for (size_t i = 0; i < NC; i++) dln[i] += dtmp[i];
             }
+            LORA_BWD(l, TT_LORA_C_ATTN, dln, dqkv, ln1[l], C, 3 * C);
             ref_layernorm_backward(dtmp, GR(TT_LN1W, l), GR(TT_LN1B, l), dln, x[l], PR(TT_LN1W, l), N, C);
             for (size_t i = 0; i < NC; i++) dx[i] += dtmp[i];
         }
@@ -383,7 +476,9 @@ static double gpt_run(const tt_model_config *cfg, const tt_layout *lo, const dou
     }
     for (int l = 0; l <= L; l++) free(x[l]);
     free(x), free(ln1), free(qkv), free(att), free(res2), free(ln2), free(fch), free(fchg);
-    free(tmp), free(lnf), free(logits), free(dlogits);
+    free(tmp), free(lnf), free(logits), free(dlogits), free(ltmp);
+#undef LORA_ADD
+#undef LORA_BWD
 #undef PR
 #undef GR
     return loss;
@@ -414,13 +509,16 @@ double ref_gpt_loss_grad(const tt_model_config *cfg, const tt_layout *lo, const 
 double ref_adamw_update(double *params, const double *grads, double *m, double *v, const tt_layout *lo,
                         const tt_optim_args *opt) {
     double ss = 0.0;
-    for (size_t i = 0; i < lo->total; i++) ss += grads[i] * grads[i];
+    for (int t = 0; t < lo->n_tensors; t++)
+        for (size_t j = lo->t[t].offset; lo->t[t].trainable && j < lo->t[t].offset + lo->t[t].numel; j++)
+            ss += grads[j] * grads[j];
     double norm = sqrt(ss);
     double scale = (opt->clip > 0 && norm > opt->clip) ? opt->clip / (norm + 1e-6) : 1.0;
     double lr = opt->lr, b1 = opt->beta1, b2 = opt->beta2, eps = opt->eps, wd = opt->weight_decay;
     double bc1 = opt->bc1, bc2 = opt->bc2;
     for (int t = 0; t < lo->n_tensors; t++) {
         const tt_tensor_info *ti = &lo->t[t];
+        if (!ti->trainable) continue;
         for (size_t j = ti->offset; j < ti->offset + ti->numel; j++) {
             double g = grads[j] * scale;
             if (ti->decay) params[j] -= lr * wd * params[j];

@@ -122,9 +122,30 @@ void ref_crossentropy_backward(double *dlogits,         // (N,V)
                                const int32_t *targets,  // (N)
                                int N, int V, double dscale);
 
+/* ---- lora: a LoRA adapter's contribution to a projection ----
+ * out = scale * (inp . a) . b (the delta alone; the model adds it to the
+ * base projection), h = scale * (inp . a). Backward with dh = scale * dout . b^T:
+ * dinp = dh . a^T (the adapter's part of the input gradient), da = inp^T dh,
+ * db = scale * (inp . a)^T dout. */
+void ref_lora_forward(double *out,              // (N,OC)
+                      double *h,                // (N,R) scale * inp . a, or NULL
+                      const double *inp,        // (N,C)
+                      const double *a,          // (C,R)
+                      const double *b,          // (R,OC)
+                      double scale, int N, int C, int OC, int R);
+void ref_lora_backward(double *dinp,            // (N,C) or NULL
+                       double *da,              // (C,R) or NULL
+                       double *db,              // (R,OC) or NULL
+                       const double *dout,      // (N,OC)
+                       const double *inp,       // (N,C)
+                       const double *a,         // (C,R)
+                       const double *b,         // (R,OC)
+                       double scale, int N, int C, int OC, int R);
+
 /* ---- adamw: one optimizer step with backend.h semantics ----
  * g_norm = ||grads||; scale = clip/(g_norm+1e-6) if clip > 0 and g_norm > clip;
- * AdamW on every tensor of the layout (decay where lo->t[i].decay).
+ * AdamW on every trainable tensor of the layout (decay where lo->t[i].decay);
+ * the norm is over trainable tensors only, frozen ones are left as they are.
  * Returns g_norm. */
 double ref_adamw_update(double *params,         // (lo->total)
                         const double *grads,    // (lo->total)
@@ -132,6 +153,9 @@ double ref_adamw_update(double *params,         // (lo->total)
                         const tt_layout *lo, const tt_optim_args *opt);
 
 /* ---- the whole GPT (the layer structure of src/cpu/backend.c) ----
+ * With LoRA (cfg->lora_rank > 0) every targeted projection adds
+ * ref_lora_forward's delta; grads then hold the gradient of every tensor,
+ * frozen base included (what the backends skip).
  * logits (B,T,V) of the inputs inp (B,T), T <= cfg->ctx. */
 void ref_gpt_forward(const tt_model_config *cfg, const tt_layout *lo, const double *params, const int32_t *inp, int B,
                      int T, double *logits);

@@ -29,9 +29,9 @@
 #include "rng.h"
 #include "tt_test.h"
 
-typedef enum { OP_EMBEDDING, OP_LAYERNORM, OP_MATMUL, OP_HEAD, OP_ATTENTION, OP_GELU, OP_CROSSENTROPY, OP_ADAMW } op_kind;
+typedef enum { OP_EMBEDDING, OP_LAYERNORM, OP_MATMUL, OP_HEAD, OP_ATTENTION, OP_GELU, OP_CROSSENTROPY, OP_ADAMW, OP_LORA } op_kind;
 static const char *OP_NAMES[] = {"embedding", "layernorm", "matmul", "matmul (head, W^T)", "attention", "gelu",
-                                 "crossentropy", "adamw"};
+                                 "crossentropy", "adamw", "lora"};
 enum { FWD = 0, BWD = 1 };
 
 /* d[] per op:
@@ -39,7 +39,14 @@ enum { FWD = 0, BWD = 1 };
  *   matmul        N C OC           head       N C V
  *   attention     B T NH hs packed (packed: q, k, v interleaved in one (B,T,3C) buffer)
  *   gelu          n                crossentropy N V
- *   adamw         L C NH (a tiny model's layout; one step with clipping) */
+ *   adamw         L C NH R (a tiny model's layout; one step with clipping;
+ *                 R > 0: a LoRA layout, only the adapters update)
+ *   lora          N C OC R target (target: TT_LORA_*, whose shape C -> OC has;
+ *                 scale 8/R, peft's default alpha over R). Forward inputs inp
+ *                 (N,C), a (C,R), b (R,OC), base (N,OC); outputs out = base +
+ *                 scale (inp a) b and h = scale (inp a) (N,R). Backward inputs
+ *                 inp, a, b, dout (N,OC); outputs dinp (the adapter's part),
+ *                 da, db. */
 typedef struct {
     op_kind op;
     int dir;
@@ -67,6 +74,13 @@ static const op_case CASES[] = {
     {OP_CROSSENTROPY, FWD, {1, 256}, 2e-6},        {OP_CROSSENTROPY, FWD, {17, 3}, 2e-6},
     {OP_CROSSENTROPY, BWD, {3, 127}, 2e-6},        {OP_CROSSENTROPY, BWD, {65, 256}, 2e-6},
     {OP_ADAMW, FWD, {1, 12, 3}, 1e-6},             {OP_ADAMW, FWD, {2, 20, 2}, 1e-6},
+    {OP_ADAMW, FWD, {2, 12, 3, 4}, 1e-6},
+    {OP_LORA, FWD, {1, 3, 9, 1, 0}, 1e-6},         {OP_LORA, FWD, {17, 13, 39, 4, 0}, 1e-6},
+    {OP_LORA, FWD, {33, 17, 17, 8, 1}, 1e-6},      {OP_LORA, FWD, {65, 9, 36, 8, 2}, 1e-6},
+    {OP_LORA, FWD, {31, 52, 13, 4, 3}, 1e-6},      {OP_LORA, BWD, {1, 3, 9, 1, 0}, 3e-6},
+    {OP_LORA, BWD, {17, 13, 39, 4, 0}, 3e-6},      {OP_LORA, BWD, {33, 17, 17, 8, 1}, 3e-6},
+    {OP_LORA, BWD, {65, 9, 36, 8, 2}, 3e-6},       {OP_LORA, BWD, {31, 52, 13, 4, 3}, 3e-6},
+    {OP_LORA, BWD, {300, 20, 60, 8, 0}, 3e-6},
 };
 #define N_CASES (int)(sizeof CASES / sizeof CASES[0])
 
@@ -254,8 +268,30 @@ static void make_problem(const op_case *c, problem *p) {
         free(dl);
         break;
     }
+    case OP_LORA: {
+        int N = c->d[0], C = c->d[1], OC = c->d[2], R = c->d[3];
+        double scale = 8.0 / R;
+        float *x = add_in(p, "inp", (size_t)N * C, -1, 1), *a = add_in(p, "a", (size_t)C * R, -1, 1);
+        float *b = add_in(p, "b", (size_t)R * OC, -1, 1);
+        double *dx = D(x, (size_t)N * C), *da = D(a, (size_t)C * R), *db = D(b, (size_t)R * OC);
+        if (c->dir == FWD) {
+            float *base = add_in(p, "base", (size_t)N * OC, -1, 1);
+            double *out = add_out(p, "out", (size_t)N * OC), *h = add_out(p, "h", (size_t)N * R);
+            ref_lora_forward(out, h, dx, da, db, scale, N, C, OC, R);
+            for (size_t i = 0; i < (size_t)N * OC; i++) out[i] += base[i];
+        } else {
+            float *dout = add_in(p, "dout", (size_t)N * OC, -1, 1);
+            double *dd = D(dout, (size_t)N * OC);
+            double *rdx = add_out(p, "dinp", (size_t)N * C), *rda = add_out(p, "da", (size_t)C * R);
+            ref_lora_backward(rdx, rda, add_out(p, "db", (size_t)R * OC), dd, dx, da, db, scale, N, C, OC, R);
+            free(dd);
+        }
+        free(dx), free(da), free(db);
+        break;
+    }
     case OP_ADAMW: {
-        tt_model_config cfg = {c->d[0], c->d[1], c->d[2], 9, 2, TT_VOCAB, 0, 0, 0.0f};
+        /* d[3] > 0: a LoRA layout of that rank (frozen base, adapters train) */
+        tt_model_config cfg = {c->d[0], c->d[1], c->d[2], 9, 2, TT_VOCAB, c->d[3], c->d[3] ? TT_LORA_ALL : 0, 8.0f};
         tt_layout_build(&cfg, &p->lo, NULL);
         size_t n = p->lo.total;
         float *pr = add_in(p, "params", n, -1, 1), *g = add_in(p, "grads", n, -1, 1);
@@ -378,6 +414,23 @@ static int cpu_run(const op_case *c, problem *p) {
         free(spans), free(part), free(g);
         break;
     }
+    case OP_LORA: {
+        int N = c->d[0], C = c->d[1], OC = c->d[2], R = c->d[3];
+        float scale = 8.0f / (float)R;
+        if (c->dir == FWD) {
+            memcpy(o[0], in[3], (size_t)N * OC * sizeof(float));
+            tt_lora_forward(cpu, o[0], o[1], in[0], in[1], in[2], scale, N, C, OC, R);
+        } else {
+            /* h from the forward, then the backward into zeroed gradients */
+            float *h = malloc((size_t)N * R * sizeof(float)), *dh = malloc((size_t)N * R * sizeof(float));
+            float *junk = malloc((size_t)N * OC * sizeof(float));
+            tt_lora_forward(cpu, junk, h, in[0], in[1], in[2], scale, N, C, OC, R);
+            for (int i = 0; i < 3; i++) memset(o[i], 0, p->out[i].n * sizeof(float));
+            tt_lora_backward(cpu, o[0], o[1], o[2], dh, in[3], in[0], in[1], in[2], h, scale, N, C, OC, R);
+            free(h), free(dh), free(junk);
+        }
+        break;
+    }
     }
     tt_status st;
     if (tt_cpu_status(cpu, &st)) {
@@ -457,6 +510,7 @@ static int gpu_run(const op_case *c, problem *p) {
     const char *req = getenv("TT_REQUIRE_WEBGPU");
     if (g_gpu_ok == 0) return req && atoi(req) ? FAILED : SKIPPED;
     if (g_gpu_ok < 0) return FAILED;
+    if (c->op == OP_LORA || (c->op == OP_ADAMW && c->d[3])) return SKIPPED; /* LoRA is not planned on WebGPU yet */
     tt_gops *O = &g_gops;
     tt_status st;
     tt_gsite s[8];
@@ -710,7 +764,7 @@ static const backend BACKENDS[] = {
 };
 
 static void case_label(const op_case *c, char *buf, size_t cap) {
-    int nd = c->op == OP_ATTENTION ? 5 : c->op == OP_EMBEDDING ? 4 : c->op == OP_GELU ? 1 : c->op == OP_LAYERNORM || c->op == OP_CROSSENTROPY ? 2 : 3;
+    int nd = c->op == OP_ATTENTION || c->op == OP_LORA ? 5 : c->op == OP_ADAMW ? 4 : c->op == OP_EMBEDDING ? 4 : c->op == OP_GELU ? 1 : c->op == OP_LAYERNORM || c->op == OP_CROSSENTROPY ? 2 : 3;
     int k = snprintf(buf, cap, "%s %s [", OP_NAMES[c->op], c->dir == FWD ? "fwd" : "bwd");
     for (int i = 0; i < nd && k < (int)cap; i++) k += snprintf(buf + k, cap - (size_t)k, i ? " %d" : "%d", c->d[i]);
     if (k < (int)cap) snprintf(buf + k, cap - (size_t)k, "]");
@@ -749,6 +803,7 @@ int main(void) {
     size_t shared = TT_MAX(tt_matmul_backward_scratch(300, 290, 45), tt_matmul_backward_scratch(77, 260, 33));
     shared = TT_MAX(shared, tt_head_backward_scratch(33, 17, 256));
     shared = TT_MAX(shared, tt_layernorm_backward_scratch(127, 129));
+    shared = TT_MAX(shared, tt_lora_scratch(300, 52, 60, 8));
     size_t thread = TT_MAX(tt_matmul_thread_scratch(), tt_attention_thread_scratch(65, 17));
     if (tt_cpu_create(&g_cpu, 3, shared, thread, &st)) {
         fprintf(stderr, "cpu context: %s\n", st.msg);
