@@ -17,6 +17,12 @@
  * then reads step k: two readback slots, the GPU never waits for the host).
  * Bias gradients are folded into the weight-gradient matmuls (a ones row)
  * where that is cheaper than a separate column sum (dw_db).
+ * LoRA (config.h): the adapters live in params after the base; each
+ * targeted projection gets the lora sites (lora.c) after its matmul, x A of
+ * every adapter pair kept in lora-t for the backward. A frozen tensor
+ * (trainable = 0) gets no gradient site, and the grad norm and AdamW run
+ * over each chunk's trainable range [t0, t0 + tn) alone; without LoRA that
+ * range is the whole chunk and the schedule is the plain model's.
  * Nothing is allocated per step on the host. */
 #include <math.h>
 #include <stdio.h>

@@ -699,51 +699,22 @@ static int gpu_run(const op_case *c, problem *p) {
         break;
     }
     case OP_ADAMW: {
-        const size_t n = p->lo.total, nw = (n + 31) / 32;
-        if (p->lo.base_total < n) {
-            /* a LoRA layout: the adapters [base_total, n) alone, as the
-             * backend's trainable range of a chunk (pchunk base =
-             * base_total; parts and mask bits over that range) */
-            const size_t t0 = p->lo.base_total, nt = n - t0, per = tt_gop_norm_part_len(nt);
-            const uint32_t np = (uint32_t)((nt + per - 1) / per);
-            uint32_t *desc = malloc((size_t)np * 2 * sizeof *desc), *tm = calloc((nt + 31) / 32, sizeof *tm);
-            for (uint32_t k = 0; k < np; k++) {
-                desc[2 * k] = (uint32_t)(t0 + k * per);
-                desc[2 * k + 1] = (uint32_t)(t0 + ((k + 1) * per < nt ? (k + 1) * per : nt));
-            }
-            for (int t = 0; t < p->lo.n_tensors; t++)
-                if (p->lo.t[t].decay && p->lo.t[t].trainable)
-                    for (size_t j = p->lo.t[t].offset - t0; j < p->lo.t[t].offset - t0 + p->lo.t[t].numel; j++) tm[j >> 5] |= 1u << (j & 31);
-            double ss = 0;
-            for (size_t i = t0; i < n; i++) ss += (double)in[1][i] * in[1][i];
-            const double norm = sqrt(ss);
-            float *onorm = extra_out(p, "grad norm (adapters)", &norm, 1);
-            tt_gpu_buf bp = gup(in[0], n), bg = gup(in[1], n), bm = gup(in[2], n), bv = gup(in[3], n);
-            tt_gpu_buf bmask = gup(tm, (nt + 31) / 32), bdesc = gup(desc, 2 * (size_t)np), part = gpois(np), bst = gpois(4);
-            free(desc), free(tm);
-            const tt_optim_args *q = &p->opt;
-            tt_gstep sp;
-            memset(&sp, 0, sizeof sp);
-            sp.lr = q->lr, sp.b1 = q->beta1, sp.b2 = q->beta2, sp.eps = q->eps, sp.wd = q->weight_decay, sp.clip = q->clip;
-            sp.bc1 = q->bc1, sp.bc2 = q->bc2;
-            PLAN(tt_gops_set_step(O, &sp, &st));
-            tt_gop_pchunk pc = {bp, bg, bm, bv, bmask, (uint32_t)t0, (uint32_t)nt, 0, np};
-            PLAN(tt_gop_adamw_chunks(O, &s[ns], &pc, 1, bdesc, np, part, bst, &st));
-            ns += 2;
-            tt_gtest_run(s, ns);
-            gdown(bp, 0, o[0], n), gdown(bm, 0, o[1], n), gdown(bv, 0, o[2], n), gdown(bst, 1, onorm, 1);
-            break;
-        }
+        /* the trainable range [t0, n): all of it, or a LoRA layout's
+         * adapters alone, as a backend chunk's trainable range (pchunk base
+         * t0, its own norm parts; mask bit i = parameter t0 + i) */
+        const size_t n = p->lo.total, t0 = p->lo.base_total < n ? p->lo.base_total : 0, nt = n - t0;
+        const size_t nw = (nt + 31) / 32;
         uint32_t *mask = calloc(nw, sizeof *mask);
         for (int t = 0; t < p->lo.n_tensors; t++)
-            if (p->lo.t[t].decay)
-                for (size_t j = p->lo.t[t].offset; j < p->lo.t[t].offset + p->lo.t[t].numel; j++) mask[j >> 5] |= 1u << (j & 31);
+            if (p->lo.t[t].decay && p->lo.t[t].trainable)
+                for (size_t j = p->lo.t[t].offset - t0; j < p->lo.t[t].offset - t0 + p->lo.t[t].numel; j++)
+                    mask[j >> 5] |= 1u << (j & 31);
         double ss = 0;
-        for (size_t i = 0; i < n; i++) ss += (double)in[1][i] * in[1][i];
+        for (size_t i = t0; i < n; i++) ss += (double)in[1][i] * in[1][i];
         const double norm = sqrt(ss);
         float *onorm = extra_out(p, "grad norm", &norm, 1);
         tt_gpu_buf bp = gup(in[0], n), bg = gup(in[1], n), bm = gup(in[2], n), bv = gup(in[3], n), bmask = gup(mask, nw);
-        tt_gpu_buf part = gpois(tt_gop_adamw_part_elems(n)), bst = gpois(4);
+        tt_gpu_buf part = gpois(tt_gop_adamw_part_elems(nt)), bst = gpois(4);
         free(mask);
         const tt_optim_args *q = &p->opt;
         tt_gstep sp;
@@ -751,7 +722,21 @@ static int gpu_run(const op_case *c, problem *p) {
         sp.lr = q->lr, sp.b1 = q->beta1, sp.b2 = q->beta2, sp.eps = q->eps, sp.wd = q->weight_decay, sp.clip = q->clip;
         sp.bc1 = q->bc1, sp.bc2 = q->bc2;
         PLAN(tt_gops_set_step(O, &sp, &st));
-        PLAN(tt_gop_adamw(O, &s[ns], bp, bg, bm, bv, bmask, part, bst, n, &st));
+        if (!t0) {
+            PLAN(tt_gop_adamw(O, &s[ns], bp, bg, bm, bv, bmask, part, bst, n, &st));
+        } else {
+            const size_t per = tt_gop_norm_part_len(nt);
+            const uint32_t np = (uint32_t)((nt + per - 1) / per);
+            uint32_t *desc = malloc((size_t)np * 2 * sizeof *desc);
+            for (uint32_t k = 0; k < np; k++) {
+                desc[2 * k] = (uint32_t)(t0 + k * per);
+                desc[2 * k + 1] = (uint32_t)(t0 + ((k + 1) * per < nt ? (k + 1) * per : nt));
+            }
+            tt_gpu_buf bdesc = gup(desc, 2 * (size_t)np);
+            free(desc);
+            tt_gop_pchunk pc = {bp, bg, bm, bv, bmask, (uint32_t)t0, (uint32_t)nt, 0, np};
+            PLAN(tt_gop_adamw_chunks(O, &s[ns], &pc, 1, bdesc, np, part, bst, &st));
+        }
         ns += 2;
         tt_gtest_run(s, ns);
         gdown(bp, 0, o[0], n), gdown(bm, 0, o[1], n), gdown(bv, 0, o[2], n), gdown(bst, 1, onorm, 1);
