@@ -11,7 +11,9 @@
  *     adapters close) and against a host reference built on the merged
  *     model (each step: merge, CPU loss + gradient, project to the adapters,
  *     float64 AdamW with clipping): the base tensors bit-identical to their
- *     start on both backends, the adapters moved.
+ *     start on both backends, the adapters moved;
+ *   - parameter storage split into chunks, one of them holding base tensors
+ *     and adapters: steps bit-identical to the unsplit backend.
  * Skips (exit 0) without a WebGPU adapter unless TT_REQUIRE_WEBGPU=1.
  * TT_LORA_STEPS sets the step count (default 30). */
 #include <math.h>
@@ -292,6 +294,64 @@ TT_TEST(test_lora_finetune) {
     free(p0), free(pr), free(base), free(gb), free(m), free(v), free(g), free(tok), free(pg), free(pc);
 }
 
+/* src/webgpu/backend.c (test accessor): chunk count; starts[i] = the first
+ * parameter of chunk i */
+int tt_webgpu_param_chunks(const tt_backend *be, size_t *starts, int max);
+
+/* Parameter storage split into chunks (the test hook
+ * TT_WEBGPU_MAX_BINDING_MIB), a chunk holding both frozen base tensors and
+ * adapters (its trainable range starts inside it): a few steps bit-identical
+ * to the unsplit backend (losses, grad norms, params, m, v). */
+TT_TEST(test_lora_split) {
+    tt_status st;
+    static const char *limits[] = {"0.07", "0.1", "0.15"};
+    const size_t P = LLO.total, micro = (size_t)LCFG.batch * (LCFG.ctx + 1);
+    int straddled = 0;
+    float *p0 = lora_params(5, 0.05f);
+    uint8_t *tok = malloc(micro);
+    float *a[3], *b[3];
+    for (int i = 0; i < 3; i++) a[i] = malloc(P * sizeof(float)), b[i] = malloc(P * sizeof(float));
+    for (size_t li = 0; li < sizeof limits / sizeof *limits; li++) {
+        setenv("TT_WEBGPU_MAX_BINDING_MIB", limits[li], 1);
+        tt_backend *sp = NULL;
+        int rc = tt_backend_webgpu_create(&LCFG, NULL, &sp, &st);
+        unsetenv("TT_WEBGPU_MAX_BINDING_MIB");
+        if (rc) fprintf(stderr, "  split backend (%s MiB): %s\n", limits[li], st.msg);
+        CHECK(rc == TT_OK);
+        if (rc) continue;
+        size_t starts[64];
+        const int n = tt_webgpu_param_chunks(sp, starts, 64);
+        for (int c = 0; c < n && c < 64; c++) {
+            const size_t end = c + 1 < n ? starts[c + 1] : P;
+            straddled |= starts[c] < BLO.total && end > BLO.total;
+        }
+        CHECK(GPU->vt->set_state(GPU, p0, NULL, NULL, &st) == TT_OK);
+        CHECK(sp->vt->set_state(sp, p0, NULL, NULL, &st) == TT_OK);
+        tt_train_config tc;
+        product_config(&tc);
+        int same = 1;
+        for (int k = 0; k < 3; k++) {
+            random_tokens(tok, micro, 100 + (uint64_t)k);
+            tt_optim_args o = args_at(&tc, k);
+            o.lr = 1e-2f, o.clip = 0.05f; /* large steps, clipping active */
+            float l1 = 0, n1 = 0, l2 = 0, n2 = 0;
+            CHECK(GPU->vt->step(GPU, tok, 1, &o, &st) == TT_OK && GPU->vt->step_result(GPU, &l1, &n1, &st) == TT_OK);
+            CHECK(sp->vt->step(sp, tok, 1, &o, &st) == TT_OK && sp->vt->step_result(sp, &l2, &n2, &st) == TT_OK);
+            same &= l1 == l2 && n1 == n2;
+        }
+        CHECK(GPU->vt->get_state(GPU, a[0], a[1], a[2], &st) == TT_OK);
+        CHECK(sp->vt->get_state(sp, b[0], b[1], b[2], &st) == TT_OK);
+        for (int i = 0; i < 3; i++) same &= memcmp(a[i], b[i], P * sizeof(float)) == 0;
+        same &= memcmp(b[0], p0, BLO.total * sizeof(float)) == 0;
+        printf("  %s MiB: %d chunks, %s\n", limits[li], n, same ? "bit-identical to unsplit, base unchanged" : "DIFFERENT");
+        CHECK(n > 1 && same);
+        tt_backend_destroy(sp);
+    }
+    CHECK_MSG(straddled, "no limit put base tensors and adapters in one chunk");
+    for (int i = 0; i < 3; i++) free(a[i]), free(b[i]);
+    free(p0), free(tok);
+}
+
 /* the model under test: base plus LoRA of the given rank, alpha and targets */
 static void setup(const tt_model_config *base, int rank, float alpha, int targets) {
     tt_status st;
@@ -334,6 +394,12 @@ int main(void) {
     if (!HAVE_CORPUS) fprintf(stderr, "default corpus: %s\n", st.msg);
     RUN(test_lora_vs_merged);
     RUN(test_lora_finetune);
+    teardown();
+    /* batch 2: activations within the lowered binding limits */
+    tt_model_config small_batch = tiny;
+    small_batch.batch = 2;
+    setup(&small_batch, 8, 12.0f, TT_LORA_ALL);
+    RUN(test_lora_split);
     teardown();
     if (HAVE_CORPUS) tt_corpus_free(&CORPUS);
     return tt_test_summary();
