@@ -906,7 +906,7 @@ const void *tt_webgpu_info(const tt_backend *be) {
 /* How many chunks the parameter storage of a webgpu backend is split into (1:
  * unsplit; 0: not a webgpu backend); starts (may be NULL) gets the layout
  * index of the first parameter of chunks 0..min(count, max)-1. For tests
- * (test_webgpu_split.c declares it; not in a header yet). */
+ * (test_webgpu_split.c and test_webgpu_lora.c declare it; not in a header yet). */
 int tt_webgpu_param_chunks(const tt_backend *be, size_t *starts, int max) {
     if (!be || be->vt != &wgpu_vt) return 0;
     const wgpu_impl *w = (const wgpu_impl *)be->impl;
