@@ -39,6 +39,7 @@ int tt_gop_lora_forward(tt_gops *o, tt_gsite *s, const tt_gref *out, int n_out, 
         tt_gpu_buf bufs[3] = {t.buf, Bm.buf, out[j].buf};
         static const uint8_t kinds[3] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW};
         TT_CHECK(lora_site(o, &s[2 + j], "lora_forward", args, 3, bufs, kinds, (size_t)rows * w, st));
+        s[2 + j].flops = 2.0 * rows * w * R;
     }
     return TT_OK;
 }
@@ -56,7 +57,8 @@ int tt_gop_lora_backward(tt_gops *o, tt_gsite *s, tt_gref dx, tt_gref dA, tt_gre
         tt_gpu_buf bufs[5] = {dout[0].buf, d1.buf, d2.buf, Bm.buf, dt.buf};
         static const uint8_t kinds[5] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
                                          TT_GPU_BIND_RW};
-        TT_CHECK(lora_site(o, &s[k++], "lora_backward_dt", args, 5, bufs, kinds, (size_t)rows * R, st));
+        TT_CHECK(lora_site(o, &s[k], "lora_backward_dt", args, 5, bufs, kinds, (size_t)rows * R, st));
+        s[k++].flops = 2.0 * rows * R * w * n_out;
     }
     for (int j = 0; j < n_out; j++) {
         /* prod (R,w) = t^T (R,rows) @ dout_j (rows,w); dB_j += s * prod */

@@ -72,43 +72,53 @@ static size_t wpos(const target_view *v, int64_t i, int64_t o) {
     return v->off[o / v->width] + (size_t)(i * v->width + o % v->width);
 }
 
-/* base (BLO.total) = the base of p with W' = W + s A B on every target */
-static void merge(const float *p, float *base) {
+/* The merged weights and the adapters' gradient, element (i, o) of one
+ * adapted weight at a time: p the LoRA model's parameters, s = alpha / R.
+ * merge: base[W'] = W + s sum_r A[i,r] B[r,o];
+ * project (from the merged model's gradient gb): dA[i,r] += s gb[W'] B[r,o],
+ * dB[r,o] += s A[i,r] gb[W']. */
+typedef struct {
+    const float *p, *gb;
+    float *base;
+    double *g;
+} elem_ctx;
+
+static void merge_elem(const target_view *v, int64_t i, int64_t o, const elem_ctx *c) {
     const int R = LCFG.lora_rank;
-    const double s = tt_lora_scale(&LCFG);
-    memcpy(base, p, BLO.total * sizeof *base);
+    double acc = 0;
+    for (int r = 0; r < R; r++) acc += (double)c->p[v->a + i * R + r] * c->p[v->b + r * v->out + o];
+    c->base[wpos(v, i, o)] = (float)(c->p[wpos(v, i, o)] + tt_lora_scale(&LCFG) * acc);
+}
+
+static void project_elem(const target_view *v, int64_t i, int64_t o, const elem_ctx *c) {
+    const int R = LCFG.lora_rank;
+    const double d = tt_lora_scale(&LCFG) * c->gb[wpos(v, i, o)];
+    for (int r = 0; r < R; r++) {
+        c->g[v->a + i * R + r] += d * c->p[v->b + r * v->out + o];
+        c->g[v->b + r * v->out + o] += d * c->p[v->a + i * R + r];
+    }
+}
+
+static void each_adapted(void (*f)(const target_view *, int64_t, int64_t, const elem_ctx *), const elem_ctx *c) {
     for (int l = 0; l < LCFG.n_layer; l++)
         for (int t = 0; t < TT_LORA_N_TARGETS; t++) {
             target_view v;
             if (!view(l, t, &v)) continue;
             for (int64_t i = 0; i < v.in; i++)
-                for (int64_t o = 0; o < v.out; o++) {
-                    double acc = 0;
-                    for (int r = 0; r < R; r++) acc += (double)p[v.a + i * R + r] * p[v.b + r * v.out + o];
-                    base[wpos(&v, i, o)] = (float)(p[wpos(&v, i, o)] + s * acc);
-                }
+                for (int64_t o = 0; o < v.out; o++) f(&v, i, o, c);
         }
 }
 
-/* the adapters' gradient (g, LLO.total; base part zero) from the merged
- * model's gradient gb: dA = s dW' B^T, dB = s A^T dW' */
+/* base (BLO.total) = the base of p with W' = W + s A B on every target */
+static void merge(const float *p, float *base) {
+    memcpy(base, p, BLO.total * sizeof *base);
+    each_adapted(merge_elem, &(elem_ctx){p, NULL, base, NULL});
+}
+
+/* g (LLO.total; base part zero) = the adapters' gradient from gb */
 static void project(const float *p, const float *gb, double *g) {
-    const int R = LCFG.lora_rank;
-    const double s = tt_lora_scale(&LCFG);
     memset(g, 0, LLO.total * sizeof *g);
-    for (int l = 0; l < LCFG.n_layer; l++)
-        for (int t = 0; t < TT_LORA_N_TARGETS; t++) {
-            target_view v;
-            if (!view(l, t, &v)) continue;
-            for (int64_t i = 0; i < v.in; i++)
-                for (int64_t o = 0; o < v.out; o++) {
-                    const double d = s * gb[wpos(&v, i, o)];
-                    for (int r = 0; r < R; r++) {
-                        g[v.a + i * R + r] += d * p[v.b + r * v.out + o];
-                        g[v.b + r * v.out + o] += d * p[v.a + i * R + r];
-                    }
-                }
-        }
+    each_adapted(project_elem, &(elem_ctx){p, gb, NULL, g});
 }
 
 static void random_tokens(uint8_t *tok, size_t n, uint64_t seed) {
