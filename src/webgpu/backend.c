@@ -17,6 +17,12 @@
  * then reads step k: two readback slots, the GPU never waits for the host).
  * Bias gradients are folded into the weight-gradient matmuls (a ones row)
  * where that is cheaper than a separate column sum (dw_db).
+ * LoRA (config.h): the adapters live in params after the base; each
+ * targeted projection gets the lora sites (lora.c) after its matmul, x A of
+ * every adapter pair kept in lora-t for the backward. A frozen tensor
+ * (trainable = 0) gets no gradient site, and the grad norm and AdamW run
+ * over each chunk's trainable range [t0, t0 + tn) alone; without LoRA that
+ * range is the whole chunk and the schedule is the plain model's.
  * Nothing is allocated per step on the host. */
 #include <math.h>
 #include <stdio.h>
@@ -45,6 +51,7 @@ typedef struct {
     size_t g0, n;
     uint32_t pad;
     int u0, u1;             /* units [u0, u1) */
+    size_t t0, tn;          /* its trainable parameters [t0, t0 + tn) (all of it without LoRA; the adapters) */
     uint32_t part0, n_part; /* its grad-norm parts (tt_gop_adamw_chunks) */
     tt_gpu_buf p, g, m, v, mask;
 } wchunk;
@@ -63,6 +70,8 @@ typedef struct {
     wl_acts *la;
     tt_gpu_buf lnf, stf, logits, losses;
     tt_gpu_buf dres, dtmp, dq, dk, dv, dg;
+    tt_gpu_buf lora_t, lora_dt, lora_prod; /* LoRA: x A of every (layer, target), its gradient, t^T dout */
+    size_t lora_slot;                      /* elements of one x A slot (rows * R, rounded up to 4) */
     tt_gpu_buf staging[2], stage_eval;
     int cur, last, pending[2];
     int res_ok[2];          /* res_loss/res_norm of a staging slot hold its step's result */
@@ -160,6 +169,13 @@ static tt_gref R(tt_gpu_buf b) {
     return r;
 }
 
+/* Parameters that train: all, or with LoRA the adapters alone (config.h). */
+static size_t trainable_count(const tt_layout *lo) {
+    size_t n = 0;
+    for (int i = 0; i < lo->n_tensors; i++) n += lo->t[i].trainable ? lo->t[i].numel : 0;
+    return n;
+}
+
 /* The parameter-storage chunks: consecutive units packed greedily while the
  * chunk (pad included) stays within the adapter's binding and buffer limits
  * (the test hook TT_WEBGPU_MAX_BINDING_MIB lowers the first). One chunk
@@ -180,11 +196,13 @@ static int plan_chunks(tt_backend *be, tt_status *st) {
     w->n_ch = 0;
     w->ch = calloc((size_t)(nu > 0 ? nu : 1), sizeof *w->ch);
     if (!w->ch) return tt_fail(st, TT_ENOMEM, "out of memory (webgpu chunks)");
-    const size_t per = tt_gop_norm_part_len(lo->total);
+    const size_t per = tt_gop_norm_part_len(trainable_count(lo));
     uint64_t parts = 0;
     for (int u = 0; u < nu; u++) {
         const tt_tensor_info *a = &lo->t[2 * u], *b = &lo->t[2 * u + 1];
         const size_t n = a->numel + b->numel;
+        if (a->trainable != b->trainable)
+            return tt_fail(st, TT_EINVAL, "webgpu: %s and %s must both train or both be frozen", a->name, b->name);
         if (((a->offset & 3) + (uint64_t)n) * 4 > lim) {
             const tt_tensor_info *big = a->numel >= b->numel ? a : b;
             if (((big->offset & 3) + (uint64_t)big->numel) * 4 > lim)
@@ -206,9 +224,17 @@ static int plan_chunks(tt_backend *be, tt_status *st) {
             c->u0 = u;
             c->part0 = (uint32_t)parts;
             c->n_part = 0;
+            c->t0 = c->tn = 0;
         }
         c->n += n;
         c->u1 = u + 1;
+        if (!a->trainable) { /* frozen: no gradient, no parts, no update */
+            if (c->tn)
+                return tt_fail(st, TT_EINVAL, "webgpu: frozen tensor %s after trainable ones in one buffer", a->name);
+            continue;
+        }
+        if (!c->tn) c->t0 = a->offset;
+        c->tn += n;
         const uint64_t k = (n + per - 1) / per;
         c->n_part += (uint32_t)k;
         parts += k;
@@ -234,6 +260,20 @@ static tt_gref PR(tt_backend *be, const tt_gpu_buf *set, tt_tensor_kind kind, in
     const int c = chunk_of(w, off);
     tt_gref r = {set[c], (uint32_t)(off - w->ch[c].g0 + w->ch[c].pad)};
     return r;
+}
+
+/* tensor i of the layout in set */
+static tt_gref PRI(tt_backend *be, const tt_gpu_buf *set, int i) {
+    wgpu_impl *w = IMPL(be);
+    const size_t off = be->layout.t[i].offset;
+    const int c = chunk_of(w, off);
+    tt_gref r = {set[c], (uint32_t)(off - w->ch[c].g0 + w->ch[c].pad)};
+    return r;
+}
+
+/* 0: the tensor is frozen (the base of a LoRA model): no gradient sites */
+static int trains(const tt_backend *be, tt_tensor_kind kind, int layer) {
+    return be->layout.t[tt_layout_index(&be->cfg, kind, layer)].trainable;
 }
 
 #define FWD(call)                                                              \
@@ -282,6 +322,47 @@ static int dw_db(tt_backend *be, tt_gsite *s, tt_gref X, tt_gref dY, tt_tensor_k
     return tt_gop_matmul_backward_bias(&w->ops, s + 2, gb, dY, R(w->part_cs), BT, N, st);
 }
 
+/* ---- LoRA: the adapters of target tg in layer l, when the model has them
+ * (config.h). x A of every adapter pair is kept from forward to backward in
+ * its slot of lora_t (slot k for the k-th pair of the layout). ---- */
+#define LORA_FWD_SITES 5  /* tt_gop_lora_forward with 3 outputs */
+#define LORA_BWD_SITES 14 /* tt_gop_lora_backward with 3 outputs */
+
+static tt_gref lora_slot(tt_backend *be, int ia) {
+    wgpu_impl *w = IMPL(be);
+    tt_gref r = {w->lora_t, (uint32_t)((size_t)(ia - be->layout.n_base) / 2 * w->lora_slot)};
+    return r;
+}
+
+/* out[j] (rows, out_width / n_out) += s (x A) B, x (rows, in) */
+static int lora_fwd(tt_backend *be, int l, int tg, const tt_gref *out, int n_out, tt_gref x, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    const int ia = tt_layout_lora_index(&be->cfg, l, tg, TT_LORA_A);
+    if (ia < 0) return TT_OK;
+    int64_t in, ow;
+    tt_lora_dims(&be->cfg, tg, &in, &ow);
+    if (w->n_fwd + 2 + n_out > w->cap_fwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
+    return tt_gop_lora_forward(&w->ops, fnext(w, 2 + n_out), out, n_out, lora_slot(be, ia), x, PRI(be, w->pset, ia),
+                               PRI(be, w->pset, ia + 1), w->B * w->T, (int)in, be->cfg.lora_rank, (int)ow / n_out,
+                               tt_lora_scale(&be->cfg), st);
+}
+
+/* dA, dB +=, dx (rows, in) += the adapters' share, from dout[j] (rows, out_width / n_out) */
+static int lora_bwd(tt_backend *be, int l, int tg, tt_gref dx, const tt_gref *dout, int n_out, tt_gref x,
+                    tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    const int ia = tt_layout_lora_index(&be->cfg, l, tg, TT_LORA_A);
+    if (ia < 0) return TT_OK;
+    int64_t in, ow;
+    tt_lora_dims(&be->cfg, tg, &in, &ow);
+    const int n = 5 + 3 * n_out;
+    if (w->n_bwd + n > w->cap_bwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
+    return tt_gop_lora_backward(&w->ops, bnext(w, n), dx, PRI(be, w->gset, ia), PRI(be, w->gset, ia + 1), R(w->lora_dt),
+                                R(w->lora_prod), dout, n_out, lora_slot(be, ia), x, PRI(be, w->pset, ia),
+                                PRI(be, w->pset, ia + 1), w->B * w->T, (int)in, be->cfg.lora_rank, (int)ow / n_out,
+                                tt_lora_scale(&be->cfg), st);
+}
+
 static int plan(tt_backend *be, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     tt_gops *o = &w->ops;
@@ -290,6 +371,10 @@ static int plan(tt_backend *be, tt_status *st) {
     const int C4 = 4 * C;
     w->cap_fwd = 16 + 20 * L;
     w->cap_bwd = 16 + 60 * L;
+    if (be->cfg.lora_rank > 0) {
+        w->cap_fwd += L * TT_LORA_N_TARGETS * LORA_FWD_SITES;
+        w->cap_bwd += L * TT_LORA_N_TARGETS * LORA_BWD_SITES;
+    }
     w->fwd = calloc((size_t)w->cap_fwd, sizeof *w->fwd);
     w->bwd = calloc((size_t)w->cap_bwd, sizeof *w->bwd);
     w->opt = calloc((size_t)(2 * w->n_ch), sizeof *w->opt);
@@ -308,18 +393,23 @@ static int plan(tt_backend *be, tt_status *st) {
         FWD(tt_gop_matmul(o, fnext(w, 2), R(a->q), R(a->ln1), PR(be, P, TT_QW, l), &qb, NULL, BT, C, C, 0, 0, 0, st));
         FWD(tt_gop_matmul(o, fnext(w, 2), R(a->k), R(a->ln1), PR(be, P, TT_KW, l), &kb, NULL, BT, C, C, 0, 0, 0, st));
         FWD(tt_gop_matmul(o, fnext(w, 2), R(a->v), R(a->ln1), PR(be, P, TT_VALW, l), &vb, NULL, BT, C, C, 0, 0, 0, st));
+        const tt_gref qkv[3] = {R(a->q), R(a->k), R(a->v)};
+        TT_CHECK(lora_fwd(be, l, TT_LORA_C_ATTN, qkv, 3, R(a->ln1), st));
         FWD(tt_gop_attention_forward(o, fnext(w, 1), R(a->y), R(a->att), R(a->q), R(a->k), R(a->v), B, T, C, NH, st));
         tt_gref ob = PR(be, P, TT_OB, l), res = R(w->res[l]);
         FWD(tt_gop_matmul(o, fnext(w, 2), R(a->res2), R(a->y), PR(be, P, TT_OW, l), &ob, &res, BT, C, C, 0, 0, 0, st));
+        TT_CHECK(lora_fwd(be, l, TT_LORA_ATTN_C_PROJ, (tt_gref[1]){R(a->res2)}, 1, R(a->y), st));
         FWD(tt_gop_layernorm_forward(o, fnext(w, 1), R(a->ln2), R(a->st2), R(a->res2), PR(be, P, TT_LN2W, l),
                                      PR(be, P, TT_LN2B, l), BT, C, st));
         tt_gref fb = PR(be, P, TT_FCB, l);
         FWD(tt_gop_matmul(o, fnext(w, 2), R(a->h), R(a->ln2), PR(be, P, TT_FCW, l), &fb, NULL, BT, C4, C, 0, 0, 0,
                           st));
+        TT_CHECK(lora_fwd(be, l, TT_LORA_C_FC, (tt_gref[1]){R(a->h)}, 1, R(a->ln2), st));
         FWD(tt_gop_gelu_forward(o, fnext(w, 1), R(a->g), R(a->h), (size_t)BT * C4, st));
         tt_gref pb = PR(be, P, TT_PROJB, l), res2 = R(a->res2);
         FWD(tt_gop_matmul(o, fnext(w, 2), R(w->res[l + 1]), R(a->g), PR(be, P, TT_PROJW, l), &pb, &res2, BT, C, C4, 0,
                           0, 0, st));
+        TT_CHECK(lora_fwd(be, l, TT_LORA_MLP_C_PROJ, (tt_gref[1]){R(w->res[l + 1])}, 1, R(a->g), st));
     }
     FWD(tt_gop_layernorm_forward(o, fnext(w, 1), R(w->lnf), R(w->stf), R(w->res[L]), PR(be, P, TT_LNFW, -1),
                                  PR(be, P, TT_LNFB, -1), BT, C, st));
@@ -339,27 +429,33 @@ static int plan(tt_backend *be, tt_status *st) {
     /* dlnf (BT,C) = dlogits (BT,V) @ wte (V,C); dwte += dlogits^T @ lnf */
     BWD(2, tt_gop_matmul(o, bnext(w, 2), R(w->dtmp), R(w->logits), PR(be, P, TT_WTE, -1), NULL, NULL, BT, C, V, 0, 0,
                          0, st));
-    BWD(2, tt_gop_matmul(o, bnext(w, 2), PR(be, G, TT_WTE, -1), R(w->logits), R(w->lnf), NULL, NULL, V, C, BT, 1, 0, 1,
-                         st));
+    if (trains(be, TT_WTE, -1))
+        BWD(2, tt_gop_matmul(o, bnext(w, 2), PR(be, G, TT_WTE, -1), R(w->logits), R(w->lnf), NULL, NULL, V, C, BT, 1, 0,
+                             1, st));
     BWD(3, tt_gop_layernorm_backward(o, bnext(w, 3), R(w->dres), PR(be, G, TT_LNFW, -1), R(w->dtmp), R(w->res[L]),
                                      PR(be, P, TT_LNFW, -1), R(w->stf), part, BT, C, 0, st));
+    if (!trains(be, TT_LNFW, -1)) w->n_bwd -= 2; /* frozen: the dinp site alone (its first) */
     for (int l = L - 1; l >= 0; l--) {
         wl_acts *a = &w->la[l];
         /* mlp proj: res[l+1] = g @ projw + projb + res2 */
         BWD(2, tt_gop_matmul(o, bnext(w, 2), R(w->dg), R(w->dres), PR(be, P, TT_PROJW, l), NULL, NULL, BT, C4, C, 0,
                              1, 0, st));
-        BWD(4, dw_db(be, bnext(w, 4), R(a->g), R(w->dres), TT_PROJW, TT_PROJB, l, C4, C, BT, st));
+        if (trains(be, TT_PROJW, l)) BWD(4, dw_db(be, bnext(w, 4), R(a->g), R(w->dres), TT_PROJW, TT_PROJB, l, C4, C, BT, st));
+        TT_CHECK(lora_bwd(be, l, TT_LORA_MLP_C_PROJ, R(w->dg), (tt_gref[1]){R(w->dres)}, 1, R(a->g), st));
         BWD(1, tt_gop_gelu_backward(o, bnext(w, 1), R(w->dg), R(a->h), (size_t)BT * C4, st));
         /* fc: h = ln2 @ fcw + fcb */
         BWD(2, tt_gop_matmul(o, bnext(w, 2), R(w->dtmp), R(w->dg), PR(be, P, TT_FCW, l), NULL, NULL, BT, C, C4, 0, 1,
                              0, st));
-        BWD(4, dw_db(be, bnext(w, 4), R(a->ln2), R(w->dg), TT_FCW, TT_FCB, l, C, C4, BT, st));
+        if (trains(be, TT_FCW, l)) BWD(4, dw_db(be, bnext(w, 4), R(a->ln2), R(w->dg), TT_FCW, TT_FCB, l, C, C4, BT, st));
+        TT_CHECK(lora_bwd(be, l, TT_LORA_C_FC, R(w->dtmp), (tt_gref[1]){R(w->dg)}, 1, R(a->ln2), st));
         BWD(3, tt_gop_layernorm_backward(o, bnext(w, 3), R(w->dres), PR(be, G, TT_LN2W, l), R(w->dtmp), R(a->res2),
                                          PR(be, P, TT_LN2W, l), R(a->st2), part, BT, C, 1, st));
+        if (!trains(be, TT_LN2W, l)) w->n_bwd -= 2;
         /* attn out: res2 = y @ ow + ob + res[l] */
         BWD(2, tt_gop_matmul(o, bnext(w, 2), R(w->dtmp), R(w->dres), PR(be, P, TT_OW, l), NULL, NULL, BT, C, C, 0, 1,
                              0, st));
-        BWD(4, dw_db(be, bnext(w, 4), R(a->y), R(w->dres), TT_OW, TT_OB, l, C, C, BT, st));
+        if (trains(be, TT_OW, l)) BWD(4, dw_db(be, bnext(w, 4), R(a->y), R(w->dres), TT_OW, TT_OB, l, C, C, BT, st));
+        TT_CHECK(lora_bwd(be, l, TT_LORA_ATTN_C_PROJ, R(w->dtmp), (tt_gref[1]){R(w->dres)}, 1, R(a->y), st));
         BWD(2, tt_gop_attention_backward(o, bnext(w, 2), R(w->dq), R(w->dk), R(w->dv), R(a->att), R(a->q), R(a->k),
                                          R(a->v), R(a->y), R(w->dtmp), B, T, C, NH, st));
         /* q, k, v projections of ln1 */
@@ -368,25 +464,33 @@ static int plan(tt_backend *be, tt_status *st) {
         for (int j = 0; j < 3; j++)
             BWD(2, tt_gop_matmul(o, bnext(w, 2), R(w->dtmp), R(dx[j]), PR(be, P, wk[j], l), NULL, NULL, BT, C, C, 0, 1,
                                  j > 0, st));
-        for (int j = 0; j < 3; j++) BWD(4, dw_db(be, bnext(w, 4), R(a->ln1), R(dx[j]), wk[j], bk[j], l, C, C, BT, st));
+        for (int j = 0; j < 3; j++)
+            if (trains(be, wk[j], l)) BWD(4, dw_db(be, bnext(w, 4), R(a->ln1), R(dx[j]), wk[j], bk[j], l, C, C, BT, st));
+        const tt_gref dqkv[3] = {R(w->dq), R(w->dk), R(w->dv)};
+        TT_CHECK(lora_bwd(be, l, TT_LORA_C_ATTN, R(w->dtmp), dqkv, 3, R(a->ln1), st));
         BWD(3, tt_gop_layernorm_backward(o, bnext(w, 3), R(w->dres), PR(be, G, TT_LN1W, l), R(w->dtmp), R(w->res[l]),
                                          PR(be, P, TT_LN1W, l), R(a->st1), part, BT, C, 1, st));
+        if (!trains(be, TT_LN1W, l)) w->n_bwd -= 2;
     }
-    BWD(2, tt_gop_embedding_backward(o, bnext(w, 2), PR(be, G, TT_WTE, -1), PR(be, G, TT_WPE, -1), R(w->dres), w->tok,
+    if (trains(be, TT_WTE, -1))
+        BWD(2, tt_gop_embedding_backward(o, bnext(w, 2), PR(be, G, TT_WTE, -1), PR(be, G, TT_WPE, -1), R(w->dres), w->tok,
                                      (uint32_t)w->bucket_off, (uint32_t)w->pos_off, B, T, C, V, st));
 #undef BWD
     /* ---- optimizer ---- */
     tt_gop_pchunk *pc = calloc((size_t)w->n_ch, sizeof *pc);
     if (!pc) return tt_fail(st, TT_ENOMEM, "out of memory (webgpu schedule)");
+    int n_pc = 0; /* the chunks' trainable ranges (every chunk whole without LoRA) */
     for (int i = 0; i < w->n_ch; i++) {
         const wchunk *c = &w->ch[i];
-        tt_gop_pchunk x = {c->p, c->g, c->m, c->v, c->mask, c->pad, (uint32_t)c->n, c->part0, c->n_part};
-        pc[i] = x;
+        if (!c->tn) continue;
+        tt_gop_pchunk x = {c->p,   c->g, c->m, c->v, c->mask, c->pad + (uint32_t)(c->t0 - c->g0), (uint32_t)c->tn,
+                           c->part0, c->n_part};
+        pc[n_pc++] = x;
     }
-    int rc = tt_gop_adamw_chunks(o, w->opt, pc, w->n_ch, w->parts, w->n_part, w->part_opt, w->stats, st);
+    int rc = tt_gop_adamw_chunks(o, w->opt, pc, n_pc, w->parts, w->n_part, w->part_opt, w->stats, st);
     free(pc);
     TT_CHECK(rc);
-    w->n_opt = 2 * w->n_ch;
+    w->n_opt = 2 * n_pc;
     return TT_OK;
 }
 
@@ -448,13 +552,20 @@ static int alloc_buffers(tt_backend *be, tt_status *st) {
     TT_CHECK(mkbuf(w, BT * C, "dk", &w->dk, st));
     TT_CHECK(mkbuf(w, BT * C, "dv", &w->dv, st));
     TT_CHECK(mkbuf(w, BT * 4 * C, "dfc", &w->dg, st));
+    if (be->cfg.lora_rank > 0) { /* x A of every adapter pair (slots of 4-aligned offsets), its gradient, t^T dout */
+        const size_t Rk = (size_t)be->cfg.lora_rank, pairs = (size_t)(be->layout.n_tensors - be->layout.n_base) / 2;
+        w->lora_slot = (BT * Rk + 3) / 4 * 4;
+        TT_CHECK(mkbuf(w, pairs * w->lora_slot, "lora-t", &w->lora_t, st));
+        TT_CHECK(mkbuf(w, BT * Rk, "lora-dt", &w->lora_dt, st));
+        TT_CHECK(mkbuf(w, Rk * 4 * C, "lora-prod", &w->lora_prod, st));
+    }
     if (w->dry) return TT_OK;
     for (int i = 0; i < 2; i++) TT_CHECK(tt_gpu_buffer(w->g, 16, TT_GPU_READBACK, "stats-readback", &w->staging[i], st));
     TT_CHECK(tt_gpu_buffer(w->g, 16, TT_GPU_READBACK, "eval-readback", &w->stage_eval, st));
     /* per chunk: the decay mask from the layout, the grad-norm part table
      * (each unit cut into parts of tt_gop_norm_part_len(P) from its start;
      * chunk-relative buffer positions) */
-    const size_t per = tt_gop_norm_part_len(be->layout.total);
+    const size_t per = tt_gop_norm_part_len(trainable_count(&be->layout));
     uint32_t *mask = NULL, *desc = calloc((size_t)2 * w->n_part, sizeof *desc);
     int rc = desc ? TT_OK : tt_fail(st, TT_ENOMEM, "out of memory (norm parts)");
     for (int i = 0; rc == TT_OK && i < w->n_ch; i++) {
@@ -469,6 +580,7 @@ static int alloc_buffers(tt_backend *be, tt_status *st) {
         uint32_t p = c->part0;
         for (int u = c->u0; u < c->u1; u++) {
             const tt_tensor_info *a = &be->layout.t[2 * u];
+            if (!a->trainable) continue; /* frozen: no parts; mask bit i is trainable parameter t0 + i */
             const size_t un = a->numel + be->layout.t[2 * u + 1].numel, pos = c->pad + (a->offset - c->g0);
             for (size_t k = 0; k < un; k += per, p++) {
                 desc[2 * (size_t)p] = (uint32_t)(pos + k);
@@ -477,7 +589,7 @@ static int alloc_buffers(tt_backend *be, tt_status *st) {
             for (int t = 2 * u; t < 2 * u + 2; t++) {
                 const tt_tensor_info *ti = &be->layout.t[t];
                 if (!ti->decay) continue;
-                for (size_t j = ti->offset - c->g0; j < ti->offset - c->g0 + ti->numel; j++)
+                for (size_t j = ti->offset - c->t0; j < ti->offset - c->t0 + ti->numel; j++)
                     mask[j >> 5] |= 1u << (j & 31);
             }
         }
@@ -545,6 +657,13 @@ static int finish_pending(wgpu_impl *w, int i, tt_status *st) {
     return TT_OK;
 }
 
+/* zero a chunk's gradients: the whole buffer, or with LoRA its trainable
+ * range (the frozen ones are never written) */
+static void clear_grads(wgpu_impl *w, const wchunk *c) {
+    if (c->tn == c->n) tt_gpu_clear(w->g, c->g, 0, chunk_bytes(c));
+    else if (c->tn) tt_gpu_clear(w->g, c->g, ((uint64_t)c->pad + (c->t0 - c->g0)) * 4, (uint64_t)c->tn * 4);
+}
+
 static int wgpu_step(tt_backend *be, const uint8_t *tokens, int n_micro, const tt_optim_args *opt, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     if (!tokens || !opt) return tt_fail(st, TT_EINVAL, "step: tokens or optimizer arguments missing");
@@ -586,7 +705,7 @@ static int wgpu_step(tt_backend *be, const uint8_t *tokens, int n_micro, const t
         TT_CHECK(upload_tokens(w, tokens + (size_t)i * mb, w->B, 1, st));
         TT_CHECK(tt_gpu_begin(w->g, st));
         if (i == 0) {
-            for (int c = 0; c < w->n_ch; c++) tt_gpu_clear(w->g, w->ch[c].g, 0, chunk_bytes(&w->ch[c]));
+            for (int c = 0; c < w->n_ch; c++) clear_grads(w, &w->ch[c]);
             tt_gpu_clear(w->g, w->stats, 0, 16);
         }
         if (ts) tt_gpu_timestamp(w->g, 3 * i);
@@ -787,7 +906,7 @@ const void *tt_webgpu_info(const tt_backend *be) {
 /* How many chunks the parameter storage of a webgpu backend is split into (1:
  * unsplit; 0: not a webgpu backend); starts (may be NULL) gets the layout
  * index of the first parameter of chunks 0..min(count, max)-1. For tests
- * (test_webgpu_split.c declares it; not in a header yet). */
+ * (test_webgpu_split.c and test_webgpu_lora.c declare it; not in a header yet). */
 int tt_webgpu_param_chunks(const tt_backend *be, size_t *starts, int max) {
     if (!be || be->vt != &wgpu_vt) return 0;
     const wgpu_impl *w = (const wgpu_impl *)be->impl;

@@ -121,6 +121,22 @@ int tt_gop_layernorm_backward(tt_gops *o, tt_gsite *s, tt_gref dinp, tt_gref dwb
 int tt_gop_matmul_backward_bias(tt_gops *o, tt_gsite *s, tt_gref db, tt_gref dout, tt_gref part, int rows, int N,
                                 tt_status *st);
 
+/* LoRA on one projection (lora.c), scale = alpha / R. The adapter B (R,
+ * n_out*w) is read as n_out column blocks of width w: n_out = 3 for c_attn
+ * (q, k, v, w = C), else 1.
+ * forward: t (rows,R) = x (rows,in) @ A (in,R);
+ *          out[j] (rows,w) += scale * t @ B[:, j*w .. (j+1)*w) for j < n_out.
+ * 2 + n_out sites. */
+int tt_gop_lora_forward(tt_gops *o, tt_gsite *s, const tt_gref *out, int n_out, tt_gref t, tt_gref x, tt_gref A,
+                        tt_gref Bm, int rows, int in, int R, int w, float scale, tt_status *st);
+/* backward: dt (rows,R) = scale * sum_j dout[j] (rows,w) @ B_j^T (overwritten);
+ *           dB (R, n_out*w) block j += scale * t^T @ dout[j] (prod (R,w): scratch);
+ *           dA (in,R) += x^T @ dt;  dx (rows,in) += dt @ A^T.
+ * t (rows,R) as the forward wrote it. 5 + 3*n_out sites. */
+int tt_gop_lora_backward(tt_gops *o, tt_gsite *s, tt_gref dx, tt_gref dA, tt_gref dB, tt_gref dt, tt_gref prod,
+                         const tt_gref *dout, int n_out, tt_gref t, tt_gref x, tt_gref A, tt_gref Bm, int rows, int in,
+                         int R, int w, float scale, tt_status *st);
+
 /* out (n) = gelu(inp (n)); 1 site.  d (n) *= gelu'(inp); 1 site. */
 int tt_gop_gelu_forward(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref inp, size_t n, tt_status *st);
 int tt_gop_gelu_backward(tt_gops *o, tt_gsite *s, tt_gref d, tt_gref inp, size_t n, tt_status *st);

@@ -497,14 +497,19 @@ static int cpu_run(const op_case *c, problem *p) {
  *  - attention takes q, k, v as three (B,T,C) buffers: a packed (B,T,3C)
  *    case is split on the host; its backward reads y and lse of a forward;
  *  - adamw: whole buffers with a u32 decay mask built from the layout; the
- *    grad norm (stats[1]) is an extra output.
+ *    grad norm (stats[1]) is an extra output; a LoRA layout updates the
+ *    adapters' range alone (its own parts and mask, as a backend chunk's
+ *    trainable range);
+ *  - lora: c_attn's output (and its gradient) is q, k, v, three buffers
+ *    reading column blocks of b; t = inp a is kept unscaled (h = scale * t
+ *    is compared); the backward reads t from a forward first.
  * Without an adapter every case is SKIPPED (FAILED under TT_REQUIRE_WEBGPU=1). */
 
 static tt_gops g_gops;
 static int g_gpu_ok;         /* 1 device and planner ready, 0 no adapter, -1 the planner failed */
 static char g_gpu_why[600];  /* why not */
 
-#define GPU_MAXBUF 16
+#define GPU_MAXBUF 24
 static tt_gpu_buf g_gbuf[GPU_MAXBUF];
 static int g_ngbuf, g_gbuf_over;
 
@@ -549,12 +554,11 @@ static int gpu_run(const op_case *c, problem *p) {
     const char *req = getenv("TT_REQUIRE_WEBGPU");
     if (g_gpu_ok == 0) return req && atoi(req) ? FAILED : SKIPPED;
     if (g_gpu_ok < 0) return FAILED;
-    /* dropout and LoRA are not planned on WebGPU in this runner yet */
+    /* dropout is not planned on WebGPU in this runner yet */
     if (c->op == OP_DROPOUT || c->drop > 0.0f) return SKIPPED;
-    if (c->op == OP_LORA || (c->op == OP_ADAMW && c->d[3])) return SKIPPED;
     tt_gops *O = &g_gops;
     tt_status st;
-    tt_gsite s[8];
+    tt_gsite s[24];
     int ns = 0, rc = RAN;
     const int failed0 = tt_test_failed_checks;
     memset(s, 0, sizeof s);
@@ -736,17 +740,22 @@ static int gpu_run(const op_case *c, problem *p) {
         break;
     }
     case OP_ADAMW: {
-        const size_t n = p->lo.total, nw = (n + 31) / 32;
+        /* the trainable range [t0, n): all of it, or a LoRA layout's
+         * adapters alone, as a backend chunk's trainable range (pchunk base
+         * t0, its own norm parts; mask bit i = parameter t0 + i) */
+        const size_t n = p->lo.total, t0 = p->lo.base_total < n ? p->lo.base_total : 0, nt = n - t0;
+        const size_t nw = (nt + 31) / 32;
         uint32_t *mask = calloc(nw, sizeof *mask);
         for (int t = 0; t < p->lo.n_tensors; t++)
-            if (p->lo.t[t].decay)
-                for (size_t j = p->lo.t[t].offset; j < p->lo.t[t].offset + p->lo.t[t].numel; j++) mask[j >> 5] |= 1u << (j & 31);
+            if (p->lo.t[t].decay && p->lo.t[t].trainable)
+                for (size_t j = p->lo.t[t].offset - t0; j < p->lo.t[t].offset - t0 + p->lo.t[t].numel; j++)
+                    mask[j >> 5] |= 1u << (j & 31);
         double ss = 0;
-        for (size_t i = 0; i < n; i++) ss += (double)in[1][i] * in[1][i];
+        for (size_t i = t0; i < n; i++) ss += (double)in[1][i] * in[1][i];
         const double norm = sqrt(ss);
         float *onorm = extra_out(p, "grad norm", &norm, 1);
         tt_gpu_buf bp = gup(in[0], n), bg = gup(in[1], n), bm = gup(in[2], n), bv = gup(in[3], n), bmask = gup(mask, nw);
-        tt_gpu_buf part = gpois(tt_gop_adamw_part_elems(n)), bst = gpois(4);
+        tt_gpu_buf part = gpois(tt_gop_adamw_part_elems(nt)), bst = gpois(4);
         free(mask);
         const tt_optim_args *q = &p->opt;
         tt_gstep sp;
@@ -754,10 +763,71 @@ static int gpu_run(const op_case *c, problem *p) {
         sp.lr = q->lr, sp.b1 = q->beta1, sp.b2 = q->beta2, sp.eps = q->eps, sp.wd = q->weight_decay, sp.clip = q->clip;
         sp.bc1 = q->bc1, sp.bc2 = q->bc2;
         PLAN(tt_gops_set_step(O, &sp, &st));
-        PLAN(tt_gop_adamw(O, &s[ns], bp, bg, bm, bv, bmask, part, bst, n, &st));
+        if (!t0) {
+            PLAN(tt_gop_adamw(O, &s[ns], bp, bg, bm, bv, bmask, part, bst, n, &st));
+        } else {
+            const size_t per = tt_gop_norm_part_len(nt);
+            const uint32_t np = (uint32_t)((nt + per - 1) / per);
+            uint32_t *desc = malloc((size_t)np * 2 * sizeof *desc);
+            for (uint32_t k = 0; k < np; k++) {
+                desc[2 * k] = (uint32_t)(t0 + k * per);
+                desc[2 * k + 1] = (uint32_t)(t0 + ((k + 1) * per < nt ? (k + 1) * per : nt));
+            }
+            tt_gpu_buf bdesc = gup(desc, 2 * (size_t)np);
+            free(desc);
+            tt_gop_pchunk pc = {bp, bg, bm, bv, bmask, (uint32_t)t0, (uint32_t)nt, 0, np};
+            PLAN(tt_gop_adamw_chunks(O, &s[ns], &pc, 1, bdesc, np, part, bst, &st));
+        }
         ns += 2;
         tt_gtest_run(s, ns);
         gdown(bp, 0, o[0], n), gdown(bm, 0, o[1], n), gdown(bv, 0, o[2], n), gdown(bst, 1, onorm, 1);
+        break;
+    }
+    case OP_LORA: {
+        /* c_attn (target 0): out and dout as q, k, v, three (N, OC/3)
+         * buffers, b read as three column blocks; the GPU keeps t = inp a
+         * unscaled (h = scale * t is compared); dinp, da, db accumulate
+         * into zeroed buffers, after a forward that wrote t */
+        const int N = c->d[0], C = c->d[1], OC = c->d[2], R = c->d[3], n_out = c->d[4] == TT_LORA_C_ATTN ? 3 : 1;
+        const int w = OC / n_out;
+        const float scale = 8.0f / (float)R;
+        const size_t nx = (size_t)N * C, nb = (size_t)N * w, nt = (size_t)N * R, na = (size_t)C * R;
+        tt_gpu_buf bx = gup(in[0], nx), ba = gup(in[1], na), bb = gup(in[2], (size_t)R * OC), bt = gpois(nt);
+        tt_gpu_buf blk[3];
+        tt_gref out[3];
+        float *tmp = malloc(nb * sizeof *tmp);
+        const float *src = in[3]; /* forward: base (N,OC); backward: dout (N,OC) */
+        for (int j = 0; j < n_out; j++) {
+            for (int r = 0; r < N; r++) memcpy(tmp + (size_t)r * w, src + (size_t)r * OC + (size_t)j * w, (size_t)w * sizeof *tmp);
+            blk[j] = gup(tmp, nb);
+            out[j] = GR(blk[j], 0);
+        }
+        if (c->dir == FWD) {
+            PLAN(tt_gop_lora_forward(O, &s[ns], out, n_out, GR(bt, 0), GR(bx, 0), GR(ba, 0), GR(bb, 0), N, C, R, w, scale,
+                                     &st));
+            ns += 2 + n_out;
+            tt_gtest_run(s, ns);
+            for (int j = 0; j < n_out; j++) {
+                gdown(blk[j], 0, tmp, nb);
+                for (int r = 0; r < N; r++) memcpy(o[0] + (size_t)r * OC + (size_t)j * w, tmp + (size_t)r * w, (size_t)w * sizeof *tmp);
+            }
+            gdown(bt, 0, o[1], nt);
+            for (size_t i = 0; i < nt; i++) o[1][i] *= scale;
+        } else {
+            tt_gpu_buf junk[3];
+            for (int j = 0; j < n_out; j++) junk[j] = gzero(nb);
+            tt_gref jr[3] = {GR(junk[0], 0), GR(junk[n_out > 1 ? 1 : 0], 0), GR(junk[n_out > 1 ? 2 : 0], 0)};
+            PLAN(tt_gop_lora_forward(O, &s[ns], jr, n_out, GR(bt, 0), GR(bx, 0), GR(ba, 0), GR(bb, 0), N, C, R, w, scale,
+                                     &st));
+            ns += 2 + n_out;
+            tt_gpu_buf bdx = gzero(nx), bda = gzero(na), bdb = gzero((size_t)R * OC), bdt = gpois(nt), bpr = gpois((size_t)R * w);
+            PLAN(tt_gop_lora_backward(O, &s[ns], GR(bdx, 0), GR(bda, 0), GR(bdb, 0), GR(bdt, 0), GR(bpr, 0), out, n_out,
+                                      GR(bt, 0), GR(bx, 0), GR(ba, 0), GR(bb, 0), N, C, R, w, scale, &st));
+            ns += 5 + 3 * n_out;
+            tt_gtest_run(s, ns);
+            gdown(bdx, 0, o[0], nx), gdown(bda, 0, o[1], na), gdown(bdb, 0, o[2], (size_t)R * OC);
+        }
+        free(tmp);
         break;
     }
     }

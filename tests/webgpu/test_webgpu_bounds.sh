@@ -15,7 +15,8 @@
 #     odd shape with the plan choices GPUs or big shapes make forced by
 #     hooks (TT_WEBGPU_ATTN_PF=1: the attention prefetch of GPUs;
 #     TT_WEBGPU_BIASFOLD=0: the separate bias-gradient column sums of big
-#     shapes; TT_WEBGPU_SPLITK=3): each exits 0 and reports "clean", and
+#     shapes; TT_WEBGPU_SPLITK=3), and LoRA (test_webgpu_lora, whose
+#     backends train adapters): each exits 0 and reports "clean", and
 #     together they compiled every kernel file of src/webgpu/wgsl (the
 #     include-only ones run inside others);
 #   - the check can fail: the same tools on a copy with a planted
@@ -91,6 +92,14 @@ run_train attn-rows -- "${SHAPE_WIDE[@]}"
 run_train attn-pf TT_WEBGPU_ATTN_PF=1 -- "${SHAPE_ODD[@]}"
 run_train biasfold-0 TT_WEBGPU_BIASFOLD=0 -- "${SHAPE_ODD[@]}"
 run_train splitk-3 TT_WEBGPU_SPLITK=3 -- "${SHAPE_ODD[@]}"
+# LoRA (the lora_*.wgsl kernels): test_webgpu_lora's odd shape (rank 3) and
+# tiny (rank 8, every target) with a fine-tune of two steps
+if [ -x "$BIN/test_webgpu_lora" ]; then
+    TT_LORA_STEPS=2 TT_WEBGPU_WGSL_DIR="$PWD/W" TT_WEBGPU_BOUNDS_CHECK=1 "$BIN/test_webgpu_lora" > run-lora.log 2>&1
+    bounds_clean lora $? run-lora.log
+else
+    bad "$BIN/test_webgpu_lora is not built (the LoRA kernels run in it)"
+fi
 
 # every kernel file (one with an entry point) was compiled instrumented and ran clean
 missing=""
