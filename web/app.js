@@ -4,6 +4,7 @@
 // benchmark. All training happens in worker.js (a dedicated module Worker);
 // this file only sends it messages and draws what comes back.
 import uPlot from './dist/uPlot.esm.js';
+import { autosaveInterval } from './autosave.js';
 
 const $ = (id) => document.getElementById(id);
 const LN256 = Math.log(256);
@@ -94,6 +95,10 @@ function fmtTime(s) {
   return `${h}h ${String(m % 60).padStart(2, '0')}m`;
 }
 const fmtLoss = (x) => (x == null || !isFinite(x) ? '–' : x.toFixed(4));
+// Bits per byte of a loss in nats per byte (the model reads bytes): 8 is a
+// uniform guess over 256 values, good English text models reach about 1.
+export function bpb(loss) { return loss / Math.LN2; }
+const fmtBpb = (x) => (x == null || !isFinite(x) ? '–' : bpb(x).toFixed(3));
 function fmtRate(x) {
   if (!x || !isFinite(x)) return '–';
   if (x >= 1e6) return (x / 1e6).toFixed(2) + 'M';
@@ -177,9 +182,23 @@ function onWorker(m) {
     case 'status':
       setRun(m.run);
       break;
+    case 'phase':
+      ui.phase = m.phase;
+      renderPhase();
+      break;
     case 'saved':
+      ui.hasSaved = true;
       $('ckptStatus').className = 'status';
-      $('ckptStatus').textContent = `Autosaved step ${fmtInt(m.step)} in this browser (${fmtBytes(m.bytes)}).`;
+      $('ckptStatus').textContent = `Autosaved step ${fmtInt(m.step)} in this browser (${fmtBytes(m.bytes)})` +
+        (m.nextIn && ui.run === 'running' ? ` · next in about ${fmtTime(m.nextIn)}.` : '.');
+      break;
+    case 'cleared':
+      onCleared(m);
+      break;
+    case 'ownerLost':
+      showBanner('Another tab took over this run: training here stopped, and this tab no longer saves it. ' +
+        'Continue in the other tab, or reload this one to take it back.', 'warn');
+      ui.notOwner = true;
       break;
     case 'checkpoint': {
       const url = URL.createObjectURL(new Blob([m.bytes], { type: 'application/octet-stream' }));
@@ -222,24 +241,82 @@ function onWorker(m) {
 
 function onWorkerError(m) {
   if (m.where === 'corpus') { setStatus('corpusStatus', m.message, 'error'); setRun(ui.run === 'starting' ? 'idle' : ui.run); return; }
+  if (m.where === 'owner') {
+    if (ui.run === 'starting') setRun('idle');
+    ui.notOwner = true;
+    showError('Another tab has the saved run open. Take it over there, or close that tab, then try again.');
+    return;
+  }
   if (m.where === 'checkpoint') {
-    setStatus('ckptStatus', m.message + (m.mismatch ? ' — choose that text as the training text, or upload again to use this text anyway.' : ''), 'error');
+    const e = checkpointError(m);
+    setStatus('ckptStatus', e.text, 'error', e.detail);
     if (m.mismatch) ui.forceNextUpload = true;
     return;
   }
   if (m.where === 'sample') { ui.sampling = false; setStatus('sampleRate', m.message, 'error'); updateButtons(); return; }
   if (m.where === 'options' || m.where === 'train') { if (ui.run === 'starting') setRun('idle'); }
   // an autosave that failed stays said next to the checkpoint buttons until the next one succeeds
-  if (m.where === 'autosave') setStatus('ckptStatus', m.message, 'error');
+  if (m.where === 'autosave') { setStatus('ckptStatus', m.message, 'error', m.detail); if (!m.storageFull) return; }
   showError(m.message);
 }
 
 // ---- controls -------------------------------------------------------------------
 
-function setStatus(id, text, cls) {
+// A status line; `detail` (the technical text) goes one click away, in a <details>.
+function setStatus(id, text, cls, detail) {
   const el = $(id);
   el.textContent = text;
   el.className = (id === 'sampleRate' ? 'hint' : 'status') + (cls ? ' ' + cls : '');
+  if (detail) {
+    const d = document.createElement('details');
+    d.className = 'detail';
+    const s = document.createElement('summary');
+    s.textContent = 'details';
+    const pre = document.createElement('code');
+    pre.textContent = detail;
+    d.append(s, pre);
+    el.appendChild(d);
+  }
+}
+
+function showBanner(text, cls, action) {
+  const b = $('banner');
+  b.hidden = false;
+  b.className = 'banner' + (cls ? ' ' + cls : '');
+  b.textContent = text;
+  if (action) {
+    const btn = document.createElement('button');
+    btn.type = 'button';
+    btn.id = action.id;
+    btn.textContent = action.label;
+    btn.addEventListener('click', action.onClick);
+    b.append(' ', btn);
+  }
+}
+function hideBanner() { $('banner').hidden = true; $('banner').textContent = ''; }
+
+// A question before anything is discarded: resolves true for OK. One at a
+// time; the dialog is modal (Escape cancels).
+function ask(text, ok = 'Continue', cancel = 'Cancel') {
+  const d = $('askDlg');
+  $('askText').textContent = text;
+  $('askOk').textContent = ok;
+  $('askCancel').textContent = cancel;
+  return new Promise((resolve) => {
+    const done = (v) => { d.removeEventListener('close', onClose); if (d.open) d.close(); resolve(v); };
+    const onClose = () => done(d.returnValue === 'ok');
+    d.returnValue = '';
+    d.addEventListener('close', onClose);
+    d.showModal();
+    $('askOk').focus();
+  });
+}
+
+const hasRun = () => ['running', 'paused', 'stopped', 'done'].includes(ui.run);
+function runSummary() {
+  const st = ui.runState;
+  const step = ui.lastStep != null ? ui.lastStep : (st ? st.step : 0);
+  return st ? `${st.preset}, step ${fmtInt(step)} of ${fmtInt(ui.total || st.steps)}` : 'the current run';
 }
 
 let toastTimer = 0;
@@ -254,24 +331,50 @@ function showError(msg, info) {
 
 function setRun(run) {
   ui.run = run;
-  const pill = $('runPill');
-  pill.textContent = run;
-  pill.className = 'pill ' + run;
+  ui.pending = null; // a pause or stop asked for has arrived (or been overtaken)
+  if (run !== 'starting') { clearInterval(ui.phaseTimer); ui.phaseTimer = 0; ui.phase = ''; }
+  renderPhase();
   updateButtons();
+  renderSetupNote();
+}
+
+// The pill says what is happening now: the run's state, a pause or stop on
+// its way, or the phase of a run being set up with its elapsed time.
+function renderPhase() {
+  const pill = $('runPill');
+  let text = ui.run, cls = ui.run;
+  if (ui.pending) { text = ui.pending; cls = 'starting'; }
+  else if (ui.run === 'starting') {
+    const secs = ui.startAt ? (performance.now() - ui.startAt) / 1000 : 0;
+    text = `starting: ${ui.phase || 'loading the engine'} · ${fmtTime(secs)}`;
+  }
+  pill.textContent = text;
+  pill.className = 'pill ' + cls;
+  $('cancelStartBtn').hidden = ui.run !== 'starting';
 }
 
 function updateButtons() {
   const r = ui.run;
-  const have = ['running', 'paused', 'stopped', 'done'].includes(r);
+  const have = hasRun();
   $('trainBtn').disabled = r === 'starting';
   $('trainBtn').textContent = have ? 'New run' : 'Train';
-  $('pauseBtn').disabled = !(r === 'running' || r === 'paused');
-  $('pauseBtn').textContent = r === 'paused' ? 'Resume' : 'Pause';
-  $('stopBtn').disabled = !(r === 'running' || r === 'paused');
+  $('pauseBtn').disabled = !(r === 'running' || r === 'paused' || r === 'stopped') || !!ui.pending;
+  $('pauseBtn').textContent = r === 'paused' || r === 'stopped' ? 'Resume' : 'Pause';
+  $('stopBtn').disabled = !(r === 'running' || r === 'paused') || !!ui.pending;
   $('moreBtn').disabled = !(r === 'paused' || r === 'stopped' || r === 'done');
   $('downloadBtn').disabled = !have;
   $('sampleBtn').disabled = !have || ui.sampling;
   $('sampleStopBtn').disabled = !ui.sampling;
+}
+
+function requestRun(kind) {
+  if (!ui.worker) return;
+  if (kind === 'pause' || kind === 'stop') {
+    ui.pending = kind === 'pause' ? 'pausing…' : 'stopping…';
+    renderPhase();
+    updateButtons();
+  }
+  ui.worker.postMessage({ type: kind });
 }
 
 function presetByName(n) { return ui.presets.find((p) => p.name === n); }
@@ -360,12 +463,22 @@ function initControls() {
     if (p.lr > 0) $('lr').value = Number(p.lr.toPrecision(3)); // the CLI's default for this size
   };
   sizeDefaults();
-  sel.addEventListener('change', () => {
+  ui.presetShown = sel.value;
+  sel.addEventListener('change', async () => {
+    // a run in memory stays until New run; say so before the setup moves on
+    if (hasRun() && !ui.setupIsNext) {
+      const ok = await ask(`The current run (${runSummary()}) stays as it is until you press New run, which replaces it. ` +
+        'Set up the next run with this size?', 'Set up next run');
+      if (!ok) { sel.value = ui.presetShown; return; }
+    }
+    ui.presetShown = sel.value;
     localStorage.setItem(STORE + 'preset', sel.value);
     sizeDefaults();
+    markSetupNext();
     renderPresetInfo();
   });
   for (const id of ['steps', 'batch']) $(id).addEventListener('input', renderPresetInfo);
+  for (const id of ['steps', 'lr', 'batch', 'seed']) $(id).addEventListener('input', markSetupNext);
   for (const r of document.querySelectorAll('input[name=backend]')) {
     r.addEventListener('change', () => { renderBackendNote(); renderPresetInfo(); });
   }
@@ -379,15 +492,10 @@ function initControls() {
     t.parentElement.title = 'Needs a cross-origin isolated page (COOP/COEP)';
   }
 
-  // corpus tabs
-  for (const b of document.querySelectorAll('.tabs button')) {
-    b.addEventListener('click', () => {
-      ui.corpusTab = b.dataset.tab;
-      for (const x of document.querySelectorAll('.tabs button')) x.classList.toggle('active', x === b);
-      for (const p of document.querySelectorAll('.tabpanel')) p.hidden = p.dataset.panel !== ui.corpusTab;
-      describeCorpus();
-    });
-  }
+  initTabs();
+  $('moreN').addEventListener('input', () => { ui.moreEdited = true; });
+  $('corpusUrlBtn').addEventListener('click', fetchCorpusUrl);
+  $('corpusUrl').addEventListener('keydown', (e) => { if (e.key === 'Enter') fetchCorpusUrl(); });
   $('corpusFile').addEventListener('change', () => readCorpusFile($('corpusFile').files[0]));
   const drop = $('drop');
   drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
@@ -396,19 +504,18 @@ function initControls() {
   $('corpusText').addEventListener('input', describeCorpus);
 
   $('trainBtn').addEventListener('click', startTraining);
-  $('pauseBtn').addEventListener('click', () => ui.worker && ui.worker.postMessage({ type: ui.run === 'paused' ? 'resume' : 'pause' }));
-  $('stopBtn').addEventListener('click', () => ui.worker && ui.worker.postMessage({ type: 'stop' }));
+  $('cancelStartBtn').addEventListener('click', cancelStart);
+  $('pauseBtn').addEventListener('click', () => requestRun(ui.run === 'paused' || ui.run === 'stopped' ? 'resume' : 'pause'));
+  $('stopBtn').addEventListener('click', () => requestRun('stop'));
   $('moreBtn').addEventListener('click', () => {
-    const n = parseInt($('moreN').value, 10);
-    if (!(n > 0)) { showError('Extra steps must be a positive number.'); return; }
-    ui.worker.postMessage({ type: 'more', n });
+    const total = Number($('moreN').value);
+    const at = ui.lastStep || 0;
+    if (!(Number.isInteger(total) && total > at)) { showError(`Continue to a whole number of steps past the current step (${fmtInt(at)}).`); return; }
+    ui.worker.postMessage({ type: 'more', total });
   });
   $('downloadBtn').addEventListener('click', () => ui.worker && ui.worker.postMessage({ type: 'download' }));
   $('ckptFile').addEventListener('change', uploadCheckpoint);
-  $('forgetBtn').addEventListener('click', () => {
-    if (ui.worker) ui.worker.postMessage({ type: 'clearSaved' });
-    setStatus('ckptStatus', 'The saved run was removed from this browser.');
-  });
+  $('forgetBtn').addEventListener('click', forgetSaved);
   $('sampleBtn').addEventListener('click', startSampling);
   $('sampleStopBtn').addEventListener('click', () => ui.worker && ui.worker.postMessage({ type: 'sampleStop' }));
   $('prompt').addEventListener('keydown', (e) => { if (e.key === 'Enter' && !$('sampleBtn').disabled) startSampling(); });
@@ -416,6 +523,60 @@ function initControls() {
 }
 
 // ---- corpus -----------------------------------------------------------------------
+
+// The training-text tabs follow the ARIA tabs pattern: one tab in the Tab
+// order (the selected one), arrow keys / Home / End move between tabs and
+// select them, aria-selected says which.
+function selectTab(b, focus) {
+  const tabs = [...document.querySelectorAll('.tabs [role=tab]')];
+  ui.corpusTab = b.dataset.tab;
+  for (const x of tabs) {
+    const on = x === b;
+    x.classList.toggle('active', on);
+    x.setAttribute('aria-selected', on ? 'true' : 'false');
+    x.tabIndex = on ? 0 : -1;
+  }
+  for (const p of document.querySelectorAll('.tabpanel')) p.hidden = p.dataset.panel !== ui.corpusTab;
+  if (focus) b.focus();
+  describeCorpus();
+}
+function initTabs() {
+  const tabs = [...document.querySelectorAll('.tabs [role=tab]')];
+  for (const b of tabs) {
+    b.addEventListener('click', () => selectTab(b, false));
+    b.addEventListener('keydown', (e) => {
+      const i = tabs.indexOf(b);
+      const to = { ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0, End: tabs.length - 1 }[e.key];
+      if (to === undefined) return;
+      e.preventDefault();
+      selectTab(tabs[(to + tabs.length) % tabs.length], true);
+    });
+  }
+}
+
+// Text from a URL, fetched by the page (the site must allow it: CORS).
+async function fetchCorpusUrl() {
+  const u = $('corpusUrl').value.trim();
+  let url;
+  try { url = new URL(u, location.href); } catch (e) { setStatus('corpusStatus', 'That is not a web address.', 'error'); return; }
+  if (!/^https?:$/.test(url.protocol)) { setStatus('corpusStatus', 'Give an http:// or https:// address.', 'error'); return; }
+  setStatus('corpusStatus', `Fetching ${url.href}…`);
+  $('corpusUrlBtn').disabled = true;
+  try {
+    const r = await fetch(url.href, { mode: 'cors' });
+    if (!r.ok) throw Object.assign(new Error(`the server answered ${r.status} ${r.statusText}`), { user: `Could not fetch the text (HTTP ${r.status}).` });
+    const n = Number(r.headers.get('content-length') || 0);
+    if (n > 512 * 2 ** 20) throw Object.assign(new Error(`${n} bytes`), { user: 'That file is larger than the 512 MB the browser trainer takes.' });
+    const bytes = new Uint8Array(await r.arrayBuffer());
+    const name = decodeURIComponent(url.pathname.split('/').pop() || url.host);
+    ui.urlText = { name, url: url.href, bytes };
+    describeCorpus();
+  } catch (e) {
+    ui.urlText = null;
+    setStatus('corpusStatus', e.user || 'Could not fetch the text: the address is unreachable, or the site does not allow other pages to read it (CORS).',
+      'error', e.message);
+  } finally { $('corpusUrlBtn').disabled = false; }
+}
 
 async function bundledCorpus() {
   if (!ui.bundled) {
@@ -453,6 +614,13 @@ function describeCorpus() {
       text = e || `${ui.uploadText.name} · ${fmtBytes(ui.uploadText.bytes.length)}`;
       cls = e ? 'error' : '';
     }
+  } else if (ui.corpusTab === 'url') {
+    if (!ui.urlText) text = 'No text fetched yet.';
+    else {
+      const e = precheck(ui.urlText.bytes);
+      text = e || `${ui.urlText.name} · ${fmtBytes(ui.urlText.bytes.length)} from ${new URL(ui.urlText.url).host}`;
+      cls = e ? 'error' : '';
+    }
   } else {
     const n = new TextEncoder().encode($('corpusText').value).length;
     text = n ? `${fmtBytes(n)} of pasted text` : 'Nothing pasted yet.';
@@ -465,6 +633,10 @@ async function currentCorpus() {
   if (ui.corpusTab === 'upload') {
     if (!ui.uploadText) throw new Error('Choose a text file first.');
     return { name: ui.uploadText.name, bytes: ui.uploadText.bytes };
+  }
+  if (ui.corpusTab === 'url') {
+    if (!ui.urlText) throw new Error('Fetch a text from an address first.');
+    return { name: ui.urlText.url, bytes: ui.urlText.bytes };
   }
   return { name: 'pasted text', bytes: new TextEncoder().encode($('corpusText').value) };
 }
@@ -488,6 +660,9 @@ async function startTraining() {
     const choice = backendChoice();
     opts = `preset=${$('preset').value} steps=${steps} lr=${lr} batch=${batch} seed=${seed} backend=${engineBackend(choice)}` +
       ` eval-every=${Math.max(10, Math.round(steps / 25))}`;
+    // the engine's timed save points no more often than the autosave writes them
+    const pr = presetByName($('preset').value);
+    if (pr) opts += ` save-seconds=${Math.ceil(autosaveInterval(pr.params * 12))}`;
     const need = memoryNeed($('preset').value, batch, variantForChoice(choice));
     if (need > 3.5 * 2 ** 30)
       throw new Error(`The ${$('preset').value} preset needs about ${fmtBytes(need)} of memory here; the WebAssembly engine addresses ` +
@@ -499,13 +674,102 @@ async function startTraining() {
   const bad = precheck(corpus.bytes);
   if (bad) { setStatus('corpusStatus', bad, 'error'); return; }
   describeCorpus();
+  if (hasRun() && !(await ask(`Start a new run? The current run (${runSummary()}) is discarded, and its autosave in this browser ` +
+    'is removed. Download its checkpoint first to keep it.', 'Discard and start new'))) return;
+  let steal = false;
+  if (ui.notOwner) {
+    if (!(await ask('Another tab has the saved run open. Starting here replaces that run; the other tab stops training.', 'Take over and start'))) return;
+    steal = true;
+  }
+  clearRunView();
+  ui.startAt = performance.now();
   setRun('starting');
+  ui.phaseTimer = setInterval(renderPhase, 500);
   const variant = variantForChoice(backendChoice());
   try {
     await startWorker(variant);
   } catch (e) { setRun('idle'); showError(e.message); return; }
   ui.runVariant = variant;
-  ui.worker.postMessage({ type: 'start', opts, corpus: corpus.bytes.slice(), corpusName: corpus.name });
+  rememberText(corpus.bytes, corpus.name);
+  ui.startMsg = { type: 'start', opts, corpus: corpus.bytes.slice(), corpusName: corpus.name, steal };
+  ui.worker.postMessage(ui.startMsg);
+  ui.notOwner = false;
+}
+
+// What the last run left on screen: banner, rates, sample text, statuses.
+function clearRunView() {
+  hideBanner();
+  for (const id of ['stStep', 'stLoss', 'stVal', 'stTok', 'stElapsed', 'stEta', 'stBpb']) if ($(id)) $(id).textContent = '–';
+  $('bar').style.width = '0%';
+  $('sampleOut').textContent = '';
+  setStatus('sampleRate', '');
+  setStatus('ckptStatus', '');
+  $('engineInfo').textContent = '';
+  ui.lastStep = 0;
+  resetChart(null);
+}
+
+// Cancel while a run is being set up (loading the engine, building the
+// model, compiling GPU kernels: one call the engine cannot interrupt): the
+// Worker is ended and a fresh one loaded; a saved run, which the new run had
+// not replaced yet, is restored again.
+async function cancelStart() {
+  if (ui.run !== 'starting') return;
+  const variant = ui.workerVariant || ui.runVariant;
+  if (ui.worker) ui.worker.terminate();
+  ui.worker = null;
+  setRun('idle');
+  setStatus('ckptStatus', 'Start cancelled.');
+  try { await startWorker(variant); } catch (e) { showError(e.message); return; }
+  if (await readSavedMeta()) ui.worker.postMessage({ type: 'restore' });
+}
+
+// Forget: remove the saved run from this browser; the run in memory is not
+// autosaved again (until "Autosave again").
+async function forgetSaved() {
+  if (!ui.worker) return;
+  const meta = await readSavedMeta();
+  if (meta && !(await ask(`Remove the saved run (${meta.opts.match(/preset=(\S+)/)?.[1] || 'run'}, step ${fmtInt(meta.step)}) from this browser?` +
+    (hasRun() ? ' The run on screen stays, but is no longer autosaved.' : ''), 'Remove'))) return;
+  ui.worker.postMessage({ type: 'clearSaved' });
+}
+
+function onCleared(m) {
+  if (m.notOwner) { setStatus('ckptStatus', 'The saved run belongs to another tab: forget it there.', 'error'); return; }
+  ui.hasSaved = false;
+  const text = m.removed ? 'The saved run was removed from this browser.' : 'Nothing is saved in this browser.';
+  if (!m.autosaveOff) { setStatus('ckptStatus', text); return; }
+  setStatus('ckptStatus', text + ' This run is no longer autosaved: download it to keep it. ');
+  const b = document.createElement('button');
+  b.type = 'button'; b.className = 'link'; b.id = 'autosaveOnBtn'; b.textContent = 'Autosave again';
+  b.addEventListener('click', () => { ui.worker.postMessage({ type: 'autosaveOn' }); setStatus('ckptStatus', 'Autosave is on again.'); });
+  $('ckptStatus').appendChild(b);
+}
+
+// The setup panel shows the current run's settings after it starts or is
+// restored; once changed it is the next run's, and says so.
+function renderSetupNote() {
+  const el = $('setupNote');
+  if (!el) return;
+  if (!hasRun() && ui.run !== 'starting') { el.textContent = 'Settings for a new run.'; el.className = 'hint'; return; }
+  el.textContent = ui.setupIsNext ? `Settings for the NEXT run (press New run). The current run keeps its own: ${runSummary()}.`
+    : 'Settings of the current run. Change any to set up the next one.';
+  el.className = ui.setupIsNext ? 'hint warn' : 'hint';
+}
+function markSetupNext() {
+  if (!hasRun()) return;
+  ui.setupIsNext = true;
+  renderSetupNote();
+}
+function showRunSettings(st) {
+  if (presetByName(st.preset)) { $('preset').value = st.preset; ui.presetShown = st.preset; }
+  $('steps').value = st.steps;
+  $('batch').value = st.batch;
+  $('seed').value = st.seed;
+  if (st.lr > 0) $('lr').value = st.lr;
+  ui.setupIsNext = false;
+  renderPresetInfo();
+  renderSetupNote();
 }
 
 function resetChart(state) {
@@ -544,10 +808,13 @@ function smooth() {
 
 function onStarted(m) {
   const st = m.state;
+  ui.runState = st;
+  ui.lastStep = st.step;
   resetChart(st);
-  $('preset').value = st.preset in Object.fromEntries(ui.presets.map((p) => [p.name, 1])) ? st.preset : $('preset').value;
+  showRunSettings(st);
   $('engineInfo').textContent = `${st.preset}: ${fmtParams(st.params)} params · ${st.layers}×${st['d-model']}, ${st.heads} heads, ctx ${st.ctx}, batch ${st.batch} · ${m.info}`;
-  if (m.loaded) setStatus('ckptStatus', `Loaded a checkpoint at step ${fmtInt(st.step)}. Press + to train on, or Generate.`, 'ok');
+  if (m.loaded) setStatus('ckptStatus', `Loaded a checkpoint at step ${fmtInt(st.step)}. Continue training, or Generate.`, 'ok');
+  setContinueTarget(st.steps, st.step);
   updateStats({ step: st.step, total: st.steps, loss: st.loss.length ? st.loss[st.loss.length - 1] : NaN, val: st.val.length ? st.val[st.val.length - 1][1] : NaN });
 }
 
@@ -566,9 +833,17 @@ function onProgress(m) {
     if (i >= 0) ui.data.val[i] = l;
   }
   ui.total = m.total;
+  ui.lastStep = m.step;
+  if (m.run !== 'running') setContinueTarget(m.total, m.step);
   updateStats(m);
   if (m.losses.length || m.vals.length) drawChart();
   if (m.run === 'done' || m.run === 'paused' || m.run === 'stopped') rememberSpeed(m);
+}
+
+// "Continue to N steps": the field holds a total, at least one step past now.
+function setContinueTarget(total, step) {
+  const want = Math.max(total, step) + Math.max(100, Math.round(Math.max(total, 1) / 2));
+  if (!ui.moreEdited || !(Number($('moreN').value) > step)) $('moreN').value = want;
 }
 
 function rememberSpeed(m) {
@@ -581,6 +856,7 @@ function rememberSpeed(m) {
 function updateStats(m) {
   $('stStep').textContent = `${fmtInt(m.step)} / ${fmtInt(m.total)}`;
   $('stLoss').textContent = fmtLoss(m.loss);
+  $('stBpb').textContent = fmtBpb(m.loss);
   $('stVal').textContent = fmtLoss(m.val);
   if (m.tokPerSec !== undefined) $('stTok').textContent = fmtRate(m.tokPerSec);
   if (m.elapsed !== undefined) $('stElapsed').textContent = fmtTime(m.elapsed);
@@ -635,23 +911,100 @@ async function readSavedMeta() {
 
 function onRestored(m) {
   if (!m.found) {
-    if (m.message) setStatus('ckptStatus', 'Could not restore the saved run: ' + m.message, 'error');
+    if (m.busy) {
+      ui.notOwner = true;
+      showBanner('Your saved run is open in another tab. One tab trains it at a time.', 'warn',
+        { id: 'takeOverBtn', label: 'Take over here', onClick: takeOver });
+    } else if (m.message) setStatus('ckptStatus', 'Could not restore the saved run: ' + m.message, 'error');
     setRun('idle');
     return;
   }
+  ui.notOwner = false;
+  ui.hasSaved = true;
   onStarted({ state: m.state, info: m.info });
   const st = m.state;
   updateStats({ step: st.step, total: st.steps, loss: m.meta.loss, val: st.val.length ? st.val[st.val.length - 1][1] : NaN, elapsed: m.meta.elapsed });
-  const b = $('banner');
-  b.hidden = false;
-  b.className = 'banner';
-  b.textContent = `Restored your run from this browser: ${st.preset}, step ${fmtInt(st.step)} of ${fmtInt(st.steps)}` +
-    (m.meta.status === 'running' ? ' — continuing.' : '.');
+  showBanner(`Restored your run from this browser: ${st.preset}, step ${fmtInt(st.step)} of ${fmtInt(st.steps)}` +
+    (m.meta.status === 'running' ? ' — continuing.' : '.'));
   if (m.meta.corpusName) setStatus('corpusStatus', `Run trained on: ${m.meta.corpusName}`);
   if (m.meta.status === 'running') ui.worker.postMessage({ type: 'resume' });
 }
 
+// Takes the saved run over from the tab that has it open: that tab stops.
+async function takeOver() {
+  hideBanner();
+  const meta = await readSavedMeta();
+  let variant = ui.workerVariant;
+  if (meta && meta.variant === 'threads' && ui.caps.threads) variant = 'threads';
+  else if (meta && meta.variant === 'single') variant = 'single';
+  try { await startWorker(variant); } catch (e) { showError(e.message); return; }
+  ui.runVariant = variant;
+  ui.worker.postMessage({ type: 'restore', steal: true });
+}
+
 // ---- checkpoints ------------------------------------------------------------------------
+
+// FNV-1a 64 of bytes as 16 hex digits: the engine's text hash (src/train/data.c),
+// in 16-bit limbs (no BigInt in the loop).
+export function textHash(bytes) {
+  let a0 = 0x2325, a1 = 0x8422, a2 = 0x9ce4, a3 = 0xcbf2;
+  for (let i = 0; i < bytes.length; i++) {
+    a0 ^= bytes[i];
+    // h * (2^40 + 0x1b3)
+    let t0 = a0 * 0x1b3, t1 = a1 * 0x1b3, t2 = a2 * 0x1b3 + ((a0 & 0xff) << 8), t3 = a3 * 0x1b3 + (a0 >> 8) + ((a1 & 0xff) << 8);
+    t1 += t0 >>> 16; t2 += t1 >>> 16; t3 += t2 >>> 16;
+    a0 = t0 & 0xffff; a1 = t1 & 0xffff; a2 = t2 & 0xffff; a3 = t3 & 0xffff;
+  }
+  return [a3, a2, a1, a0].map((x) => x.toString(16).padStart(4, '0')).join('');
+}
+
+// The names of texts this browser trained on, by size and hash, so a
+// checkpoint can say which text it expects.
+function rememberText(bytes, name) {
+  try {
+    const known = JSON.parse(localStorage.getItem(STORE + 'texts') || '{}');
+    known[`${bytes.length}:${textHash(bytes)}`] = name;
+    const keys = Object.keys(known);
+    for (const k of keys.slice(0, Math.max(0, keys.length - 50))) delete known[k];
+    localStorage.setItem(STORE + 'texts', JSON.stringify(known));
+  } catch (e) { /* storage off: names are a nicety */ }
+}
+function textName(bytes, hash) {
+  if (ui.bundled && ui.bundled.length === bytes && textHash(ui.bundled) === hash) return 'the built-in fortunes sample';
+  try { return JSON.parse(localStorage.getItem(STORE + 'texts') || '{}')[`${bytes}:${hash}`] || null; } catch (e) { return null; }
+}
+
+// The text a .safetensors checkpoint was trained on, from its header
+// (corpus_bytes, corpus_hash); null when the header cannot be read.
+function checkpointText(bytes) {
+  try {
+    const n = Number(new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true));
+    if (!(n > 0 && n <= bytes.length - 8)) return null;
+    const md = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n))).__metadata__;
+    if (!md || md.corpus_bytes === undefined) return null;
+    return { bytes: Number(md.corpus_bytes), hash: BigInt(md.corpus_hash).toString(16).padStart(16, '0'), preset: md.preset || '' };
+  } catch (e) { return null; }
+}
+
+// A failed checkpoint load in a user's words; the engine's own text one click away.
+function checkpointError(m) {
+  const up = ui.upload || {};
+  if (m.mismatch && up.want) {
+    const want = up.want;
+    const name = textName(want.bytes, want.hash);
+    const chosen = up.corpus;
+    return {
+      text: `${up.name} was trained on ${name ? name + ' — ' : 'another text: '}${fmtInt(want.bytes)} bytes, hash ${want.hash}. ` +
+        `The chosen text (${chosen.name}) is ${fmtInt(chosen.bytes)} bytes, hash ${chosen.hash}. ` +
+        'Choose the text it was trained on and load it again, or load it again to go on with the chosen text.',
+      detail: m.message,
+    };
+  }
+  if (m.mismatch) return { text: `${up.name || 'The checkpoint'} was trained on another text. Load it again to use the chosen text anyway.`, detail: m.message };
+  if (/out of memory/i.test(m.message)) return { text: `${up.name || 'The checkpoint'} is too large for the memory this page can use.`, detail: m.message };
+  return { text: `${up.name || 'This file'} is not a tinytrain checkpoint, or it is damaged (cut short or changed). ` +
+    'Use a .safetensors file saved by tinytrain (Download, or the CLI).', detail: m.message };
+}
 
 async function uploadCheckpoint() {
   const f = $('ckptFile').files[0];
@@ -661,7 +1014,12 @@ async function uploadCheckpoint() {
   try {
     bytes = new Uint8Array(await f.arrayBuffer());
   } catch (e) { setStatus('ckptStatus', 'Could not read the file: ' + e.message, 'error'); return; }
-  if (bytes.length < 16) { setStatus('ckptStatus', `${f.name} is not a .safetensors checkpoint (${bytes.length} bytes).`, 'error'); return; }
+  if (bytes.length < 16) {
+    setStatus('ckptStatus', `${f.name} is not a tinytrain checkpoint: it is only ${bytes.length} bytes long.`, 'error');
+    return;
+  }
+  if (hasRun() && !ui.forceNextUpload && !(await ask(`Load ${f.name}? It replaces the current run (${runSummary()}) and its autosave. ` +
+    'Download the current run first to keep it.', 'Load checkpoint'))) return;
   let corpus;
   try { corpus = await currentCorpus(); } catch (e) { setStatus('corpusStatus', e.message, 'error'); return; }
   const bad = precheck(corpus.bytes);
@@ -672,7 +1030,8 @@ async function uploadCheckpoint() {
   setStatus('ckptStatus', `Loading ${f.name}…`);
   const force = !!ui.forceNextUpload;
   ui.forceNextUpload = false;
-  ui.worker.postMessage({ type: 'upload', bytes, corpus: corpus.bytes.slice(), corpusName: corpus.name, force });
+  ui.upload = { name: f.name, want: checkpointText(bytes), corpus: { name: corpus.name, bytes: corpus.bytes.length, hash: textHash(corpus.bytes) } };
+  ui.worker.postMessage({ type: 'upload', bytes, corpus: corpus.bytes.slice(), corpusName: corpus.name, force, steal: !!ui.notOwner });
 }
 
 // ---- sampling ----------------------------------------------------------------------------
