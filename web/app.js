@@ -44,6 +44,7 @@ async function detectCaps() {
           f16: a.features.has('shader-f16'),
           subgroups: a.features.has('subgroups'),
           maxBinding: a.limits.maxStorageBufferBindingSize,
+          maxBuffer: a.limits.maxBufferSize,
         };
       }
     } catch (e) { caps.gpuError = e.message; }
@@ -51,21 +52,24 @@ async function detectCaps() {
   return caps;
 }
 
+// What this browser can do, in plain words (the technical name in the tooltip).
 function renderChips(caps) {
+  const g = caps.gpu;
   const chips = [
-    [caps.simd ? 'on' : 'off', 'SIMD128'],
-    [caps.threads ? 'on' : 'off', caps.threads ? `threads ×${caps.cores}` : (caps.isolated ? 'threads' : 'threads (not isolated)')],
-    [caps.memory64 ? 'on' : 'off', 'Memory64'],
-    [caps.gpu ? 'on' : 'off', caps.gpu ? `WebGPU: ${caps.gpu.name}` : 'WebGPU'],
-    [caps.gpu ? (caps.gpu.f16 ? 'on' : 'off') : 'off', 'shader-f16'],
-    [caps.gpu ? (caps.gpu.subgroups ? 'on' : 'off') : 'off', 'subgroups'],
+    [caps.simd ? 'on' : 'off', caps.simd ? 'fast CPU math' : 'no fast CPU math', 'WebAssembly SIMD128'],
+    [caps.threads ? 'on' : 'off', caps.threads ? `${caps.cores} CPU cores` : 'one CPU core',
+      caps.threads ? 'WebAssembly threads' : caps.isolated ? 'WebAssembly threads are not available' :
+        'threads need a cross-origin isolated page (COOP/COEP headers)'],
+    [g ? (g.isCpu ? 'maybe' : 'on') : 'off', g ? (g.isCpu ? 'GPU: software only (slow)' : 'GPU available') : 'no GPU',
+      g ? `WebGPU: ${g.name}${g.f16 ? ', shader-f16' : ''}${g.subgroups ? ', subgroups' : ''}` : 'no WebGPU adapter'],
+    ['off', 'models up to 4 GB', 'this build has no Memory64 module: larger models train with the command-line tinytrain'],
   ];
   $('chips').innerHTML = '';
-  for (const [cls, text] of chips) {
+  for (const [cls, text, title] of chips) {
     const s = document.createElement('span');
     s.className = 'chip ' + cls;
     s.textContent = text;
-    s.title = text + (cls === 'on' ? ': available' : ': not available');
+    s.title = title;
     $('chips').appendChild(s);
   }
 }
@@ -158,7 +162,7 @@ function startWorker(variant) {
   ui.workerVariant = variant;
   ui.ready = new Promise((resolve, reject) => {
     const onReady = (e) => {
-      if (e.data.type === 'ready') { w.removeEventListener('message', onReady); resolve(e.data); }
+      if (e.data.type === 'ready') { w.removeEventListener('message', onReady); ui.readyVariant = variant; resolve(e.data); }
       else if (e.data.type === 'error' && e.data.where === 'init') { w.removeEventListener('message', onReady); reject(new Error(e.data.message)); }
     };
     w.addEventListener('message', onReady);
@@ -381,6 +385,13 @@ function presetByName(n) { return ui.presets.find((p) => p.name === n); }
 
 // GFLOP/s for the time estimate: measured by earlier runs in this browser
 // (remembered per engine), else a modest guess.
+// A measured speed (the probe, or a finished run) for an engine variant:
+// { gflops, startS } or null.
+function measuredSpeed(variant) {
+  const v = parseFloat(localStorage.getItem(STORE + 'gflops.' + variant));
+  if (!(v > 0)) return null;
+  return { gflops: v, startS: parseFloat(localStorage.getItem(STORE + 'start.' + variant)) || 0 };
+}
 function gflopsGuess(variant) {
   const v = parseFloat(localStorage.getItem(STORE + 'gflops.' + variant));
   if (v > 0) return v;
@@ -388,33 +399,101 @@ function gflopsGuess(variant) {
   return variant === 'threads' ? 2.5 * Math.min(threadCount(), 8) * 0.7 : 2.5;
 }
 
+// ---- the model's shape -----------------------------------------------------------
+// A preset, or a custom shape (layers, width, heads, context) in the Shape
+// fields. Sizes as the engine counts them (src/config.c: parameters, train
+// bytes, step FLOPs), so a custom shape is estimated like a preset.
+const SHAPE_KEYS = [['layers', 'layers'], ['dmodel', 'd-model'], ['heads', 'heads'], ['ctx', 'ctx']];
+function shapeOf(p) { return { layers: p.layers, 'd-model': p['d-model'], heads: p.heads, ctx: p.ctx, batch: p.batch }; }
+function paramCount(c) {
+  const C = c['d-model'], L = c.layers;
+  return 256 * C + c.ctx * C + L * (12 * C * C + 13 * C) + 2 * C;
+}
+function trainBytes(c, batch) {
+  const P = paramCount(c), BT = batch * c.ctx, C = c['d-model'], L = c.layers;
+  let act = L * BT * (20 * C + 4) + BT * (2 * C + 2 * 256 + 4);
+  act += 3 * BT * 4 * C + 16 * C * C;
+  return 16 * P + 4 * act;
+}
+function stepFlops(c, batch) {
+  const C = c['d-model'], L = c.layers, T = c.ctx;
+  return 6 * (L * 12 * C * C + 256 * C) * batch * T + 6 * L * batch * T * T * C;
+}
+// The shape the setup asks for: the preset's, with any custom field that differs.
+function chosenShape() {
+  const p = presetByName($('preset').value);
+  const c = shapeOf(p);
+  for (const [id, key] of SHAPE_KEYS) {
+    const v = Number($(id).value);
+    if (Number.isInteger(v) && v > 0) c[key] = v;
+  }
+  return c;
+}
+function isCustom(c, p) { return SHAPE_KEYS.some(([, k]) => c[k] !== p[k]); }
+function fillShape(p) { for (const [id, key] of SHAPE_KEYS) $(id).value = p[key]; }
+
 // Host memory of a run: the CPU engine holds weights, gradients, both AdamW
-// moments and activations (tt_config_train_bytes, activations scaled with the
-// batch); the WebGPU engine keeps only weights + moments on the host.
-function memoryNeed(name, batch, variant) {
-  const p = presetByName(name);
-  if (!p) return 0;
-  if (variant === 'gpu') return p.params * 12 + 64 * 2 ** 20;
-  const fixed = p.params * 16;
-  return fixed + Math.max(0, p.train_bytes - fixed) * batch / p.batch;
+// moments and activations; the WebGPU engine keeps only weights + moments on
+// the host (its device memory is checked against the adapter: gpuRefusal).
+function memoryNeed(c, batch, variant) {
+  if (variant === 'gpu') return paramCount(c) * 12 + 64 * 2 ** 20;
+  return trainBytes(c, batch);
+}
+const WASM_LIMIT = 3.5 * 2 ** 30;
+
+// The WebGPU adapter's limits against the run's device memory: the largest
+// single buffer (the weights, or an activation of (B, T, 4C), or the
+// attention scores (B, heads, T, T)) must fit maxBufferSize and a binding
+// maxStorageBufferBindingSize; a software adapter (SwiftShader, lavapipe)
+// draws on the host's memory, counted like wasm. null when it fits.
+function gpuRefusal(c, batch) {
+  const g = ui.caps.gpu;
+  if (!g) return null;
+  const total = trainBytes(c, batch);
+  const biggest = Math.max(paramCount(c) * 4, batch * c.ctx * 4 * c['d-model'] * 4, batch * c.heads * c.ctx * c.ctx * 4);
+  const maxBuf = g.maxBuffer || Infinity, maxBind = g.maxBinding || Infinity;
+  if (biggest > maxBuf)
+    return `This model needs a GPU buffer of ${fmtBytes(biggest)}; this GPU allows at most ${fmtBytes(maxBuf)} per buffer. ` +
+      'Pick a smaller size or batch, or use WebAssembly.';
+  if (biggest > 8 * maxBind)
+    return `This model needs ${fmtBytes(biggest)} in one place; this GPU binds at most ${fmtBytes(maxBind)} at a time. Pick a smaller size or batch.`;
+  if (g.isCpu && total > WASM_LIMIT)
+    return `This model needs about ${fmtBytes(total)} of GPU memory; ${g.name} is a software GPU that would use this computer's memory ` +
+      'and take hours per step. Pick a smaller size, or use a real GPU.';
+  return null;
+}
+
+// What to expect from a size, in words.
+function expectation(params) {
+  if (params < 200e3) return 'learns spelling and short words in a minute or two';
+  if (params < 3e6) return 'word-like text after a few thousand steps';
+  if (params < 30e6) return 'phrases after long training; slow in a browser';
+  return 'a big model: hours per thousand steps here, the CLI is faster';
 }
 
 function renderPresetInfo() {
   const p = presetByName($('preset').value);
   if (!p) return;
+  const c = chosenShape();
   const batch = Math.max(1, parseInt($('batch').value, 10) || p.batch);
   const steps = Math.max(1, parseInt($('steps').value, 10) || 1);
-  const flops = p.step_flops * batch / p.batch;
+  const flops = stepFlops(c, batch);
   const choice = backendChoice();
   const variant = variantForChoice(choice);
-  const bytes = memoryNeed(p.name, batch, variant);
-  const secs = steps * flops / (gflopsGuess(variant) * 1e9);
-  const tooBig = bytes > 3.5 * 2 ** 30;
+  const bytes = memoryNeed(c, batch, variant);
+  const speed = measuredSpeed(variant);
+  const secs = steps * flops / ((speed ? speed.gflops : gflopsGuess(variant)) * 1e9) + (speed ? speed.startS || 0 : 0);
+  const tooBig = bytes > WASM_LIMIT;
+  const gpuBad = variant === 'gpu' ? gpuRefusal(c, batch) : null;
+  const params = paramCount(c);
   $('presetInfo').innerHTML = '';
   const cells = [
-    ['parameters', fmtParams(p.params)],
+    ['parameters', fmtParams(params)],
     ['memory', fmtBytes(bytes), tooBig ? 'warn' : ''],
-    ['est. time', tooBig ? 'too big for wasm32' : '≈ ' + fmtTime(secs), tooBig ? 'warn' : ''],
+    ['est. time', tooBig ? 'too big for the browser: use the CLI' : gpuBad ? 'too big for this GPU' :
+      '≈ ' + fmtTime(secs) + (speed ? ' (measured)' : ' (rough guess)'), tooBig || gpuBad ? 'warn' : ''],
+    ['shape', `${c.layers} layers × ${c['d-model']} wide, ${c.heads} heads, context ${c.ctx}` + (isCustom(c, p) ? ' (custom)' : '')],
+    ['expect', expectation(params)],
   ];
   for (const [k, v, cls] of cells) {
     const d = document.createElement('div');
@@ -422,7 +501,7 @@ function renderPresetInfo() {
     d.querySelector('.v').textContent = v;
     $('presetInfo').appendChild(d);
   }
-  $('presetInfo').title = `${p.layers} layers · d_model ${p['d-model']} · ${p.heads} heads · context ${p.ctx} · batch ${batch}`;
+  $('presetInfo').title = `${c.layers} layers · d_model ${c['d-model']} · ${c.heads} heads · context ${c.ctx} · batch ${batch}`;
 }
 
 function renderBackendNote() {
@@ -449,10 +528,12 @@ function renderBackendNote() {
 function initControls() {
   const sel = $('preset');
   sel.innerHTML = '';
+  // smallest first, each with its shape
+  ui.presets.sort((a, b) => a.params - b.params);
   for (const p of ui.presets) {
     const o = document.createElement('option');
     o.value = p.name;
-    o.textContent = `${p.name} — ${fmtParams(p.params)} params`;
+    o.textContent = `${p.name} — ${fmtParams(p.params)} params · ${p.layers}×${p['d-model']}, ctx ${p.ctx}`;
     sel.appendChild(o);
   }
   sel.value = localStorage.getItem(STORE + 'preset') || 'tiny';
@@ -460,11 +541,13 @@ function initControls() {
   const sizeDefaults = () => {
     const p = presetByName(sel.value);
     $('batch').value = p.batch;
+    fillShape(p);
     if (p.lr > 0) $('lr').value = Number(p.lr.toPrecision(3)); // the CLI's default for this size
   };
   sizeDefaults();
   ui.presetShown = sel.value;
   sel.addEventListener('change', async () => {
+    if (sel.value === ui.presetShown) return;
     // a run in memory stays until New run; say so before the setup moves on
     if (hasRun() && !ui.setupIsNext) {
       const ok = await ask(`The current run (${runSummary()}) stays as it is until you press New run, which replaces it. ` +
@@ -477,10 +560,18 @@ function initControls() {
     markSetupNext();
     renderPresetInfo();
   });
-  for (const id of ['steps', 'batch']) $(id).addEventListener('input', renderPresetInfo);
-  for (const id of ['steps', 'lr', 'batch', 'seed']) $(id).addEventListener('input', markSetupNext);
+  for (const id of ['steps', 'batch', 'layers', 'dmodel', 'heads', 'ctx']) $(id).addEventListener('input', renderPresetInfo);
+  for (const id of ['steps', 'lr', 'batch', 'seed', 'layers', 'dmodel', 'heads', 'ctx']) {
+    $(id).addEventListener('input', markSetupNext);
+    $(id).addEventListener('change', writeHash);
+  }
+  sel.addEventListener('change', writeHash);
+  $('shareBtn').addEventListener('click', shareLink);
+  $('probeBtn').addEventListener('click', probeSpeed);
+  $('guideClose').addEventListener('click', () => { localStorage.setItem(STORE + 'guided', '1'); $('guide').hidden = true; });
+  if (!localStorage.getItem(STORE + 'guided')) $('guide').hidden = false;
   for (const r of document.querySelectorAll('input[name=backend]')) {
-    r.addEventListener('change', () => { renderBackendNote(); renderPresetInfo(); });
+    r.addEventListener('change', () => { renderBackendNote(); renderPresetInfo(); writeHash(); });
   }
   // WebGPU: selectable once the engine reports a browser GPU backend
   const gpuRadio = document.querySelector('input[name=backend][value=webgpu]');
@@ -520,6 +611,73 @@ function initControls() {
   $('sampleStopBtn').addEventListener('click', () => ui.worker && ui.worker.postMessage({ type: 'sampleStop' }));
   $('prompt').addEventListener('keydown', (e) => { if (e.key === 'Enter' && !$('sampleBtn').disabled) startSampling(); });
   $('benchBtn').addEventListener('click', runBenchmark);
+  $('benchCancelBtn').addEventListener('click', () => { ui.benchCancelled = true; if (ui.benchCancel) ui.benchCancel(); });
+}
+
+// ---- shareable link ----------------------------------------------------------------
+// The setup as the page's URL hash (#preset=tiny&steps=300&…): opening the
+// link restores it. Only settings: no text, no weights.
+const HASH_FIELDS = ['steps', 'lr', 'batch', 'seed'];
+function writeHash() {
+  const q = new URLSearchParams();
+  q.set('preset', $('preset').value);
+  for (const id of HASH_FIELDS) q.set(id, $(id).value);
+  const p = presetByName($('preset').value);
+  const c = chosenShape();
+  if (p && isCustom(c, p)) for (const [id, key] of SHAPE_KEYS) q.set(key, c[key]);
+  q.set('backend', backendChoice());
+  history.replaceState(null, '', '#' + q.toString());
+}
+function readHash() {
+  if (location.hash.length < 2) return false;
+  const q = new URLSearchParams(location.hash.slice(1));
+  if (q.has('preset') && presetByName(q.get('preset'))) {
+    $('preset').value = q.get('preset');
+    ui.presetShown = q.get('preset');
+    fillShape(presetByName(q.get('preset')));
+    $('batch').value = presetByName(q.get('preset')).batch;
+  }
+  for (const id of HASH_FIELDS) if (q.has(id) && q.get(id) !== '' && isFinite(Number(q.get(id)))) $(id).value = q.get(id);
+  for (const [id, key] of SHAPE_KEYS) if (q.has(key) && Number(q.get(key)) > 0) { $(id).value = q.get(key); $('shapeBox').open = true; }
+  const b = q.get('backend');
+  const r = b && document.querySelector(`input[name=backend][value="${CSS.escape(b)}"]`);
+  if (r && !r.disabled) r.checked = true;
+  return true;
+}
+async function shareLink() {
+  writeHash();
+  try {
+    await navigator.clipboard.writeText(location.href);
+    setStatus('shareStatus', 'Link copied: it opens this page with these settings.', 'ok');
+  } catch (e) {
+    setStatus('shareStatus', 'Copy this link: ' + location.href);
+  }
+}
+
+// ---- speed probe -------------------------------------------------------------------
+// A few steps of the chosen size on the chosen engine, in a Worker of its
+// own: the time estimate then uses the measured speed (and start-up time).
+async function probeSpeed() {
+  const p = presetByName($('preset').value);
+  const variant = variantForChoice(backendChoice());
+  const b = { variant, backend: variant === 'gpu' ? 'webgpu' : 'cpu' };
+  $('probeBtn').disabled = true;
+  setStatus('probeStatus', 'Measuring a few steps…');
+  const t0 = performance.now();
+  let first = 0;
+  try {
+    const corpus = await bundledCorpus();
+    await runBenchWorker(b, [p.name], 2, corpus.slice(), (row) => {
+      first = (performance.now() - t0) / 1000;
+      const g = p.step_flops / (row.ms / 1000) / 1e9;
+      localStorage.setItem(STORE + 'gflops.' + variant, g.toFixed(3));
+      // start-up: what the probe took beyond its three steps
+      localStorage.setItem(STORE + 'start.' + variant, Math.max(0, first - 3 * row.ms / 1000).toFixed(1));
+    });
+    setStatus('probeStatus', `Measured: ${fmtTime(first)} for the first steps.`, 'ok');
+  } catch (e) {
+    setStatus('probeStatus', 'Could not measure: ' + e.message, 'error');
+  } finally { $('probeBtn').disabled = false; renderPresetInfo(); }
 }
 
 // ---- corpus -----------------------------------------------------------------------
@@ -658,15 +816,21 @@ async function startTraining() {
     const lr = Number($('lr').value);
     if (!(lr > 0 && lr <= 1)) throw new Error('Learning rate must be a number in (0, 1].');
     const choice = backendChoice();
+    const pr = presetByName($('preset').value);
+    const c = chosenShape();
+    if (c['d-model'] % c.heads) throw new Error(`Width (${c['d-model']}) must be a multiple of heads (${c.heads}).`);
     opts = `preset=${$('preset').value} steps=${steps} lr=${lr} batch=${batch} seed=${seed} backend=${engineBackend(choice)}` +
       ` eval-every=${Math.max(10, Math.round(steps / 25))}`;
+    if (isCustom(c, pr)) opts += ` layers=${c.layers} d-model=${c['d-model']} heads=${c.heads} ctx=${c.ctx}`;
     // the engine's timed save points no more often than the autosave writes them
-    const pr = presetByName($('preset').value);
-    if (pr) opts += ` save-seconds=${Math.ceil(autosaveInterval(pr.params * 12))}`;
-    const need = memoryNeed($('preset').value, batch, variantForChoice(choice));
-    if (need > 3.5 * 2 ** 30)
-      throw new Error(`The ${$('preset').value} preset needs about ${fmtBytes(need)} of memory here; the WebAssembly engine addresses ` +
-        'at most 4 GB (this build has no Memory64 module). Pick a smaller preset, or train it with the native CLI.');
+    opts += ` save-seconds=${Math.ceil(autosaveInterval(paramCount(c) * 12))}`;
+    const variant = variantForChoice(choice);
+    const need = memoryNeed(c, batch, variant);
+    if (need > WASM_LIMIT)
+      throw new Error(`This model needs about ${fmtBytes(need)} of memory; a browser page can use at most 4 GB. ` +
+        'Pick a smaller size or batch, or train it with the command-line tinytrain.');
+    const gpuBad = variant === 'gpu' ? gpuRefusal(c, batch) : null;
+    if (gpuBad) throw new Error(gpuBad);
   } catch (e) { showError(e.message); return; }
   try {
     corpus = await currentCorpus();
@@ -682,6 +846,8 @@ async function startTraining() {
     steal = true;
   }
   clearRunView();
+  // one column (a phone): bring the run's card into view
+  if (matchMedia('(max-width: 960px)').matches) $('h-progress').scrollIntoView({ block: 'start' });
   ui.startAt = performance.now();
   setRun('starting');
   ui.phaseTimer = setInterval(renderPhase, 500);
@@ -689,6 +855,7 @@ async function startTraining() {
   try {
     await startWorker(variant);
   } catch (e) { setRun('idle'); showError(e.message); return; }
+  if (ui.run !== 'starting') return; // cancelled while the engine loaded
   ui.runVariant = variant;
   rememberText(corpus.bytes, corpus.name);
   ui.startMsg = { type: 'start', opts, corpus: corpus.bytes.slice(), corpusName: corpus.name, steal };
@@ -715,7 +882,8 @@ function clearRunView() {
 // not replaced yet, is restored again.
 async function cancelStart() {
   if (ui.run !== 'starting') return;
-  const variant = ui.workerVariant || ui.runVariant;
+  // the engine that last loaded (the one being loaded may be what hangs)
+  const variant = ui.readyVariant || ui.workerVariant;
   if (ui.worker) ui.worker.terminate();
   ui.worker = null;
   setRun('idle');
@@ -765,6 +933,7 @@ function showRunSettings(st) {
   if (presetByName(st.preset)) { $('preset').value = st.preset; ui.presetShown = st.preset; }
   $('steps').value = st.steps;
   $('batch').value = st.batch;
+  fillShape(st);
   $('seed').value = st.seed;
   if (st.lr > 0) $('lr').value = st.lr;
   ui.setupIsNext = false;
@@ -847,9 +1016,9 @@ function setContinueTarget(total, step) {
 }
 
 function rememberSpeed(m) {
-  const p = presetByName($('preset').value);
-  if (!p || !m.stepsPerSec) return;
-  const g = p.step_flops * m.stepsPerSec / 1e9;
+  const st = ui.runState;
+  if (!st || !m.stepsPerSec) return;
+  const g = stepFlops(shapeOf(st), st.batch) * m.stepsPerSec / 1e9;
   if (g > 0 && isFinite(g)) localStorage.setItem(STORE + 'gflops.' + ui.runVariant, g.toFixed(3));
 }
 
@@ -863,6 +1032,8 @@ function updateStats(m) {
   $('stEta').textContent = m.step >= m.total ? 'done' : (m.run === 'running' ? fmtTime(m.eta) : '–');
   $('bar').style.width = (m.total ? (100 * m.step) / m.total : 0).toFixed(2) + '%';
 }
+
+const STEP_INCRS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1e3, 2e3, 2500, 5e3, 1e4, 2e4, 25e3, 5e4, 1e5, 2e5, 25e4, 5e5, 1e6];
 
 function chartSize(el, h) {
   return { width: Math.max(280, el.clientWidth), height: h };
@@ -880,8 +1051,11 @@ function drawChart() {
     const axis = { stroke: muted, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };
     ui.chart = new uPlot({
       ...chartSize(el, 300),
-      scales: { x: { time: false }, y: { auto: true } },
-      axes: [{ ...axis, label: 'step' }, { ...axis, label: 'loss (nats)', size: 60 }],
+      scales: { x: { time: false, range: (u, lo, hi) => [Math.floor(lo ?? 0), Math.max(Math.ceil(hi ?? 1), Math.floor(lo ?? 0) + 1)] },
+        y: { auto: true } },
+      // whole steps on the x axis, however few points
+      axes: [{ ...axis, label: 'step', incrs: STEP_INCRS, values: (u, v) => v.map((x) => fmtInt(x)) },
+        { ...axis, label: 'loss (nats)', size: 60 }],
       legend: { live: true },
       cursor: { drag: { x: true, y: false } },
       series: [
@@ -1051,16 +1225,21 @@ function startSampling() {
 
 // ---- benchmark ----------------------------------------------------------------------------
 
+// The backends the benchmark runs: a software GPU (SwiftShader, lavapipe)
+// only when asked for (it takes minutes).
 function benchVariants() {
   const v = [{ key: 'single', label: 'WASM 1 thread', variant: 'single', backend: 'cpu' }];
   if (ui.caps.threads) v.push({ key: 'threads', label: `WASM ${threadCount()} threads`, variant: 'threads', backend: 'cpu' });
-  if (ui.caps.gpu && ui.gpuEngine) v.push({ key: 'webgpu', label: 'WebGPU', variant: 'gpu', backend: 'webgpu' });
+  if (ui.caps.gpu && ui.gpuEngine && (!ui.caps.gpu.isCpu || $('benchSoft').checked))
+    v.push({ key: 'webgpu', label: ui.caps.gpu.isCpu ? 'WebGPU (software)' : 'WebGPU', variant: 'gpu', backend: 'webgpu' });
   return v;
 }
 
+// Runs presets on one engine in a Worker of its own; ui.benchCancel ends it.
 function runBenchWorker(b, presets, steps, corpus, onRow) {
   return new Promise((resolve, reject) => {
     const w = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+    ui.benchCancel = () => { w.terminate(); reject(Object.assign(new Error('cancelled'), { cancelled: true })); };
     w.onmessage = (e) => {
       const m = e.data;
       if (m.type === 'ready') w.postMessage({ type: 'bench', presets, steps, corpus });
@@ -1088,6 +1267,8 @@ async function runBenchmark() {
   const others = variants.filter((v) => v !== ref);
   const btn = $('benchBtn');
   btn.disabled = true;
+  $('benchCancelBtn').disabled = false;
+  ui.benchCancelled = false;
   const results = {}; // preset -> key -> {ms, losses}
   const table = $('benchTable');
   table.hidden = false;
@@ -1122,8 +1303,9 @@ async function runBenchmark() {
   draw();
   try {
     const corpus = await bundledCorpus();
-    for (const v of variants) {
-      setStatus('benchStatus', `Running ${v.label}…`);
+    for (const [i, v] of variants.entries()) {
+      if (ui.benchCancelled) throw Object.assign(new Error('cancelled'), { cancelled: true });
+      setStatus('benchStatus', `Running ${v.label} (${i + 1} of ${variants.length})…`);
       await runBenchWorker(v, presets, steps, corpus.slice(), (row) => {
         results[row.preset] = results[row.preset] || {};
         results[row.preset][v.key] = { ms: row.ms, losses: row.losses };
@@ -1133,9 +1315,12 @@ async function runBenchmark() {
     setStatus('benchStatus', `Done: median ms per step over ${steps} steps after one warm-up step. Speedup and drift (largest relative ` +
       `loss difference, step by step, same seed and batches) are against ${ref.label}.`, 'ok');
   } catch (e) {
-    setStatus('benchStatus', 'Benchmark failed: ' + e.message, 'error');
+    if (e.cancelled) setStatus('benchStatus', 'Benchmark cancelled.');
+    else setStatus('benchStatus', 'Benchmark failed: ' + e.message, 'error');
   } finally {
     btn.disabled = false;
+    $('benchCancelBtn').disabled = true;
+    ui.benchCancel = null;
   }
 }
 
@@ -1212,6 +1397,7 @@ async function main() {
   ui.presets = ready.presets;
   ui.runVariant = variant;
   initControls();
+  readHash();
   renderBackendNote();
   renderPresetInfo();
   describeCorpus();

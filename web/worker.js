@@ -852,7 +852,7 @@ async function onMessage(m) {
     case 'clearSaved': {
       // Forget: the saved run goes, and this run is not autosaved again
       // (a later pause or the loop's next save point would bring it back)
-      if (!owned) { post({ type: 'cleared', removed: false, notOwner: true }); break; }
+      if (!owned && !(await claimOwner(false))) { post({ type: 'cleared', removed: false, notOwner: true }); break; }
       gen++;
       pendingSave = null;
       autosaveOff = !!W && run !== 'idle';

@@ -19,7 +19,7 @@ async function answer(page, ok) {
   await page.waitForSelector('#askDlg[open]', { timeout: 10000 });
   const text = await page.locator('#askText').innerText();
   await page.click(ok ? '#askOk' : '#askCancel');
-  await page.waitForSelector('#askDlg:not([open])');
+  await page.waitForSelector('#askDlg', { state: 'hidden' });
   return text;
 }
 
@@ -151,7 +151,7 @@ test('autosaves while training keep to the interval; a large checkpoint is writt
   await train(page, { steps: 5000, seed: 8 });
   // the loop makes a save point every 200 steps; the writes are 10 s apart
   const n = await steps(page);
-  await page.waitForFunction((k) => window.tinytrain.data.x.length > k + 800, n, { timeout: 120000 });
+  await page.waitForFunction((k) => window.tinytrain.data.x.length > k + 450, n, { timeout: 180000 });
   const saves = (await log(page)).filter((m) => m.type === 'saved');
   assert.ok(saves.length >= 1, 'the first save point is written');
   for (let i = 1; i < saves.length; i++)
