@@ -924,6 +924,14 @@ function renderSetupNote() {
     : 'Settings of the current run. Change any to set up the next one.';
   el.className = ui.setupIsNext ? 'hint warn' : 'hint';
 }
+// The shortest decimal that is the same float32 (the engine keeps lr as a float).
+function shortestF32(x) {
+  for (let p = 1; p <= 9; p++) {
+    const y = Number(x.toPrecision(p));
+    if (Math.fround(y) === Math.fround(x)) return y;
+  }
+  return x;
+}
 function markSetupNext() {
   if (!hasRun()) return;
   ui.setupIsNext = true;
@@ -935,7 +943,7 @@ function showRunSettings(st) {
   $('batch').value = st.batch;
   fillShape(st);
   $('seed').value = st.seed;
-  if (st.lr > 0) $('lr').value = st.lr;
+  if (st.lr > 0) $('lr').value = shortestF32(st.lr);
   ui.setupIsNext = false;
   renderPresetInfo();
   renderSetupNote();
