@@ -187,6 +187,7 @@ function onWorker(m) {
       setRun(m.run);
       break;
     case 'phase':
+      if (ui.run !== 'starting' && ui.run !== 'running') break;
       ui.phase = m.phase;
       renderPhase();
       break;
@@ -351,7 +352,7 @@ function renderPhase() {
   else if (ui.run === 'starting') {
     const secs = ui.startAt ? (performance.now() - ui.startAt) / 1000 : 0;
     text = `starting: ${ui.phase || 'loading the engine'} · ${fmtTime(secs)}`;
-  }
+  } else if (ui.run === 'running' && ui.phase && !ui.lastStep) text = `running · ${ui.phase}`; // before the first step
   pill.textContent = text;
   pill.className = 'pill ' + cls;
   $('cancelStartBtn').hidden = ui.run !== 'starting';
@@ -1011,6 +1012,7 @@ function onProgress(m) {
   }
   ui.total = m.total;
   ui.lastStep = m.step;
+  if (ui.phase && m.step > 0) { ui.phase = ''; renderPhase(); }
   if (m.run !== 'running') setContinueTarget(m.total, m.step);
   updateStats(m);
   if (m.losses.length || m.vals.length) drawChart();

@@ -40,6 +40,8 @@ let gen = 0;           // the run's generation: a save made for an earlier run (
 let autosaveOff = false; // the user removed this run's autosave (Forget): it is not written again
 let owned = false;     // this tab holds the saved run (the Web Lock OWNER_LOCK): only the owner writes it
 let lastWrite = { at: 0, step: -1 }; // the last autosave that reached OPFS (performance.now())
+let kernelsBuilt = 0;  // GPU compute pipelines created so far
+let startPhase = false; // a run is being built: kernel compiles are reported as its phase
 
 const post = (msg, transfer) => self.postMessage(msg, transfer || []);
 
@@ -123,6 +125,14 @@ async function openGpu() {
   for (const n of names) if (a.limits[n] !== undefined) requiredLimits[n] = a.limits[n];
   const requiredFeatures = ['shader-f16', 'subgroups'].filter((f) => a.features.has(f));
   const dev = await a.requestDevice({ requiredLimits, requiredFeatures });
+  // the engine compiles its kernels as a run is built: each one is counted
+  // and, while a run starts, said to the page ("compiling GPU kernels: 7")
+  const create = dev.createComputePipeline.bind(dev);
+  dev.createComputePipeline = (d) => {
+    kernelsBuilt++;
+    if (startPhase) post({ type: 'phase', phase: `compiling GPU kernels: ${kernelsBuilt}` });
+    return create(d);
+  };
   const ai = a.info || {};
   const name = [ai.vendor, ai.architecture, ai.description || ai.device].filter(Boolean).join(' ') || 'WebGPU adapter';
   gpuInfo = { name, isCpu: /swiftshader|llvmpipe|lavapipe|cpu/i.test(name + ' ' + (ai.architecture || '')),
@@ -206,6 +216,7 @@ async function advance() {
   const ev = await rawAdvance();
   const step = M._tt_web_step(W);
   if (ev === EV.STEP) {
+    startPhase = false;
     const now = performance.now();
     pendingLoss.push([step, M._tt_web_loss(W)]);
     perf.window.push({ t: now, step });
@@ -734,7 +745,8 @@ async function onMessage(m) {
         try {
           await withBytes(m.corpus, async (p, n) => check(await call('tt_web_corpus', W, p, n), 'corpus'));
         } catch (e) { return { where: 'corpus', message: e.message }; }
-        try { check(await call('tt_web_init', W), 'init'); } catch (e) { return { where: 'train', message: e.message }; }
+        startPhase = true; // until the first step: kernels may compile there too
+        try { check(await call('tt_web_init', W), 'init'); } catch (e) { startPhase = false; return { where: 'train', message: e.message }; }
         return null;
       });
       if (res) { post({ type: 'error', ...res }); break; }

@@ -188,3 +188,49 @@ test('a checkpoint load and a preset change ask before replacing a run', async (
   fs.rmSync(dir, { recursive: true, force: true });
   await ctx.close();
 });
+
+test('an autosave that fails keeps the previous one and says what happened, the detail one click away', async () => {
+  const ctx = await loggedContext();
+  // the served worker.js gets a hook: on request, the next checkpoint file cannot be created
+  const page = await ctx.newPage();
+  page.errors = [];
+  page.on('pageerror', (e) => page.errors.push(e.message));
+  await page.route(/\/worker\.js$/, async (route) => {
+    const res = await route.fetch();
+    const body = (await res.text()) + `
+{
+  let failNext = false;
+  self.addEventListener('message', (e) => { if (e.data && e.data.type === '__failNextSave') failNext = true; });
+  const get = FileSystemDirectoryHandle.prototype.getFileHandle;
+  FileSystemDirectoryHandle.prototype.getFileHandle = function (name, o) {
+    if (failNext && o && o.create && /^checkpoint-/.test(name)) { failNext = false; return Promise.reject(new DOMException('disk on fire (test)', 'InvalidStateError')); }
+    return get.call(this, name, o);
+  };
+}`;
+    await route.fulfill({ response: res, body });
+  });
+  await page.goto(srv.url);
+  await page.waitForFunction(() => document.body.dataset.ready === '1', null, { timeout: 60000 });
+  await train(page, { steps: 5000, seed: 12 });
+  await page.waitForFunction(() => window.tinytrain.data.x.length >= 2, null, { timeout: 60000 });
+  await page.click('#pauseBtn');
+  await waitRun(page, 'paused');
+  await page.waitForFunction(() => /Autosaved step/.test(document.getElementById('ckptStatus').textContent), null, { timeout: 30000 });
+  const kept = await readAutosave(page);
+  const files = await listAutosave(page);
+  await page.click('#pauseBtn'); // Resume
+  await page.waitForFunction((n) => window.tinytrain.data.x.length > n + 1, kept.meta.step, { timeout: 60000 });
+  await page.evaluate(() => window.tinytrain.worker.postMessage({ type: '__failNextSave' }));
+  await page.click('#pauseBtn');
+  await waitRun(page, 'paused');
+  await page.waitForFunction(() => document.getElementById('ckptStatus').classList.contains('error'), null, { timeout: 30000 });
+  const status = page.locator('#ckptStatus');
+  const said = await status.evaluate((e) => e.firstChild.textContent);
+  assert.match(said, new RegExp(`^Autosave of step \\d+ failed, the autosave of step ${kept.meta.step} is kept\\.$`));
+  await status.locator('details summary').click();
+  assert.match(await status.locator('details code').innerText(), /disk on fire/);
+  assert.deepEqual(await readAutosave(page), kept, 'the previous autosave, byte for byte');
+  assert.deepEqual(await listAutosave(page), files, 'nothing of the failed save is left');
+  assert.deepEqual(page.errors, []);
+  await ctx.close();
+});
