@@ -768,6 +768,10 @@ async function onMessage(m) {
       if (run === 'running') requestHold('paused');
       break;
     case 'resume':
+      if (W && !owned && (run === 'paused' || run === 'stopped')) { // taken over by another tab: it trains the run now
+        post({ type: 'error', where: 'owner', message: 'another tab holds the saved run' });
+        break;
+      }
       if (W && (run === 'paused' || run === 'stopped')) {
         if (M._tt_web_step(W) >= M._tt_web_total_steps(W)) { run = 'done'; post({ type: 'status', run }); break; }
         run = 'running';
@@ -783,6 +787,7 @@ async function onMessage(m) {
       break;
     case 'more': {
       if (!W || run === 'idle') break;
+      if (!owned) { post({ type: 'error', where: 'owner', message: 'another tab holds the saved run' }); break; }
       while (loopActive) await yieldNow();
       try {
         const total = m.total !== undefined ? Number(m.total) : M._tt_web_total_steps(W) + (m.n | 0);
