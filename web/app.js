@@ -260,6 +260,8 @@ function onWorkerError(m) {
   }
   if (m.where === 'sample') { ui.sampling = false; setStatus('sampleRate', m.message, 'error'); updateButtons(); return; }
   if (m.where === 'options' || m.where === 'train') { if (ui.run === 'starting') setRun('idle'); }
+  const warm = m.where === 'options' && /warmup \((\d+)\) must not exceed steps/.exec(m.message);
+  if (warm) { showError(`Train at least ${warm[1]} steps in all: the first ${warm[1]} warm the learning rate up.`); return; }
   // an autosave that failed stays said next to the checkpoint buttons until the next one succeeds
   if (m.where === 'autosave') { setStatus('ckptStatus', m.message, 'error', m.detail); if (!m.storageFull) return; }
   showError(m.message);
