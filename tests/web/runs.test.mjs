@@ -127,7 +127,7 @@ test('Forget while training sticks (no autosave brings it back) and says when no
   const from = (await log(page)).length;
   // a pause is a save point, and the loop's own save points come every 200 steps: none may write
   const n = await steps(page);
-  await page.waitForFunction((k) => window.tinytrain.data.x.length > k + 450, n, { timeout: 120000 });
+  await page.waitForFunction((k) => window.tinytrain.data.x.length > k + 250, n, { timeout: 120000 });
   await page.click('#pauseBtn');
   await waitRun(page, 'paused');
   assert.deepEqual((await log(page)).slice(from).filter((m) => m.type === 'saved' || m.type === 'error'), []);
