@@ -195,7 +195,7 @@ function onWorker(m) {
       ui.hasSaved = true;
       $('ckptStatus').className = 'status';
       $('ckptStatus').textContent = `Autosaved step ${fmtInt(m.step)} in this browser (${fmtBytes(m.bytes)})` +
-        (m.nextIn && ui.run === 'running' ? ` · next in about ${fmtTime(m.nextIn)}.` : '.');
+        (m.nextIn && ui.run === 'running' && m.step < ui.total ? ` · next in about ${fmtTime(m.nextIn)}.` : '.');
       break;
     case 'cleared':
       onCleared(m);
