@@ -3,10 +3,11 @@
 // the headers WebAssembly threads need: Cross-Origin-Opener-Policy
 // same-origin + Cross-Origin-Embedder-Policy require-corp (the page becomes
 // cross-origin isolated, so SharedArrayBuffer exists).
-//   node scripts/serve.mjs [--port 8080] [--host 127.0.0.1] [--root web] [--no-isolation]
+//   node scripts/serve.mjs [--port 8080] [--host 127.0.0.1] [--root web] [--no-isolation] [--cors]
 //   npm run serve
 // --no-isolation leaves the two headers out (to try the single-thread
-// fallback). --port 0 picks a free port; the chosen URL is printed as
+// fallback). --cors lets pages of any origin read the files (a text host
+// for the page's "From a URL", tested in CI). --port 0 picks a free port; the chosen URL is printed as
 // "serving http://HOST:PORT/". Also usable from tests: import { serve }.
 import http from 'node:http';
 import fs from 'node:fs';
@@ -28,14 +29,15 @@ const TYPES = {
   '.map': 'application/json',
 };
 
-export function serve({ root, port = 8080, host = '127.0.0.1', isolation = true, quiet = false } = {}) {
+export function serve({ root, port = 8080, host = '127.0.0.1', isolation = true, cors = false, quiet = false } = {}) {
   const base = path.resolve(root);
   const server = http.createServer((req, res) => {
     const headers = {
       'Cache-Control': 'no-cache',
-      'Cross-Origin-Resource-Policy': 'same-origin',
+      'Cross-Origin-Resource-Policy': cors ? 'cross-origin' : 'same-origin',
       'X-Content-Type-Options': 'nosniff',
     };
+    if (cors) headers['Access-Control-Allow-Origin'] = '*';
     if (isolation) {
       headers['Cross-Origin-Opener-Policy'] = 'same-origin';
       headers['Cross-Origin-Embedder-Policy'] = 'require-corp';
@@ -94,8 +96,9 @@ if (isMain) {
     else if (a === '--host') o.host = args[++i];
     else if (a === '--root') o.root = args[++i];
     else if (a === '--no-isolation') o.isolation = false;
+    else if (a === '--cors') o.cors = true;
     else if (a === '-h' || a === '--help') {
-      console.log('usage: node scripts/serve.mjs [--port N] [--host H] [--root DIR] [--no-isolation]');
+      console.log('usage: node scripts/serve.mjs [--port N] [--host H] [--root DIR] [--no-isolation] [--cors]');
       process.exit(0);
     } else {
       console.error('serve.mjs: unknown option ' + a);

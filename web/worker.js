@@ -9,6 +9,8 @@
 // when to evaluate, when to save and when the run ends are decided by the C
 // engine's loop (src/train/loop.c through src/web/web_api.c).
 
+import { autosaveInterval } from './autosave.js';
+
 const OPFS_DIR = 'tinytrain';
 const CHUNK_MS = 60;           // advance the engine for this long between progress posts
 // the engine's loop events (tt_event, src/train/trainer.h)
@@ -34,6 +36,12 @@ let requestInFlight = null; // steps in flight when the last pause/stop arrived 
 let savedStep = 0;     // the step of the last autosave that reached OPFS
 let deviceLost = false; // the GPU device was lost: its state is unreadable, the autosave in OPFS must stay as it is
 let gpuLost = null;    // the GPUDeviceLostInfo, once the device's lost promise has settled
+let gen = 0;           // the run's generation: a save made for an earlier run (or before a Forget) is never written
+let autosaveOff = false; // the user removed this run's autosave (Forget): it is not written again
+let owned = false;     // this tab holds the saved run (the Web Lock OWNER_LOCK): only the owner writes it
+let lastWrite = { at: 0, step: -1 }; // the last autosave that reached OPFS (performance.now())
+let kernelsBuilt = 0;  // GPU compute pipelines created so far
+let startPhase = false; // a run is being built: kernel compiles are reported as its phase
 
 const post = (msg, transfer) => self.postMessage(msg, transfer || []);
 
@@ -127,6 +135,14 @@ async function openGpu() {
   for (const n of names) if (a.limits[n] !== undefined) requiredLimits[n] = a.limits[n];
   const requiredFeatures = ['shader-f16', 'subgroups'].filter((f) => a.features.has(f));
   const dev = await a.requestDevice({ requiredLimits, requiredFeatures });
+  // the engine compiles its kernels as a run is built: each one is counted
+  // and, while a run starts, said to the page ("compiling GPU kernels: 7")
+  const create = dev.createComputePipeline.bind(dev);
+  dev.createComputePipeline = (d) => {
+    kernelsBuilt++;
+    if (startPhase) post({ type: 'phase', phase: `compiling GPU kernels: ${kernelsBuilt}` });
+    return create(d);
+  };
   const ai = a.info || {};
   const name = [ai.vendor, ai.architecture, ai.description || ai.device].filter(Boolean).join(' ') || 'WebGPU adapter';
   gpuInfo = { name, isCpu: /swiftshader|llvmpipe|lavapipe|cpu/i.test(name + ' ' + (ai.architecture || '')),
@@ -210,6 +226,7 @@ async function advance() {
   const ev = await rawAdvance();
   const step = M._tt_web_step(W);
   if (ev === EV.STEP) {
+    startPhase = false;
     const now = performance.now();
     pendingLoss.push([step, M._tt_web_loss(W)]);
     perf.window.push({ t: now, step });
@@ -221,7 +238,7 @@ async function advance() {
     // the run's status at this save point: the save of the last step is the
     // finished run's, though END comes in a later event
     const status = step >= M._tt_web_total_steps(W) && run !== 'stopped' ? 'done' : run;
-    pendingSave = { bytes: heap().slice(p, p + M._tt_web_save_len(W)), step, loss: M._tt_web_loss(W), status };
+    pendingSave = { bytes: heap().slice(p, p + M._tt_web_save_len(W)), step, loss: M._tt_web_loss(W), status, gen };
   }
   return ev;
 }
@@ -289,6 +306,45 @@ async function loop() {
 function resetPerf() {
   perf = { elapsed: 0, window: [] };
   pendingLoss = []; pendingVal = [];
+}
+
+// ---- autosave policy and ownership ---------------------------------------------
+function autosaveDue(snap) {
+  if (snap.status && snap.status !== 'running') return true;
+  if (lastWrite.step < 0) return true; // the first save of a run
+  return (performance.now() - lastWrite.at) / 1000 >= autosaveInterval(snap.bytes.length);
+}
+
+// One tab at a time owns the saved run: it holds the Web Lock OWNER_LOCK for
+// as long as it lives. Another tab asks without waiting and is told the run is
+// open elsewhere; "take over" steals the lock, and the tab it is stolen from
+// stops training and writes nothing more (writes check \`owned\` inside the
+// OPFS lock, which the new owner's restore takes after the steal).
+const OWNER_LOCK = 'tinytrain-run-owner';
+let releaseOwner = null;
+function claimOwner(steal) {
+  if (owned) return Promise.resolve(true);
+  if (!self.navigator || !navigator.locks) { owned = true; return Promise.resolve(true); }
+  return new Promise((resolve) => {
+    const opt = steal ? { steal: true } : { ifAvailable: true };
+    navigator.locks.request(OWNER_LOCK, opt, (lock) => {
+      if (!lock) { resolve(false); return null; }
+      owned = true;
+      resolve(true);
+      return new Promise((r) => { releaseOwner = r; });
+    }).catch((e) => {
+      if (!owned) { resolve(false); return; }
+      owned = false; // stolen by another tab
+      releaseOwner = null;
+      onOwnerLost();
+    });
+  });
+}
+function onOwnerLost() {
+  gen++;
+  pendingSave = null;
+  if (run === 'running') requestHold('paused');
+  post({ type: 'ownerLost', run });
 }
 
 // ---- OPFS persistence -----------------------------------------------------------
@@ -472,18 +528,34 @@ function onStorageFull(snap) {
         : 'Free space or download the checkpoint.') });
 }
 
-// Writes a save point to OPFS (commitSave).
-async function writeAutosave(snap) {
+// Writes a save point to OPFS (commitSave), unless it belongs to an earlier
+// run, this tab no longer owns the saved run, the user removed this run's
+// autosave, or the interval policy says it is too soon (autosaveDue). Checked
+// again inside the OPFS lock: a New run or a Forget that came in while this
+// save waited for the lock wins.
+async function writeAutosave(snap, force) {
   if (!W || deviceLost || storageFull) return;
+  const g = snap.gen === undefined ? gen : snap.gen;
+  if (g !== gen || !owned || autosaveOff) return;
+  if (!force && !autosaveDue(snap)) return;
   try {
-    const dir = await opfsDir();
-    if (!dir) return;
-    await opfsLocked(() => commitSave(dir, snap));
+    const wrote = await opfsLocked(async () => {
+      if (g !== gen || !owned || autosaveOff) return false;
+      const dir = await opfsDir();
+      if (!dir) return false;
+      await commitSave(dir, snap);
+      return true;
+    });
+    if (!wrote) return;
     savedStep = snap.step;
-    post({ type: 'saved', where: 'opfs', step: snap.step, bytes: snap.bytes.length });
+    lastWrite = { at: performance.now(), step: snap.step };
+    post({ type: 'saved', where: 'opfs', step: snap.step, bytes: snap.bytes.length, nextIn: autosaveInterval(snap.bytes.length) });
   } catch (e) {
     if (isStorageFull(e)) onStorageFull(snap);
-    else post({ type: 'error', where: 'autosave', message: 'autosave failed: ' + e.message });
+    else {
+      const kept = savedStep > 0 ? `the autosave of step ${savedStep} is kept` : 'no earlier autosave of this run is in this browser';
+      post({ type: 'error', where: 'autosave', message: `Autosave of step ${snap.step} failed, ${kept}.`, detail: String(e && e.message || e) });
+    }
   }
 }
 
@@ -523,17 +595,31 @@ async function restore() {
   perf.elapsed = meta.elapsed || 0;
   savedStep = r.state.step;
   storageFull = false;
+  autosaveOff = false;
+  gen++;
+  lastWrite = { at: performance.now(), step: r.state.step };
   run = r.state.step >= r.state.steps ? 'done' : 'paused';
   return { found: true, meta, ...r };
 }
 
+// Removes the saved run; true when there was one.
 async function clearSaved() {
+  let removed = false;
   try {
     const root = await navigator.storage.getDirectory();
-    await opfsLocked(() => root.removeEntry(OPFS_DIR, { recursive: true }));
+    await opfsLocked(async () => {
+      try {
+        const dir = await root.getDirectoryHandle(OPFS_DIR);
+        removed = !!(await readFile(dir, 'meta.json'));
+      } catch (e) { return; }
+      await root.removeEntry(OPFS_DIR, { recursive: true });
+    });
   } catch (e) { /* nothing saved */ }
   corpusSaved = false;
   storageFull = false;
+  savedStep = 0;
+  lastWrite = { at: 0, step: -1 };
+  return removed;
 }
 
 // ---- sampling -------------------------------------------------------------------------
@@ -641,15 +727,19 @@ async function bench(m) {
 // page -> worker:
 //   init {variant, threads}                 load the module; -> ready {presets, isa, webgpu, gpu}
 //   start {opts, corpus: Uint8Array, corpusName}   fresh run from seed; -> started, progress..., status
-//   pause | resume | stop | more {n}
+//   pause | resume | stop | more {total}      continue to a total of `total` steps (or {n}: n more)
 //   sample {prompt, length, temperature, topK, topP, seed} | sampleStop   -> sampleStart, token..., sampleDone
 //   inspect {id, prompt, topK}               -> inspection {id, result (src/inspect.h's JSON), variant}
 //   download                                 -> checkpoint {bytes, name}
 //   upload {bytes, corpus?, corpusName?, force}   load a .safetensors; -> started {state, loaded}
-//   restore                                  OPFS -> restored {found, meta, state}
-//   clearSaved                               -> cleared
+//   start, upload and restore first claim the saved run for this tab (Web Lock OWNER_LOCK; {steal: true} takes
+//   it from another tab, which gets ownerLost); without it: error {where: 'owner'} or restored {busy: true}
+//   restore {steal?}                         OPFS -> restored {found, meta, state} | {found: false, busy}
+//   clearSaved                               Forget -> cleared {removed, autosaveOff}: this run is not autosaved again
+//   autosaveOn                               autosave this run again (after a Forget)
 //   bench {presets, steps, corpus}           -> benchRow..., benchDone
-// worker -> page: error {where, message} (where: init | corpus | options | train | checkpoint | sample | inspect | autosave | bench;
+// worker -> page: phase {phase} while a run is being set up; saved {step, bytes, nextIn}; ownerLost {run};
+//   error {where, message, detail?} (where: init | corpus | options | train | checkpoint | sample | inspect | runfile | autosave | bench;
 //   autosave with storageFull: true when the browser's storage refused it: the run pauses)
 //   status {run, inFlightAtRequest?}: after a pause/stop of a running loop, how many steps were in flight
 //   when the request arrived (they are collected, recorded and saved before the status is sent)
@@ -671,22 +761,30 @@ async function onMessage(m) {
       break;
     }
     case 'start': {
+      if (!(await claimOwner(!!m.steal))) { post({ type: 'error', where: 'owner', message: 'another tab holds the saved run' }); break; }
       if (sampling) sampling.stop = true;
+      gen++; // the old run's last save point is never written: this run replaces it
+      pendingSave = null;
       run = 'idle';
       while (loopActive) await yieldNow();
+      pendingSave = null;
+      post({ type: 'phase', phase: 'building the model' + (/backend=webgpu/.test(m.opts) ? ' and compiling GPU kernels' : '') });
       const o = m.opts + (variant === 'threads' ? ` threads=${threads}` : ' threads=1');
       const res = await locked(async () => {
         try { setOptions(o); } catch (e) { return { where: 'options', message: e.message }; }
         try {
           await withBytes(m.corpus, async (p, n) => check(await call('tt_web_corpus', W, p, n), 'corpus'));
         } catch (e) { return { where: 'corpus', message: e.message }; }
-        try { check(await call('tt_web_init', W), 'init'); } catch (e) { return { where: 'train', message: e.message }; }
+        startPhase = true; // until the first step: kernels may compile there too
+        try { check(await call('tt_web_init', W), 'init'); } catch (e) { startPhase = false; return { where: 'train', message: e.message }; }
         return null;
       });
       if (res) { post({ type: 'error', ...res }); break; }
       opts = o; corpusName = m.corpusName || 'corpus'; corpusBytes = m.corpus; corpusSaved = false;
       backendName = /backend=webgpu/.test(o) ? 'webgpu' : 'cpu';
       await clearSaved();
+      gen++;
+      autosaveOff = false;
       resetPerf();
       savedStep = 0;
       run = 'running';
@@ -700,6 +798,10 @@ async function onMessage(m) {
       if (run === 'running') requestHold('paused');
       break;
     case 'resume':
+      if (W && !owned && (run === 'paused' || run === 'stopped')) { // taken over by another tab: it trains the run now
+        post({ type: 'error', where: 'owner', message: 'another tab holds the saved run' });
+        break;
+      }
       if (W && (run === 'paused' || run === 'stopped')) {
         if (M._tt_web_step(W) >= M._tt_web_total_steps(W)) { run = 'done'; post({ type: 'status', run }); break; }
         run = 'running';
@@ -715,9 +817,12 @@ async function onMessage(m) {
       break;
     case 'more': {
       if (!W || run === 'idle') break;
+      if (!owned) { post({ type: 'error', where: 'owner', message: 'another tab holds the saved run' }); break; }
       while (loopActive) await yieldNow();
       try {
-        await locked(() => check(M._tt_web_set_steps(W, M._tt_web_total_steps(W) + (m.n | 0)), 'steps'));
+        const total = m.total !== undefined ? Number(m.total) : M._tt_web_total_steps(W) + (m.n | 0);
+        if (!(total > M._tt_web_step(W))) throw new Error(`the run is at step ${M._tt_web_step(W)}: continue to a later step`);
+        await locked(() => check(M._tt_web_set_steps(W, total), 'steps'));
       } catch (e) { post({ type: 'error', where: 'options', message: e.message }); break; }
       run = 'running';
       storageFull = false;
@@ -745,6 +850,7 @@ async function onMessage(m) {
       break;
     }
     case 'upload': {
+      if (!(await claimOwner(!!m.steal))) { post({ type: 'error', where: 'owner', message: 'another tab holds the saved run' }); break; }
       if (run === 'running') requestHold('paused');
       while (loopActive) await yieldNow();
       await writeSave();
@@ -773,14 +879,17 @@ async function onMessage(m) {
       run = st.step >= st.steps ? 'done' : 'paused';
       post({ type: 'started', state: st, info: info(), loaded: true });
       await clearSaved();
+      gen++;
+      autosaveOff = false;
       try {
         const bytes = await locked(() => checkpointBytes());
-        await writeAutosave({ bytes, step: st.step, loss: M._tt_web_loss(W) });
+        await writeAutosave({ bytes, step: st.step, loss: M._tt_web_loss(W), status: run }, true);
       } catch (e) { post({ type: 'error', where: 'autosave', message: 'autosave failed: ' + e.message }); }
       post({ type: 'status', run });
       break;
     }
     case 'restore': {
+      if (!(await claimOwner(!!m.steal))) { post({ type: 'restored', found: false, busy: true }); break; }
       try {
         const r = await restore();
         post({ type: 'restored', ...r });
@@ -798,9 +907,26 @@ async function onMessage(m) {
       } catch (e) { post({ type: 'error', where: 'runfile', message: e.message }); }
       break;
     }
-    case 'clearSaved':
-      await clearSaved();
-      post({ type: 'cleared' });
+    case 'clearSaved': {
+      // Forget: the saved run goes, and this run is not autosaved again
+      // (a later pause or the loop's next save point would bring it back)
+      if (!owned && !(await claimOwner(false))) { post({ type: 'cleared', removed: false, notOwner: true }); break; }
+      gen++;
+      pendingSave = null;
+      autosaveOff = !!W && run !== 'idle';
+      const removed = await clearSaved();
+      post({ type: 'cleared', removed, autosaveOff });
+      break;
+    }
+    case 'autosaveOn': // undo a Forget for the run in memory: the next save point writes again
+      autosaveOff = false;
+      lastWrite = { at: 0, step: -1 };
+      if (run === 'paused' || run === 'stopped' || run === 'done') {
+        try {
+          const bytes = await locked(() => checkpointBytes());
+          await writeAutosave({ bytes, step: M._tt_web_step(W), loss: M._tt_web_loss(W), status: run }, true);
+        } catch (e) { post({ type: 'error', where: 'autosave', message: 'autosave failed: ' + e.message }); }
+      }
       break;
     case 'bench':
       await bench(m);

@@ -217,10 +217,13 @@ EMSCRIPTEN_KEEPALIVE int tt_web_load(tt_web *w, const uint8_t *bytes, size_t n, 
     memset(&s, 0, sizeof s);
     TT_CHECK(tt_checkpoint_load_mem(bytes, n, &s, &w->st));
     int rc = TT_OK;
-    if (!force && (s.corpus_hash != w->corpus.hash || s.corpus_bytes != w->corpus.n))
+    /* the message is formatted from the loaded state before it is freed */
+    uint64_t want_bytes = s.corpus_bytes, want_hash = s.corpus_hash;
+    if (!force && (want_hash != w->corpus.hash || want_bytes != w->corpus.n))
         rc = tt_fail(&w->st, TT_EMISMATCH,
-                     "checkpoint was trained on another corpus (%llu bytes, hash %016llx); this one is %zu bytes",
-                     (unsigned long long)s.corpus_bytes, (unsigned long long)s.corpus_hash, w->corpus.n);
+                     "checkpoint was trained on another text (%llu bytes, hash %016llx); the chosen text is %zu bytes, hash %016llx",
+                     (unsigned long long)want_bytes, (unsigned long long)want_hash, w->corpus.n,
+                     (unsigned long long)w->corpus.hash);
     if (!rc) rc = tt_corpus_check(&w->corpus, s.cfg.ctx, &w->st);
     if (rc) {
         tt_state_free(&s);
