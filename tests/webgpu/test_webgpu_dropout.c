@@ -240,7 +240,10 @@ static void attn_case(int B, int T, int NH, int hs, int pf, const char *want_fwd
 }
 
 TT_TEST(test_attention_tiled) {
-    static const int cases[][4] = {{1, 1, 1, 16}, {2, 17, 3, 4}, {1, 65, 2, 17}, {2, 33, 2, 16}, {1, 130, 1, 64}};
+    /* pipelines depend on the head size and tiles only: few head sizes
+     * (lavapipe compiles slowly), many T; T >= 3 (at T = 1, dq = dk = 0
+     * exactly and only rounding noise is left to compare) */
+    static const int cases[][4] = {{2, 17, 3, 16}, {1, 65, 2, 16}, {1, 3, 1, 16}, {2, 37, 2, 6}};
     WORST = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         attn_case(cases[i][0], cases[i][1], cases[i][2], cases[i][3], 0, "attention_forward");
@@ -251,9 +254,8 @@ TT_TEST(test_attention_tiled) {
 TT_TEST(test_attention_pf_bounds) {
     WORST = 0;
     attn_case(2, 33, 2, 16, 1, "attention_forward");
-    attn_case(1, 17, 2, 5, 1, "attention_forward");
     INFO.is_cpu = !INFO.is_cpu;
-    attn_case(2, 65, 2, 6, 0, "attention_forward");
+    attn_case(2, 65, 2, 16, 0, "attention_forward");
     INFO.is_cpu = !INFO.is_cpu;
     printf("  prefetch, other loop bounds: worst rel err %.3g\n", WORST);
 }
@@ -265,7 +267,6 @@ TT_TEST(test_attention_small_limit) {
     INFO.max_wg_storage = 16384;
     WORST = 0;
     attn_case(1, 65, 1, 64, 0, "attention_forward");
-    attn_case(2, 33, 2, 3, 0, "attention_forward");
     printf("  storage 16384 B: worst rel err %.3g\n", WORST);
     INFO.max_wg_storage = full;
 }
@@ -274,7 +275,7 @@ TT_TEST(test_attention_small_limit) {
 TT_TEST(test_attention_rows) {
     WORST = 0;
     attn_case(1, 17, 1, 132, 0, "attention_rows_forward");
-    attn_case(2, 9, 1, 130, 0, "attention_rows_forward");
+    attn_case(2, 9, 1, 132, 0, "attention_rows_forward");
     printf("  row kernels: worst rel err %.3g\n", WORST);
 }
 
