@@ -138,10 +138,10 @@ int main(int argc, char **argv) {
     BENCH("head fwd", f, reps, tt_head_forward(&cpu, lg, x, wte, N, C, V));
     BENCH("head bwd", 2 * f, reps, tt_head_backward(&cpu, dx, dw, lg, x, wte, N, C, V));
     f = 2.0 * B * T * T * C; /* causal: half of QK^T and PV */
-    tt_attention_forward(&cpu, y, ast, qkv, qkv + C, qkv + 2 * C, 3 * C, B, T, C, NH);
-    BENCH("attention fwd", f, reps, tt_attention_forward(&cpu, y, ast, qkv, qkv + C, qkv + 2 * C, 3 * C, B, T, C, NH));
+    tt_attention_forward(&cpu, y, ast, qkv, qkv + C, qkv + 2 * C, 3 * C, B, T, C, NH, NULL);
+    BENCH("attention fwd", f, reps, tt_attention_forward(&cpu, y, ast, qkv, qkv + C, qkv + 2 * C, 3 * C, B, T, C, NH, NULL));
     BENCH("attention bwd", 2 * f, reps,
-          tt_attention_backward(&cpu, dqkv, dqkv + C, dqkv + 2 * C, ast, qkv, qkv + C, qkv + 2 * C, y, x, 3 * C, B, T, C, NH));
+          tt_attention_backward(&cpu, dqkv, dqkv + C, dqkv + 2 * C, ast, qkv, qkv + C, qkv + 2 * C, y, x, 3 * C, B, T, C, NH, NULL));
     BENCH("layernorm fwd", 0, reps, tt_layernorm_forward(&cpu, y, lst, x, b, b, N, C));
     BENCH("layernorm bwd", 0, reps, tt_layernorm_backward(&cpu, dx, db, db, y, x, b, lst, N, C, 1));
     BENCH("gelu fwd (N x 4C)", 0, reps, tt_gelu_forward(&cpu, y, x, (size_t)N * 4 * C));

@@ -3,6 +3,8 @@
 #include "ref64.h"
 
 #include <math.h>
+
+#include "rng.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +48,20 @@ void ref_embedding_backward(double *dwte, double *dwpe, const double *dout, cons
                 if (dwpe) dwpe[(size_t)t * C + c] += d[c];
             }
         }
+}
+
+/* ---- dropout (rng.h's masks): element i times scale if kept, else 0 ---- */
+
+static double drop_factor(float p, tt_dropout_key key, uint64_t i) {
+    return tt_dropout_keep(key, tt_dropout_threshold(p), (uint32_t)i) ? (double)(1.0f / (1.0f - p)) : 0.0;
+}
+
+void ref_dropout_forward(double *out, const double *inp, float p, tt_dropout_key key, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = inp[i] * drop_factor(p, key, i);
+}
+
+void ref_dropout_backward(double *dinp, const double *dout, float p, tt_dropout_key key, size_t n) {
+    ref_dropout_forward(dinp, dout, p, key, n);
 }
 
 /* ---- layernorm ---- */
@@ -183,6 +199,11 @@ static double att_probs(double *p, const double *q, const double *k, size_t ld, 
 
 void ref_attention_forward(double *out, double *stats, const double *q, const double *k, const double *v, int ld, int B,
                            int T, int C, int NH) {
+    ref_attention_forward_dropout(out, stats, q, k, v, ld, B, T, C, NH, 0.0f, (tt_dropout_key){0, 0});
+}
+
+void ref_attention_forward_dropout(double *out, double *stats, const double *q, const double *k, const double *v, int ld,
+                                   int B, int T, int C, int NH, float drop, tt_dropout_key key) {
     int hs = C / NH;
     double scale = 1.0 / sqrt((double)hs);
     double *p = ref_alloc((size_t)T);
@@ -191,6 +212,8 @@ void ref_attention_forward(double *out, double *stats, const double *q, const do
             size_t off = (size_t)b * T * ld + (size_t)h * hs;
             for (int t = 0; t < T; t++) {
                 double lse = att_probs(p, q + off + (size_t)t * ld, k + off, (size_t)ld, t, hs, scale);
+                size_t base = (((size_t)b * NH + h) * T + t) * (size_t)T;
+                for (int j = 0; j <= t; j++) p[j] *= drop_factor(drop, key, base + (size_t)j); /* Pd = M.P*scale */
                 double *o = out + ((size_t)b * T + t) * C + (size_t)h * hs;
                 for (int d = 0; d < hs; d++) {
                     double s = 0.0;
@@ -205,9 +228,15 @@ void ref_attention_forward(double *out, double *stats, const double *q, const do
 
 void ref_attention_backward(double *dq, double *dk, double *dv, double *stats, const double *q, const double *k,
                             const double *v, const double *dout, int ld, int B, int T, int C, int NH) {
+    ref_attention_backward_dropout(dq, dk, dv, stats, q, k, v, dout, ld, B, T, C, NH, 0.0f, (tt_dropout_key){0, 0});
+}
+
+void ref_attention_backward_dropout(double *dq, double *dk, double *dv, double *stats, const double *q, const double *k,
+                                    const double *v, const double *dout, int ld, int B, int T, int C, int NH, float drop,
+                                    tt_dropout_key key) {
     int hs = C / NH;
     double scale = 1.0 / sqrt((double)hs);
-    double *p = ref_alloc((size_t)T), *dp = ref_alloc((size_t)T);
+    double *p = ref_alloc((size_t)T), *dp = ref_alloc((size_t)T), *m = ref_alloc((size_t)T);
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++) {
             size_t r = ((size_t)b * T + t) * ld;
@@ -220,7 +249,10 @@ void ref_attention_backward(double *dq, double *dk, double *dv, double *stats, c
                 const double *qt = q + off + (size_t)t * ld;
                 const double *dO = dout + ((size_t)b * T + t) * C + (size_t)h * hs;
                 att_probs(p, qt, k + off, (size_t)ld, t, hs, scale);
-                /* out_t = sum_j p_j v_j: dp_j = dO . v_j ; dv_j += p_j dO ; D = dO . out_t */
+                size_t base = (((size_t)b * NH + h) * T + t) * (size_t)T;
+                for (int j = 0; j <= t; j++) m[j] = drop_factor(drop, key, base + (size_t)j);
+                /* out_t = sum_j m_j p_j v_j: dPd_j = dO . v_j ; dv_j += m_j p_j dO ; D = dO . out_t;
+                 * dp_j = m_j dPd_j */
                 double D = 0.0;
                 for (int j = 0; j <= t; j++) {
                     const double *vj = v + off + (size_t)j * ld;
@@ -228,10 +260,10 @@ void ref_attention_backward(double *dq, double *dk, double *dv, double *stats, c
                     double s = 0.0;
                     for (int d = 0; d < hs; d++) {
                         s += dO[d] * vj[d];
-                        dvj[d] += p[j] * dO[d];
+                        dvj[d] += m[j] * p[j] * dO[d];
                     }
-                    dp[j] = s;
-                    D += p[j] * s;
+                    dp[j] = m[j] * s;
+                    D += p[j] * dp[j];
                 }
                 if (stats) stats[(size_t)B * NH * T + ((size_t)b * NH + h) * T + t] = D;
                 /* softmax backward, then the scaled dot products */
@@ -249,6 +281,7 @@ void ref_attention_backward(double *dq, double *dk, double *dv, double *stats, c
         }
     free(p);
     free(dp);
+    free(m);
 }
 
 /* ---- GELU ---- */
@@ -296,10 +329,25 @@ void ref_crossentropy_backward(double *dlogits, const double *logits, const int3
 
 /* ---- whole model ---- */
 
+/* the dropout of one micro-batch: p, and what keys the masks (rng.h) */
+typedef struct {
+    float p;
+    uint64_t seed;
+    int64_t step;
+    int n_micro, micro;
+} gpt_drop;
+
+static tt_dropout_key drop_key(const gpt_drop *dr, int n_layer, int layer, int site) {
+    return tt_dropout_key_at(dr->seed, dr->step, dr->n_micro, dr->micro, n_layer, layer, site);
+}
+
 /* Forward of inp (B,T); logits (B,T,V) copied out if logits_out; with tgt,
- * returns the mean loss and, if grads, fills d(mean loss)/d(params). */
+ * returns the mean loss and, if grads, fills d(mean loss)/d(params).
+ * dr: dropout at the four sites (backend.h), NULL for none. */
 static double gpt_run(const tt_model_config *cfg, const tt_layout *lo, const double *params, const int32_t *inp,
-                      const int32_t *tgt, int B, int T, double *logits_out, double *grads) {
+                      const int32_t *tgt, int B, int T, double *logits_out, double *grads, const gpt_drop *dr) {
+    const gpt_drop nodrop = {0.0f, 0, 0, 1, 0};
+    if (!dr) dr = &nodrop;
     int C = cfg->d_model, L = cfg->n_layer, NH = cfg->n_head, V = cfg->vocab;
     int N = B * T;
     size_t NC = (size_t)N * C;
@@ -314,6 +362,7 @@ static double gpt_run(const tt_model_config *cfg, const tt_layout *lo, const dou
     if (!x || !ln1 || !qkv || !att || !res2 || !ln2 || !fch || !fchg) abort();
     x[0] = ref_alloc(NC);
     ref_embedding_forward(x[0], inp, PR(TT_WTE, 0), PR(TT_WPE, 0), B, T, C);
+    ref_dropout_forward(x[0], x[0], dr->p, drop_key(dr, L, L, TT_DROP_EMBED), NC);
     double *tmp = ref_alloc(NC);
     const tt_tensor_kind wk[3] = {TT_QW, TT_KW, TT_VALW}, bk[3] = {TT_QB, TT_KB, TT_VALB};
     for (int l = 0; l < L; l++) {
@@ -330,13 +379,16 @@ static double gpt_run(const tt_model_config *cfg, const tt_layout *lo, const dou
             ref_matmul_forward(tmp, ln1[l], PR(wk[s], l), PR(bk[s], l), N, C, C);
             for (int i = 0; i < N; i++) memcpy(qkv[l] + (size_t)i * 3 * C + (size_t)s * C, tmp + (size_t)i * C, (size_t)C * sizeof(double));
         }
-        ref_attention_forward(att[l], NULL, qkv[l], qkv[l] + C, qkv[l] + 2 * C, 3 * C, B, T, C, NH);
+        ref_attention_forward_dropout(att[l], NULL, qkv[l], qkv[l] + C, qkv[l] + 2 * C, 3 * C, B, T, C, NH, dr->p,
+                                      drop_key(dr, L, l, TT_DROP_ATTN));
         ref_matmul_forward(tmp, att[l], PR(TT_OW, l), PR(TT_OB, l), N, C, C);
+        ref_dropout_forward(tmp, tmp, dr->p, drop_key(dr, L, l, TT_DROP_ATTN_OUT), NC);
         for (size_t i = 0; i < NC; i++) res2[l][i] = x[l][i] + tmp[i];
         ref_layernorm_forward(ln2[l], NULL, res2[l], PR(TT_LN2W, l), PR(TT_LN2B, l), N, C);
         ref_matmul_forward(fch[l], ln2[l], PR(TT_FCW, l), PR(TT_FCB, l), N, C, 4 * C);
         ref_gelu_forward(fchg[l], fch[l], 4 * NC);
         ref_matmul_forward(tmp, fchg[l], PR(TT_PROJW, l), PR(TT_PROJB, l), N, 4 * C, C);
+        ref_dropout_forward(tmp, tmp, dr->p, drop_key(dr, L, l, TT_DROP_MLP_OUT), NC);
         for (size_t i = 0; i < NC; i++) x[l + 1][i] = res2[l][i] + tmp[i];
     }
     double *lnf = ref_alloc(NC), *logits = ref_alloc((size_t)N * V), *dlogits = ref_alloc((size_t)N * V);
@@ -349,22 +401,24 @@ static double gpt_run(const tt_model_config *cfg, const tt_layout *lo, const dou
         memset(grads, 0, lo->total * sizeof(double));
         double *dx = ref_alloc(NC), *dln = ref_alloc(NC), *dtmp = ref_alloc(NC), *dq = ref_alloc(NC);
         double *dqkv = ref_alloc(3 * NC), *dfch = ref_alloc(4 * NC), *dfchg = ref_alloc(4 * NC);
-        double *gw2 = ref_alloc((size_t)V * C);
+        double *gw2 = ref_alloc((size_t)V * C), *dbr = ref_alloc(NC);
         /* head + ln_f */
         ref_head_backward(dln, gw2, dlogits, lnf, PR(TT_WTE, 0), N, C, V);
         for (size_t i = 0; i < (size_t)V * C; i++) GR(TT_WTE, 0)[i] += gw2[i];
         ref_layernorm_backward(dx, GR(TT_LNFW, 0), GR(TT_LNFB, 0), dln, x[L], PR(TT_LNFW, 0), N, C);
         for (int l = L - 1; l >= 0; l--) {
             /* x[l+1] = res2 + proj(gelu(fc(ln2(res2)))) */
-            ref_matmul_backward(dfchg, GR(TT_PROJW, l), GR(TT_PROJB, l), dx, fchg[l], PR(TT_PROJW, l), N, 4 * C, C);
+            ref_dropout_backward(dbr, dx, dr->p, drop_key(dr, L, l, TT_DROP_MLP_OUT), NC);
+            ref_matmul_backward(dfchg, GR(TT_PROJW, l), GR(TT_PROJB, l), dbr, fchg[l], PR(TT_PROJW, l), N, 4 * C, C);
             ref_gelu_backward(dfch, fch[l], dfchg, 4 * NC);
             ref_matmul_backward(dln, GR(TT_FCW, l), GR(TT_FCB, l), dfch, ln2[l], PR(TT_FCW, l), N, C, 4 * C);
             ref_layernorm_backward(dtmp, GR(TT_LN2W, l), GR(TT_LN2B, l), dln, res2[l], PR(TT_LN2W, l), N, C);
             for (size_t i = 0; i < NC; i++) dx[i] += dtmp[i]; /* dx = d res2 */
             /* res2 = x[l] + o(att(qkv(ln1(x[l])))) */
-            ref_matmul_backward(dtmp, GR(TT_OW, l), GR(TT_OB, l), dx, att[l], PR(TT_OW, l), N, C, C);
-            ref_attention_backward(dqkv, dqkv + C, dqkv + 2 * C, NULL, qkv[l], qkv[l] + C, qkv[l] + 2 * C, dtmp, 3 * C, B,
-                                   T, C, NH);
+            ref_dropout_backward(dbr, dx, dr->p, drop_key(dr, L, l, TT_DROP_ATTN_OUT), NC);
+            ref_matmul_backward(dtmp, GR(TT_OW, l), GR(TT_OB, l), dbr, att[l], PR(TT_OW, l), N, C, C);
+            ref_attention_backward_dropout(dqkv, dqkv + C, dqkv + 2 * C, NULL, qkv[l], qkv[l] + C, qkv[l] + 2 * C, dtmp,
+                                           3 * C, B, T, C, NH, dr->p, drop_key(dr, L, l, TT_DROP_ATTN));
             memset(dln, 0, NC * sizeof(double));
             for (int s = 0; s < 3; s++) {
                 for (int i = 0; i < N; i++) memcpy(dq + (size_t)i * C, dqkv + (size_t)i * 3 * C + (size_t)s * C, (size_t)C * sizeof(double));
@@ -374,9 +428,10 @@ static double gpt_run(const tt_model_config *cfg, const tt_layout *lo, const dou
             ref_layernorm_backward(dtmp, GR(TT_LN1W, l), GR(TT_LN1B, l), dln, x[l], PR(TT_LN1W, l), N, C);
             for (size_t i = 0; i < NC; i++) dx[i] += dtmp[i];
         }
+        ref_dropout_backward(dx, dx, dr->p, drop_key(dr, L, L, TT_DROP_EMBED), NC);
         ref_embedding_backward(gw2, GR(TT_WPE, 0), dx, inp, B, T, C, V);
         for (size_t i = 0; i < (size_t)V * C; i++) GR(TT_WTE, 0)[i] += gw2[i];
-        free(dx), free(dln), free(dtmp), free(dq), free(dqkv), free(dfch), free(dfchg), free(gw2);
+        free(dx), free(dln), free(dtmp), free(dq), free(dqkv), free(dfch), free(dfchg), free(gw2), free(dbr);
     }
     for (int l = 0; l < L; l++) {
         free(ln1[l]), free(qkv[l]), free(att[l]), free(res2[l]), free(ln2[l]), free(fch[l]), free(fchg[l]);
@@ -391,11 +446,18 @@ static double gpt_run(const tt_model_config *cfg, const tt_layout *lo, const dou
 
 void ref_gpt_forward(const tt_model_config *cfg, const tt_layout *lo, const double *params, const int32_t *inp, int B,
                      int T, double *logits) {
-    gpt_run(cfg, lo, params, inp, NULL, B, T, logits, NULL);
+    gpt_run(cfg, lo, params, inp, NULL, B, T, logits, NULL, NULL);
 }
 
 double ref_gpt_loss_grad(const tt_model_config *cfg, const tt_layout *lo, const double *params, const uint8_t *tokens,
                          int B, double *grads) {
+    return ref_gpt_loss_grad_dropout(cfg, lo, params, tokens, B, grads, 0.0f, 0, 0, 1, 0);
+}
+
+double ref_gpt_loss_grad_dropout(const tt_model_config *cfg, const tt_layout *lo, const double *params,
+                                 const uint8_t *tokens, int B, double *grads, float p, uint64_t seed, int64_t step,
+                                 int n_micro, int micro) {
+    const gpt_drop dr = {p, seed, step, n_micro, micro};
     int T = cfg->ctx, N = B * T;
     int32_t *inp = malloc((size_t)N * sizeof *inp), *tgt = malloc((size_t)N * sizeof *tgt);
     if (!inp || !tgt) abort();
@@ -404,7 +466,7 @@ double ref_gpt_loss_grad(const tt_model_config *cfg, const tt_layout *lo, const 
             inp[b * T + t] = tokens[(size_t)b * (T + 1) + t];
             tgt[b * T + t] = tokens[(size_t)b * (T + 1) + t + 1];
         }
-    double loss = gpt_run(cfg, lo, params, inp, tgt, B, T, NULL, grads);
+    double loss = gpt_run(cfg, lo, params, inp, tgt, B, T, NULL, grads, &dr);
     free(inp), free(tgt);
     return loss;
 }

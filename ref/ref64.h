@@ -24,11 +24,21 @@
 
 #include "backend.h"
 #include "config.h"
+#include "rng.h"
 
 /* helpers: malloc'd copies (free with free()); abort on out of memory */
 double *ref_alloc(size_t n);                       /* zeroed */
 double *ref_from_float(const float *x, size_t n);
 void ref_to_float(float *dst, const double *x, size_t n);
+
+/* ---- dropout with rng.h's mask of key: out[i] = inp[i] * (kept ? 1/(1-p) : 0)
+ * (the scale rounded to float, as the backends use it); p = 0 copies ---- */
+void ref_dropout_forward(double *out,           // (n) may alias inp
+                         const double *inp,     // (n)
+                         float p, tt_dropout_key key, size_t n);
+void ref_dropout_backward(double *dinp,         // (n) may alias dout
+                          const double *dout,   // (n)
+                          float p, tt_dropout_key key, size_t n);
 
 /* ---- embedding: out = wte[inp] + wpe[t] ---- */
 void ref_embedding_forward(double *out,         // (B,T,C)
@@ -100,6 +110,16 @@ void ref_attention_backward(double *dq,         // (B,T,ld) columns [0,C) overwr
                             const double *dout, // (B,T,C)
                             int ld, int B, int T, int C, int NH);
 
+/* the same with dropout p of the probabilities, mask of key, element
+ * ((b*NH + h)*T + t_query)*T + t_key: out = (M.P*scale) V (stats keep the
+ * undropped logsumexp); backward dV = Pd^T dO, dP = M.(dO V^T)*scale,
+ * dS = P.(dP - D), D = rowsum(dout * out). p = 0 is the plain op. */
+void ref_attention_forward_dropout(double *out, double *stats, const double *q, const double *k, const double *v, int ld,
+                                   int B, int T, int C, int NH, float p, tt_dropout_key key);
+void ref_attention_backward_dropout(double *dq, double *dk, double *dv, double *stats, const double *q, const double *k,
+                                    const double *v, const double *dout, int ld, int B, int T, int C, int NH, float p,
+                                    tt_dropout_key key);
+
 /* ---- gelu, exact: 0.5 x (1 + erf(x / sqrt 2)) ---- */
 double ref_gelu(double x);
 void ref_gelu_forward(double *out,              // (n)
@@ -140,5 +160,12 @@ void ref_gpt_forward(const tt_model_config *cfg, const tt_layout *lo, const doub
  * d(mean loss)/d(params). B may differ from cfg->batch. */
 double ref_gpt_loss_grad(const tt_model_config *cfg, const tt_layout *lo, const double *params, const uint8_t *tokens,
                          int B, double *grads);
+/* The same for micro-batch `micro` of n_micro of optimizer step `step`
+ * with dropout p at the four sites of a training step (embedding output,
+ * attention probabilities, after the attention and MLP output projections),
+ * masks keyed by tt_dropout_key_at(seed, step, n_micro, micro, ...). */
+double ref_gpt_loss_grad_dropout(const tt_model_config *cfg, const tt_layout *lo, const double *params,
+                                 const uint8_t *tokens, int B, double *grads, float p, uint64_t seed, int64_t step,
+                                 int n_micro, int micro);
 
 #endif

@@ -230,3 +230,15 @@ double tt_config_step_flops(const tt_model_config *c) {
     double mm_params = L * 12.0 * C * C + (double)c->vocab * C;
     return 6.0 * mm_params * B * T + 6.0 * L * B * T * T * C;
 }
+
+int tt_dropout_check(const tt_model_config *c, float p, tt_status *st) {
+    if (!(p >= 0.0f && p < 1.0f)) return tt_fail(st, TT_EINVAL, "dropout must be in [0, 1) (got %g)", (double)p);
+    if (p == 0.0f) return TT_OK;
+    const uint64_t lim = (uint64_t)1 << 32, B = (uint64_t)c->batch, T = (uint64_t)c->ctx;
+    if (B * (uint64_t)c->n_head * T * T > lim || B * T * (uint64_t)c->d_model > lim)
+        return tt_fail(st, TT_EINVAL,
+                       "dropout needs batch*heads*ctx*ctx and batch*ctx*d-model at most 2^32 (the masks' 32-bit element "
+                       "index); got batch %d, heads %d, ctx %d, d-model %d: lower the batch (use --accum) or the context",
+                       c->batch, c->n_head, c->ctx, c->d_model);
+    return TT_OK;
+}

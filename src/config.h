@@ -71,6 +71,10 @@ extern const int tt_n_presets;
 const tt_preset *tt_preset_find(const char *name);
 /* Checks ranges (positive sizes, d_model % n_head == 0, ...). */
 int tt_config_validate(const tt_model_config *c, tt_status *st);
+/* Dropout probability p for model c: p in [0, 1), and for p > 0 every
+ * element index of a mask fits 32 bits (rng.h): batch*heads*ctx*ctx and
+ * batch*ctx*d_model at most 2^32. */
+int tt_dropout_check(const tt_model_config *c, float p, tt_status *st);
 /* Every element of the parameter buffer: the base model plus LoRA adapters. */
 int64_t tt_config_param_count(const tt_model_config *c);
 

@@ -12,7 +12,12 @@
  * accumulates dK and dV of its head in private scratch: race-free and in a
  * fixed order. Scores of one query row are computed against a transposed copy
  * of K (hs x T, per-thread scratch) so the key index is the vector dimension.
- * Every reduction runs in a fixed order: results do not depend on threads. */
+ * Every reduction runs in a fixed order: results do not depend on threads.
+ *
+ * Dropout of the probabilities (a tt_dropout_mask, ops.h): the forward
+ * multiplies each row's exponentials by the mask factors after their sum is
+ * taken (the logsumexp stays that of the undropped row); the backward
+ * recomputes the same factors from the key, so no mask is stored. */
 #include <math.h>
 #include <string.h>
 
@@ -119,8 +124,29 @@ static inline float dot(const float *a, const float *b, int n) {
     return s;
 }
 
+/* the mask factors of keys [j, j + TT_VW) of the query row whose element
+ * index starts at base (0 past the query t: causally masked) */
+static inline tt_vf drop_vec(const tt_dropout_mask *drop, size_t base, int j, int t) {
+    float m[TT_VW];
+    for (int l = 0; l < TT_VW; l++) m[l] = j + l <= t ? tt_dropout_factor(drop, (uint32_t)(base + (size_t)(j + l))) : 0.0f;
+    return tt_vload(m);
+}
+
+/* the element index ((b*NH + h)*T + tq)*T + tk of the probabilities fits 32 bits */
+static int drop_fits(tt_cpu *cpu, int B, int NH, int T, const char *op) {
+    if ((uint64_t)B * (uint64_t)NH * (uint64_t)T * (uint64_t)T <= (uint64_t)UINT32_MAX + 1) return 1;
+    tt_cpu_fail(cpu, "%s: B*NH*T*T exceeds the 32-bit element index of the dropout masks", op);
+    return 0;
+}
+
+/* p[j] *= factor for j in [0, n): the dropout of one forward row */
+static void drop_row(float *p, const tt_dropout_mask *drop, size_t base, int n) {
+    for (int j = 0; j < n; j++) p[j] *= tt_dropout_factor(drop, (uint32_t)(base + (size_t)j));
+}
+
 typedef struct {
     tt_cpu *cpu;
+    const tt_dropout_mask *drop;  /* NULL: no dropout */
     float *out, *lse, *D;         /* lse, D: (B,NH,T) halves of the stats buffer */
     float *dq, *dk, *dv;
     const float *q, *k, *v;       /* row stride ld */
@@ -134,7 +160,7 @@ typedef struct {
  * (hs, ld), softmax, o = sum_j p_j V_j (V row stride ldv); returns the
  * logsumexp of the scaled scores. s: scratch of vec_count(n) vectors. */
 static float attend_row(float *o, const float *q, const float *kT, size_t ld, const float *V, size_t ldv, int n, int hs,
-                        float scale, float *s) {
+                        float scale, float *s, const tt_dropout_mask *drop, size_t drop_base) {
     int nvec = vec_count(n);
     row_scores(s, q, kT, ld, hs, nvec, scale);
     for (int j = n; j < nvec * TT_VW; j++) s[j] = -INFINITY;
@@ -148,6 +174,7 @@ static float attend_row(float *o, const float *q, const float *kT, size_t ld, co
         vs += p;
     }
     float sum = tt_vsum(vs);
+    if (drop) drop_row(s, drop, drop_base, n);
     weighted_rows(o, s, V, ldv, n, hs);
     float inv = 1.0f / sum;
     for (int d = 0; d < hs; d++) o[d] *= inv;
@@ -169,7 +196,9 @@ static void att_fwd_simple(void *arg, int64_t chunk, int tid) {
     transpose_head(kT, ld, a->k + off, lq, t1, hs);
     for (int t = t0; t < t1; t++) {
         float *o = a->out + ((size_t)b * T + t) * C + (size_t)h * hs;
-        a->lse[((size_t)b * NH + h) * T + t] = attend_row(o, a->q + off + (size_t)t * lq, kT, ld, a->v + off, lq, t + 1, hs, a->scale, s);
+        size_t si = ((size_t)b * NH + h) * T + t;
+        a->lse[si] = attend_row(o, a->q + off + (size_t)t * lq, kT, ld, a->v + off, lq, t + 1, hs, a->scale, s, a->drop,
+                                si * (size_t)T);
     }
 }
 
@@ -222,11 +251,18 @@ static void att_bwd_simple(void *arg, int64_t chunk, int tid) {
         row_scores(p, q, kT, ld, hs, nvec, scale);
         row_scores(ds, dO, vT, ld, hs, nvec, 1.0f); /* dp */
         for (int j = n; j < nvec * TT_VW; j++) p[j] = -INFINITY;
-        for (int jv = 0; jv < nvec; jv++) {
-            tt_vf pv = tt_vexp(tt_vload(p + (size_t)jv * TT_VW) - l);
-            tt_vstore(p + (size_t)jv * TT_VW, pv);
-            tt_vstore(ds + (size_t)jv * TT_VW, pv * (tt_vload(ds + (size_t)jv * TT_VW) - D));
-        }
+        if (a->drop) /* dP = M.dPd*scale, dS = P.(dP - D), p <- Pd for dV */
+            for (int jv = 0; jv < nvec; jv++) {
+                tt_vf pv = tt_vexp(tt_vload(p + (size_t)jv * TT_VW) - l), m = drop_vec(a->drop, si * (size_t)T, jv * TT_VW, t);
+                tt_vstore(ds + (size_t)jv * TT_VW, pv * (m * tt_vload(ds + (size_t)jv * TT_VW) - D));
+                tt_vstore(p + (size_t)jv * TT_VW, pv * m);
+            }
+        else
+            for (int jv = 0; jv < nvec; jv++) {
+                tt_vf pv = tt_vexp(tt_vload(p + (size_t)jv * TT_VW) - l);
+                tt_vstore(p + (size_t)jv * TT_VW, pv);
+                tt_vstore(ds + (size_t)jv * TT_VW, pv * (tt_vload(ds + (size_t)jv * TT_VW) - D));
+            }
         /* dq_t = scale * sum_j ds_j k_j */
         float *dq = a->dq + off + (size_t)t * lq;
         weighted_rows(dq, ds, K, lq, n, hs);
@@ -412,7 +448,9 @@ static void att_fwd_blocked(void *arg, int64_t chunk, int tid) {
         }
         float sum = tt_vsum(vs);
         inv[q] = 1.0f / sum;
-        a->lse[((size_t)b * NH + h) * T + t] = m + logf(sum);
+        size_t si = ((size_t)b * NH + h) * T + t;
+        a->lse[si] = m + logf(sum);
+        if (a->drop) drop_row(s, a->drop, si * (size_t)T, t + 1);
     }
     pv_block(a->out + ((size_t)b * T + t0) * C + (size_t)h * hs, (size_t)C, S, ld, nq, t0, a->v + off, lq, hs, inv, 1.0f);
 }
@@ -442,11 +480,19 @@ static void att_bwd_blocked(void *arg, int64_t chunk, int tid) {
             float D = dot(dO + (size_t)t * C, O + (size_t)t * C, hs), l = lse[t];
             Drow[t] = D;
             for (int j = t + 1; j < lim; j++) p[j] = -INFINITY;
-            for (int j = 0; j < lim; j += TT_VW) {
-                tt_vf pv = tt_vexp(tt_vload(p + j) - l);
-                tt_vstore(p + j, pv);
-                tt_vstore(ds + j, pv * (tt_vload(ds + j) - D));
-            }
+            if (a->drop) { /* dP = M.dPd*scale, dS = P.(dP - D), p <- Pd for dV */
+                size_t base = (((size_t)b * NH + h) * T + t) * (size_t)T;
+                for (int j = 0; j < lim; j += TT_VW) {
+                    tt_vf pv = tt_vexp(tt_vload(p + j) - l), m = drop_vec(a->drop, base, j, t);
+                    tt_vstore(ds + j, pv * (m * tt_vload(ds + j) - D));
+                    tt_vstore(p + j, pv * m);
+                }
+            } else
+                for (int j = 0; j < lim; j += TT_VW) {
+                    tt_vf pv = tt_vexp(tt_vload(p + j) - l);
+                    tt_vstore(p + j, pv);
+                    tt_vstore(ds + j, pv * (tt_vload(ds + j) - D));
+                }
             for (int j = lim; j < nkv; j++) p[j] = ds[j] = 0.0f;
         }
         pv_block(dQ + (size_t)t0 * lq, lq, dS, ld, nq, t0, K, lq, hs, NULL, a->scale);
@@ -459,25 +505,30 @@ static void att_bwd_blocked(void *arg, int64_t chunk, int tid) {
 /* ================= public ops ================= */
 
 void tt_attention_forward(tt_cpu *cpu, float *out, float *stats, const float *q, const float *k, const float *v,
-                          int ld, int B, int T, int C, int NH) {
+                          int ld, int B, int T, int C, int NH, const tt_dropout_mask *drop) {
     att_ctx a;
     memset(&a, 0, sizeof a);
-    a.cpu = cpu, a.out = out, a.lse = stats, a.q = q, a.k = k, a.v = v, a.ld = (size_t)ld;
+    a.cpu = cpu, a.drop = tt_dropout_on(drop) ? drop : NULL;
+    a.out = out, a.lse = stats, a.q = q, a.k = k, a.v = v, a.ld = (size_t)ld;
     a.B = B, a.T = T, a.C = C, a.NH = NH, a.hs = C / NH;
     a.nqb = (T + QB - 1) / QB;
     a.scale = 1.0f / sqrtf((float)a.hs);
+    if (a.drop && !drop_fits(cpu, B, NH, T, "attention forward")) return;
     if (!tt_cpu_need(cpu, 0, tt_attention_thread_scratch(T, a.hs), "attention forward")) return;
     tt_cpu_run1(cpu, a.hs % TT_VW == 0 ? att_fwd_blocked : att_fwd_simple, &a, (int64_t)B * NH * a.nqb);
 }
 
 void tt_attention_backward(tt_cpu *cpu, float *dq, float *dk, float *dv, float *stats, const float *q, const float *k,
-                           const float *v, const float *out, const float *dout, int ld, int B, int T, int C, int NH) {
+                           const float *v, const float *out, const float *dout, int ld, int B, int T, int C, int NH,
+                           const tt_dropout_mask *drop) {
     att_ctx a;
     memset(&a, 0, sizeof a);
-    a.cpu = cpu, a.dq = dq, a.dk = dk, a.dv = dv, a.q = q, a.k = k, a.v = v, a.ld = (size_t)ld;
+    a.cpu = cpu, a.drop = tt_dropout_on(drop) ? drop : NULL;
+    a.dq = dq, a.dk = dk, a.dv = dv, a.q = q, a.k = k, a.v = v, a.ld = (size_t)ld;
     a.dout = dout, a.fout = out, a.lse = stats, a.D = stats + (size_t)B * NH * T;
     a.B = B, a.T = T, a.C = C, a.NH = NH, a.hs = C / NH;
     a.scale = 1.0f / sqrtf((float)a.hs);
+    if (a.drop && !drop_fits(cpu, B, NH, T, "attention backward")) return;
     if (!tt_cpu_need(cpu, 0, tt_attention_thread_scratch(T, a.hs), "attention backward")) return;
     tt_cpu_run1(cpu, a.hs % TT_VW == 0 ? att_bwd_blocked : att_bwd_simple, &a, (int64_t)B * NH);
 }
@@ -499,7 +550,7 @@ static void att_decode_task(void *arg, int64_t h, int tid) {
     float *kT = tt_cpu_tscratch(a->cpu, tid);
     float *s = kT + (size_t)a->hs * ld;
     transpose_head(kT, ld, a->k + off, a->ldk, a->n, a->hs);
-    attend_row(a->out + off, a->q + off, kT, ld, a->v + off, a->ldk, a->n, a->hs, a->scale, s);
+    attend_row(a->out + off, a->q + off, kT, ld, a->v + off, a->ldk, a->n, a->hs, a->scale, s, NULL, 0);
 }
 
 void tt_attention_decode(tt_cpu *cpu, float *out, const float *q, const float *k, const float *v, int ldk, int n, int C,

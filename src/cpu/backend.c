@@ -9,7 +9,15 @@
  * Residual stream (llm.c's layout): x0 = wte[tok] + wpe[t]; per layer
  *   ln1 -> q,k,v -> causal attention -> o (+ x, fused)      = res2
  *   ln2 -> fc + gelu (fused) -> proj (+ res2, fused)        = res3 = next x
- * then ln_f and logits = x . wte^T (tied head), fused softmax + CE. */
+ * then ln_f and logits = x . wte^T (tied head), fused softmax + CE.
+ *
+ * Dropout (training steps with p > 0 only; rng.h keys one mask per
+ * micro-batch, layer and site): x0 is dropped in place, the attention op
+ * drops its probabilities, and the two residual branches become
+ * matmul -> res = x + dropout(branch) instead of the fused matmul-residual.
+ * The backward recomputes every mask from its key (nothing is stored, no
+ * buffer is added): the branch gradients are masked into dln, which is free
+ * at those points. With p = 0 the code path is exactly the one without. */
 #include "backend_cpu.h"
 
 #include <math.h>
@@ -135,25 +143,66 @@ static void load_tokens(cpu_impl *c, const uint8_t *tokens, int B) {
         }
 }
 
-/* returns the mean loss; with_grad: logits become dlogits scaled by dscale */
-static float forward(tt_backend *be, int B, int with_grad, float dscale) {
+/* dropout of one micro-batch of a training step (what keys its masks) */
+typedef struct {
+    float p;
+    uint64_t seed;
+    int64_t step;
+    int n_micro, micro;
+} drop_args;
+
+static tt_dropout_mask drop_mask(const cpu_impl *c, const drop_args *d, int layer, int site) {
+    return tt_dropout_mask_make(d->p, tt_dropout_key_at(d->seed, d->step, d->n_micro, d->micro, c->L, layer, site));
+}
+
+/* out = resid + dropout(inp . W + b) with dr, else the fused matmul-residual */
+static void branch_forward(cpu_impl *c, const drop_args *dr, int l, int site, float *out, const float *inp,
+                           const float *w, const float *b, const float *resid, int N, int K, int C) {
+    if (!dr) {
+        tt_matmul_residual_forward(&c->cpu, out, inp, w, b, resid, N, K, C);
+        return;
+    }
+    tt_dropout_mask m = drop_mask(c, dr, l, site);
+    tt_matmul_forward(&c->cpu, out, inp, w, b, N, K, C);
+    tt_dropout_residual_forward(&c->cpu, out, out, resid, &m, (size_t)N * C);
+}
+
+/* the gradient of a residual branch's output: dres itself, or with dr its
+ * masked copy in dln */
+static const float *branch_backward(cpu_impl *c, const drop_args *dr, int l, int site, int N) {
+    if (!dr) return c->dres;
+    tt_dropout_mask m = drop_mask(c, dr, l, site);
+    tt_dropout_backward(&c->cpu, c->dln, c->dres, &m, (size_t)N * c->C);
+    return c->dln;
+}
+
+/* returns the mean loss; with_grad: logits become dlogits scaled by dscale;
+ * dr: this micro-batch's dropout, NULL for none */
+static float forward(tt_backend *be, int B, int with_grad, float dscale, const drop_args *dr) {
     cpu_impl *c = be->impl;
     tt_cpu *cpu = &c->cpu;
     int T = c->T, C = c->C, NH = c->NH, V = c->V, N = B * T;
     float *p = c->params;
     tt_embedding_forward(cpu, c->encoded, c->inp, PT(c, be, p, TT_WTE, 0), PT(c, be, p, TT_WPE, 0), B, T, C);
+    if (dr) {
+        tt_dropout_mask m = drop_mask(c, dr, c->L, TT_DROP_EMBED);
+        tt_dropout_forward(cpu, c->encoded, c->encoded, &m, (size_t)N * C);
+    }
     float *x = c->encoded;
     for (int l = 0; l < c->L; l++) {
         layer_acts *a = &c->layers[l];
+        tt_dropout_mask ma = dr ? drop_mask(c, dr, l, TT_DROP_ATTN) : (tt_dropout_mask){{0, 0}, 0, 1.0f};
         tt_layernorm_forward(cpu, a->ln1, a->ln1_stats, x, PT(c, be, p, TT_LN1W, l), PT(c, be, p, TT_LN1B, l), N, C);
         tt_qkv_forward(cpu, a->qkv, a->ln1, PT(c, be, p, TT_QW, l), PT(c, be, p, TT_QB, l), PT(c, be, p, TT_KW, l),
                        PT(c, be, p, TT_KB, l), PT(c, be, p, TT_VALW, l), PT(c, be, p, TT_VALB, l), N, C);
-        tt_attention_forward(cpu, a->atty, a->att_stats, a->qkv, a->qkv + C, a->qkv + 2 * C, 3 * C, B, T, C, NH);
-        tt_matmul_residual_forward(cpu, a->res2, a->atty, PT(c, be, p, TT_OW, l), PT(c, be, p, TT_OB, l), x, N, C, C);
+        tt_attention_forward(cpu, a->atty, a->att_stats, a->qkv, a->qkv + C, a->qkv + 2 * C, 3 * C, B, T, C, NH,
+                             dr ? &ma : NULL);
+        branch_forward(c, dr, l, TT_DROP_ATTN_OUT, a->res2, a->atty, PT(c, be, p, TT_OW, l), PT(c, be, p, TT_OB, l), x, N,
+                       C, C);
         tt_layernorm_forward(cpu, a->ln2, a->ln2_stats, a->res2, PT(c, be, p, TT_LN2W, l), PT(c, be, p, TT_LN2B, l), N, C);
         tt_matmul_gelu_forward(cpu, a->fch, a->fchg, a->ln2, PT(c, be, p, TT_FCW, l), PT(c, be, p, TT_FCB, l), N, C, 4 * C);
-        tt_matmul_residual_forward(cpu, a->res3, a->fchg, PT(c, be, p, TT_PROJW, l), PT(c, be, p, TT_PROJB, l), a->res2, N,
-                                   4 * C, C);
+        branch_forward(c, dr, l, TT_DROP_MLP_OUT, a->res3, a->fchg, PT(c, be, p, TT_PROJW, l), PT(c, be, p, TT_PROJB, l),
+                       a->res2, N, 4 * C, C);
         x = a->res3;
     }
     tt_layernorm_forward(cpu, c->lnf, c->lnf_stats, x, PT(c, be, p, TT_LNFW, 0), PT(c, be, p, TT_LNFB, 0), N, C);
@@ -161,8 +210,9 @@ static float forward(tt_backend *be, int B, int with_grad, float dscale) {
     return tt_crossentropy_forward(cpu, c->losses, with_grad ? c->logits : NULL, c->logits, c->tgt, N, V, dscale);
 }
 
-/* gradients accumulate into c->grads; needs forward(with_grad = 1) first */
-static void backward(tt_backend *be, int B) {
+/* gradients accumulate into c->grads; needs forward(with_grad = 1) first,
+ * with the same dr */
+static void backward(tt_backend *be, int B, const drop_args *dr) {
     cpu_impl *c = be->impl;
     tt_cpu *cpu = &c->cpu;
     int T = c->T, C = c->C, NH = c->NH, V = c->V, N = B * T;
@@ -174,21 +224,27 @@ static void backward(tt_backend *be, int B) {
     for (int l = c->L - 1; l >= 0; l--) {
         layer_acts *a = &c->layers[l];
         const float *xin = l > 0 ? c->layers[l - 1].res3 : c->encoded;
-        tt_matmul_gelu_backward(cpu, c->dfch, PT(c, be, g, TT_PROJW, l), PT(c, be, g, TT_PROJB, l), c->dres, a->fchg,
+        tt_matmul_gelu_backward(cpu, c->dfch, PT(c, be, g, TT_PROJW, l), PT(c, be, g, TT_PROJB, l),
+                                branch_backward(c, dr, l, TT_DROP_MLP_OUT, N), a->fchg,
                                 PT(c, be, p, TT_PROJW, l), a->fch, N, 4 * C, C);
         tt_matmul_backward(cpu, c->dln, PT(c, be, g, TT_FCW, l), PT(c, be, g, TT_FCB, l), c->dfch, a->ln2,
                            PT(c, be, p, TT_FCW, l), N, C, 4 * C);
         tt_layernorm_backward(cpu, c->dres, PT(c, be, g, TT_LN2W, l), PT(c, be, g, TT_LN2B, l), c->dln, a->res2,
                               PT(c, be, p, TT_LN2W, l), a->ln2_stats, N, C, 1);
-        tt_matmul_backward(cpu, c->datty, PT(c, be, g, TT_OW, l), PT(c, be, g, TT_OB, l), c->dres, a->atty,
-                           PT(c, be, p, TT_OW, l), N, C, C);
+        tt_matmul_backward(cpu, c->datty, PT(c, be, g, TT_OW, l), PT(c, be, g, TT_OB, l),
+                           branch_backward(c, dr, l, TT_DROP_ATTN_OUT, N), a->atty, PT(c, be, p, TT_OW, l), N, C, C);
+        tt_dropout_mask ma = dr ? drop_mask(c, dr, l, TT_DROP_ATTN) : (tt_dropout_mask){{0, 0}, 0, 1.0f};
         tt_attention_backward(cpu, c->dqkv, c->dqkv + C, c->dqkv + 2 * C, a->att_stats, a->qkv, a->qkv + C,
-                              a->qkv + 2 * C, a->atty, c->datty, 3 * C, B, T, C, NH);
+                              a->qkv + 2 * C, a->atty, c->datty, 3 * C, B, T, C, NH, dr ? &ma : NULL);
         tt_qkv_backward(cpu, c->dln, PT(c, be, g, TT_QW, l), PT(c, be, g, TT_QB, l), PT(c, be, g, TT_KW, l),
                         PT(c, be, g, TT_KB, l), PT(c, be, g, TT_VALW, l), PT(c, be, g, TT_VALB, l), c->dqkv, a->ln1,
                         PT(c, be, p, TT_QW, l), PT(c, be, p, TT_KW, l), PT(c, be, p, TT_VALW, l), N, C);
         tt_layernorm_backward(cpu, c->dres, PT(c, be, g, TT_LN1W, l), PT(c, be, g, TT_LN1B, l), c->dln, xin,
                               PT(c, be, p, TT_LN1W, l), a->ln1_stats, N, C, 1);
+    }
+    if (dr) {
+        tt_dropout_mask m = drop_mask(c, dr, c->L, TT_DROP_EMBED);
+        tt_dropout_backward(cpu, c->dres, c->dres, &m, (size_t)N * C);
     }
     tt_embedding_backward(cpu, PT(c, be, g, TT_WTE, 0), PT(c, be, g, TT_WPE, 0), c->dres, c->inp, B, T, C, V);
 }
@@ -236,15 +292,19 @@ static int cpu_step(tt_backend *be, const uint8_t *tokens, int n_micro, const tt
     if (n_micro < 1) return tt_fail(st, TT_EINVAL, "step: n_micro must be >= 1 (got %d)", n_micro);
     if (!(opt->bc1 > 0.0f) || !(opt->bc2 > 0.0f)) return tt_fail(st, TT_EINVAL, "step: bias corrections must be > 0");
     int B = c->B, T = c->T;
+    TT_CHECK(tt_dropout_check(&be->cfg, opt->dropout, st));
+    drop_args d = {opt->dropout, opt->seed, opt->step, n_micro, 0};
+    const drop_args *dr = opt->dropout > 0.0f ? &d : NULL;
     float dscale = (float)(1.0 / ((double)B * T * n_micro));
     double loss = 0.0, tf = 0.0, tb = 0.0;
     double t0 = tt_now();
     for (int i = 0; i < n_micro; i++) {
+        d.micro = i;
         load_tokens(c, tokens + (size_t)i * B * (T + 1), B);
-        loss += forward(be, B, 1, dscale);
+        loss += forward(be, B, 1, dscale, dr);
         TT_CHECK(tt_cpu_status(&c->cpu, st));
         double t1 = tt_now();
-        backward(be, B);
+        backward(be, B, dr);
         TT_CHECK(tt_cpu_status(&c->cpu, st));
         double t2 = tt_now();
         tf += t1 - t0;
@@ -278,7 +338,7 @@ static int cpu_eval(tt_backend *be, const uint8_t *tokens, int B, float *loss, t
     if (!tokens || !loss) return tt_fail(st, TT_EINVAL, "eval: tokens or loss missing");
     if (B < 1 || B > c->B) return tt_fail(st, TT_EINVAL, "eval: batch %d outside 1..%d", B, c->B);
     load_tokens(c, tokens, B);
-    *loss = forward(be, B, 0, 0.0f);
+    *loss = forward(be, B, 0, 0.0f, NULL);
     return tt_cpu_status(&c->cpu, st);
 }
 
@@ -288,9 +348,9 @@ static int cpu_loss_and_grad(tt_backend *be, const uint8_t *tokens, float *loss,
     int B = c->B, T = c->T;
     tt_cpu_zero(&c->cpu, c->grads, c->total);
     load_tokens(c, tokens, B);
-    *loss = forward(be, B, 1, (float)(1.0 / ((double)B * T)));
+    *loss = forward(be, B, 1, (float)(1.0 / ((double)B * T)), NULL);
     TT_CHECK(tt_cpu_status(&c->cpu, st));
-    backward(be, B);
+    backward(be, B, NULL);
     TT_CHECK(tt_cpu_status(&c->cpu, st));
     tt_cpu_copy(&c->cpu, grads, c->grads, c->total);
     tt_cpu_zero(&c->cpu, c->grads, c->total);

@@ -1,6 +1,6 @@
 /* ops.h — the CPU ops of tinytrain, grouped by op family; family X lives in
- * src/cpu/X.c (embedding, layernorm, matmul, attention, gelu, residual,
- * crossentropy, adamw). Every op is a forward/backward pair (llm.c style,
+ * src/cpu/X.c (dropout, embedding, layernorm, matmul, attention, gelu,
+ * residual, crossentropy, adamw). Every op is a forward/backward pair (llm.c style,
  * a shape comment on each pointer), parallel through the context's pool
  * (runtime.h) and SIMD through simd.h. The float64 reference of each op is
  * ref_<op>_forward/backward in ref/ref64.h, same argument order.
@@ -29,7 +29,43 @@
 
 #include "backend.h"
 #include "config.h"
+#include "rng.h"
 #include "runtime.h"
+
+/* ================= dropout (dropout.c) =================
+ * One mask of rng.h's contract: element i is kept iff
+ * tt_dropout_keep(key, threshold, i), kept values are multiplied by scale.
+ * A NULL mask, or threshold 0 (p = 0), is no dropout: the ops that take a
+ * mask then run exactly their code without it. */
+typedef struct {
+    tt_dropout_key key;
+    uint32_t threshold; /* tt_dropout_threshold(p) */
+    float scale;        /* 1.0f / (1.0f - p) */
+} tt_dropout_mask;
+tt_dropout_mask tt_dropout_mask_make(float p, tt_dropout_key key);
+static inline int tt_dropout_on(const tt_dropout_mask *d) { return d && d->threshold; }
+/* the factor of element i: scale if kept, else 0 */
+static inline float tt_dropout_factor(const tt_dropout_mask *d, uint32_t i) {
+    return tt_dropout_keep(d->key, d->threshold, i) ? d->scale : 0.0f;
+}
+/* out[i] = inp[i] * factor(i); element index i = position in the (B,T,C)
+ * tensor, (b*T + t)*C + c; out may alias inp. n < 2^32. */
+void tt_dropout_forward(tt_cpu *cpu,
+                        float *out,            // (n)
+                        const float *inp,      // (n)
+                        const tt_dropout_mask *d, size_t n);
+/* dinp[i] = dout[i] * factor(i) (the mask recomputed from the key); dinp may alias dout */
+void tt_dropout_backward(tt_cpu *cpu,
+                         float *dinp,          // (n) overwritten
+                         const float *dout,    // (n)
+                         const tt_dropout_mask *d, size_t n);
+/* a residual branch: out = resid + dropout(inp) (out may alias inp or resid);
+ * its backward is tt_dropout_backward for the branch, identity for resid */
+void tt_dropout_residual_forward(tt_cpu *cpu,
+                                 float *out,          // (n)
+                                 const float *inp,    // (n) the branch
+                                 const float *resid,  // (n)
+                                 const tt_dropout_mask *d, size_t n);
 
 /* ================= embedding (embedding.c) ================= */
 /* out = wte[inp] + wpe[t] */
@@ -154,14 +190,18 @@ size_t tt_head_backward_scratch(int N, int C, int V);
  * Causal multi-head self-attention, scale 1/sqrt(hs), hs = C/NH; head h uses
  * columns h*hs .. (h+1)*hs of q, k, v. q, k, v rows have stride ld (C for
  * separate tensors; 3C for the packed qkv: q = qkv, k = qkv + C, v = qkv + 2C).
- * Per-thread scratch: tt_attention_thread_scratch(T, hs). */
+ * Per-thread scratch: tt_attention_thread_scratch(T, hs).
+ * drop (NULL: none): dropout of the attention probabilities, element
+ * ((b*NH + h)*T + t_query)*T + t_key; out = (M.P*scale) V, stats keep the
+ * logsumexp of the undropped scores, and the backward recomputes the mask
+ * (dV = Pd^T dO, dP = M.(dO V^T)*scale, dS = P.(dP - D), D = rowsum(dO.out)). */
 void tt_attention_forward(tt_cpu *cpu,
                           float *out,          // (B,T,C)
                           float *stats,        // (2,B,NH,T): [0] logsumexp of the scaled scores; [1] left to the backward
                           const float *q,      // (B,T,ld)
                           const float *k,      // (B,T,ld)
                           const float *v,      // (B,T,ld)
-                          int ld, int B, int T, int C, int NH);
+                          int ld, int B, int T, int C, int NH, const tt_dropout_mask *drop);
 void tt_attention_backward(tt_cpu *cpu,
                            float *dq,          // (B,T,ld) overwritten (columns [0,C))
                            float *dk,          // (B,T,ld) overwritten
@@ -172,7 +212,7 @@ void tt_attention_backward(tt_cpu *cpu,
                            const float *v,     // (B,T,ld)
                            const float *out,   // (B,T,C) the forward output
                            const float *dout,  // (B,T,C)
-                           int ld, int B, int T, int C, int NH);
+                           int ld, int B, int T, int C, int NH, const tt_dropout_mask *drop);
 /* One query (the last position) against n cached keys/values: the row of the
  * forward for query n-1. Per-thread scratch: tt_attention_thread_scratch(n, hs). */
 void tt_attention_decode(tt_cpu *cpu,

@@ -124,6 +124,7 @@ int tt_loop_create(const tt_trainer *t, tt_loop **out, tt_status *st) {
     const tt_train_config *tc = &s->tc;
     TT_CHECK(tt_train_config_validate(tc, st));
     if (!same_cfg(&t->be->cfg, &s->cfg)) return tt_fail(st, TT_EMISMATCH, "backend and training state have different model configs");
+    TT_CHECK(tt_dropout_check(&s->cfg, tc->dropout, st));
     TT_CHECK(tt_corpus_check(t->corpus, s->cfg.ctx, st));
     tt_loop *L = tt_calloc(sizeof *L, st);
     if (!L) return st ? st->code : TT_ENOMEM;

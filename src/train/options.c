@@ -260,7 +260,8 @@ int tt_options_resolve(const tt_options *o, const tt_model_config *base_model, c
     /* a resumed run cut shorter than its warmup ends inside it */
     if (base_train && !given(o, tt_option_find("warmup")) && tc->warmup > tc->steps) tc->warmup = tc->steps;
     TT_CHECK(tt_config_validate(cfg, st));
-    return tt_train_config_validate(tc, st);
+    TT_CHECK(tt_train_config_validate(tc, st));
+    return tt_dropout_check(cfg, tc->dropout, st);
 }
 
 static void value_text(const tt_option *opt, const void *p, char *buf, size_t cap) {

@@ -3,7 +3,8 @@
  * an odd config against the float64 reference (ref/ref64.c),
  * eval, an overfit run, bit-identical training for 1, 2 and 3 threads,
  * gradient accumulation, one AdamW step (clipping active) against the
- * reference, and the behemoth memory plan. */
+ * reference, a training step with dropout against the reference with the
+ * same masks, and the behemoth memory plan. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -340,6 +341,67 @@ TT_TEST(adamw_step_matches_reference_with_clipping) {
     tt_backend_destroy(be);
 }
 
+/* A training step with dropout against the float64 reference with the same
+ * masks: 2 micro-batches (each keyed by its own micro index), loss and the
+ * accumulated gradient read back as AdamW's first moment (beta1 = 0, lr = 0,
+ * no clipping: m = grad exactly). Also: the same step twice gives the same
+ * bits, another step index draws other masks, and eval does not drop. */
+static void check_dropout_step(const char *what, tt_model_config c, int threads, float p) {
+    tt_backend *be = make_backend(&c, threads);
+    if (!be) return;
+    tt_status st;
+    const tt_layout *lo = &be->layout;
+    size_t n = lo->total;
+    float *prm = model_params(&c, lo, 31);
+    uint8_t *tok = rand_tokens(2, c.batch, c.ctx, 32);
+    tt_optim_args o = {0.0f, 0.0f, 0.95f, 1e-8f, 0.0f, 0.0f, 1.0f, 1.0f, p, 4242, 6};
+    float loss[3], norm, *m = malloc(n * 4), *m2 = malloc(n * 4);
+    for (int k = 0; k < 3; k++) {
+        o.step = k < 2 ? 6 : 7;
+        CHECK(be->vt->set_state(be, prm, NULL, NULL, &st) == TT_OK);
+        CHECK_MSG(be->vt->step(be, tok, 2, &o, &st) == TT_OK, "%s: %s", what, st.msg);
+        CHECK(be->vt->step_result(be, &loss[k], &norm, &st) == TT_OK);
+        CHECK(be->vt->get_state(be, NULL, k == 0 ? m : m2, NULL, &st) == TT_OK);
+        if (k == 1) CHECK_MSG(loss[1] == loss[0] && memcmp(m, m2, n * 4) == 0, "%s: the same step differs", what);
+    }
+    CHECK_MSG(loss[2] != loss[0], "%s: step 7 drew the masks of step 6", what);
+    double *dp = ref_from_float(prm, n), *rg = ref_alloc(n), *rg1 = ref_alloc(n);
+    double rl = 0.0;
+    for (int i = 0; i < 2; i++) {
+        rl += 0.5 * ref_gpt_loss_grad_dropout(&c, lo, dp, tok + (size_t)i * c.batch * (c.ctx + 1), c.batch, rg1, p, 4242,
+                                              6, 2, i);
+        for (size_t j = 0; j < n; j++) rg[j] += 0.5 * rg1[j];
+    }
+    CHECK_MSG(fabs(loss[0] - rl) <= 1e-5 * fabs(rl), "%s: loss %.8g vs reference %.8g", what, loss[0], rl);
+    compare_grads(what, lo, m, rg, 1e-4);
+    /* the gradient without dropout is far from it: the masks are in play */
+    double *rg0 = ref_alloc(n);
+    for (int i = 0; i < 2; i++) {
+        ref_gpt_loss_grad(&c, lo, dp, tok + (size_t)i * c.batch * (c.ctx + 1), c.batch, rg1);
+        for (size_t j = 0; j < n; j++) rg0[j] += 0.5 * rg1[j];
+    }
+    double gmax = 0, dmax = 0;
+    for (size_t j = 0; j < n; j++) gmax = fmax(gmax, fabs(rg[j])), dmax = fmax(dmax, fabs(rg[j] - rg0[j]));
+    free(rg0);
+    CHECK_MSG(dmax > 0.05 * gmax, "%s: dropout %.2f changed the gradient by only %.3g of its max", what, (double)p,
+              dmax / gmax);
+    /* eval never drops */
+    float el = NAN;
+    CHECK(be->vt->set_state(be, prm, NULL, NULL, &st) == TT_OK);
+    CHECK(be->vt->eval(be, tok, c.batch, &el, &st) == TT_OK);
+    double re = ref_gpt_loss_grad(&c, lo, dp, tok, c.batch, NULL);
+    CHECK_MSG(fabs(el - re) <= 1e-5 * fabs(re), "%s: eval %.8g vs undropped reference %.8g", what, el, re);
+    free(prm), free(tok), free(m), free(m2), free(dp), free(rg), free(rg1);
+    tt_backend_destroy(be);
+}
+
+TT_TEST(dropout_step_matches_reference) {
+    tt_model_config c = {2, 32, 2, 40, 2, TT_VOCAB, 0, 0, 0.0f}; /* head size 16, two query blocks */
+    check_dropout_step("dropout 0.1 L2 C32 H2 T40 B2", c, 3, 0.1f);
+    tt_model_config c2 = {1, 20, 4, 13, 3, TT_VOCAB, 0, 0, 0.0f}; /* head size 5: the row kernels */
+    check_dropout_step("dropout 0.5 L1 C20 H4 T13 B3", c2, 2, 0.5f);
+}
+
 TT_TEST(bad_arguments_are_errors) {
     tt_model_config c = {1, 8, 2, 4, 2, TT_VOCAB, 0, 0, 0.0f};
     tt_backend *be = make_backend(&c, 1);
@@ -403,6 +465,7 @@ int main(void) {
     RUN(training_is_bit_identical_across_threads);
     RUN(grad_accumulation_matches_big_batch);
     RUN(adamw_step_matches_reference_with_clipping);
+    RUN(dropout_step_matches_reference);
     RUN(bad_arguments_are_errors);
     RUN(behemoth_plan_allocates);
     return tt_test_summary();

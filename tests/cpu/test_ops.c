@@ -486,8 +486,8 @@ static void check_attention(int B, int T, int C, int NH) {
     size_t n3 = (size_t)B * T * 3 * C, n1 = (size_t)B * T * C, ns = 2 * (size_t)B * NH * T;
     float *qkv = frand(n3, -2, 2), *dout = frand(n1, -1, 1);
     float *o1 = fpoison(n1), *o3 = fpoison(n1), *s1 = fpoison(ns), *s3 = fpoison(ns);
-    tt_attention_forward(&cpu1, o1, s1, qkv, qkv + C, qkv + 2 * C, 3 * C, B, T, C, NH);
-    tt_attention_forward(&cpu3, o3, s3, qkv, qkv + C, qkv + 2 * C, 3 * C, B, T, C, NH);
+    tt_attention_forward(&cpu1, o1, s1, qkv, qkv + C, qkv + 2 * C, 3 * C, B, T, C, NH, NULL);
+    tt_attention_forward(&cpu3, o3, s3, qkv, qkv + C, qkv + 2 * C, 3 * C, B, T, C, NH, NULL);
     CHECK(same_bits(o1, o3, n1) && same_bits(s1, s3, ns / 2));
     /* separate tensors */
     float *q = fpoison(n1), *k = fpoison(n1), *v = fpoison(n1), *os = fpoison(n1), *ss = fpoison(ns);
@@ -496,14 +496,14 @@ static void check_attention(int B, int T, int C, int NH) {
         memcpy(k + r * C, qkv + r * 3 * C + C, (size_t)C * sizeof(float));
         memcpy(v + r * C, qkv + r * 3 * C + 2 * C, (size_t)C * sizeof(float));
     }
-    tt_attention_forward(&cpu3, os, ss, q, k, v, C, B, T, C, NH);
+    tt_attention_forward(&cpu3, os, ss, q, k, v, C, B, T, C, NH, NULL);
     CHECK(same_bits(o1, os, n1) && same_bits(s1, ss, ns / 2));
     float *g1 = fpoison(n3), *g3 = fpoison(n3);
-    tt_attention_backward(&cpu1, g1, g1 + C, g1 + 2 * C, s1, qkv, qkv + C, qkv + 2 * C, o1, dout, 3 * C, B, T, C, NH);
-    tt_attention_backward(&cpu3, g3, g3 + C, g3 + 2 * C, s3, qkv, qkv + C, qkv + 2 * C, o1, dout, 3 * C, B, T, C, NH);
+    tt_attention_backward(&cpu1, g1, g1 + C, g1 + 2 * C, s1, qkv, qkv + C, qkv + 2 * C, o1, dout, 3 * C, B, T, C, NH, NULL);
+    tt_attention_backward(&cpu3, g3, g3 + C, g3 + 2 * C, s3, qkv, qkv + C, qkv + 2 * C, o1, dout, 3 * C, B, T, C, NH, NULL);
     CHECK(same_bits(g1, g3, n3) && same_bits(s1, s3, ns));
     float *dq = fpoison(n1), *dk = fpoison(n1), *dv = fpoison(n1);
-    tt_attention_backward(&cpu3, dq, dk, dv, ss, q, k, v, os, dout, C, B, T, C, NH);
+    tt_attention_backward(&cpu3, dq, dk, dv, ss, q, k, v, os, dout, C, B, T, C, NH, NULL);
     int same = 1;
     for (size_t r = 0; r < (size_t)B * T; r++)
         same &= same_bits(dq + r * C, g1 + r * 3 * C, C) && same_bits(dk + r * C, g1 + r * 3 * C + C, C) &&
@@ -668,7 +668,7 @@ TT_TEST(scratch_overflow_is_an_error) {
     CHECK(tt_cpu_status(&small, &st) == TT_OK); /* cleared */
     tt_layernorm_backward(&small, o, NULL, NULL, x, x, w, stats, 64, 64, 0);
     CHECK(tt_cpu_status(&small, &st) == TT_EINVAL && strstr(st.msg, "layernorm backward"));
-    tt_attention_forward(&small, o, stats, qkv, qkv + 64, qkv + 128, 192, 1, 64, 64, 2);
+    tt_attention_forward(&small, o, stats, qkv, qkv + 64, qkv + 128, 192, 1, 64, 64, 2, NULL);
     CHECK(same_bits(o, o0, 64 * 64));
     CHECK(tt_cpu_status(&small, &st) == TT_EINVAL && strstr(st.msg, "attention forward"));
     free(x), free(w), free(o), free(o0), free(stats), free(qkv);

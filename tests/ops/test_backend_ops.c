@@ -29,9 +29,9 @@
 #include "rng.h"
 #include "tt_test.h"
 
-typedef enum { OP_EMBEDDING, OP_LAYERNORM, OP_MATMUL, OP_HEAD, OP_ATTENTION, OP_GELU, OP_CROSSENTROPY, OP_ADAMW } op_kind;
+typedef enum { OP_EMBEDDING, OP_LAYERNORM, OP_MATMUL, OP_HEAD, OP_ATTENTION, OP_GELU, OP_CROSSENTROPY, OP_ADAMW, OP_DROPOUT } op_kind;
 static const char *OP_NAMES[] = {"embedding", "layernorm", "matmul", "matmul (head, W^T)", "attention", "gelu",
-                                 "crossentropy", "adamw"};
+                                 "crossentropy", "adamw", "dropout"};
 enum { FWD = 0, BWD = 1 };
 
 /* d[] per op:
@@ -39,12 +39,17 @@ enum { FWD = 0, BWD = 1 };
  *   matmul        N C OC           head       N C V
  *   attention     B T NH hs packed (packed: q, k, v interleaved in one (B,T,3C) buffer)
  *   gelu          n                crossentropy N V
- *   adamw         L C NH (a tiny model's layout; one step with clipping) */
+ *   adamw         L C NH (a tiny model's layout; one step with clipping)
+ *   dropout       B T C            (a (B,T,C) activation; element index (b*T + t)*C + c)
+ * drop: the dropout probability of a dropout case, and of the attention
+ * probabilities in an attention case (0: none); the mask's key is the
+ * problem's dkey (rng.h's contract: every backend drops the same elements). */
 typedef struct {
     op_kind op;
     int dir;
     int d[5];
     double tol;
+    float drop;
 } op_case;
 
 static const op_case CASES[] = {
@@ -67,6 +72,16 @@ static const op_case CASES[] = {
     {OP_CROSSENTROPY, FWD, {1, 256}, 2e-6},        {OP_CROSSENTROPY, FWD, {17, 3}, 2e-6},
     {OP_CROSSENTROPY, BWD, {3, 127}, 2e-6},        {OP_CROSSENTROPY, BWD, {65, 256}, 2e-6},
     {OP_ADAMW, FWD, {1, 12, 3}, 1e-6},             {OP_ADAMW, FWD, {2, 20, 2}, 1e-6},
+    /* dropout, and attention with dropout of its probabilities (after the
+     * cases above, so their inputs do not move) */
+    {OP_DROPOUT, FWD, {2, 17, 13}, 1e-7, 0.1f},     {OP_DROPOUT, FWD, {1, 1, 1}, 1e-7, 0.5f},
+    {OP_DROPOUT, FWD, {3, 33, 257}, 1e-7, 0.5f},    {OP_DROPOUT, BWD, {2, 17, 13}, 1e-7, 0.1f},
+    {OP_DROPOUT, BWD, {3, 65, 129}, 1e-7, 0.5f},
+    {OP_ATTENTION, FWD, {2, 17, 3, 4, 1}, 2e-6, 0.1f},   {OP_ATTENTION, FWD, {1, 65, 2, 16, 0}, 2e-6, 0.5f},
+    {OP_ATTENTION, FWD, {2, 70, 2, 32, 1}, 2e-6, 0.1f},  {OP_ATTENTION, FWD, {1, 33, 2, 17, 1}, 2e-6, 0.5f},
+    {OP_ATTENTION, BWD, {1, 3, 3, 1, 1}, 1e-5, 0.5f},    {OP_ATTENTION, BWD, {2, 17, 3, 4, 0}, 1e-5, 0.1f},
+    {OP_ATTENTION, BWD, {1, 65, 2, 17, 1}, 1e-5, 0.5f},  {OP_ATTENTION, BWD, {2, 33, 2, 16, 1}, 1e-5, 0.1f},
+    {OP_ATTENTION, BWD, {2, 70, 2, 32, 0}, 1e-5, 0.5f},
 };
 #define N_CASES (int)(sizeof CASES / sizeof CASES[0])
 
@@ -87,6 +102,8 @@ typedef struct {
     tt_layout lo; /* adamw */
     tt_optim_args opt;
     float dscale;
+    float drop;          /* the case's dropout probability */
+    tt_dropout_key dkey; /* its mask's key */
 } problem;
 
 static uint64_t g_seed = 4242;
@@ -129,6 +146,10 @@ static att_shape att_dims(const op_case *c) {
 
 static void make_problem(const op_case *c, problem *p) {
     memset(p, 0, sizeof *p);
+    if (c->drop > 0.0f || c->op == OP_DROPOUT) {
+        p->drop = c->drop;
+        p->dkey = tt_dropout_key_at(g_seed++, 0, 1, 0, 1, 0, TT_DROP_ATTN);
+    }
     switch (c->op) {
     case OP_EMBEDDING: {
         int B = c->d[0], T = c->d[1], C = c->d[2], V = c->d[3];
@@ -203,7 +224,7 @@ static void make_problem(const op_case *c, problem *p) {
         size_t span = c->d[4] ? a.nrow : a.nrow; /* doubles copied per input buffer */
         double *dq = D(q, span), *dk = c->d[4] ? dq + a.C : D(k, span), *dv = c->d[4] ? dq + 2 * a.C : D(v, span);
         double *out = ref_alloc(n1), *stats = ref_alloc(2 * ns);
-        ref_attention_forward(out, stats, dq, dk, dv, a.ld, a.B, a.T, a.C, a.NH);
+        ref_attention_forward_dropout(out, stats, dq, dk, dv, a.ld, a.B, a.T, a.C, a.NH, p->drop, p->dkey);
         if (c->dir == FWD) {
             memcpy(add_out(p, "out", n1), out, n1 * sizeof(double));
             memcpy(add_out(p, "lse", ns), stats, ns * sizeof(double));
@@ -211,7 +232,7 @@ static void make_problem(const op_case *c, problem *p) {
             float *dout = add_in(p, "dout", n1, -1, 1);
             double *dd = D(dout, n1);
             double *gq = ref_alloc(a.nrow), *gk = c->d[4] ? gq + a.C : ref_alloc(a.nrow), *gv = c->d[4] ? gq + 2 * a.C : ref_alloc(a.nrow);
-            ref_attention_backward(gq, gk, gv, stats, dq, dk, dv, dd, a.ld, a.B, a.T, a.C, a.NH);
+            ref_attention_backward_dropout(gq, gk, gv, stats, dq, dk, dv, dd, a.ld, a.B, a.T, a.C, a.NH, p->drop, p->dkey);
             /* outputs: dq, dk, dv as (B,T,C) each, and D */
             double *oq = add_out(p, "dq", n1), *ok = add_out(p, "dk", n1), *ov = add_out(p, "dv", n1);
             for (size_t r = 0; r < (size_t)a.B * a.T; r++)
@@ -252,6 +273,15 @@ static void make_problem(const op_case *c, problem *p) {
         if (c->dir == FWD) ref_crossentropy_forward(add_out(p, "losses", N), NULL, dl, p->tok, N, V, p->dscale);
         else ref_crossentropy_backward(add_out(p, "dlogits", nv), dl, p->tok, N, V, p->dscale);
         free(dl);
+        break;
+    }
+    case OP_DROPOUT: {
+        size_t n = (size_t)c->d[0] * c->d[1] * c->d[2];
+        float *x = add_in(p, c->dir == FWD ? "inp" : "dout", n, -2, 2);
+        double *dx = D(x, n);
+        if (c->dir == FWD) ref_dropout_forward(add_out(p, "out", n), dx, p->drop, p->dkey, n);
+        else ref_dropout_backward(add_out(p, "dinp", n), dx, p->drop, p->dkey, n);
+        free(dx);
         break;
     }
     case OP_ADAMW: {
@@ -333,7 +363,8 @@ static int cpu_run(const op_case *c, problem *p) {
         size_t n1 = (size_t)a.B * a.T * a.C, ns = (size_t)a.B * a.NH * a.T;
         const float *q = in[0], *k = c->d[4] ? q + a.C : in[1], *v = c->d[4] ? q + 2 * a.C : in[2];
         float *out = malloc(n1 * sizeof(float)), *stats = malloc(2 * ns * sizeof(float));
-        tt_attention_forward(cpu, out, stats, q, k, v, a.ld, a.B, a.T, a.C, a.NH);
+        tt_dropout_mask dm = tt_dropout_mask_make(p->drop, p->dkey);
+        tt_attention_forward(cpu, out, stats, q, k, v, a.ld, a.B, a.T, a.C, a.NH, &dm);
         if (c->dir == FWD) {
             memcpy(o[0], out, n1 * sizeof(float)), memcpy(o[1], stats, ns * sizeof(float));
         } else {
@@ -342,7 +373,7 @@ static int cpu_run(const op_case *c, problem *p) {
             float *g = malloc(nb * sizeof(float));
             tt_test_poison(g, nb);
             float *gq = g, *gk = c->d[4] ? g + a.C : g + a.nrow, *gv = c->d[4] ? g + 2 * a.C : g + 2 * a.nrow;
-            tt_attention_backward(cpu, gq, gk, gv, stats, q, k, v, out, dout, a.ld, a.B, a.T, a.C, a.NH);
+            tt_attention_backward(cpu, gq, gk, gv, stats, q, k, v, out, dout, a.ld, a.B, a.T, a.C, a.NH, &dm);
             for (size_t r = 0; r < (size_t)a.B * a.T; r++)
                 for (int j = 0; j < a.C; j++) {
                     o[0][r * a.C + j] = gq[r * a.ld + j];
@@ -363,6 +394,12 @@ static int cpu_run(const op_case *c, problem *p) {
         if (c->dir == FWD) tt_crossentropy_forward(cpu, o[0], NULL, in[0], p->tok, c->d[0], c->d[1], p->dscale);
         else tt_crossentropy_backward(cpu, o[0], in[0], p->tok, c->d[0], c->d[1], p->dscale);
         break;
+    case OP_DROPOUT: {
+        tt_dropout_mask dm = tt_dropout_mask_make(p->drop, p->dkey);
+        if (c->dir == FWD) tt_dropout_forward(cpu, o[0], in[0], &dm, p->out[0].n);
+        else tt_dropout_backward(cpu, o[0], in[0], &dm, p->out[0].n);
+        break;
+    }
     case OP_ADAMW: {
         size_t n = p->lo.total;
         tt_span *spans;
@@ -457,6 +494,8 @@ static int gpu_run(const op_case *c, problem *p) {
     const char *req = getenv("TT_REQUIRE_WEBGPU");
     if (g_gpu_ok == 0) return req && atoi(req) ? FAILED : SKIPPED;
     if (g_gpu_ok < 0) return FAILED;
+    /* dropout is not planned on WebGPU yet (branch h-dropout-gpu) */
+    if (c->op == OP_DROPOUT || c->drop > 0.0f) return SKIPPED;
     tt_gops *O = &g_gops;
     tt_status st;
     tt_gsite s[8];
@@ -713,7 +752,8 @@ static void case_label(const op_case *c, char *buf, size_t cap) {
     int nd = c->op == OP_ATTENTION ? 5 : c->op == OP_EMBEDDING ? 4 : c->op == OP_GELU ? 1 : c->op == OP_LAYERNORM || c->op == OP_CROSSENTROPY ? 2 : 3;
     int k = snprintf(buf, cap, "%s %s [", OP_NAMES[c->op], c->dir == FWD ? "fwd" : "bwd");
     for (int i = 0; i < nd && k < (int)cap; i++) k += snprintf(buf + k, cap - (size_t)k, i ? " %d" : "%d", c->d[i]);
-    if (k < (int)cap) snprintf(buf + k, cap - (size_t)k, "]");
+    if (k < (int)cap) k += snprintf(buf + k, cap - (size_t)k, "]");
+    if (c->drop > 0.0f && k < (int)cap) snprintf(buf + k, cap - (size_t)k, " dropout %.1f", (double)c->drop);
 }
 
 TT_TEST(every_op_on_every_backend) {
@@ -749,7 +789,7 @@ int main(void) {
     size_t shared = TT_MAX(tt_matmul_backward_scratch(300, 290, 45), tt_matmul_backward_scratch(77, 260, 33));
     shared = TT_MAX(shared, tt_head_backward_scratch(33, 17, 256));
     shared = TT_MAX(shared, tt_layernorm_backward_scratch(127, 129));
-    size_t thread = TT_MAX(tt_matmul_thread_scratch(), tt_attention_thread_scratch(65, 17));
+    size_t thread = TT_MAX(tt_matmul_thread_scratch(), tt_attention_thread_scratch(70, 32));
     if (tt_cpu_create(&g_cpu, 3, shared, thread, &st)) {
         fprintf(stderr, "cpu context: %s\n", st.msg);
         return 1;

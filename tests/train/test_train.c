@@ -164,11 +164,17 @@ static void train_config(tt_train_config *tc, int64_t steps) {
     tc->seed = 99;
 }
 
-TT_TEST(test_exact_resume) {
+/* 20 steps straight == 10 steps, save, load, 10 more: bit for bit (losses,
+ * weights, moments, validation); with dropout and accumulation too, since
+ * the masks are keyed by (seed, step, micro-batch) and the checkpoint keeps
+ * the dropout. loss_out (20): the straight run's losses. */
+static void exact_resume(float dropout, int accum, float *loss_out) {
     tt_corpus corpus;
     make_corpus(&corpus);
     tt_train_config tc;
     train_config(&tc, 20);
+    tc.dropout = dropout;
+    tc.accum = accum;
     tt_status st;
     tt_status_clear(&st);
 
@@ -221,6 +227,7 @@ TT_TEST(test_exact_resume) {
     if (st.code) { tt_state_free(&a); tt_corpus_free(&corpus); return; }
     CHECK(c.step == 10);
     CHECK(c.corpus_hash == corpus.hash);
+    CHECK(c.tc.dropout == dropout && c.tc.accum == accum);
     be = make_be(&CFG);
     tr.s = &c;
     tr.be = be;
@@ -249,12 +256,28 @@ TT_TEST(test_exact_resume) {
     size_t moved = 0;
     for (size_t i = 0; i < a.layout.total; i++) moved += a.params[i] != init.params[i];
     CHECK(moved > a.layout.total / 2);
-    printf("  loss %.4f -> %.4f over 20 steps; resumed run identical\n", a.loss_hist[0], a.loss_hist[19]);
+    printf("  dropout %.1f, accum %d: loss %.4f -> %.4f over 20 steps; resumed run identical\n", (double)dropout, accum,
+           a.loss_hist[0], a.loss_hist[19]);
+    memcpy(loss_out, a.loss_hist, 20 * sizeof(float));
     tt_state_free(&init);
     tt_backend_destroy(be);
     tt_state_free(&c);
     tt_state_free(&a);
     tt_corpus_free(&corpus);
+}
+
+TT_TEST(test_exact_resume) {
+    float l[20];
+    exact_resume(0.0f, 1, l);
+}
+
+TT_TEST(test_exact_resume_dropout) {
+    float l0[20], l1[20];
+    exact_resume(0.2f, 2, l1);
+    exact_resume(0.0f, 2, l0);
+    /* the dropout went through the loop: the first step (same weights,
+     * same batches) already reports another loss */
+    CHECK_MSG(l1[0] != l0[0], "dropout 0.2 reported the loss of dropout 0 (%.6f)", (double)l0[0]);
 }
 
 /* The loop's batches follow the rule in train.h, with accumulation: the
@@ -606,6 +629,7 @@ int main(void) {
     RUN(test_options);
     RUN(test_loop_hold_and_more);
     RUN(test_exact_resume);
+    RUN(test_exact_resume_dropout);
     RUN(test_accumulation_and_batch_rule);
     RUN(test_best_val_and_curves);
     RUN(test_plot_edge_cases);
