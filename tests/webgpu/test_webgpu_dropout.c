@@ -8,8 +8,8 @@
  *     dropout on the probabilities against a float64 reference with the
  *     same masks (FlashAttention's rule: Pd = M P scale, dS = P (M dPd
  *     scale - D)), on awkward T and head sizes: the tiled kernels (with and
- *     without the prefetch, run-time and constant loop bounds, the 16 KiB
- *     tiles of a browser) and the row kernels (head size 132);
+ *     without the prefetch, the 16 KiB tiles of a browser) and the row
+ *     kernels (head size 132);
  *   - p = 0 in the keys buffer: the dropout variants give the plain
  *     kernels' outputs bit for bit;
  *   - every checked output can fail: against the reference of another key
@@ -219,8 +219,9 @@ static void attn_case(int B, int T, int NH, int hs, int pf, const char *want_fwd
                         e);
             CHECK(e <= TOL);
             /* lse does not depend on the mask; every other output must
-             * see a wrong one (T = 1: one key, kept or dropped alike) */
-            if (i != 1 && T > 2) CHECK_MSG(e2 > 10 * TOL, "%s: another key's reference also passes (%.3g)", nm[i], e2);
+             * see a wrong one (from T = 17 on: at T = 3 two keys agree on
+             * all 6 elements of a head ~10% of the time) */
+            if (i != 1 && T >= 17) CHECK_MSG(e2 > 10 * TOL, "%s: another key's reference also passes (%.3g)", nm[i], e2);
         }
     }
     /* p = 0 in the keys buffer: the plain kernels' bits */
@@ -250,14 +251,11 @@ TT_TEST(test_attention_tiled) {
     printf("  tiled: worst rel err %.3g\n", WORST);
 }
 
-/* the prefetch of GPUs (forced on) and the loop bounds of the other kind of adapter */
-TT_TEST(test_attention_pf_bounds) {
+/* the prefetch of GPUs (forced on; loads move, the dropout lines do not) */
+TT_TEST(test_attention_pf) {
     WORST = 0;
     attn_case(2, 33, 2, 16, 1, "attention_forward");
-    INFO.is_cpu = !INFO.is_cpu;
-    attn_case(2, 65, 2, 16, 0, "attention_forward");
-    INFO.is_cpu = !INFO.is_cpu;
-    printf("  prefetch, other loop bounds: worst rel err %.3g\n", WORST);
+    printf("  prefetch: worst rel err %.3g\n", WORST);
 }
 
 /* a browser's 16 KiB tiles */
@@ -304,7 +302,7 @@ int main(void) {
     printf("adapter: %s (%s), dropout p %.2f\n", INFO.name, INFO.backend, (double)P_DROP);
     RUN(test_dropout_op);
     RUN(test_attention_tiled);
-    RUN(test_attention_pf_bounds);
+    RUN(test_attention_pf);
     RUN(test_attention_small_limit);
     RUN(test_attention_rows);
     RUN(test_attention_bad_slot);
