@@ -634,8 +634,7 @@ static int wgpu_step(tt_backend *be, const uint8_t *tokens, int n_micro, const t
     if (!tokens || !opt) return tt_fail(st, TT_EINVAL, "step: tokens or optimizer arguments missing");
     if (n_micro < 1) return tt_fail(st, TT_EINVAL, "step: n_micro must be >= 1 (got %d)", n_micro);
     if (!(opt->bc1 > 0.0f) || !(opt->bc2 > 0.0f)) return tt_fail(st, TT_EINVAL, "step: bias corrections must be > 0");
-    if (!(opt->dropout >= 0.0f && opt->dropout < 1.0f))
-        return tt_fail(st, TT_EINVAL, "step: dropout %g outside [0, 1)", (double)opt->dropout);
+    TT_CHECK(tt_dropout_check(&be->cfg, opt->dropout, st)); /* [0, 1), 32-bit mask indices */
     TT_CHECK(fault_check(w, st));
     const int drop = opt->dropout > 0.0f;
     if (drop && !w->dfwd) TT_CHECK(plan_drop(be, st));
