@@ -229,10 +229,11 @@ TT_TEST(test_train_steps_dropout) { train_both(env_steps(PARITY_STEPS), 1, 1e-3,
 
 TT_TEST(test_grad_accumulation_dropout) { train_both(PARITY_ACCUM_STEPS, 2, 1e-3, 0, 0.2f); }
 
-/* the bars see the masks: one step from the same weights and batch with the
- * GPU keyed by another seed moves the weights far outside the weights bar
- * of train_both (at init the loss is ~ln 256 whatever is dropped, so the
- * loss bar alone would not see it); keyed by the same seed, inside every bar */
+/* the comparison sees the masks: one step from the same weights and batch
+ * with the GPU keyed by another seed moves the weights far from the CPU's
+ * (at init the loss is ~ln 256 whatever is dropped, so the loss bar alone
+ * would not see it); keyed by the same seed, close, and the loss and grad
+ * norm within the parity bars */
 TT_TEST(test_dropout_masks_matter) {
     tt_status st;
     if (!HAVE_CORPUS) {
@@ -268,8 +269,11 @@ TT_TEST(test_dropout_masks_matter) {
         d2 = fmax(d2, fabs((double)w[2][i] - w[0][i]));
     }
     printf("  weights after it: max |moved| %.3g, max |gpu - cpu| %.3g, with other masks %.3g\n", move, d1, d2);
-    CHECK(d1 <= 0.02 * move);
-    CHECK(d2 > 0.02 * move);
+    /* AdamW's first step moves every weight by about lr (sign(g)): other
+     * masks flip signs (a difference near 2 lr), rounding does not (a few
+     * weights whose gradient is near eps move less than lr apart) */
+    CHECK(d1 <= 0.1 * move);
+    CHECK(d2 > 0.5 * move);
     for (int r = 0; r < 3; r++) free(w[r]);
     double same = fabs((double)l[1] - l[0]) / l[0], other = fabs((double)l[2] - l[0]) / l[0];
     double nsame = fabs((double)gn[1] - gn[0]) / gn[0], nother = fabs((double)gn[2] - gn[0]) / gn[0];
