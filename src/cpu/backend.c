@@ -155,6 +155,13 @@ static tt_dropout_mask drop_mask(const cpu_impl *c, const drop_args *d, int laye
     return tt_dropout_mask_make(d->p, tt_dropout_key_at(d->seed, d->step, d->n_micro, d->micro, c->L, layer, site));
 }
 
+/* the attention probabilities' mask of layer l in *buf, NULL without dr */
+static const tt_dropout_mask *attn_mask(const cpu_impl *c, const drop_args *dr, int l, tt_dropout_mask *buf) {
+    if (!dr) return NULL;
+    *buf = drop_mask(c, dr, l, TT_DROP_ATTN);
+    return buf;
+}
+
 /* out = resid + dropout(inp . W + b) with dr, else the fused matmul-residual */
 static void branch_forward(cpu_impl *c, const drop_args *dr, int l, int site, float *out, const float *inp,
                            const float *w, const float *b, const float *resid, int N, int K, int C) {
@@ -191,12 +198,12 @@ static float forward(tt_backend *be, int B, int with_grad, float dscale, const d
     float *x = c->encoded;
     for (int l = 0; l < c->L; l++) {
         layer_acts *a = &c->layers[l];
-        tt_dropout_mask ma = dr ? drop_mask(c, dr, l, TT_DROP_ATTN) : (tt_dropout_mask){{0, 0}, 0, 1.0f};
+        tt_dropout_mask ma;
         tt_layernorm_forward(cpu, a->ln1, a->ln1_stats, x, PT(c, be, p, TT_LN1W, l), PT(c, be, p, TT_LN1B, l), N, C);
         tt_qkv_forward(cpu, a->qkv, a->ln1, PT(c, be, p, TT_QW, l), PT(c, be, p, TT_QB, l), PT(c, be, p, TT_KW, l),
                        PT(c, be, p, TT_KB, l), PT(c, be, p, TT_VALW, l), PT(c, be, p, TT_VALB, l), N, C);
         tt_attention_forward(cpu, a->atty, a->att_stats, a->qkv, a->qkv + C, a->qkv + 2 * C, 3 * C, B, T, C, NH,
-                             dr ? &ma : NULL);
+                             attn_mask(c, dr, l, &ma));
         branch_forward(c, dr, l, TT_DROP_ATTN_OUT, a->res2, a->atty, PT(c, be, p, TT_OW, l), PT(c, be, p, TT_OB, l), x, N,
                        C, C);
         tt_layernorm_forward(cpu, a->ln2, a->ln2_stats, a->res2, PT(c, be, p, TT_LN2W, l), PT(c, be, p, TT_LN2B, l), N, C);
@@ -233,9 +240,9 @@ static void backward(tt_backend *be, int B, const drop_args *dr) {
                               PT(c, be, p, TT_LN2W, l), a->ln2_stats, N, C, 1);
         tt_matmul_backward(cpu, c->datty, PT(c, be, g, TT_OW, l), PT(c, be, g, TT_OB, l),
                            branch_backward(c, dr, l, TT_DROP_ATTN_OUT, N), a->atty, PT(c, be, p, TT_OW, l), N, C, C);
-        tt_dropout_mask ma = dr ? drop_mask(c, dr, l, TT_DROP_ATTN) : (tt_dropout_mask){{0, 0}, 0, 1.0f};
+        tt_dropout_mask ma;
         tt_attention_backward(cpu, c->dqkv, c->dqkv + C, c->dqkv + 2 * C, a->att_stats, a->qkv, a->qkv + C,
-                              a->qkv + 2 * C, a->atty, c->datty, 3 * C, B, T, C, NH, dr ? &ma : NULL);
+                              a->qkv + 2 * C, a->atty, c->datty, 3 * C, B, T, C, NH, attn_mask(c, dr, l, &ma));
         tt_qkv_backward(cpu, c->dln, PT(c, be, g, TT_QW, l), PT(c, be, g, TT_QB, l), PT(c, be, g, TT_KW, l),
                         PT(c, be, g, TT_KB, l), PT(c, be, g, TT_VALW, l), PT(c, be, g, TT_VALB, l), c->dqkv, a->ln1,
                         PT(c, be, p, TT_QW, l), PT(c, be, p, TT_KW, l), PT(c, be, p, TT_VALW, l), N, C);

@@ -35,7 +35,7 @@ static void drop_residual_task(void *arg, int64_t chunk, int tid) {
 
 static void run(tt_cpu *cpu, tt_task_fn fn, float *out, const float *inp, const float *resid, const tt_dropout_mask *d,
                 size_t n, const char *op) {
-    if (n > (size_t)UINT32_MAX + 1) {
+    if ((uint64_t)n > (uint64_t)UINT32_MAX + 1) { /* size_t is 32 bits on wasm32 */
         tt_cpu_fail(cpu, "%s: %zu elements exceed the 32-bit element index of the dropout masks", op, n);
         return;
     }

@@ -3,7 +3,8 @@
 # Node) against the native CLI: same preset (tiny), seed, data and thread
 # count for 20 steps; every step's loss must agree within 1e-5 relative. Then
 # each build evaluates the checkpoint the other one wrote (the file format is
-# shared): both validation losses must agree too.
+# shared): both validation losses must agree too. The 20 steps run twice:
+# with dropout 0.1 (the same masks on both builds) and without.
 # Needs build-wasm/ (scripts/build-wasm.sh; TT_WASM_DIR overrides). Without
 # it the test is skipped with a reason, unless TT_REQUIRE_WASM is set (CI).
 set -euo pipefail
@@ -25,11 +26,14 @@ trap 'rm -rf "$tmp"' EXIT
 # data: the project's own headers (plain text, ~40 KB; both builds read the same file)
 cat "$src"/src/*.h > "$tmp/corpus.txt"
 
+for drop in 0.1 0; do
 common=(train --preset tiny --steps 20 --seed 4242 --threads 2 --eval-every 10 --eval-batches 4
-        --sample-tokens 0 --json --data "$tmp/corpus.txt")
+        --sample-tokens 0 --json --data "$tmp/corpus.txt" --dropout "$drop")
+rm -rf "$tmp/native" "$tmp/wasm"
 "$native" "${common[@]}" --out "$tmp/native" > "$tmp/native.jsonl"
 node --no-experimental-fetch "$wasm" "${common[@]}" --out "$tmp/wasm" > "$tmp/wasm.jsonl"
 
+echo "dropout $drop:"
 node - "$tmp/native.jsonl" "$tmp/wasm.jsonl" <<'EOF'
 const fs = require('fs');
 const read = (f) => fs.readFileSync(f, 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
@@ -57,6 +61,7 @@ if (!(la[19] < la[0])) { console.log(`FAIL: loss did not fall (${la[0]} -> ${la[
 console.log(`native vs wasm: 20 steps, loss ${la[0].toFixed(4)} -> ${la[19].toFixed(4)}, max relative difference ${worst.toExponential(2)}`);
 process.exit(fail);
 EOF
+done
 
 # cross-load: each build evaluates the other's checkpoint
 "$native" eval --ckpt "$tmp/wasm/checkpoint.safetensors" --data "$tmp/corpus.txt" --threads 2 --json > "$tmp/eval_native.json"
