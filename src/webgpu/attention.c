@@ -24,6 +24,12 @@
  * planned here, given the run-time loop bounds args[5..8] that bounds()
  * writes (equal to the kernels' constants).
  *
+ * Dropout (the _drop ops): the same kernels in their dropout variant
+ * (gpu_ops.c: prefix DROP_BIND, their "//!drop " lines, the keys buffer as
+ * the last binding, the key slot in args[15]); forward drops the
+ * probabilities that multiply V (the row sums l stay whole), backward
+ * recomputes the masks: dV = Pd^T dY, dS = P (M dP scale - D).
+ *
  * Row kernels (the fallback): LANES = 4 threads per row (query row in
  * attention_rows_forward and _backward_dq, key row in _backward_dkdv)
  * splitting the other side's rows of each tile, BR = 64 / LANES rows per
@@ -43,6 +49,22 @@ static void attn_args(uint32_t args[16], int B, int T, int C, int NH) {
     args[2] = (uint32_t)C;
     args[3] = (uint32_t)NH;
     args[4] = tt_gops_f2u(1.0f / sqrtf((float)(C / NH)));
+}
+
+/* the dropout variant of a site with n_buf buffers: prefix, keys buffer,
+ * slot (slot < 0: none, nothing changes) */
+static int drop_site(const tt_gops *o, int slot, char *pf, size_t cap, uint32_t args[16], tt_gpu_buf *bufs, int *n_buf,
+                     tt_status *st) {
+    if (slot < 0) return TT_OK;
+    if ((uint32_t)slot >= o->dropk_slots)
+        return tt_fail(st, TT_EINVAL, "webgpu attention: dropout key slot %d outside the keys buffer (%u slots)", slot,
+                       o->dropk_slots);
+    char base[256];
+    snprintf(base, sizeof base, "%s", pf);
+    tt_gops_drop_prefix((uint32_t)(*n_buf + 1), base, pf, cap);
+    args[15] = (uint32_t)slot;
+    bufs[(*n_buf)++] = o->dropk;
+    return TT_OK;
 }
 
 /* ---- tiled kernels: plan ------------------------------------------------ */
@@ -136,9 +158,12 @@ static void tag(tt_gsite *s, const tt_attn_tile *t, int pf_on) {
              pf_on ? " pf" : "");
 }
 
+static const uint8_t FWD_KINDS[6] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
+                                     TT_GPU_BIND_RW,   TT_GPU_BIND_RW,   TT_GPU_BIND_READ};
+
 static int tiled_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v, int B,
-                         int T, int C, int NH, tt_status *st) {
-    char pf[200];
+                         int T, int C, int NH, int slot, tt_status *st) {
+    char pf[256];
     int pf_on;
     tt_attn_tile t;
     int hs = C / NH;
@@ -146,10 +171,10 @@ static int tiled_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_g
     uint32_t args[16];
     attn_args(args, B, T, C, NH);
     bounds(args, hs, &t);
-    tt_gpu_buf bufs[5] = {q.buf, k.buf, v.buf, y.buf, stats.buf};
-    static const uint8_t kinds[5] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW,
-                                     TT_GPU_BIND_RW};
-    TT_CHECK(tt_gops_make_site(o, s, "attention_forward", pf, args, 0, 5, bufs, kinds, ((uint32_t)T + t.br - 1) / t.br,
+    tt_gpu_buf bufs[6] = {q.buf, k.buf, v.buf, y.buf, stats.buf};
+    int nb = 5;
+    TT_CHECK(drop_site(o, slot, pf, sizeof pf, args, bufs, &nb, st));
+    TT_CHECK(tt_gops_make_site(o, s, "attention_forward", pf, args, 0, nb, bufs, FWD_KINDS, ((uint32_t)T + t.br - 1) / t.br,
                                (uint32_t)NH, (uint32_t)B, st));
     s->flops = 2.0 * B * T * (T + 1.0) * C; /* causal: T(T+1)/2 pairs x 2 products x 2 flops x C */
     tag(s, &t, pf_on);
@@ -159,17 +184,19 @@ static int tiled_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_g
 /* The two backward sites: names[0] (D and dq; reads q, k, v, y, dy, writes
  * stats' D half and dq) then names[1] (dk, dv; reads q, k, v, dy, stats),
  * each with its prefix, arguments and row blocks of br[i] rows. */
-static int backward_sites(tt_gops *o, tt_gsite *s, const char *const names[2], char pf[2][200],
+static int backward_sites(tt_gops *o, tt_gsite *s, const char *const names[2], char pf[2][256],
                           uint32_t args[2][16], const uint32_t br[2], tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats,
                           tt_gref q, tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH,
-                          tt_status *st) {
-    static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
-                                     TT_GPU_BIND_READ, TT_GPU_BIND_RW,   TT_GPU_BIND_RW};
-    const tt_gpu_buf bufs[2][7] = {{q.buf, k.buf, v.buf, y.buf, dy.buf, stats.buf, dq.buf},
-                                   {q.buf, k.buf, v.buf, dy.buf, stats.buf, dk.buf, dv.buf}};
+                          int slot, tt_status *st) {
+    static const uint8_t kinds[8] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
+                                     TT_GPU_BIND_READ, TT_GPU_BIND_RW,   TT_GPU_BIND_RW,   TT_GPU_BIND_READ};
+    tt_gpu_buf bufs[2][8] = {{q.buf, k.buf, v.buf, y.buf, dy.buf, stats.buf, dq.buf},
+                             {q.buf, k.buf, v.buf, dy.buf, stats.buf, dk.buf, dv.buf}};
     static const double share[2] = {1.5, 2.0}; /* causal products of each: 3 and 4 of the forward's 2 */
     for (int i = 0; i < 2; i++) {
-        TT_CHECK(tt_gops_make_site(o, &s[i], names[i], pf[i], args[i], 0, 7, bufs[i], kinds,
+        int nb = 7;
+        TT_CHECK(drop_site(o, slot, pf[i], sizeof pf[i], args[i], bufs[i], &nb, st));
+        TT_CHECK(tt_gops_make_site(o, &s[i], names[i], pf[i], args[i], 0, nb, bufs[i], kinds,
                                    ((uint32_t)T + br[i] - 1) / br[i], (uint32_t)NH, (uint32_t)B, st));
         s[i].flops = 2.0 * B * T * (T + 1.0) * C * share[i];
     }
@@ -177,9 +204,10 @@ static int backward_sites(tt_gops *o, tt_gsite *s, const char *const names[2], c
 }
 
 static int tiled_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats, tt_gref q,
-                          tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH, tt_status *st) {
+                          tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH, int slot,
+                          tt_status *st) {
     static const char *const names[2] = {"attention_backward_dq", "attention_backward_dkdv"};
-    char pf[2][200];
+    char pf[2][256];
     int pf_on[2];
     tt_attn_tile t[2];
     uint32_t args[2][16], br[2];
@@ -190,7 +218,7 @@ static int tiled_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gr
         bounds(args[i], hs, &t[i]);
         br[i] = t[i].br;
     }
-    TT_CHECK(backward_sites(o, s, names, pf, args, br, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, st));
+    TT_CHECK(backward_sites(o, s, names, pf, args, br, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, slot, st));
     for (int i = 0; i < 2; i++) tag(&s[i], &t[i], pf_on[i]);
     return TT_OK;
 }
@@ -229,48 +257,73 @@ static int rows_plan(const tt_gops *o, int C, int NH, uint32_t *br_out, char *pf
 }
 
 static int rows_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v, int B,
-                        int T, int C, int NH, tt_status *st) {
-    char pf[200];
+                        int T, int C, int NH, int slot, tt_status *st) {
+    char pf[256];
     uint32_t br;
     TT_CHECK(rows_plan(o, C, NH, &br, pf, sizeof pf, st));
     uint32_t args[16];
     attn_args(args, B, T, C, NH);
-    tt_gpu_buf bufs[5] = {q.buf, k.buf, v.buf, y.buf, stats.buf};
-    static const uint8_t kinds[5] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW,
-                                     TT_GPU_BIND_RW};
-    TT_CHECK(tt_gops_make_site(o, s, "attention_rows_forward", pf, args, 0, 5, bufs, kinds, ((uint32_t)T + br - 1) / br,
+    tt_gpu_buf bufs[6] = {q.buf, k.buf, v.buf, y.buf, stats.buf};
+    int nb = 5;
+    TT_CHECK(drop_site(o, slot, pf, sizeof pf, args, bufs, &nb, st));
+    TT_CHECK(tt_gops_make_site(o, s, "attention_rows_forward", pf, args, 0, nb, bufs, FWD_KINDS, ((uint32_t)T + br - 1) / br,
                                (uint32_t)NH, (uint32_t)B, st));
     s->flops = 2.0 * B * T * (T + 1.0) * C;
     return TT_OK;
 }
 
 static int rows_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats, tt_gref q,
-                         tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH, tt_status *st) {
+                         tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH, int slot,
+                         tt_status *st) {
     static const char *const names[2] = {"attention_rows_backward_dq", "attention_rows_backward_dkdv"};
-    char pf[2][200];
+    char pf[2][256];
     uint32_t args[2][16], br[2];
     TT_CHECK(rows_plan(o, C, NH, &br[0], pf[0], sizeof pf[0], st));
     memcpy(pf[1], pf[0], sizeof pf[0]);
     br[1] = br[0];
     attn_args(args[0], B, T, C, NH);
     attn_args(args[1], B, T, C, NH);
-    return backward_sites(o, s, names, pf, args, br, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, st);
+    return backward_sites(o, s, names, pf, args, br, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, slot, st);
 }
 
 /* ---- the op ---------------------------------------------------------------- */
-int tt_gop_attention_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v,
-                             int B, int T, int C, int NH, tt_status *st) {
+static int forward_op(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v, int B, int T,
+                      int C, int NH, int slot, tt_status *st) {
     if (q.off || k.off || v.off || y.off || stats.off)
         return tt_fail(st, TT_EINVAL, "webgpu attention: tensors must start their buffers");
-    if (tiled_usable(o, C / NH)) return tiled_forward(o, s, y, stats, q, k, v, B, T, C, NH, st);
-    return rows_forward(o, s, y, stats, q, k, v, B, T, C, NH, st);
+    if (tiled_usable(o, C / NH)) return tiled_forward(o, s, y, stats, q, k, v, B, T, C, NH, slot, st);
+    return rows_forward(o, s, y, stats, q, k, v, B, T, C, NH, slot, st);
+}
+
+static int backward_op(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats, tt_gref q,
+                       tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH, int slot,
+                       tt_status *st) {
+    if (q.off || k.off || v.off || y.off || dy.off || dq.off || dk.off || dv.off || stats.off)
+        return tt_fail(st, TT_EINVAL, "webgpu attention: tensors must start their buffers");
+    if (tiled_usable(o, C / NH)) return tiled_backward(o, s, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, slot, st);
+    return rows_backward(o, s, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, slot, st);
+}
+
+int tt_gop_attention_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v,
+                             int B, int T, int C, int NH, tt_status *st) {
+    return forward_op(o, s, y, stats, q, k, v, B, T, C, NH, -1, st);
 }
 
 int tt_gop_attention_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats, tt_gref q,
                               tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH,
                               tt_status *st) {
-    if (q.off || k.off || v.off || y.off || dy.off || dq.off || dk.off || dv.off || stats.off)
-        return tt_fail(st, TT_EINVAL, "webgpu attention: tensors must start their buffers");
-    if (tiled_usable(o, C / NH)) return tiled_backward(o, s, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, st);
-    return rows_backward(o, s, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, st);
+    return backward_op(o, s, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, -1, st);
+}
+
+int tt_gop_attention_forward_drop(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v,
+                                  int B, int T, int C, int NH, uint32_t slot, tt_status *st) {
+    if (slot > 0x7fffffffu) return tt_fail(st, TT_EINVAL, "webgpu attention: bad dropout slot");
+    return forward_op(o, s, y, stats, q, k, v, B, T, C, NH, (int)slot, st);
+}
+
+int tt_gop_attention_backward_drop(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats,
+                                   tt_gref q, tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH,
+                                   uint32_t slot, tt_status *st) {
+    if (slot > 0x7fffffffu) return tt_fail(st, TT_EINVAL, "webgpu attention: bad dropout slot");
+    return backward_op(o, s, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, (int)slot, st);
 }

@@ -23,7 +23,20 @@
  * (trainable = 0) gets no gradient site, and the grad norm and AdamW run
  * over each chunk's trainable range [t0, t0 + tn) alone; without LoRA that
  * range is the whole chunk and the schedule is the plain model's.
- * Nothing is allocated per step on the host. */
+ * With dropout the adapters' output joins its projection's branch before
+ * the branch's dropout and residual add.
+ * Nothing is allocated per step on the host.
+ *
+ * Dropout (tt_optim_args.dropout > 0): a second schedule (dfwd, dbwd),
+ * planned once, at the first step that asks for dropout: the attention
+ * kernels' dropout variants, dropout sites on the embedding output and on
+ * the two residual branches (the projection written without its residual,
+ * then out = residual + mask * branch in place; backward: the branch
+ * gradient mask * dres into the dq scratch, free until attention backward
+ * writes it). Keys: one per (layer, site) of the micro-batch (slot
+ * layer * 4 + site, the embedding's n_layer * 4 + TT_DROP_EMBED), written
+ * before each micro-batch's submit like its tokens. Steps with p = 0, eval
+ * and loss_and_grad run the first schedule, unchanged. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +92,10 @@ typedef struct {
     int64_t n_steps;        /* steps submitted */
     tt_gsite *fwd, *bwd, *opt;
     int n_fwd, n_bwd, n_opt, cap_fwd, cap_bwd;
+    tt_gsite *dfwd, *dbwd;  /* the dropout schedule (planned by the first step with dropout) */
+    int n_dfwd, n_dbwd;
+    tt_dropout_key *dkeys;  /* (L+1)*4 keys of a micro-batch */
+    uint32_t *dwords;       /* their upload: 4 + 2 * (L+1)*4 words */
     uint32_t *tokhost;
     size_t tok_words, bucket_off, pos_off;
     int biasfold;      /* bias grads folded into the dW matmuls: 2 where it pays (dw_db), 1 always, 0 never (test hook TT_WEBGPU_BIASFOLD) */
@@ -128,6 +145,10 @@ static void wgpu_destroy(tt_backend *be) {
         free(w->la);
         free(w->fwd);
         free(w->bwd);
+        free(w->dfwd);
+        free(w->dbwd);
+        free(w->dkeys);
+        free(w->dwords);
         free(w->opt);
         free(w->tokhost);
         free(w->ch);
@@ -363,28 +384,25 @@ static int lora_bwd(tt_backend *be, int l, int tg, tt_gref dx, const tt_gref *do
                                 tt_lora_scale(&be->cfg), st);
 }
 
-static int plan(tt_backend *be, tt_status *st) {
+/* dropout key slot of (layer, site) */
+static uint32_t dslot(int layer, int site) { return (uint32_t)(layer * 4 + site); }
+
+/* The forward and backward sites of one micro-batch into w->fwd, w->bwd;
+ * drop: the dropout schedule (see the header). */
+static int plan_sched(tt_backend *be, int drop, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     tt_gops *o = &w->ops;
     const int B = w->B, T = w->T, C = w->C, NH = w->NH, L = w->L, V = w->V;
     const int BT = B * T;
     const int C4 = 4 * C;
-    w->cap_fwd = 16 + 20 * L;
-    w->cap_bwd = 16 + 60 * L;
-    if (be->cfg.lora_rank > 0) {
-        w->cap_fwd += L * TT_LORA_N_TARGETS * LORA_FWD_SITES;
-        w->cap_bwd += L * TT_LORA_N_TARGETS * LORA_BWD_SITES;
-    }
-    w->fwd = calloc((size_t)w->cap_fwd, sizeof *w->fwd);
-    w->bwd = calloc((size_t)w->cap_bwd, sizeof *w->bwd);
-    w->opt = calloc((size_t)(2 * w->n_ch), sizeof *w->opt);
-    if (!w->fwd || !w->bwd || !w->opt) return tt_fail(st, TT_ENOMEM, "out of memory (webgpu schedule)");
+    const size_t nBTC = (size_t)BT * C;
     const tt_gpu_buf *P = w->pset, *G = w->gset;
     tt_gref tokens = R(w->tok);
 
     /* ---- forward ---- */
-    FWD(tt_gop_embedding_forward(o, fnext(w, 1), R(w->res[0]), tokens, PR(be, P, TT_WTE, -1), PR(be, P, TT_WPE, -1), B,
-                                 T, C, st));
+    FWD(tt_gop_embedding_forward(o, fnext(w, 1), R(drop ? w->dq : w->res[0]), tokens, PR(be, P, TT_WTE, -1),
+                                 PR(be, P, TT_WPE, -1), B, T, C, st));
+    if (drop) FWD(tt_gop_dropout(o, fnext(w, 1), R(w->res[0]), R(w->dq), nBTC, 0, dslot(L, TT_DROP_EMBED), st));
     for (int l = 0; l < L; l++) {
         wl_acts *a = &w->la[l];
         FWD(tt_gop_layernorm_forward(o, fnext(w, 1), R(a->ln1), R(a->st1), R(w->res[l]), PR(be, P, TT_LN1W, l),
@@ -395,10 +413,15 @@ static int plan(tt_backend *be, tt_status *st) {
         FWD(tt_gop_matmul(o, fnext(w, 2), R(a->v), R(a->ln1), PR(be, P, TT_VALW, l), &vb, NULL, BT, C, C, 0, 0, 0, st));
         const tt_gref qkv[3] = {R(a->q), R(a->k), R(a->v)};
         TT_CHECK(lora_fwd(be, l, TT_LORA_C_ATTN, qkv, 3, R(a->ln1), st));
-        FWD(tt_gop_attention_forward(o, fnext(w, 1), R(a->y), R(a->att), R(a->q), R(a->k), R(a->v), B, T, C, NH, st));
+        if (drop)
+            FWD(tt_gop_attention_forward_drop(o, fnext(w, 1), R(a->y), R(a->att), R(a->q), R(a->k), R(a->v), B, T, C,
+                                              NH, dslot(l, TT_DROP_ATTN), st));
+        else FWD(tt_gop_attention_forward(o, fnext(w, 1), R(a->y), R(a->att), R(a->q), R(a->k), R(a->v), B, T, C, NH, st));
         tt_gref ob = PR(be, P, TT_OB, l), res = R(w->res[l]);
-        FWD(tt_gop_matmul(o, fnext(w, 2), R(a->res2), R(a->y), PR(be, P, TT_OW, l), &ob, &res, BT, C, C, 0, 0, 0, st));
+        FWD(tt_gop_matmul(o, fnext(w, 2), R(a->res2), R(a->y), PR(be, P, TT_OW, l), &ob, drop ? NULL : &res, BT, C, C, 0,
+                          0, 0, st));
         TT_CHECK(lora_fwd(be, l, TT_LORA_ATTN_C_PROJ, (tt_gref[1]){R(a->res2)}, 1, R(a->y), st));
+        if (drop) FWD(tt_gop_dropout(o, fnext(w, 1), R(a->res2), res, nBTC, 1, dslot(l, TT_DROP_ATTN_OUT), st));
         FWD(tt_gop_layernorm_forward(o, fnext(w, 1), R(a->ln2), R(a->st2), R(a->res2), PR(be, P, TT_LN2W, l),
                                      PR(be, P, TT_LN2B, l), BT, C, st));
         tt_gref fb = PR(be, P, TT_FCB, l);
@@ -407,9 +430,10 @@ static int plan(tt_backend *be, tt_status *st) {
         TT_CHECK(lora_fwd(be, l, TT_LORA_C_FC, (tt_gref[1]){R(a->h)}, 1, R(a->ln2), st));
         FWD(tt_gop_gelu_forward(o, fnext(w, 1), R(a->g), R(a->h), (size_t)BT * C4, st));
         tt_gref pb = PR(be, P, TT_PROJB, l), res2 = R(a->res2);
-        FWD(tt_gop_matmul(o, fnext(w, 2), R(w->res[l + 1]), R(a->g), PR(be, P, TT_PROJW, l), &pb, &res2, BT, C, C4, 0,
-                          0, 0, st));
+        FWD(tt_gop_matmul(o, fnext(w, 2), R(w->res[l + 1]), R(a->g), PR(be, P, TT_PROJW, l), &pb, drop ? NULL : &res2,
+                          BT, C, C4, 0, 0, 0, st));
         TT_CHECK(lora_fwd(be, l, TT_LORA_MLP_C_PROJ, (tt_gref[1]){R(w->res[l + 1])}, 1, R(a->g), st));
+        if (drop) FWD(tt_gop_dropout(o, fnext(w, 1), R(w->res[l + 1]), res2, nBTC, 1, dslot(l, TT_DROP_MLP_OUT), st));
     }
     FWD(tt_gop_layernorm_forward(o, fnext(w, 1), R(w->lnf), R(w->stf), R(w->res[L]), PR(be, P, TT_LNFW, -1),
                                  PR(be, P, TT_LNFB, -1), BT, C, st));
@@ -437,11 +461,13 @@ static int plan(tt_backend *be, tt_status *st) {
     if (!trains(be, TT_LNFW, -1)) w->n_bwd -= 2; /* frozen: the dinp site alone (its first) */
     for (int l = L - 1; l >= 0; l--) {
         wl_acts *a = &w->la[l];
-        /* mlp proj: res[l+1] = g @ projw + projb + res2 */
-        BWD(2, tt_gop_matmul(o, bnext(w, 2), R(w->dg), R(w->dres), PR(be, P, TT_PROJW, l), NULL, NULL, BT, C4, C, 0,
-                             1, 0, st));
-        if (trains(be, TT_PROJW, l)) BWD(4, dw_db(be, bnext(w, 4), R(a->g), R(w->dres), TT_PROJW, TT_PROJB, l, C4, C, BT, st));
-        TT_CHECK(lora_bwd(be, l, TT_LORA_MLP_C_PROJ, R(w->dg), (tt_gref[1]){R(w->dres)}, 1, R(a->g), st));
+        /* mlp proj: res[l+1] = g @ projw + projb + res2 (dropout: the branch's gradient mask * dres in dq) */
+        const tt_gpu_buf dbr = drop ? w->dq : w->dres;
+        if (drop) BWD(1, tt_gop_dropout(o, bnext(w, 1), R(w->dq), R(w->dres), nBTC, 0, dslot(l, TT_DROP_MLP_OUT), st));
+        BWD(2, tt_gop_matmul(o, bnext(w, 2), R(w->dg), R(dbr), PR(be, P, TT_PROJW, l), NULL, NULL, BT, C4, C, 0, 1, 0,
+                             st));
+        if (trains(be, TT_PROJW, l)) BWD(4, dw_db(be, bnext(w, 4), R(a->g), R(dbr), TT_PROJW, TT_PROJB, l, C4, C, BT, st));
+        TT_CHECK(lora_bwd(be, l, TT_LORA_MLP_C_PROJ, R(w->dg), (tt_gref[1]){R(dbr)}, 1, R(a->g), st));
         BWD(1, tt_gop_gelu_backward(o, bnext(w, 1), R(w->dg), R(a->h), (size_t)BT * C4, st));
         /* fc: h = ln2 @ fcw + fcb */
         BWD(2, tt_gop_matmul(o, bnext(w, 2), R(w->dtmp), R(w->dg), PR(be, P, TT_FCW, l), NULL, NULL, BT, C, C4, 0, 1,
@@ -451,13 +477,19 @@ static int plan(tt_backend *be, tt_status *st) {
         BWD(3, tt_gop_layernorm_backward(o, bnext(w, 3), R(w->dres), PR(be, G, TT_LN2W, l), R(w->dtmp), R(a->res2),
                                          PR(be, P, TT_LN2W, l), R(a->st2), part, BT, C, 1, st));
         if (!trains(be, TT_LN2W, l)) w->n_bwd -= 2;
-        /* attn out: res2 = y @ ow + ob + res[l] */
-        BWD(2, tt_gop_matmul(o, bnext(w, 2), R(w->dtmp), R(w->dres), PR(be, P, TT_OW, l), NULL, NULL, BT, C, C, 0, 1,
-                             0, st));
-        if (trains(be, TT_OW, l)) BWD(4, dw_db(be, bnext(w, 4), R(a->y), R(w->dres), TT_OW, TT_OB, l, C, C, BT, st));
-        TT_CHECK(lora_bwd(be, l, TT_LORA_ATTN_C_PROJ, R(w->dtmp), (tt_gref[1]){R(w->dres)}, 1, R(a->y), st));
-        BWD(2, tt_gop_attention_backward(o, bnext(w, 2), R(w->dq), R(w->dk), R(w->dv), R(a->att), R(a->q), R(a->k),
-                                         R(a->v), R(a->y), R(w->dtmp), B, T, C, NH, st));
+        /* attn out: res2 = y @ ow + ob + res[l] (dropout: as above; attention backward then overwrites dq) */
+        if (drop) BWD(1, tt_gop_dropout(o, bnext(w, 1), R(w->dq), R(w->dres), nBTC, 0, dslot(l, TT_DROP_ATTN_OUT), st));
+        BWD(2, tt_gop_matmul(o, bnext(w, 2), R(w->dtmp), R(dbr), PR(be, P, TT_OW, l), NULL, NULL, BT, C, C, 0, 1, 0,
+                             st));
+        if (trains(be, TT_OW, l)) BWD(4, dw_db(be, bnext(w, 4), R(a->y), R(dbr), TT_OW, TT_OB, l, C, C, BT, st));
+        TT_CHECK(lora_bwd(be, l, TT_LORA_ATTN_C_PROJ, R(w->dtmp), (tt_gref[1]){R(dbr)}, 1, R(a->y), st));
+        if (drop)
+            BWD(2, tt_gop_attention_backward_drop(o, bnext(w, 2), R(w->dq), R(w->dk), R(w->dv), R(a->att), R(a->q),
+                                                  R(a->k), R(a->v), R(a->y), R(w->dtmp), B, T, C, NH,
+                                                  dslot(l, TT_DROP_ATTN), st));
+        else
+            BWD(2, tt_gop_attention_backward(o, bnext(w, 2), R(w->dq), R(w->dk), R(w->dv), R(a->att), R(a->q), R(a->k),
+                                             R(a->v), R(a->y), R(w->dtmp), B, T, C, NH, st));
         /* q, k, v projections of ln1 */
         const tt_tensor_kind wk[3] = {TT_QW, TT_KW, TT_VALW}, bk[3] = {TT_QB, TT_KB, TT_VALB};
         const tt_gpu_buf dx[3] = {w->dq, w->dk, w->dv};
@@ -472,10 +504,67 @@ static int plan(tt_backend *be, tt_status *st) {
                                          PR(be, P, TT_LN1W, l), R(a->st1), part, BT, C, 1, st));
         if (!trains(be, TT_LN1W, l)) w->n_bwd -= 2;
     }
-    if (trains(be, TT_WTE, -1))
-        BWD(2, tt_gop_embedding_backward(o, bnext(w, 2), PR(be, G, TT_WTE, -1), PR(be, G, TT_WPE, -1), R(w->dres), w->tok,
-                                     (uint32_t)w->bucket_off, (uint32_t)w->pos_off, B, T, C, V, st));
+    if (trains(be, TT_WTE, -1)) {
+        if (drop) BWD(1, tt_gop_dropout(o, bnext(w, 1), R(w->dq), R(w->dres), nBTC, 0, dslot(L, TT_DROP_EMBED), st));
+        BWD(2, tt_gop_embedding_backward(o, bnext(w, 2), PR(be, G, TT_WTE, -1), PR(be, G, TT_WPE, -1),
+                                         R(drop ? w->dq : w->dres), w->tok, (uint32_t)w->bucket_off, (uint32_t)w->pos_off,
+                                         B, T, C, V, st));
+    }
 #undef BWD
+    return TT_OK;
+}
+
+/* The dropout schedule (once): planned into the arrays of the plain one,
+ * which are swapped back after. */
+static int plan_drop(tt_backend *be, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    const uint32_t n_slots = (uint32_t)(w->L + 1) * 4;
+    tt_gsite *keep_f = w->fwd, *keep_b = w->bwd;
+    const int keep_nf = w->n_fwd, keep_nb = w->n_bwd;
+    w->dfwd = calloc((size_t)w->cap_fwd, sizeof *w->dfwd);
+    w->dbwd = calloc((size_t)w->cap_bwd, sizeof *w->dbwd);
+    w->dkeys = calloc(n_slots, sizeof *w->dkeys);
+    w->dwords = calloc(4 + 2 * (size_t)n_slots, sizeof *w->dwords);
+    if (!w->dfwd || !w->dbwd || !w->dkeys || !w->dwords) return tt_fail(st, TT_ENOMEM, "out of memory (webgpu dropout)");
+    TT_CHECK(tt_gops_drop_init(&w->ops, n_slots, st));
+    w->fwd = w->dfwd, w->bwd = w->dbwd, w->n_fwd = 0, w->n_bwd = 0;
+    int rc = plan_sched(be, 1, st);
+    w->n_dfwd = w->n_fwd, w->n_dbwd = w->n_bwd;
+    w->fwd = keep_f, w->bwd = keep_b, w->n_fwd = keep_nf, w->n_bwd = keep_nb;
+    if (rc == TT_OK) rc = tt_gpu_check(w->g, st);
+    if (rc) { /* not planned: the next step with dropout tries again (and fails the same way) */
+        free(w->dfwd);
+        free(w->dbwd);
+        w->dfwd = w->dbwd = NULL;
+        w->n_dfwd = w->n_dbwd = 0;
+    }
+    return rc;
+}
+
+/* the keys of micro-batch `micro` of a step with dropout, uploaded */
+static int upload_drop_keys(tt_backend *be, const tt_optim_args *opt, int n_micro, int micro, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    for (int l = 0; l <= w->L; l++)
+        for (int site = 0; site < 4; site++)
+            w->dkeys[dslot(l, site)] = tt_dropout_key_at(opt->seed, opt->step, n_micro, micro, w->L, l, site);
+    return tt_gops_set_drop(&w->ops, opt->dropout, w->dkeys, (uint32_t)(w->L + 1) * 4, w->dwords, st);
+}
+
+static int plan(tt_backend *be, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    tt_gops *o = &w->ops;
+    /* the dropout schedule adds 1 + 2L sites each way; LoRA its adapter sites */
+    w->cap_fwd = 16 + 22 * w->L + 1;
+    w->cap_bwd = 16 + 62 * w->L + 1;
+    if (be->cfg.lora_rank > 0) {
+        w->cap_fwd += w->L * TT_LORA_N_TARGETS * LORA_FWD_SITES;
+        w->cap_bwd += w->L * TT_LORA_N_TARGETS * LORA_BWD_SITES;
+    }
+    w->fwd = calloc((size_t)w->cap_fwd, sizeof *w->fwd);
+    w->bwd = calloc((size_t)w->cap_bwd, sizeof *w->bwd);
+    w->opt = calloc((size_t)(2 * w->n_ch), sizeof *w->opt);
+    if (!w->fwd || !w->bwd || !w->opt) return tt_fail(st, TT_ENOMEM, "out of memory (webgpu schedule)");
+    TT_CHECK(plan_sched(be, 0, st));
     /* ---- optimizer ---- */
     tt_gop_pchunk *pc = calloc((size_t)w->n_ch, sizeof *pc);
     if (!pc) return tt_fail(st, TT_ENOMEM, "out of memory (webgpu schedule)");
@@ -669,7 +758,12 @@ static int wgpu_step(tt_backend *be, const uint8_t *tokens, int n_micro, const t
     if (!tokens || !opt) return tt_fail(st, TT_EINVAL, "step: tokens or optimizer arguments missing");
     if (n_micro < 1) return tt_fail(st, TT_EINVAL, "step: n_micro must be >= 1 (got %d)", n_micro);
     if (!(opt->bc1 > 0.0f) || !(opt->bc2 > 0.0f)) return tt_fail(st, TT_EINVAL, "step: bias corrections must be > 0");
+    TT_CHECK(tt_dropout_check(&be->cfg, opt->dropout, st)); /* [0, 1), 32-bit mask indices */
     TT_CHECK(fault_check(w, st));
+    const int drop = opt->dropout > 0.0f;
+    if (drop && !w->dfwd) TT_CHECK(plan_drop(be, st));
+    const tt_gsite *sf = drop ? w->dfwd : w->fwd, *sb = drop ? w->dbwd : w->bwd;
+    const int nf = drop ? w->n_dfwd : w->n_fwd, nb = drop ? w->n_dbwd : w->n_bwd;
     int bad_dispatch = 0;
     if (w->fault_at > 0 && w->n_steps + 1 == w->fault_at && w->fault_validation) {
         w->fault_at = 0;
@@ -703,17 +797,18 @@ static int wgpu_step(tt_backend *be, const uint8_t *tokens, int n_micro, const t
     const int ts = w->ts && 3 * n_micro + 1 <= WGPU_TS_SLOTS;
     for (int i = 0; i < n_micro; i++) {
         TT_CHECK(upload_tokens(w, tokens + (size_t)i * mb, w->B, 1, st));
+        if (drop) TT_CHECK(upload_drop_keys(be, opt, n_micro, i, st));
         TT_CHECK(tt_gpu_begin(w->g, st));
         if (i == 0) {
             for (int c = 0; c < w->n_ch; c++) clear_grads(w, &w->ch[c]);
             tt_gpu_clear(w->g, w->stats, 0, 16);
         }
         if (ts) tt_gpu_timestamp(w->g, 3 * i);
-        tt_gops_run(w->g, w->fwd, w->n_fwd);
-        if (bad_dispatch && i == 0 && w->n_fwd > 0) /* test hook: over maxComputeWorkgroupsPerDimension */
-            tt_gpu_dispatch(w->g, w->fwd[0].k, w->fwd[0].grp, tt_gpu_get_info(w->g)->max_wg_per_dim + 1, 1, 1);
+        tt_gops_run(w->g, sf, nf);
+        if (bad_dispatch && i == 0 && nf > 0) /* test hook: over maxComputeWorkgroupsPerDimension */
+            tt_gpu_dispatch(w->g, sf[0].k, sf[0].grp, tt_gpu_get_info(w->g)->max_wg_per_dim + 1, 1, 1);
         if (ts) tt_gpu_timestamp(w->g, 3 * i + 1);
-        tt_gops_run(w->g, w->bwd, w->n_bwd);
+        tt_gops_run(w->g, sb, nb);
         if (ts) tt_gpu_timestamp(w->g, 3 * i + 2);
         if (i == n_micro - 1) {
             tt_gops_run(w->g, w->opt, w->n_opt);

@@ -1,8 +1,15 @@
 /* gpu_ops.c — the site core of the WebGPU op planners (gpu_ops.h): kernel
  * source composition (C-generated constants + common.wgsl + the kernel, its
  * //!include and //!unroll directives), the pipeline cache, the
- * uniform-argument arena, bind groups and grid shapes. The op planners are
- * src/webgpu/<op>.c.
+ * uniform-argument arena, bind groups and grid shapes, the dropout keys
+ * buffer. The op planners are src/webgpu/<op>.c.
+ *
+ * Dropout variants: a prefix that declares "const DROP_BIND: u32 = N;" (N:
+ * the kernel's last binding, the keys buffer tt_gops.dropk) turns the
+ * kernel's "//!drop " lines into code and appends dropout_common.wgsl (the
+ * mask hash of src/rng.h and the keys binding). Without it those lines stay
+ * comments: the kernel without dropout is the same text as before dropout
+ * existed, so it compiles to the same code.
  *
  * Test hook TT_WEBGPU_WGSL_DIR=DIR (hooks.h) makes the kernels' sources
  * DIR/NAME.wgsl (common.wgsl, the kernel, its //!include), read when a
@@ -59,6 +66,27 @@ void tt_gops_free(tt_gops *o) {
     memset(o, 0, sizeof *o);
 }
 
+int tt_gops_drop_init(tt_gops *o, uint32_t n_slots, tt_status *st) {
+    if (o->dropk_slots >= n_slots) return TT_OK;
+    if (o->dropk_slots) return tt_fail(st, TT_EINVAL, "webgpu: dropout keys buffer already sized for %u slots", o->dropk_slots);
+    TT_CHECK(tt_gpu_buffer(o->g, 16 + 8 * (uint64_t)n_slots, TT_GPU_STORAGE, "dropout-keys", &o->dropk, st));
+    o->dropk_slots = n_slots;
+    return TT_OK;
+}
+
+int tt_gops_set_drop(tt_gops *o, float p, const tt_dropout_key *keys, uint32_t n_slots, uint32_t *scratch,
+                     tt_status *st) {
+    if (n_slots > o->dropk_slots) return tt_fail(st, TT_EINVAL, "webgpu: %u dropout keys for %u slots", n_slots, o->dropk_slots);
+    scratch[0] = tt_dropout_threshold(p);
+    scratch[1] = tt_gops_f2u(p > 0.0f ? 1.0f / (1.0f - p) : 1.0f);
+    scratch[2] = scratch[3] = 0;
+    for (uint32_t i = 0; i < n_slots; i++) {
+        scratch[4 + 2 * i] = keys[i].k0;
+        scratch[5 + 2 * i] = keys[i].k1;
+    }
+    return tt_gpu_write(o->g, o->dropk, 0, scratch, 16 + 8 * (uint64_t)n_slots, st);
+}
+
 int tt_gops_set_step(tt_gops *o, const tt_gstep *s, tt_status *st) {
     return tt_gpu_write(o->g, o->stepu, 0, s, sizeof *s, st);
 }
@@ -112,7 +140,7 @@ static int get_kernel(tt_gops *o, const char *name, const char *prefix, int n_bi
             *out = o->cache[i].k;
             return TT_OK;
         }
-    char *own[3] = {NULL, NULL, NULL}; /* sources read under TT_WEBGPU_WGSL_DIR */
+    char *own[4] = {NULL, NULL, NULL, NULL}; /* sources read under TT_WEBGPU_WGSL_DIR */
     char *src = NULL;
     int rc = TT_EUNSUP;
     const char *common = kernel_source("common", NULL, &own[0], st);
@@ -145,7 +173,10 @@ static int get_kernel(tt_gops *o, const char *name, const char *prefix, int n_bi
         inc_at = (size_t)(d + 1 - body);
         inc_len = 11 + nl;
     }
-    size_t n = strlen(prefix) + strlen(common) + strlen(body) + n_inc + 4;
+    const int drop = strstr(prefix, "const DROP_BIND: u32 = ") != NULL;
+    const char *dsn = drop ? kernel_source("dropout_common", name, &own[3], st) : NULL;
+    if (drop && !dsn) goto done;
+    size_t n = strlen(prefix) + strlen(common) + strlen(body) + n_inc + (dsn ? strlen(dsn) : 0) + 5;
     src = malloc(n);
     if (!src) {
         rc = tt_fail(st, TT_ENOMEM, "out of memory (kernel source)");
@@ -154,6 +185,11 @@ static int get_kernel(tt_gops *o, const char *name, const char *prefix, int n_bi
     if (inc) /* the body with its include line replaced by the included file */
         snprintf(src, n, "%s\n%s\n%.*s%s%s", prefix, common, (int)inc_at, body, inc, body + inc_at + inc_len);
     else snprintf(src, n, "%s\n%s\n%s", prefix, common, body);
+    if (dsn) { /* "//!drop " lines become code (blanked marker: same columns), the snippet follows */
+        for (char *m = strstr(src, "//!drop "); m; m = strstr(m + 8, "//!drop ")) memset(m, ' ', 8);
+        size_t used = strlen(src);
+        snprintf(src + used, n - used, "\n%s", dsn);
+    }
     {
         char *un, msg[160];
         if (tt_wgsl_unroll(src, prefix, o->unroll, &un, msg, sizeof msg)) {
@@ -166,7 +202,7 @@ static int get_kernel(tt_gops *o, const char *name, const char *prefix, int n_bi
     rc = tt_gpu_kernel_create(o->g, src, "main", n_bind, kinds, name, &k, st);
 done:
     free(src);
-    for (int i = 0; i < 3; i++) free(own[i]);
+    for (int i = 0; i < 4; i++) free(own[i]);
     if (rc) return rc;
     if (tt_gpu_grow((void **)&o->cache, &o->cap_cache, o->n_cache, sizeof *o->cache, 32))
         return tt_fail(st, TT_ENOMEM, "out of memory (kernel cache)");

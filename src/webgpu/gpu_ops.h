@@ -18,6 +18,7 @@
 #define TT_GPU_OPS_H
 
 #include "device.h"
+#include "rng.h"
 
 typedef struct {
     tt_gpu_buf buf;
@@ -57,6 +58,8 @@ typedef struct {
     int unroll;        /* expand //!unroll blocks: 1 on GPUs, 0 on CPU adapters (tests; hook TT_WEBGPU_UNROLL) */
     int splitk;        /* matmul split-K slices: 0 planned, n forces n (tests; hook TT_WEBGPU_SPLITK) */
     int attn_pf;       /* attention prefetch: 0 planned, 1 forced on (tests; hook TT_WEBGPU_ATTN_PF), -1 forced off */
+    tt_gpu_buf dropk;     /* dropout keys (tt_gops_drop_init): u32 [threshold, scale bits, 0, 0, k0, k1 per slot] */
+    uint32_t dropk_slots;
     tt_gpu_buf split_buf; /* split-K partial products */
     size_t split_elems;
     int n_sites;       /* statistics */
@@ -65,6 +68,13 @@ typedef struct {
 int tt_gops_init(tt_gops *o, tt_gpu *g, tt_status *st);
 void tt_gops_free(tt_gops *o); /* GPU objects die with the device */
 int tt_gops_set_step(tt_gops *o, const tt_gstep *s, tt_status *st);
+/* Dropout: the keys buffer that dropout sites read (once; n_slots keys),
+ * and its contents for the next submit: threshold and scale of p (src/rng.h),
+ * keys[slot] (slot: the site's key, e.g. layer * 4 + site). scratch: 4 +
+ * 2 * n_slots words of the caller's (no allocation). */
+int tt_gops_drop_init(tt_gops *o, uint32_t n_slots, tt_status *st);
+int tt_gops_set_drop(tt_gops *o, float p, const tt_dropout_key *keys, uint32_t n_slots, uint32_t *scratch,
+                     tt_status *st);
 void tt_gops_run(tt_gpu *g, const tt_gsite *s, int n);
 
 /* The kernel-source directive "//!unroll VAR CONST { block }" expanded (see
@@ -196,6 +206,20 @@ int tt_gop_adamw_chunks(tt_gops *o, tt_gsite *s, const tt_gop_pchunk *ch, int n_
  * most ~1024 parts of >= 2048, as adamw_part_elems). */
 size_t tt_gop_norm_part_len(size_t n);
 
+/* Dropout (dropout.c; masks of src/rng.h, keys in tt_gops.dropk, slot =
+ * the site's key): n elements, out (n) = src (n) + mask * out when add
+ * (a residual branch, in place), else out = mask * src. 1 site. */
+int tt_gop_dropout(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref src, size_t n, int add, uint32_t slot,
+                   tt_status *st);
+/* The attention pair with dropout on its probabilities (FlashAttention's
+ * rule, masks recomputed in backward from the key of slot), element
+ * ((b*NH + h)*T + t_query)*T + t_key of the slot. Same sites as without. */
+int tt_gop_attention_forward_drop(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v,
+                                  int B, int T, int C, int NH, uint32_t slot, tt_status *st);
+int tt_gop_attention_backward_drop(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats,
+                                   tt_gref q, tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH,
+                                   uint32_t slot, tt_status *st);
+
 /* The attention tiles (attention.c): kernel `which` (0 attention_forward,
  * 1 attention_backward_dq, 2 attention_backward_dkdv) gets the first
  * candidate (BR, BC) that fits the adapter (workgroup storage bytes,
@@ -220,6 +244,9 @@ int tt_gops_make_site(tt_gops *o, tt_gsite *s, const char *name, const char *pre
 void tt_gops_grid1(const tt_gops *o, uint64_t nwg, uint32_t *x, uint32_t *y);
 /* grid-stride kernels: enough workgroups of wg to cover n, at most 32768 */
 uint32_t tt_gops_stride_wgs(size_t n, uint32_t wg);
+/* base (may be NULL) + "const DROP_BIND: u32 = bind;": the prefix of a
+ * dropout variant whose keys buffer is binding bind (gpu_ops.c) */
+const char *tt_gops_drop_prefix(uint32_t bind, const char *base, char *buf, size_t cap);
 /* "const WG: u32 = wg;" into buf */
 const char *tt_gops_wg_prefix(uint32_t wg, char *buf, size_t cap);
 /* TT_EUNSUP naming what when v does not fit 32-bit indexing */

@@ -503,6 +503,9 @@ static int cpu_run(const op_case *c, problem *p) {
  *  - lora: c_attn's output (and its gradient) is q, k, v, three buffers
  *    reading column blocks of b; t = inp a is kept unscaled (h = scale * t
  *    is compared); the backward reads t from a forward first.
+ *  - dropout: the case's key in slot 0 of the planner's keys buffer
+ *    (tt_gops_set_drop); attention with dropout runs the kernels' dropout
+ *    variants (tt_gop_attention_*_drop), the dropout op tt_gop_dropout.
  * Without an adapter every case is SKIPPED (FAILED under TT_REQUIRE_WEBGPU=1). */
 
 static tt_gops g_gops;
@@ -554,10 +557,15 @@ static int gpu_run(const op_case *c, problem *p) {
     const char *req = getenv("TT_REQUIRE_WEBGPU");
     if (g_gpu_ok == 0) return req && atoi(req) ? FAILED : SKIPPED;
     if (g_gpu_ok < 0) return FAILED;
-    /* dropout is not planned on WebGPU in this runner yet */
-    if (c->op == OP_DROPOUT || c->drop > 0.0f) return SKIPPED;
     tt_gops *O = &g_gops;
     tt_status st;
+    /* dropout: the case's key in slot 0 of the keys buffer, its p */
+    const int drop = c->op == OP_DROPOUT || c->drop > 0.0f;
+    uint32_t dwords[6];
+    if (drop && tt_gops_set_drop(O, p->drop, &p->dkey, 1, dwords, &st)) {
+        fprintf(stderr, "  webgpu dropout keys: %s\n", st.msg);
+        return FAILED;
+    }
     tt_gsite s[24];
     int ns = 0, rc = RAN;
     const int failed0 = tt_test_failed_checks;
@@ -685,21 +693,39 @@ static int gpu_run(const op_case *c, problem *p) {
         }
         free(tmp);
         tt_gpu_buf by = gpois(n1), bst = gpois(2 * nsr); /* stats: lse then D */
-        PLAN(tt_gop_attention_forward(O, &s[ns], GR(by, 0), GR(bst, 0), GR(bqkv[0], 0), GR(bqkv[1], 0), GR(bqkv[2], 0),
-                                      a.B, a.T, a.C, a.NH, &st));
+        if (drop)
+            PLAN(tt_gop_attention_forward_drop(O, &s[ns], GR(by, 0), GR(bst, 0), GR(bqkv[0], 0), GR(bqkv[1], 0),
+                                               GR(bqkv[2], 0), a.B, a.T, a.C, a.NH, 0, &st));
+        else
+            PLAN(tt_gop_attention_forward(O, &s[ns], GR(by, 0), GR(bst, 0), GR(bqkv[0], 0), GR(bqkv[1], 0),
+                                          GR(bqkv[2], 0), a.B, a.T, a.C, a.NH, &st));
         ns += 1;
         if (c->dir == FWD) {
             tt_gtest_run(s, ns);
             gdown(by, 0, o[0], n1), gdown(bst, 0, o[1], nsr);
         } else {
             tt_gpu_buf bdy = gup(in[c->d[4] ? 1 : 3], n1), bdq = gpois(n1), bdk = gpois(n1), bdv = gpois(n1);
-            PLAN(tt_gop_attention_backward(O, &s[ns], GR(bdq, 0), GR(bdk, 0), GR(bdv, 0), GR(bst, 0), GR(bqkv[0], 0),
-                                           GR(bqkv[1], 0), GR(bqkv[2], 0), GR(by, 0), GR(bdy, 0), a.B, a.T, a.C, a.NH,
-                                           &st));
+            if (drop)
+                PLAN(tt_gop_attention_backward_drop(O, &s[ns], GR(bdq, 0), GR(bdk, 0), GR(bdv, 0), GR(bst, 0),
+                                                    GR(bqkv[0], 0), GR(bqkv[1], 0), GR(bqkv[2], 0), GR(by, 0),
+                                                    GR(bdy, 0), a.B, a.T, a.C, a.NH, 0, &st));
+            else
+                PLAN(tt_gop_attention_backward(O, &s[ns], GR(bdq, 0), GR(bdk, 0), GR(bdv, 0), GR(bst, 0),
+                                               GR(bqkv[0], 0), GR(bqkv[1], 0), GR(bqkv[2], 0), GR(by, 0), GR(bdy, 0),
+                                               a.B, a.T, a.C, a.NH, &st));
             ns += 2;
             tt_gtest_run(s, ns);
             gdown(bdq, 0, o[0], n1), gdown(bdk, 0, o[1], n1), gdown(bdv, 0, o[2], n1), gdown(bst, nsr, o[3], nsr);
         }
+        break;
+    }
+    case OP_DROPOUT: { /* forward and backward alike: out = mask * in (the residual form is the backend's) */
+        const size_t n = p->out[0].n;
+        tt_gpu_buf bx = gup(in[0], n), bo = gpois(n);
+        PLAN(tt_gop_dropout(O, &s[ns], GR(bo, 0), GR(bx, 0), n, 0, 0, &st));
+        ns += 1;
+        tt_gtest_run(s, ns);
+        gdown(bo, 0, o[0], n);
         break;
     }
     case OP_GELU: {
@@ -848,7 +874,7 @@ static void gpu_open(void) {
         return;
     }
     tt_gtest_gpu = g;
-    if (tt_gops_init(&g_gops, g, &st)) {
+    if (tt_gops_init(&g_gops, g, &st) || tt_gops_drop_init(&g_gops, 1, &st)) {
         snprintf(g_gpu_why, sizeof g_gpu_why, "gops init: %s", st.msg);
         g_gpu_ok = -1;
         return;

@@ -11,7 +11,9 @@
 #   - two training steps and an evaluation under the default settings
 #     (three shapes: tiny, small, and an odd one: head size 11, T 37, batch
 #     3, 2 micro-batches, so partial tiles, unaligned rows and the accumulate
-#     paths run), a head size of 132 (the row attention kernels), and the
+#     paths run), a head size of 132 (the row attention kernels), the odd
+#     shape and head size 132 with dropout 0.2 (the dropout kernel and the
+#     attention kernels' dropout variants), and the
 #     odd shape with the plan choices GPUs or big shapes make forced by
 #     hooks (TT_WEBGPU_ATTN_PF=1: the attention prefetch of GPUs;
 #     TT_WEBGPU_BIASFOLD=0: the separate bias-gradient column sums of big
@@ -89,6 +91,8 @@ run_train default-tiny -- "${SHAPE_TINY[@]}"
 run_train default-small -- "${SHAPE_SMALL[@]}"
 run_train default-odd -- "${SHAPE_ODD[@]}"
 run_train attn-rows -- "${SHAPE_WIDE[@]}"
+run_train dropout-odd -- "${SHAPE_ODD[@]}" --dropout 0.2
+run_train dropout-rows -- "${SHAPE_WIDE[@]}" --dropout 0.2
 run_train attn-pf TT_WEBGPU_ATTN_PF=1 -- "${SHAPE_ODD[@]}"
 run_train biasfold-0 TT_WEBGPU_BIASFOLD=0 -- "${SHAPE_ODD[@]}"
 run_train splitk-3 TT_WEBGPU_SPLITK=3 -- "${SHAPE_ODD[@]}"

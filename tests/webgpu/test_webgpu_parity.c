@@ -13,6 +13,10 @@
  *   - the trainer loop (tt_train_run, pipelined on the GPU) against the same
  *     steps on the CPU, and a stopped + resumed GPU run against an
  *     uninterrupted one (bit-identical losses);
+ *   - the same 50 steps with dropout 0.2 (masks keyed by seed, step,
+ *     micro-batch, layer and site, src/rng.h: both backends drop the same
+ *     elements), and with 2 micro-batches; a GPU step whose masks come from
+ *     another seed is far outside the bar (the comparison sees the masks);
  *   - gradient accumulation over micro-batches, eval with B < batch,
  *     set_state/get_state round trip, bad arguments.
  * Skips (exit 0) without a WebGPU library/adapter unless TT_REQUIRE_WEBGPU=1.
@@ -143,7 +147,16 @@ static void product_config(tt_train_config *tc, int64_t run_steps, int accum) {
     tc->accum = accum;
 }
 
-static void train_both(int steps, int n_micro, double tol, int print) {
+static void set_opt(tt_optim_args *o, const tt_train_config *tc, int k, float dropout) {
+    memset(o, 0, sizeof *o);
+    o->lr = tt_lr_at(tc, k);
+    o->beta1 = tc->beta1, o->beta2 = tc->beta2, o->eps = tc->eps, o->weight_decay = tc->weight_decay, o->clip = tc->clip;
+    o->bc1 = (float)(1.0 - pow((double)tc->beta1, k + 1));
+    o->bc2 = (float)(1.0 - pow((double)tc->beta2, k + 1));
+    o->dropout = dropout, o->seed = tc->seed, o->step = k;
+}
+
+static void train_both(int steps, int n_micro, double tol, int print, float dropout) {
     tt_status st;
     if (!HAVE_CORPUS) {
         fprintf(stderr, "  no corpus: the trajectory test needs the default corpus (fortunes)\n");
@@ -161,11 +174,8 @@ static void train_both(int steps, int n_micro, double tol, int print) {
         for (int i = 0; i < n_micro; i++)
             tt_batch_train(&CORPUS, tc.seed, ((int64_t)k * n_micro + i) * CFG.batch, CFG.batch, CFG.ctx,
                            tok + (size_t)i * micro);
-        tt_optim_args o = {0};
-        o.lr = tt_lr_at(&tc, k);
-        o.beta1 = tc.beta1, o.beta2 = tc.beta2, o.eps = tc.eps, o.weight_decay = tc.weight_decay, o.clip = tc.clip;
-        o.bc1 = (float)(1.0 - pow((double)tc.beta1, k + 1));
-        o.bc2 = (float)(1.0 - pow((double)tc.beta2, k + 1));
+        tt_optim_args o;
+        set_opt(&o, &tc, k, dropout);
         float lc = 0, lg = 0, nc = 0, ng = 0;
         CHECK(CPU->vt->step(CPU, tok, n_micro, &o, &st) == TT_OK);
         CHECK(CPU->vt->step_result(CPU, &lc, &nc, &st) == TT_OK);
@@ -184,8 +194,9 @@ static void train_both(int steps, int n_micro, double tol, int print) {
                    lg, e, nc, ng);
         CHECK(e <= tol);
     }
-    printf("  %d steps x %d micro (fortunes, lr %.3g): worst loss rel diff %.3g, worst grad-norm rel diff %.3g\n",
-           steps, n_micro, tc.lr, worst, worst_norm);
+    printf("  %d steps x %d micro (fortunes, lr %.3g, dropout %.2g): worst loss rel diff %.3g, worst grad-norm rel "
+           "diff %.3g\n",
+           steps, n_micro, tc.lr, (double)dropout, worst, worst_norm);
     /* the pre-clip norm is more sensitive to rounding than the loss (a few
      * ill-conditioned LayerNorm rows dominate it; the CPU backend alone moves
      * it by ~3e-4 between -O2 and -O0 builds): a looser bar */
@@ -210,9 +221,74 @@ static int env_steps(int dflt) {
     return s && atoi(s) > 0 ? atoi(s) : dflt;
 }
 
-TT_TEST(test_train_steps) { train_both(env_steps(PARITY_STEPS), 1, 1e-3, 1); }
+TT_TEST(test_train_steps) { train_both(env_steps(PARITY_STEPS), 1, 1e-3, 1, 0.0f); }
 
-TT_TEST(test_grad_accumulation) { train_both(PARITY_ACCUM_STEPS, 2, 1e-3, 0); }
+TT_TEST(test_grad_accumulation) { train_both(PARITY_ACCUM_STEPS, 2, 1e-3, 0, 0.0f); }
+
+TT_TEST(test_train_steps_dropout) { train_both(env_steps(PARITY_STEPS), 1, 1e-3, 1, 0.2f); }
+
+TT_TEST(test_grad_accumulation_dropout) { train_both(PARITY_ACCUM_STEPS, 2, 1e-3, 0, 0.2f); }
+
+/* the comparison sees the masks: one step from the same weights and batch
+ * with the GPU keyed by another seed moves the weights far from the CPU's
+ * (at init the loss is ~ln 256 whatever is dropped, so the loss bar alone
+ * would not see it); keyed by the same seed, close, and the loss and grad
+ * norm within the parity bars */
+TT_TEST(test_dropout_masks_matter) {
+    tt_status st;
+    if (!HAVE_CORPUS) {
+        CHECK(HAVE_CORPUS);
+        return;
+    }
+    tt_train_config tc;
+    product_config(&tc, CLI_DEFAULT_STEPS, 1);
+    float *p = init_params(CPU, tc.seed);
+    size_t ntok = (size_t)CFG.batch * (CFG.ctx + 1);
+    uint8_t *tok = malloc(ntok);
+    tt_batch_train(&CORPUS, tc.seed, 0, CFG.batch, CFG.ctx, tok);
+    float l[3] = {0, 0, 0}, gn[3] = {0, 0, 0};
+    const size_t P = CPU->layout.total;
+    float *w[3];
+    for (int r = 0; r < 3; r++) { /* cpu; gpu same seed; gpu other seed */
+        tt_backend *be = r ? GPU : CPU;
+        tt_optim_args o;
+        set_opt(&o, &tc, 0, 0.2f);
+        if (r == 2) o.seed = tc.seed + 1;
+        CHECK(be->vt->set_state(be, p, NULL, NULL, &st) == TT_OK);
+        int rc = be->vt->step(be, tok, 1, &o, &st);
+        if (!rc) rc = be->vt->step_result(be, &l[r], &gn[r], &st);
+        w[r] = calloc(P, sizeof(float));
+        if (!rc) rc = be->vt->get_state(be, w[r], NULL, NULL, &st);
+        if (rc) fprintf(stderr, "  step %d: %s\n", r, st.msg);
+        CHECK(rc == TT_OK);
+    }
+    double move = 0, d1 = 0, d2 = 0;
+    for (size_t i = 0; i < P; i++) {
+        move = fmax(move, fabs((double)w[0][i] - p[i]));
+        d1 = fmax(d1, fabs((double)w[1][i] - w[0][i]));
+        d2 = fmax(d2, fabs((double)w[2][i] - w[0][i]));
+    }
+    printf("  weights after it: max |moved| %.3g, max |gpu - cpu| %.3g, with other masks %.3g\n", move, d1, d2);
+    /* AdamW's first step moves every weight by about lr (sign(g)): other
+     * masks flip signs (a difference near 2 lr), rounding does not (a few
+     * weights whose gradient is near eps move less than lr apart) */
+    CHECK(d1 <= 0.1 * move);
+    CHECK(d2 > 0.5 * move);
+    for (int r = 0; r < 3; r++) free(w[r]);
+    double same = fabs((double)l[1] - l[0]) / l[0], other = fabs((double)l[2] - l[0]) / l[0];
+    double nsame = fabs((double)gn[1] - gn[0]) / gn[0], nother = fabs((double)gn[2] - gn[0]) / gn[0];
+    printf("  dropout 0.2, one step: loss cpu %.6f gpu %.6f (rel %.2g), gpu with other masks %.6f (rel %.2g); grad "
+           "norm cpu %.5f gpu %.5f (rel %.2g), other masks %.5f (rel %.2g)\n",
+           l[0], l[1], same, l[2], other, gn[0], gn[1], nsame, gn[2], nother);
+    CHECK(same <= 1e-3 && nsame <= 1e-2);
+    /* dropout outside [0, 1): refused */
+    tt_optim_args o;
+    set_opt(&o, &tc, 0, 1.0f);
+    CHECK(GPU->vt->step(GPU, tok, 1, &o, &st) == TT_EINVAL);
+    o.dropout = -0.1f;
+    CHECK(GPU->vt->step(GPU, tok, 1, &o, &st) == TT_EINVAL);
+    free(p), free(tok);
+}
 
 /* stop the trainer at a given step (the callback way, as the CLI did) */
 typedef struct {
@@ -369,6 +445,9 @@ int main(void) {
     RUN(test_eval_partial_batch);
     RUN(test_train_steps);
     RUN(test_grad_accumulation);
+    RUN(test_train_steps_dropout);
+    RUN(test_grad_accumulation_dropout);
+    RUN(test_dropout_masks_matter);
     RUN(test_trainer_pipelined);
     RUN(test_bad_arguments);
     tt_backend_destroy(GPU);

@@ -12,6 +12,11 @@
  *     so; with the device still readable (kind "error") it saves the last
  *     completed step read back from it. Both checkpoints load and match the
  *     uninterrupted run's losses up to their step, and resume on the CPU.
+ *   - with dropout 0.2, a GPU run stopped at a checkpoint and resumed from
+ *     the file on a fresh WebGPU backend gives the uninterrupted run's
+ *     losses and weights bit for bit (masks keyed by seed and step, the
+ *     dropout read back from the checkpoint); resumed with another dropout
+ *     it does not (the comparison sees the masks).
  * Tiny preset, a generated corpus (no package needed), a few steps: lavapipe
  * is slow. Skips (exit 0) without a WebGPU library/adapter unless
  * TT_REQUIRE_WEBGPU=1. */
@@ -206,6 +211,47 @@ TT_TEST(test_device_faults) {
     tt_state_free(&r);
 }
 
+/* dropout: stop at N_FIRST, resume from the file on a fresh backend */
+TT_TEST(test_resume_dropout) {
+    tt_status st;
+    tt_train_config tc;
+    train_config(&tc);
+    tc.dropout = 0.2f;
+    char path[600];
+    path_of(path, sizeof path, "dropout.safetensors");
+    tt_train_state r, s0, s1, s2;
+    memset(&s1, 0, sizeof s1), memset(&s2, 0, sizeof s2);
+    CHECK(tt_state_init(&r, &CFG, &tc, &st) == TT_OK);
+    CHECK(tt_state_init(&s0, &CFG, &tc, &st) == TT_OK);
+    int rc = run(&r, GPU, NULL, 0, 0, &st);
+    if (rc) fprintf(stderr, "  uninterrupted: %s\n", st.msg);
+    CHECK(rc == TT_OK && r.step == N_ALL);
+    CHECK(run(&s0, GPU, path, N_FIRST, 0, &st) == TT_OK && s0.step == N_FIRST);
+    tt_backend *fresh = make_gpu_or_skip();
+    CHECK(tt_checkpoint_load(path, &s1, &st) == TT_OK && s1.step == N_FIRST);
+    CHECK(tt_checkpoint_load(path, &s2, &st) == TT_OK);
+    CHECK(s1.tc.dropout == 0.2f);
+    rc = run(&s1, fresh, NULL, 0, 0, &st);
+    if (rc) fprintf(stderr, "  resumed: %s\n", st.msg);
+    CHECK(rc == TT_OK && s1.step == N_ALL);
+    s2.tc.dropout = 0.25f; /* other masks from step N_FIRST on */
+    CHECK(run(&s2, fresh, NULL, 0, 0, &st) == TT_OK && s2.step == N_ALL);
+    if (r.step == N_ALL && s1.step == N_ALL && s2.step == N_ALL) {
+        int same = 1, other_same = 1;
+        for (int i = 0; i < N_ALL; i++) same &= s1.loss_hist[i] == r.loss_hist[i];
+        for (int i = N_FIRST; i < N_ALL; i++) other_same &= s2.loss_hist[i] == r.loss_hist[i];
+        printf("  dropout 0.2: resumed at %d on a fresh backend: losses %s, weights %s; resumed with 0.25: %s\n",
+               N_FIRST, same ? "bit-identical" : "DIFFER",
+               memcmp(s1.params, r.params, r.layout.total * sizeof(float)) == 0 ? "bit-identical" : "DIFFER",
+               other_same ? "the same (masks not seen!)" : "differs");
+        CHECK(same);
+        CHECK(memcmp(s1.params, r.params, r.layout.total * sizeof(float)) == 0);
+        CHECK(!other_same);
+    }
+    tt_backend_destroy(fresh);
+    tt_state_free(&r), tt_state_free(&s0), tt_state_free(&s1), tt_state_free(&s2);
+}
+
 int main(void) {
     const tt_preset *pr = tt_preset_find("tiny");
     if (!pr) return 1;
@@ -235,6 +281,7 @@ int main(void) {
     RUN(test_gpu_to_cpu);
     RUN(test_cpu_to_gpu);
     RUN(test_device_faults);
+    RUN(test_resume_dropout);
     tt_backend_destroy(GPU);
     tt_backend_destroy(CPU);
     tt_corpus_free(&CORPUS);

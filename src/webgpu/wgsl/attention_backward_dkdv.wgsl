@@ -26,6 +26,9 @@
 // at the top of the next iteration; bit-identical with PF off.
 // Bounds (robustness off): as attention_forward with the roles of
 // rows and keys swapped; Lt/Dt [e < BC]; stats reads guarded by row < T.
+// Dropout variant ("//!drop " lines, dropout_common.wgsl; key slot a.p15):
+// with the forward's mask factors E (recomputed), dv takes P E and
+// dS = P (E dP - D).
 //!include attention_common
 @group(0) @binding(4) var<storage, read> dy4: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read> stats: array<f32>;
@@ -89,6 +92,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         Vs[r * KS4 + d4] = ld_v(b, j0 + r, hb, d4);
     }
     let keys = vec4<u32>(j0 + 4u * ty) + vec4<u32>(0u, 1u, 2u, 3u);
+    //!drop let dkey = tt_drop_key(a.p15);
     let r0 = (4u * ty) * KS4;
     let db0 = tx;
     let db1 = tx + TX;
@@ -263,6 +267,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         St[(tx + TX) * PS4 + ty] = p1 * (g1 - vec4<f32>(Dt[tx + TX]));
         St[(tx + 2u * TX) * PS4 + ty] = p2 * (g2 - vec4<f32>(Dt[tx + 2u * TX]));
         St[(tx + 3u * TX) * PS4 + ty] = p3 * (g3 - vec4<f32>(Dt[tx + 3u * TX]));
+        //!drop let e0 = tt_drop_mul4(dkey, vec4<u32>((sb + qa) * T) + keys); // mask of (query, keys)
+        //!drop let e1 = tt_drop_mul4(dkey, vec4<u32>((sb + qb) * T) + keys);
+        //!drop let e2 = tt_drop_mul4(dkey, vec4<u32>((sb + qc) * T) + keys);
+        //!drop let e3 = tt_drop_mul4(dkey, vec4<u32>((sb + qd) * T) + keys);
+        //!drop Pt[tx * PS4 + ty] = p0 * e0;
+        //!drop Pt[(tx + TX) * PS4 + ty] = p1 * e1;
+        //!drop Pt[(tx + 2u * TX) * PS4 + ty] = p2 * e2;
+        //!drop Pt[(tx + 3u * TX) * PS4 + ty] = p3 * e3;
+        //!drop St[tx * PS4 + ty] = p0 * (g0 * e0 - vec4<f32>(Dt[tx]));
+        //!drop St[(tx + TX) * PS4 + ty] = p1 * (g1 * e1 - vec4<f32>(Dt[tx + TX]));
+        //!drop St[(tx + 2u * TX) * PS4 + ty] = p2 * (g2 * e2 - vec4<f32>(Dt[tx + 2u * TX]));
+        //!drop St[(tx + 3u * TX) * PS4 + ty] = p3 * (g3 * e3 - vec4<f32>(Dt[tx + 3u * TX]));
         workgroupBarrier();
         // dv += P^T dY, dk += dS^T Q (masked entries add exact zeros)
         for (var c = 0u; c < nbc; c++) {

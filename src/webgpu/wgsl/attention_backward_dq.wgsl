@@ -27,6 +27,8 @@
 // Bounds (robustness off): as attention_forward; Ls/Ds [r < BR] all
 // written before the barrier that precedes their reads; stats read at
 // sb + i (i < T) and written at BNT + sb + i (< 2 BNT, the binding's size).
+// Dropout variant ("//!drop " lines, dropout_common.wgsl; key slot a.p15):
+// dS = P (M dP scale - D) with the forward's mask factors, recomputed.
 //!include attention_common
 @group(0) @binding(4) var<storage, read> y4: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read> dy4: array<vec4<f32>>;
@@ -116,6 +118,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let dr = vec4<f32>(Ds[4u * ty], Ds[4u * ty + 1u], Ds[4u * ty + 2u], Ds[4u * ty + 3u]);
     let rows = vec4<u32>(i0 + 4u * ty) + vec4<u32>(0u, 1u, 2u, 3u);
     let rvalid = rows < vec4<u32>(T);
+    //!drop let dkey = tt_drop_key(a.p15);
+    //!drop let drow = (vec4<u32>(sb) + rows) * T; // mask index of (row, key 0)
     let r0 = (4u * ty) * KS4;
     let db0 = tx;
     let db1 = tx + TX;
@@ -229,6 +233,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                                                rvalid & (vec4<u32>(kj + 2u * TX) <= rows));
         St[(tx + 3u * TX) * PS4 + ty] = select(z, exp(s3 - lr) * (g3 - dr),
                                                rvalid & (vec4<u32>(kj + 3u * TX) <= rows));
+        //!drop St[tx * PS4 + ty] = select(z, exp(s0 - lr) * (g0 * tt_drop_mul4(dkey, drow + vec4<u32>(kj)) - dr),
+        //!drop                             rvalid & (vec4<u32>(kj) <= rows));
+        //!drop St[(tx + TX) * PS4 + ty] = select(z, exp(s1 - lr) * (g1 * tt_drop_mul4(dkey, drow + vec4<u32>(kj + TX)) - dr),
+        //!drop                                    rvalid & (vec4<u32>(kj + TX) <= rows));
+        //!drop St[(tx + 2u * TX) * PS4 + ty] = select(z, exp(s2 - lr) * (g2 * tt_drop_mul4(dkey, drow + vec4<u32>(kj + 2u * TX)) - dr),
+        //!drop                                         rvalid & (vec4<u32>(kj + 2u * TX) <= rows));
+        //!drop St[(tx + 3u * TX) * PS4 + ty] = select(z, exp(s3 - lr) * (g3 * tt_drop_mul4(dkey, drow + vec4<u32>(kj + 3u * TX)) - dr),
+        //!drop                                         rvalid & (vec4<u32>(kj + 3u * TX) <= rows));
         workgroupBarrier();
         // dq += dS K (masked entries add exact zeros)
         for (var c = 0u; c < nbc; c++) {

@@ -44,6 +44,9 @@
 // d-blocks clamped to HS4-1; Pt [key < BC][ty < TY <= PS4]; Red [tx*TY+ty <
 // NT]; stores guarded by row < T, d < HS; lse by row < T. Every workgroup
 // array element that is read was written first (no zero-init needed).
+// Dropout variant ("//!drop " lines, dropout_common.wgsl; key slot a.p15):
+// the probabilities stored to Pt for the PV product are multiplied by their
+// mask factor (element ((b*NH + h)*T + row)*T + key), l sums them whole.
 //!include attention_common
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;
 @group(0) @binding(5) var<storage, read_write> lse: array<f32>;
@@ -86,6 +89,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         Qs[r * KS4 + d4] = ld_q(b, i0 + r, hb, d4) * a.scale;
     }
     let rows = vec4<u32>(i0 + 4u * ty) + vec4<u32>(0u, 1u, 2u, 3u);
+    //!drop let dkey = tt_drop_key(a.p15);
+    //!drop let drow = (vec4<u32>((b * a.NH + h) * T) + rows) * T; // mask index of (row, key 0)
     let r0 = (4u * ty) * KS4;
     // d-blocks of the output columns (clamped for loads; stores skip >= HS4)
     let db0 = tx;
@@ -193,6 +198,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         Pt[(tx + TX) * PS4 + ty] = p1;
         Pt[(tx + 2u * TX) * PS4 + ty] = p2;
         Pt[(tx + 3u * TX) * PS4 + ty] = p3;
+        //!drop Pt[tx * PS4 + ty] = p0 * tt_drop_mul4(dkey, drow + vec4<u32>(kj));
+        //!drop Pt[(tx + TX) * PS4 + ty] = p1 * tt_drop_mul4(dkey, drow + vec4<u32>(kj + TX));
+        //!drop Pt[(tx + 2u * TX) * PS4 + ty] = p2 * tt_drop_mul4(dkey, drow + vec4<u32>(kj + 2u * TX));
+        //!drop Pt[(tx + 3u * TX) * PS4 + ty] = p3 * tt_drop_mul4(dkey, drow + vec4<u32>(kj + 3u * TX));
         o00 *= corr.x; o01 *= corr.y; o02 *= corr.z; o03 *= corr.w;
         if (OB > 1u) { o10 *= corr.x; o11 *= corr.y; o12 *= corr.z; o13 *= corr.w; }
         if (OB > 2u) { o20 *= corr.x; o21 *= corr.y; o22 *= corr.z; o23 *= corr.w; }

@@ -6,6 +6,9 @@
 //   ds_ij = p_ij (dy_i.v_j - D_i);     dk_j = scale * sum_i ds_ij q_i
 // stats = [lse | D] from attention_rows_forward / _backward_dq. Grid (ceil(T/BR), NH, B),
 // workgroup BR*LANES. Prefix: HS, BR, BC, LANES, XO.
+// Dropout variant ("//!drop " lines, dropout_common.wgsl; key slot a.p15):
+// with the forward's mask factor m (recomputed), dv takes p m and
+// ds = p (m dp - D).
 struct Args {
     B: u32, T: u32, C: u32, NH: u32,
     scale: f32, p5: u32, p6: u32, p7: u32,
@@ -41,6 +44,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let jb = (b * T + j) * C + h * HS;
     let BNT = a.B * a.NH * T;
     let sbase = (b * a.NH + h) * T;
+    //!drop let dkey = tt_drop_key(a.p15);
     var kv: array<f32, HS>;
     var vv: array<f32, HS>;
     var dka: array<f32, HS>;
@@ -97,9 +101,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                     dp = fma(Gs[ii * KS + d], vv[d], dp);
                 }
                 let p = exp(s - Ls[ii]);
-                let ds = p * (dp - Ds[ii]);
+                var pm = p;   // p and dP through the mask
+                var dpm = dp;
+                //!drop let mf = tt_drop_mul(dkey, (sbase + i0 + ii) * T + j);
+                //!drop pm = p * mf;
+                //!drop dpm = dp * mf;
+                let ds = p * (dpm - Ds[ii]);
                 for (var d = 0u; d < HS; d++) {
-                    dva[d] = fma(p, Gs[ii * KS + d], dva[d]);
+                    dva[d] = fma(pm, Gs[ii * KS + d], dva[d]);
                     dka[d] = fma(ds, Qs[ii * KS + d], dka[d]);
                 }
             }

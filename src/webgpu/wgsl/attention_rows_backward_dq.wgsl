@@ -6,6 +6,8 @@
 //   dq_i = scale * sum_{j<=i} ds_ij k_j
 // stats = [lse (B*NH*T) | D (B*NH*T)]. Grid (ceil(T/BR), NH, B), workgroup
 // BR*LANES. Prefix: HS, BR, BC, LANES, XO.
+// Dropout variant ("//!drop " lines, dropout_common.wgsl; key slot a.p15):
+// ds = p (m dp - D) with the forward's mask factor m, recomputed.
 struct Args {
     B: u32, T: u32, C: u32, NH: u32,
     scale: f32, p5: u32, p6: u32, p7: u32,
@@ -39,6 +41,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let ib = (b * T + i) * C + h * HS;
     let BNT = a.B * a.NH * T;
     let srow = (b * a.NH + h) * T + i;
+    //!drop let dkey = tt_drop_key(a.p15);
     var qv: array<f32, HS>;
     var gv: array<f32, HS>;
     var acc: array<f32, HS>;
@@ -86,7 +89,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                     s = fma(qv[d], Ks[jj * KS + d], s);
                     dp = fma(gv[d], Vs[jj * KS + d], dp);
                 }
-                let ds = exp(s - L) * (dp - Di);
+                var dpm = dp; // dP through the mask
+                //!drop dpm = dp * tt_drop_mul(dkey, srow * T + j0 + jj);
+                let ds = exp(s - L) * (dpm - Di);
                 for (var d = 0u; d < HS; d++) { acc[d] = fma(ds, Ks[jj * KS + d], acc[d]); }
             }
         }

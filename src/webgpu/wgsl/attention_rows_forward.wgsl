@@ -8,6 +8,8 @@
 // q, k, v, y: (B, T, C) with head h at columns h*HS .. h*HS+HS-1.
 // lse[(b*NH + h)*T + t] = log sum_j exp(s_tj), s = scale * q.k
 // Grid (ceil(T/BR), NH, B), workgroup BR*LANES. Prefix: HS, BR, BC, LANES, XO.
+// Dropout variant ("//!drop " lines, dropout_common.wgsl; key slot a.p15):
+// o takes p times its mask factor (element ((b*NH + h)*T + i)*T + j), l p whole.
 struct Args {
     B: u32, T: u32, C: u32, NH: u32,
     scale: f32, p5: u32, p6: u32, p7: u32,
@@ -37,6 +39,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let i = wid.x * BR + rloc;
     let valid = i < T;
     let ib = (b * T + i) * C + h * HS;
+    //!drop let dkey = tt_drop_key(a.p15);
+    //!drop let drow = ((b * a.NH + h) * T + i) * T; // mask index of (i, key 0)
     var qv: array<f32, HS>;
     var o: array<f32, HS>;
     for (var d = 0u; d < HS; d++) {
@@ -78,7 +82,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 }
                 let p = exp(s - m);
                 l += p;
-                for (var d = 0u; d < HS; d++) { o[d] = fma(p, Vs[jj * KS + d], o[d]); }
+                var pv = p; // the weight of v_j
+                //!drop pv = p * tt_drop_mul(dkey, drow + j0 + jj);
+                for (var d = 0u; d < HS; d++) { o[d] = fma(pv, Vs[jj * KS + d], o[d]); }
             }
         }
         workgroupBarrier();
