@@ -947,7 +947,7 @@ async function startTraining() {
 // What the last run left on screen: banner, rates, sample text, statuses.
 function clearRunView() {
   hideBanner();
-  for (const id of ['stStep', 'stLoss', 'stVal', 'stTok', 'stElapsed', 'stEta', 'stBpb']) if ($(id)) $(id).textContent = '–';
+  for (const id of ['stStep', 'stLoss', 'stVal', 'stTok', 'stElapsed', 'stEta', 'stBpb', 'stValBpb']) if ($(id)) $(id).textContent = '–';
   $('bar').style.width = '0%';
   $('sampleOut').textContent = '';
   setStatus('sampleRate', '');
@@ -1117,7 +1117,6 @@ function updateStats(m) {
   $('stLoss').textContent = fmtLoss(m.loss);
   $('stBpb').textContent = fmtBpb(m.loss);
   $('stVal').textContent = fmtLoss(m.val);
-  $('stBpb').textContent = fmtBpb(m.loss);
   $('stValBpb').textContent = fmtBpb(m.val);
   if (m.tokPerSec !== undefined) $('stTok').textContent = fmtRate(m.tokPerSec);
   if (m.elapsed !== undefined) $('stElapsed').textContent = fmtTime(m.elapsed);
