@@ -264,6 +264,11 @@ function onWorkerError(m) {
     return;
   }
   if (m.where === 'runfile') { setStatus('runfileStatus', m.message, 'error'); return; }
+  if (m.where === 'finetune') {
+    if (ui.run === 'starting') setRun('idle');
+    setStatus('ftStatus', 'Could not fine-tune from that model.', 'error', m.message);
+    return;
+  }
   if (m.where === 'inspect') return; // said in the Look inside card (inspect.js)
   if (m.where === 'sample') { ui.sampling = false; setStatus('sampleRate', m.message, 'error'); updateButtons(); return; }
   if (m.where === 'options' || m.where === 'train') { if (ui.run === 'starting') setRun('idle'); }
@@ -618,6 +623,8 @@ function initControls() {
   });
   $('downloadBtn').addEventListener('click', () => ui.worker && ui.worker.postMessage({ type: 'download' }));
   $('ckptFile').addEventListener('change', uploadCheckpoint);
+  $('ftFile').addEventListener('change', chooseInitFrom);
+  $('ftClear').addEventListener('click', () => setInitFrom(null));
   $('forgetBtn').addEventListener('click', forgetSaved);
   $('sampleBtn').addEventListener('click', startSampling);
   $('sampleStopBtn').addEventListener('click', () => ui.worker && ui.worker.postMessage({ type: 'sampleStop' }));
@@ -940,6 +947,11 @@ async function startTraining() {
   ui.runVariant = variant;
   rememberText(corpus.bytes, corpus.name);
   ui.startMsg = { type: 'start', opts, corpus: corpus.bytes.slice(), corpusName: corpus.name, steal };
+  if (ui.initFrom) { // fine-tune: this run starts from the chosen model's weights (once)
+    ui.startMsg.initFrom = ui.initFrom.bytes;
+    ui.startMsg.initFromName = ui.initFrom.name;
+    setInitFrom(null);
+  }
   ui.worker.postMessage(ui.startMsg);
   ui.notOwner = false;
 }
@@ -1269,6 +1281,28 @@ function checkpointError(m) {
   if (/out of memory/i.test(m.message)) return { text: `${up.name || 'The checkpoint'} is too large for the memory this page can use.`, detail: m.message };
   return { text: `${up.name || 'This file'} is not a tinytrain checkpoint, or it is damaged (cut short or changed). ` +
     'Use a .safetensors file saved by tinytrain (Download, or the CLI).', detail: m.message };
+}
+
+// ---- fine-tuning: the next run starts from a trained model's weights ----------------------
+
+// model: {name, bytes} or null. The next Train starts from its weights with a
+// fresh optimizer and schedule, on the chosen text and options (the model's
+// shape is the checkpoint's; with LoRA on, its weights stay frozen).
+function setInitFrom(model) {
+  ui.initFrom = model;
+  $('ftClear').hidden = !model;
+  setStatus('ftStatus', model ? `The next run fine-tunes ${model.name}: its weights, a fresh optimizer, the text and ` +
+    'options chosen here (its own shape).' : '');
+}
+
+async function chooseInitFrom() {
+  const f = $('ftFile').files[0];
+  $('ftFile').value = '';
+  if (!f) return;
+  let bytes;
+  try { bytes = new Uint8Array(await f.arrayBuffer()); } catch (e) { setStatus('ftStatus', 'Could not read the file: ' + e.message, 'error'); return; }
+  if (bytes.length < 16) { setStatus('ftStatus', `${f.name} is not a tinytrain checkpoint: it is only ${bytes.length} bytes long.`, 'error'); return; }
+  setInitFrom({ name: f.name, bytes });
 }
 
 async function uploadCheckpoint() {

@@ -54,7 +54,7 @@ function call(name, ...args) {
   return M['_' + name](...args);
 }
 // C entry points that can reach a GPU wait (buffer mapping, error scopes).
-const GPU_ASYNC_EXPORTS = ['tt_web_init', 'tt_web_load', 'tt_web_advance', 'tt_web_checkpoint',
+const GPU_ASYNC_EXPORTS = ['tt_web_init', 'tt_web_init_from', 'tt_web_load', 'tt_web_advance', 'tt_web_checkpoint',
   'tt_web_sample_start', 'tt_web_free', 'tt_web_gpu_selftest', 'tt_web_inspect'];
 // JS imports of src/web/device_web.js that may return a Promise.
 const GPU_ASYNC_IMPORTS = ['ttjs_gpu_read_finish', 'ttjs_gpu_check'];
@@ -739,7 +739,7 @@ async function bench(m) {
 //   autosaveOn                               autosave this run again (after a Forget)
 //   bench {presets, steps, corpus}           -> benchRow..., benchDone
 // worker -> page: phase {phase} while a run is being set up; saved {step, bytes, nextIn}; ownerLost {run};
-//   error {where, message, detail?} (where: init | corpus | options | train | checkpoint | sample | inspect | runfile | autosave | bench;
+//   error {where, message, detail?} (where: init | corpus | options | train | checkpoint | sample | inspect | runfile | finetune | autosave | bench;
 //   autosave with storageFull: true when the browser's storage refused it: the run pauses)
 //   status {run, inFlightAtRequest?}: after a pause/stop of a running loop, how many steps were in flight
 //   when the request arrived (they are collected, recorded and saved before the status is sent)
@@ -776,7 +776,14 @@ async function onMessage(m) {
           await withBytes(m.corpus, async (p, n) => check(await call('tt_web_corpus', W, p, n), 'corpus'));
         } catch (e) { return { where: 'corpus', message: e.message }; }
         startPhase = true; // until the first step: kernels may compile there too
-        try { check(await call('tt_web_init', W), 'init'); } catch (e) { startPhase = false; return { where: 'train', message: e.message }; }
+        try {
+          if (m.initFrom) { // fine-tune: a new run from an uploaded checkpoint's weights
+            const name = cstr(m.initFromName || 'uploaded checkpoint');
+            try {
+              await withBytes(m.initFrom, async (p, n) => check(await call('tt_web_init_from', W, p, n, name), 'init'));
+            } finally { M._free(name); }
+          } else check(await call('tt_web_init', W), 'init');
+        } catch (e) { startPhase = false; return { where: m.initFrom ? 'finetune' : 'train', message: e.message }; }
         return null;
       });
       if (res) { post({ type: 'error', ...res }); break; }

@@ -21,7 +21,9 @@
 #include "checkpoint.h"
 #include "config.h"
 #include "data.h"
+#include "hf.h"
 #include "json.h"
+#include "lora.h"
 #include "options.h"
 #include "runfile.h"
 #include "simd.h"
@@ -208,6 +210,41 @@ EMSCRIPTEN_KEEPALIVE int tt_web_init(tt_web *w) {
     TT_CHECK(tt_state_init(&w->s, &w->cfg, &w->tc, &w->st));
     w->have_state = 1;
     return start_run(w);
+}
+
+/* Fine-tuning: a new run (step 0, fresh AdamW state and schedule, the
+ * options and corpus given) that starts from the weights of a checkpoint in
+ * memory (a LoRA checkpoint: its merged weights). The model's shape is the
+ * checkpoint's; batch and LoRA come from the options (LoRA: the checkpoint's
+ * weights become the frozen base, the adapters start fresh). */
+EMSCRIPTEN_KEEPALIVE int tt_web_init_from(tt_web *w, const uint8_t *bytes, size_t n, const char *name) {
+    tt_status_clear(&w->st);
+    drop_run(w);
+    if (!w->have_corpus) return werr(w, TT_EINVAL, "no corpus loaded");
+    tt_train_state src;
+    memset(&src, 0, sizeof src);
+    TT_CHECK(tt_checkpoint_load_mem(bytes, n, &src, &w->st));
+    const float *base = NULL;
+    float *owned = NULL;
+    int rc = tt_hf_merged(&src, &base, &owned, &w->st);
+    tt_model_config cfg = tt_lora_base_config(&src.cfg);
+    cfg.batch = w->cfg.batch;
+    cfg.lora_rank = w->cfg.lora_rank;
+    cfg.lora_targets = w->cfg.lora_targets;
+    cfg.lora_alpha = w->cfg.lora_alpha;
+    if (!rc) rc = tt_config_validate(&cfg, &w->st);
+    if (!rc) rc = tt_corpus_check(&w->corpus, cfg.ctx, &w->st);
+    if (!rc) rc = tt_state_init(&w->s, &cfg, &w->tc, &w->st);
+    if (!rc) {
+        memcpy(w->s.params, base, w->s.layout.base_total * sizeof(float));
+        snprintf(w->s.init_from, sizeof w->s.init_from, "%s", name && *name ? name : "uploaded checkpoint");
+        w->s.init_hash = tt_hf_hash(base, w->s.layout.base_total);
+        w->cfg = cfg;
+        w->have_state = 1;
+    }
+    free(owned);
+    tt_state_free(&src);
+    return rc ? rc : start_run(w);
 }
 
 EMSCRIPTEN_KEEPALIVE int tt_web_load(tt_web *w, const uint8_t *bytes, size_t n, int force) {

@@ -11,7 +11,7 @@
  *   w = tt_web_new()
  *   tt_web_options(w, "preset=tiny steps=200 lr=1e-3 seed=1337 threads=4")
  *   tt_web_corpus(w, bytes, n)            validated (empty, binary, too short)
- *   tt_web_init(w)  or  tt_web_load(w, ckpt_bytes, n, force)
+ *   tt_web_init(w)  or  tt_web_load(w, ckpt_bytes, n, force)  or  tt_web_init_from(w, ckpt_bytes, n, name)
  *   loop: ev = tt_web_advance(w)          one unit of work; ev is an event
  *         (TT_EV_*: 0 START, 1 STEP, 2 EVAL, 3 SAVE, 4 HOLD, 5 END) or
  *         -code on error. SAVE: the checkpoint bytes are at
@@ -57,6 +57,10 @@ const char *tt_web_runfile_read(tt_web *w, const char *name, const char *json);
 const char *tt_web_runfile_write(tt_web *w, const char *opts);
 int tt_web_init(tt_web *w);
 int tt_web_load(tt_web *w, const uint8_t *bytes, size_t n, int force);
+/* Fine-tune: a new run from a checkpoint's weights (its shape; fresh
+ * optimizer, schedule, corpus; the options' batch and LoRA). name: what the
+ * checkpoint records as init_from. */
+int tt_web_init_from(tt_web *w, const uint8_t *bytes, size_t n, const char *name);
 int tt_web_set_steps(tt_web *w, double total_steps);
 
 int tt_web_advance(tt_web *w);          /* event >= 0, or -code */
