@@ -63,6 +63,9 @@ typedef struct {
     int threads;    /* CPU worker threads, <= 0: tt_default_threads() */
     int timestamps; /* 1: measure phase_times (CPU: host clock; WebGPU: timestamp queries, refused
                      * with TT_EUNSUP where the adapter lacks them); 0: phase_times returns TT_EUNSUP */
+    int dropout;    /* 1: steps will ask for dropout: a backend that plans a separate dropout
+                     * schedule (WebGPU) plans it at creation, so no step allocates; 0: it plans
+                     * it at the first step that asks (that step allocates once) */
 } tt_backend_opts;
 
 typedef struct {

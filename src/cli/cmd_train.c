@@ -430,7 +430,7 @@ int cmd_train(int argc, char **argv) {
     }
 
     tt_backend *be = NULL;
-    if ((rc = make_backend(tt_run_backend(&to.run), &cfg, &(tt_backend_opts){.threads = to.run.threads}, o.json, &be)))
+    if ((rc = make_backend(tt_run_backend(&to.run), &cfg, &(tt_backend_opts){.threads = to.run.threads, .dropout = s.tc.dropout > 0.0f}, o.json, &be)))
         goto done_corpus;
 
     if (o.init_from && (rc = init_eval(be, &s, &corpus, &init_val))) {

@@ -176,7 +176,7 @@ EMSCRIPTEN_KEEPALIVE int tt_web_corpus(tt_web *w, const uint8_t *bytes, size_t n
 /* ---- run lifetime -------------------------------------------------------------- */
 
 static int make_run(tt_web *w) {
-    tt_backend_opts bo = {.threads = w->run.threads};
+    tt_backend_opts bo = {.threads = w->run.threads, .dropout = w->s.tc.dropout > 0.0f};
     TT_CHECK(tt_backend_create(tt_run_backend(&w->run), &w->s.cfg, &bo, &w->be, NULL, 0, &w->st));
     tt_trainer t;
     memset(&t, 0, sizeof t);

@@ -28,7 +28,8 @@
  * Nothing is allocated per step on the host.
  *
  * Dropout (tt_optim_args.dropout > 0): a second schedule (dfwd, dbwd),
- * planned once, at the first step that asks for dropout: the attention
+ * planned once, at creation when tt_backend_opts.dropout says steps will
+ * drop (else at the first step that asks, which then allocates): the attention
  * kernels' dropout variants, dropout sites on the embedding output and on
  * the two residual branches (the projection written without its residual,
  * then out = residual + mask * branch in place; backward: the branch
@@ -1197,6 +1198,7 @@ int tt_backend_webgpu_create(const tt_model_config *cfg, const tt_backend_opts *
         }
     }
     if (rc == TT_OK) rc = plan(be, st);
+    if (rc == TT_OK && opts && opts->dropout) rc = plan_drop(be, st);
     if (rc == TT_OK) /* + kernel-argument uniforms and the split-K scratch of gpu_ops, sized by plan() */
         be->desc.device_bytes += (uint64_t)w->ops.n_ubufs * w->ops.slot_bytes * w->ops.slots_per_buf +
                                  sizeof(tt_gstep) + (uint64_t)w->ops.split_elems * 4;
