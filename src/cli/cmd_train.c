@@ -313,6 +313,14 @@ int cmd_train(int argc, char **argv) {
                             want.ctx, want.batch);
             goto done;
         }
+        if (want.lora_rank != h->lora_rank || (h->lora_rank > 0 && (want.lora_targets != h->lora_targets ||
+                                                                     want.lora_alpha != h->lora_alpha))) {
+            rc = error_line(EXIT_FAIL,
+                            "config mismatch on resume: checkpoint has lora-rank %d, lora-alpha %g; requested lora-rank %d, "
+                            "lora-alpha %g (a LoRA run on a trained model starts with --init-from)",
+                            h->lora_rank, (double)h->lora_alpha, want.lora_rank, (double)want.lora_alpha);
+            goto done;
+        }
         cfg = s.cfg;
         preset_name = preset_of(&cfg);
         if (tc.steps != s.tc.steps) old_steps = s.tc.steps;

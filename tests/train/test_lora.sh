@@ -109,5 +109,12 @@ fi
 "$T" export --ckpt base/checkpoint.safetensors --adapter --out nope > nope.out 2> nope.err
 one_error "export --adapter of a run without LoRA" $? nope.err
 
+# resuming a run without LoRA as a LoRA run (or another rank) is refused: LoRA starts with --init-from
+cp base/checkpoint.safetensors base_before.safetensors
+"$T" train --resume base/checkpoint.safetensors --steps 500 --lora-rank 4 --data A.txt > rs.out 2> rs.err
+one_error "resume with another lora-rank" $? rs.err
+cmp -s base/checkpoint.safetensors base_before.safetensors && ok "the refused resume left the checkpoint as it was" ||
+    bad "the refused resume changed the checkpoint"
+
 echo "lora: $PASS ok, $FAIL failed"
 [ "$FAIL" -eq 0 ]
