@@ -867,6 +867,8 @@ async function onMessage(m) {
           if (m.corpus) {
             await withBytes(m.corpus, async (p, n) => check(await call('tt_web_corpus', W, p, n), 'corpus'));
           }
+          // the run options the engine builds the loaded run with: this worker's backend and threads
+          setOptions(`backend=${variant === 'gpu' ? 'webgpu' : 'cpu'}` + (variant === 'threads' ? ` threads=${threads}` : ' threads=1'));
           await withBytes(m.bytes, async (p, n) => check(await call('tt_web_load', W, p, n, m.force ? 1 : 0), 'checkpoint'));
           return stateJson();
         });
