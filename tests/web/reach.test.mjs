@@ -29,9 +29,21 @@ async function tabTo(page, id, max = 80) {
 test('keyboard: both uploads are reached with Tab and open with Space; the text tabs are ARIA tabs with arrow keys', async () => {
   const ctx = await browser.newContext();
   const page = await openApp(ctx, srv.url);
+  // Playwright turns Chromium's file-chooser interception on asynchronously when
+  // the first listener is added; a listener added right before the key press can
+  // lose that race and the picker opens natively, unseen. So listen from here on,
+  // and record which input each chooser is for.
+  const choosers = [];
+  page.on('filechooser', async (fc) => choosers.push(await fc.element().evaluate((e) => e.id)));
+  await page.evaluate(() => { window.__clicked = []; for (const id of ['ckptFile', 'corpusFile']) document.getElementById(id).addEventListener('click', () => window.__clicked.push(id)); });
+  const opened = async (id) => {
+    await page.waitForFunction((x) => window.__clicked.includes(x), id, { timeout: 10000 });
+    for (let i = 0; i < 100 && !choosers.includes(id); i++) await page.waitForTimeout(100);
+    assert.ok(choosers.includes(id), `a file chooser opened for ${id}: ${choosers}`);
+  };
   assert.ok((await tabTo(page, 'ckptFile')) > 0, 'the checkpoint upload is in the Tab order');
-  const [fc] = await Promise.all([page.waitForEvent('filechooser', { timeout: 5000 }), page.keyboard.press('Space')]);
-  assert.equal(fc.element ? await fc.element().evaluate((e) => e.id) : 'ckptFile', 'ckptFile');
+  await page.keyboard.press('Space');
+  await opened('ckptFile');
 
   // tabs: one in the Tab order, arrows move and select
   const sel = () => page.evaluate(() => [...document.querySelectorAll('.tabs [role=tab]')].map((t) => `${t.dataset.tab}:${t.getAttribute('aria-selected')}:${t.tabIndex}`));
@@ -52,8 +64,8 @@ test('keyboard: both uploads are reached with Tab and open with Space; the text 
   // the text upload: next in the Tab order after its tab, opens with Space
   await page.keyboard.press('Tab');
   assert.equal(await page.evaluate(() => document.activeElement.id), 'corpusFile');
-  const [fc2] = await Promise.all([page.waitForEvent('filechooser', { timeout: 5000 }), page.keyboard.press('Space')]);
-  assert.ok(fc2);
+  await page.keyboard.press('Space');
+  await opened('corpusFile');
   assert.deepEqual(page.errors, []);
   await ctx.close();
 });
