@@ -131,6 +131,26 @@ int tt_open_regular(const char *path, int *fd_out, uint64_t *size, tt_status *st
     return TT_OK;
 }
 
+int tt_read_all(int fd, uint64_t size, char **buf, tt_status *st) {
+    *buf = NULL;
+    char *b = size < SIZE_MAX ? malloc((size_t)size + 1) : NULL;
+    size_t got = 0;
+    while (b && got < size) {
+        ssize_t r = read(fd, b + got, (size_t)size - got);
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    close(fd);
+    if (!b) return tt_fail(st, TT_ENOMEM, "out of memory (reading a file)");
+    if (got != size) {
+        free(b);
+        return tt_fail(st, TT_EIO, "read error");
+    }
+    b[got] = 0;
+    *buf = b;
+    return TT_OK;
+}
+
 int tt_same_file(const char *a, const char *b) {
     struct stat sa, sb;
     if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return 0;

@@ -30,6 +30,12 @@ int tt_write_atomic_buf(const char *path, const void *data, size_t n, tt_status 
  * FIFO): *fd and *size set, or an error naming what path is instead. */
 int tt_open_regular(const char *path, int *fd, uint64_t *size, tt_status *st);
 
+/* Reads the size bytes of fd (opened by tt_open_regular, which gave size)
+ * into a new buffer *buf (free() it) with a NUL after them, and closes fd
+ * in every case. TT_ENOMEM, or TT_EIO when the file ends early or a read
+ * fails; the caller words the message. */
+int tt_read_all(int fd, uint64_t size, char **buf, tt_status *st);
+
 /* 1 if a and b are the same existing file (device + inode), else 0. */
 int tt_same_file(const char *a, const char *b);
 

@@ -372,20 +372,8 @@ static int read_file(const char *path, char **buf, size_t *len, tt_status *st) {
         close(fd);
         return tt_fail(st, TT_EFORMAT, "'%s' is larger than 4 MiB", path);
     }
-    char *b = malloc((size_t)size + 1);
-    size_t got = 0;
-    while (b && got < size) {
-        ssize_t r = read(fd, b + got, (size_t)size - got);
-        if (r <= 0) break;
-        got += (size_t)r;
-    }
-    close(fd);
-    if (!b || got != size) {
-        free(b);
-        return tt_fail(st, b ? TT_EIO : TT_ENOMEM, "cannot read '%s'", path);
-    }
-    *buf = b;
-    *len = got;
+    if (tt_read_all(fd, size, buf, st)) return tt_fail(st, st->code, "cannot read '%s'", path);
+    *len = (size_t)size;
     return TT_OK;
 }
 
@@ -573,7 +561,7 @@ static int load_folder(const char *dir, tt_hf_weights *w, tt_status *st) {
         if (!strstr(st->msg, file)) {
             char m[sizeof st->msg];
             snprintf(m, sizeof m, "%s", st->msg);
-            snprintf(st->msg, sizeof st->msg, "'%.300s': %.400s", file, m);
+            return tt_fail(st, st->code, "'%.300s': %.400s", file, m);
         }
         return st->code;
     }

@@ -152,19 +152,11 @@ int tt_runfile_load(tt_options *o, const char *path, char *data, size_t data_cap
         return tt_fail(st, TT_EINVAL, "%s: a run file is at most %u bytes (this one has %llu)", path, TT_RUNFILE_MAX_BYTES,
                        (unsigned long long)size);
     }
-    char *buf = malloc((size_t)size + 1);
-    size_t got = 0;
-    while (buf && got < size) {
-        ssize_t r = read(fd, buf + got, (size_t)size - got);
-        if (r <= 0) break;
-        got += (size_t)r;
-    }
-    close(fd);
-    if (!buf) return tt_fail(st, TT_ENOMEM, "out of memory (run file)");
-    if (got != size) {
-        free(buf);
-        return tt_fail(st, TT_EIO, "%s: read error", path);
-    }
+    char *buf;
+    if (tt_read_all(fd, size, &buf, &fs))
+        return fs.code == TT_ENOMEM ? tt_fail(st, TT_ENOMEM, "out of memory (run file)")
+                                    : tt_fail(st, TT_EIO, "%s: read error", path);
+    const size_t got = (size_t)size;
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
     char *sl = strrchr(dir, '/');

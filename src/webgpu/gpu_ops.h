@@ -185,7 +185,7 @@ int tt_gop_adamw(tt_gops *o, tt_gsite *s, tt_gpu_buf params, tt_gpu_buf grads, t
                  tt_gpu_buf mask, tt_gpu_buf part, tt_gpu_buf stats, size_t n, tt_status *st);
 
 /* The same over parameter storage split into chunks (several buffers each
- * within the binding limit; backend.c). The norm's partial sums are
+ * within the binding limit; plan.c). The norm's partial sums are
  * "parts": part p = sum of g^2 over element positions [desc[2p], desc[2p+1])
  * of ONE chunk's grads buffer (256 lanes strided, fma in order, then a fixed
  * tree), and every adamw site re-sums all n_part parts in one fixed order: the

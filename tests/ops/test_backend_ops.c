@@ -61,29 +61,29 @@ typedef struct {
 } op_case;
 
 static const op_case CASES[] = {
-    {OP_EMBEDDING, FWD, {2, 17, 13, 256}, 1e-7},   {OP_EMBEDDING, BWD, {3, 5, 65, 256}, 1e-6},
-    {OP_EMBEDDING, FWD, {1, 1, 1, 7}, 1e-7},       {OP_EMBEDDING, BWD, {2, 33, 17, 9}, 1e-6},
-    {OP_LAYERNORM, FWD, {1, 1}, 2e-5},             {OP_LAYERNORM, FWD, {17, 65}, 2e-5},
-    {OP_LAYERNORM, FWD, {65, 127}, 2e-5},          {OP_LAYERNORM, BWD, {3, 17}, 5e-5},
-    {OP_LAYERNORM, BWD, {65, 33}, 5e-5},           {OP_LAYERNORM, BWD, {127, 129}, 5e-5},
-    {OP_MATMUL, FWD, {1, 3, 17}, 1e-6},            {OP_MATMUL, FWD, {17, 65, 127}, 1e-6},
-    {OP_MATMUL, FWD, {300, 290, 45}, 1e-6},        {OP_MATMUL, BWD, {1, 1, 1}, 1e-6},
-    {OP_MATMUL, BWD, {17, 3, 65}, 1e-6},           {OP_MATMUL, BWD, {77, 260, 33}, 1e-6},
-    {OP_HEAD, FWD, {17, 13, 256}, 1e-6},           {OP_HEAD, FWD, {1, 65, 17}, 1e-6},
-    {OP_HEAD, BWD, {33, 17, 256}, 1e-6},           {OP_HEAD, BWD, {5, 3, 1}, 1e-6},
-    {OP_ATTENTION, FWD, {1, 1, 1, 4, 1}, 2e-6},    {OP_ATTENTION, FWD, {2, 17, 3, 4, 1}, 2e-6},
-    {OP_ATTENTION, FWD, {1, 65, 2, 17, 0}, 2e-6},  {OP_ATTENTION, FWD, {2, 33, 2, 16, 0}, 2e-6},
-    {OP_ATTENTION, BWD, {1, 3, 3, 1, 1}, 1e-5},    {OP_ATTENTION, BWD, {2, 17, 3, 4, 0}, 1e-5},
-    {OP_ATTENTION, BWD, {1, 65, 2, 17, 1}, 1e-5},  {OP_ATTENTION, BWD, {2, 33, 2, 16, 1}, 1e-5},
-    {OP_GELU, FWD, {1}, 1e-6},                     {OP_GELU, FWD, {20001}, 1e-6},
-    {OP_GELU, BWD, {17}, 1e-6},                    {OP_GELU, BWD, {8195}, 1e-6},
-    {OP_CROSSENTROPY, FWD, {1, 256}, 2e-6},        {OP_CROSSENTROPY, FWD, {17, 3}, 2e-6},
-    {OP_CROSSENTROPY, BWD, {3, 127}, 2e-6},        {OP_CROSSENTROPY, BWD, {65, 256}, 2e-6},
-    {OP_ADAMW, FWD, {1, 12, 3}, 1e-6},             {OP_ADAMW, FWD, {2, 20, 2}, 1e-6},
+    {OP_EMBEDDING, FWD, {2, 17, 13, 256}, 1e-7, 0},      {OP_EMBEDDING, BWD, {3, 5, 65, 256}, 1e-6, 0},
+    {OP_EMBEDDING, FWD, {1, 1, 1, 7}, 1e-7, 0},          {OP_EMBEDDING, BWD, {2, 33, 17, 9}, 1e-6, 0},
+    {OP_LAYERNORM, FWD, {1, 1}, 2e-5, 0},                {OP_LAYERNORM, FWD, {17, 65}, 2e-5, 0},
+    {OP_LAYERNORM, FWD, {65, 127}, 2e-5, 0},             {OP_LAYERNORM, BWD, {3, 17}, 5e-5, 0},
+    {OP_LAYERNORM, BWD, {65, 33}, 5e-5, 0},              {OP_LAYERNORM, BWD, {127, 129}, 5e-5, 0},
+    {OP_MATMUL, FWD, {1, 3, 17}, 1e-6, 0},               {OP_MATMUL, FWD, {17, 65, 127}, 1e-6, 0},
+    {OP_MATMUL, FWD, {300, 290, 45}, 1e-6, 0},           {OP_MATMUL, BWD, {1, 1, 1}, 1e-6, 0},
+    {OP_MATMUL, BWD, {17, 3, 65}, 1e-6, 0},              {OP_MATMUL, BWD, {77, 260, 33}, 1e-6, 0},
+    {OP_HEAD, FWD, {17, 13, 256}, 1e-6, 0},              {OP_HEAD, FWD, {1, 65, 17}, 1e-6, 0},
+    {OP_HEAD, BWD, {33, 17, 256}, 1e-6, 0},              {OP_HEAD, BWD, {5, 3, 1}, 1e-6, 0},
+    {OP_ATTENTION, FWD, {1, 1, 1, 4, 1}, 2e-6, 0},       {OP_ATTENTION, FWD, {2, 17, 3, 4, 1}, 2e-6, 0},
+    {OP_ATTENTION, FWD, {1, 65, 2, 17, 0}, 2e-6, 0},     {OP_ATTENTION, FWD, {2, 33, 2, 16, 0}, 2e-6, 0},
+    {OP_ATTENTION, BWD, {1, 3, 3, 1, 1}, 1e-5, 0},       {OP_ATTENTION, BWD, {2, 17, 3, 4, 0}, 1e-5, 0},
+    {OP_ATTENTION, BWD, {1, 65, 2, 17, 1}, 1e-5, 0},     {OP_ATTENTION, BWD, {2, 33, 2, 16, 1}, 1e-5, 0},
+    {OP_GELU, FWD, {1}, 1e-6, 0},                        {OP_GELU, FWD, {20001}, 1e-6, 0},
+    {OP_GELU, BWD, {17}, 1e-6, 0},                       {OP_GELU, BWD, {8195}, 1e-6, 0},
+    {OP_CROSSENTROPY, FWD, {1, 256}, 2e-6, 0},           {OP_CROSSENTROPY, FWD, {17, 3}, 2e-6, 0},
+    {OP_CROSSENTROPY, BWD, {3, 127}, 2e-6, 0},           {OP_CROSSENTROPY, BWD, {65, 256}, 2e-6, 0},
+    {OP_ADAMW, FWD, {1, 12, 3}, 1e-6, 0},                {OP_ADAMW, FWD, {2, 20, 2}, 1e-6, 0},
     /* dropout, and attention with dropout of its probabilities (after the
      * cases above, so their inputs do not move) */
-    {OP_DROPOUT, FWD, {2, 17, 13}, 1e-7, 0.1f},     {OP_DROPOUT, FWD, {1, 1, 1}, 1e-7, 0.5f},
-    {OP_DROPOUT, FWD, {3, 33, 257}, 1e-7, 0.5f},    {OP_DROPOUT, BWD, {2, 17, 13}, 1e-7, 0.1f},
+    {OP_DROPOUT, FWD, {2, 17, 13}, 1e-7, 0.1f},          {OP_DROPOUT, FWD, {1, 1, 1}, 1e-7, 0.5f},
+    {OP_DROPOUT, FWD, {3, 33, 257}, 1e-7, 0.5f},         {OP_DROPOUT, BWD, {2, 17, 13}, 1e-7, 0.1f},
     {OP_DROPOUT, BWD, {3, 65, 129}, 1e-7, 0.5f},
     {OP_ATTENTION, FWD, {2, 17, 3, 4, 1}, 2e-6, 0.1f},   {OP_ATTENTION, FWD, {1, 65, 2, 16, 0}, 2e-6, 0.5f},
     {OP_ATTENTION, FWD, {2, 70, 2, 32, 1}, 2e-6, 0.1f},  {OP_ATTENTION, FWD, {1, 33, 2, 17, 1}, 2e-6, 0.5f},
@@ -91,13 +91,13 @@ static const op_case CASES[] = {
     {OP_ATTENTION, BWD, {1, 65, 2, 17, 1}, 1e-5, 0.5f},  {OP_ATTENTION, BWD, {2, 33, 2, 16, 1}, 1e-5, 0.1f},
     {OP_ATTENTION, BWD, {2, 70, 2, 32, 0}, 1e-5, 0.5f},
     /* LoRA (after the cases above, so their inputs do not move) */
-    {OP_ADAMW, FWD, {2, 12, 3, 4}, 1e-6},
-    {OP_LORA, FWD, {1, 3, 9, 1, 0}, 1e-6},         {OP_LORA, FWD, {17, 13, 39, 4, 0}, 1e-6},
-    {OP_LORA, FWD, {33, 17, 17, 8, 1}, 1e-6},      {OP_LORA, FWD, {65, 9, 36, 8, 2}, 1e-6},
-    {OP_LORA, FWD, {31, 52, 13, 4, 3}, 1e-6},      {OP_LORA, BWD, {1, 3, 9, 1, 0}, 3e-6},
-    {OP_LORA, BWD, {17, 13, 39, 4, 0}, 3e-6},      {OP_LORA, BWD, {33, 17, 17, 8, 1}, 3e-6},
-    {OP_LORA, BWD, {65, 9, 36, 8, 2}, 3e-6},       {OP_LORA, BWD, {31, 52, 13, 4, 3}, 3e-6},
-    {OP_LORA, BWD, {300, 20, 60, 8, 0}, 3e-6},
+    {OP_ADAMW, FWD, {2, 12, 3, 4}, 1e-6, 0},
+    {OP_LORA, FWD, {1, 3, 9, 1, 0}, 1e-6, 0},            {OP_LORA, FWD, {17, 13, 39, 4, 0}, 1e-6, 0},
+    {OP_LORA, FWD, {33, 17, 17, 8, 1}, 1e-6, 0},         {OP_LORA, FWD, {65, 9, 36, 8, 2}, 1e-6, 0},
+    {OP_LORA, FWD, {31, 52, 13, 4, 3}, 1e-6, 0},         {OP_LORA, BWD, {1, 3, 9, 1, 0}, 3e-6, 0},
+    {OP_LORA, BWD, {17, 13, 39, 4, 0}, 3e-6, 0},         {OP_LORA, BWD, {33, 17, 17, 8, 1}, 3e-6, 0},
+    {OP_LORA, BWD, {65, 9, 36, 8, 2}, 3e-6, 0},          {OP_LORA, BWD, {31, 52, 13, 4, 3}, 3e-6, 0},
+    {OP_LORA, BWD, {300, 20, 60, 8, 0}, 3e-6, 0},
 };
 #define N_CASES (int)(sizeof CASES / sizeof CASES[0])
 
@@ -491,7 +491,7 @@ static int cpu_run(const op_case *c, problem *p) {
  *  - crossentropy is one kernel: losses and the logits overwritten by
  *    dlogits * grad_scale (the step uniforms);
  *  - the head (logits = inp . wte^T) is a matmul with trans_b, its backward
- *    two matmuls (the product's schedule, src/webgpu/backend.c);
+ *    two matmuls (the product's schedule, src/webgpu/schedule.c);
  *  - matmul's dW and db: the product folds db into dW (a ones row of op(A))
  *    or sums columns; both paths run, the second as extra outputs;
  *  - attention takes q, k, v as three (B,T,C) buffers: a packed (B,T,3C)

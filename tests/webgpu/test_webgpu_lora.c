@@ -1,5 +1,5 @@
 /* test_webgpu_lora.c — LoRA on the WebGPU backend (src/webgpu/lora.c and
- * the adapters in backend.c's schedule) against the CPU:
+ * the adapters in schedule.c's schedule) against the CPU:
  *   - the merged model: out = x W + b + s (x A) B is the plain model with
  *     W' = W + s A B, so one LoRA forward + backward on the GPU must give
  *     the loss of W' on the CPU backend without LoRA, dA = s dW' B^T and

@@ -1,5 +1,5 @@
 /* test_webgpu_split.c — parameter storage split over several GPU buffers
- * ("chunks", src/webgpu/backend.c) when params, grads and the AdamW moments
+ * ("chunks", src/webgpu/plan.c) when params, grads and the AdamW moments
  * exceed one storage binding. The test hook TT_WEBGPU_MAX_BINDING_MIB (a
  * float, MiB) lowers the binding limit so that tiny, small and an odd-width
  * model (d_model 42: tensors at offsets not a multiple of 4, so chunks start

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_webgpu_split.sh — `tinytrain` with the parameter storage split over
-# several GPU buffers (src/webgpu/backend.c, "chunks"), forced by the test hook
+# several GPU buffers (src/webgpu/plan.c, "chunks"), forced by the test hook
 # TT_WEBGPU_MAX_BINDING_MIB (a float, MiB) on tiny with batch 2 (0.09 MiB:
 # 4 chunks of the 275 KiB of parameters; every activation still fits):
 #   - a split run stopped after 6 steps and resumed (split again) to 10 has

@@ -1,0 +1,63 @@
+/* profile.c — per-kernel timing of the WebGPU backend's recorded schedule
+ * (webgpu_profile.h; `tinytrain profile`, bench/bench_webgpu.c), reached
+ * through be->vt->get_proc(be, "webgpu.profile"). */
+#include <stdio.h>
+#include <string.h>
+
+#include "backend_webgpu.h"
+#include "webgpu_profile.h"
+
+static int time_sites(wgpu_impl *w, const tt_gsite *s, int reps, double *sec, tt_status *st) {
+    float tmp[4];
+    double t0 = tt_now();
+    TT_CHECK(tt_gpu_begin(w->g, st));
+    for (int r = 0; s && r < reps; r++) tt_gops_run(w->g, s, 1);
+    tt_gpu_copy(w->g, w->stats, 0, w->stage_eval, 0, 16);
+    TT_CHECK(tt_gpu_submit(w->g, st));
+    TT_CHECK(tt_gpu_read_start(w->g, w->stage_eval, 0, 16, st));
+    TT_CHECK(tt_gpu_read_finish(w->g, w->stage_eval, tmp, st));
+    *sec = tt_now() - t0;
+    return TT_OK;
+}
+
+int tt_webgpu_profile(tt_backend *be, int reps, int detail, tt_webgpu_prof *out, int max, int *n, tt_status *st) {
+    *n = 0;
+    wgpu_impl *w = tt_wgpu_of(be);
+    if (!w) return tt_fail(st, TT_EINVAL, "profile: not a webgpu backend");
+    if (reps < 1) reps = 1;
+    TT_CHECK(tt_wgpu_finish_pending(w, 0, st));
+    TT_CHECK(tt_wgpu_finish_pending(w, 1, st));
+    double empty = 1e30, t;
+    for (int i = 0; i < 5; i++) {
+        TT_CHECK(time_sites(w, NULL, 0, &t, st));
+        if (t < empty) empty = t;
+    }
+    const tt_gsite *lists[3] = {w->plain.fwd, w->plain.bwd, w->opt};
+    const int counts[3] = {w->plain.n_fwd, w->plain.n_bwd, w->n_opt};
+    for (int l = 0; l < 3; l++)
+        for (int i = 0; i < counts[l]; i++) {
+            const tt_gsite *s = &lists[l][i];
+            if (!s->x || !s->name) continue;
+            double best = 1e30;
+            for (int k = 0; k < 2; k++) { /* the first run may include lazy compilation */
+                TT_CHECK(time_sites(w, s, reps, &t, st));
+                if (t < best) best = t;
+            }
+            double ms = (best - empty) / reps * 1e3;
+            if (ms < 0) ms = 0;
+            int j = 0;
+            const char *tag = detail ? s->tag : "";
+            while (j < *n && (strcmp(out[j].kernel, s->name) != 0 || strcmp(out[j].tag, tag) != 0)) j++;
+            if (j == *n) {
+                if (*n == max) continue;
+                memset(&out[j], 0, sizeof out[j]);
+                out[j].kernel = s->name;
+                snprintf(out[j].tag, sizeof out[j].tag, "%s", tag);
+                (*n)++;
+            }
+            out[j].sites++;
+            out[j].ms += ms;
+            out[j].gflop += s->flops * 1e-9;
+        }
+    return TT_OK;
+}

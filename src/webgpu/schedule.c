@@ -1,0 +1,342 @@
+/* schedule.c — the WebGPU backend's recorded training step
+ * (backend_webgpu.h): the kernel sites (gpu_ops.h) of one micro-batch's
+ * forward and backward and of the optimizer, planned once at creation; a
+ * step replays them (step.c).
+ *
+ * Bias gradients are folded into the weight-gradient matmuls (a ones row)
+ * where that is cheaper than a separate column sum (dw_db).
+ * LoRA (config.h): the adapters live in params after the base; each
+ * targeted projection gets the lora sites (lora.c) after its matmul, x A of
+ * every adapter pair kept in lora-t for the backward. A frozen tensor
+ * (trainable = 0) gets no gradient site, and the grad norm and AdamW run
+ * over each chunk's trainable range [t0, t0 + tn) alone; without LoRA that
+ * range is the whole chunk and the schedule is the plain model's.
+ * With dropout the adapters' output joins its projection's branch before
+ * the branch's dropout and residual add.
+ *
+ * Dropout (tt_optim_args.dropout > 0): a second schedule (w->dropout),
+ * recorded by the same code as the plain one (plan_sched with drop = 1),
+ * planned once, at creation when tt_backend_opts.dropout says steps will
+ * drop (else at the first step that asks, which then allocates): the attention
+ * kernels' dropout variants, dropout sites on the embedding output and on
+ * the two residual branches (the projection written without its residual,
+ * then out = residual + mask * branch in place; backward: the branch
+ * gradient mask * dres into the dq scratch, free until attention backward
+ * writes it). Keys: one per (layer, site) of the micro-batch (slot
+ * layer * 4 + site, the embedding's n_layer * 4 + TT_DROP_EMBED), written
+ * before each micro-batch's submit like its tokens. Steps with p = 0, eval
+ * and loss_and_grad run the plain schedule. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend_webgpu.h"
+
+static tt_gref R(tt_gpu_buf b) {
+    tt_gref r = {b, 0};
+    return r;
+}
+
+/* a parameter-sized tensor: set = w->pset (params) or w->gset (grads) */
+static tt_gref PR(tt_backend *be, const tt_gpu_buf *set, tt_tensor_kind kind, int layer) {
+    return tt_wgpu_param_at(IMPL(be), set, tt_layout_offset(&be->layout, &be->cfg, kind, layer));
+}
+
+/* tensor i of the layout in set */
+static tt_gref PRI(tt_backend *be, const tt_gpu_buf *set, int i) {
+    return tt_wgpu_param_at(IMPL(be), set, be->layout.t[i].offset);
+}
+
+/* 0: the tensor is frozen (the base of a LoRA model): no gradient sites */
+static int trains(const tt_backend *be, tt_tensor_kind kind, int layer) {
+    return be->layout.t[tt_layout_index(&be->cfg, kind, layer)].trainable;
+}
+
+/* the next n forward (backward) sites of schedule sc */
+static tt_gsite *fnext(wsched *sc, int n) {
+    tt_gsite *s = &sc->fwd[sc->n_fwd];
+    sc->n_fwd += n;
+    return s;
+}
+static tt_gsite *bnext(wsched *sc, int n) {
+    tt_gsite *s = &sc->bwd[sc->n_bwd];
+    sc->n_bwd += n;
+    return s;
+}
+
+#define BIASFOLD_MAX_FLOP 268435456.0 /* 2^28 flops: about the cost of the column sum's two dispatches */
+/* dW (M,N) += X^T dY and db (N) += column sums of dY, X (BT,M), dY (BT,N):
+ * one matmul with a ones row when W and b are adjacent in the layout (always
+ * in config.h's layout) and folding pays, else a matmul plus the two-stage
+ * column sum. The row is folded in where it fits the last tile row (M not a
+ * multiple of the planned tile) or where the extra row of tiles is cheaper
+ * than the column sum's two dispatches (its 2*tile*N*BT flops at most
+ * BIASFOLD_MAX_FLOP). At gpt2 (M = 768 or 3072 on the 128 tile, 1.6-6.4
+ * GFLOP per extra row) a 7th (25th) row of workgroups would run the whole K
+ * loop for one row, so the column sum runs (docs/BENCHMARKS.md). The test
+ * hook TT_WEBGPU_BIASFOLD=1 always folds, 0 never. */
+static int dw_db(tt_backend *be, tt_gsite *s, tt_gref X, tt_gref dY, tt_tensor_kind kw, tt_tensor_kind kb, int l,
+                 int M, int N, int BT, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    tt_gref gw = PR(be, w->gset, kw, l), gb = PR(be, w->gset, kb, l);
+    memset(s, 0, 4 * sizeof *s);
+    int fold = w->biasfold == 1;
+    if (w->biasfold == 2) {
+        int tile;
+        uint32_t splits, kchunk;
+        tt_gop_matmul_plan(&w->ops, M + 1, N, BT, 1, &tile, &splits, &kchunk);
+        fold = M % tile != 0 || 2.0 * tile * N * BT <= BIASFOLD_MAX_FLOP;
+    }
+    if (fold && gb.buf == gw.buf && gb.off == gw.off + (uint32_t)M * (uint32_t)N)
+        return tt_gop_matmul_ex(&w->ops, s, gw, X, dY, NULL, NULL, M + 1, N, BT, 1, 0, 1, 1, st);
+    TT_CHECK(tt_gop_matmul(&w->ops, s, gw, X, dY, NULL, NULL, M, N, BT, 1, 0, 1, st));
+    return tt_gop_matmul_backward_bias(&w->ops, s + 2, gb, dY, R(w->part_cs), BT, N, st);
+}
+
+/* ---- LoRA: the adapters of target tg in layer l, when the model has them
+ * (config.h). x A of every adapter pair is kept from forward to backward in
+ * its slot of lora_t (slot k for the k-th pair of the layout). ---- */
+#define LORA_FWD_SITES 5  /* tt_gop_lora_forward with 3 outputs */
+#define LORA_BWD_SITES 14 /* tt_gop_lora_backward with 3 outputs */
+
+static tt_gref lora_slot(tt_backend *be, int ia) {
+    wgpu_impl *w = IMPL(be);
+    tt_gref r = {w->lora_t, (uint32_t)((size_t)(ia - be->layout.n_base) / 2 * w->lora_slot)};
+    return r;
+}
+
+/* out[j] (rows, out_width / n_out) += s (x A) B, x (rows, in) */
+static int lora_fwd(tt_backend *be, wsched *sc, int l, int tg, const tt_gref *out, int n_out, tt_gref x,
+                    tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    const int ia = tt_layout_lora_index(&be->cfg, l, tg, TT_LORA_A);
+    if (ia < 0) return TT_OK;
+    int64_t in, ow;
+    tt_lora_dims(&be->cfg, tg, &in, &ow);
+    if (sc->n_fwd + 2 + n_out > w->cap_fwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
+    return tt_gop_lora_forward(&w->ops, fnext(sc, 2 + n_out), out, n_out, lora_slot(be, ia), x, PRI(be, w->pset, ia),
+                               PRI(be, w->pset, ia + 1), w->B * w->T, (int)in, be->cfg.lora_rank, (int)ow / n_out,
+                               tt_lora_scale(&be->cfg), st);
+}
+
+/* dA, dB +=, dx (rows, in) += the adapters' share, from dout[j] (rows, out_width / n_out) */
+static int lora_bwd(tt_backend *be, wsched *sc, int l, int tg, tt_gref dx, const tt_gref *dout, int n_out,
+                    tt_gref x, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    const int ia = tt_layout_lora_index(&be->cfg, l, tg, TT_LORA_A);
+    if (ia < 0) return TT_OK;
+    int64_t in, ow;
+    tt_lora_dims(&be->cfg, tg, &in, &ow);
+    const int n = 5 + 3 * n_out;
+    if (sc->n_bwd + n > w->cap_bwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
+    return tt_gop_lora_backward(&w->ops, bnext(sc, n), dx, PRI(be, w->gset, ia), PRI(be, w->gset, ia + 1), R(w->lora_dt),
+                                R(w->lora_prod), dout, n_out, lora_slot(be, ia), x, PRI(be, w->pset, ia),
+                                PRI(be, w->pset, ia + 1), w->B * w->T, (int)in, be->cfg.lora_rank, (int)ow / n_out,
+                                tt_lora_scale(&be->cfg), st);
+}
+
+/* dropout key slot of (layer, site) */
+static uint32_t dslot(int layer, int site) { return (uint32_t)(layer * 4 + site); }
+
+/* The forward and backward sites of one micro-batch into sc (its arrays
+ * hold w->cap_fwd, w->cap_bwd sites); drop: the dropout schedule (see the
+ * header), the same sites in the same order but for the dropout ones. */
+static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    tt_gops *o = &w->ops;
+    const int B = w->B, T = w->T, C = w->C, NH = w->NH, L = w->L, V = w->V;
+    const int BT = B * T;
+    const int C4 = 4 * C;
+    const size_t nBTC = (size_t)BT * C;
+    const tt_gpu_buf *P = w->pset, *G = w->gset;
+    tt_gref tokens = R(w->tok);
+
+    /* ---- forward ---- */
+#define FWD(call)                                                                              \
+    do {                                                                                       \
+        if (sc->n_fwd + 4 > w->cap_fwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow"); \
+        TT_CHECK(call);                                                                        \
+    } while (0)
+    FWD(tt_gop_embedding_forward(o, fnext(sc, 1), R(drop ? w->dq : w->res[0]), tokens, PR(be, P, TT_WTE, -1),
+                                 PR(be, P, TT_WPE, -1), B, T, C, st));
+    if (drop) FWD(tt_gop_dropout(o, fnext(sc, 1), R(w->res[0]), R(w->dq), nBTC, 0, dslot(L, TT_DROP_EMBED), st));
+    for (int l = 0; l < L; l++) {
+        wl_acts *a = &w->la[l];
+        FWD(tt_gop_layernorm_forward(o, fnext(sc, 1), R(a->ln1), R(a->st1), R(w->res[l]), PR(be, P, TT_LN1W, l),
+                                     PR(be, P, TT_LN1B, l), BT, C, st));
+        tt_gref qb = PR(be, P, TT_QB, l), kb = PR(be, P, TT_KB, l), vb = PR(be, P, TT_VALB, l);
+        FWD(tt_gop_matmul(o, fnext(sc, 2), R(a->q), R(a->ln1), PR(be, P, TT_QW, l), &qb, NULL, BT, C, C, 0, 0, 0, st));
+        FWD(tt_gop_matmul(o, fnext(sc, 2), R(a->k), R(a->ln1), PR(be, P, TT_KW, l), &kb, NULL, BT, C, C, 0, 0, 0, st));
+        FWD(tt_gop_matmul(o, fnext(sc, 2), R(a->v), R(a->ln1), PR(be, P, TT_VALW, l), &vb, NULL, BT, C, C, 0, 0, 0, st));
+        const tt_gref qkv[3] = {R(a->q), R(a->k), R(a->v)};
+        TT_CHECK(lora_fwd(be, sc, l, TT_LORA_C_ATTN, qkv, 3, R(a->ln1), st));
+        if (drop)
+            FWD(tt_gop_attention_forward_drop(o, fnext(sc, 1), R(a->y), R(a->att), R(a->q), R(a->k), R(a->v), B, T, C,
+                                              NH, dslot(l, TT_DROP_ATTN), st));
+        else FWD(tt_gop_attention_forward(o, fnext(sc, 1), R(a->y), R(a->att), R(a->q), R(a->k), R(a->v), B, T, C, NH, st));
+        tt_gref ob = PR(be, P, TT_OB, l), res = R(w->res[l]);
+        FWD(tt_gop_matmul(o, fnext(sc, 2), R(a->res2), R(a->y), PR(be, P, TT_OW, l), &ob, drop ? NULL : &res, BT, C, C, 0,
+                          0, 0, st));
+        TT_CHECK(lora_fwd(be, sc, l, TT_LORA_ATTN_C_PROJ, (tt_gref[1]){R(a->res2)}, 1, R(a->y), st));
+        if (drop) FWD(tt_gop_dropout(o, fnext(sc, 1), R(a->res2), res, nBTC, 1, dslot(l, TT_DROP_ATTN_OUT), st));
+        FWD(tt_gop_layernorm_forward(o, fnext(sc, 1), R(a->ln2), R(a->st2), R(a->res2), PR(be, P, TT_LN2W, l),
+                                     PR(be, P, TT_LN2B, l), BT, C, st));
+        tt_gref fb = PR(be, P, TT_FCB, l);
+        FWD(tt_gop_matmul(o, fnext(sc, 2), R(a->h), R(a->ln2), PR(be, P, TT_FCW, l), &fb, NULL, BT, C4, C, 0, 0, 0,
+                          st));
+        TT_CHECK(lora_fwd(be, sc, l, TT_LORA_C_FC, (tt_gref[1]){R(a->h)}, 1, R(a->ln2), st));
+        FWD(tt_gop_gelu_forward(o, fnext(sc, 1), R(a->g), R(a->h), (size_t)BT * C4, st));
+        tt_gref pb = PR(be, P, TT_PROJB, l), res2 = R(a->res2);
+        FWD(tt_gop_matmul(o, fnext(sc, 2), R(w->res[l + 1]), R(a->g), PR(be, P, TT_PROJW, l), &pb, drop ? NULL : &res2,
+                          BT, C, C4, 0, 0, 0, st));
+        TT_CHECK(lora_fwd(be, sc, l, TT_LORA_MLP_C_PROJ, (tt_gref[1]){R(w->res[l + 1])}, 1, R(a->g), st));
+        if (drop) FWD(tt_gop_dropout(o, fnext(sc, 1), R(w->res[l + 1]), res2, nBTC, 1, dslot(l, TT_DROP_MLP_OUT), st));
+    }
+    FWD(tt_gop_layernorm_forward(o, fnext(sc, 1), R(w->lnf), R(w->stf), R(w->res[L]), PR(be, P, TT_LNFW, -1),
+                                 PR(be, P, TT_LNFB, -1), BT, C, st));
+    /* logits (BT,V) = lnf (BT,C) @ wte^T, wte stored (V,C) */
+    FWD(tt_gop_matmul(o, fnext(sc, 2), R(w->logits), R(w->lnf), PR(be, P, TT_WTE, -1), NULL, NULL, BT, V, C, 0, 1, 0,
+                      st));
+    FWD(tt_gop_crossentropy(o, fnext(sc, 1), R(w->logits), R(w->losses), tokens, BT, V, T, st));
+    FWD(tt_gop_crossentropy_loss_reduce(o, fnext(sc, 1), R(w->stats), R(w->losses), st));
+
+    /* ---- backward ---- */
+#define BWD(n, call)                                                                             \
+    do {                                                                                         \
+        if (sc->n_bwd + (n) > w->cap_bwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow"); \
+        TT_CHECK(call);                                                                          \
+    } while (0)
+    tt_gref part = R(w->part_cs);
+    /* dlnf (BT,C) = dlogits (BT,V) @ wte (V,C); dwte += dlogits^T @ lnf */
+    BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->dtmp), R(w->logits), PR(be, P, TT_WTE, -1), NULL, NULL, BT, C, V, 0, 0,
+                         0, st));
+    if (trains(be, TT_WTE, -1))
+        BWD(2, tt_gop_matmul(o, bnext(sc, 2), PR(be, G, TT_WTE, -1), R(w->logits), R(w->lnf), NULL, NULL, V, C, BT, 1, 0,
+                             1, st));
+    BWD(3, tt_gop_layernorm_backward(o, bnext(sc, 3), R(w->dres), PR(be, G, TT_LNFW, -1), R(w->dtmp), R(w->res[L]),
+                                     PR(be, P, TT_LNFW, -1), R(w->stf), part, BT, C, 0, st));
+    if (!trains(be, TT_LNFW, -1)) sc->n_bwd -= 2; /* frozen: the dinp site alone (its first) */
+    for (int l = L - 1; l >= 0; l--) {
+        wl_acts *a = &w->la[l];
+        /* mlp proj: res[l+1] = g @ projw + projb + res2 (dropout: the branch's gradient mask * dres in dq) */
+        const tt_gpu_buf dbr = drop ? w->dq : w->dres;
+        if (drop) BWD(1, tt_gop_dropout(o, bnext(sc, 1), R(w->dq), R(w->dres), nBTC, 0, dslot(l, TT_DROP_MLP_OUT), st));
+        BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->dg), R(dbr), PR(be, P, TT_PROJW, l), NULL, NULL, BT, C4, C, 0, 1, 0,
+                             st));
+        if (trains(be, TT_PROJW, l)) BWD(4, dw_db(be, bnext(sc, 4), R(a->g), R(dbr), TT_PROJW, TT_PROJB, l, C4, C, BT, st));
+        TT_CHECK(lora_bwd(be, sc, l, TT_LORA_MLP_C_PROJ, R(w->dg), (tt_gref[1]){R(dbr)}, 1, R(a->g), st));
+        BWD(1, tt_gop_gelu_backward(o, bnext(sc, 1), R(w->dg), R(a->h), (size_t)BT * C4, st));
+        /* fc: h = ln2 @ fcw + fcb */
+        BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->dtmp), R(w->dg), PR(be, P, TT_FCW, l), NULL, NULL, BT, C, C4, 0, 1,
+                             0, st));
+        if (trains(be, TT_FCW, l)) BWD(4, dw_db(be, bnext(sc, 4), R(a->ln2), R(w->dg), TT_FCW, TT_FCB, l, C, C4, BT, st));
+        TT_CHECK(lora_bwd(be, sc, l, TT_LORA_C_FC, R(w->dtmp), (tt_gref[1]){R(w->dg)}, 1, R(a->ln2), st));
+        BWD(3, tt_gop_layernorm_backward(o, bnext(sc, 3), R(w->dres), PR(be, G, TT_LN2W, l), R(w->dtmp), R(a->res2),
+                                         PR(be, P, TT_LN2W, l), R(a->st2), part, BT, C, 1, st));
+        if (!trains(be, TT_LN2W, l)) sc->n_bwd -= 2;
+        /* attn out: res2 = y @ ow + ob + res[l] (dropout: as above; attention backward then overwrites dq) */
+        if (drop) BWD(1, tt_gop_dropout(o, bnext(sc, 1), R(w->dq), R(w->dres), nBTC, 0, dslot(l, TT_DROP_ATTN_OUT), st));
+        BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->dtmp), R(dbr), PR(be, P, TT_OW, l), NULL, NULL, BT, C, C, 0, 1, 0,
+                             st));
+        if (trains(be, TT_OW, l)) BWD(4, dw_db(be, bnext(sc, 4), R(a->y), R(dbr), TT_OW, TT_OB, l, C, C, BT, st));
+        TT_CHECK(lora_bwd(be, sc, l, TT_LORA_ATTN_C_PROJ, R(w->dtmp), (tt_gref[1]){R(dbr)}, 1, R(a->y), st));
+        if (drop)
+            BWD(2, tt_gop_attention_backward_drop(o, bnext(sc, 2), R(w->dq), R(w->dk), R(w->dv), R(a->att), R(a->q),
+                                                  R(a->k), R(a->v), R(a->y), R(w->dtmp), B, T, C, NH,
+                                                  dslot(l, TT_DROP_ATTN), st));
+        else
+            BWD(2, tt_gop_attention_backward(o, bnext(sc, 2), R(w->dq), R(w->dk), R(w->dv), R(a->att), R(a->q), R(a->k),
+                                             R(a->v), R(a->y), R(w->dtmp), B, T, C, NH, st));
+        /* q, k, v projections of ln1 */
+        const tt_tensor_kind wk[3] = {TT_QW, TT_KW, TT_VALW}, bk[3] = {TT_QB, TT_KB, TT_VALB};
+        const tt_gpu_buf dx[3] = {w->dq, w->dk, w->dv};
+        for (int j = 0; j < 3; j++)
+            BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->dtmp), R(dx[j]), PR(be, P, wk[j], l), NULL, NULL, BT, C, C, 0, 1,
+                                 j > 0, st));
+        for (int j = 0; j < 3; j++)
+            if (trains(be, wk[j], l)) BWD(4, dw_db(be, bnext(sc, 4), R(a->ln1), R(dx[j]), wk[j], bk[j], l, C, C, BT, st));
+        const tt_gref dqkv[3] = {R(w->dq), R(w->dk), R(w->dv)};
+        TT_CHECK(lora_bwd(be, sc, l, TT_LORA_C_ATTN, R(w->dtmp), dqkv, 3, R(a->ln1), st));
+        BWD(3, tt_gop_layernorm_backward(o, bnext(sc, 3), R(w->dres), PR(be, G, TT_LN1W, l), R(w->dtmp), R(w->res[l]),
+                                         PR(be, P, TT_LN1W, l), R(a->st1), part, BT, C, 1, st));
+        if (!trains(be, TT_LN1W, l)) sc->n_bwd -= 2;
+    }
+    if (trains(be, TT_WTE, -1)) {
+        if (drop) BWD(1, tt_gop_dropout(o, bnext(sc, 1), R(w->dq), R(w->dres), nBTC, 0, dslot(L, TT_DROP_EMBED), st));
+        BWD(2, tt_gop_embedding_backward(o, bnext(sc, 2), PR(be, G, TT_WTE, -1), PR(be, G, TT_WPE, -1),
+                                         R(drop ? w->dq : w->dres), w->tok, (uint32_t)w->bucket_off, (uint32_t)w->pos_off,
+                                         B, T, C, V, st));
+    }
+#undef FWD
+#undef BWD
+    return TT_OK;
+}
+
+/* The dropout schedule (once), its keys and their upload words. On failure
+ * nothing stays planned: the next step with dropout tries again (and fails
+ * the same way). */
+int tt_wgpu_plan_dropout(tt_backend *be, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    wsched *d = &w->dropout;
+    const uint32_t n_slots = (uint32_t)(w->L + 1) * 4;
+    memset(d, 0, sizeof *d);
+    d->fwd = calloc((size_t)w->cap_fwd, sizeof *d->fwd);
+    d->bwd = calloc((size_t)w->cap_bwd, sizeof *d->bwd);
+    if (!w->dkeys) w->dkeys = calloc(n_slots, sizeof *w->dkeys);
+    if (!w->dwords) w->dwords = calloc(4 + 2 * (size_t)n_slots, sizeof *w->dwords);
+    int rc = (!d->fwd || !d->bwd || !w->dkeys || !w->dwords) ? tt_fail(st, TT_ENOMEM, "out of memory (webgpu dropout)")
+                                                            : TT_OK;
+    if (rc == TT_OK) rc = tt_gops_drop_init(&w->ops, n_slots, st);
+    if (rc == TT_OK) rc = plan_sched(be, d, 1, st);
+    if (rc == TT_OK) rc = tt_gpu_check(w->g, st);
+    if (rc) {
+        free(d->fwd);
+        free(d->bwd);
+        memset(d, 0, sizeof *d);
+    }
+    return rc;
+}
+
+/* the keys of micro-batch `micro` of a step with dropout, uploaded */
+int tt_wgpu_upload_drop_keys(tt_backend *be, const tt_optim_args *opt, int n_micro, int micro, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    for (int l = 0; l <= w->L; l++)
+        for (int site = 0; site < 4; site++)
+            w->dkeys[dslot(l, site)] = tt_dropout_key_at(opt->seed, opt->step, n_micro, micro, w->L, l, site);
+    return tt_gops_set_drop(&w->ops, opt->dropout, w->dkeys, (uint32_t)(w->L + 1) * 4, w->dwords, st);
+}
+
+/* The plain schedule (steps without dropout, eval, loss_and_grad) and the
+ * optimizer's sites: grad norm, clip and AdamW over each chunk's trainable
+ * range. The site arrays are sized for the dropout schedule too. */
+int tt_wgpu_plan_schedule(tt_backend *be, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    tt_gops *o = &w->ops;
+    /* the dropout schedule adds 1 + 2L sites each way; LoRA its adapter sites */
+    w->cap_fwd = 16 + 22 * w->L + 1;
+    w->cap_bwd = 16 + 62 * w->L + 1;
+    if (be->cfg.lora_rank > 0) {
+        w->cap_fwd += w->L * TT_LORA_N_TARGETS * LORA_FWD_SITES;
+        w->cap_bwd += w->L * TT_LORA_N_TARGETS * LORA_BWD_SITES;
+    }
+    w->plain.fwd = calloc((size_t)w->cap_fwd, sizeof *w->plain.fwd);
+    w->plain.bwd = calloc((size_t)w->cap_bwd, sizeof *w->plain.bwd);
+    w->opt = calloc((size_t)(2 * w->n_ch), sizeof *w->opt);
+    if (!w->plain.fwd || !w->plain.bwd || !w->opt) return tt_fail(st, TT_ENOMEM, "out of memory (webgpu schedule)");
+    TT_CHECK(plan_sched(be, &w->plain, 0, st));
+    /* ---- optimizer ---- */
+    tt_gop_pchunk *pc = calloc((size_t)w->n_ch, sizeof *pc);
+    if (!pc) return tt_fail(st, TT_ENOMEM, "out of memory (webgpu schedule)");
+    int n_pc = 0; /* the chunks' trainable ranges (every chunk whole without LoRA) */
+    for (int i = 0; i < w->n_ch; i++) {
+        const wchunk *c = &w->ch[i];
+        if (!c->tn) continue;
+        tt_gop_pchunk x = {c->p,   c->g, c->m, c->v, c->mask, c->pad + (uint32_t)(c->t0 - c->g0), (uint32_t)c->tn,
+                           c->part0, c->n_part};
+        pc[n_pc++] = x;
+    }
+    int rc = tt_gop_adamw_chunks(o, w->opt, pc, n_pc, w->parts, w->n_part, w->part_opt, w->stats, st);
+    free(pc);
+    TT_CHECK(rc);
+    w->n_opt = 2 * n_pc;
+    return TT_OK;
+}
