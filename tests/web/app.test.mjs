@@ -8,20 +8,15 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { ARTIFACTS, WEB, launch, losses, mean, nativeCli, openApp, startServer, tmpDir, train, waitRun } from './helpers.mjs';
+import { ARTIFACTS, WEB, closeBrowser, losses, mean, nativeCli, openApp, startBrowser, startServer, tmpDir, train, waitRun } from './helpers.mjs';
 
 let browser, srv;
 
 before(async () => {
-  srv = await startServer(true);
-  browser = await launch();
+  ({ srv, browser } = await startBrowser());
   fs.mkdirSync(ARTIFACTS, { recursive: true });
 });
-
-after(async () => {
-  if (browser) await browser.close();
-  if (srv) srv.server.close();
-});
+after(() => closeBrowser({ browser, srv }));
 
 test('page loads cross-origin isolated, with capability chips and no console errors', async () => {
   const ctx = await browser.newContext();

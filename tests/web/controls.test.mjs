@@ -9,11 +9,11 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { WEB, launch, losses, openApp, startServer, tmpDir, train, waitRun } from './helpers.mjs';
+import { WEB, closeBrowser, losses, openApp, startBrowser, tmpDir, train, waitRun } from './helpers.mjs';
 
 let browser, srv;
-before(async () => { srv = await startServer(true); browser = await launch(); });
-after(async () => { if (browser) await browser.close(); if (srv) srv.server.close(); });
+before(async () => ({ srv, browser } = await startBrowser()));
+after(() => closeBrowser({ browser, srv }));
 
 async function answer(page, ok) {
   await page.waitForSelector('#askDlg[open]', { timeout: 10000 });

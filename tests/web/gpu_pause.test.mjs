@@ -14,7 +14,7 @@
 // SwiftShader is slow (seconds per tiny step): few steps.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, losses, openApp, readAutosave, startServer, train, waitRun } from './helpers.mjs';
+import { closeBrowser, losses, openApp, readAutosave, startBrowser, train, waitRun } from './helpers.mjs';
 
 const STEPS = 9;       // the straight run and the paused run
 const STOP_STEPS = 6;  // the stopped run, then continued by STEPS - STOP_STEPS
@@ -23,15 +23,8 @@ const SEED = 21;
 let browser, srv;
 let ref = null; // the straight run: { loss, val, pipelined }
 
-before(async () => {
-  srv = await startServer(true);
-  browser = await launch();
-});
-
-after(async () => {
-  if (browser) await browser.close();
-  if (srv) srv.server.close();
-});
+before(async () => ({ srv, browser } = await startBrowser()));
+after(() => closeBrowser({ browser, srv }));
 
 // A fresh context (its own, empty OPFS) with a page that records what the
 // training Worker reports (progress, status, saved, error) and runs with a

@@ -32,6 +32,24 @@ export async function launch() {
   });
 }
 
+// The server and browser a test file shares (its before hook starts them,
+// its after hook closes them): { srv, browser }. When the browser fails to
+// launch, the server is closed before the error goes on.
+export async function startBrowser(isolation = true) {
+  const srv = await startServer(isolation);
+  try {
+    return { srv, browser: await launch() };
+  } catch (e) {
+    srv.server.close();
+    throw e;
+  }
+}
+
+export async function closeBrowser({ browser, srv }) {
+  if (browser) await browser.close();
+  if (srv) srv.server.close();
+}
+
 export function tmpDir(prefix = 'tt-web-') {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }

@@ -10,19 +10,12 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ARTIFACTS, launch, openApp, startServer, train, waitRun } from './helpers.mjs';
+import { ARTIFACTS, closeBrowser, openApp, startBrowser, train, waitRun } from './helpers.mjs';
 
 let browser, srv;
 
-before(async () => {
-  srv = await startServer(true);
-  browser = await launch();
-});
-
-after(async () => {
-  if (browser) await browser.close();
-  if (srv) srv.server.close();
-});
+before(async () => ({ srv, browser } = await startBrowser()));
+after(() => closeBrowser({ browser, srv }));
 
 const PROMPT = 'The cat sat on the mat. ';
 

@@ -9,12 +9,12 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { launch, losses, openApp, startServer, tmpDir, train, waitRun } from './helpers.mjs';
+import { closeBrowser, losses, openApp, startBrowser, tmpDir, train, waitRun } from './helpers.mjs';
 import { serve } from '../../scripts/serve.mjs';
 
 let browser, srv;
-before(async () => { srv = await startServer(true); browser = await launch(); });
-after(async () => { if (browser) await browser.close(); if (srv) srv.server.close(); });
+before(async () => ({ srv, browser } = await startBrowser()));
+after(() => closeBrowser({ browser, srv }));
 
 // Presses Tab until the element with `id` has the focus; the number of presses, or -1.
 async function tabTo(page, id, max = 80) {

@@ -10,19 +10,12 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { launch, nativeCli, openApp, startServer, tmpDir, waitRun } from './helpers.mjs';
+import { closeBrowser, nativeCli, openApp, startBrowser, tmpDir, waitRun } from './helpers.mjs';
 
 let browser, srv;
 
-before(async () => {
-  srv = await startServer(true);
-  browser = await launch();
-});
-
-after(async () => {
-  if (browser) await browser.close();
-  if (srv) srv.server.close();
-});
+before(async () => ({ srv, browser } = await startBrowser()));
+after(() => closeBrowser({ browser, srv }));
 
 const loadRunFile = (page, name, obj) =>
   page.setInputFiles('#runFile', { name, mimeType: 'application/json', buffer: Buffer.from(typeof obj === 'string' ? obj : JSON.stringify(obj)) });

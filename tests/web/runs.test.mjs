@@ -7,12 +7,12 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { launch, listAutosave, openApp, readAutosave, startServer, tmpDir, train, waitRun } from './helpers.mjs';
+import { closeBrowser, listAutosave, openApp, readAutosave, startBrowser, tmpDir, train, waitRun } from './helpers.mjs';
 import { autosaveInterval, AUTOSAVE_MIN_S } from '../../web/autosave.js';
 
 let browser, srv;
-before(async () => { srv = await startServer(true); browser = await launch(); });
-after(async () => { if (browser) await browser.close(); if (srv) srv.server.close(); });
+before(async () => ({ srv, browser } = await startBrowser()));
+after(() => closeBrowser({ browser, srv }));
 
 // Answers the page's confirmation dialog (ok: the action; else Cancel) and returns its text.
 async function answer(page, ok) {

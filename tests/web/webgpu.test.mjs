@@ -5,19 +5,12 @@
 // (correct, slow: a few seconds per tiny step), so shapes stay tiny.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, losses, openApp, startServer, train, waitRun } from './helpers.mjs';
+import { closeBrowser, losses, openApp, startBrowser, train, waitRun } from './helpers.mjs';
 
 let browser, srv;
 
-before(async () => {
-  srv = await startServer(true);
-  browser = await launch();
-});
-
-after(async () => {
-  if (browser) await browser.close();
-  if (srv) srv.server.close();
-});
+before(async () => ({ srv, browser } = await startBrowser()));
+after(() => closeBrowser({ browser, srv }));
 
 async function gpuOrSkip(t, page) {
   const gpu = await page.evaluate(() => window.tinytrain.caps.gpu);
