@@ -1319,6 +1319,9 @@ async function uploadCheckpoint() {
   }
   if (hasRun() && !ui.forceNextUpload && !(await ask(`Load ${f.name}? It replaces the current run (${runSummary()}) and its autosave. ` +
     'Download the current run first to keep it.', 'Load checkpoint'))) return;
+  const steal = !!ui.notOwner;
+  if (steal && !(await ask(`Another tab has the saved run open. Loading ${f.name} here replaces that run; the other tab stops training.`,
+    'Take over and load'))) return;
   let corpus;
   try { corpus = await currentCorpus(); } catch (e) { setStatus('corpusStatus', e.message, 'error'); return; }
   const bad = precheck(corpus.bytes);
@@ -1330,7 +1333,7 @@ async function uploadCheckpoint() {
   const force = !!ui.forceNextUpload;
   ui.forceNextUpload = false;
   ui.upload = { name: f.name, want: checkpointText(bytes), corpus: { name: corpus.name, bytes: corpus.bytes.length, hash: textHash(corpus.bytes) } };
-  ui.worker.postMessage({ type: 'upload', bytes, corpus: corpus.bytes.slice(), corpusName: corpus.name, force, steal: !!ui.notOwner });
+  ui.worker.postMessage({ type: 'upload', bytes, corpus: corpus.bytes.slice(), corpusName: corpus.name, force, steal });
 }
 
 // ---- sampling ----------------------------------------------------------------------------
