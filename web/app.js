@@ -211,12 +211,14 @@ function onWorker(m) {
       ui.notOwner = true;
       break;
     case 'checkpoint': {
-      const url = URL.createObjectURL(new Blob([m.bytes], { type: 'application/octet-stream' }));
-      const a = document.createElement('a');
-      a.href = url; a.download = m.name;
-      document.body.appendChild(a); a.click(); a.remove();
-      setTimeout(() => URL.revokeObjectURL(url), 10000);
+      saveBlob(m.bytes, m.name, 'application/octet-stream');
       setStatus('ckptStatus', `Downloaded ${m.name} (${fmtBytes(m.bytes.byteLength)}).`, 'ok');
+      break;
+    }
+    case 'hfZip': {
+      saveBlob(m.bytes, m.name, 'application/zip');
+      setStatus('ckptStatus', `Downloaded ${m.name} (${fmtBytes(m.bytes.byteLength)}): unzip it, then ` +
+        'AutoModelForCausalLM.from_pretrained(folder) and AutoTokenizer.from_pretrained(folder) load it in transformers.', 'ok');
       break;
     }
     case 'sampleStart':
@@ -316,6 +318,15 @@ function hideBanner() { $('banner').hidden = true; $('banner').textContent = '';
 
 // A question before anything is discarded: resolves true for OK. One at a
 // time; the dialog is modal (Escape cancels).
+// Hands bytes to the browser as a download named name.
+function saveBlob(bytes, name, type) {
+  const url = URL.createObjectURL(new Blob([bytes], { type }));
+  const a = document.createElement('a');
+  a.href = url; a.download = name;
+  document.body.appendChild(a); a.click(); a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
 function ask(text, ok = 'Continue', cancel = 'Cancel') {
   const d = $('askDlg');
   $('askText').textContent = text;
@@ -382,6 +393,7 @@ function updateButtons() {
   $('stopBtn').disabled = !(r === 'running' || r === 'paused') || !!ui.pending;
   $('moreBtn').disabled = !(r === 'paused' || r === 'stopped' || r === 'done');
   $('downloadBtn').disabled = !have;
+  $('hfBtn').disabled = !have;
   $('sampleBtn').disabled = !have || ui.sampling;
   $('sampleStopBtn').disabled = !ui.sampling;
 }
@@ -622,6 +634,7 @@ function initControls() {
     ui.worker.postMessage({ type: 'more', total });
   });
   $('downloadBtn').addEventListener('click', () => ui.worker && ui.worker.postMessage({ type: 'download' }));
+  $('hfBtn').addEventListener('click', () => ui.worker && ui.worker.postMessage({ type: 'exportHf' }));
   $('ckptFile').addEventListener('change', uploadCheckpoint);
   $('ftFile').addEventListener('change', chooseInitFrom);
   $('ftClear').addEventListener('click', () => setInitFrom(null));
