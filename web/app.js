@@ -1339,7 +1339,8 @@ async function uploadCheckpoint() {
   try { corpus = await currentCorpus(); } catch (e) { setStatus('corpusStatus', e.message, 'error'); return; }
   const bad = precheck(corpus.bytes);
   if (bad) { setStatus('corpusStatus', bad, 'error'); return; }
-  const variant = ui.worker ? ui.workerVariant : variantForChoice(backendChoice());
+  // the loaded run continues on the engine chosen in Setup, as a new run would
+  const variant = variantForChoice(backendChoice());
   try { await startWorker(variant); } catch (e) { showError(e.message); return; }
   ui.runVariant = variant;
   setStatus('ckptStatus', `Loading ${f.name}…`);
