@@ -25,7 +25,7 @@ all of it as one JSON object ("tinytrain.matmul_vs_cublas/1").
 
 --timing fake replaces the GPU with a formula (2MNK FLOPs at 10 TFLOP/s) and
 never imports torch: the test of the parsing, joining and tables
-(tests/bench/test_bench_matmul.sh). Exit: 0; 2 for bad arguments or input;
+(tests/cli/test_bench_matmul.sh). Exit: 0; 2 for bad arguments or input;
 1 when torch or CUDA is missing."""
 import argparse
 import json
