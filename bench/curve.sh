@@ -220,8 +220,8 @@ jstr() { # JSON string of $1
   printf '"%s"' "$s"
 }
 skip_row() { # skip_row LABEL PRESET REASON
-  printf '{"schema":"tinytrain.bench/1","kind":"skipped","label":%s,"preset":%s,"shape":%s,"reason":%s,"date":%s,"commit":%s}\n' \
-    "$(jstr "$1")" "$(jstr "$2")" "$(is_shape "$2" && echo true || echo false)" "$(jstr "$3")" "$(jstr "$date_utc")" \
+  printf '{"schema":"tinytrain.bench/1","kind":"skipped","label":%s,"preset":%s,"reason":%s,"shape":%s,"date":%s,"commit":%s}\n' \
+    "$(jstr "$1")" "$(jstr "$2")" "$(jstr "$3")" "$(is_shape "$2" && echo true || echo false)" "$(jstr "$date_utc")" \
     "$(jstr "$TT_COMMIT")" >> "$res"
   echo "        skipped: $3"
 }
