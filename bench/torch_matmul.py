@@ -163,7 +163,6 @@ class TorchTimer:
             end.record()
             end.synchronize()
             times.append(start.elapsed_time(end) / inner)
-        del a_st, b_st, a, b, c, bias, res
         times.sort()
         n = len(times)
         return times[n // 2] if n % 2 else 0.5 * (times[n // 2 - 1] + times[n // 2])
