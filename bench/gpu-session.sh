@@ -28,13 +28,15 @@ if [ ! -f .carry/dawn/libwebgpu_wrapper.so ] && [ -f .carry/dawn/libwebgpu_wrapp
     export TINYTRAIN_WEBGPU_LIB=${TINYTRAIN_WEBGPU_LIB:-/tmp/dawn/libwebgpu_wrapper.so}
 fi
 [ -f .carry/dawn/libwebgpu_wrapper.so ] && export TINYTRAIN_WEBGPU_LIB=${TINYTRAIN_WEBGPU_LIB:-$PWD/.carry/dawn/libwebgpu_wrapper.so}
+[ -z "${TT_COMMIT:-}" ] && [ -f .carry/commit ] && TT_COMMIT=$(cat .carry/commit)
 export PYTHONUNBUFFERED=1 TT_COMMIT=${TT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 t0=$(date +%s)
 left() { echo $(( ${1} - ($(date +%s) - t0) )); }
 
 echo "== build"
 target=(); [ "$what" = compute ] && target=(--target tinytrain)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build -j"$(nproc)" "${target[@]}" 2>&1 | grep -E 'error|Built target tinytrain'
+cm=(); [ -f .carry/commit ] && cm=(-DTT_COMMIT="$(cat .carry/commit)")  # the tree's commit when no .git came along
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${cm[@]}" >/dev/null && cmake --build build -j"$(nproc)" "${target[@]}" 2>&1 | grep -E 'error|Built target tinytrain'
 ./build/tinytrain info | tail -5
 
 if [ "$what" = compute ]; then
