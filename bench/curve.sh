@@ -425,7 +425,8 @@ for cell in "${cells[@]}"; do
     echo "${line%\}},\"cell_wall_s\":$wall}" >> "$res"
     med=$(sed -n 's/.*"ms_per_step":{"median":\([0-9.]*\).*/\1/p' <<< "$line")
     l50=$(sed -n 's/.*"loss":{"1":\([^,]*\),"10":\([^,]*\),"50":\([^}]*\)}.*/\1 \/ \2 \/ \3/p' <<< "$line")
-    echo "        ${med} ms/step, loss@1/10/50 ${l50}, ${wall}s"
+    gfs=$(sed -n 's/.*"gflops":\([0-9.]*\).*/\1/p' <<< "$line")
+    echo "        ${med} ms/step (${gfs} GFLOP/s), loss@1/10/50 ${l50}, ${wall}s"
   elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
     skip_row "$b" "$p" "timeout after ${cell_timeout}s"
   else
