@@ -919,10 +919,12 @@ async function startTraining() {
     const batch = readInt('batch', 1, 4096, 'Batch');
     const choice = backendChoice();
     const pr = presetByName($('preset').value);
-    const c = chosenShape();
-    if (c['d-model'] % c.heads) throw new Error(`Width (${c['d-model']}) must be a multiple of heads (${c.heads}).`);
+    const form = chosenShape();
+    if (form['d-model'] % form.heads) throw new Error(`Width (${form['d-model']}) must be a multiple of heads (${form.heads}).`);
     opts = formOptions();
-    if (isCustom(c, pr)) opts += ` layers=${c.layers} d-model=${c['d-model']} heads=${c.heads} ctx=${c.ctx}`;
+    if (isCustom(form, pr)) opts += ` layers=${form.layers} d-model=${form['d-model']} heads=${form.heads} ctx=${form.ctx}`;
+    // a fine-tune has the shape of the model it starts from: size that one
+    const c = ui.initFrom && ui.initFrom.shape ? { ...form, ...ui.initFrom.shape } : form;
     // the engine's timed save points no more often than the autosave writes them
     opts += ` save-seconds=${Math.ceil(autosaveInterval(paramCount(c) * 12))}`;
     const variant = variantForChoice(choice);
@@ -1315,7 +1317,27 @@ async function chooseInitFrom() {
   let bytes;
   try { bytes = new Uint8Array(await f.arrayBuffer()); } catch (e) { setStatus('ftStatus', 'Could not read the file: ' + e.message, 'error'); return; }
   if (bytes.length < 16) { setStatus('ftStatus', `${f.name} is not a tinytrain checkpoint: it is only ${bytes.length} bytes long.`, 'error'); return; }
-  setInitFrom({ name: f.name, bytes });
+  setInitFrom({ name: f.name, bytes, shape: safetensorsShape(bytes) });
+}
+
+// The model shape a .safetensors file records (a tinytrain checkpoint's
+// "config", an export's "tinytrain_config" metadata), or null: the page sizes
+// a fine-tune by the model it starts from, not by the form (the engine
+// validates the file itself).
+export function safetensorsShape(bytes) {
+  try {
+    const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const n = Number(dv.getBigUint64(0, true));
+    if (!(n > 0 && 8 + n <= bytes.length && n < 1e8)) return null;
+    const meta = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n))).__metadata__ || {};
+    const cfg = JSON.parse(meta.config || meta.tinytrain_config || 'null');
+    const shape = {};
+    for (const k of ['layers', 'd-model', 'heads', 'ctx']) {
+      if (!(Number.isInteger(cfg[k]) && cfg[k] > 0)) return null;
+      shape[k] = cfg[k];
+    }
+    return shape;
+  } catch (e) { return null; }
 }
 
 async function uploadCheckpoint() {
