@@ -6,6 +6,8 @@
 # torch_presets.py; build-wasm: the WASM CLI built on the CI box):
 #   bash bench/gpu-session.sh OUTDIR curve    # call 1: the full curve (~9 min)
 #   bash bench/gpu-session.sh OUTDIR checks   # call 2: WebGPU A/B + parity through mega
+#   bash bench/gpu-session.sh OUTDIR compute  # the compute-bound rows (shakespeare, gpt2b8) and
+#                                             # their matmuls against cuBLAS (~3 min)
 # Writes OUTDIR/curve/ (results.jsonl, report.md, speedup.svg), or ab.txt
 # (WebGPU defaults vs the settings below, side by side) and parity.txt. Env TT_BENCH_DATA: the corpus of the parity
 # test and the curve (default: fortunes, else the curve builds one from
@@ -13,18 +15,50 @@
 set -u
 out=${1:-out/gpu-session}
 what=${2:-checks}
-case "$what" in curve|checks) ;; *) echo "gpu-session.sh: second argument must be curve or checks" >&2; exit 2 ;; esac
+case "$what" in curve|checks|compute) ;; *) echo "gpu-session.sh: second argument must be curve, checks or compute" >&2; exit 2 ;; esac
 mkdir -p "$out"
 if ls .gl/*.deb >/dev/null 2>&1; then for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
-export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
+if [ -z "${VK_DRIVER_FILES:-}" ]; then
+  for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json; do
+    [ -f $icd ] && export VK_DRIVER_FILES=$icd && break
+  done
+fi
+if [ ! -f .carry/dawn/libwebgpu_wrapper.so ] && [ -f .carry/dawn/libwebgpu_wrapper.so.xz ]; then
+  mkdir -p /tmp/dawn && xz -dc .carry/dawn/libwebgpu_wrapper.so.xz > /tmp/dawn/libwebgpu_wrapper.so &&
+    export TINYTRAIN_WEBGPU_LIB=${TINYTRAIN_WEBGPU_LIB:-/tmp/dawn/libwebgpu_wrapper.so}
+fi
 [ -f .carry/dawn/libwebgpu_wrapper.so ] && export TINYTRAIN_WEBGPU_LIB=${TINYTRAIN_WEBGPU_LIB:-$PWD/.carry/dawn/libwebgpu_wrapper.so}
+[ -z "${TT_COMMIT:-}" ] && [ -f .carry/commit ] && TT_COMMIT=$(cat .carry/commit)
 export PYTHONUNBUFFERED=1 TT_COMMIT=${TT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 t0=$(date +%s)
 left() { echo $(( ${1} - ($(date +%s) - t0) )); }
 
 echo "== build"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build -j"$(nproc)" 2>&1 | grep -E 'error|Built target tinytrain'
+target=(); [ "$what" = compute ] && target=(--target tinytrain)
+cm=(); [ -f .carry/commit ] && cm=(-DTT_COMMIT="$(cat .carry/commit)")  # the tree's commit when no .git came along
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${cm[@]}" >/dev/null && cmake --build build -j"$(nproc)" "${target[@]}" 2>&1 | grep -E 'error|Built target tinytrain'
 ./build/tinytrain info | tail -5
+
+if [ "$what" = compute ]; then
+  # GPU cells of both shapes, then the CPU cells of shakespeare (gpt2b8 takes ~5 s a
+  # step on the CPU: left out here), then every matmul of each shape's WebGPU step
+  # against cuBLAS. Two results files (one per curve run); without node on the host
+  # curve.sh stops before report.md: `cat OUTDIR/*/results.jsonl > all.jsonl;
+  # node bench/report.mjs all.jsonl` elsewhere draws the report of both.
+  nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader
+  echo "== compute-bound rows, GPU: shakespeare, gpt2b8 x webgpu, torch-cuda ($(( $(date +%s) - t0 )) s)"
+  bash bench/curve.sh --presets shakespeare,gpt2b8 --backends webgpu,torch-cuda ${TT_BENCH_DATA:+--data "$TT_BENCH_DATA"} \
+    --out "$out/gpu" --budget 120 --cell-timeout 60 2>&1 | grep -vE '^curve.sh: (node|error: report)'
+  echo "== compute-bound rows, CPU: shakespeare x cpu, torch-cpu ($(( $(date +%s) - t0 )) s)"
+  bash bench/curve.sh --presets shakespeare --backends cpu,torch-cpu ${TT_BENCH_DATA:+--data "$TT_BENCH_DATA"} \
+    --out "$out/cpu" --budget 100 --cell-timeout 60 2>&1 | grep -vE '^curve.sh: (node|error: report)'
+  for s in shakespeare gpt2b8; do
+    echo "== matmuls vs cuBLAS: $s ($(( $(date +%s) - t0 )) s)"
+    timeout 120 bash bench/matmul_vs_cublas.sh $s --out "$out/matmul-$s" 2>&1
+  done
+  echo "done in $(( $(date +%s) - t0 )) s"
+  exit 0
+fi
 
 if [ "$what" = curve ]; then
   echo "== curve"

@@ -150,11 +150,10 @@ export function renderMarkdown(a, baseline) {
   }
   // what a step contains, once per distinct definition, naming the cells it applies to
   const defs = new Map();
-  for (const l of labels) {
-    const r = results.find((x) => x.label === l && x.step_contains);
-    if (!r) continue;
+  for (const r of results) {
+    if (!r.step_contains) continue;
     if (!defs.has(r.step_contains)) defs.set(r.step_contains, []);
-    defs.get(r.step_contains).push(names[l]);
+    if (!defs.get(r.step_contains).includes(names[r.label])) defs.get(r.step_contains).push(names[r.label]);
   }
   for (const [text, who] of defs) L.push(`**A step** (${who.join(', ')}): ${mdEsc(text).replace(/\.$/, '')}.`, '');
   const measured = results.find((r) => r.backend !== 'torch');
@@ -180,6 +179,34 @@ export function renderMarkdown(a, baseline) {
   }
   L.push('');
   L.push(`Speedup over ${names[baseline] || baseline} (the chart): ms/step of the baseline ÷ ms/step of the backend, same preset.`, '');
+
+  // 1b. compute-bound shapes: ms and TFLOP/s side by side, tinytrain vs PyTorch
+  const shapes = computeShapes(a);
+  if (shapes.length) {
+    const pairs = [['webgpu', 'torch-cuda', 'WebGPU vs PyTorch CUDA'], ['cpu', 'torch-cpu', 'CPU vs PyTorch CPU']]
+      .filter(([x, y]) => labels.includes(x) && labels.includes(y));
+    const cols = ['webgpu', 'torch-cuda', 'cpu', 'torch-cpu'].filter((l) => labels.includes(l));
+    L.push('## Compute-bound shapes: ms per step (TFLOP/s)', '');
+    const h = ['shape', 'layers / d / heads / ctx / batch', 'tokens/step', 'GFLOP/step', ...cols.map((l) => names[l]), ...pairs.map((x) => x[2])];
+    L.push(`| ${h.join(' | ')} |`, `|${h.map((_, i) => (i < 2 ? '---' : '---:')).join('|')}|`);
+    for (const p of shapes) {
+      const any = results.find((r) => r.preset === p && r.model);
+      const m = any?.model;
+      const g = results.find((r) => r.preset === p && Number.isFinite(r.gflop_per_step));
+      const row = [p, m ? `${m.layers} / ${m.d_model} / ${m.heads} / ${m.ctx} / ${m.batch}` : '–',
+        m ? fmtInt(m.ctx * m.batch) : '–', g ? g.gflop_per_step.toFixed(1) : '–',
+        ...cols.map((l) => {
+          const r = cell(l, p);
+          if (!r) return cellMs(l, p);
+          return `${cellMs(l, p)} (${Number.isFinite(r.gflops) ? (r.gflops / 1000).toFixed(2) : '–'})`;
+        }),
+        ...pairs.map(([x, y]) => fmtX(ratio(x, y, p)))];
+      L.push(`| ${row.join(' | ')} |`);
+    }
+    L.push('', 'TFLOP/s = the step\'s FLOPs by one formula for every row, tinytrain and PyTorch alike (tt_config_step_flops: ' +
+      '6 × (12·layers·d² + 256·d) × tokens + 6 × layers × batch × ctx² × d; docs/BENCHMARKS.md) ÷ the median step. ' +
+      'Ratios: PyTorch ms ÷ tinytrain ms (above 1×: tinytrain is faster).', '');
+  }
 
   // spread
   L.push('<details><summary>Spread of the measured steps (p10 / median / p90 ms, steps measured)</summary>', '');
@@ -282,13 +309,19 @@ export function renderMarkdown(a, baseline) {
       ['GPU', machine.gpu ? `${machine.gpu}${machine.gpu_driver ? `, driver ${machine.gpu_driver}` : ''}` : ''],
       ['WebGPU adapter', machine.webgpu_adapter], ['WebGPU library', machine.webgpu_lib], ['Node', machine.node],
       ['PyTorch', machine.torch ? `${machine.torch}${machine.torch_gpu ? ` on ${machine.torch_gpu}` : ''}` : ''],
-      ['threads (cpu, wasm)', machine.threads], ['steps', `${machine.warmup} warm-up + ≥ ${machine.steps} measured (min ${machine.min_time} s)`],
+      ['threads (cpu, wasm)', machine.threads], ['steps', `${machine.warmup} warm-up + ≥ ${machine.steps} measured (min ${machine.min_time} s)` +
+        (Number.isFinite(machine.shape_steps) ? `; compute-bound shapes: ${machine.shape_warmup} warm-up + ≥ ${machine.shape_steps} measured` : '')],
       ['data', machine.data], ['command', `\`${machine.command}\``]];
     L.push('| | |', '|---|---|');
     for (const [k, v] of kv) if (v !== '' && v !== undefined && v !== null) L.push(`| ${k} | ${mdEsc(v)} |`);
     L.push('');
   }
   return L.join('\n');
+}
+
+// the compute-bound rows (named shapes at real batch sizes), in the order of the presets list
+export function computeShapes(a) {
+  return a.presets.filter((p) => [...a.results, ...a.skipped].some((r) => r.preset === p && r.shape === true));
 }
 
 const xmlEsc = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');

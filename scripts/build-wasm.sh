@@ -5,6 +5,7 @@
 #       node --no-experimental-fetch build-wasm/tinytrain.js train --preset tiny ...
 #   web/dist/tinytrain_web{,_st,_gpu}.js/.wasm       the web modules (threads, single, WebGPU)
 #   web/dist/uPlot.esm.js, uPlot.min.css             chart library (from node_modules)
+#   web/dist/fflate.js                               zip writer for the Hugging Face download (from node_modules)
 #   web/dist/corpus.txt                              the bundled sample text
 # Options: --clean starts from an empty build folder. Env: TT_WASM_BUILD
 # (build folder). No Memory64 module: see cmake/wasm.cmake for why.
@@ -37,6 +38,11 @@ mkdir -p "$dist"
 for f in "$bdir"/web/tinytrain_web*.js "$bdir"/web/tinytrain_web*.wasm; do
   [ -e "$f" ] && cp "$f" "$dist/"
 done
+if [ -f node_modules/fflate/esm/browser.js ]; then
+  cp node_modules/fflate/esm/browser.js "$dist/fflate.js"
+else
+  echo "build-wasm.sh: node_modules/fflate missing (run npm ci): the page cannot zip a Hugging Face folder" >&2
+fi
 if [ -d node_modules/uplot/dist ]; then
   cp node_modules/uplot/dist/uPlot.esm.js node_modules/uplot/dist/uPlot.min.css "$dist/"
 else

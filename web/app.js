@@ -211,12 +211,14 @@ function onWorker(m) {
       ui.notOwner = true;
       break;
     case 'checkpoint': {
-      const url = URL.createObjectURL(new Blob([m.bytes], { type: 'application/octet-stream' }));
-      const a = document.createElement('a');
-      a.href = url; a.download = m.name;
-      document.body.appendChild(a); a.click(); a.remove();
-      setTimeout(() => URL.revokeObjectURL(url), 10000);
+      saveBlob(m.bytes, m.name, 'application/octet-stream');
       setStatus('ckptStatus', `Downloaded ${m.name} (${fmtBytes(m.bytes.byteLength)}).`, 'ok');
+      break;
+    }
+    case 'hfZip': {
+      saveBlob(m.bytes, m.name, 'application/zip');
+      setStatus('ckptStatus', `Downloaded ${m.name} (${fmtBytes(m.bytes.byteLength)}): unzip it, then ` +
+        'AutoModelForCausalLM.from_pretrained(folder) and AutoTokenizer.from_pretrained(folder) load it in transformers.', 'ok');
       break;
     }
     case 'sampleStart':
@@ -316,6 +318,15 @@ function hideBanner() { $('banner').hidden = true; $('banner').textContent = '';
 
 // A question before anything is discarded: resolves true for OK. One at a
 // time; the dialog is modal (Escape cancels).
+// Hands bytes to the browser as a download named name.
+function saveBlob(bytes, name, type) {
+  const url = URL.createObjectURL(new Blob([bytes], { type }));
+  const a = document.createElement('a');
+  a.href = url; a.download = name;
+  document.body.appendChild(a); a.click(); a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
 function ask(text, ok = 'Continue', cancel = 'Cancel') {
   const d = $('askDlg');
   $('askText').textContent = text;
@@ -382,6 +393,7 @@ function updateButtons() {
   $('stopBtn').disabled = !(r === 'running' || r === 'paused') || !!ui.pending;
   $('moreBtn').disabled = !(r === 'paused' || r === 'stopped' || r === 'done');
   $('downloadBtn').disabled = !have;
+  $('hfBtn').disabled = !have;
   $('sampleBtn').disabled = !have || ui.sampling;
   $('sampleStopBtn').disabled = !ui.sampling;
 }
@@ -622,6 +634,7 @@ function initControls() {
     ui.worker.postMessage({ type: 'more', total });
   });
   $('downloadBtn').addEventListener('click', () => ui.worker && ui.worker.postMessage({ type: 'download' }));
+  $('hfBtn').addEventListener('click', () => ui.worker && ui.worker.postMessage({ type: 'exportHf' }));
   $('ckptFile').addEventListener('change', uploadCheckpoint);
   $('ftFile').addEventListener('change', chooseInitFrom);
   $('ftClear').addEventListener('click', () => setInitFrom(null));
@@ -906,10 +919,12 @@ async function startTraining() {
     const batch = readInt('batch', 1, 4096, 'Batch');
     const choice = backendChoice();
     const pr = presetByName($('preset').value);
-    const c = chosenShape();
-    if (c['d-model'] % c.heads) throw new Error(`Width (${c['d-model']}) must be a multiple of heads (${c.heads}).`);
+    const form = chosenShape();
+    if (form['d-model'] % form.heads) throw new Error(`Width (${form['d-model']}) must be a multiple of heads (${form.heads}).`);
     opts = formOptions();
-    if (isCustom(c, pr)) opts += ` layers=${c.layers} d-model=${c['d-model']} heads=${c.heads} ctx=${c.ctx}`;
+    if (isCustom(form, pr)) opts += ` layers=${form.layers} d-model=${form['d-model']} heads=${form.heads} ctx=${form.ctx}`;
+    // a fine-tune has the shape of the model it starts from: size that one
+    const c = ui.initFrom && ui.initFrom.shape ? { ...form, ...ui.initFrom.shape } : form;
     // the engine's timed save points no more often than the autosave writes them
     opts += ` save-seconds=${Math.ceil(autosaveInterval(paramCount(c) * 12))}`;
     const variant = variantForChoice(choice);
@@ -1302,7 +1317,27 @@ async function chooseInitFrom() {
   let bytes;
   try { bytes = new Uint8Array(await f.arrayBuffer()); } catch (e) { setStatus('ftStatus', 'Could not read the file: ' + e.message, 'error'); return; }
   if (bytes.length < 16) { setStatus('ftStatus', `${f.name} is not a tinytrain checkpoint: it is only ${bytes.length} bytes long.`, 'error'); return; }
-  setInitFrom({ name: f.name, bytes });
+  setInitFrom({ name: f.name, bytes, shape: safetensorsShape(bytes) });
+}
+
+// The model shape a .safetensors file records (a tinytrain checkpoint's
+// "config", an export's "tinytrain_config" metadata), or null: the page sizes
+// a fine-tune by the model it starts from, not by the form (the engine
+// validates the file itself).
+export function safetensorsShape(bytes) {
+  try {
+    const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const n = Number(dv.getBigUint64(0, true));
+    if (!(n > 0 && 8 + n <= bytes.length && n < 1e8)) return null;
+    const meta = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n))).__metadata__ || {};
+    const cfg = JSON.parse(meta.config || meta.tinytrain_config || 'null');
+    const shape = {};
+    for (const k of ['layers', 'd-model', 'heads', 'ctx']) {
+      if (!(Number.isInteger(cfg[k]) && cfg[k] > 0)) return null;
+      shape[k] = cfg[k];
+    }
+    return shape;
+  } catch (e) { return null; }
 }
 
 async function uploadCheckpoint() {
@@ -1319,18 +1354,22 @@ async function uploadCheckpoint() {
   }
   if (hasRun() && !ui.forceNextUpload && !(await ask(`Load ${f.name}? It replaces the current run (${runSummary()}) and its autosave. ` +
     'Download the current run first to keep it.', 'Load checkpoint'))) return;
+  const steal = !!ui.notOwner;
+  if (steal && !(await ask(`Another tab has the saved run open. Loading ${f.name} here replaces that run; the other tab stops training.`,
+    'Take over and load'))) return;
   let corpus;
   try { corpus = await currentCorpus(); } catch (e) { setStatus('corpusStatus', e.message, 'error'); return; }
   const bad = precheck(corpus.bytes);
   if (bad) { setStatus('corpusStatus', bad, 'error'); return; }
-  const variant = ui.worker ? ui.workerVariant : variantForChoice(backendChoice());
+  // the loaded run continues on the engine chosen in Setup, as a new run would
+  const variant = variantForChoice(backendChoice());
   try { await startWorker(variant); } catch (e) { showError(e.message); return; }
   ui.runVariant = variant;
   setStatus('ckptStatus', `Loading ${f.name}…`);
   const force = !!ui.forceNextUpload;
   ui.forceNextUpload = false;
   ui.upload = { name: f.name, want: checkpointText(bytes), corpus: { name: corpus.name, bytes: corpus.bytes.length, hash: textHash(corpus.bytes) } };
-  ui.worker.postMessage({ type: 'upload', bytes, corpus: corpus.bytes.slice(), corpusName: corpus.name, force, steal: !!ui.notOwner });
+  ui.worker.postMessage({ type: 'upload', bytes, corpus: corpus.bytes.slice(), corpusName: corpus.name, force, steal });
 }
 
 // ---- sampling ----------------------------------------------------------------------------

@@ -731,6 +731,7 @@ async function bench(m) {
 //   sample {prompt, length, temperature, topK, topP, seed} | sampleStop   -> sampleStart, token..., sampleDone
 //   inspect {id, prompt, topK}               -> inspection {id, result (src/inspect.h's JSON), variant}
 //   download                                 -> checkpoint {bytes, name}
+//   exportHf                                 -> hfZip {bytes, name}: `tinytrain export`'s Hugging Face folder, zipped
 //   upload {bytes, corpus?, corpusName?, force}   load a .safetensors; -> started {state, loaded}
 //   start, upload and restore first claim the saved run for this tab (Web Lock OWNER_LOCK; {steal: true} takes
 //   it from another tab, which gets ownerLost); without it: error {where: 'owner'} or restored {busy: true}
@@ -854,6 +855,30 @@ async function onMessage(m) {
         const r = await locked(async () => ({ bytes: await checkpointBytes(), st: stateJson() }));
         post({ type: 'checkpoint', bytes: r.bytes, name: `tinytrain-${r.st.preset}-step${r.st.step}.safetensors` }, [r.bytes.buffer]);
       } catch (e) { post({ type: 'error', where: 'checkpoint', message: e.message }); }
+      break;
+    }
+    case 'exportHf': {
+      try {
+        const r = await locked(async () => {
+          await checkpointBytes(); // the weights on the host: the export reads them there
+          const n = M._tt_web_export_hf(W);
+          if (n < 0) throw new Error(err());
+          const files = {};
+          for (let i = 0; i < n; i++) {
+            const p = M._tt_web_hf_ptr(W, i);
+            files[readCString(M._tt_web_hf_name(W, i))] = heap().slice(p, p + M._tt_web_hf_len(W, i));
+          }
+          return { files, st: stateJson() };
+        });
+        // the zip format from a well-kept library (fflate, copied into dist/ by build-wasm.sh); stored, not
+        // deflated: float weights hardly compress
+        const { zipSync } = await import('./dist/fflate.js');
+        const dir = `tinytrain-${r.st.preset || 'custom'}-step${r.st.step}`;
+        const tree = {};
+        for (const [name, bytes] of Object.entries(r.files)) tree[`${dir}/${name}`] = [bytes, { level: 0 }];
+        const bytes = zipSync(tree);
+        post({ type: 'hfZip', bytes, name: `${dir}-hf.zip`, files: Object.keys(r.files) }, [bytes.buffer]);
+      } catch (e) { post({ type: 'error', where: 'checkpoint', message: 'Hugging Face export: ' + e.message }); }
       break;
     }
     case 'upload': {

@@ -7,15 +7,21 @@ with no extra code and continues a prompt greedily exactly as
 
 DIR: the exported folder (or one written by save_pretrained). --expect: the
 output of `tinytrain sample --ckpt ... --temperature 0 --prompt P --tokens N`
-(the prompt, N bytes, a newline). Prints one JSON line; exit 1 on any
+(the prompt, N bytes, a newline). Within the context the continuation comes
+from transformers' generate(); past it, from tinytrain's sliding window
+(greedy.py). Prints one JSON line; exit 1 on any
 difference. Needs torch and transformers (the GPU host); runs on CUDA when
 there is one, in float32."""
 import argparse
 import json
+import os
 import sys
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from greedy import greedy_windowed  # noqa: E402
 
 
 def greedy(model, tok, prompt, n, device):
@@ -24,9 +30,9 @@ def greedy(model, tok, prompt, n, device):
     ids = enc.input_ids
     if ids[0].tolist() != list(prompt.encode("utf-8")):
         raise SystemExit(f"hf_check: the tokenizer does not give the prompt's bytes: {ids[0].tolist()}")
-    ctx = model.config.n_positions
-    if ids.shape[1] + n > ctx:
-        raise SystemExit(f"hf_check: prompt + tokens = {ids.shape[1] + n} is longer than the context ({ctx})")
+    if ids.shape[1] + n > model.config.n_positions:
+        # past the context: tinytrain's sliding window, which generate() does not do
+        return ids[0].tolist(), greedy_windowed(model, prompt.encode("utf-8"), n, device)
     with torch.no_grad():
         out = model.generate(ids.to(device), attention_mask=enc.attention_mask.to(device), max_new_tokens=n,
                              do_sample=False)

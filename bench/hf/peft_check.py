@@ -17,6 +17,7 @@ output of
 1 when they differ (the first difference is printed), 2 on bad input.
 Needs torch, transformers and peft (the GPU host has them)."""
 import argparse
+import os
 import sys
 
 
@@ -37,28 +38,11 @@ def main():
     model = GPT2LMHeadModel.from_pretrained(a.base).float()
     model = PeftModel.from_pretrained(model, a.adapter)
     model.to(a.device).eval()
-    ctx = model.config.n_positions
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from greedy import greedy_windowed
 
     prompt = a.prompt.encode("utf-8")
-    window = []
-
-    def feed(tok):
-        nonlocal window
-        if len(window) == ctx:
-            keep = ctx // 2
-            window = window[ctx - keep:]
-        window.append(tok)
-
-    for b in prompt if prompt else b"\n":
-        feed(b)
-    out = bytearray()
-    with torch.no_grad():
-        for _ in range(a.tokens):
-            ids = torch.tensor([window], dtype=torch.long, device=a.device)
-            logits = model(input_ids=ids).logits[0, -1]
-            tok = int(torch.argmax(logits).item())  # the first maximum, as tinytrain's argmax
-            out.append(tok)
-            feed(tok)
+    out = greedy_windowed(model, prompt, a.tokens, a.device)
 
     want = open(a.expect, "rb").read()
     if want.endswith(b"\n"):

@@ -15,6 +15,7 @@
 #include <sys/utsname.h>
 #include <time.h>
 
+#include "options.h"
 #include "webgpu_profile.h"
 
 static const opt_def bench_opts[] = {
@@ -31,6 +32,10 @@ static const opt_def bench_opts[] = {
     {"label", O_LABEL, 1, "name of this cell in the JSON output (e.g. cpu-16t)"},
     {"pipeline", O_PIPELINE, 1, "1: overlap step k+1 with step k where the backend can, as training does (default); 0: synchronous steps"},
     {"phases", O_PHASES, 0, "also split each step into forward / backward / optimizer (WebGPU: GPU timestamps, which add pass boundaries)"},
+    {"dropout", O_TABLE, 1, "dropout probability in the step, as in training (default 0)"},
+    {"lora-rank", O_TABLE, 1, "LoRA adapters of this rank on a frozen base, as in a fine-tune (default 0: off)"},
+    {"lora-alpha", O_TABLE, 1, "LoRA scale numerator (default 8)"},
+    {"lora-targets", O_TABLE, 1, "projections with adapters (default all; see tinytrain train --help)"},
     {"json", O_JSON, 0, "print one JSON object"},
     {"help", O_HELP, 0, "this help"},
     {NULL, 0, 0, NULL}};
@@ -172,6 +177,16 @@ int cmd_bench(int argc, char **argv) {
     tc.accum = accum;
     if (o.set[O_SEED]) tc.seed = o.seed;
     if (tt_train_config_validate(&tc, &st)) return error_line(EXIT_USAGE, "%s", st.msg);
+    if (o.n_table) { /* dropout and LoRA: the training option table's parser, ranges and defaults */
+        tt_options to;
+        tt_options_init(&to);
+        for (int i = 0; i < o.n_table; i++)
+            if (tt_options_set(&to, o.table_name[i], o.table_val[i], &st)) return error_line(EXIT_USAGE, "%s", st.msg);
+        tt_model_config c2;
+        tt_train_config t2;
+        if (tt_options_resolve(&to, &cfg, &tc, &c2, &t2, &st)) return error_line(EXIT_USAGE, "%s", st.msg);
+        cfg = c2, tc = t2;
+    }
 
     tt_corpus corpus;
     memset(&corpus, 0, sizeof corpus);
@@ -197,7 +212,7 @@ int cmd_bench(int argc, char **argv) {
     }
     int threads = o.set[O_THREADS] ? o.threads : tt_default_threads();
     double t0 = tt_now();
-    if ((rc = make_backend(o.backend ? o.backend : "cpu", &cfg, &(tt_backend_opts){.threads = threads, .timestamps = o.set[O_PHASES]}, o.json, &be))) goto out;
+    if ((rc = make_backend(o.backend ? o.backend : "cpu", &cfg, &(tt_backend_opts){.threads = threads, .timestamps = o.set[O_PHASES], .dropout = tc.dropout > 0.0f}, o.json, &be))) goto out;
     double t1 = tt_now();
     if (be->vt->set_state(be, s.params, s.m, s.v, &st)) {
         rc = error_line(EXIT_FAIL, "%s", st.msg);
@@ -322,6 +337,7 @@ int cmd_bench(int argc, char **argv) {
                tokens, (unsigned long long)tc.seed);
         json_num(stdout, tc.lr);
         printf(",\"lr_warmup_steps\":%d,\"pipelined\":%s", BENCH_LR_WARMUP, pipe ? "true" : "false");
+        printf(",\"dropout\":%.6g,\"lora_rank\":%d", (double)tc.dropout, cfg.lora_rank);
         json_key_str(stdout, "data", corpus.desc);
         printf(",\"data_hash\":\"%016llx\"", (unsigned long long)corpus.hash);
         printf(",\"steps_run\":%lld,\"warmup_steps\":%lld,\"measured_steps\":%lld,\"measured_s\":", (long long)total,

@@ -446,9 +446,8 @@ int cmd_train(int argc, char **argv) {
         goto done_corpus;
     }
 
-    progress_ctx pc = {o.json, !o.json && isatty(STDOUT_FILENO), 1, 0.0, 0, 0};
+    progress_ctx pc = {.json = o.json, .tty = !o.json && isatty(STDOUT_FILENO), .log_every = 1, .s = &s};
     if (to.run.stop_after > 0) pc.stop_at = s.step + to.run.stop_after;
-    pc.s = &s;
     pc.log_every = o.set[O_LOG_EVERY] ? o.log_every : TT_MAX((int64_t)1, tc.steps / 50);
     {
         char params[32];

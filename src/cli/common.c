@@ -228,6 +228,11 @@ int parse_opts(const char *cmd, const opt_def *defs, int argc, char **argv, int 
             break;
         case O_JSON: o->json = 1; break;
         case O_PRINT_CONFIG: o->print_config = 1; break;
+        case O_TABLE:
+            if (o->n_table == (int)(sizeof o->table_name / sizeof o->table_name[0]))
+                rc = error_line(EXIT_USAGE, "too many training options for '%s'", cmd);
+            else o->table_name[o->n_table] = d->name, o->table_val[o->n_table++] = val;
+            break;
         }
         if (rc) return rc;
     }

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <unistd.h>
 
 #ifdef __EMSCRIPTEN__
 #include <emscripten.h>
@@ -26,11 +28,14 @@
 #include "lora.h"
 #include "options.h"
 #include "runfile.h"
+#include "sample.h"
 #include "simd.h"
 #include "train.h"
 #include "trainer.h"
 #include "web_inspect.h"
 #include "web_sample.h"
+
+#define TT_WEB_HF_MAX 8
 
 struct tt_web {
     tt_status st;
@@ -51,6 +56,10 @@ struct tt_web {
     /* outputs */
     uint8_t *ckpt;
     size_t ckpt_len;
+    int hf_n; /* the Hugging Face folder's files (tt_web_export_hf) */
+    char hf_name[TT_WEB_HF_MAX][64];
+    uint8_t *hf_data[TT_WEB_HF_MAX];
+    size_t hf_len[TT_WEB_HF_MAX];
     tt_jw json;
     char info[256];
     /* sampling */
@@ -58,6 +67,7 @@ struct tt_web {
 };
 
 static int werr(tt_web *w, int code, const char *msg) { return tt_fail(&w->st, code, "%s", msg); }
+static void hf_clear(tt_web *w);
 
 static void clear_progress(tt_web *w) {
     memset(&w->p, 0, sizeof w->p);
@@ -95,6 +105,7 @@ EMSCRIPTEN_KEEPALIVE void tt_web_free(tt_web *w) {
     drop_run(w);
     if (w->have_corpus) tt_corpus_free(&w->corpus);
     free(w->ckpt);
+    hf_clear(w);
     tt_jw_free(&w->json);
     free(w);
 }
@@ -293,28 +304,36 @@ EMSCRIPTEN_KEEPALIVE int tt_web_set_steps(tt_web *w, double total) {
  * module's memory file system: the checkpoint writer is file based). */
 #define CKPT_TMP "/tmp/tt_web.safetensors"
 
-static int to_memory(tt_web *w) {
-    TT_CHECK(tt_checkpoint_save(CKPT_TMP, &w->s, &w->st));
-    FILE *f = fopen(CKPT_TMP, "rb");
-    if (!f) return werr(w, TT_EIO, "cannot reopen the checkpoint");
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = n > 0 ? malloc((size_t)n) : NULL;
+/* The whole file at path into a malloc'ed buffer; the file is removed. */
+static int take_file(tt_web *w, const char *path, uint8_t **out, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return werr(w, TT_EIO, "cannot reopen a file the engine wrote");
+    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    uint8_t *buf = n > 0 && fseek(f, 0, SEEK_SET) == 0 ? malloc((size_t)n) : NULL;
     size_t got = buf ? fread(buf, 1, (size_t)n, f) : 0;
     fclose(f);
-    remove(CKPT_TMP);
+    remove(path);
     if (!buf || got != (size_t)n) {
         free(buf);
-        return werr(w, TT_EIO, "cannot read the checkpoint back");
+        return werr(w, TT_EIO, "cannot read back a file the engine wrote");
     }
     if (n > 0x7fffffff) {
         free(buf);
-        return werr(w, TT_EUNSUP, "checkpoint larger than 2 GiB");
+        return werr(w, TT_EUNSUP, "a file larger than 2 GiB");
     }
+    *out = buf;
+    *len = (size_t)n;
+    return TT_OK;
+}
+
+static int to_memory(tt_web *w) {
+    TT_CHECK(tt_checkpoint_save(CKPT_TMP, &w->s, &w->st));
+    uint8_t *buf;
+    size_t n;
+    TT_CHECK(take_file(w, CKPT_TMP, &buf, &n));
     free(w->ckpt);
     w->ckpt = buf;
-    w->ckpt_len = (size_t)n;
+    w->ckpt_len = n;
     return TT_OK;
 }
 
@@ -367,6 +386,55 @@ EMSCRIPTEN_KEEPALIVE int tt_web_checkpoint(tt_web *w) {
 
 EMSCRIPTEN_KEEPALIVE int tt_web_save_len(tt_web *w) { return (int)w->ckpt_len; }
 EMSCRIPTEN_KEEPALIVE const uint8_t *tt_web_save_ptr(tt_web *w) { return w->ckpt; }
+
+/* The Hugging Face folder of the state (src/io/hf.h, what `tinytrain export`
+ * writes: config, weights with LoRA merged, generation config, tokenizer)
+ * through the module's memory file system, each file read into the handle
+ * for the page to pack. The weights are the host copy: tt_web_checkpoint
+ * brings them there first. */
+#define HF_TMP "/tmp/tt_web_hf"
+
+static void hf_clear(tt_web *w) {
+    for (int i = 0; i < w->hf_n; i++) free(w->hf_data[i]);
+    w->hf_n = 0;
+}
+
+EMSCRIPTEN_KEEPALIVE int tt_web_export_hf(tt_web *w) {
+    tt_status_clear(&w->st);
+    hf_clear(w);
+    if (!w->have_state) return -werr(w, TT_EINVAL, "no model to export");
+    tt_sample_config sc;
+    tt_sample_config_default(&sc);
+    const tt_hf_generation gen = {sc.temperature, sc.top_k, sc.top_p};
+    int rc = tt_hf_export_dir(HF_TMP, &w->s, &gen, 1, &w->st);
+    if (rc) return -rc;
+    DIR *d = opendir(HF_TMP);
+    if (!d) return -werr(w, TT_EIO, "cannot list the exported folder");
+    struct dirent *e;
+    while (!rc && (e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        if (w->hf_n == TT_WEB_HF_MAX || strlen(e->d_name) >= sizeof w->hf_name[0]) {
+            rc = werr(w, TT_EUNSUP, "unexpected file in the exported folder");
+            break;
+        }
+        char path[128];
+        snprintf(path, sizeof path, "%s/%s", HF_TMP, e->d_name);
+        snprintf(w->hf_name[w->hf_n], sizeof w->hf_name[0], "%s", e->d_name);
+        rc = take_file(w, path, &w->hf_data[w->hf_n], &w->hf_len[w->hf_n]);
+        if (!rc) w->hf_n++;
+    }
+    closedir(d);
+    rmdir(HF_TMP);
+    if (rc) {
+        hf_clear(w);
+        return -rc;
+    }
+    return w->hf_n;
+}
+
+EMSCRIPTEN_KEEPALIVE const char *tt_web_hf_name(tt_web *w, int i) { return i >= 0 && i < w->hf_n ? w->hf_name[i] : ""; }
+EMSCRIPTEN_KEEPALIVE const uint8_t *tt_web_hf_ptr(tt_web *w, int i) { return i >= 0 && i < w->hf_n ? w->hf_data[i] : NULL; }
+EMSCRIPTEN_KEEPALIVE int tt_web_hf_len(tt_web *w, int i) { return i >= 0 && i < w->hf_n ? (int)w->hf_len[i] : 0; }
 
 /* ---- sampling ---------------------------------------------------------------------- */
 

@@ -21,6 +21,9 @@
  *                      without the save (to read the state); 0: go on
  *   tt_web_set_steps(w, total)            a new total (reopens a finished run)
  *   tt_web_checkpoint(w) -> size; tt_web_save_ptr(w) -> bytes (.safetensors)
+ *   tt_web_export_hf(w) -> n files of `tinytrain export` (the Hugging Face
+ *                      folder, LoRA merged), after tt_web_checkpoint;
+ *                      file i: tt_web_hf_name/ptr/len(w, i)
  *   tt_web_sample_start(w, prompt, max_tokens, temperature, top_k, top_p, seed)
  *   tt_web_sample_next(w) -> next byte (0..255) or -1 when done / error
  *   tt_web_inspect(w, prompt, n, top_k) -> inspect.h's JSON (attention maps,
@@ -80,6 +83,10 @@ double tt_web_n_params(tt_web *w);
 int tt_web_checkpoint(tt_web *w);    /* the current state as a checkpoint: size in bytes, < 0 on error */
 int tt_web_save_len(tt_web *w);      /* size of the last checkpoint (SAVE event or tt_web_checkpoint) */
 const uint8_t *tt_web_save_ptr(tt_web *w);
+int tt_web_export_hf(tt_web *w);     /* the state's Hugging Face folder: the number of files, < 0 on error */
+const char *tt_web_hf_name(tt_web *w, int i);
+const uint8_t *tt_web_hf_ptr(tt_web *w, int i);
+int tt_web_hf_len(tt_web *w, int i);
 
 int tt_web_sample_start(tt_web *w, const char *prompt, int max_tokens, float temperature, int top_k, float top_p, double seed);
 int tt_web_sample_next(tt_web *w);

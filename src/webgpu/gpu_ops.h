@@ -31,7 +31,7 @@ typedef struct {
     uint32_t x, y, z;
     const char *name; /* kernel name (profiling) */
     double flops;     /* useful FLOPs of one dispatch (matmul, attention), 0 otherwise */
-    char tag[48];     /* shape/plan detail for the profile (matmul: "MxNxK t128 z2 TA"), else "" */
+    char tag[64];     /* shape/plan detail for the profile (matmul: "MxNxK t128 z2 TA"), else "" */
 } tt_gsite;
 
 /* Per-step values read by crossentropy, crossentropy_loss_reduce and adamw_update (one uniform buffer). */

@@ -146,8 +146,14 @@ int tt_gop_matmul_ex(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, c
                                      TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ};
     TT_CHECK(tt_gops_make_site(o, &s[0], "matmul", prefix, args, 0, 7, bufs, kinds, gx, gy, splits, st));
     s[0].flops = 2.0 * M * N * K;
-    snprintf(s[0].tag, sizeof s[0].tag, "%dx%dx%d t%d z%u%s%s", M, N, K, tile, splits, trans_a ? " TA" : "",
-             trans_b ? " TB" : "");
+    /* the profile's shape tag: enough to redo the same product elsewhere
+     * (bench/torch_matmul.py): transposes, accumulate into C, bias, residual
+     * R, and "ones" when op(A)'s last rows are ones (the bias gradient) */
+    char flags[32];
+    snprintf(flags, sizeof flags, "%s%s%s%s%s%s", trans_a ? " TA" : "", trans_b ? " TB" : "", accumulate ? " acc" : "",
+             bias ? " bias" : "", R ? " res" : "", ones_rows ? " ones" : "");
+    if (snprintf(s[0].tag, sizeof s[0].tag, "%dx%dx%d t%d z%u%s", M, N, K, tile, splits, flags) >= (int)sizeof s[0].tag)
+        s[0].tag[0] = 0; /* never a cut tag: an empty one says "no shape" */
     memset(&s[1], 0, sizeof s[1]);
     if (splits > 1 && plain) {
         tt_gref part = {o->split_buf, 0};

@@ -8,7 +8,7 @@
 
 typedef struct {
     const char *kernel; /* WGSL kernel name, e.g. "matmul" */
-    char tag[48];       /* detailed profile: the site's shape/plan ("" otherwise) */
+    char tag[64];       /* detailed profile: the site's shape/plan ("" otherwise) */
     int sites;          /* dispatch sites of one step using it */
     double ms;          /* summed time of those sites in one step */
     double gflop;       /* their useful GFLOPs (matmul, attention), else 0 */

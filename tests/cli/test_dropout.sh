@@ -6,7 +6,9 @@
 # preset, 60 steps, same seed and batches): the training loss with dropout
 # 0.3 is higher than without, the validation loss of the dropout run (eval
 # never drops) is below its own training loss, and eval of its checkpoint
-# gives the same loss twice and the loss the run recorded.
+# gives the same loss twice and the loss the run recorded. `tinytrain bench`
+# takes the same --dropout and --lora-* options: its first step's loss equals
+# the training run's, and a bad value gets the training option's one line.
 set -u
 . "$(dirname "$0")/../support/cli_lib.sh" dropout
 
@@ -52,6 +54,28 @@ check "eval of the dropout checkpoint is deterministic" cmp -s e1.out e2.out
 ev="$(sed -n 's/.*"val_loss":\([0-9.]*\).*/\1/p' e1.out)"
 check "eval gives the validation loss the run recorded ($v3)" \
     awk -v e="$ev" -v v="$v3" 'BEGIN { exit !(e != "" && sprintf("%.6g", e) == sprintf("%.6g", v)) }'
+
+# ---------- bench: the training step with dropout / LoRA ----------
+jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
+"$T" train --data text.txt --preset tiny --steps 2 --dropout 0.3 --out rb --json 2> /dev/null | grep '"event":"step","step":1,' > tr1.out
+"$T" bench --data text.txt --preset tiny --steps 10 --warmup 1 --dropout 0.3 --json > bd.json 2> bd.err
+"$T" bench --data text.txt --preset tiny --steps 10 --warmup 1 --json > b0.json 2> /dev/null
+tl="$(sed -n 's/.*"loss":\([0-9.]*\).*/\1/p' tr1.out)"
+check "bench --dropout 0.3 records dropout 0.3" test "$(jget bd.json 'd["dropout"]')" = "0.3"
+check "bench --dropout 0.3: step 1 loss = the training run's step 1 ($tl)" \
+    awk -v a="$(jget bd.json 'd["loss"]["1"]')" -v b="$tl" 'BEGIN { exit !(b != "" && sprintf("%.8g", a) == sprintf("%.8g", b)) }'
+check "bench without dropout: another step 1 loss" \
+    awk -v a="$(jget b0.json 'd["loss"]["1"]')" -v b="$tl" 'BEGIN { exit !(sprintf("%.8g", a) != sprintf("%.8g", b)) }'
+"$T" bench --data text.txt --preset tiny --steps 10 --warmup 1 --lora-rank 4 --json > bl.json 2> /dev/null
+check "bench --lora-rank 4: adapters start at zero (step 1 loss as without)" test "$(jget bl.json 'd["loss"]["1"]')" = "$(jget b0.json 'd["loss"]["1"]')"
+check "bench --lora-rank 4: only adapters train (step 10 loss differs)" test "$(jget bl.json 'd["loss"]["10"]')" != "$(jget b0.json 'd["loss"]["10"]')"
+check "bench --lora-rank 4 records the rank" test "$(jget bl.json 'd["lora_rank"]')" = "4"
+for a in "--dropout 1" "--lora-rank 999" "--lora-targets nope"; do
+    # shellcheck disable=SC2086
+    "$T" bench --data text.txt --preset tiny --steps 10 $a > /dev/null 2> bb.err
+    rc=$?
+    check "bench $a: one error line, exit 2" test "$rc" -eq 2 -a "$(wc -l < bb.err)" -eq 1
+done
 
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]

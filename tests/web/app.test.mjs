@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
+import { unzipSync } from 'fflate';
 import { ARTIFACTS, WEB, closeBrowser, losses, mean, nativeCli, openApp, startBrowser, startServer, tmpDir, train, waitRun } from './helpers.mjs';
 
 let browser, srv;
@@ -105,7 +106,7 @@ test('reload mid-run resumes from OPFS with the same step and loss', async () =>
   await ctx.close();
 });
 
-test('a downloaded checkpoint continues in the native CLI with the same losses as in the browser', async (t) => {
+test('a downloaded checkpoint continues in the native CLI with the same losses as in the browser; its Hugging Face zip is what tinytrain export writes', async (t) => {
   const cli = nativeCli();
   if (!cli) {
     if (process.env.TT_REQUIRE_BROWSER) assert.fail('native CLI not found (set TINYTRAIN)');
@@ -123,6 +124,22 @@ test('a downloaded checkpoint continues in the native CLI with the same losses a
   assert.match(dl.suggestedFilename(), /^tinytrain-tiny-step30\.safetensors$/);
   const ckpt = path.join(dir, 'ckpt.safetensors');
   await dl.saveAs(ckpt);
+
+  // the Hugging Face zip: the folder `tinytrain export` writes for that checkpoint, file for file, byte for byte
+  const hfP = page.waitForEvent('download');
+  await page.click('#hfBtn');
+  const hf = await hfP;
+  assert.equal(hf.suggestedFilename(), 'tinytrain-tiny-step30-hf.zip');
+  const zipPath = path.join(dir, 'hf.zip');
+  await hf.saveAs(zipPath);
+  const zipped = unzipSync(new Uint8Array(fs.readFileSync(zipPath)));
+  execFileSync(cli, ['export', ckpt, path.join(dir, 'hf')], { encoding: 'utf8' });
+  const native = fs.readdirSync(path.join(dir, 'hf')).sort();
+  assert.deepEqual(Object.keys(zipped).sort(), native.map((f) => `tinytrain-tiny-step30/${f}`));
+  assert.ok(native.includes('model.safetensors') && native.includes('tokenizer.json') && native.includes('config.json'), native.join());
+  for (const f of native)
+    assert.ok(Buffer.from(zipped[`tinytrain-tiny-step30/${f}`]).equals(fs.readFileSync(path.join(dir, 'hf', f))), `${f} as tinytrain export writes it`);
+  assert.match(await page.locator('#ckptStatus').innerText(), /from_pretrained/);
 
   // continue to 40 steps in the browser
   await page.fill('#moreN', '40');

@@ -5,7 +5,8 @@
 // it started, keeps the uploaded weights frozen under rank-4 adapters, and
 // evaluates (by the native CLI, on the new text) below the model it started
 // from. A damaged file is refused in plain words, the engine's line one
-// click away.
+// click away. A model too big for the page is refused by its own size, not
+// the form's.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -88,5 +89,23 @@ test('fine-tune from a damaged file: refused in plain words, the engine\'s line 
   await page.waitForFunction(() => document.getElementById('ftStatus').classList.contains('error'), null, { timeout: 120000 });
   assert.match(await page.locator('#ftStatus').innerText(), /Could not fine-tune from that model/);
   assert.equal(await page.locator('#ftStatus details').count(), 1);
+  await ctx.close();
+});
+
+test('fine-tune from a model too big for the page: sized by the model, not the form (tiny), refused before the engine starts', async () => {
+  const ctx = await browser.newContext();
+  const page = await openApp(ctx, srv.url);
+  // a .safetensors header that records a 48 x 6400 model (no tensors: the page refuses it before the engine reads them)
+  const cfg = JSON.stringify({ layers: 48, 'd-model': 6400, heads: 50, ctx: 1024, batch: 8, vocab: 256 });
+  const head = Buffer.from(JSON.stringify({ __metadata__: { format: 'pt', config: cfg } }));
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(head.length));
+  await page.setInputFiles('#ftFile', { name: 'huge.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.concat([len, head]) });
+  await page.selectOption('#preset', 'tiny');
+  await page.fill('#steps', '20');
+  await page.click('#trainBtn');
+  await page.waitForFunction(() => !document.getElementById('toast').hidden, null, { timeout: 10000 });
+  assert.match(await page.locator('#toast').innerText(), /needs about [\d.]+ GB of memory/);
+  assert.equal(await page.evaluate(() => window.tinytrain.run), 'idle', 'nothing started');
   await ctx.close();
 });

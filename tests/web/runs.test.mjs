@@ -89,6 +89,16 @@ test('two tabs: the second is told the run is open elsewhere; Take over stops th
   const na = await steps(a);
   await a.waitForFunction((n) => window.tinytrain.data.x.length > n + 2, na, { timeout: 60000 });
   assert.equal(await a.evaluate(() => window.tinytrain.run), 'running', 'the first tab trains on');
+  // a checkpoint loaded in the second tab would take the run over: asked first; Cancel leaves the first tab training
+  const dir = tmpDir();
+  const ck = path.join(dir, 'other.safetensors');
+  fs.writeFileSync(ck, Buffer.alloc(64, 7));
+  await b.setInputFiles('#ckptFile', ck);
+  assert.match(await answer(b, false), /Another tab has the saved run open/);
+  const na2 = await steps(a);
+  await a.waitForFunction((n) => window.tinytrain.data.x.length > n + 1, na2, { timeout: 60000 });
+  assert.equal(await a.evaluate(() => window.tinytrain.run), 'running', 'Cancel: the first tab still trains');
+  fs.rmSync(dir, { recursive: true, force: true });
 
   await b.click('#takeOverBtn');
   await b.waitForFunction(() => /Restored your run/.test(document.getElementById('banner').textContent), null, { timeout: 60000 });

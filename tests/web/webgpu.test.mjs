@@ -1,11 +1,15 @@
 // webgpu.test.mjs — the browser WebGPU path: the device layer's self-test
 // (src/web/web_gpu_selftest.c through src/web/device_web.js), and training on
-// WebGPU in the page matching the WASM engine step by step within 0.1%.
+// WebGPU in the page matching the WASM engine step by step within 0.1%, and a
+// checkpoint uploaded with WebGPU chosen continuing on WebGPU as the CLI does.
 // Headless Chromium with --enable-unsafe-webgpu exposes a SwiftShader adapter
 // (correct, slow: a few seconds per tiny step), so shapes stay tiny.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeBrowser, losses, openApp, startBrowser, train, waitRun } from './helpers.mjs';
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { WEB, closeBrowser, losses, nativeCli, openApp, startBrowser, tmpDir, train, waitRun } from './helpers.mjs';
 
 let browser, srv;
 
@@ -115,4 +119,41 @@ test('pipelined WebGPU training (step k+1 in flight while step k is read) is bit
   assert.ok(Buffer.from(piped.ckpt).equals(Buffer.from(plain.ckpt)), 'the same checkpoint, byte for byte');
   assert.deepEqual(page.errors, []);
   await ctx.close();
+});
+
+test('a checkpoint uploaded with WebGPU chosen continues on the WebGPU engine, as the native CLI continues it', async (t) => {
+  const cli = nativeCli();
+  if (!cli) {
+    if (process.env.TT_REQUIRE_BROWSER) assert.fail('native CLI not found (set TINYTRAIN)');
+    return t.skip('native CLI not found');
+  }
+  const ctx = await browser.newContext();
+  const page = await openApp(ctx, srv.url);
+  if (!(await gpuOrSkip(t, page))) return ctx.close();
+  const dir = tmpDir();
+  const corpus = path.join(WEB, 'dist', 'corpus.txt');
+  const run = (args) => execFileSync(cli, [...args, '--data', corpus, '--json', '--sample-tokens', '0', '--threads', '1'], { encoding: 'utf8' });
+  run(['train', '--preset', 'tiny', '--steps', '4', '--seed', '5', '--out', path.join(dir, 'a')]);
+  const ckpt = path.join(dir, 'a', 'checkpoint.safetensors');
+  const nat = run(['train', '--resume', ckpt, '--steps', '6', '--out', path.join(dir, 'b')]).split('\n')
+    .filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).filter((e) => e.event === 'step').map((e) => e.loss);
+  assert.equal(nat.length, 2);
+
+  await page.click('input[name=backend][value=webgpu] + span');
+  await page.setInputFiles('#ckptFile', ckpt);
+  await page.waitForFunction(() => window.tinytrain.data.x.length === 4, null, { timeout: 400000 });
+  await waitRun(page, 'done', 400000);
+  const info = await page.locator('#engineInfo').innerText();
+  assert.doesNotMatch(info, /wasm-simd128/, `the uploaded run is on WebGPU, not the CPU engine: ${info}`);
+  await page.fill('#moreN', '6');
+  await page.click('#moreBtn');
+  await page.waitForFunction(() => window.tinytrain.data.x.length === 6 && window.tinytrain.run === 'done', null, { timeout: 400000 });
+  const web = (await losses(page)).loss.slice(4, 6);
+  for (let i = 0; i < 2; i++) {
+    const rel = Math.abs(web[i] - nat[i]) / Math.abs(nat[i]);
+    assert.ok(rel <= 1e-3, `step ${5 + i}: WebGPU ${web[i]} vs native CPU ${nat[i]} (relative ${rel.toExponential(2)})`);
+  }
+  assert.deepEqual(page.errors, []);
+  await ctx.close();
+  fs.rmSync(dir, { recursive: true, force: true });
 });
