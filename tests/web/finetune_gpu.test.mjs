@@ -15,19 +15,12 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { ROOT, launch, nativeCli, openApp, startServer, tmpDir } from './helpers.mjs';
+import { ROOT, closeBrowser, nativeCli, openApp, startBrowser, tmpDir } from './helpers.mjs';
 
 let browser, srv;
 
-before(async () => {
-  srv = await startServer(true);
-  browser = await launch();
-});
-
-after(async () => {
-  if (browser) await browser.close();
-  if (srv) srv.server.close();
-});
+before(async () => ({ srv, browser } = await startBrowser()));
+after(() => closeBrowser({ browser, srv }));
 
 // safetensors: header JSON and data section
 function parseSt(buf) {

@@ -6,7 +6,7 @@
  *     0.1% parity bar, the first N losses carried over bit for bit, and the
  *     two final files load with identical model and training configs; for
  *     A = WebGPU, B = CPU and the other way round;
- *   - the fault hook TT_WEBGPU_FAULT_AT_STEP (src/webgpu/backend.c) makes a step
+ *   - the fault hook TT_WEBGPU_FAULT_AT_STEP (src/webgpu/step.c) makes a step
  *     fail with TT_EDEVICE: with the device gone (kind "lost") the trainer
  *     saves the last state downloaded from it (the periodic save) and says
  *     so; with the device still readable (kind "error") it saves the last
