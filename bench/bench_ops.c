@@ -151,6 +151,10 @@ int main(int argc, char **argv) {
     f = 2.0 * N * C * 3 * C;
     BENCH("qkv fwd", f, reps, tt_qkv_forward(&cpu, qkv, x, w, b, w, b, w, b, N, C));
     BENCH("qkv bwd", 2 * f, reps, tt_qkv_backward(&cpu, dx, dw, db, dw, db, dw, db, dqkv, x, w, w, w, N, C));
+    BENCH("  qkv bwd dinp only (3 NT segments)", f, reps,
+          tt_qkv_backward(&cpu, dx, NULL, NULL, NULL, NULL, NULL, NULL, dqkv, x, w, w, w, N, C));
+    BENCH("  qkv bwd dweight only (3 TN)", f, reps,
+          tt_qkv_backward(&cpu, NULL, dw, NULL, dw, NULL, dw, NULL, dqkv, x, w, w, w, N, C));
     f = 2.0 * N * C * 4 * C;
     BENCH("fc fwd (C -> 4C)", f, reps, tt_matmul_forward(&cpu, y, x, w, b, N, C, 4 * C));
     BENCH("fc bwd", 2 * f, reps, tt_matmul_backward(&cpu, dx, dw, db, y, x, w, N, C, 4 * C));

@@ -37,15 +37,29 @@ size_t tt_attention_thread_scratch(int T, int hs) {
 }
 
 /* XT (hs, ld) <- rows [0, n) of X (row stride ldx), columns [0, hs); the
- * padding up to a whole vector is zeroed */
+ * padding up to a whole vector is zeroed. Blocks of TT_VW rows: each row of
+ * XT gets one whole vector per block, so the TT_VW source rows stay in L1
+ * and no two stores of a block land in the same line (a row-at-a-time copy
+ * writes hs lines ld apart per source row, which alias in L1 when ld is a
+ * power of two). */
 static void transpose_head(float *XT, size_t ld, const float *X, size_t ldx, int n, int hs) {
-    int npad = vec_count(n) * TT_VW;
-    for (int j = 0; j < n; j++) {
-        const float *x = X + (size_t)j * ldx;
-        for (int d = 0; d < hs; d++) XT[(size_t)d * ld + j] = x[d];
+    for (int j0 = 0; j0 < n; j0 += TT_VW) {
+        int m = TT_MIN(TT_VW, n - j0);
+        const float *x = X + (size_t)j0 * ldx;
+        if (m == TT_VW) {
+            for (int d = 0; d < hs; d++) {
+                tt_vf v;
+                TT_UNROLL for (int l = 0; l < TT_VW; l++) v[l] = x[(size_t)l * ldx + d];
+                tt_vstore(XT + (size_t)d * ld + j0, v);
+            }
+        } else {
+            for (int d = 0; d < hs; d++) {
+                tt_vf v = tt_vdup(0.0f);
+                for (int l = 0; l < m; l++) v[l] = x[(size_t)l * ldx + d];
+                tt_vstore(XT + (size_t)d * ld + j0, v);
+            }
+        }
     }
-    for (int d = 0; d < hs; d++)
-        for (int j = n; j < npad; j++) XT[(size_t)d * ld + j] = 0.0f;
 }
 
 /* s[j] = scale * sum_d x[d] * XT[d][j] for j in [0, nvec*VW) */

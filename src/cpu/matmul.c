@@ -426,11 +426,32 @@ static void set_run(tt_cpu *cpu, mm_set *m) {
     if (!tt_cpu_need(cpu, need, m->n ? tt_matmul_thread_scratch() : 0, m->op)) return;
     tt_phase ph[2];
     memset(ph, 0, sizeof ph);
+    /* phase 2 hands out its chunks in task order: the tasks with the
+     * costliest chunks go first (a weight gradient's blocks run the whole
+     * token dimension), so the short ones fill in at the end instead of a
+     * few long ones trailing while the other threads wait. Outputs are
+     * disjoint, so the order changes no result. */
+    double cost[TT_MAX_TASKS];
     for (int i = 0; i < m->n; i++) {
-        ph[0].t[ph[0].n_tasks++] = (tt_task){tt_mm_pack_task, m->jobs[i], m->jobs[i]->pack_chunks};
-        ph[1].t[ph[1].n_tasks++] = (tt_task){tt_mm_task, m->jobs[i], tt_mm_units(m->jobs[i])};
+        const tt_mm_job *j = m->jobs[i];
+        int64_t k = 0;
+        for (int s = 0; s < j->nseg; s++) k += j->seg[s].K;
+        ph[0].t[ph[0].n_tasks++] = (tt_task){tt_mm_pack_task, m->jobs[i], j->pack_chunks};
+        cost[ph[1].n_tasks] = (double)j->mc * j->nc * (double)k;
+        ph[1].t[ph[1].n_tasks++] = (tt_task){tt_mm_task, m->jobs[i], tt_mm_units(j)};
     }
-    for (int i = 0; i < m->ncs; i++) ph[1].t[ph[1].n_tasks++] = (tt_task){tt_colsum_task, m->cs[i], tt_colsum_chunks(m->cs[i]->OC)};
+    for (int i = 0; i < m->ncs; i++) {
+        /* memory-bound: a column chunk reads N rows of TT_COLSUM_W floats */
+        cost[ph[1].n_tasks] = 4.0 * m->cs[i]->N * TT_COLSUM_W;
+        ph[1].t[ph[1].n_tasks++] = (tt_task){tt_colsum_task, m->cs[i], tt_colsum_chunks(m->cs[i]->OC)};
+    }
+    for (int a = 1; a < ph[1].n_tasks; a++) /* stable insertion sort, costliest first */
+        for (int b = a; b > 0 && cost[b] > cost[b - 1]; b--) {
+            double tc = cost[b];
+            cost[b] = cost[b - 1], cost[b - 1] = tc;
+            tt_task tt = ph[1].t[b];
+            ph[1].t[b] = ph[1].t[b - 1], ph[1].t[b - 1] = tt;
+        }
     if (m->n == 0) tt_cpu_run(cpu, &ph[1], 1);
     else tt_cpu_run(cpu, ph, 2);
 }
