@@ -5,11 +5,11 @@
  * split of a step.
  *
  *   cmake --build build          (builds build/bench_ops, like every bench/bench_*.c)
- *   build/bench_ops [preset] [threads] [reps] [L=n] [C=n] [NH=n] [T=n] [B=n]
+ *   build/bench_ops [preset] [threads] [reps] [L=n] [C=n] [NH=n] [T=n] [B=n] [only=TEXT]
  *
  * L= C= NH= T= B= override the preset's layers, width, heads, context and
  * batch (e.g. the shakespeare_char shape: small 16 5 L=6 C=384 NH=6 T=256
- * B=64). Times are medians over `reps` repetitions after two warm-up runs;
+ * B=64); only=TEXT runs just the rows whose label contains TEXT. Times are medians over `reps` repetitions after two warm-up runs;
  * with one thread they are the process's CPU time (CLOCK_PROCESS_CPUTIME_ID),
  * so time the shared machine gives to others does not count, else wall
  * time. */
@@ -34,6 +34,7 @@ static int cmp_d(const void *a, const void *b) {
 #define MAXREP 1000
 static double times[MAXREP];
 static int use_cpu_time;
+static const char *only; /* run only the rows whose label contains this */
 
 static double now(void) {
     if (!use_cpu_time) return tt_now();
@@ -44,6 +45,7 @@ static double now(void) {
 
 #define BENCH(label, flops, reps, code)                                                     \
     do {                                                                                    \
+        if (only && !strstr(label, only)) break;                                            \
         for (int w_ = 0; w_ < 2; w_++) { code; }                                            \
         for (int r_ = 0; r_ < (reps); r_++) {                                               \
             double t0_ = now();                                                                \
@@ -87,6 +89,7 @@ int main(int argc, char **argv) {
         else if (sscanf(argv[i], "NH=%d", &v) == 1) c.n_head = v;
         else if (sscanf(argv[i], "T=%d", &v) == 1) c.ctx = v;
         else if (sscanf(argv[i], "B=%d", &v) == 1) c.batch = v;
+        else if (strncmp(argv[i], "only=", 5) == 0) only = argv[i] + 5;
         else {
             fprintf(stderr, "unknown argument %s\n", argv[i]);
             return 1;
@@ -109,7 +112,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < (size_t)B * (T + 1); i++) tok[i] = (uint8_t)tt_rand_below(1, 1, i, 256);
     tt_optim_args opt = {1e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 1.0f, 0.1f, 0.05f, 0.0f, 0, 0};
     BENCH("full step (fwd+bwd+adamw)", tt_config_step_flops(&c), reps, be->vt->step(be, tok, 1, &opt, &st));
-    {
+    if (!only || strstr("full step", only)) {
         double ms[3];
         if (be->vt->phase_times && be->vt->phase_times(be, ms, &st) == TT_OK)
             printf("  last step: forward %.3f ms, backward %.3f ms, optimizer %.3f ms\n", ms[0], ms[1], ms[2]);
