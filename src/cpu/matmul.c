@@ -8,7 +8,9 @@
  *    zero-padded), reading B plain or transposed, so NN, NT and TN products
  *    all run the same kernel and no separate transpose pass exists;
  *  - phase 2 (same pool wake, after a barrier) hands out output blocks of
- *    mc x nc (sizes depend only on the shape); for each K block a thread runs
+ *    mc x nc (sizes depend only on the shape), costliest tasks first; a
+ *    chain longer than KSLICE (weight gradients) runs as one such phase per
+ *    K slice, all threads on the same slice; for each K block a thread runs
  *    the register-blocked micro-kernel over its MR x NR tiles: MR*NV vector
  *    accumulators stay in registers for the whole K block, with one
  *    broadcast of A and NV vector loads of the packed B panel (L1-resident)
