@@ -5,13 +5,20 @@
  * split of a step.
  *
  *   cmake --build build          (builds build/bench_ops, like every bench/bench_*.c)
- *   build/bench_ops [preset] [threads] [reps]
+ *   build/bench_ops [preset] [threads] [reps] [L=n] [C=n] [NH=n] [T=n] [B=n] [only=TEXT]
  *
- * Times are medians over `reps` repetitions after two warm-up runs. */
+ * L= C= NH= T= B= override the preset's layers, width, heads, context and
+ * batch (e.g. the shakespeare_char shape: small 16 5 L=6 C=384 NH=6 T=256
+ * B=64); only=TEXT runs just the rows whose label contains TEXT. Times are medians over `reps` repetitions after two warm-up runs;
+ * with one thread they are the process's CPU time (CLOCK_PROCESS_CPUTIME_ID),
+ * so time the shared machine gives to others does not count, else wall
+ * time. */
+#define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend.h"
 #include "backend_cpu.h"
@@ -26,14 +33,24 @@ static int cmp_d(const void *a, const void *b) {
 
 #define MAXREP 1000
 static double times[MAXREP];
+static int use_cpu_time;
+static const char *only; /* run only the rows whose label contains this */
+
+static double now(void) {
+    if (!use_cpu_time) return tt_now();
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 #define BENCH(label, flops, reps, code)                                                     \
     do {                                                                                    \
+        if (only && !strstr(label, only)) break;                                            \
         for (int w_ = 0; w_ < 2; w_++) { code; }                                            \
         for (int r_ = 0; r_ < (reps); r_++) {                                               \
-            double t0_ = tt_now();                                                          \
+            double t0_ = now();                                                                \
             code;                                                                           \
-            times[r_] = tt_now() - t0_;                                                     \
+            times[r_] = now() - t0_;                                                           \
         }                                                                                   \
         qsort(times, (size_t)(reps), sizeof(double), cmp_d);                                \
         double med_ = times[(reps) / 2];                                                    \
@@ -65,6 +82,20 @@ int main(int argc, char **argv) {
         return 1;
     }
     tt_model_config c = pr->cfg;
+    for (int i = 4; i < argc; i++) {
+        int v = 0;
+        if (sscanf(argv[i], "L=%d", &v) == 1) c.n_layer = v;
+        else if (sscanf(argv[i], "C=%d", &v) == 1) c.d_model = v;
+        else if (sscanf(argv[i], "NH=%d", &v) == 1) c.n_head = v;
+        else if (sscanf(argv[i], "T=%d", &v) == 1) c.ctx = v;
+        else if (sscanf(argv[i], "B=%d", &v) == 1) c.batch = v;
+        else if (strncmp(argv[i], "only=", 5) == 0) only = argv[i] + 5;
+        else {
+            fprintf(stderr, "unknown argument %s\n", argv[i]);
+            return 1;
+        }
+    }
+    use_cpu_time = threads == 1;
     tt_status st;
     tt_backend *be;
     if (tt_backend_cpu_create(&c, &(tt_backend_opts){.threads = threads}, &be, &st)) {
@@ -72,7 +103,8 @@ int main(int argc, char **argv) {
         return 1;
     }
     int B = c.batch, T = c.ctx, C = c.d_model, NH = c.n_head, V = c.vocab, N = B * T;
-    printf("preset %s (%lld params), B=%d T=%d, %s\n", name, (long long)pr->n_params, B, T, be->desc.device);
+    printf("preset %s, L=%d C=%d NH=%d B=%d T=%d, %s, %s time\n", name, c.n_layer, C, NH, B, T, be->desc.device,
+           use_cpu_time ? "CPU" : "wall");
     float *p = malloc(be->layout.total * sizeof(float));
     tt_model_init_params(&c, &be->layout, 1, p, NULL);
     be->vt->set_state(be, p, NULL, NULL, &st);
@@ -80,7 +112,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < (size_t)B * (T + 1); i++) tok[i] = (uint8_t)tt_rand_below(1, 1, i, 256);
     tt_optim_args opt = {1e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 1.0f, 0.1f, 0.05f, 0.0f, 0, 0};
     BENCH("full step (fwd+bwd+adamw)", tt_config_step_flops(&c), reps, be->vt->step(be, tok, 1, &opt, &st));
-    {
+    if (!only || strstr("full step", only)) {
         double ms[3];
         if (be->vt->phase_times && be->vt->phase_times(be, ms, &st) == TT_OK)
             printf("  last step: forward %.3f ms, backward %.3f ms, optimizer %.3f ms\n", ms[0], ms[1], ms[2]);
@@ -122,6 +154,10 @@ int main(int argc, char **argv) {
     f = 2.0 * N * C * 3 * C;
     BENCH("qkv fwd", f, reps, tt_qkv_forward(&cpu, qkv, x, w, b, w, b, w, b, N, C));
     BENCH("qkv bwd", 2 * f, reps, tt_qkv_backward(&cpu, dx, dw, db, dw, db, dw, db, dqkv, x, w, w, w, N, C));
+    BENCH("  qkv bwd dinp only (3 NT segments)", f, reps,
+          tt_qkv_backward(&cpu, dx, NULL, NULL, NULL, NULL, NULL, NULL, dqkv, x, w, w, w, N, C));
+    BENCH("  qkv bwd dweight only (3 TN)", f, reps,
+          tt_qkv_backward(&cpu, NULL, dw, NULL, dw, NULL, dw, NULL, dqkv, x, w, w, w, N, C));
     f = 2.0 * N * C * 4 * C;
     BENCH("fc fwd (C -> 4C)", f, reps, tt_matmul_forward(&cpu, y, x, w, b, N, C, 4 * C));
     BENCH("fc bwd", 2 * f, reps, tt_matmul_backward(&cpu, dx, dw, db, y, x, w, N, C, 4 * C));

@@ -7,8 +7,12 @@
  * is read in place. Also the single-query form the sampler runs against its
  * key/value cache (tt_attention_decode), on the forward's row kernel.
  *
- * Forward work units are (b, h, block of QB queries), the most expensive
- * (latest) blocks first. Backward units are whole (b, h) pairs, so one thread
+ * Forward work units (hs a multiple of the vector width) are slices of a
+ * head: its query blocks paired latest with earliest, so slices cost the
+ * same, and the keys transposed once per slice; a head is cut into slices
+ * only when there are too few heads to go round (FWD_UNITS). Otherwise
+ * (b, h, block of QB queries), latest blocks first. Backward units are
+ * whole (b, h) pairs, so one thread
  * accumulates dK and dV of its head in private scratch: race-free and in a
  * fixed order. Scores of one query row are computed against a transposed copy
  * of K (hs x T, per-thread scratch) so the key index is the vector dimension.
@@ -25,6 +29,7 @@
 #include "vmath.h"
 
 #define QB 32 /* queries per forward work unit / backward block */
+#define FWD_UNITS 48 /* blocked forward: heads split into slices up to this many units */
 
 static inline int vec_count(int n) { return (n + TT_VW - 1) / TT_VW; }
 static inline size_t tpad(int T) { return (size_t)vec_count(T) * TT_VW; }
@@ -37,15 +42,29 @@ size_t tt_attention_thread_scratch(int T, int hs) {
 }
 
 /* XT (hs, ld) <- rows [0, n) of X (row stride ldx), columns [0, hs); the
- * padding up to a whole vector is zeroed */
+ * padding up to a whole vector is zeroed. Blocks of TT_VW rows: each row of
+ * XT gets one whole vector per block, so the TT_VW source rows stay in L1
+ * and no two stores of a block land in the same line (a row-at-a-time copy
+ * writes hs lines ld apart per source row, which alias in L1 when ld is a
+ * power of two). */
 static void transpose_head(float *XT, size_t ld, const float *X, size_t ldx, int n, int hs) {
-    int npad = vec_count(n) * TT_VW;
-    for (int j = 0; j < n; j++) {
-        const float *x = X + (size_t)j * ldx;
-        for (int d = 0; d < hs; d++) XT[(size_t)d * ld + j] = x[d];
+    for (int j0 = 0; j0 < n; j0 += TT_VW) {
+        int m = TT_MIN(TT_VW, n - j0);
+        const float *x = X + (size_t)j0 * ldx;
+        if (m == TT_VW) {
+            for (int d = 0; d < hs; d++) {
+                tt_vf v;
+                TT_UNROLL for (int l = 0; l < TT_VW; l++) v[l] = x[(size_t)l * ldx + d];
+                tt_vstore(XT + (size_t)d * ld + j0, v);
+            }
+        } else {
+            for (int d = 0; d < hs; d++) {
+                tt_vf v = tt_vdup(0.0f);
+                for (int l = 0; l < m; l++) v[l] = x[(size_t)l * ldx + d];
+                tt_vstore(XT + (size_t)d * ld + j0, v);
+            }
+        }
     }
-    for (int d = 0; d < hs; d++)
-        for (int j = n; j < npad; j++) XT[(size_t)d * ld + j] = 0.0f;
 }
 
 /* s[j] = scale * sum_d x[d] * XT[d][j] for j in [0, nvec*VW) */
@@ -153,6 +172,7 @@ typedef struct {
     const float *dout, *fout;
     size_t ld;
     int B, T, C, NH, hs, nqb;
+    int nslice;                   /* blocked forward: units per head */
     float scale;
 } att_ctx;
 
@@ -418,20 +438,13 @@ static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, 
     }
 }
 
-/* forward unit (b, h, query block), latest blocks first */
-static void att_fwd_blocked(void *arg, int64_t chunk, int tid) {
-    att_ctx *a = arg;
+/* One query block qb of head (b, h) against the head's transposed keys kT
+ * (hs, ld; at least the block's t1 rows): scores, softmax, P V. */
+static void fwd_block(const att_ctx *a, int b, int h, int qb, const float *kT, float *S, float *inv) {
     int T = a->T, C = a->C, NH = a->NH, hs = a->hs;
-    int bh = (int)(chunk % ((int64_t)a->B * NH));
-    int qb = a->nqb - 1 - (int)(chunk / ((int64_t)a->B * NH));
-    int b = bh / NH, h = bh % NH;
     int t0 = qb * QB, t1 = TT_MIN(T, t0 + QB), nq = t1 - t0;
     size_t ld = tpad(T), lq = a->ld;
-    float *kT = tt_cpu_tscratch(a->cpu, tid);
-    float *S = kT + (size_t)hs * ld; /* (QB, ld) */
-    float *inv = S + (size_t)QB * ld;
     size_t off = (size_t)b * T * lq + (size_t)h * hs;
-    transpose_head(kT, ld, a->k + off, lq, t1, hs);
     scores_block(S, ld, a->q + off + (size_t)t0 * lq, lq, nq, t0, kT, ld, hs, a->scale);
     for (int q = 0; q < nq; q++) {
         int t = t0 + q, lim = group_lim(t0, q / MQ * MQ, nq);
@@ -453,6 +466,35 @@ static void att_fwd_blocked(void *arg, int64_t chunk, int tid) {
         if (a->drop) drop_row(s, a->drop, si * (size_t)T, t + 1);
     }
     pv_block(a->out + ((size_t)b * T + t0) * C + (size_t)h * hs, (size_t)C, S, ld, nq, t0, a->v + off, lq, hs, inv, 1.0f);
+}
+
+/* Forward unit: slice u of head (b, h). The head's query blocks pair up as
+ * items (nqb-1-i, i) (the middle block alone when nqb is odd), so every
+ * item costs about the same; slice u takes items u, u + nslice, ... and
+ * transposes the keys once, up to its latest block (nqb-1-u). One slice per
+ * head unless there are too few heads to go round the threads. */
+static inline int fwd_items(int nqb) { return (nqb + 1) / 2; }
+
+static int fwd_slices(int B, int NH, int nqb) {
+    int heads = B * NH, want = (FWD_UNITS + heads - 1) / heads;
+    return TT_MAX(1, TT_MIN(want, fwd_items(nqb)));
+}
+
+static void att_fwd_blocked(void *arg, int64_t chunk, int tid) {
+    att_ctx *a = arg;
+    int T = a->T, NH = a->NH, hs = a->hs, nqb = a->nqb;
+    int bh = (int)(chunk / a->nslice), u = (int)(chunk % a->nslice);
+    int b = bh / NH, h = bh % NH;
+    size_t ld = tpad(T), lq = a->ld;
+    float *kT = tt_cpu_tscratch(a->cpu, tid);
+    float *S = kT + (size_t)hs * ld; /* (QB, ld) */
+    float *inv = S + (size_t)QB * ld;
+    size_t off = (size_t)b * T * lq + (size_t)h * hs;
+    transpose_head(kT, ld, a->k + off, lq, TT_MIN(T, (nqb - u) * QB), hs);
+    for (int i = u; i < fwd_items(nqb); i += a->nslice) {
+        fwd_block(a, b, h, nqb - 1 - i, kT, S, inv);
+        if (i != nqb - 1 - i) fwd_block(a, b, h, i, kT, S, inv);
+    }
 }
 
 /* backward unit: one (b, h), query blocks in order */
@@ -515,7 +557,11 @@ void tt_attention_forward(tt_cpu *cpu, float *out, float *stats, const float *q,
     a.scale = 1.0f / sqrtf((float)a.hs);
     if (a.drop && !drop_fits(cpu, B, NH, T, "attention forward")) return;
     if (!tt_cpu_need(cpu, 0, tt_attention_thread_scratch(T, a.hs), "attention forward")) return;
-    tt_cpu_run1(cpu, a.hs % TT_VW == 0 ? att_fwd_blocked : att_fwd_simple, &a, (int64_t)B * NH * a.nqb);
+    if (a.hs % TT_VW == 0) {
+        a.nslice = fwd_slices(B, NH, a.nqb);
+        tt_cpu_run1(cpu, att_fwd_blocked, &a, (int64_t)B * NH * a.nslice);
+    } else
+        tt_cpu_run1(cpu, att_fwd_simple, &a, (int64_t)B * NH * a.nqb);
 }
 
 void tt_attention_backward(tt_cpu *cpu, float *dq, float *dk, float *dv, float *stats, const float *q, const float *k,

@@ -8,7 +8,9 @@
  *    zero-padded), reading B plain or transposed, so NN, NT and TN products
  *    all run the same kernel and no separate transpose pass exists;
  *  - phase 2 (same pool wake, after a barrier) hands out output blocks of
- *    mc x nc (sizes depend only on the shape); for each K block a thread runs
+ *    mc x nc (sizes depend only on the shape), costliest tasks first; a
+ *    chain longer than KSLICE (weight gradients) runs as one such phase per
+ *    K slice, all threads on the same slice; for each K block a thread runs
  *    the register-blocked micro-kernel over its MR x NR tiles: MR*NV vector
  *    accumulators stay in registers for the whole K block, with one
  *    broadcast of A and NV vector loads of the packed B panel (L1-resident)
@@ -70,6 +72,8 @@ typedef struct {
     float *pb;             /* packed B, segment s at pb + seg_off[s] */
     size_t seg_off[3];
     int64_t pack_chunks;   /* sum over segments of K blocks x panels */
+    int ktotal;            /* K of the whole chain (all segments) */
+    int k0, k1;            /* this compute phase: K blocks whose chain offset is in [k0, k1) */
     tt_cpu *cpu;
 } tt_mm_job;
 
@@ -159,6 +163,10 @@ static size_t tt_mm_plan(tt_mm_job *j, tt_cpu *cpu, float *pb) {
     j->pb = pb;
     size_t off = 0;
     j->pack_chunks = 0;
+    j->ktotal = 0;
+    for (int s = 0; s < j->nseg; s++) j->ktotal += j->seg[s].K;
+    j->k0 = 0;
+    j->k1 = j->ktotal;
     for (int s = 0; s < j->nseg; s++) {
         j->seg_off[s] = off;
         off += tt_mm_packed_floats(j->N, j->seg[s].K);
@@ -365,11 +373,13 @@ static void tt_mm_task(void *arg, int64_t unit, int tid) {
     int j0 = jb * j->nc, cols = TT_MIN(j->nc, j->N - j0);
     tile_env e = {j, ts, ts + (size_t)KC * MR};
     size_t npad = (size_t)j->npanel * NR;
-    int first = 1;
-    for (int s = 0; s < j->nseg; s++) {
+    int g = 0; /* chain offset of the segment */
+    for (int s = 0; s < j->nseg; g += j->seg[s].K, s++) {
         const tt_mm_seg *sg = &j->seg[s];
         for (int kb = 0; kb < sg->K; kb += KC) {
+            if (g + kb < j->k0 || g + kb >= j->k1) continue;
             int kc = TT_MIN(KC, sg->K - kb);
+            int first = g + kb == 0;
             int last = s == j->nseg - 1 && kb + kc == sg->K;
             const float *blk = j->pb + j->seg_off[s] + (size_t)kb * npad;
             for (int jc = j0; jc < j0 + cols; jc += NR) {
@@ -381,7 +391,6 @@ static void tt_mm_task(void *arg, int64_t unit, int tid) {
                     else tile_rows(&e, sg, pb, kb, kc, i, nr, jc, nc, first, last);
                 }
             }
-            first = 0;
         }
     }
 }
@@ -420,19 +429,76 @@ typedef struct {
     const char *op; /* for the error message */
 } mm_set;
 
+/* phase 2's tasks: the costliest chunks first (a weight gradient's blocks
+ * run the whole token slice, column sums read N rows), so the short ones
+ * fill in at the end instead of a few long ones trailing while the other
+ * threads wait. Outputs are disjoint, so the order changes no result. */
+static void sort_tasks(tt_phase *ph, double *cost) {
+    for (int a = 1; a < ph->n_tasks; a++) /* stable insertion sort */
+        for (int b = a; b > 0 && cost[b] > cost[b - 1]; b--) {
+            double tc = cost[b];
+            cost[b] = cost[b - 1], cost[b - 1] = tc;
+            tt_task tt = ph->t[b];
+            ph->t[b] = ph->t[b - 1], ph->t[b - 1] = tt;
+        }
+}
+
+/* Products with a long K chain (weight gradients: K = tokens) run their K
+ * in slices of KSLICE, one compute phase each, all threads on the same
+ * slice: the slice's rows of A and packed B are read from memory once and
+ * shared through the caches by every output block, instead of each block
+ * streaming the whole K of its rows and columns on its own. C is stored and
+ * reloaded between slices (exact), so every element keeps its chain. */
+#ifndef MM_KSLICE
+#define MM_KSLICE (4 * KC)
+#endif
+#define KSLICE MM_KSLICE
+
 static void set_run(tt_cpu *cpu, mm_set *m) {
     size_t need = 0;
     for (int i = 0; i < m->n; i++) need += tt_mm_plan(m->jobs[i], cpu, cpu->scratch + need);
     if (!tt_cpu_need(cpu, need, m->n ? tt_matmul_thread_scratch() : 0, m->op)) return;
-    tt_phase ph[2];
+    int nslice = 1;
+    for (int i = 0; i < m->n; i++) nslice = TT_MAX(nslice, (m->jobs[i]->ktotal + KSLICE - 1) / KSLICE);
+    tt_phase ph[TT_MAX_PHASES];
+    int nph = 0;
     memset(ph, 0, sizeof ph);
-    for (int i = 0; i < m->n; i++) {
-        ph[0].t[ph[0].n_tasks++] = (tt_task){tt_mm_pack_task, m->jobs[i], m->jobs[i]->pack_chunks};
-        ph[1].t[ph[1].n_tasks++] = (tt_task){tt_mm_task, m->jobs[i], tt_mm_units(m->jobs[i])};
+    if (m->n) {
+        for (int i = 0; i < m->n; i++) ph[0].t[ph[0].n_tasks++] = (tt_task){tt_mm_pack_task, m->jobs[i], m->jobs[i]->pack_chunks};
+        nph = 1;
     }
-    for (int i = 0; i < m->ncs; i++) ph[1].t[ph[1].n_tasks++] = (tt_task){tt_colsum_task, m->cs[i], tt_colsum_chunks(m->cs[i]->OC)};
-    if (m->n == 0) tt_cpu_run(cpu, &ph[1], 1);
-    else tt_cpu_run(cpu, ph, 2);
+    /* slice q: the jobs with K left past q * KSLICE (a short-K job runs
+     * whole in slice 0); jobs are copied per slice, as the pool reads them
+     * while later slices are set up */
+    tt_mm_job jq[TT_MAX_PHASES][4];
+    for (int q = 0; q < nslice; q++) {
+        tt_phase *p = &ph[nph];
+        double cost[TT_MAX_TASKS];
+        for (int i = 0; i < m->n; i++) {
+            tt_mm_job *j = &jq[nph][i];
+            *j = *m->jobs[i];
+            int one = j->ktotal <= KSLICE;
+            if (one && q > 0) continue;
+            j->k0 = one ? 0 : q * KSLICE;
+            j->k1 = one ? j->ktotal : TT_MIN(j->ktotal, (q + 1) * KSLICE);
+            if (j->k0 >= j->ktotal) continue;
+            cost[p->n_tasks] = (double)j->mc * j->nc * (double)(j->k1 - j->k0);
+            p->t[p->n_tasks++] = (tt_task){tt_mm_task, j, tt_mm_units(j)};
+        }
+        if (q == 0)
+            for (int i = 0; i < m->ncs; i++) {
+                /* memory-bound: a column chunk reads N rows of TT_COLSUM_W floats */
+                cost[p->n_tasks] = 4.0 * m->cs[i]->N * TT_COLSUM_W;
+                p->t[p->n_tasks++] = (tt_task){tt_colsum_task, m->cs[i], tt_colsum_chunks(m->cs[i]->OC)};
+            }
+        sort_tasks(p, cost);
+        nph++;
+        if (nph == TT_MAX_PHASES || q == nslice - 1) {
+            tt_cpu_run(cpu, ph, nph);
+            nph = 0;
+            memset(ph, 0, sizeof ph);
+        }
+    }
 }
 
 static tt_mm_job nn_job(float *C, size_t ldc, const float *A, size_t lda, const float *B, size_t ldb, int M, int N, int K) {

@@ -349,6 +349,48 @@ TT_TEST(matmul_threads_and_accumulate) {
     for (int s = 0; s < 6; s++) check_matmul(shapes[s][0], shapes[s][1], shapes[s][2]);
 }
 
+/* A long K (more than one of the engine's K slices, and more slices than
+ * fit one pool wake) keeps every element's chain: acc = init, then one fused
+ * multiply-add per k in k order. With FMA the chain is computed here with
+ * fmaf and must match bit for bit; the thread checks run everywhere. */
+TT_TEST(matmul_long_k_keeps_each_chain) {
+    check_matmul(4200, 20, 36);  /* dweight: K = 4200 tokens */
+    check_matmul(70, 2100, 19);  /* forward and dinp: K = 2100 */
+#if defined(__FMA__)
+    {
+        int N = 4200, C = 20, OC = 36;
+        float *x = frand((size_t)N * C, -1, 1), *dy = frand((size_t)N * OC, -1, 1), *w = frand((size_t)C * OC, -1, 1);
+        float *gw0 = frand((size_t)C * OC, -1, 1), *gw = fcopy(gw0, (size_t)C * OC);
+        tt_matmul_backward(&cpu3, NULL, gw, NULL, dy, x, w, N, C, OC);
+        int bad = 0;
+        for (int c = 0; c < C; c++)
+            for (int o = 0; o < OC; o++) {
+                float acc = gw0[c * OC + o];
+                for (int n = 0; n < N; n++) acc = fmaf(x[(size_t)n * C + c], dy[(size_t)n * OC + o], acc);
+                bad += memcmp(&acc, &gw[c * OC + o], sizeof acc) != 0;
+            }
+        CHECK_MSG(bad == 0, "dweight %dx%dx%d: %d elements differ from the k-order fma chain", N, C, OC, bad);
+        free(x), free(dy), free(w), free(gw0), free(gw);
+    }
+    {
+        int N = 7, C = 2100, OC = 19;
+        float *x = frand((size_t)N * C, -1, 1), *w = frand((size_t)C * OC, -1, 1), *b = frand(OC, -1, 1);
+        float *out = fpoison((size_t)N * OC);
+        tt_matmul_forward(&cpu3, out, x, w, b, N, C, OC);
+        int bad = 0;
+        for (int i = 0; i < N; i++)
+            for (int o = 0; o < OC; o++) {
+                float acc = b[o];
+                for (int k = 0; k < C; k++) acc = fmaf(x[(size_t)i * C + k], w[(size_t)k * OC + o], acc);
+                bad += memcmp(&acc, &out[i * OC + o], sizeof acc) != 0;
+            }
+        CHECK_MSG(bad == 0, "forward %dx%dx%d: %d elements differ from the k-order fma chain", N, C, OC, bad);
+        free(x), free(w), free(b), free(out);
+    }
+#endif
+    CHECK(tt_cpu_status(&cpu3, NULL) == TT_OK);
+}
+
 /* a single row (the sampler's token) skips the engine's packing: the same
  * bits as that row computed among others, for every forward form */
 TT_TEST(matmul_single_row_matches_engine) {
@@ -693,6 +735,7 @@ int main(void) {
     RUN(embedding_threads_and_accumulate);
     RUN(layernorm_threads_and_accumulate);
     RUN(matmul_threads_and_accumulate);
+    RUN(matmul_long_k_keeps_each_chain);
     RUN(matmul_single_row_matches_engine);
     RUN(matmul_gelu_fused_matches_separate_ops);
     RUN(qkv_matches_reference);
