@@ -1370,6 +1370,7 @@ async function uploadCheckpoint() {
   ui.forceNextUpload = false;
   ui.upload = { name: f.name, want: checkpointText(bytes), corpus: { name: corpus.name, bytes: corpus.bytes.length, hash: textHash(corpus.bytes) } };
   ui.worker.postMessage({ type: 'upload', bytes, corpus: corpus.bytes.slice(), corpusName: corpus.name, force, steal });
+  ui.notOwner = false; // the worker claims the saved run first (an 'owner' error says when it cannot)
 }
 
 // ---- sampling ----------------------------------------------------------------------------

@@ -165,6 +165,10 @@ test('checkpoint upload: a text mismatch names the text it expects; a damaged fi
   const pasted = 'a different text to train on. '.repeat(200);
   await fresh.fill('#corpusText', pasted);
   await fresh.setInputFiles('#ckptFile', ckpt);
+  // the first tab still owns the saved run: loading here asks before taking it over
+  await fresh.waitForSelector('#askDlg[open]', { timeout: 10000 });
+  assert.match(await fresh.locator('#askText').innerText(), /Another tab has the saved run open/);
+  await fresh.click('#askOk');
   await fresh.waitForFunction(() => document.getElementById('ckptStatus').classList.contains('error'), null, { timeout: 30000 });
   const msg = await fresh.locator('#ckptStatus').innerText();
   assert.match(msg, /the built-in fortunes sample/, msg);
