@@ -343,6 +343,34 @@ function ask(text, ok = 'Continue', cancel = 'Cancel') {
 }
 
 const hasRun = () => ['running', 'paused', 'stopped', 'done'].includes(ui.run);
+
+// ---- "notify me when the run ends": a system notification (the tab may be in the background) ----
+
+const NOTIFY_KEY = 'tinytrain.notify';
+
+async function setNotify(on) {
+  $('notifyNote').textContent = '';
+  if (on && !('Notification' in window)) {
+    $('notifyNote').textContent = 'This browser cannot show notifications.';
+    on = false;
+  } else if (on && Notification.permission !== 'granted') {
+    const p = await Notification.requestPermission().catch(() => 'denied');
+    if (p !== 'granted') {
+      $('notifyNote').textContent = 'Notifications are blocked for this page: allow them in the browser\'s site settings.';
+      on = false;
+    }
+  }
+  $('notifyDone').checked = on;
+  try { localStorage.setItem(NOTIFY_KEY, on ? '1' : '0'); } catch (e) { /* private mode: this page only */ }
+}
+
+function notifyDone() {
+  if (!$('notifyDone').checked || !('Notification' in window) || Notification.permission !== 'granted') return;
+  const d = ui.data, n = d.loss.length;
+  const val = d.val.filter((v) => Number.isFinite(v)).pop();
+  const body = `${runSummary()} · loss ${n ? d.loss[n - 1].toFixed(3) : '–'}` + (val !== undefined ? ` · validation ${val.toFixed(3)}` : '');
+  try { new Notification('tinytrain: training finished', { body, tag: 'tinytrain-run' }); } catch (e) { /* a browser that only notifies from a service worker */ }
+}
 function runSummary() {
   const st = ui.runState;
   const step = ui.lastStep != null ? ui.lastStep : (st ? st.step : 0);
@@ -360,7 +388,9 @@ function showError(msg, info) {
 }
 
 function setRun(run) {
+  const was = ui.run;
   ui.run = run;
+  if (run === 'done' && was === 'running') notifyDone();
   ui.pending = null; // a pause or stop asked for has arrived (or been overtaken)
   if (run !== 'starting') { clearInterval(ui.phaseTimer); ui.phaseTimer = 0; ui.phase = ''; }
   renderPhase();
@@ -627,6 +657,8 @@ function initControls() {
   $('cancelStartBtn').addEventListener('click', cancelStart);
   $('pauseBtn').addEventListener('click', () => requestRun(ui.run === 'paused' || ui.run === 'stopped' ? 'resume' : 'pause'));
   $('stopBtn').addEventListener('click', () => requestRun('stop'));
+  $('notifyDone').addEventListener('change', () => setNotify($('notifyDone').checked));
+  if (localStorage.getItem(NOTIFY_KEY) === '1' && 'Notification' in window && Notification.permission === 'granted') $('notifyDone').checked = true;
   $('moreBtn').addEventListener('click', () => {
     const total = Number($('moreN').value);
     const at = ui.lastStep || 0;

@@ -196,3 +196,39 @@ test('checkpoint upload: a text mismatch names the text it expects; a damaged fi
   await ctx.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
+
+test('"notify me when the run ends": one notification when a run finishes; blocked notifications say so and stay off', async () => {
+  // the page's notifications are recorded (headless Chromium shows none)
+  const record = () => {
+    window.__notes = [];
+    const N = window.Notification;
+    window.Notification = class extends N { constructor(title, o) { super(title, o); window.__notes.push({ title, body: o && o.body }); } };
+  };
+  const ctx = await browser.newContext({ permissions: ['notifications'] });
+  await ctx.addInitScript(record);
+  const page = await openApp(ctx, srv.url);
+  await page.check('#notifyDone');
+  await page.waitForFunction(() => localStorage.getItem('tinytrain.notify') === '1');
+  assert.equal(await page.isChecked('#notifyDone'), true);
+  await train(page, { steps: 5, seed: 3 });
+  await waitRun(page, 'done', 60000);
+  await page.waitForFunction(() => window.__notes.length > 0, null, { timeout: 10000 });
+  const notes = await page.evaluate(() => window.__notes);
+  assert.equal(notes.length, 1, JSON.stringify(notes));
+  assert.equal(notes[0].title, 'tinytrain: training finished');
+  assert.match(notes[0].body, /tiny, step 5 of 5 · loss \d+\.\d{3}/);
+  // a reload keeps the choice
+  await page.reload();
+  await page.waitForFunction(() => document.body.dataset.ready === '1', null, { timeout: 60000 });
+  assert.equal(await page.isChecked('#notifyDone'), true);
+  assert.deepEqual(page.errors, []);
+  await ctx.close();
+
+  const ctx2 = await browser.newContext(); // no permission: the request is refused
+  await ctx2.addInitScript(() => { Notification.requestPermission = async () => 'denied'; });
+  const p2 = await openApp(ctx2, srv.url);
+  await p2.click('#notifyDone');
+  await p2.waitForFunction(() => /blocked/.test(document.getElementById('notifyNote').textContent));
+  assert.equal(await p2.isChecked('#notifyDone'), false);
+  await ctx2.close();
+});
