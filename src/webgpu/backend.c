@@ -81,10 +81,7 @@ const void *tt_webgpu_info(const tt_backend *be) {
     return w ? tt_gpu_get_info(w->g) : NULL;
 }
 
-/* How many chunks the parameter storage of a webgpu backend is split into (1:
- * unsplit; 0: not a webgpu backend); starts (may be NULL) gets the layout
- * index of the first parameter of chunks 0..min(count, max)-1. For tests
- * (test_webgpu_split.c and test_webgpu_lora.c declare it; not in a header yet). */
+/* webgpu_profile.h */
 int tt_webgpu_param_chunks(const tt_backend *be, size_t *starts, int max) {
     const wgpu_impl *w = tt_wgpu_of(be);
     if (!w) return 0;

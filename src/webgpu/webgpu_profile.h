@@ -26,6 +26,11 @@ int tt_webgpu_profile(tt_backend *be, int reps, int detail, tt_webgpu_prof *out,
 typedef int (*tt_webgpu_profile_fn)(tt_backend *be, int reps, int detail, tt_webgpu_prof *out, int max, int *n,
                                     tt_status *st);
 
+/* How many chunks the parameter storage of a webgpu backend is split into (1:
+ * unsplit; 0: not a webgpu backend); starts (may be NULL) gets the layout
+ * index of the first parameter of chunks 0..min(count, max)-1. */
+int tt_webgpu_param_chunks(const tt_backend *be, size_t *starts, int max);
+
 /* The device's adapter facts (limits, features), NULL if be is not "webgpu". */
 const void *tt_webgpu_info(const tt_backend *be); /* a const tt_gpu_info * (device.h) */
 

@@ -27,6 +27,7 @@
 #include "rng.h"
 #include "trainer.h"
 #include "tt_test.h"
+#include "webgpu_profile.h"
 
 static tt_model_config BASE, LCFG; /* the plain model and the same with LoRA */
 static tt_layout BLO, LLO;
@@ -306,7 +307,6 @@ TT_TEST(test_lora_finetune) {
 
 /* src/webgpu/backend.c (test accessor): chunk count; starts[i] = the first
  * parameter of chunk i */
-int tt_webgpu_param_chunks(const tt_backend *be, size_t *starts, int max);
 
 /* Parameter storage split into chunks (the test hook
  * TT_WEBGPU_MAX_BINDING_MIB), a chunk holding both frozen base tensors and

@@ -29,10 +29,10 @@
 #include "model.h"
 #include "rng.h"
 #include "tt_test.h"
+#include "webgpu_profile.h"
 
 /* src/webgpu/backend.c (test accessor): chunk count; starts[i] = layout index of
  * chunk i's first parameter */
-int tt_webgpu_param_chunks(const tt_backend *be, size_t *starts, int max);
 
 #define HOOK "TT_WEBGPU_MAX_BINDING_MIB"
 #define MAXCH 64
