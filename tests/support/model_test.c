@@ -2,6 +2,7 @@
 #include "model_test.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "backend_cpu.h"
@@ -52,4 +53,35 @@ float *tt_test_params(const tt_model_config *c, const tt_layout *lo, uint64_t se
             p[t->offset + j] = (gain ? 1.0f : 0.0f) + amp * (2.0f * tt_rand_uniform(seed + 1, TT_STREAM_TEST, t->offset + j) - 1.0f);
     }
     return p;
+}
+
+double tt_test_grad_err(const tt_layout *lo, int t0, int t1, const float *got, const double *ref, double report,
+                        const char **worst) {
+    double gmax = 0, worst_e = 0;
+    if (worst) *worst = "";
+    for (int i = t0; i < t1; i++)
+        for (size_t j = lo->t[i].offset; j < lo->t[i].offset + lo->t[i].numel; j++)
+            if (fabs(ref[j]) > gmax) gmax = fabs(ref[j]);
+    for (int i = t0; i < t1; i++) {
+        const tt_tensor_info *ti = &lo->t[i];
+        double tmax = 0, dmax = 0;
+        for (size_t j = ti->offset; j < ti->offset + ti->numel; j++) {
+            if (fabs(ref[j]) > tmax) tmax = fabs(ref[j]);
+            double d = fabs((double)got[j] - ref[j]);
+            if (!(d <= dmax)) dmax = d; /* NaN propagates */
+        }
+        double e = dmax / (tmax > 1e-2 * gmax ? tmax : 1e-2 * gmax);
+        if (report > 0 && !(e <= report)) fprintf(stderr, "  grad %s: rel err %.3g\n", ti->name, e);
+        if (!(e <= worst_e) && !isnan(worst_e)) { /* the first NaN stays */
+            worst_e = e;
+            if (worst) *worst = ti->name;
+        }
+    }
+    return worst_e;
+}
+
+double *tt_test_f64(const float *x, size_t n) {
+    double *d = malloc(n * sizeof *d);
+    for (size_t i = 0; d && i < n; i++) d[i] = x[i];
+    return d;
 }

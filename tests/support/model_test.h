@@ -1,6 +1,7 @@
-/* model_test.h — helpers of the whole-model tests on the CPU backend
- * (tests/cpu/test_model.c, test_lora.c): random token windows, a backend,
- * the optimizer arguments of step s. */
+/* model_test.h — helpers of the whole-model tests (tests/cpu/test_model.c,
+ * test_lora.c, tests/webgpu/test_webgpu_{parity,split,lora}.c): random token
+ * windows, a CPU backend, the optimizer arguments of step s, random
+ * parameters, and the per-tensor error of one gradient against another. */
 #ifndef TT_MODEL_TEST_H
 #define TT_MODEL_TEST_H
 
@@ -19,5 +20,17 @@ float *tt_test_params(const tt_model_config *c, const tt_layout *lo, uint64_t se
 /* set_state(params), then loss_and_grad of tok (one batch) into g (poisoned
  * first); CHECKs both calls; returns the loss */
 float tt_test_loss_and_grad(tt_backend *be, const float *params, const uint8_t *tok, float *g);
+
+/* The per-tensor error of got against ref over tensors [t0, t1) of lo:
+ * max |got - ref| / max(max |ref| of the tensor, 1e-2 * max |ref| over those
+ * tensors). The floor keeps a tensor whose exact gradient is 0 (attention's
+ * k bias: softmax ignores a per-row constant), where both sides hold only
+ * rounding noise, from dividing by noise. Returns the worst tensor's error
+ * (NaN anywhere: NaN) and names it in *worst (if not NULL); a tensor above
+ * report (> 0) gets a line on stderr. */
+double tt_test_grad_err(const tt_layout *lo, int t0, int t1, const float *got, const double *ref, double report,
+                        const char **worst);
+/* n floats as doubles (malloc'd), for a float reference */
+double *tt_test_f64(const float *x, size_t n);
 
 #endif

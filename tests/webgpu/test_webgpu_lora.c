@@ -24,6 +24,7 @@
 #include "backend.h"
 #include "gpu_test.h"
 #include "model.h"
+#include "model_test.h"
 #include "rng.h"
 #include "trainer.h"
 #include "tt_test.h"
@@ -140,23 +141,6 @@ static float *lora_params(uint64_t seed, float b_scale) {
     return p;
 }
 
-/* max |got - ref| / max(max |ref| of the tensor, 1e-2 * max |ref| of all) over the adapters */
-static double adapter_err(const float *got, const double *ref, const char **worst) {
-    double gmax = 0, worst_e = 0;
-    for (size_t j = BLO.total; j < LLO.total; j++) gmax = fabs(ref[j]) > gmax ? fabs(ref[j]) : gmax;
-    for (int i = LLO.n_base; i < LLO.n_tensors; i++) {
-        const tt_tensor_info *ti = &LLO.t[i];
-        double tmax = 0, dmax = 0;
-        for (size_t j = ti->offset; j < ti->offset + ti->numel; j++) {
-            tmax = fabs(ref[j]) > tmax ? fabs(ref[j]) : tmax;
-            double d = fabs((double)got[j] - ref[j]);
-            if (!(d <= dmax)) dmax = d;
-        }
-        double e = dmax / (tmax > 1e-2 * gmax ? tmax : 1e-2 * gmax);
-        if (!(e <= worst_e)) worst_e = e, *worst = ti->name;
-    }
-    return worst_e;
-}
 
 TT_TEST(test_lora_vs_merged) {
     tt_status st;
@@ -179,7 +163,7 @@ TT_TEST(test_lora_vs_merged) {
     CHECK_CLOSE(lg, lc, 1e-5, 0);
     project(p, gb, ref);
     const char *worst = "";
-    double e = adapter_err(gg, ref, &worst);
+    double e = tt_test_grad_err(&LLO, LLO.n_base, LLO.n_tensors, gg, ref, 0, &worst); /* the adapters */
     printf("  adapter gradients: worst rel err %.3g (%s)\n", e, worst);
     CHECK(e <= 1e-4);
     int frozen_zero = 1;

@@ -27,6 +27,7 @@
 #include "backend.h"
 #include "gpu_test.h"
 #include "model.h"
+#include "model_test.h"
 #include "rng.h"
 #include "tt_test.h"
 #include "webgpu_profile.h"
@@ -97,22 +98,12 @@ static void check_chunks(const tt_backend *be, uint64_t lim, int want_pad) {
     if (want_pad) CHECK_MSG(padded, "no chunk starts off a multiple of 4: the pad is not exercised");
 }
 
-/* per tensor: max |a - cpu| / max(max |cpu| of the tensor, 1e-2 * global max |cpu|) */
+/* tt_test_grad_err of a against the CPU's gradient over every tensor */
 static double grad_err(const tt_layout *lo, const float *a, const float *cpu) {
-    double gmax = 0, worst = 0;
-    for (size_t j = 0; j < lo->total; j++) gmax = fabs(cpu[j]) > gmax ? fabs(cpu[j]) : gmax;
-    for (int i = 0; i < lo->n_tensors; i++) {
-        const tt_tensor_info *ti = &lo->t[i];
-        double tmax = 0, dmax = 0;
-        for (size_t j = ti->offset; j < ti->offset + ti->numel; j++) {
-            tmax = fabs(cpu[j]) > tmax ? fabs(cpu[j]) : tmax;
-            double d = fabs((double)a[j] - cpu[j]);
-            if (!(d <= dmax)) dmax = d;
-        }
-        double e = dmax / (tmax > 1e-2 * gmax ? tmax : 1e-2 * gmax);
-        if (!(e <= worst)) worst = e;
-    }
-    return worst;
+    double *ref = tt_test_f64(cpu, lo->total);
+    double e = tt_test_grad_err(lo, 0, lo->n_tensors, a, ref, 0, NULL);
+    free(ref);
+    return e;
 }
 
 #define N_STEPS 4
