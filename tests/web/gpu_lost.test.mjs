@@ -16,7 +16,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { launch, openApp, readAutosave, tmpDir, train, waitRun, WEB } from './helpers.mjs';
+import { launch, openApp, readAutosave, recordWorkers, tmpDir, train, waitRun, WEB } from './helpers.mjs';
 import { serve } from '../../scripts/serve.mjs';
 
 const STEPS = 20;
@@ -51,22 +51,7 @@ const log = (page) => page.evaluate(() => window.__ttLog);
 
 test('WebGPU: the device lost mid-run: one clear error, the autosave kept as it was', async (t) => {
   const ctx = await browser.newContext();
-  await ctx.addInitScript(() => {
-    const Native = window.Worker;
-    window.__ttLog = [];
-    window.__ttWorkers = [];
-    window.Worker = class extends Native {
-      constructor(...args) {
-        super(...args);
-        window.__ttWorkers.push(this);
-        this.addEventListener('message', (e) => {
-          const m = e.data;
-          if (!m || !['progress', 'status', 'saved', 'error'].includes(m.type)) return;
-          window.__ttLog.push({ type: m.type, run: m.run, step: m.step, where: m.where, message: m.message });
-        });
-      }
-    };
-  });
+  await recordWorkers(ctx);
   const page = await openApp(ctx, srv.url);
   if (!(await page.evaluate(() => window.tinytrain.caps.gpu))) {
     if (process.env.TT_REQUIRE_BROWSER) assert.fail('no WebGPU adapter in headless Chromium (--enable-unsafe-webgpu)');

@@ -126,3 +126,25 @@ export async function listAutosave(page) {
     return names.sort();
   });
 }
+
+// Every page of ctx keeps its Workers in window.__ttWorkers and records what
+// they post, for the message types given, in window.__ttLog
+// ({type, run, step, where, message}).
+export async function recordWorkers(ctx, types = ['progress', 'status', 'saved', 'error']) {
+  await ctx.addInitScript((types) => {
+    const Native = window.Worker;
+    window.__ttLog = [];
+    window.__ttWorkers = [];
+    window.Worker = class extends Native {
+      constructor(...args) {
+        super(...args);
+        window.__ttWorkers.push(this);
+        this.addEventListener('message', (e) => {
+          const m = e.data;
+          if (!m || !types.includes(m.type)) return;
+          window.__ttLog.push({ type: m.type, run: m.run, step: m.step, where: m.where, message: m.message });
+        });
+      }
+    };
+  }, types);
+}

@@ -19,7 +19,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { launch, listAutosave, openApp, readAutosave, tmpDir, train, waitRun, WEB } from './helpers.mjs';
+import { launch, listAutosave, openApp, readAutosave, recordWorkers, tmpDir, train, waitRun, WEB } from './helpers.mjs';
 import { serve } from '../../scripts/serve.mjs';
 
 const HOOK = `
@@ -87,22 +87,7 @@ after(async () => {
 // A context whose pages log what the training Worker says.
 async function newContext() {
   const ctx = await browser.newContext();
-  await ctx.addInitScript(() => {
-    const Native = window.Worker;
-    window.__ttLog = [];
-    window.__ttWorkers = [];
-    window.Worker = class extends Native {
-      constructor(...args) {
-        super(...args);
-        window.__ttWorkers.push(this);
-        this.addEventListener('message', (e) => {
-          const m = e.data;
-          if (!m || !['progress', 'status', 'saved', 'error', '__testStopped'].includes(m.type)) return;
-          window.__ttLog.push({ type: m.type, run: m.run, step: m.step, where: m.where, message: m.message });
-        });
-      }
-    };
-  });
+  await recordWorkers(ctx, ['progress', 'status', 'saved', 'error', '__testStopped']);
   return ctx;
 }
 
