@@ -20,7 +20,7 @@
 // Prefix: HS, BR, BC, OB, VEC, DYN, PF; under DYN the loop bounds come from
 // a.nd4, a.nbc (a.nk, a.nl are the shipped kernel's NT-based counts; this
 // one derives its own from them).
-// PF: the next query tile's Q and dY slots (NK2 vec4 each per thread) and
+// PF (PF2): the next query tile's Q and dY slots (NK2 vec4 each per thread) and
 // lse, D rows (NL2) are loaded into registers after the barrier that makes
 // the current tile visible and stored at the top of the next iteration.
 // Dropout ("//!drop " lines): hf 1 recomputes the mask E of its 4x4 tile,
@@ -41,6 +41,9 @@ var<workgroup> Lt: array<f32, BC>;
 var<workgroup> Dt: array<f32, BC>;
 
 const NT2: u32 = 2u * NT;
+// PF2: the prefetch as the plan says (kernels.sh --no-pf sets it false: the
+// variant without the prefetch registers, for the A/B)
+const PF2: bool = PF;
 // PF: a thread's slots of a streamed tile (NK2 vec4 per tensor, NL2 lse/D rows)
 const NK2: u32 = (BC * HS4 + NT2 - 1u) / NT2;
 const NKW2: bool = NK2 * NT2 == BC * HS4;
@@ -113,7 +116,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var pg: array<vec4<f32>, NK2>;
     var pl: array<f32, NL2>;
     var pd: array<f32, NL2>;
-    if (PF) {
+    if (PF2) {
         for (var i = 0u; i < nk; i++) {
             let e = lid + i * NT2;
             if (NKW2 || e < BC * HS4) {
@@ -136,7 +139,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     for (var tile = 0u; tile < n_tiles; tile++) {
         let i0 = i_first + tile * BC;
         workgroupBarrier(); // K, V stored / previous tile's readers done
-        if (PF) {
+        if (PF2) {
             for (var i = 0u; i < nk; i++) {
                 let e = lid + i * NT2;
                 if (NKW2 || e < BC * HS4) {
@@ -170,7 +173,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
         }
         workgroupBarrier();
-        if (PF && tile + 1u < n_tiles) {
+        if (PF2 && tile + 1u < n_tiles) {
             let iN = i0 + BC;
             for (var i = 0u; i < nk; i++) {
                 let e = lid + i * NT2;
