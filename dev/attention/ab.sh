@@ -17,9 +17,9 @@
 #      its per-kernel table, 10 reps)
 #   3. shakespeare shape (6 layers, d 384, 6 heads, ctx 256, batch 64),
 #      round 1: tinytrain_hooks bench (synchronous, 10 steps) A B C D
-#   4. gpt2 round 2 (no profile), 5. shakespeare round 2: A B C D again
-#   6. shakespeare: tinytrain_hooks profile --detail --reps 10, A B C D
+#   4. shakespeare: tinytrain_hooks profile --detail --reps 10, A B C D
 #      (attention kernels: tile, ms per step, GFLOP/s)
+#   5. gpt2 round 2 (no profile), 6. shakespeare round 2: A B C D again
 #   7. the check of 1 with dropout 0.1
 #   8. summary: mean step ms per kernel set and ratio to A
 # Usage:
@@ -28,6 +28,7 @@
 #                                        the script, not the speed)
 # Options: --budget S (default 115, build included), --jobs N (build,
 # default 16), --build DIR (default build). Exit 0 unless the build fails.
+# With OUT set, the raw outputs are copied to $OUT/ab_attn at the end.
 set -u
 cd "$(dirname "$0")/../.."
 smoke=0 budget=115 jobs=16 bdir=build
@@ -52,7 +53,9 @@ timeout "$(tmo 90)" cmake -S . -B "$bdir" -DCMAKE_BUILD_TYPE=Release > /tmp/ab_a
   timeout "$(tmo 90)" cmake --build "$bdir" -j"$jobs" --target bench_webgpu tinytrain_hooks > /tmp/ab_attn_build.log 2>&1 ||
   { echo "build failed or timed out:"; tail -20 /tmp/ab_attn_build.log /tmp/ab_attn_cmake.log 2>/dev/null; exit 1; }
 TT=$bdir/tinytrain_hooks BW=$bdir/bench_webgpu
-tmp=$(mktemp -d /tmp/ab_attn.XXXXXX); trap 'rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d /tmp/ab_attn.XXXXXX)
+# the raw outputs (bench tables, profiles, train logs) go to $OUT/ab_attn when OUT is set (the device call's folder)
+trap '[ -n "${OUT:-}" ] && mkdir -p "$OUT/ab_attn" && cp "$tmp"/[gsp].* "$tmp"/run.*.log "$OUT/ab_attn/" 2>/dev/null; rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/A" && cp src/webgpu/wgsl/*.wgsl "$tmp/A/"
 { bash dev/attention/kernels.sh "$tmp/B" && bash dev/attention/kernels.sh "$tmp/C" --no-pf &&
   bash dev/attention/kernels.sh "$tmp/D" --dq; } > /dev/null || { echo "kernels.sh failed"; exit 1; }
@@ -123,8 +126,6 @@ shape_round() {
 check 0
 gpt2_round 1 $greps
 shape_round 1
-gpt2_round 2 0
-shape_round 2
 say "shape ${shake[*]}: tinytrain profile --detail --reps 10 (attention kernels: [tile] ms/step GFLOP/s)"
 for k in $SETS; do
   [ "$(left)" -lt 10 ] && { say "skip profile $k: time budget"; continue; }
@@ -132,6 +133,8 @@ for k in $SETS; do
   printf '  %s  %s\n' $k "$(awk '$1 ~ /^attention/ { t = $2; for (i = 3; i <= NF - 4; i++) t = t " " $i; printf "%s [%s] %s %s; ", $1, t, $(NF-2), $NF }' "$tmp/p.$k")"
   [ -s "$tmp/p.$k" ] || tail -3 "$tmp/p.$k.err"
 done
+gpt2_round 2 0
+shape_round 2
 check 0.1
 
 # summary: mean of the rounds' medians per set, and the ratio to A
