@@ -1,0 +1,354 @@
+// attention_backward_dkdv.wgsl — dev/attention variant "split": causal
+// attention backward, part 2 (planned by src/webgpu/attention.c, whose
+// grid, prefix and Args it keeps): dk and dv.
+// One workgroup per (block of BR key rows, h, b); the scaled K block and the
+// V block stay in workgroup memory; tiles of BC query rows (Q, dY, lse, D)
+// stream through it from the block's diagonal to T. Twice the threads of
+// the shipped kernel at the same workgroup memory: two halves (hf = 0, 1)
+// of NT = (TY = BR/4) x (TX = BC/4) threads, thread (ty, tx) of a half owns
+// key rows 4ty..4ty+3 and does one of each pair of products:
+//   hf 0:  S = K Q^T (4x4 register tile against queries tx + j*TX),
+//          P = exp(s - lse_i) (0 where query < key or query >= T) -> Pt;
+//          then dv += P^T dY (rows 4ty.. x d-blocks tx + jb*TX, jb < OB)
+//   hf 1:  dP = V dY^T (same tile), after a barrier dS = P (dP - D_i)
+//          from Pt -> St; then dk += dS^T Q
+// Per element the same operations in the same order as the shipped kernel
+// (bit-identical results); the registers of a thread halve (one product's
+// accumulators), so twice the threads fit the same register file.
+//   dv_j = sum_{i>=j} p_ij dy_i,  dk_j = scale * sum_{i>=j} ds_ij q_i
+// Grid (ceil(T/BR), NH, B), workgroup 2*NT (<= 256: the plan's NT <= 128).
+// Prefix: HS, BR, BC, OB, VEC, DYN, PF; under DYN the loop bounds come from
+// a.nd4, a.nbc (a.nk, a.nl are the shipped kernel's NT-based counts; this
+// one derives its own from them).
+// PF (PF2): the next query tile's Q and dY slots (NK2 vec4 each per thread) and
+// lse, D rows (NL2) are loaded into registers after the barrier that makes
+// the current tile visible and stored at the top of the next iteration.
+// Dropout ("//!drop " lines): hf 1 recomputes the mask E of its 4x4 tile,
+// writes dS = P (E dP - D) and Pt = P E (dv takes P E).
+//!include attention_common
+@group(0) @binding(4) var<storage, read> dy4: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read> stats: array<f32>;
+@group(0) @binding(6) var<storage, read_write> dk: array<f32>;
+@group(0) @binding(7) var<storage, read_write> dv: array<f32>;
+
+var<workgroup> Ks: array<vec4<f32>, BR * KS4>;
+var<workgroup> Vs: array<vec4<f32>, BR * KS4>;
+var<workgroup> Qs: array<vec4<f32>, BC * KS4>;
+var<workgroup> Gs: array<vec4<f32>, BC * KS4>;
+var<workgroup> Pt: array<vec4<f32>, BC * PS4>;
+var<workgroup> St: array<vec4<f32>, BC * PS4>;
+var<workgroup> Lt: array<f32, BC>;
+var<workgroup> Dt: array<f32, BC>;
+
+const NT2: u32 = 2u * NT;
+// PF2: the prefetch as the plan says (kernels.sh --no-pf sets it false: the
+// variant without the prefetch registers, for the A/B)
+const PF2: bool = PF;
+// PF: a thread's slots of a streamed tile (NK2 vec4 per tensor, NL2 lse/D rows)
+const NK2: u32 = (BC * HS4 + NT2 - 1u) / NT2;
+const NKW2: bool = NK2 * NT2 == BC * HS4;
+const NL2: u32 = (BC + NT2 - 1u) / NT2;
+const NLW2: bool = NL2 * NT2 == BC;
+
+fn ld_dy(b: u32, t: u32, hb: u32, d4: u32) -> vec4<f32> {
+    let i = base_of(b, t, hb, d4);
+    if (VEC) { return select(vec4<f32>(0.0), dy4[min(i, last_el()) >> 2u], t < a.T); }
+    let j = el4(i); // clamped (attention_common)
+    let x = vec4<f32>(dy4[j.x >> 2u][j.x & 3u], dy4[j.y >> 2u][j.y & 3u], dy4[j.z >> 2u][j.z & 3u],
+                      dy4[j.w >> 2u][j.w & 3u]);
+    return select(vec4<f32>(0.0), x, pad_mask(t, d4));
+}
+
+fn st4(which: u32, row: u32, db: u32, hb: u32, b: u32, x: vec4<f32>) {
+    if (row >= a.T || db >= HS4) { return; }
+    let base = (b * a.T + row) * a.C + hb + 4u * db;
+    for (var c = 0u; c < 4u; c++) {
+        if (4u * db + c < HS) {
+            if (which == 0u) { dk[base + c] = x[c]; } else { dv[base + c] = x[c]; }
+        }
+    }
+}
+
+@compute @workgroup_size(NT2)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let T = a.T;
+    // DYN (CPU adapters): run-time loop bounds equal to the constants
+    let nd4 = select(HS4, a.nd4, DYN);
+    let nbc = select(BC, a.nbc, DYN);
+    let nk = select(NK2, (a.nbc * a.nd4 + NT2 - 1u) / NT2, DYN);
+    let nl = select(NL2, (a.nbc + NT2 - 1u) / NT2, DYN);
+    let h = wid.y;
+    let b = wid.z;
+    let hb = h * HS;
+    let j0 = wid.x * BR;
+    let hf = lid / NT;   // 0: S, P, dv; 1: dP, dS, dk
+    let l = lid % NT;
+    let tx = l % TX;
+    let ty = l / TX;
+    let BNT = a.B * a.NH * T;
+    let sb = (b * a.NH + h) * T;
+    for (var e = lid; e < BR * HS4; e += NT2) {
+        let r = e / HS4;
+        let d4 = e % HS4;
+        Ks[r * KS4 + d4] = ld_k(b, j0 + r, hb, d4) * a.scale;
+        Vs[r * KS4 + d4] = ld_v(b, j0 + r, hb, d4);
+    }
+    let keys = vec4<u32>(j0 + 4u * ty) + vec4<u32>(0u, 1u, 2u, 3u);
+    //!drop let dkey = tt_drop_key(a.p15);
+    let r0 = (4u * ty) * KS4;
+    let db0 = tx;
+    let db1 = tx + TX;
+    let db2 = tx + 2u * TX;
+    let db3 = tx + 3u * TX;
+    let c0 = min(db0, HS4 - 1u);
+    let c1 = min(db1, HS4 - 1u);
+    let c2 = min(db2, HS4 - 1u);
+    let c3 = min(db3, HS4 - 1u);
+    let z4 = vec4<f32>(0.0);
+    // this half's accumulators: dv (hf 0) or dk (hf 1), key row 4ty+i x d-block jb: wJI
+    var w00 = z4; var w01 = z4; var w02 = z4; var w03 = z4;
+    var w10 = z4; var w11 = z4; var w12 = z4; var w13 = z4;
+    var w20 = z4; var w21 = z4; var w22 = z4; var w23 = z4;
+    var w30 = z4; var w31 = z4; var w32 = z4; var w33 = z4;
+    let i_first = j0 / BC * BC;
+    let n_tiles = (T - i_first + BC - 1u) / BC;
+    var pq: array<vec4<f32>, NK2>;
+    var pg: array<vec4<f32>, NK2>;
+    var pl: array<f32, NL2>;
+    var pd: array<f32, NL2>;
+    if (PF2) {
+        for (var i = 0u; i < nk; i++) {
+            let e = lid + i * NT2;
+            if (NKW2 || e < BC * HS4) {
+                pq[i] = ld_q(b, i_first + e / HS4, hb, e % HS4);
+                pg[i] = ld_dy(b, i_first + e / HS4, hb, e % HS4);
+            }
+        }
+        for (var i = 0u; i < nl; i++) {
+            let e = lid + i * NT2;
+            var lv = 0.0;
+            var dvv = 0.0;
+            if ((NLW2 || e < BC) && i_first + e < T) {
+                lv = stats[sb + i_first + e];
+                dvv = stats[BNT + sb + i_first + e];
+            }
+            pl[i] = lv;
+            pd[i] = dvv;
+        }
+    }
+    for (var tile = 0u; tile < n_tiles; tile++) {
+        let i0 = i_first + tile * BC;
+        workgroupBarrier(); // K, V stored / previous tile's readers done
+        if (PF2) {
+            for (var i = 0u; i < nk; i++) {
+                let e = lid + i * NT2;
+                if (NKW2 || e < BC * HS4) {
+                    Qs[(e / HS4) * KS4 + e % HS4] = pq[i];
+                    Gs[(e / HS4) * KS4 + e % HS4] = pg[i];
+                }
+            }
+            for (var i = 0u; i < nl; i++) {
+                let e = lid + i * NT2;
+                if (NLW2 || e < BC) {
+                    Lt[e] = pl[i];
+                    Dt[e] = pd[i];
+                }
+            }
+        } else {
+            for (var e = lid; e < nbc * nd4; e += NT2) {
+                let r = e / HS4;
+                let d4 = e % HS4;
+                Qs[r * KS4 + d4] = ld_q(b, i0 + r, hb, d4);
+                Gs[r * KS4 + d4] = ld_dy(b, i0 + r, hb, d4);
+            }
+            for (var e = lid; e < nbc; e += NT2) {
+                var lv = 0.0;
+                var dvv = 0.0;
+                if (i0 + e < T) {
+                    lv = stats[sb + i0 + e];
+                    dvv = stats[BNT + sb + i0 + e];
+                }
+                Lt[e] = lv;
+                Dt[e] = dvv;
+            }
+        }
+        workgroupBarrier();
+        if (PF2 && tile + 1u < n_tiles) {
+            let iN = i0 + BC;
+            for (var i = 0u; i < nk; i++) {
+                let e = lid + i * NT2;
+                if (NKW2 || e < BC * HS4) {
+                    pq[i] = ld_q(b, iN + e / HS4, hb, e % HS4);
+                    pg[i] = ld_dy(b, iN + e / HS4, hb, e % HS4);
+                }
+            }
+            for (var i = 0u; i < nl; i++) {
+                let e = lid + i * NT2;
+                var lv = 0.0;
+                var dvv = 0.0;
+                if ((NLW2 || e < BC) && iN + e < T) {
+                    lv = stats[sb + iN + e];
+                    dvv = stats[BNT + sb + iN + e];
+                }
+                pl[i] = lv;
+                pd[i] = dvv;
+            }
+        }
+        // sJ: scores (hf 0) or dP (hf 1) of query tx + J*TX for the 4 key rows
+        var s0 = z4; var s1 = z4; var s2 = z4; var s3 = z4;
+        if (hf == 0u) {
+            for (var d4 = 0u; d4 < nd4; d4++) {
+                let a0 = Ks[r0 + d4];
+                let a1 = Ks[r0 + KS4 + d4];
+                let a2 = Ks[r0 + 2u * KS4 + d4];
+                let a3 = Ks[r0 + 3u * KS4 + d4];
+                let ax = vec4<f32>(a0.x, a1.x, a2.x, a3.x);
+                let ay = vec4<f32>(a0.y, a1.y, a2.y, a3.y);
+                let az = vec4<f32>(a0.z, a1.z, a2.z, a3.z);
+                let aw = vec4<f32>(a0.w, a1.w, a2.w, a3.w);
+                let e0 = Qs[tx * KS4 + d4];
+                let e1 = Qs[(tx + TX) * KS4 + d4];
+                let e2 = Qs[(tx + 2u * TX) * KS4 + d4];
+                let e3 = Qs[(tx + 3u * TX) * KS4 + d4];
+                s0 = fma(ax, vec4<f32>(e0.x), s0); s0 = fma(ay, vec4<f32>(e0.y), s0);
+                s0 = fma(az, vec4<f32>(e0.z), s0); s0 = fma(aw, vec4<f32>(e0.w), s0);
+                s1 = fma(ax, vec4<f32>(e1.x), s1); s1 = fma(ay, vec4<f32>(e1.y), s1);
+                s1 = fma(az, vec4<f32>(e1.z), s1); s1 = fma(aw, vec4<f32>(e1.w), s1);
+                s2 = fma(ax, vec4<f32>(e2.x), s2); s2 = fma(ay, vec4<f32>(e2.y), s2);
+                s2 = fma(az, vec4<f32>(e2.z), s2); s2 = fma(aw, vec4<f32>(e2.w), s2);
+                s3 = fma(ax, vec4<f32>(e3.x), s3); s3 = fma(ay, vec4<f32>(e3.y), s3);
+                s3 = fma(az, vec4<f32>(e3.z), s3); s3 = fma(aw, vec4<f32>(e3.w), s3);
+            }
+        } else {
+            for (var d4 = 0u; d4 < nd4; d4++) {
+                let a0 = Vs[r0 + d4];
+                let a1 = Vs[r0 + KS4 + d4];
+                let a2 = Vs[r0 + 2u * KS4 + d4];
+                let a3 = Vs[r0 + 3u * KS4 + d4];
+                let ax = vec4<f32>(a0.x, a1.x, a2.x, a3.x);
+                let ay = vec4<f32>(a0.y, a1.y, a2.y, a3.y);
+                let az = vec4<f32>(a0.z, a1.z, a2.z, a3.z);
+                let aw = vec4<f32>(a0.w, a1.w, a2.w, a3.w);
+                let e0 = Gs[tx * KS4 + d4];
+                let e1 = Gs[(tx + TX) * KS4 + d4];
+                let e2 = Gs[(tx + 2u * TX) * KS4 + d4];
+                let e3 = Gs[(tx + 3u * TX) * KS4 + d4];
+                s0 = fma(ax, vec4<f32>(e0.x), s0); s0 = fma(ay, vec4<f32>(e0.y), s0);
+                s0 = fma(az, vec4<f32>(e0.z), s0); s0 = fma(aw, vec4<f32>(e0.w), s0);
+                s1 = fma(ax, vec4<f32>(e1.x), s1); s1 = fma(ay, vec4<f32>(e1.y), s1);
+                s1 = fma(az, vec4<f32>(e1.z), s1); s1 = fma(aw, vec4<f32>(e1.w), s1);
+                s2 = fma(ax, vec4<f32>(e2.x), s2); s2 = fma(ay, vec4<f32>(e2.y), s2);
+                s2 = fma(az, vec4<f32>(e2.z), s2); s2 = fma(aw, vec4<f32>(e2.w), s2);
+                s3 = fma(ax, vec4<f32>(e3.x), s3); s3 = fma(ay, vec4<f32>(e3.y), s3);
+                s3 = fma(az, vec4<f32>(e3.z), s3); s3 = fma(aw, vec4<f32>(e3.w), s3);
+            }
+        }
+        let z = vec4<f32>(0.0);
+        let qa = i0 + tx;
+        let qb = qa + TX;
+        let qc = qa + 2u * TX;
+        let qd = qa + 3u * TX;
+        if (hf == 0u) {
+            // p where key <= query < T, else 0
+            let m0 = (keys <= vec4<u32>(qa)) & vec4<bool>(qa < T);
+            let m1 = (keys <= vec4<u32>(qb)) & vec4<bool>(qb < T);
+            let m2 = (keys <= vec4<u32>(qc)) & vec4<bool>(qc < T);
+            let m3 = (keys <= vec4<u32>(qd)) & vec4<bool>(qd < T);
+            Pt[tx * PS4 + ty] = select(z, exp(s0 - vec4<f32>(Lt[tx])), m0);
+            Pt[(tx + TX) * PS4 + ty] = select(z, exp(s1 - vec4<f32>(Lt[tx + TX])), m1);
+            Pt[(tx + 2u * TX) * PS4 + ty] = select(z, exp(s2 - vec4<f32>(Lt[tx + 2u * TX])), m2);
+            Pt[(tx + 3u * TX) * PS4 + ty] = select(z, exp(s3 - vec4<f32>(Lt[tx + 3u * TX])), m3);
+        }
+        workgroupBarrier();
+        if (hf == 1u) {
+            // ds = p (dp - D) at this thread's own tile positions of Pt
+            let p0 = Pt[tx * PS4 + ty];
+            let p1 = Pt[(tx + TX) * PS4 + ty];
+            let p2 = Pt[(tx + 2u * TX) * PS4 + ty];
+            let p3 = Pt[(tx + 3u * TX) * PS4 + ty];
+            St[tx * PS4 + ty] = p0 * (s0 - vec4<f32>(Dt[tx]));
+            St[(tx + TX) * PS4 + ty] = p1 * (s1 - vec4<f32>(Dt[tx + TX]));
+            St[(tx + 2u * TX) * PS4 + ty] = p2 * (s2 - vec4<f32>(Dt[tx + 2u * TX]));
+            St[(tx + 3u * TX) * PS4 + ty] = p3 * (s3 - vec4<f32>(Dt[tx + 3u * TX]));
+            //!drop let e0 = tt_drop_mul4(dkey, vec4<u32>((sb + qa) * T) + keys); // mask of (query, keys)
+            //!drop let e1 = tt_drop_mul4(dkey, vec4<u32>((sb + qb) * T) + keys);
+            //!drop let e2 = tt_drop_mul4(dkey, vec4<u32>((sb + qc) * T) + keys);
+            //!drop let e3 = tt_drop_mul4(dkey, vec4<u32>((sb + qd) * T) + keys);
+            //!drop Pt[tx * PS4 + ty] = p0 * e0;
+            //!drop Pt[(tx + TX) * PS4 + ty] = p1 * e1;
+            //!drop Pt[(tx + 2u * TX) * PS4 + ty] = p2 * e2;
+            //!drop Pt[(tx + 3u * TX) * PS4 + ty] = p3 * e3;
+            //!drop St[tx * PS4 + ty] = p0 * (s0 * e0 - vec4<f32>(Dt[tx]));
+            //!drop St[(tx + TX) * PS4 + ty] = p1 * (s1 * e1 - vec4<f32>(Dt[tx + TX]));
+            //!drop St[(tx + 2u * TX) * PS4 + ty] = p2 * (s2 * e2 - vec4<f32>(Dt[tx + 2u * TX]));
+            //!drop St[(tx + 3u * TX) * PS4 + ty] = p3 * (s3 * e3 - vec4<f32>(Dt[tx + 3u * TX]));
+        }
+        workgroupBarrier();
+        // hf 0: dv += P^T dY; hf 1: dk += dS^T Q (masked entries add exact zeros)
+        if (hf == 0u) {
+            for (var c = 0u; c < nbc; c++) {
+                let p = Pt[c * PS4 + ty];
+                let px = vec4<f32>(p.x);
+                let py = vec4<f32>(p.y);
+                let pz = vec4<f32>(p.z);
+                let pw = vec4<f32>(p.w);
+                let cr = c * KS4;
+                let u0 = Gs[cr + c0];
+                w00 = fma(px, u0, w00); w01 = fma(py, u0, w01); w02 = fma(pz, u0, w02); w03 = fma(pw, u0, w03);
+                if (OB > 1u) {
+                    let u1 = Gs[cr + c1];
+                    w10 = fma(px, u1, w10); w11 = fma(py, u1, w11); w12 = fma(pz, u1, w12); w13 = fma(pw, u1, w13);
+                }
+                if (OB > 2u) {
+                    let u2 = Gs[cr + c2];
+                    w20 = fma(px, u2, w20); w21 = fma(py, u2, w21); w22 = fma(pz, u2, w22); w23 = fma(pw, u2, w23);
+                }
+                if (OB > 3u) {
+                    let u3 = Gs[cr + c3];
+                    w30 = fma(px, u3, w30); w31 = fma(py, u3, w31); w32 = fma(pz, u3, w32); w33 = fma(pw, u3, w33);
+                }
+            }
+        } else {
+            for (var c = 0u; c < nbc; c++) {
+                let p = St[c * PS4 + ty];
+                let px = vec4<f32>(p.x);
+                let py = vec4<f32>(p.y);
+                let pz = vec4<f32>(p.z);
+                let pw = vec4<f32>(p.w);
+                let cr = c * KS4;
+                let u0 = Qs[cr + c0];
+                w00 = fma(px, u0, w00); w01 = fma(py, u0, w01); w02 = fma(pz, u0, w02); w03 = fma(pw, u0, w03);
+                if (OB > 1u) {
+                    let u1 = Qs[cr + c1];
+                    w10 = fma(px, u1, w10); w11 = fma(py, u1, w11); w12 = fma(pz, u1, w12); w13 = fma(pw, u1, w13);
+                }
+                if (OB > 2u) {
+                    let u2 = Qs[cr + c2];
+                    w20 = fma(px, u2, w20); w21 = fma(py, u2, w21); w22 = fma(pz, u2, w22); w23 = fma(pw, u2, w23);
+                }
+                if (OB > 3u) {
+                    let u3 = Qs[cr + c3];
+                    w30 = fma(px, u3, w30); w31 = fma(py, u3, w31); w32 = fma(pz, u3, w32); w33 = fma(pw, u3, w33);
+                }
+            }
+        }
+    }
+    // hf 0 writes dv (which 1), hf 1 writes dk (which 0) times the scale
+    let which = 1u - hf;
+    let f = select(1.0, a.scale, hf == 1u);
+    let ka = keys.x;
+    st4(which, ka, db0, hb, b, w00 * f); st4(which, ka + 1u, db0, hb, b, w01 * f);
+    st4(which, ka + 2u, db0, hb, b, w02 * f); st4(which, ka + 3u, db0, hb, b, w03 * f);
+    if (OB > 1u) {
+        st4(which, ka, db1, hb, b, w10 * f); st4(which, ka + 1u, db1, hb, b, w11 * f);
+        st4(which, ka + 2u, db1, hb, b, w12 * f); st4(which, ka + 3u, db1, hb, b, w13 * f);
+    }
+    if (OB > 2u) {
+        st4(which, ka, db2, hb, b, w20 * f); st4(which, ka + 1u, db2, hb, b, w21 * f);
+        st4(which, ka + 2u, db2, hb, b, w22 * f); st4(which, ka + 3u, db2, hb, b, w23 * f);
+    }
+    if (OB > 3u) {
+        st4(which, ka, db3, hb, b, w30 * f); st4(which, ka + 1u, db3, hb, b, w31 * f);
+        st4(which, ka + 2u, db3, hb, b, w32 * f); st4(which, ka + 3u, db3, hb, b, w33 * f);
+    }
+}
