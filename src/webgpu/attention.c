@@ -7,9 +7,12 @@
  * y and the row logsumexp; backward recomputes P. stats = [lse | D].
  *
  * Tiled kernels: workgroup = one block of BR rows of one (b, h); tiles of
- * BC rows streamed; (BR/4) x (BC/4) threads, each a 4x4 register tile of the
- * score-like product and 4 rows x OB d-blocks of 4 of the output product
- * (OB = ceil(ceil(hs/4) / (BC/4)), at most 4). Workgroup memory (vec4 rows
+ * BC rows streamed; NT = (BR/4) x (BC/4) threads, each a 4x4 register tile
+ * of the score-like product and 4 rows x OB d-blocks of 4 of the output
+ * product (OB = ceil(ceil(hs/4) / (BC/4)), at most 4). The backward kernels
+ * run two such layouts (2 NT threads): one half computes P (and dv), the
+ * other dP, dS (and dk), so a thread holds half the accumulators and twice
+ * the threads share the same workgroup memory. Workgroup memory (vec4 rows
  * of KS4 = ceil(hs/4) | 1 vec4, P/dS tiles of BC rows x PS4 = (BR/4) | 1):
  *   fwd   16 * (KS4 * (BR + 2 BC) + BC * PS4 + NT)          (Q, K, V, P, Red)
  *   dq    16 * (KS4 * (2 BR + 2 BC) + BC * PS4) + 8 BR       (Q, dY, K, V, dS, lse, D)
@@ -71,8 +74,8 @@ static int drop_site(const tt_gops *o, int slot, char *pf, size_t cap, uint32_t 
 /* candidate (br, bc) for kernel `which`: 1 and *t filled when it fits */
 static int fit(int which, uint64_t hs, uint64_t br, uint64_t bc, uint32_t storage, uint32_t max_inv, tt_attn_tile *t) {
     uint64_t hs4 = (hs + 3) / 4, ks4 = hs4 | 1, tx = bc / 4, nt = (br / 4) * tx, ps4 = (br / 4) | 1, bytes;
-    uint64_t ob = tx ? (hs4 + tx - 1) / tx : 0;
-    if (br < 4 || bc < 4 || br % 4 || bc % 4 || ob > 4 || nt > max_inv) return 0;
+    uint64_t ob = tx ? (hs4 + tx - 1) / tx : 0, threads = which == 0 ? nt : 2 * nt;
+    if (br < 4 || bc < 4 || br % 4 || bc % 4 || ob > 4 || threads > max_inv) return 0;
     if (which == 0) bytes = 16 * (ks4 * (br + 2 * bc) + bc * ps4 + nt);
     else if (which == 1) bytes = 16 * (ks4 * (2 * br + 2 * bc) + bc * ps4) + 8 * br;
     else bytes = 16 * (ks4 * (2 * br + 2 * bc) + 2 * bc * ps4) + 8 * bc;
@@ -81,6 +84,7 @@ static int fit(int which, uint64_t hs, uint64_t br, uint64_t bc, uint32_t storag
     t->bc = (uint32_t)bc;
     t->ob = (uint32_t)ob;
     t->nt = (uint32_t)nt;
+    t->threads = (uint32_t)threads;
     t->bytes = (uint32_t)bytes;
     return 1;
 }
@@ -114,14 +118,16 @@ static int tiled_usable(const tt_gops *o, int hs) {
 }
 
 /* PF: on for GPUs where a thread's share of a streamed tile is at most
- * PF_MAX_SLOTS vec4 per tensor (NK = ceil(BC*HS4/NT) = ceil(16*HS4/BR): 4
- * (fwd), 8 (dq, dkdv) for the head-size-64 tiles of a 48 KiB adapter; the
- * small tiles of 16 KiB adapters would hold 16+ per tensor, 2 tensors:
- * register spills), off on CPU adapters (no latency to hide; compile time);
+ * PF_MAX_SLOTS vec4 per tensor (NK = ceil(BC*HS4/threads): 4 (fwd), 2 (dq),
+ * 4 (dkdv) for the head-size-64 tiles of a 48 KiB adapter; the small tiles
+ * of 16 KiB adapters would hold 16+ per tensor, 2 tensors: register
+ * spills), off on CPU adapters (no latency to hide; compile time);
  * tests force it on (tt_gops.attn_pf, hook TT_WEBGPU_ATTN_PF=1). */
 #define PF_MAX_SLOTS 8u
 /* NK: a thread's vec4 slots of a streamed BC x HS4 tile */
-static uint32_t tile_nk(int hs, const tt_attn_tile *t) { return (t->bc * (((uint32_t)hs + 3) / 4) + t->nt - 1) / t->nt; }
+static uint32_t tile_nk(int hs, const tt_attn_tile *t) {
+    return (t->bc * (((uint32_t)hs + 3) / 4) + t->threads - 1) / t->threads;
+}
 
 static int pf_mode(const tt_gops *o, int hs, const tt_attn_tile *t) {
     if (o->attn_pf) return o->attn_pf > 0;
@@ -150,11 +156,11 @@ static void bounds(uint32_t args[16], int hs, const tt_attn_tile *t) {
     args[5] = (uint32_t)(hs + 3) / 4;
     args[6] = t->bc;
     args[7] = tile_nk(hs, t);
-    args[8] = (t->bc + t->nt - 1) / t->nt;
+    args[8] = (t->bc + t->threads - 1) / t->threads;
 }
 
 static void tag(tt_gsite *s, const tt_attn_tile *t, int pf_on) {
-    snprintf(s->tag, sizeof s->tag, "br%u bc%u ob%u nt%u %uB%s", t->br, t->bc, t->ob, t->nt, t->bytes,
+    snprintf(s->tag, sizeof s->tag, "br%u bc%u ob%u nt%u %uB%s", t->br, t->bc, t->ob, t->threads, t->bytes,
              pf_on ? " pf" : "");
 }
 

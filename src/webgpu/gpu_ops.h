@@ -228,7 +228,8 @@ int tt_gop_attention_backward_drop(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref 
 typedef struct {
     uint32_t br, bc; /* rows per workgroup block, rows per streamed tile (multiples of 4) */
     uint32_t ob;     /* output d-blocks of 4 per thread (1..4) */
-    uint32_t nt;     /* threads: (br/4) * (bc/4) */
+    uint32_t nt;      /* threads of one (br/4) x (bc/4) layout */
+    uint32_t threads; /* the workgroup: nt (forward), 2 nt (backward: two halves) */
     uint32_t bytes;  /* workgroup memory */
 } tt_attn_tile;
 int tt_gop_attention_plan(int which, int hs, uint32_t storage, uint32_t max_inv, tt_attn_tile *t);

@@ -55,7 +55,9 @@ TT_TEST(test_plan) {
                     }
                     uint32_t hs4 = (uint32_t)(hs + 3) / 4, tx = t.bc / 4;
                     CHECK(t.br % 4 == 0 && t.bc % 4 == 0 && t.br >= 4 && t.bc >= 4);
-                    CHECK(t.nt == (t.br / 4) * tx && t.nt <= invs[ii]);
+                    CHECK(t.nt == (t.br / 4) * tx);
+                    /* the backward kernels run two halves of nt threads */
+                    CHECK(t.threads == (which ? 2 : 1) * t.nt && t.threads <= invs[ii]);
                     CHECK(t.bytes <= lims[li]);
                     CHECK(t.ob >= 1 && t.ob <= 4 && t.ob * tx >= hs4 && (t.ob - 1) * tx < hs4);
                     /* a larger limit never yields a smaller workgroup */
@@ -68,8 +70,8 @@ TT_TEST(test_plan) {
     /* the H200's limits, head size 64: the tiles the kernel headers describe */
     tt_attn_tile t;
     CHECK(tt_gop_attention_plan(0, 64, 49152, 1024, &t) && t.br == 64 && t.bc == 32 && t.ob == 2 && t.nt == 128);
-    CHECK(tt_gop_attention_plan(1, 64, 49152, 1024, &t) && t.br == 64 && t.bc == 16 && t.ob == 4);
-    CHECK(tt_gop_attention_plan(2, 64, 49152, 1024, &t) && t.br == 32 && t.bc == 32 && t.ob == 2);
+    CHECK(tt_gop_attention_plan(1, 64, 49152, 1024, &t) && t.br == 64 && t.bc == 16 && t.ob == 4 && t.threads == 128);
+    CHECK(tt_gop_attention_plan(2, 64, 49152, 1024, &t) && t.br == 32 && t.bc == 32 && t.ob == 2 && t.threads == 128);
     CHECK(!tt_gop_attention_plan(0, 0, 49152, 1024, &t));
 }
 
