@@ -51,14 +51,27 @@ static void transpose_head(float *XT, size_t ld, const float *X, size_t ldx, int
     for (int j0 = 0; j0 < n; j0 += TT_VW) {
         int m = TT_MIN(TT_VW, n - j0);
         const float *x = X + (size_t)j0 * ldx;
+        int d = 0;
+#if TT_HAVE_VTRANSPOSE
+        /* TT_VW x TT_VW blocks through registers: whole-vector loads and stores */
+        for (; d + TT_VW <= hs; d += TT_VW) {
+            tt_vf r[TT_VW];
+            if (m == TT_VW) {
+                TT_UNROLL for (int l = 0; l < TT_VW; l++) r[l] = tt_vload(x + (size_t)l * ldx + d);
+            } else
+                for (int l = 0; l < TT_VW; l++) r[l] = l < m ? tt_vload(x + (size_t)l * ldx + d) : tt_vdup(0.0f);
+            tt_vtranspose(r);
+            TT_UNROLL for (int l = 0; l < TT_VW; l++) tt_vstore(XT + (size_t)(d + l) * ld + j0, r[l]);
+        }
+#endif
         if (m == TT_VW) {
-            for (int d = 0; d < hs; d++) {
+            for (; d < hs; d++) {
                 tt_vf v;
                 TT_UNROLL for (int l = 0; l < TT_VW; l++) v[l] = x[(size_t)l * ldx + d];
                 tt_vstore(XT + (size_t)d * ld + j0, v);
             }
         } else {
-            for (int d = 0; d < hs; d++) {
+            for (; d < hs; d++) {
                 tt_vf v = tt_vdup(0.0f);
                 for (int l = 0; l < m; l++) v[l] = x[(size_t)l * ldx + d];
                 tt_vstore(XT + (size_t)d * ld + j0, v);

@@ -213,11 +213,27 @@ static void tt_mm_pack_task(void *arg, int64_t chunk, int tid) {
         }
     } else {
         /* B(k, j) = B[j*ldb + k]: read rows of the source, write columns of the panel */
-        for (int cc = 0; cc < nc; cc++) {
+        int cc = 0;
+#if TT_HAVE_VTRANSPOSE
+        /* TT_VW columns x TT_VW rows at a time through registers (whole-vector loads and stores) */
+        for (; cc + TT_VW <= nc; cc += TT_VW) {
+            const float *src = sg->B + (size_t)(j0 + cc) * sg->ldb + kb;
+            int k = 0;
+            for (; k + TT_VW <= kc; k += TT_VW) {
+                tt_vf r[TT_VW];
+                TT_UNROLL for (int l = 0; l < TT_VW; l++) r[l] = tt_vload(src + (size_t)l * sg->ldb + k);
+                tt_vtranspose(r);
+                TT_UNROLL for (int l = 0; l < TT_VW; l++) tt_vstore(dst + (size_t)(k + l) * NR + cc, r[l]);
+            }
+            for (; k < kc; k++)
+                for (int l = 0; l < TT_VW; l++) dst[(size_t)k * NR + cc + l] = src[(size_t)l * sg->ldb + k];
+        }
+#endif
+        for (; cc < nc; cc++) {
             const float *src = sg->B + (size_t)(j0 + cc) * sg->ldb + kb;
             for (int k = 0; k < kc; k++) dst[(size_t)k * NR + cc] = src[k];
         }
-        for (int cc = nc; cc < NR; cc++)
+        for (cc = nc; cc < NR; cc++)
             for (int k = 0; k < kc; k++) dst[(size_t)k * NR + cc] = 0.0f;
     }
 }
