@@ -2,43 +2,47 @@
 # ab.sh — the matmul kernel variants of dev/matmul/ against the product
 # kernel on the GPU host, in one device call: builds dev_matmul_bench and
 # bench_webgpu (Release), writes the variant kernel directories
-# (make_variants.sh), then, rounds times in the same order (base, v1, v2, ..,
-# base, v1, ..: drift of the clocks hits every configuration alike):
+# (make_variants.sh), then, in rounds (base, v1, .., vN, then vN, .., v1,
+# base, and so on: drift of the clocks hits every configuration alike):
 #   - every matmul product of the training step at gpt2 (12 layers, d 768,
 #     ctx 1024, batch 8: 8192 rows) and at the shakespeare_char shape
 #     (6 layers, d 384, ctx 256, batch 64: 16384 rows), planned tile and
 #     split-K as in the step (build/dev_matmul_bench: ms per product, split-K
 #     reduction included);
 #   - the whole gpt2 step (build/bench_webgpu gpt2 STEPS 0, synchronous:
-#     the median ms per step);
+#     the median ms per step), step-rounds rounds, then base once more
+#     while the budget lasts;
 # and prints one table: per product ms and TFLOP/s of base, each variant's
 # ms and its ratio to base (< 1 is faster), the per-step matmul total
 # (each product times its count in the step) and the step time.
 #
-#   bash dev/matmul/ab.sh [--variants "bk8 interior bk8int"] [--rounds 2]
-#        [--budget 135] [--steps 5] [--smoke]
+#   bash dev/matmul/ab.sh [--variants "bk8 interior remap all"] [--rounds 2]
+#        [--step-rounds 1] [--budget 135] [--steps 5] [--smoke]
 #
-# --budget: seconds after which no further run starts (the build counts);
+# --budget: seconds after which no further run starts (the build counts;
+# default 135, with --smoke 900);
 # each run also has its own timeout. --smoke: tiny products and the tiny
 # preset (checks the script on a machine without a GPU, e.g. lavapipe).
 # Environment: TINYTRAIN_WEBGPU_LIB (Dawn), as for every WebGPU run.
-# Writes its raw outputs to build/dev-matmul/ab/. Exit 1 if the build fails.
+# Writes the variants and its raw outputs (out/) to build/dev-matmul-ab/. Exit 1 if the build fails.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-variants="bk8 interior bk8int" rounds=2 budget=135 steps=5 smoke=0
+variants="bk8 interior remap all" rounds=2 srounds=1 budget= steps=5 smoke=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --variants) variants=$2; shift ;;
     --rounds) rounds=$2; shift ;;
+    --step-rounds) srounds=$2; shift ;;
     --budget) budget=$2; shift ;;
     --steps) steps=$2; shift ;;
     --smoke) smoke=1 ;;
-    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ab.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
+[ -n "$budget" ] || { budget=135; [ $smoke = 1 ] && budget=900; }
 t0=$(date +%s)
 el() { echo $(( $(date +%s) - t0 )); }
 if [ -z "${VK_DRIVER_FILES:-}" ]; then
@@ -53,8 +57,8 @@ if ! { timeout 120 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null &&
        timeout 120 cmake --build build -j"$jobs" --target dev_matmul_bench bench_webgpu >build/ab-build.log 2>&1; }; then
   echo "ab.sh: build failed:"; tail -20 build/ab-build.log 2>/dev/null; exit 1
 fi
-bash dev/matmul/make_variants.sh build/dev-matmul >/dev/null || { echo "ab.sh: make_variants.sh failed"; exit 1; }
-out=build/dev-matmul/ab
+bash dev/matmul/make_variants.sh build/dev-matmul-ab >/dev/null || { echo "ab.sh: make_variants.sh failed"; exit 1; }
+out=build/dev-matmul-ab/out
 rm -rf "$out"; mkdir -p "$out"
 echo "built in $(el) s"
 
@@ -100,7 +104,7 @@ echo "$specs" > "$out/specs.txt"
 speclist=$(echo "$specs" | awk '{print $3}')
 cfgs="base $variants"
 for v in $variants; do
-  [ -f build/dev-matmul/$v/matmul.wgsl ] || { echo "ab.sh: no variant $v (make_variants.sh knows: $(bash dev/matmul/make_variants.sh /tmp/ab-names.$$ | tr '\n' ' '))"; rm -rf /tmp/ab-names.$$; exit 2; }
+  [ -f build/dev-matmul-ab/$v/matmul.wgsl ] || { echo "ab.sh: no variant $v (make_variants.sh knows: $(bash dev/matmul/make_variants.sh /tmp/ab-names.$$ | tr '\n' ' '))"; rm -rf /tmp/ab-names.$$; exit 2; }
 done
 
 # run KIND CFG ROUND TIMEOUT CMD...: one run unless the budget is spent
@@ -111,7 +115,7 @@ run() {
   local need=${longest[$kind]:-10}
   if [ $(( $(el) + need )) -gt "$budget" ]; then echo "  skip $kind $cfg round $r: budget ($(el) s spent, ~$need s needed)"; return; fi
   local dir= s=$(date +%s)
-  [ "$cfg" != base ] && dir=$root/build/dev-matmul/$cfg
+  [ "$cfg" != base ] && dir=$root/build/dev-matmul-ab/$cfg
   env ${dir:+TT_WEBGPU_WGSL_DIR=$dir} TT_BENCH_PIPELINED=0 timeout "$to" "$@" > "$out/$kind.$cfg.$r" 2> "$out/$kind.$cfg.$r.err"
   local rc=$? d=$(( $(date +%s) - s ))
   [ "$d" -gt "${longest[$kind]:-0}" ] && longest[$kind]=$d
@@ -120,18 +124,22 @@ run() {
 }
 
 echo "== matmul products, $rounds round(s) of: $cfgs ($(el) s)"
+rcfgs=$(echo $cfgs | tr ' ' '\n' | tac | tr '\n' ' ')
 for r in $(seq 1 "$rounds"); do
-  for c in $cfgs; do run mm "$c" "$r" "$mm_to" ./build/dev_matmul_bench reps=$reps trials=$trials $speclist; done
+  order=$cfgs; [ $((r % 2)) = 0 ] && order=$rcfgs
+  for c in $order; do run mm "$c" "$r" "$mm_to" ./build/dev_matmul_bench reps=$reps trials=$trials $speclist; done
 done
-echo "== whole step: bench_webgpu $preset $steps 0, $rounds round(s) ($(el) s)"
-for r in $(seq 1 "$rounds"); do
-  for c in $cfgs; do run step "$c" "$r" "$step_to" ./build/bench_webgpu "$preset" "$steps" 0; done
+echo "== whole step: bench_webgpu $preset $steps 0, $srounds round(s), then base again ($(el) s)"
+for r in $(seq 1 "$srounds"); do
+  order=$cfgs; [ $((r % 2)) = 0 ] && order=$rcfgs
+  for c in $order; do run step "$c" "$r" "$step_to" ./build/bench_webgpu "$preset" "$steps" 0; done
 done
+run step base $((srounds + 1)) "$step_to" ./build/bench_webgpu "$preset" "$steps" 0
 grep -h '^# adapter' "$out"/mm.base.1 2>/dev/null | head -1
 
-python3 - "$out" "$rounds" "$cfgs" <<'PY'
+python3 - "$out" "$rounds" "$cfgs" "$srounds" <<'PY'
 import sys, os, re
-out, rounds, cfgs = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
+out, rounds, cfgs, srounds = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), int(sys.argv[4])
 specs = [l.split() for l in open(os.path.join(out, 'specs.txt')) if l.strip()]
 def mean(xs):
     return sum(xs) / len(xs) if xs else None
@@ -139,7 +147,7 @@ def mean(xs):
 ms, tag, step = {}, {}, {}
 for c in cfgs:
     ms[c], step[c] = {}, []
-    for r in range(1, rounds + 1):
+    for r in range(1, max(rounds, srounds + 1) + 1):
         p = os.path.join(out, 'mm.%s.%d' % (c, r))
         if os.path.exists(p):
             for l in open(p):
@@ -158,7 +166,7 @@ vs = cfgs[1:]
 print()
 print('ms per product: mean over rounds of the median of trials; x/base < 1 is faster; TF = TFLOP/s')
 hdr = '%-20s %5s %-28s %8s %6s' % ('product', 'count', 'M x N x K (base plan)', 'base ms', 'TF')
-for v in vs: hdr += ' %9s %6s %6s' % (v[:9] + ' ms', 'TF', 'x/base')
+for v in vs: hdr += ' %11s %6s %6s' % (v[:8] + ' ms', 'TF', 'x/base')
 print(hdr)
 tot = {}
 for name, count, sp in specs:
@@ -173,7 +181,7 @@ for name, count, sp in specs:
         if x is None: t[1] = False
         else: t[0] += int(count) * x
         if c == 'base': continue
-        line += ' %9s %6s %6s' % (fmt(x, 9, 4), fmt(fl / x * 1e-9 if x else None, 6, 1), fmt(x / b if x and b else None, 6, 3))
+        line += ' %11s %6s %6s' % (fmt(x, 11, 4), fmt(fl / x * 1e-9 if x else None, 6, 1), fmt(x / b if x and b else None, 6, 3))
     print(line)
 print()
 print('matmul ms per training step (each product x its count; "-" where a run is missing)')
@@ -187,7 +195,7 @@ for grp in sorted(set(g for g, _ in tot)):
     print(line)
 print()
 b = mean(step['base'])
-line = 'whole step (bench_webgpu, synchronous median ms; rounds %s): base %s' % (rounds, fmt(b, 8, 2))
+line = 'whole step (bench_webgpu, synchronous median ms per run, mean of runs): base %s' % fmt(b, 8, 2)
 if step['base']: line += ' [' + ' '.join('%.2f' % x for x in step['base']) + ']'
 print(line)
 for v in vs:
