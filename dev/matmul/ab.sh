@@ -17,10 +17,10 @@
 # (each product times its count in the step) and the step time.
 #
 #   bash dev/matmul/ab.sh [--variants "bk8 interior remap all"] [--rounds 2]
-#        [--step-rounds 1] [--budget 135] [--steps 5] [--smoke]
+#        [--step-rounds 1] [--budget 130] [--steps 5] [--smoke]
 #
 # --budget: seconds after which no further run starts (the build counts;
-# default 135, with --smoke 900);
+# default 130, with --smoke 900);
 # each run also has its own timeout. --smoke: tiny products and the tiny
 # preset (checks the script on a machine without a GPU, e.g. lavapipe).
 # Environment: TINYTRAIN_WEBGPU_LIB (Dawn), as for every WebGPU run.
@@ -42,7 +42,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ -n "$budget" ] || { budget=135; [ $smoke = 1 ] && budget=900; }
+[ -n "$budget" ] || { budget=130; [ $smoke = 1 ] && budget=900; }
 t0=$(date +%s)
 el() { echo $(( $(date +%s) - t0 )); }
 if [ -z "${VK_DRIVER_FILES:-}" ]; then
@@ -123,21 +123,27 @@ run() {
   else echo "  $kind $cfg round $r: ${d} s"; fi
 }
 
-echo "== matmul products, $rounds round(s) of: $cfgs ($(el) s)"
+# round r of the products, then round r of the step, and so on (so a spent
+# budget still leaves whole rounds of both); even rounds in reverse order;
+# the base step once more at the end
 rcfgs=$(echo $cfgs | tr ' ' '\n' | tac | tr '\n' ' ')
-for r in $(seq 1 "$rounds"); do
+last=$rounds; [ "$srounds" -gt "$last" ] && last=$srounds
+for r in $(seq 1 "$last"); do
   order=$cfgs; [ $((r % 2)) = 0 ] && order=$rcfgs
-  for c in $order; do run mm "$c" "$r" "$mm_to" ./build/dev_matmul_bench reps=$reps trials=$trials $speclist; done
+  if [ "$r" -le "$rounds" ]; then
+    echo "== matmul products, round $r: $order ($(el) s)"
+    for c in $order; do run mm "$c" "$r" "$mm_to" ./build/dev_matmul_bench reps=$reps trials=$trials $speclist; done
+  fi
+  if [ "$r" -le "$srounds" ]; then
+    echo "== whole step, round $r: bench_webgpu $preset $steps 0 ($(el) s)"
+    for c in $order; do run step "$c" "$r" "$step_to" ./build/bench_webgpu "$preset" "$steps" 0; done
+  fi
 done
-echo "== whole step: bench_webgpu $preset $steps 0, $srounds round(s), then base again ($(el) s)"
-for r in $(seq 1 "$srounds"); do
-  order=$cfgs; [ $((r % 2)) = 0 ] && order=$rcfgs
-  for c in $order; do run step "$c" "$r" "$step_to" ./build/bench_webgpu "$preset" "$steps" 0; done
-done
+echo "== whole step: base again ($(el) s)"
 run step base $((srounds + 1)) "$step_to" ./build/bench_webgpu "$preset" "$steps" 0
 grep -h '^# adapter' "$out"/mm.base.1 2>/dev/null | head -1
 
-python3 - "$out" "$rounds" "$cfgs" "$srounds" <<'PY'
+python3 - "$out" "$rounds" "$cfgs" "$srounds" > "$out/table.txt" <<'PY'
 import sys, os, re
 out, rounds, cfgs, srounds = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), int(sys.argv[4])
 specs = [l.split() for l in open(os.path.join(out, 'specs.txt')) if l.strip()]
@@ -202,4 +208,6 @@ for v in vs:
     x = mean(step[v])
     print('  %-10s %8s  x/base %s  [%s]' % (v, fmt(x, 8, 2), fmt(x / b if x and b else None, 6, 3), ' '.join('%.2f' % y for y in step[v])))
 PY
-echo "ab.sh: done in $(el) s (raw outputs in $out)"
+cat "$out/table.txt"
+[ -n "${OUT:-}" ] && [ -d "$OUT" ] && cp -r "$out" "$OUT/matmul-ab" 2>/dev/null
+echo "ab.sh: done in $(el) s (raw outputs in $out${OUT:+, copied to \$OUT/matmul-ab})"
