@@ -42,6 +42,16 @@
 // stores only am <= M rows; rows am .. M-1 of op(A) read as 1.0, so output
 // row am is the column sum of op(B) (db = 1^T dout) — computed by the same
 // tiles, in the same fixed order. am = M when unused.
+//
+// Interior tiles: a workgroup whose tile lies wholly in range (rows < am,
+// columns < N, VEC, K and the split slice multiples of BK: a condition
+// uniform over the workgroup) runs a second copy of the k loop whose loads
+// have no bounds checks or selects, from vec4 indices computed once and
+// advanced by a constant per k tile, and a tile wholly inside C stores
+// without per-element checks. The same values reach the same fma chains
+// and the epilogue adds bias, R and C in the same order: bit-identical to
+// the checked path, which the edge tiles keep.
+
 struct Args {
     M: u32, N: u32, K: u32, lda: u32,
     ldb: u32, ldc: u32, a_off: u32, b_off: u32,
@@ -185,10 +195,45 @@ fn store4(m: u32, nb: u32, v4: vec4<f32>, split: bool, cbase: u32) {
     }
 }
 
+// store4 of a row wholly in range (m < M, nb + 3 < N): no checks, the
+// same additions in the same order.
+fn store4f(m: u32, nb: u32, v4: vec4<f32>, split: bool, cbase: u32) {
+    if (split) {
+        let si = cbase + m * a.N + nb;
+        Cm[si] = v4.x;
+        Cm[si + 1u] = v4.y;
+        Cm[si + 2u] = v4.z;
+        Cm[si + 3u] = v4.w;
+        return;
+    }
+    var v = v4;
+    if ((a.flags & 2u) != 0u) {
+        let bi = a.bias_off + nb;
+        v += vec4<f32>(bias[bi], bias[bi + 1u], bias[bi + 2u], bias[bi + 3u]);
+    }
+    let ci = a.c_off + m * a.ldc + nb;
+    if ((a.flags & 4u) != 0u) {
+        let ri = a.r_off + m * a.ldc + nb;
+        v += vec4<f32>(R[ri], R[ri + 1u], R[ri + 2u], R[ri + 3u]);
+    }
+    if ((a.flags & 1u) != 0u) { v += vec4<f32>(Cm[ci], Cm[ci + 1u], Cm[ci + 2u], Cm[ci + 3u]); }
+    Cm[ci] = v.x;
+    Cm[ci + 1u] = v.y;
+    Cm[ci + 2u] = v.z;
+    Cm[ci + 3u] = v.w;
+}
+
+// Store every output of the thread (fast: the workgroup's tile is wholly in
+// range).
+fn store_all(fast: bool, m: u32, nc: u32, v: vec4<f32>, split: bool, cbase: u32) {
+    if (fast) { store4f(m, nc, v, split, cbase); } else { store4(m, nc, v, split, cbase); }
+}
+
 // The register tile is written out by hand (no arrays indexed by loop
 // variables: the accumulators stay in registers whatever the driver's
 // unroller does). cRC_i: block row r, block column c, row i of the 4x4 block.
-// RM, RN are 1 or 2 (TM, TN 4 or 8).
+// RM, RN are 1 or 2 (TM, TN 4 or 8). The k loop is written twice: the
+// checked one (any tile) and the unchecked one (interior tiles).
 @compute @workgroup_size(TX, TY, 1)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_id) lid3: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -198,6 +243,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let n0 = wid.x * BN;
     let kbeg = wid.z * a.kchunk;
     let kend = min(a.K, kbeg + a.kchunk);
+    // the tile wholly in range (uniform over the workgroup): every load a
+    // plain vec4, every k tile full
+    let full = VEC && m0 + BM <= a.am && n0 + BN <= a.N && a.K % BK == 0u && a.kchunk % BK == 0u;
+    // vec4 index of the thread's first A and B slot at kbeg; slot i adds
+    // i * da (db), each k tile adds ka (kb)
+    let ia = select((a.a_off + (m0 + lid / BK4) * a.lda + kbeg + 4u * (lid % BK4)) >> 2u,
+                    (a.a_off + (kbeg + lid / BM4) * a.lda + m0 + 4u * (lid % BM4)) >> 2u, TRANS_A);
+    let da = select((NT / BK4) * (a.lda >> 2u), (NT / BM4) * (a.lda >> 2u), TRANS_A);
+    let ka = select(BK4, BK * (a.lda >> 2u), TRANS_A);
+    let ib = select((a.b_off + (kbeg + lid / BN4) * a.ldb + n0 + 4u * (lid % BN4)) >> 2u,
+                    (a.b_off + (n0 + lid / BK4) * a.ldb + kbeg + 4u * (lid % BK4)) >> 2u, TRANS_B);
+    let db = select((NT / BN4) * (a.ldb >> 2u), (NT / BK4) * (a.ldb >> 2u), TRANS_B);
+    let kb = select(BK * (a.ldb >> 2u), BK4, TRANS_B);
     let z4 = vec4<f32>(0.0);
     var c000 = z4; var c001 = z4; var c002 = z4; var c003 = z4;
     var c010 = z4; var c011 = z4; var c012 = z4; var c013 = z4;
@@ -205,8 +263,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var c110 = z4; var c111 = z4; var c112 = z4; var c113 = z4;
     var ra: array<vec4<f32>, LA>;
     var rb: array<vec4<f32>, LB>;
-    for (var i = 0u; i < LA; i++) { ra[i] = loadA(lid + i * NT, m0, kbeg, kend); }
-    for (var i = 0u; i < LB; i++) { rb[i] = loadB(lid + i * NT, n0, kbeg, kend); }
+    if (full) {
+        for (var i = 0u; i < LA; i++) { ra[i] = A4[ia + i * da]; }
+        for (var i = 0u; i < LB; i++) { rb[i] = B4[ib + i * db]; }
+    } else {
+        for (var i = 0u; i < LA; i++) { ra[i] = loadA(lid + i * NT, m0, kbeg, kend); }
+        for (var i = 0u; i < LB; i++) { rb[i] = loadB(lid + i * NT, n0, kbeg, kend); }
+    }
 
     // STAGES 1: barrier, store the prefetched tile, barrier, multiply.
     // STAGES 2: the tile in stage st is multiplied while the next one is
@@ -218,20 +281,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         for (var i = 0u; i < LB; i++) { storeB(lid + i * NT, rb[i], 0u); }
         workgroupBarrier();
     }
-    for (var k0 = kbeg; k0 < kend; k0 += BK) {
-        let more = k0 + BK < kend;
-        if (STAGES == 1u) {
-            workgroupBarrier();
-            for (var i = 0u; i < LA; i++) { storeA(lid + i * NT, ra[i], 0u); }
-            for (var i = 0u; i < LB; i++) { storeB(lid + i * NT, rb[i], 0u); }
-            workgroupBarrier();
-        }
-        if (more) {
-            for (var i = 0u; i < LA; i++) { ra[i] = loadA(lid + i * NT, m0, k0 + BK, kend); }
-            for (var i = 0u; i < LB; i++) { rb[i] = loadB(lid + i * NT, n0, k0 + BK, kend); }
-        }
-        let sa = st * SA;
-        let sb = st * SB;
+    if (full) {
+        var pa = ia;
+        var pb = ib;
+        for (var k0 = kbeg; k0 < kend; k0 += BK) {
+            let more = k0 + BK < kend;
+            if (STAGES == 1u) {
+                workgroupBarrier();
+                for (var i = 0u; i < LA; i++) { storeA(lid + i * NT, ra[i], 0u); }
+                for (var i = 0u; i < LB; i++) { storeB(lid + i * NT, rb[i], 0u); }
+                workgroupBarrier();
+            }
+            if (more) {
+                pa += ka;
+                pb += kb;
+                for (var i = 0u; i < LA; i++) { ra[i] = A4[pa + i * da]; }
+                for (var i = 0u; i < LB; i++) { rb[i] = B4[pb + i * db]; }
+            }
+            let sa = st * SA;
+            let sb = st * SB;
         //!unroll kk BK
         {
             let s = sw(kk);
@@ -263,13 +331,69 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 }
             }
         }
-        if (STAGES == 2u) {
-            if (more) {
-                for (var i = 0u; i < LA; i++) { storeA(lid + i * NT, ra[i], (1u - st) * SA); }
-                for (var i = 0u; i < LB; i++) { storeB(lid + i * NT, rb[i], (1u - st) * SB); }
+            if (STAGES == 2u) {
+                if (more) {
+                    for (var i = 0u; i < LA; i++) { storeA(lid + i * NT, ra[i], (1u - st) * SA); }
+                    for (var i = 0u; i < LB; i++) { storeB(lid + i * NT, rb[i], (1u - st) * SB); }
+                }
+                workgroupBarrier();
+                st = 1u - st;
             }
-            workgroupBarrier();
-            st = 1u - st;
+        }
+    } else {
+        for (var k0 = kbeg; k0 < kend; k0 += BK) {
+            let more = k0 + BK < kend;
+            if (STAGES == 1u) {
+                workgroupBarrier();
+                for (var i = 0u; i < LA; i++) { storeA(lid + i * NT, ra[i], 0u); }
+                for (var i = 0u; i < LB; i++) { storeB(lid + i * NT, rb[i], 0u); }
+                workgroupBarrier();
+            }
+            if (more) {
+                for (var i = 0u; i < LA; i++) { ra[i] = loadA(lid + i * NT, m0, k0 + BK, kend); }
+                for (var i = 0u; i < LB; i++) { rb[i] = loadB(lid + i * NT, n0, k0 + BK, kend); }
+            }
+            let sa = st * SA;
+            let sb = st * SB;
+        //!unroll kk BK
+        {
+            let s = sw(kk);
+            let a0 = As[sa + kk * BM4 + (ty ^ s)];
+            let b0 = Bs[sb + kk * BN4 + (tx ^ s)];
+            c000 = fma(vec4<f32>(a0.x), b0, c000);
+            c001 = fma(vec4<f32>(a0.y), b0, c001);
+            c002 = fma(vec4<f32>(a0.z), b0, c002);
+            c003 = fma(vec4<f32>(a0.w), b0, c003);
+            if (RN == 2u) {
+                let b1 = Bs[sb + kk * BN4 + ((BN4 / 2u + tx) ^ s)];
+                c010 = fma(vec4<f32>(a0.x), b1, c010);
+                c011 = fma(vec4<f32>(a0.y), b1, c011);
+                c012 = fma(vec4<f32>(a0.z), b1, c012);
+                c013 = fma(vec4<f32>(a0.w), b1, c013);
+            }
+            if (RM == 2u) {
+                let a1 = As[sa + kk * BM4 + ((BM4 / 2u + ty) ^ s)];
+                c100 = fma(vec4<f32>(a1.x), b0, c100);
+                c101 = fma(vec4<f32>(a1.y), b0, c101);
+                c102 = fma(vec4<f32>(a1.z), b0, c102);
+                c103 = fma(vec4<f32>(a1.w), b0, c103);
+                if (RN == 2u) {
+                    let b1 = Bs[sb + kk * BN4 + ((BN4 / 2u + tx) ^ s)];
+                    c110 = fma(vec4<f32>(a1.x), b1, c110);
+                    c111 = fma(vec4<f32>(a1.y), b1, c111);
+                    c112 = fma(vec4<f32>(a1.z), b1, c112);
+                    c113 = fma(vec4<f32>(a1.w), b1, c113);
+                }
+            }
+        }
+            if (STAGES == 2u) {
+                if (more) {
+                    for (var i = 0u; i < LA; i++) { storeA(lid + i * NT, ra[i], (1u - st) * SA); }
+                    for (var i = 0u; i < LB; i++) { storeB(lid + i * NT, rb[i], (1u - st) * SB); }
+                }
+                workgroupBarrier();
+                st = 1u - st;
+            }
         }
     }
 
@@ -277,27 +401,28 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let cbase = a.c_off + wid.z * a.M * a.N;
     let mr = m0 + ty * 4u;
     let nc = n0 + tx * 4u;
-    store4(mr, nc, c000, split, cbase);
-    store4(mr + 1u, nc, c001, split, cbase);
-    store4(mr + 2u, nc, c002, split, cbase);
-    store4(mr + 3u, nc, c003, split, cbase);
+    let fast = m0 + BM <= a.M && n0 + BN <= a.N;
+    store_all(fast, mr, nc, c000, split, cbase);
+    store_all(fast, mr + 1u, nc, c001, split, cbase);
+    store_all(fast, mr + 2u, nc, c002, split, cbase);
+    store_all(fast, mr + 3u, nc, c003, split, cbase);
     if (RN == 2u) {
-        store4(mr, nc + BN / 2u, c010, split, cbase);
-        store4(mr + 1u, nc + BN / 2u, c011, split, cbase);
-        store4(mr + 2u, nc + BN / 2u, c012, split, cbase);
-        store4(mr + 3u, nc + BN / 2u, c013, split, cbase);
+        store_all(fast, mr, nc + BN / 2u, c010, split, cbase);
+        store_all(fast, mr + 1u, nc + BN / 2u, c011, split, cbase);
+        store_all(fast, mr + 2u, nc + BN / 2u, c012, split, cbase);
+        store_all(fast, mr + 3u, nc + BN / 2u, c013, split, cbase);
     }
     if (RM == 2u) {
         let mr1 = mr + BM / 2u;
-        store4(mr1, nc, c100, split, cbase);
-        store4(mr1 + 1u, nc, c101, split, cbase);
-        store4(mr1 + 2u, nc, c102, split, cbase);
-        store4(mr1 + 3u, nc, c103, split, cbase);
+        store_all(fast, mr1, nc, c100, split, cbase);
+        store_all(fast, mr1 + 1u, nc, c101, split, cbase);
+        store_all(fast, mr1 + 2u, nc, c102, split, cbase);
+        store_all(fast, mr1 + 3u, nc, c103, split, cbase);
         if (RN == 2u) {
-            store4(mr1, nc + BN / 2u, c110, split, cbase);
-            store4(mr1 + 1u, nc + BN / 2u, c111, split, cbase);
-            store4(mr1 + 2u, nc + BN / 2u, c112, split, cbase);
-            store4(mr1 + 3u, nc + BN / 2u, c113, split, cbase);
+            store_all(fast, mr1, nc + BN / 2u, c110, split, cbase);
+            store_all(fast, mr1 + 1u, nc + BN / 2u, c111, split, cbase);
+            store_all(fast, mr1 + 2u, nc + BN / 2u, c112, split, cbase);
+            store_all(fast, mr1 + 3u, nc + BN / 2u, c113, split, cbase);
         }
     }
 }
