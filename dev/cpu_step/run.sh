@@ -4,7 +4,10 @@
 # (6 layers, d 384, 6 heads, ctx 256, batch 64), on the same cores, in one
 # sitting (about 3 minutes on a 16-core host).
 #
-#   bash dev/cpu_step/run.sh OLD [--new BIN] [--rounds N] [--no-torch] [--anchors DIR] [--jobs N] [--smoke]
+#   bash dev/cpu_step/run.sh OLD [--new BIN] [--rounds N] [--no-torch] [--anchors DIR] [--jobs N] [--data FILE] [--smoke]
+#
+# --data: the corpus the steps read (default data/tinyshakespeare.txt; the
+# step time does not depend on it, but tinytrain needs one).
 #
 # OLD: a commit (built from `git archive`, needs the .git of this checkout),
 # a source directory of the old tree, or a built tinytrain binary. The new
@@ -19,7 +22,7 @@
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 old=${1:?usage: run.sh OLD [--rounds N] [--no-torch] [--anchors DIR]}; shift
-rounds=2 torch=1 jobs=$(nproc) anchors="" newbin="" smoke=0
+rounds=2 torch=1 jobs=$(nproc) anchors="" newbin="" smoke=0 data="$here/data/tinyshakespeare.txt"
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=$2; shift ;;
@@ -28,6 +31,7 @@ while [ $# -gt 0 ]; do
     --jobs) jobs=$2; shift ;;
     --new) newbin=$2; shift ;;
     --smoke) smoke=1 ;;
+    --data) data=$2; shift ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -70,7 +74,7 @@ for s in mega shakespeare; do
   for r in $(seq 1 "$rounds"); do
     for b in old new; do
       # shellcheck disable=SC2086
-      "$tmp/$b/bin/tinytrain" bench --backend cpu ${shape[$s]} ${steps[$s]} --json > "$tmp/$s.$b.$r.json" 2> "$tmp/$s.$b.$r.err"
+      "$tmp/$b/bin/tinytrain" bench --backend cpu --data "$data" ${shape[$s]} ${steps[$s]} --json > "$tmp/$s.$b.$r.json" 2> "$tmp/$s.$b.$r.err"
       v=$(med "$tmp/$s.$b.$r.json"); res[$s.$b]="${res[$s.$b]:-} $v"
       echo "  $s $b round $r: ${v:-FAILED ($(tail -1 "$tmp/$s.$b.$r.err"))} ms/step"
     done
