@@ -4,8 +4,8 @@
  * tiles wholly in range and not) on seeded random data and prints, per
  * product and tile, a hash of the output's bytes and its error against a
  * float64 reference. Run once with the embedded kernels and once with
- * TT_WEBGPU_WGSL_DIR set to a variant (dev/matmul/make_variants.sh): equal
- * lines mean bit-identical outputs (dev/matmul/check.sh compares them).
+ * TT_WEBGPU_WGSL_DIR set to a variant's kernel directory: equal lines mean
+ * bit-identical outputs (dev/matmul/README.md).
  *
  *   build/dev_matmul_check [unroll=0|1] [tiles=128,64,32,0]
  *
