@@ -6,15 +6,19 @@
 # (make_variants.sh, through TT_WEBGPU_WGSL_DIR), with the k loop as a loop
 # and unrolled (as on GPUs); the output hashes must be equal line for line.
 # Then `ctest -R backend_ops` per variant (float64 reference).
-#   bash dev/matmul/check.sh [--variants "bk8 interior"] [--no-ctest]
+#   bash dev/matmul/check.sh [--variants "pf kv"] [--tiles 128,64,32,0] [--unroll "0 1"] [--no-ctest]
+# (--tiles 128: the options act on the 128 tile only; the variant none on
+# every tile covers the shared code of the others.)
 # Run from the repository root after `cmake -S . -B build`. Exit 1 on a difference.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-variants="none bk8 interior remap bk8int all" ctest=1
+variants="none pf db8 db16 kv all" ctest=1 tiles=128,64,32,0 unrolls="0 1"
 while [ $# -gt 0 ]; do
   case "$1" in
     --variants) variants=$2; shift ;;
+    --tiles) tiles=$2; shift ;;
+    --unroll) unrolls=$2; shift ;;
     --no-ctest) ctest=0 ;;
     *) echo "check.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -24,10 +28,10 @@ cmake --build build -j2 --target dev_matmul_check test_backend_ops >/dev/null ||
 bash dev/matmul/make_variants.sh build/dev-matmul >/dev/null || exit 1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail=0
-for u in 0 1; do
-  ./build/dev_matmul_check unroll=$u > "$tmp/base.$u" 2> "$tmp/base.$u.err" || { echo "base unroll $u: FAILED"; cat "$tmp/base.$u.err"; fail=1; }
+for u in $unrolls; do
+  ./build/dev_matmul_check unroll=$u tiles=$tiles > "$tmp/base.$u" 2> "$tmp/base.$u.err" || { echo "base unroll $u: FAILED"; cat "$tmp/base.$u.err"; fail=1; }
   for v in $variants; do
-    TT_WEBGPU_WGSL_DIR=$root/build/dev-matmul/$v ./build/dev_matmul_check unroll=$u > "$tmp/$v.$u" 2> "$tmp/$v.$u.err"
+    TT_WEBGPU_WGSL_DIR=$root/build/dev-matmul/$v ./build/dev_matmul_check unroll=$u tiles=$tiles > "$tmp/$v.$u" 2> "$tmp/$v.$u.err"
     rc=$?
     n=$(grep -c hash "$tmp/$v.$u")
     if [ $rc = 0 ] && cmp -s "$tmp/base.$u" "$tmp/$v.$u"; then
