@@ -48,7 +48,7 @@ while [ $# -gt 0 ]; do
     --steps) steps=$2; shift ;;
     --no-bits) bits=0 ;;
     --smoke) smoke=1 ;;
-    -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ab.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -209,7 +209,7 @@ vs = cfgs[1:]
 p = os.path.join(out, 'bits.txt')
 if os.path.exists(p):
     print()
-    print('bits (dev_matmul_check hashes, every product of every tile, against the embedded kernel):')
+    print('bits (build/dev_matmul_check output hashes against the embedded kernel):')
     for l in open(p): print('  ' + l.rstrip())
 print()
 print('whole step (bench_webgpu, synchronous step median ms of each run; x/base: mean over rounds against the base mean)')
