@@ -3,7 +3,8 @@
 # kernel on the GPU host, in one device call: builds dev_matmul_check,
 # dev_matmul_bench and bench_webgpu (Release), writes the variant kernel
 # directories (make_variants.sh), then, each run only while the budget lasts:
-#   1. bits: build/dev_matmul_check (88 small products: every tile,
+#   1. bits: build/dev_matmul_check tiles=128,0 (44 small products on the
+#      128 tile, where the options act, and on the planned tiles: every
 #      transpose, split-K, epilogue, odd size) with the embedded kernels and
 #      with each variant, the k loop as the GPU runs it; the output hashes
 #      compared with cmp ("bit-identical" or "DIFFERENT");
@@ -48,7 +49,7 @@ while [ $# -gt 0 ]; do
     --steps) steps=$2; shift ;;
     --no-bits) bits=0 ;;
     --smoke) smoke=1 ;;
-    -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ab.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -84,7 +85,7 @@ t.fwd_res 1 96,64,80,0,0,br
 t.dx 2 128,96,64,0,1
 t.dw 2 64,96,512,1,0,a"
 else
-  preset=gpt2 reps=10 trials=5 mm_to=60 step_to=60 bits_to=60 bits_args=""
+  preset=gpt2 reps=10 trials=5 mm_to=60 step_to=60 bits_to=60 bits_args="tiles=128,0"
   specs="g.fwd.qkv 36 8192,768,768,0,0,b
 g.fwd.attn_proj 12 8192,768,768,0,0,br
 g.fwd.fc 12 8192,3072,768,0,0,b
