@@ -9,15 +9,14 @@
 #      with each variant, the k loop as the GPU runs it; the output hashes
 #      compared with cmp ("bit-identical" or "DIFFERENT");
 #   2. the whole gpt2 step (build/bench_webgpu gpt2 STEPS 0, synchronous:
-#      the median ms per step), round 1 in the order base v1 .. vN;
+#      the median ms per step), round 1 in the order base v1 .. vN, round 2
+#      in the reverse order (odd rounds forward, even rounds reversed, so
+#      clock drift hits every configuration alike), then base once more;
 #   3. every matmul product of the training step at gpt2 (12 layers, d 768,
 #      ctx 1024, batch 8: 8192 rows) and at the shakespeare_char shape
 #      (6 layers, d 384, ctx 256, batch 64: 16384 rows), planned tile and
 #      split-K as in the step (build/dev_matmul_bench: ms per product, split-K
-#      reduction included), round 1;
-#   4. the step and the products again in the reverse order (rounds 2, ...:
-#      odd rounds forward, even rounds reversed, so clock drift hits every
-#      configuration alike), then the base step once more;
+#      reduction included), in rounds ordered as the step's;
 # and prints one table: the bits verdicts, per product ms and TFLOP/s of
 # base, each variant's ms and its ratio to base (< 1 is faster), the
 # per-step matmul total (each product times its count in the step), and the
@@ -49,7 +48,7 @@ while [ $# -gt 0 ]; do
     --steps) steps=$2; shift ;;
     --no-bits) bits=0 ;;
     --smoke) smoke=1 ;;
-    -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "ab.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -161,27 +160,27 @@ if [ $bits = 1 ]; then
   sed 's/^/  /' "$out/bits.txt"
 fi
 
-# 2-4. rounds: step round r, then products round r; odd rounds base v1 ..
-# vN, even rounds reversed; the base step once more at the end
+# 2-4. the step rounds first (the deciding figure), the base step once
+# more, then the product rounds; odd rounds base v1 .. vN, even rounds
+# reversed
 rcfgs=$(echo $cfgs | tr ' ' '\n' | tac | tr '\n' ' ')
 last=$rounds; [ "$srounds" -gt "$last" ] && last=$srounds
-for r in $(seq 1 "$last"); do
+for r in $(seq 1 "$srounds"); do
   order=$cfgs; [ $((r % 2)) = 0 ] && order=$rcfgs
-  if [ "$r" -le "$srounds" ]; then
-    echo "== whole step, round $r: bench_webgpu $preset $steps 0 ($(el) s)"
-    for c in $order; do run step "$c" "$r" "$step_to" ./build/bench_webgpu "$preset" "$steps" 0; done
-  fi
-  if [ "$r" -le "$rounds" ]; then
-    echo "== matmul products, round $r: $order ($(el) s)"
-    for c in $order; do run mm "$c" "$r" "$mm_to" ./build/dev_matmul_bench reps=$reps trials=$trials $speclist; done
-  fi
+  echo "== whole step, round $r: bench_webgpu $preset $steps 0 ($(el) s)"
+  for c in $order; do run step "$c" "$r" "$step_to" ./build/bench_webgpu "$preset" "$steps" 0; done
 done
 echo "== whole step: base again ($(el) s)"
-run step base $((last + 1)) "$step_to" ./build/bench_webgpu "$preset" "$steps" 0
+run step base $((srounds + 1)) "$step_to" ./build/bench_webgpu "$preset" "$steps" 0
+for r in $(seq 1 "$rounds"); do
+  order=$cfgs; [ $((r % 2)) = 0 ] && order=$rcfgs
+  echo "== matmul products, round $r: $order ($(el) s)"
+  for c in $order; do run mm "$c" "$r" "$mm_to" ./build/dev_matmul_bench reps=$reps trials=$trials $speclist; done
+done
 grep -h '^# adapter' "$out"/mm.base.1 2>/dev/null | head -1
 grep -h '^matmul kernels' "$out"/step.base.1 2>/dev/null | head -1
 
-python3 - "$out" "$last" "$cfgs" > "$out/table.txt" <<'PY'
+python3 - "$out" "$((last + 1))" "$cfgs" > "$out/table.txt" <<'PY'
 import sys, os, re
 out, last, cfgs = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
 specs = [l.split() for l in open(os.path.join(out, 'specs.txt')) if l.strip()]
