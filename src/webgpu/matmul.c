@@ -159,14 +159,18 @@ int tt_gop_matmul_ex(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, c
         tt_gref part = {o->split_buf, 0};
         TT_CHECK(tt_gop_colsum_final(o, &s[1], C, part, (uint32_t)(M * N), splits, st));
     } else if (splits > 1) {
-        char pf[64];
-        uint32_t W = (uint32_t)(M * N), x, y;
-        uint32_t a2[16] = {W, splits, C.off, (uint32_t)N, bias ? bias->off : 0, R ? R->off : 0, args[11]};
+        char pf[96];
+        /* vec4 elements when every row and offset is 4-aligned (same adds,
+         * same bits); sizes and offsets in elements */
+        uint32_t v = ((N | C.off | (bias ? bias->off : 0) | (R ? R->off : 0)) & 3) == 0 ? 4 : 1;
+        uint32_t W = (uint32_t)(M * N) / v, x, y;
+        uint32_t a2[16] = {W, splits, C.off / v, (uint32_t)N / v, (bias ? bias->off : 0) / v, (R ? R->off : 0) / v,
+                           args[11]};
         tt_gpu_buf b2[4] = {o->split_buf, bias ? bias->buf : o->split_buf, R ? R->buf : o->split_buf, C.buf};
         static const uint8_t k2s[4] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW};
         tt_gops_grid1(o, ((uint64_t)W + TT_WG_ELEM - 1) / TT_WG_ELEM, &x, &y);
-        TT_CHECK(tt_gops_make_site(o, &s[1], "matmul_splitk_reduce", tt_gops_wg_prefix(TT_WG_ELEM, pf, sizeof pf), a2,
-                                   0, 4, b2, k2s, x, y, 1, st));
+        snprintf(pf, sizeof pf, "const WG: u32 = %uu;\nalias E = %s;\n", TT_WG_ELEM, v == 4 ? "vec4<f32>" : "f32");
+        TT_CHECK(tt_gops_make_site(o, &s[1], "matmul_splitk_reduce", pf, a2, 0, 4, b2, k2s, x, y, 1, st));
     }
     return TT_OK;
 }
@@ -188,17 +192,21 @@ size_t tt_gop_colsum_part_elems(int rows, int N) {
 
 int tt_gop_colsum_final(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref part, uint32_t W, uint32_t n_chunks,
                         tt_status *st) {
-    char pf[96];
-    uint32_t args[16] = {W, n_chunks, out.off};
+    char pf[128];
+    if (part.off != 0) return tt_fail(st, TT_EINVAL, "webgpu: reduction scratch must start its buffer");
+    /* vec4 elements (4 neighbouring columns) when W and the offset are
+     * 4-aligned: the same adds in the same order */
+    uint32_t v = ((W | out.off) & 3) == 0 ? 4 : 1;
+    uint32_t args[16] = {W / v, n_chunks, out.off / v};
     tt_gpu_buf bufs[2] = {part.buf, out.buf};
     static const uint8_t kinds[2] = {TT_GPU_BIND_READ, TT_GPU_BIND_RW};
-    if (part.off != 0) return tt_fail(st, TT_EINVAL, "webgpu: reduction scratch must start its buffer");
     /* lanes per column: about 4 chunks per lane, at most 16 lanes */
     uint32_t lanes = 1;
     while (lanes < 16 && lanes * 4 < n_chunks) lanes *= 2;
     uint32_t cw = TT_WG_ELEM / lanes, x, y;
-    tt_gops_grid1(o, ((uint64_t)W + cw - 1) / cw, &x, &y);
-    snprintf(pf, sizeof pf, "const WG: u32 = %uu;\nconst LANES: u32 = %uu;\n", TT_WG_ELEM, lanes);
+    tt_gops_grid1(o, ((uint64_t)W / v + cw - 1) / cw, &x, &y);
+    snprintf(pf, sizeof pf, "const WG: u32 = %uu;\nconst LANES: u32 = %uu;\nalias E = %s;\n", TT_WG_ELEM, lanes,
+             v == 4 ? "vec4<f32>" : "f32");
     return tt_gops_make_site(o, s, "matmul_colsum_final", pf, args, 0, 2, bufs, kinds, x, y, 1, st);
 }
 

@@ -43,7 +43,9 @@ typedef struct {
     double *ref;
 } mm_prob;
 
-enum { MM_COFF = 7, MM_BOFF = 5 }; /* offsets into the C and bias buffers */
+/* offsets into the C and bias buffers: odd by default (scalar epilogues);
+ * multiples of 4 let the split-K reductions take vec4 elements */
+static int MM_COFF = 7, MM_BOFF = 5;
 
 static void mm_prob_make(mm_prob *p, int M, int N, int K, int ta, int tb, int flags, int ones) {
     const int am = M - ones;
@@ -208,6 +210,13 @@ TT_TEST(test_matmul_splitk) {
         matmul_case(36, 72, 96, 1, 1, 7);
         matmul_case(17, 9, 50, 0, 0, 0);
         matmul_case(20, 12, 260, 0, 0, 3);
+        /* 4-aligned N and offsets: the reductions add vec4 elements */
+        MM_COFF = 8, MM_BOFF = 4;
+        matmul_case(36, 72, 96, 1, 1, 7);
+        matmul_case(33, 20, 100, 0, 1, 6);
+        matmul_case(20, 12, 260, 0, 0, 3);
+        matmul_case(68, 36, 132, 1, 0, 1);
+        MM_COFF = 7, MM_BOFF = 5;
     }
     O.splitk = 0;
     O.tile = 0;
