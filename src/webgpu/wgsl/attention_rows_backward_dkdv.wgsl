@@ -134,8 +134,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     if (valid && lane == 0u) {
         for (var d = 0u; d < HS; d++) {
-            dk[a.k_off + jb + d] = dka[d] * a.scale;
-            dv[a.v_off + jb + d] = dva[d];
+            dk[jb + d] = dka[d] * a.scale;
+            dv[jb + d] = dva[d];
         }
     }
 }

@@ -109,6 +109,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         workgroupBarrier();
     }
     if (valid && lane == 0u) {
-        for (var d = 0u; d < HS; d++) { dq[a.q_off + ib + d] = acc[d] * a.scale; }
+        for (var d = 0u; d < HS; d++) { dq[ib + d] = acc[d] * a.scale; }
     }
 }
