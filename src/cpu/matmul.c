@@ -10,7 +10,10 @@
  *  - phase 2 (same pool wake, after a barrier) hands out output blocks of
  *    mc x nc (sizes depend only on the shape), costliest tasks first; a
  *    chain longer than KSLICE (weight gradients) runs as one such phase per
- *    K slice, all threads on the same slice; for each K block a thread runs
+ *    K slice, all threads on the same slice; a one-segment chain longer
+ *    than two slices packs its B one slice ahead, in the previous phase,
+ *    into one of two slice buffers (less scratch, and each slice is still
+ *    in the caches when it is read); for each K block a thread runs
  *    the register-blocked micro-kernel over its MR x NR tiles: MR*NV vector
  *    accumulators stay in registers for the whole K block, with one
  *    broadcast of A and NV vector loads of the packed B panel (L1-resident)
@@ -72,6 +75,8 @@ typedef struct {
     float *pb;             /* packed B, segment s at pb + seg_off[s] */
     size_t seg_off[3];
     int64_t pack_chunks;   /* sum over segments of K blocks x panels */
+    int dbuf;              /* B packed one K slice at a time into two buffers (see set_run) */
+    int64_t pack_c0;       /* a pack task's chunk i packs chunk pack_c0 + i */
     int ktotal;            /* K of the whole chain (all segments) */
     int k0, k1;            /* this compute phase: K blocks whose chain offset is in [k0, k1) */
     tt_cpu *cpu;
@@ -142,6 +147,20 @@ static inline int round_up(int x, int m) { return (x + m - 1) / m * m; }
 
 static size_t tt_mm_packed_floats(int N, int K_total) { return (size_t)K_total * (size_t)round_up(N, NR); }
 
+/* K slice of the long chains (set_run); a multiple of KC */
+#ifndef MM_KSLICE
+#define MM_KSLICE (4 * KC)
+#endif
+#define KSLICE MM_KSLICE
+_Static_assert(KSLICE % KC == 0, "a K slice is whole K blocks");
+
+/* offset of K block kb in a segment's packed B: whole K in order, or for a
+ * double-buffered job slice kb / KSLICE in buffer (kb / KSLICE) % 2 */
+static inline size_t kblock_off(const tt_mm_job *j, int kb, size_t npad) {
+    if (!j->dbuf) return (size_t)kb * npad;
+    return ((size_t)(kb / KSLICE % 2) * KSLICE + (size_t)(kb % KSLICE)) * npad;
+}
+
 /* plans blocking and the packed-B layout at pb; returns the floats of pb used */
 static size_t tt_mm_plan(tt_mm_job *j, tt_cpu *cpu, float *pb) {
     int mc = TT_MIN(MC_MAX, round_up(j->M, MR));
@@ -167,9 +186,14 @@ static size_t tt_mm_plan(tt_mm_job *j, tt_cpu *cpu, float *pb) {
     for (int s = 0; s < j->nseg; s++) j->ktotal += j->seg[s].K;
     j->k0 = 0;
     j->k1 = j->ktotal;
+    /* a single long chain (a weight gradient, K = tokens) is packed slice by
+     * slice: two slices of scratch instead of K, and the slice computed next
+     * is still in the caches when its compute phase reads it */
+    j->dbuf = j->nseg == 1 && j->ktotal > 2 * KSLICE;
+    j->pack_c0 = 0;
     for (int s = 0; s < j->nseg; s++) {
         j->seg_off[s] = off;
-        off += tt_mm_packed_floats(j->N, j->seg[s].K);
+        off += tt_mm_packed_floats(j->N, j->dbuf ? 2 * KSLICE : j->seg[s].K);
         j->pack_chunks += (int64_t)((j->seg[s].K + KC - 1) / KC) * j->npanel;
     }
     return off;
@@ -183,7 +207,7 @@ static void tt_mm_pack_task(void *arg, int64_t chunk, int tid) {
     (void)tid;
     tt_mm_job *j = arg;
     int s = 0;
-    int64_t c = chunk;
+    int64_t c = j->pack_c0 + chunk;
     for (;;) {
         int64_t n = (int64_t)((j->seg[s].K + KC - 1) / KC) * j->npanel;
         if (c < n) break;
@@ -194,7 +218,7 @@ static void tt_mm_pack_task(void *arg, int64_t chunk, int tid) {
     int q = (int)(c / j->npanel), p = (int)(c % j->npanel);
     int kb = q * KC, kc = TT_MIN(KC, sg->K - kb);
     size_t npad = (size_t)j->npanel * NR;
-    float *dst = j->pb + j->seg_off[s] + (size_t)kb * npad + (size_t)p * kc * NR;
+    float *dst = j->pb + j->seg_off[s] + kblock_off(j, kb, npad) + (size_t)p * kc * NR;
     int j0 = p * NR, nc = TT_MIN(NR, j->N - j0);
     if (!sg->transB) {
         if (nc == NR) {
@@ -397,7 +421,7 @@ static void tt_mm_task(void *arg, int64_t unit, int tid) {
             int kc = TT_MIN(KC, sg->K - kb);
             int first = g + kb == 0;
             int last = s == j->nseg - 1 && kb + kc == sg->K;
-            const float *blk = j->pb + j->seg_off[s] + (size_t)kb * npad;
+            const float *blk = j->pb + j->seg_off[s] + kblock_off(j, kb, npad);
             for (int jc = j0; jc < j0 + cols; jc += NR) {
                 const float *pb = blk + (size_t)(jc / NR) * kc * NR;
                 int nc = TT_MIN(NR, j0 + cols - jc);
@@ -465,10 +489,6 @@ static void sort_tasks(tt_phase *ph, double *cost) {
  * shared through the caches by every output block, instead of each block
  * streaming the whole K of its rows and columns on its own. C is stored and
  * reloaded between slices (exact), so every element keeps its chain. */
-#ifndef MM_KSLICE
-#define MM_KSLICE (4 * KC)
-#endif
-#define KSLICE MM_KSLICE
 
 static void set_run(tt_cpu *cpu, mm_set *m) {
     size_t need = 0;
@@ -479,17 +499,33 @@ static void set_run(tt_cpu *cpu, mm_set *m) {
     tt_phase ph[TT_MAX_PHASES];
     int nph = 0;
     memset(ph, 0, sizeof ph);
+    /* the chunks of a double-buffered job's slice q (its K blocks x panels) */
+#define SLICE_CHUNKS(j, q) \
+    ((int64_t)(TT_MIN((j)->ktotal, ((q) + 1) * KSLICE) - (q) * KSLICE + KC - 1) / KC * (j)->npanel)
     if (m->n) {
-        for (int i = 0; i < m->n; i++) ph[0].t[ph[0].n_tasks++] = (tt_task){tt_mm_pack_task, m->jobs[i], m->jobs[i]->pack_chunks};
+        for (int i = 0; i < m->n; i++) {
+            tt_mm_job *j = m->jobs[i];
+            ph[0].t[ph[0].n_tasks++] = (tt_task){tt_mm_pack_task, j, j->dbuf ? SLICE_CHUNKS(j, 0) : j->pack_chunks};
+        }
         nph = 1;
     }
     /* slice q: the jobs with K left past q * KSLICE (a short-K job runs
      * whole in slice 0); jobs are copied per slice, as the pool reads them
      * while later slices are set up */
-    tt_mm_job jq[TT_MAX_PHASES][4];
+    tt_mm_job jq[TT_MAX_PHASES][4], jp[TT_MAX_PHASES][4];
     for (int q = 0; q < nslice; q++) {
         tt_phase *p = &ph[nph];
         double cost[TT_MAX_TASKS];
+        /* a double-buffered job packs slice q + 1 (the other buffer) while
+         * slice q is computed; small chunks, so they fill in at the end */
+        for (int i = 0; i < m->n; i++) {
+            tt_mm_job *j = &jp[nph][i];
+            *j = *m->jobs[i];
+            if (!j->dbuf || (q + 1) * KSLICE >= j->ktotal) continue;
+            j->pack_c0 = (int64_t)(q + 1) * (KSLICE / KC) * j->npanel;
+            cost[p->n_tasks] = (double)KC * NR;
+            p->t[p->n_tasks++] = (tt_task){tt_mm_pack_task, j, SLICE_CHUNKS(j, q + 1)};
+        }
         for (int i = 0; i < m->n; i++) {
             tt_mm_job *j = &jq[nph][i];
             *j = *m->jobs[i];
@@ -516,6 +552,8 @@ static void set_run(tt_cpu *cpu, mm_set *m) {
         }
     }
 }
+
+#undef SLICE_CHUNKS
 
 static tt_mm_job nn_job(float *C, size_t ldc, const float *A, size_t lda, const float *B, size_t ldb, int M, int N, int K) {
     tt_mm_job j;
