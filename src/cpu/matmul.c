@@ -583,12 +583,16 @@ size_t tt_mm_gemm_scratch(int N, int K) { return tt_mm_packed_floats(N, K); }
 
 /* ---- scratch needs ---- */
 
+/* packed B of a weight gradient's chain over N tokens (tt_mm_plan: two
+ * slices when it is double-buffered) */
+static size_t tt_mm_dw_floats(int cols, int N) { return tt_mm_packed_floats(cols, N > 2 * KSLICE ? 2 * KSLICE : N); }
+
 size_t tt_matmul_forward_scratch(int N, int C, int OC) { (void)N; return tt_mm_packed_floats(OC, C); }
-size_t tt_matmul_backward_scratch(int N, int C, int OC) { return tt_mm_packed_floats(C, OC) + tt_mm_packed_floats(OC, N); }
+size_t tt_matmul_backward_scratch(int N, int C, int OC) { return tt_mm_packed_floats(C, OC) + tt_mm_dw_floats(OC, N); }
 size_t tt_qkv_forward_scratch(int N, int C) { (void)N; return 3 * tt_mm_packed_floats(C, C); }
-size_t tt_qkv_backward_scratch(int N, int C) { return tt_mm_packed_floats(C, 3 * C) + 3 * tt_mm_packed_floats(C, N); }
+size_t tt_qkv_backward_scratch(int N, int C) { return tt_mm_packed_floats(C, 3 * C) + 3 * tt_mm_dw_floats(C, N); }
 size_t tt_head_forward_scratch(int N, int C, int V) { (void)N; return tt_mm_packed_floats(V, C); }
-size_t tt_head_backward_scratch(int N, int C, int V) { return tt_mm_packed_floats(C, V) + tt_mm_packed_floats(C, N); }
+size_t tt_head_backward_scratch(int N, int C, int V) { return tt_mm_packed_floats(C, V) + tt_mm_dw_floats(C, N); }
 
 /* ---- single-row forward: out (OC) = inp (C) . W (C,OC) + bias (+ R) ----
  * Column chunks of MV_COLS; each output column is the engine's chain
