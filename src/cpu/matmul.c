@@ -13,7 +13,8 @@
  *    K slice, all threads on the same slice; a one-segment chain longer
  *    than two slices packs its B one slice ahead, in the previous phase,
  *    into one of two slice buffers (less scratch, and each slice is still
- *    in the caches when it is read); for each K block a thread runs
+ *    in the caches when it is read), and sums the bias gradient (B's
+ *    column sums) on the way, in row order; for each K block a thread runs
  *    the register-blocked micro-kernel over its MR x NR tiles: MR*NV vector
  *    accumulators stay in registers for the whole K block, with one
  *    broadcast of A and NV vector loads of the packed B panel (L1-resident)
@@ -76,7 +77,9 @@ typedef struct {
     size_t seg_off[3];
     int64_t pack_chunks;   /* sum over segments of K blocks x panels */
     int dbuf;              /* B packed one K slice at a time into two buffers (see set_run) */
-    int64_t pack_c0;       /* a pack task's chunk i packs chunk pack_c0 + i */
+    int pack_slice;        /* a double-buffered job's pack task: the K slice it packs */
+    float *colsum;         /* with dbuf: colsum[j] += sum over k of B(k, j), summed while packing
+                            * (the bias gradient of a weight-gradient product; NULL: none) */
     int ktotal;            /* K of the whole chain (all segments) */
     int k0, k1;            /* this compute phase: K blocks whose chain offset is in [k0, k1) */
     tt_cpu *cpu;
@@ -190,7 +193,8 @@ static size_t tt_mm_plan(tt_mm_job *j, tt_cpu *cpu, float *pb) {
      * slice: two slices of scratch instead of K, and the slice computed next
      * is still in the caches when its compute phase reads it */
     j->dbuf = j->nseg == 1 && j->ktotal > 2 * KSLICE;
-    j->pack_c0 = 0;
+    j->pack_slice = 0;
+    if (!j->dbuf) j->colsum = NULL; /* summed by a column-sum task instead */
     for (int s = 0; s < j->nseg; s++) {
         j->seg_off[s] = off;
         off += tt_mm_packed_floats(j->N, j->dbuf ? 2 * KSLICE : j->seg[s].K);
@@ -203,19 +207,8 @@ static size_t tt_mm_plan(tt_mm_job *j, tt_cpu *cpu, float *pb) {
  * Layout of segment s: K block q (rows kb = q*KC .. kb+kc) starts at
  * seg_off[s] + kb * Npad; its panel p at + p * kc * NR, element (k, c) at
  * + k * NR + c. */
-static void tt_mm_pack_task(void *arg, int64_t chunk, int tid) {
-    (void)tid;
-    tt_mm_job *j = arg;
-    int s = 0;
-    int64_t c = j->pack_c0 + chunk;
-    for (;;) {
-        int64_t n = (int64_t)((j->seg[s].K + KC - 1) / KC) * j->npanel;
-        if (c < n) break;
-        c -= n;
-        s++;
-    }
+static float *pack_block(const tt_mm_job *j, int s, int q, int p) {
     const tt_mm_seg *sg = &j->seg[s];
-    int q = (int)(c / j->npanel), p = (int)(c % j->npanel);
     int kb = q * KC, kc = TT_MIN(KC, sg->K - kb);
     size_t npad = (size_t)j->npanel * NR;
     float *dst = j->pb + j->seg_off[s] + kblock_off(j, kb, npad) + (size_t)p * kc * NR;
@@ -260,6 +253,49 @@ static void tt_mm_pack_task(void *arg, int64_t chunk, int tid) {
         for (cc = nc; cc < NR; cc++)
             for (int k = 0; k < kc; k++) dst[(size_t)k * NR + cc] = 0.0f;
     }
+    return dst;
+}
+
+static void tt_mm_pack_task(void *arg, int64_t chunk, int tid) {
+    (void)tid;
+    const tt_mm_job *j = arg;
+    int s = 0;
+    int64_t c = chunk;
+    for (;;) {
+        int64_t n = (int64_t)((j->seg[s].K + KC - 1) / KC) * j->npanel;
+        if (c < n) break;
+        c -= n;
+        s++;
+    }
+    pack_block(j, s, (int)(c / j->npanel), (int)(c % j->npanel));
+}
+
+/* a double-buffered job: panel `chunk` of K slice pack_slice, its K blocks
+ * in order, and the column sums of the panel's rows added to colsum in k
+ * order (slices are packed in order, one phase each), so every sum is the
+ * chain a column-sum task would compute over all rows */
+static void tt_mm_pack_slice_task(void *arg, int64_t chunk, int tid) {
+    (void)tid;
+    const tt_mm_job *j = arg;
+    int p = (int)chunk, j0 = p * NR, nc = TT_MIN(NR, j->N - j0);
+    int k0 = j->pack_slice * KSLICE, k1 = TT_MIN(j->ktotal, k0 + KSLICE);
+    tt_vf acc[NV] = {0};
+    if (j->colsum && nc == NR) TT_UNROLL for (int v = 0; v < NV; v++) acc[v] = tt_vload(j->colsum + j0 + v * TT_VW);
+    for (int kb = k0; kb < k1; kb += KC) {
+        const float *b = pack_block(j, 0, kb / KC, p);
+        int kc = TT_MIN(KC, j->ktotal - kb);
+        if (!j->colsum) continue;
+        if (nc == NR) {
+            for (int k = 0; k < kc; k++) TT_UNROLL for (int v = 0; v < NV; v++) acc[v] += tt_vload(b + (size_t)k * NR + v * TT_VW);
+        } else {
+            for (int cc = 0; cc < nc; cc++) {
+                float x = j->colsum[j0 + cc];
+                for (int k = 0; k < kc; k++) x += b[(size_t)k * NR + cc];
+                j->colsum[j0 + cc] = x;
+            }
+        }
+    }
+    if (j->colsum && nc == NR) TT_UNROLL for (int v = 0; v < NV; v++) tt_vstore(j->colsum + j0 + v * TT_VW, acc[v]);
 }
 
 /* ---- the micro-kernel ----
@@ -490,6 +526,13 @@ static void sort_tasks(tt_phase *ph, double *cost) {
  * streaming the whole K of its rows and columns on its own. C is stored and
  * reloaded between slices (exact), so every element keeps its chain. */
 
+/* a column sum that a double-buffered job of the set computes while packing */
+static int summed_in_pack(const mm_set *m, const tt_colsum_job *cs) {
+    for (int i = 0; i < m->n; i++)
+        if (m->jobs[i]->colsum == cs->db) return 1;
+    return 0;
+}
+
 static void set_run(tt_cpu *cpu, mm_set *m) {
     size_t need = 0;
     for (int i = 0; i < m->n; i++) need += tt_mm_plan(m->jobs[i], cpu, cpu->scratch + need);
@@ -499,13 +542,11 @@ static void set_run(tt_cpu *cpu, mm_set *m) {
     tt_phase ph[TT_MAX_PHASES];
     int nph = 0;
     memset(ph, 0, sizeof ph);
-    /* the chunks of a double-buffered job's slice q (its K blocks x panels) */
-#define SLICE_CHUNKS(j, q) \
-    ((int64_t)(TT_MIN((j)->ktotal, ((q) + 1) * KSLICE) - (q) * KSLICE + KC - 1) / KC * (j)->npanel)
     if (m->n) {
         for (int i = 0; i < m->n; i++) {
             tt_mm_job *j = m->jobs[i];
-            ph[0].t[ph[0].n_tasks++] = (tt_task){tt_mm_pack_task, j, j->dbuf ? SLICE_CHUNKS(j, 0) : j->pack_chunks};
+            ph[0].t[ph[0].n_tasks++] = j->dbuf ? (tt_task){tt_mm_pack_slice_task, j, j->npanel}
+                                               : (tt_task){tt_mm_pack_task, j, j->pack_chunks};
         }
         nph = 1;
     }
@@ -522,9 +563,9 @@ static void set_run(tt_cpu *cpu, mm_set *m) {
             tt_mm_job *j = &jp[nph][i];
             *j = *m->jobs[i];
             if (!j->dbuf || (q + 1) * KSLICE >= j->ktotal) continue;
-            j->pack_c0 = (int64_t)(q + 1) * (KSLICE / KC) * j->npanel;
-            cost[p->n_tasks] = (double)KC * NR;
-            p->t[p->n_tasks++] = (tt_task){tt_mm_pack_task, j, SLICE_CHUNKS(j, q + 1)};
+            j->pack_slice = q + 1;
+            cost[p->n_tasks] = (double)KSLICE * NR;
+            p->t[p->n_tasks++] = (tt_task){tt_mm_pack_slice_task, j, j->npanel};
         }
         for (int i = 0; i < m->n; i++) {
             tt_mm_job *j = &jq[nph][i];
@@ -539,6 +580,7 @@ static void set_run(tt_cpu *cpu, mm_set *m) {
         }
         if (q == 0)
             for (int i = 0; i < m->ncs; i++) {
+                if (summed_in_pack(m, m->cs[i])) continue;
                 /* memory-bound: a column chunk reads N rows of TT_COLSUM_W floats */
                 cost[p->n_tasks] = 4.0 * m->cs[i]->N * TT_COLSUM_W;
                 p->t[p->n_tasks++] = (tt_task){tt_colsum_task, m->cs[i], tt_colsum_chunks(m->cs[i]->OC)};
@@ -552,8 +594,6 @@ static void set_run(tt_cpu *cpu, mm_set *m) {
         }
     }
 }
-
-#undef SLICE_CHUNKS
 
 static tt_mm_job nn_job(float *C, size_t ldc, const float *A, size_t lda, const float *B, size_t ldb, int M, int N, int K) {
     tt_mm_job j;
@@ -686,6 +726,7 @@ static void mm_backward(tt_cpu *cpu, float *dinp, float *dweight, float *dbias, 
         mw = nn_job(dweight, (size_t)OC, inp, (size_t)C, dout, (size_t)OC, C, OC, N);
         mw.seg[0].transA = 1;
         mw.accumulate = 1;
+        mw.colsum = dbias; /* B is dout: the bias gradient is its column sums */
         set.jobs[set.n++] = &mw;
     }
     if (dbias) {
@@ -742,6 +783,7 @@ void tt_qkv_backward(tt_cpu *cpu, float *dinp, float *dwq, float *dbq, float *dw
             mw[i] = nn_job(dw[i], (size_t)C, inp, (size_t)C, dqkv + (size_t)i * C, (size_t)3 * C, C, C, N);
             mw[i].seg[0].transA = 1;
             mw[i].accumulate = 1;
+            mw[i].colsum = db[i];
             set.jobs[set.n++] = &mw[i];
         }
         if (db[i]) {
