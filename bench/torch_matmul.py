@@ -3,8 +3,11 @@ product through PyTorch (cuBLAS) fp32, TF32 off: the per-matmul part of the
 compute-bound benchmark (docs/BENCHMARKS.md, "Matmuls against cuBLAS").
 
 Input: the JSON of `tinytrain profile --detail --json` (a file, or - for
-stdin). Its matmul rows carry a shape tag "MxNxK tTILE zSPLITS [TA] [TB] [acc]
-[bias] [res] [ones]": C (M,N) = op(A) (M,K) x op(B) (K,N); TA: A is stored
+stdin). Its matmul rows carry a shape tag "MxNxK [xBATCH] tTILE zSPLITS [TA]
+[TB] [acc] [bias] [res] [ones]": C (M,N) = op(A) (M,K) x op(B) (K,N); xBATCH:
+one dispatch computes BATCH such products (the q, k, v projections), each
+counted here as a site of its own (so it is compared with BATCH separate
+cuBLAS products, and its per-site time is the dispatch's / BATCH); TA: A is stored
 (K,M) and read transposed; TB: B is stored (N,K); acc: C += the product;
 bias: + a bias row (N); res: + a residual (M,N); ones: op(A)'s last row is
 ones (the bias gradient folded into the weight-gradient product). Every
@@ -32,7 +35,7 @@ import json
 import re
 import sys
 
-TAG_RE = re.compile(r"^(\d+)x(\d+)x(\d+) t(\d+) z(\d+)((?: [A-Za-z]+)*)$")
+TAG_RE = re.compile(r"^(\d+)x(\d+)x(\d+)(?: x(\d+))? t(\d+) z(\d+)((?: [A-Za-z]+)*)$")
 FLAGS = ("TA", "TB", "acc", "bias", "res", "ones")
 GOAL = 0.80  # issue 13: every matmul shape of the step at >= 80% of cuBLAS fp32
 FAKE_TFLOPS = 10.0
@@ -43,17 +46,19 @@ class InputError(Exception):
 
 
 def parse_tag(tag):
-    """'MxNxK tT zS flags...' -> dict(M, N, K, tile, splits, TA, TB, acc, bias, res, ones)."""
+    """'MxNxK [xB] tT zS flags...' -> dict(M, N, K, batch, tile, splits, TA, TB, acc, bias, res, ones)."""
     m = TAG_RE.match(tag.strip())
     if not m:
-        raise InputError("matmul row with an unreadable shape tag '%s' (need 'MxNxK tTILE zSPLITS [flags]'; "
+        raise InputError("matmul row with an unreadable shape tag '%s' (need 'MxNxK [xBATCH] tTILE zSPLITS [flags]'; "
                          "run tinytrain profile with --detail)" % tag)
-    flags = m.group(6).split()
+    flags = m.group(7).split()
     for f in flags:
         if f not in FLAGS:
             raise InputError("unknown flag '%s' in matmul tag '%s'" % (f, tag))
     d = {"M": int(m.group(1)), "N": int(m.group(2)), "K": int(m.group(3)),
-         "tile": int(m.group(4)), "splits": int(m.group(5))}
+         "batch": int(m.group(4) or 1), "tile": int(m.group(5)), "splits": int(m.group(6))}
+    if d["batch"] < 1:
+        raise InputError("matmul tag '%s' with a batch of 0 products" % tag)
     for f in FLAGS:
         d[f] = f in flags
     return d
@@ -86,9 +91,9 @@ def load_profile(text):
         d = parse_tag(k.get("detail") or "")
         key = shape_key(d)
         s = shapes.setdefault(key, dict(d, sites=0, tt_ms=0.0, plans=[]))
-        s["sites"] += k["sites"]
+        s["sites"] += k["sites"] * d["batch"]  # a batched dispatch: one site per product
         s["tt_ms"] += float(k["ms"])
-        plan = "t%d z%d" % (d["tile"], d["splits"])
+        plan = "%st%d z%d" % ("x%d " % d["batch"] if d["batch"] > 1 else "", d["tile"], d["splits"])
         if plan not in s["plans"]:
             s["plans"].append(plan)
     if not shapes:

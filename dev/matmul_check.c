@@ -3,7 +3,8 @@
  * split-K, bias / residual / accumulate, ones rows, odd sizes and offsets,
  * tiles wholly in range and not) on seeded random data and prints, per
  * product and tile, a hash of the output's bytes and its error against a
- * float64 reference. Run once with the embedded kernels and once with
+ * float64 reference; then batches of products (tt_gop_matmul_batch), each
+ * product checked bit-identical to the same product alone. Run once with the embedded kernels and once with
  * TT_WEBGPU_WGSL_DIR set to a variant's kernel directory: equal lines mean
  * bit-identical outputs (dev/matmul/README.md).
  *
@@ -65,6 +66,27 @@ static const mm_case CASES[] = {
     {100, 72, 64, 1, 0, "a", 1, 0, 0},
 };
 #define N_CASES (int)(sizeof CASES / sizeof CASES[0])
+
+/* batches (tt_gop_matmul_batch): n products sharing A, B and bias of
+ * product p at p*(K*N + N + gap) in one buffer (each bias after its
+ * matrix, as in the parameter layout), outputs following each other */
+typedef struct {
+    mm_case c;
+    int n, gap;
+} mm_bcase;
+
+static const mm_bcase BCASES[] = {
+    /* the q, k, v projections (NN, bias): in range, at the edge, split */
+    {{256, 128, 64, 0, 0, "b", 0, 0, 0}, 3, 0},
+    {{200, 136, 80, 0, 0, "b", 0, 0, 0}, 3, 0},
+    {{256, 128, 512, 0, 0, "b", 0, 0, 2}, 3, 0},
+    /* residual and accumulate in the epilogue, odd stride (no vec4) */
+    {{131, 67, 37, 0, 0, "bra", 0, 0, 0}, 3, 1},
+    /* weight-gradient layout: TA, ones row, planned split-K (colsum_final) */
+    {{129, 128, 256, 1, 0, "a", 1, 0, 0}, 3, 0},
+    {{128, 256, 384, 1, 0, "a", 0, 0, 3}, 2, 4},
+};
+#define N_BCASES (int)(sizeof BCASES / sizeof BCASES[0])
 
 static uint64_t fnv(const float *x, size_t n) {
     uint64_t h = 1469598103934665603ull;
@@ -130,6 +152,60 @@ static int run_case(tt_gops *o, int ci, const mm_case *c) {
     return bad;
 }
 
+/* one batch case on one tile: the batch, then each product alone on the
+ * same values; prints the batch's hash and whether every product is
+ * bit-identical to its product alone. 0 ok, 1 failed */
+static int run_batch(tt_gops *o, int bi, const mm_bcase *bc) {
+    const mm_case *c = &bc->c;
+    const int M = c->M, N = c->N, K = c->K, am = M - c->ones, n = bc->n;
+    const int bias = strchr(c->flags, 'b') != NULL, res = strchr(c->flags, 'r') != NULL,
+              acc = strchr(c->flags, 'a') != NULL;
+    const size_t nA = (size_t)am * K, MN = (size_t)M * N, unit = (size_t)K * N + N, bstride = unit + (size_t)bc->gap;
+    const size_t nP = (size_t)(n - 1) * bstride + unit, nC = (size_t)n * MN;
+    tt_gtest_set_seed(2000 + (uint64_t)bi);
+    float *A = tt_gtest_rnd(nA, -1, 1), *P = tt_gtest_rnd(nP, -1, 1), *C0 = tt_gtest_rnd(nC, -1, 1),
+          *R = tt_gtest_rnd(nC, -1, 1), *C = malloc(nC * sizeof *C), *C1 = malloc(MN * sizeof *C1);
+    tt_gpu_buf bA = tt_gtest_up(A, nA), bP = tt_gtest_up(P, nP), bC = tt_gtest_up(C0, nC), bR = tt_gtest_up(R, nC);
+    tt_gref gA = {bA, 0}, gB = {bP, 0}, gb = {bP, (uint32_t)((size_t)K * N)}, gC = {bC, 0}, gR = {bR, 0};
+    tt_gsite s[2];
+    tt_status st;
+    o->splitk = c->split;
+    int bad = 0;
+    if (tt_gop_matmul_batch(o, s, n, (uint32_t)bstride, gC, gA, gB, bias ? &gb : NULL, res ? &gR : NULL, M, N, K,
+                            c->ta, c->tb, acc, c->ones, &st)) {
+        printf("batch %d %dx%dx%d x%d: FAILED: %s\n", bi, M, N, K, n, st.msg);
+        bad = 1;
+    } else {
+        tt_gtest_run(s, s[1].k ? 2 : 1);
+        tt_gtest_down(bC, C, nC);
+        char tag[64];
+        snprintf(tag, sizeof tag, "%s", s[0].tag);
+        int same = 1;
+        for (int p = 0; p < n && !bad; p++) { /* product p alone, on its own buffers */
+            tt_gpu_buf b1 = tt_gtest_up(C0 + (size_t)p * MN, MN), r1 = tt_gtest_up(R + (size_t)p * MN, MN);
+            tt_gref g1 = {b1, 0}, gr1 = {r1, 0}, gB1 = {bP, (uint32_t)(p * bstride)},
+                    gb1 = {bP, (uint32_t)(p * bstride + (size_t)K * N)};
+            if (tt_gop_matmul_ex(o, s, g1, gA, gB1, bias ? &gb1 : NULL, res ? &gr1 : NULL, M, N, K, c->ta, c->tb, acc,
+                                 c->ones, &st)) {
+                printf("batch %d product %d alone: FAILED: %s\n", bi, p, st.msg);
+                bad = 1;
+            } else {
+                tt_gtest_run(s, s[1].k ? 2 : 1);
+                tt_gtest_down(b1, C1, MN);
+                same &= memcmp(C1, C + (size_t)p * MN, MN * sizeof *C1) == 0;
+            }
+            tt_gpu_buffer_free(tt_gtest_gpu, b1), tt_gpu_buffer_free(tt_gtest_gpu, r1);
+        }
+        bad |= !same;
+        printf("batch %d %-32s hash %016llx %s%s\n", bi, tag, (unsigned long long)fnv(C, nC),
+               same ? "= products alone" : "!= products alone", bad ? "  FAIL" : "");
+    }
+    tt_gpu_buffer_free(tt_gtest_gpu, bA), tt_gpu_buffer_free(tt_gtest_gpu, bP), tt_gpu_buffer_free(tt_gtest_gpu, bC);
+    tt_gpu_buffer_free(tt_gtest_gpu, bR);
+    free(A), free(P), free(C0), free(R), free(C), free(C1);
+    return bad;
+}
+
 int main(int argc, char **argv) {
     int unroll = -1, tiles[8] = {128, 64, 32, 0}, nt = 4;
     for (int i = 1; i < argc; i++) {
@@ -159,6 +235,7 @@ int main(int argc, char **argv) {
         o.tile = tiles[t];
         printf("tile %d (0: planned), unroll %d\n", tiles[t], o.unroll);
         for (int ci = 0; ci < N_CASES; ci++) bad |= run_case(&o, ci, &CASES[ci]);
+        for (int bi = 0; bi < N_BCASES; bi++) bad |= run_batch(&o, bi, &BCASES[bi]);
     }
     tt_gops_free(&o);
     tt_gpu_close(g);

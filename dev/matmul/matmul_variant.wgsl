@@ -63,10 +63,18 @@
 //         i ^ sw(kk) instead (a permutation within each aligned 8 vec4, so
 //         the vec4 reads stay conflict-free).
 //
-// Split-K: workgroup z handles k in [z*kchunk, min(K, (z+1)*kchunk)) and,
-// when the grid has z > 1, writes its partial product to C at
-// c_off + z*M*N without the epilogue (matmul_colsum_final or
-// matmul_splitk_reduce adds the slices).
+// Batches: nprod products of one shape and plan in one dispatch (the q, k,
+// v projections): product p shares A, reads B at b_off + p*bstride and bias
+// at bias_off + p*bstride, and its C and R follow the previous product's
+// (c_off + p*M*N, r_off + p*M*N). Workgroup z = slice*nprod + p: product
+// p, split-K slice z / nprod. Every output is computed exactly as by a
+// dispatch of its product alone (nprod = 1: that dispatch).
+//
+// Split-K: slice s handles k in [s*kchunk, min(K, (s+1)*kchunk)) and, when
+// the product is split (grid z > nprod), writes its partial product to C
+// at c_off + z*M*N without the epilogue (scratch: slices of nprod products
+// each, so the reduction sees slices of nprod*M*N contiguous outputs;
+// matmul_colsum_final or matmul_splitk_reduce adds the slices).
 // flags: 1 accumulate into C, 2 add bias, 4 add R.
 //
 // Ones row (bias gradients folded into a weight-gradient product): op(A)
@@ -91,7 +99,7 @@ struct Args {
     M: u32, N: u32, K: u32, lda: u32,
     ldb: u32, ldc: u32, a_off: u32, b_off: u32,
     c_off: u32, bias_off: u32, r_off: u32, flags: u32,
-    kchunk: u32, am: u32, p14: u32, p15: u32,
+    kchunk: u32, am: u32, nprod: u32, bstride: u32,
 }
 @group(0) @binding(0) var<uniform> a: Args;
 @group(0) @binding(1) var<storage, read> A: array<f32>;
@@ -128,6 +136,12 @@ const SWG: u32 = 32u / KT;      // vec4 columns one warp's transposing store tou
 const_assert KT == 8u || KT == 16u;
 const_assert !PF || (LA >= 1u && LA <= 2u && LB >= 1u && LB <= 2u);
 
+// the workgroup's product: offsets of its B, bias, C and R (main sets them)
+var<private> b_off: u32;
+var<private> bias_off: u32;
+var<private> c_off: u32;
+var<private> r_off: u32;
+
 var<workgroup> As: array<vec4<f32>, NS * SA>;
 var<workgroup> Bs: array<vec4<f32>, NS * SB>;
 
@@ -149,8 +163,8 @@ fn sA(m: u32, k: u32) -> f32 {
 
 fn sB(k: u32, n: u32) -> f32 {
     if (k >= a.K || n >= a.N) { return 0.0; }
-    if (TRANS_B) { return B[a.b_off + n * a.ldb + k]; }
-    return B[a.b_off + k * a.ldb + n];
+    if (TRANS_B) { return B[b_off + n * a.ldb + k]; }
+    return B[b_off + k * a.ldb + n];
 }
 
 // Slot e of the A tile, as 4 values contiguous in memory:
@@ -201,12 +215,12 @@ fn loadB(e: u32, n0: u32, k0: u32, kend: u32) -> vec4<f32> {
         let n = n0 + 4u * (e % BN4);
         let k = k0 + e / BN4;
         if (k >= kend) { return vec4<f32>(0.0); }
-        if (VEC && n + 3u < a.N) { return B4[(a.b_off + k * a.ldb + n) >> 2u]; }
+        if (VEC && n + 3u < a.N) { return B4[(b_off + k * a.ldb + n) >> 2u]; }
         return vec4<f32>(sB(k, n), sB(k, n + 1u), sB(k, n + 2u), sB(k, n + 3u));
     }
     let n = n0 + e / BK4;
     let k = k0 + 4u * (e % BK4);
-    if (VEC && n < a.N && k + 3u < kend) { return B4[(a.b_off + n * a.ldb + k) >> 2u]; }
+    if (VEC && n < a.N && k + 3u < kend) { return B4[(b_off + n * a.ldb + k) >> 2u]; }
     return vec4<f32>(select(0.0, sB(k, n), k < kend), select(0.0, sB(k + 1u, n), k + 1u < kend),
                      select(0.0, sB(k + 2u, n), k + 2u < kend), select(0.0, sB(k + 3u, n), k + 3u < kend));
 }
@@ -239,9 +253,9 @@ fn store4(m: u32, nb: u32, v4: vec4<f32>, split: bool, cbase: u32) {
             Cm[cbase + m * a.N + n] = v;
             continue;
         }
-        if ((a.flags & 2u) != 0u) { v += bias[a.bias_off + n]; }
-        if ((a.flags & 4u) != 0u) { v += R[a.r_off + m * a.ldc + n]; }
-        let ci = a.c_off + m * a.ldc + n;
+        if ((a.flags & 2u) != 0u) { v += bias[bias_off + n]; }
+        if ((a.flags & 4u) != 0u) { v += R[r_off + m * a.ldc + n]; }
+        let ci = c_off + m * a.ldc + n;
         if ((a.flags & 1u) != 0u) { v += Cm[ci]; }
         Cm[ci] = v;
     }
@@ -260,12 +274,12 @@ fn store4f(m: u32, nb: u32, v4: vec4<f32>, split: bool, cbase: u32) {
     }
     var v = v4;
     if ((a.flags & 2u) != 0u) {
-        let bi = a.bias_off + nb;
+        let bi = bias_off + nb;
         v += vec4<f32>(bias[bi], bias[bi + 1u], bias[bi + 2u], bias[bi + 3u]);
     }
-    let ci = a.c_off + m * a.ldc + nb;
+    let ci = c_off + m * a.ldc + nb;
     if ((a.flags & 4u) != 0u) {
-        let ri = a.r_off + m * a.ldc + nb;
+        let ri = r_off + m * a.ldc + nb;
         v += vec4<f32>(R[ri], R[ri + 1u], R[ri + 2u], R[ri + 3u]);
     }
     if ((a.flags & 1u) != 0u) { v += vec4<f32>(Cm[ci], Cm[ci + 1u], Cm[ci + 2u], Cm[ci + 3u]); }
@@ -286,7 +300,7 @@ fn store_all(fast: bool, m: u32, nc: u32, v: vec4<f32>, split: bool, cbase: u32)
 // unroller does). cRC_i: block row r, block column c, row i of the 4x4 block.
 // RM, RN are 1 or 2 (TM, TN 4 or 8). The k loop is written twice: the
 // checked one (any tile) and the unchecked one (interior tiles). The k step
-// is KT (the prefix's BK unless OPT_DB); the unrolled block of BK copies
+// is KT (the prefix's BK unless OPT_DB); the //!unroll block of BK copies
 // skips those past KT.
 @compute @workgroup_size(TX, TY, 1)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -295,7 +309,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let ty = lid3.y;
     let m0 = wid.y * BM;
     let n0 = wid.x * BN;
-    let kbeg = wid.z * a.kchunk;
+    let prod = wid.z % a.nprod;
+    b_off = a.b_off + prod * a.bstride;
+    bias_off = a.bias_off + prod * a.bstride;
+    c_off = a.c_off + prod * a.M * a.N;
+    r_off = a.r_off + prod * a.M * a.N;
+    let kbeg = (wid.z / a.nprod) * a.kchunk;
     let kend = min(a.K, kbeg + a.kchunk);
     // the tile wholly in range (uniform over the workgroup): every load a
     // plain vec4, every k tile full
@@ -306,8 +325,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                     (a.a_off + (kbeg + lid / BM4) * a.lda + m0 + 4u * (lid % BM4)) >> 2u, TRANS_A);
     let da = select((NT / BK4) * (a.lda >> 2u), (NT / BM4) * (a.lda >> 2u), TRANS_A);
     let ka = select(BK4, KT * (a.lda >> 2u), TRANS_A);
-    let ib = select((a.b_off + (kbeg + lid / BN4) * a.ldb + n0 + 4u * (lid % BN4)) >> 2u,
-                    (a.b_off + (n0 + lid / BK4) * a.ldb + kbeg + 4u * (lid % BK4)) >> 2u, TRANS_B);
+    let ib = select((b_off + (kbeg + lid / BN4) * a.ldb + n0 + 4u * (lid % BN4)) >> 2u,
+                    (b_off + (n0 + lid / BK4) * a.ldb + kbeg + 4u * (lid % BK4)) >> 2u, TRANS_B);
     let db = select((NT / BN4) * (a.ldb >> 2u), (NT / BK4) * (a.ldb >> 2u), TRANS_B);
     let kb = select(KT * (a.ldb >> 2u), BK4, TRANS_B);
     let z4 = vec4<f32>(0.0);
@@ -566,7 +585,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
     }
 
-    let split = nwg.z > 1u;
+    let split = nwg.z > a.nprod;
     let cbase = a.c_off + wid.z * a.M * a.N;
     let mr = m0 + ty * 4u;
     let nc = n0 + tx * 4u;

@@ -87,9 +87,7 @@ static void adamw_task(void *arg, int64_t i, int tid) {
         pp = pp - dec * pp;
         tt_vf mm = b1 * tt_vload(m + j) + ib1 * gg;
         tt_vf vv = b2 * tt_vload(v + j) + ib2 * gg * gg;
-        tt_vf vh = vv / bc2, den;
-        for (int k = 0; k < TT_VW; k++) den[k] = sqrtf(vh[k]);
-        den += eps;
+        tt_vf den = tt_vsqrt(vv / bc2) + eps;
         pp = pp - lr * (mm / bc1) / den;
         tt_vstore(p + j, pp);
         tt_vstore(m + j, mm);

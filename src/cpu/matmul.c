@@ -10,7 +10,11 @@
  *  - phase 2 (same pool wake, after a barrier) hands out output blocks of
  *    mc x nc (sizes depend only on the shape), costliest tasks first; a
  *    chain longer than KSLICE (weight gradients) runs as one such phase per
- *    K slice, all threads on the same slice; for each K block a thread runs
+ *    K slice, all threads on the same slice; a one-segment chain longer
+ *    than two slices packs its B one slice ahead, in the previous phase,
+ *    into one of two slice buffers (less scratch, and each slice is still
+ *    in the caches when it is read), and sums the bias gradient (B's
+ *    column sums) on the way, in row order; for each K block a thread runs
  *    the register-blocked micro-kernel over its MR x NR tiles: MR*NV vector
  *    accumulators stay in registers for the whole K block, with one
  *    broadcast of A and NV vector loads of the packed B panel (L1-resident)
@@ -72,6 +76,10 @@ typedef struct {
     float *pb;             /* packed B, segment s at pb + seg_off[s] */
     size_t seg_off[3];
     int64_t pack_chunks;   /* sum over segments of K blocks x panels */
+    int dbuf;              /* B packed one K slice at a time into two buffers (see set_run) */
+    int pack_slice;        /* a double-buffered job's pack task: the K slice it packs */
+    float *colsum;         /* with dbuf: colsum[j] += sum over k of B(k, j), summed while packing
+                            * (the bias gradient of a weight-gradient product; NULL: none) */
     int ktotal;            /* K of the whole chain (all segments) */
     int k0, k1;            /* this compute phase: K blocks whose chain offset is in [k0, k1) */
     tt_cpu *cpu;
@@ -142,6 +150,20 @@ static inline int round_up(int x, int m) { return (x + m - 1) / m * m; }
 
 static size_t tt_mm_packed_floats(int N, int K_total) { return (size_t)K_total * (size_t)round_up(N, NR); }
 
+/* K slice of the long chains (set_run); a multiple of KC */
+#ifndef MM_KSLICE
+#define MM_KSLICE (4 * KC)
+#endif
+#define KSLICE MM_KSLICE
+_Static_assert(KSLICE % KC == 0, "a K slice is whole K blocks");
+
+/* offset of K block kb in a segment's packed B: whole K in order, or for a
+ * double-buffered job slice kb / KSLICE in buffer (kb / KSLICE) % 2 */
+static inline size_t kblock_off(const tt_mm_job *j, int kb, size_t npad) {
+    if (!j->dbuf) return (size_t)kb * npad;
+    return ((size_t)(kb / KSLICE % 2) * KSLICE + (size_t)(kb % KSLICE)) * npad;
+}
+
 /* plans blocking and the packed-B layout at pb; returns the floats of pb used */
 static size_t tt_mm_plan(tt_mm_job *j, tt_cpu *cpu, float *pb) {
     int mc = TT_MIN(MC_MAX, round_up(j->M, MR));
@@ -167,9 +189,15 @@ static size_t tt_mm_plan(tt_mm_job *j, tt_cpu *cpu, float *pb) {
     for (int s = 0; s < j->nseg; s++) j->ktotal += j->seg[s].K;
     j->k0 = 0;
     j->k1 = j->ktotal;
+    /* a single long chain (a weight gradient, K = tokens) is packed slice by
+     * slice: two slices of scratch instead of K, and the slice computed next
+     * is still in the caches when its compute phase reads it */
+    j->dbuf = j->nseg == 1 && j->ktotal > 2 * KSLICE;
+    j->pack_slice = 0;
+    if (!j->dbuf) j->colsum = NULL; /* summed by a column-sum task instead */
     for (int s = 0; s < j->nseg; s++) {
         j->seg_off[s] = off;
-        off += tt_mm_packed_floats(j->N, j->seg[s].K);
+        off += tt_mm_packed_floats(j->N, j->dbuf ? 2 * KSLICE : j->seg[s].K);
         j->pack_chunks += (int64_t)((j->seg[s].K + KC - 1) / KC) * j->npanel;
     }
     return off;
@@ -179,22 +207,11 @@ static size_t tt_mm_plan(tt_mm_job *j, tt_cpu *cpu, float *pb) {
  * Layout of segment s: K block q (rows kb = q*KC .. kb+kc) starts at
  * seg_off[s] + kb * Npad; its panel p at + p * kc * NR, element (k, c) at
  * + k * NR + c. */
-static void tt_mm_pack_task(void *arg, int64_t chunk, int tid) {
-    (void)tid;
-    tt_mm_job *j = arg;
-    int s = 0;
-    int64_t c = chunk;
-    for (;;) {
-        int64_t n = (int64_t)((j->seg[s].K + KC - 1) / KC) * j->npanel;
-        if (c < n) break;
-        c -= n;
-        s++;
-    }
+static float *pack_block(const tt_mm_job *j, int s, int q, int p) {
     const tt_mm_seg *sg = &j->seg[s];
-    int q = (int)(c / j->npanel), p = (int)(c % j->npanel);
     int kb = q * KC, kc = TT_MIN(KC, sg->K - kb);
     size_t npad = (size_t)j->npanel * NR;
-    float *dst = j->pb + j->seg_off[s] + (size_t)kb * npad + (size_t)p * kc * NR;
+    float *dst = j->pb + j->seg_off[s] + kblock_off(j, kb, npad) + (size_t)p * kc * NR;
     int j0 = p * NR, nc = TT_MIN(NR, j->N - j0);
     if (!sg->transB) {
         if (nc == NR) {
@@ -236,6 +253,49 @@ static void tt_mm_pack_task(void *arg, int64_t chunk, int tid) {
         for (cc = nc; cc < NR; cc++)
             for (int k = 0; k < kc; k++) dst[(size_t)k * NR + cc] = 0.0f;
     }
+    return dst;
+}
+
+static void tt_mm_pack_task(void *arg, int64_t chunk, int tid) {
+    (void)tid;
+    const tt_mm_job *j = arg;
+    int s = 0;
+    int64_t c = chunk;
+    for (;;) {
+        int64_t n = (int64_t)((j->seg[s].K + KC - 1) / KC) * j->npanel;
+        if (c < n) break;
+        c -= n;
+        s++;
+    }
+    pack_block(j, s, (int)(c / j->npanel), (int)(c % j->npanel));
+}
+
+/* a double-buffered job: panel `chunk` of K slice pack_slice, its K blocks
+ * in order, and the column sums of the panel's rows added to colsum in k
+ * order (slices are packed in order, one phase each), so every sum is the
+ * chain a column-sum task would compute over all rows */
+static void tt_mm_pack_slice_task(void *arg, int64_t chunk, int tid) {
+    (void)tid;
+    const tt_mm_job *j = arg;
+    int p = (int)chunk, j0 = p * NR, nc = TT_MIN(NR, j->N - j0);
+    int k0 = j->pack_slice * KSLICE, k1 = TT_MIN(j->ktotal, k0 + KSLICE);
+    tt_vf acc[NV] = {0};
+    if (j->colsum && nc == NR) TT_UNROLL for (int v = 0; v < NV; v++) acc[v] = tt_vload(j->colsum + j0 + v * TT_VW);
+    for (int kb = k0; kb < k1; kb += KC) {
+        const float *b = pack_block(j, 0, kb / KC, p);
+        int kc = TT_MIN(KC, j->ktotal - kb);
+        if (!j->colsum) continue;
+        if (nc == NR) {
+            for (int k = 0; k < kc; k++) TT_UNROLL for (int v = 0; v < NV; v++) acc[v] += tt_vload(b + (size_t)k * NR + v * TT_VW);
+        } else {
+            for (int cc = 0; cc < nc; cc++) {
+                float x = j->colsum[j0 + cc];
+                for (int k = 0; k < kc; k++) x += b[(size_t)k * NR + cc];
+                j->colsum[j0 + cc] = x;
+            }
+        }
+    }
+    if (j->colsum && nc == NR) TT_UNROLL for (int v = 0; v < NV; v++) tt_vstore(j->colsum + j0 + v * TT_VW, acc[v]);
 }
 
 /* ---- the micro-kernel ----
@@ -397,7 +457,7 @@ static void tt_mm_task(void *arg, int64_t unit, int tid) {
             int kc = TT_MIN(KC, sg->K - kb);
             int first = g + kb == 0;
             int last = s == j->nseg - 1 && kb + kc == sg->K;
-            const float *blk = j->pb + j->seg_off[s] + (size_t)kb * npad;
+            const float *blk = j->pb + j->seg_off[s] + kblock_off(j, kb, npad);
             for (int jc = j0; jc < j0 + cols; jc += NR) {
                 const float *pb = blk + (size_t)(jc / NR) * kc * NR;
                 int nc = TT_MIN(NR, j0 + cols - jc);
@@ -465,10 +525,13 @@ static void sort_tasks(tt_phase *ph, double *cost) {
  * shared through the caches by every output block, instead of each block
  * streaming the whole K of its rows and columns on its own. C is stored and
  * reloaded between slices (exact), so every element keeps its chain. */
-#ifndef MM_KSLICE
-#define MM_KSLICE (4 * KC)
-#endif
-#define KSLICE MM_KSLICE
+
+/* a column sum that a double-buffered job of the set computes while packing */
+static int summed_in_pack(const mm_set *m, const tt_colsum_job *cs) {
+    for (int i = 0; i < m->n; i++)
+        if (m->jobs[i]->colsum == cs->db) return 1;
+    return 0;
+}
 
 static void set_run(tt_cpu *cpu, mm_set *m) {
     size_t need = 0;
@@ -480,16 +543,30 @@ static void set_run(tt_cpu *cpu, mm_set *m) {
     int nph = 0;
     memset(ph, 0, sizeof ph);
     if (m->n) {
-        for (int i = 0; i < m->n; i++) ph[0].t[ph[0].n_tasks++] = (tt_task){tt_mm_pack_task, m->jobs[i], m->jobs[i]->pack_chunks};
+        for (int i = 0; i < m->n; i++) {
+            tt_mm_job *j = m->jobs[i];
+            ph[0].t[ph[0].n_tasks++] = j->dbuf ? (tt_task){tt_mm_pack_slice_task, j, j->npanel}
+                                               : (tt_task){tt_mm_pack_task, j, j->pack_chunks};
+        }
         nph = 1;
     }
     /* slice q: the jobs with K left past q * KSLICE (a short-K job runs
      * whole in slice 0); jobs are copied per slice, as the pool reads them
      * while later slices are set up */
-    tt_mm_job jq[TT_MAX_PHASES][4];
+    tt_mm_job jq[TT_MAX_PHASES][4], jp[TT_MAX_PHASES][4];
     for (int q = 0; q < nslice; q++) {
         tt_phase *p = &ph[nph];
         double cost[TT_MAX_TASKS];
+        /* a double-buffered job packs slice q + 1 (the other buffer) while
+         * slice q is computed; small chunks, so they fill in at the end */
+        for (int i = 0; i < m->n; i++) {
+            tt_mm_job *j = &jp[nph][i];
+            *j = *m->jobs[i];
+            if (!j->dbuf || (q + 1) * KSLICE >= j->ktotal) continue;
+            j->pack_slice = q + 1;
+            cost[p->n_tasks] = (double)KSLICE * NR;
+            p->t[p->n_tasks++] = (tt_task){tt_mm_pack_slice_task, j, j->npanel};
+        }
         for (int i = 0; i < m->n; i++) {
             tt_mm_job *j = &jq[nph][i];
             *j = *m->jobs[i];
@@ -503,6 +580,7 @@ static void set_run(tt_cpu *cpu, mm_set *m) {
         }
         if (q == 0)
             for (int i = 0; i < m->ncs; i++) {
+                if (summed_in_pack(m, m->cs[i])) continue;
                 /* memory-bound: a column chunk reads N rows of TT_COLSUM_W floats */
                 cost[p->n_tasks] = 4.0 * m->cs[i]->N * TT_COLSUM_W;
                 p->t[p->n_tasks++] = (tt_task){tt_colsum_task, m->cs[i], tt_colsum_chunks(m->cs[i]->OC)};
@@ -545,12 +623,16 @@ size_t tt_mm_gemm_scratch(int N, int K) { return tt_mm_packed_floats(N, K); }
 
 /* ---- scratch needs ---- */
 
+/* packed B of a weight gradient's chain over N tokens (tt_mm_plan: two
+ * slices when it is double-buffered) */
+static size_t tt_mm_dw_floats(int cols, int N) { return tt_mm_packed_floats(cols, N > 2 * KSLICE ? 2 * KSLICE : N); }
+
 size_t tt_matmul_forward_scratch(int N, int C, int OC) { (void)N; return tt_mm_packed_floats(OC, C); }
-size_t tt_matmul_backward_scratch(int N, int C, int OC) { return tt_mm_packed_floats(C, OC) + tt_mm_packed_floats(OC, N); }
+size_t tt_matmul_backward_scratch(int N, int C, int OC) { return tt_mm_packed_floats(C, OC) + tt_mm_dw_floats(OC, N); }
 size_t tt_qkv_forward_scratch(int N, int C) { (void)N; return 3 * tt_mm_packed_floats(C, C); }
-size_t tt_qkv_backward_scratch(int N, int C) { return tt_mm_packed_floats(C, 3 * C) + 3 * tt_mm_packed_floats(C, N); }
+size_t tt_qkv_backward_scratch(int N, int C) { return tt_mm_packed_floats(C, 3 * C) + 3 * tt_mm_dw_floats(C, N); }
 size_t tt_head_forward_scratch(int N, int C, int V) { (void)N; return tt_mm_packed_floats(V, C); }
-size_t tt_head_backward_scratch(int N, int C, int V) { return tt_mm_packed_floats(C, V) + tt_mm_packed_floats(C, N); }
+size_t tt_head_backward_scratch(int N, int C, int V) { return tt_mm_packed_floats(C, V) + tt_mm_dw_floats(C, N); }
 
 /* ---- single-row forward: out (OC) = inp (C) . W (C,OC) + bias (+ R) ----
  * Column chunks of MV_COLS; each output column is the engine's chain
@@ -644,6 +726,7 @@ static void mm_backward(tt_cpu *cpu, float *dinp, float *dweight, float *dbias, 
         mw = nn_job(dweight, (size_t)OC, inp, (size_t)C, dout, (size_t)OC, C, OC, N);
         mw.seg[0].transA = 1;
         mw.accumulate = 1;
+        mw.colsum = dbias; /* B is dout: the bias gradient is its column sums */
         set.jobs[set.n++] = &mw;
     }
     if (dbias) {
@@ -700,6 +783,7 @@ void tt_qkv_backward(tt_cpu *cpu, float *dinp, float *dwq, float *dbq, float *dw
             mw[i] = nn_job(dw[i], (size_t)C, inp, (size_t)C, dqkv + (size_t)i * C, (size_t)3 * C, C, C, N);
             mw[i].seg[0].transA = 1;
             mw[i].accumulate = 1;
+            mw[i].colsum = db[i];
             set.jobs[set.n++] = &mw[i];
         }
         if (db[i]) {

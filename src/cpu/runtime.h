@@ -55,7 +55,7 @@ typedef struct {
     int64_t n;
 } tt_task;
 
-#define TT_MAX_TASKS 8
+#define TT_MAX_TASKS 12
 #define TT_MAX_PHASES 4
 /* The chunks of all tasks of one phase are handed out together; phase p+1
  * starts after every chunk of phase p has finished. */

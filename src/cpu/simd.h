@@ -53,6 +53,24 @@ static inline float tt_vsum(tt_vf v) {
     return s;
 }
 
+/* tt_vsqrt: the square root of each lane, correctly rounded as IEEE 754
+ * requires (the same bits as sqrtf per lane); one instruction where the ISA
+ * has it, sqrtf lane by lane elsewhere. */
+#if defined(__AVX512F__) || defined(__AVX__)
+#include <immintrin.h>
+#endif
+#if defined(__AVX512F__)
+static inline tt_vf tt_vsqrt(tt_vf x) { return (tt_vf)_mm512_sqrt_ps((__m512)x); }
+#elif defined(__AVX__)
+static inline tt_vf tt_vsqrt(tt_vf x) { return (tt_vf)_mm256_sqrt_ps((__m256)x); }
+#else
+#include <math.h>
+static inline tt_vf tt_vsqrt(tt_vf x) {
+    for (int i = 0; i < TT_VW; i++) x[i] = sqrtf(x[i]);
+    return x;
+}
+#endif
+
 /* tt_vtranspose(r): r[i][l] <- r[l][i], TT_VW rows of TT_VW floats, in
  * registers (values only move). log2(TT_VW) stages; the stage of block size b
  * swaps, in each 2b x 2b sub-block, the b x b block above the diagonal with

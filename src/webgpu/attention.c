@@ -54,6 +54,14 @@ static void attn_args(uint32_t args[16], int B, int T, int C, int NH) {
     args[4] = tt_gops_f2u(1.0f / sqrtf((float)(C / NH)));
 }
 
+/* args[12..14]: the element offsets of q, k, v in their buffers (one
+ * buffer may hold all three: the q, k, v projections' batched output) */
+static void qkv_offs(uint32_t args[16], tt_gref q, tt_gref k, tt_gref v) {
+    args[12] = q.off;
+    args[13] = k.off;
+    args[14] = v.off;
+}
+
 /* the dropout variant of a site with n_buf buffers: prefix, keys buffer,
  * slot (slot < 0: none, nothing changes) */
 static int drop_site(const tt_gops *o, int slot, char *pf, size_t cap, uint32_t args[16], tt_gpu_buf *bufs, int *n_buf,
@@ -176,6 +184,7 @@ static int tiled_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_g
     TT_CHECK(prep(o, 0, hs, &t, &pf_on, pf, sizeof pf, st));
     uint32_t args[16];
     attn_args(args, B, T, C, NH);
+    qkv_offs(args, q, k, v);
     bounds(args, hs, &t);
     tt_gpu_buf bufs[6] = {q.buf, k.buf, v.buf, y.buf, stats.buf};
     int nb = 5;
@@ -221,6 +230,7 @@ static int tiled_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gr
     for (int i = 0; i < 2; i++) {
         TT_CHECK(prep(o, 1 + i, hs, &t[i], &pf_on[i], pf[i], sizeof pf[i], st));
         attn_args(args[i], B, T, C, NH);
+        qkv_offs(args[i], q, k, v);
         bounds(args[i], hs, &t[i]);
         br[i] = t[i].br;
     }
@@ -269,6 +279,7 @@ static int rows_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gr
     TT_CHECK(rows_plan(o, C, NH, &br, pf, sizeof pf, st));
     uint32_t args[16];
     attn_args(args, B, T, C, NH);
+    qkv_offs(args, q, k, v);
     tt_gpu_buf bufs[6] = {q.buf, k.buf, v.buf, y.buf, stats.buf};
     int nb = 5;
     TT_CHECK(drop_site(o, slot, pf, sizeof pf, args, bufs, &nb, st));
@@ -288,15 +299,17 @@ static int rows_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gre
     memcpy(pf[1], pf[0], sizeof pf[0]);
     br[1] = br[0];
     attn_args(args[0], B, T, C, NH);
+    qkv_offs(args[0], q, k, v);
     attn_args(args[1], B, T, C, NH);
+    qkv_offs(args[1], q, k, v);
     return backward_sites(o, s, names, pf, args, br, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, slot, st);
 }
 
 /* ---- the op ---------------------------------------------------------------- */
 static int forward_op(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v, int B, int T,
                       int C, int NH, int slot, tt_status *st) {
-    if (q.off || k.off || v.off || y.off || stats.off)
-        return tt_fail(st, TT_EINVAL, "webgpu attention: tensors must start their buffers");
+    if (((q.off | k.off | v.off) & 3) || y.off || stats.off)
+        return tt_fail(st, TT_EINVAL, "webgpu attention: y and stats must start their buffers, q, k, v at multiples of 4");
     if (tiled_usable(o, C / NH)) return tiled_forward(o, s, y, stats, q, k, v, B, T, C, NH, slot, st);
     return rows_forward(o, s, y, stats, q, k, v, B, T, C, NH, slot, st);
 }
@@ -304,8 +317,9 @@ static int forward_op(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref
 static int backward_op(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats, tt_gref q,
                        tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH, int slot,
                        tt_status *st) {
-    if (q.off || k.off || v.off || y.off || dy.off || dq.off || dk.off || dv.off || stats.off)
-        return tt_fail(st, TT_EINVAL, "webgpu attention: tensors must start their buffers");
+    if (((q.off | k.off | v.off) & 3) || y.off || dy.off || dq.off || dk.off || dv.off || stats.off)
+        return tt_fail(st, TT_EINVAL, "webgpu attention: outputs, y, dy and stats must start their buffers, q, k, v "
+                                      "at multiples of 4");
     if (tiled_usable(o, C / NH)) return tiled_backward(o, s, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, slot, st);
     return rows_backward(o, s, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, slot, st);
 }

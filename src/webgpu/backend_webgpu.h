@@ -22,9 +22,12 @@
 #include "backend.h"
 #include "gpu_ops.h"
 
-/* the activations of one layer */
+/* the activations of one layer; q, k, v follow each other in one buffer
+ * (offsets 0, BT*C, 2*BT*C) where it fits one binding, so their three
+ * projections run as one batched matmul (plan.c), else one buffer each */
 typedef struct {
-    tt_gpu_buf ln1, st1, q, k, v, y, att, res2, ln2, st2, h, g;
+    tt_gpu_buf ln1, st1, y, att, res2, ln2, st2, h, g;
+    tt_gref q, k, v;
 } wl_acts;
 
 /* A chunk of the parameter-sized storage: parameters [g0, g0 + n) of the

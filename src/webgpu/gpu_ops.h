@@ -99,6 +99,21 @@ int tt_gop_matmul(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, cons
  * dW += X^T dY and db += 1^T dY in one product (bias gradient folded). */
 int tt_gop_matmul_ex(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias, const tt_gref *R,
                      int M, int N, int K, int trans_a, int trans_b, int accumulate, int ones_rows, tt_status *st);
+/* A batch of n products of one shape in one dispatch (+ one split-K
+ * site), each computed exactly as tt_gop_matmul_ex computes it alone (the
+ * same plan, k order and epilogue: bit-identical). Product p (0 <= p < n):
+ * C_p = C + p*M*N and R_p = R + p*M*N (the outputs follow each other),
+ * A shared, B_p = B + p*bstride, bias_p = bias + p*bstride (equally spaced
+ * matrices with their biases: the layout's q, k, v units). n = 1 is
+ * tt_gop_matmul_ex. A batch that tt_gop_matmul_batch_fits refuses is
+ * refused (TT_EUNSUP). 2 sites. */
+int tt_gop_matmul_batch(tt_gops *o, tt_gsite *s, int n, uint32_t bstride, tt_gref C, tt_gref A, tt_gref B,
+                        const tt_gref *bias, const tt_gref *R, int M, int N, int K, int trans_a, int trans_b,
+                        int accumulate, int ones_rows, tt_status *st);
+/* 1 when a batch of n products of M x N x K fits the adapter (its split-K
+ * scratch within one binding, its grid, 32-bit indexing); else the caller
+ * plans the products one by one. */
+int tt_gop_matmul_batch_fits(const tt_gops *o, int n, int M, int N, int K);
 /* The launch plan of a matmul, a pure function of (M, N, K, splittable)
  * and the forcing fields above: square tile (32, 64, 128), split-K slices
  * and the k extent of a slice. splittable: split-K may be used. */

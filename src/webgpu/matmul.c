@@ -84,15 +84,48 @@ void tt_gop_mm_kcfg(uint32_t wg_storage, int tile, tt_mm_kcfg *k) {
 
 int tt_gop_matmul(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias, const tt_gref *R,
                   int M, int N, int K, int trans_a, int trans_b, int accumulate, tt_status *st) {
-    return tt_gop_matmul_ex(o, s, C, A, B, bias, R, M, N, K, trans_a, trans_b, accumulate, 0, st);
+    return tt_gop_matmul_batch(o, s, 1, 0, C, A, B, bias, R, M, N, K, trans_a, trans_b, accumulate, 0, st);
 }
 
 int tt_gop_matmul_ex(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias, const tt_gref *R,
                      int M, int N, int K, int trans_a, int trans_b, int accumulate, int ones_rows, tt_status *st) {
+    return tt_gop_matmul_batch(o, s, 1, 0, C, A, B, bias, R, M, N, K, trans_a, trans_b, accumulate, ones_rows, st);
+}
+
+/* the split-K scratch of a batch (floats), 0 when its product is not split */
+static uint64_t batch_scratch(const tt_gops *o, int n, int M, int N, int K) {
+    int tile;
+    uint32_t splits, kchunk;
+    tt_gop_matmul_plan(o, M, N, K, 1, &tile, &splits, &kchunk);
+    return splits > 1 ? (uint64_t)n * splits * (uint64_t)M * (uint64_t)N : 0;
+}
+
+int tt_gop_matmul_batch_fits(const tt_gops *o, int n, int M, int N, int K) {
+    if (n < 1 || M <= 0 || N <= 0 || K <= 0) return 0;
+    uint64_t lim = o->info->max_storage_binding ? o->info->max_storage_binding : (128ull << 20);
+    if (o->info->max_buffer && o->info->max_buffer < lim) lim = o->info->max_buffer;
+    uint64_t need = batch_scratch(o, n, M, N, K), out = (uint64_t)n * (uint64_t)M * (uint64_t)N;
+    uint32_t zl = o->info->max_wg_per_dim ? o->info->max_wg_per_dim : 65535;
+    int tile;
+    uint32_t splits, kchunk;
+    tt_gop_matmul_plan(o, M, N, K, 1, &tile, &splits, &kchunk);
+    return need * 4 <= lim && need <= 0xFFFFFFFFull && out <= 0xFFFFFFFFull && (uint64_t)n * splits <= zl;
+}
+
+int tt_gop_matmul_batch(tt_gops *o, tt_gsite *s, int n, uint32_t bstride, tt_gref C, tt_gref A, tt_gref B,
+                        const tt_gref *bias, const tt_gref *R, int M, int N, int K, int trans_a, int trans_b,
+                        int accumulate, int ones_rows, tt_status *st) {
     if (M <= 0 || N <= 0 || K <= 0) return tt_fail(st, TT_EINVAL, "webgpu matmul: bad shape %dx%dx%d", M, N, K);
     if (ones_rows < 0 || ones_rows >= M)
         return tt_fail(st, TT_EINVAL, "webgpu matmul: %d ones rows out of range for M = %d", ones_rows, M);
-    TT_CHECK(tt_gops_check_u32((size_t)M * N + C.off, "matmul output", st));
+    if (n < 1 || (n > 1 && !tt_gop_matmul_batch_fits(o, n, M, N, K)))
+        return tt_fail(st, TT_EUNSUP, "webgpu matmul: a batch of %d products of %dx%dx%d does not fit this adapter", n,
+                       M, N, K);
+    if (n == 1) bstride = 0;
+    const size_t W = (size_t)n * M * N; /* the outputs of the batch, contiguous */
+    TT_CHECK(tt_gops_check_u32(W + C.off, "matmul output", st));
+    TT_CHECK(tt_gops_check_u32((size_t)(n - 1) * bstride + B.off + (bias ? bias->off : 0), "matmul batch", st));
+    if (R) TT_CHECK(tt_gops_check_u32(W + R->off, "matmul residual", st));
     const int am = M - ones_rows; /* rows of op(A) actually stored */
     int tile;
     uint32_t splits, kchunk;
@@ -104,9 +137,10 @@ int tt_gop_matmul_ex(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, c
     tt_mm_kcfg kc;
     tt_gop_mm_kcfg(o->info->max_wg_storage, tile, &kc);
     uint32_t lda = (uint32_t)(trans_a ? am : K), ldb = (uint32_t)(trans_b ? K : N);
-    int vec = ((A.off | B.off | lda | ldb) & 3) == 0;
+    int vec = ((A.off | B.off | lda | ldb | bstride) & 3) == 0;
     /* split-K: z slices of K write partial products to scratch, a second
-     * site adds them into C in slice order */
+     * site adds them into C in slice order; a batch's grid z is
+     * slice * n + product */
     uint32_t gx = (uint32_t)((N + tile - 1) / tile), gy = (uint32_t)((M + tile - 1) / tile);
     char prefix[400];
     snprintf(prefix, sizeof prefix,
@@ -117,7 +151,7 @@ int tt_gop_matmul_ex(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, c
              vec ? "true" : "false", kc.stages, kc.swz ? "true" : "false");
     tt_gref Cdst = C;
     if (splits > 1) {
-        size_t need = (size_t)splits * M * N;
+        size_t need = (size_t)splits * W;
         TT_CHECK(tt_gops_check_u32(need, "split-k scratch", st));
         if (need > o->split_elems) {
             TT_CHECK(tt_gpu_buffer(o->g, (uint64_t)need * 4, TT_GPU_STORAGE, "split-k-scratch", &o->split_buf, st));
@@ -141,32 +175,41 @@ int tt_gop_matmul_ex(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, c
     args[11] = (accumulate ? 1u : 0u) | (bias ? 2u : 0u) | (R ? 4u : 0u);
     args[12] = kchunk;
     args[13] = (uint32_t)am;
+    args[14] = (uint32_t)n; /* products */
+    args[15] = bstride;     /* per product: B and bias */
     tt_gpu_buf bufs[7] = {A.buf, B.buf, Cdst.buf, bias ? bias->buf : A.buf, R ? R->buf : A.buf, A.buf, B.buf};
     static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW,  TT_GPU_BIND_READ,
                                      TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ};
-    TT_CHECK(tt_gops_make_site(o, &s[0], "matmul", prefix, args, 0, 7, bufs, kinds, gx, gy, splits, st));
-    s[0].flops = 2.0 * M * N * K;
+    TT_CHECK(tt_gops_make_site(o, &s[0], "matmul", prefix, args, 0, 7, bufs, kinds, gx, gy, splits * (uint32_t)n, st));
+    s[0].flops = 2.0 * n * M * N * K;
     /* the profile's shape tag: enough to redo the same product elsewhere
-     * (bench/torch_matmul.py): transposes, accumulate into C, bias, residual
-     * R, and "ones" when op(A)'s last rows are ones (the bias gradient) */
-    char flags[32];
+     * (bench/torch_matmul.py): " xN" for a batch of N products, transposes,
+     * accumulate into C, bias, residual R, and "ones" when op(A)'s last rows
+     * are ones (the bias gradient); zS: the split-K slices of each product */
+    char flags[32], nb[16] = "";
     snprintf(flags, sizeof flags, "%s%s%s%s%s%s", trans_a ? " TA" : "", trans_b ? " TB" : "", accumulate ? " acc" : "",
              bias ? " bias" : "", R ? " res" : "", ones_rows ? " ones" : "");
-    if (snprintf(s[0].tag, sizeof s[0].tag, "%dx%dx%d t%d z%u%s", M, N, K, tile, splits, flags) >= (int)sizeof s[0].tag)
+    if (n > 1) snprintf(nb, sizeof nb, " x%d", n);
+    if (snprintf(s[0].tag, sizeof s[0].tag, "%dx%dx%d%s t%d z%u%s", M, N, K, nb, tile, splits, flags) >=
+        (int)sizeof s[0].tag)
         s[0].tag[0] = 0; /* never a cut tag: an empty one says "no shape" */
     memset(&s[1], 0, sizeof s[1]);
     if (splits > 1 && plain) {
         tt_gref part = {o->split_buf, 0};
-        TT_CHECK(tt_gop_colsum_final(o, &s[1], C, part, (uint32_t)(M * N), splits, st));
+        TT_CHECK(tt_gop_colsum_final(o, &s[1], C, part, (uint32_t)W, splits, st));
     } else if (splits > 1) {
-        char pf[64];
-        uint32_t W = (uint32_t)(M * N), x, y;
-        uint32_t a2[16] = {W, splits, C.off, (uint32_t)N, bias ? bias->off : 0, R ? R->off : 0, args[11]};
+        char pf[96];
+        /* vec4 elements when every row, offset and product stride is
+         * 4-aligned (same adds, same bits); sizes and offsets in elements */
+        uint32_t v = ((N | C.off | bstride | (bias ? bias->off : 0) | (R ? R->off : 0)) & 3) == 0 ? 4 : 1;
+        uint32_t x, y, We = (uint32_t)W / v;
+        uint32_t a2[16] = {We,       splits, C.off / v, (uint32_t)N / v, (bias ? bias->off : 0) / v, (R ? R->off : 0) / v,
+                           args[11], (uint32_t)(M * N) / v, bstride / v};
         tt_gpu_buf b2[4] = {o->split_buf, bias ? bias->buf : o->split_buf, R ? R->buf : o->split_buf, C.buf};
         static const uint8_t k2s[4] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW};
-        tt_gops_grid1(o, ((uint64_t)W + TT_WG_ELEM - 1) / TT_WG_ELEM, &x, &y);
-        TT_CHECK(tt_gops_make_site(o, &s[1], "matmul_splitk_reduce", tt_gops_wg_prefix(TT_WG_ELEM, pf, sizeof pf), a2,
-                                   0, 4, b2, k2s, x, y, 1, st));
+        tt_gops_grid1(o, ((uint64_t)We + TT_WG_ELEM - 1) / TT_WG_ELEM, &x, &y);
+        snprintf(pf, sizeof pf, "const WG: u32 = %uu;\nalias E = %s;\n", TT_WG_ELEM, v == 4 ? "vec4<f32>" : "f32");
+        TT_CHECK(tt_gops_make_site(o, &s[1], "matmul_splitk_reduce", pf, a2, 0, 4, b2, k2s, x, y, 1, st));
     }
     return TT_OK;
 }
@@ -188,17 +231,21 @@ size_t tt_gop_colsum_part_elems(int rows, int N) {
 
 int tt_gop_colsum_final(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref part, uint32_t W, uint32_t n_chunks,
                         tt_status *st) {
-    char pf[96];
-    uint32_t args[16] = {W, n_chunks, out.off};
+    char pf[128];
+    if (part.off != 0) return tt_fail(st, TT_EINVAL, "webgpu: reduction scratch must start its buffer");
+    /* vec4 elements (4 neighbouring columns) when W and the offset are
+     * 4-aligned: the same adds in the same order */
+    uint32_t v = ((W | out.off) & 3) == 0 ? 4 : 1;
+    uint32_t args[16] = {W / v, n_chunks, out.off / v};
     tt_gpu_buf bufs[2] = {part.buf, out.buf};
     static const uint8_t kinds[2] = {TT_GPU_BIND_READ, TT_GPU_BIND_RW};
-    if (part.off != 0) return tt_fail(st, TT_EINVAL, "webgpu: reduction scratch must start its buffer");
     /* lanes per column: about 4 chunks per lane, at most 16 lanes */
     uint32_t lanes = 1;
     while (lanes < 16 && lanes * 4 < n_chunks) lanes *= 2;
     uint32_t cw = TT_WG_ELEM / lanes, x, y;
-    tt_gops_grid1(o, ((uint64_t)W + cw - 1) / cw, &x, &y);
-    snprintf(pf, sizeof pf, "const WG: u32 = %uu;\nconst LANES: u32 = %uu;\n", TT_WG_ELEM, lanes);
+    tt_gops_grid1(o, ((uint64_t)W / v + cw - 1) / cw, &x, &y);
+    snprintf(pf, sizeof pf, "const WG: u32 = %uu;\nconst LANES: u32 = %uu;\nalias E = %s;\n", TT_WG_ELEM, lanes,
+             v == 4 ? "vec4<f32>" : "f32");
     return tt_gops_make_site(o, s, "matmul_colsum_final", pf, args, 0, 2, bufs, kinds, x, y, 1, st);
 }
 

@@ -161,14 +161,29 @@ int tt_wgpu_alloc_buffers(tt_backend *be, tt_status *st) {
     size_t pln = tt_gop_colsum_part_elems((int)BT, (int)(2 * C));
     TT_CHECK(mkbuf(w, pcs > pln ? pcs : pln, "colsum-scratch", &w->part_cs, st));
     TT_CHECK(mkbuf(w, w->n_part, "norm-scratch", &w->part_opt, st));
+    /* q, k, v in one buffer when it fits one binding (and the offsets keep
+     * the attention kernels' vec4 loads) */
+    const tt_gpu_info *in = tt_gpu_get_info(w->g);
+    uint64_t lim = in->max_storage_binding;
+    if (w->bind_cap && w->bind_cap < lim) lim = w->bind_cap;
+    if (in->max_buffer < lim) lim = in->max_buffer;
+    const int qkv_one = (BT * C) % 4 == 0 && (uint64_t)3 * BT * C * 4 <= lim;
     for (int l = 0; l <= w->L; l++) TT_CHECK(mkbuf(w, BT * C, "residual", &w->res[l], st));
     for (int l = 0; l < w->L; l++) {
         wl_acts *a = &w->la[l];
         TT_CHECK(mkbuf(w, BT * C, "ln1", &a->ln1, st));
         TT_CHECK(mkbuf(w, 2 * BT, "ln1-stats", &a->st1, st));
-        TT_CHECK(mkbuf(w, BT * C, "q", &a->q, st));
-        TT_CHECK(mkbuf(w, BT * C, "k", &a->k, st));
-        TT_CHECK(mkbuf(w, BT * C, "v", &a->v, st));
+        memset(&a->q, 0, sizeof a->q), memset(&a->k, 0, sizeof a->k), memset(&a->v, 0, sizeof a->v);
+        if (qkv_one) {
+            TT_CHECK(mkbuf(w, 3 * BT * C, "qkv", &a->q.buf, st));
+            a->k.buf = a->v.buf = a->q.buf;
+            a->k.off = (uint32_t)(BT * C);
+            a->v.off = (uint32_t)(2 * BT * C);
+        } else {
+            TT_CHECK(mkbuf(w, BT * C, "q", &a->q.buf, st));
+            TT_CHECK(mkbuf(w, BT * C, "k", &a->k.buf, st));
+            TT_CHECK(mkbuf(w, BT * C, "v", &a->v.buf, st));
+        }
         TT_CHECK(mkbuf(w, BT * C, "attn-y", &a->y, st));
         TT_CHECK(mkbuf(w, 2 * B * NH * T, "attn-stats", &a->att, st));
         TT_CHECK(mkbuf(w, BT * C, "residual2", &a->res2, st));

@@ -4,7 +4,9 @@
  * step replays them (step.c).
  *
  * Bias gradients are folded into the weight-gradient matmuls (a ones row)
- * where that is cheaper than a separate column sum (dw_db).
+ * where that is cheaper than a separate column sum (dw_db). The q, k, v
+ * projections run as one batched matmul where the buffers allow it
+ * (qkv_forward).
  * LoRA (config.h): the adapters live in params after the base; each
  * targeted projection gets the lora sites (lora.c) after its matmul, x A of
  * every adapter pair kept in lora-t for the backward. A frozen tensor
@@ -134,6 +136,38 @@ static int lora_bwd(tt_backend *be, wsched *sc, int l, int tg, tt_gref dx, const
                                 tt_lora_scale(&be->cfg), st);
 }
 
+/* q, k, v (BT,C) = ln1 (BT,C) @ W + b for W, b = the q, k, v weights and
+ * biases of layer l: one batched matmul (2 sites) when q, k, v follow each
+ * other in one buffer (plan.c) and the three weight-and-bias units are
+ * equally spaced in one parameter buffer (config.h's layout: q.w q.b k.w
+ * k.b v.w v.b; a chunk boundary between them splits that), else three
+ * matmuls (6 sites). Each output is computed as by its own matmul. */
+static int qkv_forward(tt_backend *be, wsched *sc, int l, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    wl_acts *a = &w->la[l];
+    const int BT = w->B * w->T, C = w->C;
+    const tt_tensor_kind wk[3] = {TT_QW, TT_KW, TT_VALW}, bk[3] = {TT_QB, TT_KB, TT_VALB};
+    tt_gref W[3], bias[3];
+    for (int j = 0; j < 3; j++) W[j] = PR(be, w->pset, wk[j], l), bias[j] = PR(be, w->pset, bk[j], l);
+    const uint32_t bstride = W[1].off - W[0].off, nout = (uint32_t)BT * (uint32_t)C;
+    int batch = a->k.buf == a->q.buf && a->v.buf == a->q.buf && a->k.off == a->q.off + nout &&
+                a->v.off == a->k.off + nout && W[1].off > W[0].off && tt_gop_matmul_batch_fits(&w->ops, 3, BT, C, C);
+    for (int j = 0; j < 3 && batch; j++)
+        batch = W[j].buf == W[0].buf && bias[j].buf == W[0].buf && W[j].off == W[0].off + (uint32_t)j * bstride &&
+                bias[j].off == W[j].off + (uint32_t)(C * C);
+    if (batch) {
+        if (sc->n_fwd + 2 > w->cap_fwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
+        return tt_gop_matmul_batch(&w->ops, fnext(sc, 2), 3, bstride, a->q, R(a->ln1), W[0], &bias[0], NULL, BT, C, C,
+                                   0, 0, 0, 0, st);
+    }
+    const tt_gref out[3] = {a->q, a->k, a->v};
+    for (int j = 0; j < 3; j++) {
+        if (sc->n_fwd + 2 > w->cap_fwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
+        TT_CHECK(tt_gop_matmul(&w->ops, fnext(sc, 2), out[j], R(a->ln1), W[j], &bias[j], NULL, BT, C, C, 0, 0, 0, st));
+    }
+    return TT_OK;
+}
+
 /* dropout key slot of (layer, site) */
 static uint32_t dslot(int layer, int site) { return (uint32_t)(layer * 4 + site); }
 
@@ -163,16 +197,13 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
         wl_acts *a = &w->la[l];
         FWD(tt_gop_layernorm_forward(o, fnext(sc, 1), R(a->ln1), R(a->st1), R(w->res[l]), PR(be, P, TT_LN1W, l),
                                      PR(be, P, TT_LN1B, l), BT, C, st));
-        tt_gref qb = PR(be, P, TT_QB, l), kb = PR(be, P, TT_KB, l), vb = PR(be, P, TT_VALB, l);
-        FWD(tt_gop_matmul(o, fnext(sc, 2), R(a->q), R(a->ln1), PR(be, P, TT_QW, l), &qb, NULL, BT, C, C, 0, 0, 0, st));
-        FWD(tt_gop_matmul(o, fnext(sc, 2), R(a->k), R(a->ln1), PR(be, P, TT_KW, l), &kb, NULL, BT, C, C, 0, 0, 0, st));
-        FWD(tt_gop_matmul(o, fnext(sc, 2), R(a->v), R(a->ln1), PR(be, P, TT_VALW, l), &vb, NULL, BT, C, C, 0, 0, 0, st));
-        const tt_gref qkv[3] = {R(a->q), R(a->k), R(a->v)};
+        TT_CHECK(qkv_forward(be, sc, l, st));
+        const tt_gref qkv[3] = {a->q, a->k, a->v};
         TT_CHECK(lora_fwd(be, sc, l, TT_LORA_C_ATTN, qkv, 3, R(a->ln1), st));
         if (drop)
-            FWD(tt_gop_attention_forward_drop(o, fnext(sc, 1), R(a->y), R(a->att), R(a->q), R(a->k), R(a->v), B, T, C,
-                                              NH, dslot(l, TT_DROP_ATTN), st));
-        else FWD(tt_gop_attention_forward(o, fnext(sc, 1), R(a->y), R(a->att), R(a->q), R(a->k), R(a->v), B, T, C, NH, st));
+            FWD(tt_gop_attention_forward_drop(o, fnext(sc, 1), R(a->y), R(a->att), a->q, a->k, a->v, B, T, C, NH,
+                                              dslot(l, TT_DROP_ATTN), st));
+        else FWD(tt_gop_attention_forward(o, fnext(sc, 1), R(a->y), R(a->att), a->q, a->k, a->v, B, T, C, NH, st));
         tt_gref ob = PR(be, P, TT_OB, l), res = R(w->res[l]);
         FWD(tt_gop_matmul(o, fnext(sc, 2), R(a->res2), R(a->y), PR(be, P, TT_OW, l), &ob, drop ? NULL : &res, BT, C, C, 0,
                           0, 0, st));
@@ -240,12 +271,12 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
         if (trains(be, TT_OW, l)) BWD(4, dw_db(be, bnext(sc, 4), R(a->y), R(dbr), TT_OW, TT_OB, l, C, C, BT, st));
         TT_CHECK(lora_bwd(be, sc, l, TT_LORA_ATTN_C_PROJ, R(w->dtmp), (tt_gref[1]){R(dbr)}, 1, R(a->y), st));
         if (drop)
-            BWD(2, tt_gop_attention_backward_drop(o, bnext(sc, 2), R(w->dq), R(w->dk), R(w->dv), R(a->att), R(a->q),
-                                                  R(a->k), R(a->v), R(a->y), R(w->dtmp), B, T, C, NH,
+            BWD(2, tt_gop_attention_backward_drop(o, bnext(sc, 2), R(w->dq), R(w->dk), R(w->dv), R(a->att), a->q,
+                                                  a->k, a->v, R(a->y), R(w->dtmp), B, T, C, NH,
                                                   dslot(l, TT_DROP_ATTN), st));
         else
-            BWD(2, tt_gop_attention_backward(o, bnext(sc, 2), R(w->dq), R(w->dk), R(w->dv), R(a->att), R(a->q), R(a->k),
-                                             R(a->v), R(a->y), R(w->dtmp), B, T, C, NH, st));
+            BWD(2, tt_gop_attention_backward(o, bnext(sc, 2), R(w->dq), R(w->dk), R(w->dv), R(a->att), a->q, a->k,
+                                             a->v, R(a->y), R(w->dtmp), B, T, C, NH, st));
         /* q, k, v projections of ln1 */
         const tt_tensor_kind wk[3] = {TT_QW, TT_KW, TT_VALW}, bk[3] = {TT_QB, TT_KB, TT_VALB};
         const tt_gpu_buf dx[3] = {w->dq, w->dk, w->dv};

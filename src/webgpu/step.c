@@ -245,8 +245,9 @@ int tt_wgpu_inspect(tt_backend *be, const uint8_t *tokens, int T, float *resid, 
     const uint64_t bytes = (uint64_t)T * w->C * 4, n = (uint64_t)T * w->C;
     for (int l = 0; l <= w->L; l++) TT_CHECK(tt_gpu_read_sync(w->g, w->res[l], 0, bytes, resid + l * n, st));
     for (int l = 0; l < w->L; l++) {
-        TT_CHECK(tt_gpu_read_sync(w->g, w->la[l].q, 0, bytes, q + l * n, st));
-        TT_CHECK(tt_gpu_read_sync(w->g, w->la[l].k, 0, bytes, k + l * n, st));
+        const tt_gref *lq = &w->la[l].q, *lk = &w->la[l].k;
+        TT_CHECK(tt_gpu_read_sync(w->g, lq->buf, (uint64_t)lq->off * 4, bytes, q + l * n, st));
+        TT_CHECK(tt_gpu_read_sync(w->g, lk->buf, (uint64_t)lk->off * 4, bytes, k + l * n, st));
     }
     return TT_OK;
 }

@@ -29,14 +29,18 @@ def check(cond, msg):
     print(("ok   " if cond else "FAIL ") + msg)
     if not cond: fails += 1
 close = lambda a, b: abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
-# expected products: group the profile's matmul rows by "MxNxK" + flags (tile/splits dropped)
+# expected products: group the profile's matmul rows by "MxNxK" + flags (batch/tile/splits dropped);
+# a batched row ("MxNxK xB tT zS ...") counts B sites per dispatch
 exp = {}
 for k in prof["kernels"]:
     if k["kernel"] != "matmul": continue
     parts = k["detail"].split()
+    nb = 1
+    if len(parts) > 1 and re.fullmatch(r"x\d+", parts[1]):
+        nb = int(parts[1][1:]); parts = [parts[0]] + parts[2:]
     key = " ".join([parts[0]] + parts[3:])
     e = exp.setdefault(key, {"sites": 0, "ms": 0.0, "flags": set(parts[3:]), "mnk": [int(x) for x in parts[0].split("x")]})
-    e["sites"] += k["sites"]; e["ms"] += k["ms"]
+    e["sites"] += k["sites"] * nb; e["ms"] += k["ms"]
 rows = {r["shape"]: r for r in out["shapes"]}
 check(len(out["shapes"]) == len(exp) and set(rows) == set(exp),
       "one row per distinct product of the profile (%d products from %d matmul rows)" %
@@ -110,6 +114,16 @@ $PY "$mm" fast.json --timing fake --json fast.out.json > fast.txt 2> fast.err
 if [ $? -eq 0 ] && verify fast.json fast.out.json fast.txt > v3.out; then ok "a fast product and a 0 ms site: every number recomputed"
 else bad "a fast product and a 0 ms site"; sed 's/^/     | /' v3.out; cat fast.err; fi
 
+# a batched site ("MxNxK x3 ...": three products in one dispatch) counts as three sites of its product
+$PY -c "
+import json; p = json.load(open('$fixture'))
+k = next(k for k in p['kernels'] if k['kernel'] == 'matmul' and k['detail'].endswith(' bias'))
+d = k['detail'].split(' ', 1); k['detail'] = d[0] + ' x3 ' + d[1]
+json.dump(p, open('batch.json', 'w'))"
+$PY "$mm" batch.json --timing fake --json batch.out.json > batch.txt 2> batch.err
+if [ $? -eq 0 ] && verify batch.json batch.out.json batch.txt > v4.out; then ok "a batched (x3) site: every number recomputed"
+else bad "a batched (x3) site"; sed 's/^/     | /' v4.out; cat batch.err; fi
+
 # ---------------------------------------------------------------- errors
 err2() { # err2 NAME STDIN-FILE ARGS...: exit 2, one line "torch_matmul.py: error: ..."
     local name=$1 in=$2; shift 2
@@ -155,6 +169,8 @@ if grep -q '^webgpu ' info.out && ! grep -q '^webgpu  *unavailable' info.out; th
     grep -q '"detail": *"[0-9x]* t[0-9]* z[0-9]*[^"]* bias' live/profile.json &&
     grep -q '"detail": *"[0-9x]* t[0-9]* z[0-9]* TA acc ones"' live/profile.json &&
         ok "profile tags carry bias / acc / ones" || bad "profile tags carry bias / acc / ones"
+    grep -q '"detail": *"[0-9]*x[0-9]*x[0-9]* x3 t[0-9]* z[0-9]* bias"' live/profile.json &&
+        ok "the q, k, v projections are one batched site (x3)" || bad "the q, k, v projections are one batched site (x3)"
 else
     echo "note: no WebGPU adapter: the live profile part is skipped"
 fi

@@ -388,6 +388,20 @@ TT_TEST(matmul_long_k_keeps_each_chain) {
         free(x), free(w), free(b), free(out);
     }
 #endif
+    { /* the bias gradient over a long K: db + the column's values in row order */
+        int N = 4200, C = 20, OC = 36;
+        float *x = frand((size_t)N * C, -1, 1), *dy = frand((size_t)N * OC, -1, 1), *w = frand((size_t)C * OC, -1, 1);
+        float *gw = frand((size_t)C * OC, -1, 1), *gb0 = frand(OC, -1, 1), *gb = fcopy(gb0, OC);
+        tt_matmul_backward(&cpu3, NULL, gw, gb, dy, x, w, N, C, OC);
+        int bad = 0;
+        for (int o = 0; o < OC; o++) {
+            float acc = gb0[o];
+            for (int n = 0; n < N; n++) acc += dy[(size_t)n * OC + o];
+            bad += memcmp(&acc, &gb[o], sizeof acc) != 0;
+        }
+        CHECK_MSG(bad == 0, "dbias %dx%d: %d elements differ from the row-order sum", N, OC, bad);
+        free(x), free(dy), free(w), free(gw), free(gb0), free(gb);
+    }
     CHECK(tt_cpu_status(&cpu3, NULL) == TT_OK);
 }
 

@@ -109,7 +109,7 @@ static void same_bits(tt_gpu_buf b, const float *first, size_t n, const char *wh
  * forced off, 0 as planned) into freshly poisoned outputs, checked against
  * the float64 reference (and, rerun, a second run's bits); the 5 outputs
  * read back into out[] (malloc'd; NULL where nothing ran) */
-static void attn_run(int B, int T, int NH, int hs, int rerun, int pf, tt_gpu_buf bq, tt_gpu_buf bk, tt_gpu_buf bv,
+static void attn_run(int B, int T, int NH, int hs, int rerun, int pf, tt_gref bq, tt_gref bk, tt_gref bv,
                      tt_gpu_buf bdy, const double *const ref[6], float *out[5]) {
     tt_status st;
     int C = NH * hs;
@@ -122,14 +122,12 @@ static void attn_run(int B, int T, int NH, int hs, int rerun, int pf, tt_gpu_buf
     int tiled = tiled_usable(hs);
     O.attn_pf = pf;
     tt_gsite s[3];
-    int rc = tt_gop_attention_forward(&O, &s[0], tt_gtest_R(by), tt_gtest_R(bst), tt_gtest_R(bq), tt_gtest_R(bk),
-                                      tt_gtest_R(bv), B, T, C, NH, &st);
+    int rc = tt_gop_attention_forward(&O, &s[0], tt_gtest_R(by), tt_gtest_R(bst), bq, bk, bv, B, T, C, NH, &st);
     tt_gtest_die_on(rc, &st, "attn fwd");
     if (!rc) {
         CHECK(strcmp(s[0].name, tiled ? "attention_forward" : "attention_rows_forward") == 0);
         rc = tt_gop_attention_backward(&O, &s[1], tt_gtest_R(bdq), tt_gtest_R(bdk), tt_gtest_R(bdv), tt_gtest_R(bst),
-                                       tt_gtest_R(bq), tt_gtest_R(bk), tt_gtest_R(bv), tt_gtest_R(by), tt_gtest_R(bdy),
-                                       B, T, C, NH, &st);
+                                       bq, bk, bv, tt_gtest_R(by), tt_gtest_R(bdy), B, T, C, NH, &st);
         tt_gtest_die_on(rc, &st, "attn bwd");
     }
     O.attn_pf = 0;
@@ -169,7 +167,8 @@ static void attn_case_pf(int B, int T, int NH, int hs, int rerun, int pf) {
     tt_gtest_attn_prob P;
     tt_gtest_attn_make(&P, B, T, NH, hs);
     const size_t n = P.n, ns = P.ns;
-    const tt_gpu_buf bq = P.bq, bk = P.bk, bv = P.bv, bdy = P.bdy;
+    const tt_gref bq = tt_gtest_R(P.bq), bk = tt_gtest_R(P.bk), bv = tt_gtest_R(P.bv);
+    const tt_gpu_buf bdy = P.bdy;
     const double *const ref[6] = {P.y, P.lse, P.D, P.dq, P.dk, P.dv};
     static const char *names[5] = {"y", "stats", "dq", "dk", "dv"};
     size_t lens[5] = {n, 2 * ns, n, n, n};
@@ -189,6 +188,56 @@ static void attn_case_pf(int B, int T, int NH, int hs, int rerun, int pf) {
 }
 
 static void attn_case(int B, int T, int NH, int hs, int rerun) { attn_case_pf(B, T, NH, hs, rerun, 0); }
+
+/* q, k, v in one buffer at offsets (multiples of 4; the backend's batched
+ * q, k, v projection output): within the float64 reference and
+ * bit-identical to the same inputs in three buffers */
+static void attn_case_packed(int B, int T, int NH, int hs) {
+    tt_gtest_attn_prob P;
+    tt_gtest_attn_make(&P, B, T, NH, hs);
+    const size_t n = P.n, ns = P.ns, n4 = (n + 3) / 4 * 4, off = 4;
+    const double *const ref[6] = {P.y, P.lse, P.D, P.dq, P.dk, P.dv};
+    static const char *names[5] = {"y", "stats", "dq", "dk", "dv"};
+    size_t lens[5] = {n, 2 * ns, n, n, n};
+    float *host = tt_gtest_rnd(off + 3 * n4, -1, 1); /* gaps hold junk the kernels must not read */
+    tt_gtest_down(P.bq, host + off, n);
+    tt_gtest_down(P.bk, host + off + n4, n);
+    tt_gtest_down(P.bv, host + off + 2 * n4, n);
+    tt_gpu_buf bqkv = tt_gtest_up(host, off + 3 * n4);
+    tt_gref q = {bqkv, (uint32_t)off}, k = {bqkv, (uint32_t)(off + n4)}, v = {bqkv, (uint32_t)(off + 2 * n4)};
+    float *got[2][5];
+    attn_run(B, T, NH, hs, 0, 0, tt_gtest_R(P.bq), tt_gtest_R(P.bk), tt_gtest_R(P.bv), P.bdy, ref, got[0]);
+    attn_run(B, T, NH, hs, 0, 0, q, k, v, P.bdy, ref, got[1]);
+    for (int i = 0; i < 5; i++) {
+        if (got[0][i] && got[1][i])
+            CHECK_MSG(memcmp(got[0][i], got[1][i], lens[i] * sizeof(float)) == 0,
+                      "%s: q, k, v in one buffer not bit-identical to three (B%d T%d NH%d hs%d)", names[i], B, T, NH, hs);
+        free(got[0][i]), free(got[1][i]);
+    }
+    tt_gpu_buffer_free(tt_gtest_gpu, bqkv);
+    free(host);
+    tt_gtest_attn_free(&P);
+}
+
+/* q, k, v at offsets: tiled with vec4 and scalar loads, the row kernels;
+ * an offset not a multiple of 4 is refused */
+TT_TEST(test_packed_qkv) {
+    WORST = 0;
+    attn_case_packed(2, 17, 2, 16);  /* tiled, vec4 */
+    attn_case_packed(1, 9, 3, 6);    /* tiled, scalar loads */
+    attn_case_packed(1, 17, 1, 130); /* row kernels */
+    tt_gtest_attn_prob P;
+    tt_gtest_attn_make(&P, 1, 4, 1, 8);
+    tt_gsite s[1];
+    tt_status st;
+    tt_gpu_buf by = tt_gtest_poisoned(P.n), bst = tt_gtest_poisoned(2 * P.ns);
+    tt_gref q = {P.bq, 2};
+    CHECK(tt_gop_attention_forward(&O, s, tt_gtest_R(by), tt_gtest_R(bst), q, tt_gtest_R(P.bk), tt_gtest_R(P.bv), 1, 4,
+                                   8, 1, &st) == TT_EINVAL);
+    tt_gpu_buffer_free(tt_gtest_gpu, by), tt_gpu_buffer_free(tt_gtest_gpu, bst);
+    tt_gtest_attn_free(&P);
+    printf("  q, k, v in one buffer: worst rel err %.3g\n", WORST);
+}
 
 TT_TEST(test_adapter_limit) {
     /* B, T, NH, hs */
@@ -296,6 +345,7 @@ int main(void) {
     RUN(test_small_limits);
     RUN(test_pf);
     RUN(test_rows);
+    RUN(test_packed_qkv);
     /* the presets' head sizes (16, 32, 64) take the tiled kernels */
     for (int i = 0; i < tt_n_presets; i++) {
         const tt_model_config *c = &tt_presets[i].cfg;

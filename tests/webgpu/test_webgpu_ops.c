@@ -43,7 +43,9 @@ typedef struct {
     double *ref;
 } mm_prob;
 
-enum { MM_COFF = 7, MM_BOFF = 5 }; /* offsets into the C and bias buffers */
+/* offsets into the C and bias buffers: odd by default (scalar epilogues);
+ * multiples of 4 let the split-K reductions take vec4 elements */
+static int MM_COFF = 7, MM_BOFF = 5;
 
 static void mm_prob_make(mm_prob *p, int M, int N, int K, int ta, int tb, int flags, int ones) {
     const int am = M - ones;
@@ -208,6 +210,13 @@ TT_TEST(test_matmul_splitk) {
         matmul_case(36, 72, 96, 1, 1, 7);
         matmul_case(17, 9, 50, 0, 0, 0);
         matmul_case(20, 12, 260, 0, 0, 3);
+        /* 4-aligned N and offsets: the reductions add vec4 elements */
+        MM_COFF = 8, MM_BOFF = 4;
+        matmul_case(36, 72, 96, 1, 1, 7);
+        matmul_case(33, 20, 100, 0, 1, 6);
+        matmul_case(20, 12, 260, 0, 0, 3);
+        matmul_case(68, 36, 132, 1, 0, 1);
+        MM_COFF = 7, MM_BOFF = 5;
     }
     O.splitk = 0;
     O.tile = 0;
@@ -282,6 +291,97 @@ TT_TEST(test_wgsl_unroll) {
         CHECK(rc == -1 && out == NULL && strstr(msg, bad[i][1]) != NULL);
         if (rc != -1 || !strstr(msg, bad[i][1])) fprintf(stderr, "  case %zu: rc %d msg '%s'\n", i, rc, msg);
     }
+}
+
+/* A batch of n products (tt_gop_matmul_batch: the q, k, v projections):
+ * A shared, B_p and bias_p in one buffer at boff + p*bstride (each bias
+ * right after its matrix, as in the parameter layout), C_p and R_p
+ * following each other. Each C_p must be bit-identical (memcmp) to the same
+ * product planned alone, and within TOL of float64; the batch writes
+ * nothing outside its outputs; its tag names the batch. */
+static void batch_case(int tile, int splitk, int n, int M, int N, int K, int ta, int tb, int flags, int ones, int gap) {
+    tt_status st;
+    const int am = M - ones;
+    const size_t MN = (size_t)M * N, unit = (size_t)K * N + N, bstride = unit + (size_t)gap, boff = 4;
+    const size_t nP = boff + (size_t)(n - 1) * bstride + unit;
+    O.tile = tile, O.splitk = splitk;
+    float *A = tt_gtest_rnd((size_t)am * K, -1, 1), *P = tt_gtest_rnd(nP, -1, 1),
+          *Rm = tt_gtest_rnd((size_t)n * MN, -1, 1), *C0 = tt_gtest_rnd((size_t)n * MN + 2 * MM_COFF, -1, 1);
+    tt_gpu_buf bA = tt_gtest_up(A, (size_t)am * K), bP = tt_gtest_up(P, nP), bR = tt_gtest_up(Rm, (size_t)n * MN);
+    tt_gpu_buf bC = (flags & 1) ? tt_gtest_up(C0, (size_t)n * MN + 2 * MM_COFF)
+                                : tt_gtest_poisoned((size_t)n * MN + 2 * MM_COFF);
+    tt_gsite s[2];
+    tt_gref C = {bC, (uint32_t)MM_COFF}, B = {bP, (uint32_t)boff}, bias = {bP, (uint32_t)(boff + (size_t)K * N)},
+            rr = tt_gtest_R(bR);
+    tt_gtest_die_on(tt_gop_matmul_batch(&O, s, n, (uint32_t)bstride, C, tt_gtest_R(bA), B, (flags & 2) ? &bias : NULL,
+                                        (flags & 4) ? &rr : NULL, M, N, K, ta, tb, flags & 1, ones, &st),
+                    &st, "matmul batch plan");
+    char want[16];
+    snprintf(want, sizeof want, " x%d ", n);
+    CHECK_MSG(strstr(s[0].tag, want) != NULL, "batch tag '%s'", s[0].tag);
+    CHECK(s[0].flops == 2.0 * n * M * N * K);
+    tt_gtest_run(s, 2);
+    float *got = malloc(((size_t)n * MN + 2 * MM_COFF) * sizeof *got);
+    tt_gtest_down(bC, got, (size_t)n * MN + 2 * MM_COFF);
+    for (int i = 0; i < MM_COFF; i++) { /* nothing written before or after the outputs */
+        CHECK((flags & 1) ? got[i] == C0[i] : isnan(got[i]));
+        const size_t j = MM_COFF + (size_t)n * MN + (size_t)i;
+        CHECK((flags & 1) ? got[j] == C0[j] : isnan(got[j]));
+    }
+    for (int p = 0; p < n; p++) {
+        /* product p alone: its own buffers, the same values */
+        mm_prob q = {M, N, K, ta, tb, flags, ones, NULL, NULL, NULL, NULL, NULL, NULL};
+        const float *Bp = P + boff + (size_t)p * bstride;
+        float *one = malloc((MN + MM_COFF) * sizeof *one);
+        q.A = A, q.B = (float *)Bp, q.Rm = Rm + (size_t)p * MN;
+        q.bias = malloc(((size_t)N + MM_BOFF) * sizeof *q.bias);
+        q.C0 = malloc((MN + MM_COFF) * sizeof *q.C0);
+        for (int i = 0; i < MM_BOFF; i++) q.bias[i] = 0;
+        memcpy(q.bias + MM_BOFF, Bp + (size_t)K * N, (size_t)N * sizeof *q.bias);
+        for (int i = 0; i < MM_COFF; i++) q.C0[i] = 0;
+        memcpy(q.C0 + MM_COFF, C0 + MM_COFF + (size_t)p * MN, MN * sizeof *q.C0);
+        q.ref = malloc(MN * sizeof *q.ref);
+        for (int m = 0; m < M; m++)
+            for (int nn = 0; nn < N; nn++) {
+                double r = 0;
+                for (int k = 0; k < K; k++) {
+                    double av = m >= am ? 1.0 : ta ? A[(size_t)k * am + m] : A[(size_t)m * K + k];
+                    double bv = tb ? Bp[(size_t)nn * K + k] : Bp[(size_t)k * N + nn];
+                    r += av * bv;
+                }
+                if (flags & 2) r += Bp[(size_t)K * N + nn];
+                if (flags & 4) r += q.Rm[(size_t)m * N + nn];
+                if (flags & 1) r += q.C0[MM_COFF + (size_t)m * N + nn];
+                q.ref[(size_t)m * N + nn] = r;
+            }
+        double e = tt_test_max_rel_err(got + MM_COFF + (size_t)p * MN, q.ref, MN);
+        CHECK_MSG(e <= TOL, "batch tile %d split %d product %d of %d M%d N%d K%d ta%d tb%d flags%d ones%d: rel err %.3g",
+                  tile, splitk, p, n, M, N, K, ta, tb, flags, ones, e);
+        float *alone = mm_prob_run(&q);
+        memcpy(one, alone, (MN + MM_COFF) * sizeof *one);
+        CHECK_MSG(memcmp(one + MM_COFF, got + MM_COFF + (size_t)p * MN, MN * sizeof *one) == 0,
+                  "batch tile %d split %d product %d of %d M%d N%d K%d ta%d tb%d flags%d ones%d: not bit-identical "
+                  "to the product alone",
+                  tile, splitk, p, n, M, N, K, ta, tb, flags, ones);
+        free(alone), free(one), free(q.bias), free(q.C0), free(q.ref);
+    }
+    tt_gpu_buffer_free(tt_gtest_gpu, bA), tt_gpu_buffer_free(tt_gtest_gpu, bP), tt_gpu_buffer_free(tt_gtest_gpu, bR);
+    tt_gpu_buffer_free(tt_gtest_gpu, bC);
+    free(A), free(P), free(Rm), free(C0), free(got);
+    O.tile = 0, O.splitk = 0;
+}
+
+TT_TEST(test_matmul_batch) {
+    /* the q, k, v projection's layout (NN, bias, vec4 stride), unsplit and
+     * split (the epilogue in splitk_reduce) */
+    batch_case(64, 0, 3, 68, 36, 40, 0, 0, 2, 0, 0);
+    batch_case(64, 2, 3, 68, 36, 40, 0, 0, 2, 0, 0);
+    batch_case(32, 3, 3, 40, 36, 100, 0, 0, 6, 0, 4); /* + R, 3 slices */
+    /* accumulating weight-gradient layout (TA, ones row, colsum_final), odd strides (scalar loads) */
+    batch_case(32, 2, 3, 37, 20, 48, 1, 0, 1, 1, 3);
+    batch_case(32, 0, 2, 17, 65, 33, 0, 1, 7, 0, 1);
+    /* the planned tile and split of a q, k, v-like shape */
+    batch_case(0, 0, 3, 96, 64, 64, 0, 0, 2, 0, 0);
 }
 
 /* The unrolled matmul (the GPU default) against the loop (lavapipe's
@@ -643,6 +743,7 @@ int main(void) {
     RUN(test_matmul_kcfg);
     RUN(test_wgsl_unroll);
     RUN(test_matmul_unroll);
+    RUN(test_matmul_batch);
     RUN(test_layernorm);
     RUN(test_bias_backward);
     RUN(test_gelu);

@@ -8,7 +8,7 @@ struct Args {
     B: u32, T: u32, C: u32, NH: u32,
     scale: f32, nd4: u32, nbc: u32, nk: u32, // loop bounds when DYN: nd4 = HS4, nbc = BC, nk = NK,
     nl: u32, p9: u32, p10: u32, p11: u32,     // nl = NL (attention_backward_dkdv)
-    p12: u32, p13: u32, p14: u32, p15: u32,
+    q_off: u32, k_off: u32, v_off: u32, p15: u32, // element offsets of q, k, v (multiples of 4)
 }
 @group(0) @binding(0) var<uniform> a: Args;
 @group(0) @binding(1) var<storage, read> q4: array<vec4<f32>>;
@@ -36,7 +36,9 @@ const NKW: bool = NK * NT == BC * HS4;
 // Dawn's robustness transform disabled); what the clamp changes (rows
 // t >= T of the last batch, padding d >= HS past the end) is selected away,
 // so the values are the same as unclamped reads. VEC: one vec4 (its index
-// is a multiple of 4, clamped to the last vec4); else per element.
+// is a multiple of 4, clamped to the last vec4); else per element. The
+// tensor starts at element q_off (k_off, v_off) of its buffer: the clamped
+// index is offset (q, k, v may share one buffer).
 fn base_of(b: u32, t: u32, hb: u32, d4: u32) -> u32 { return (b * a.T + t) * a.C + hb + 4u * d4; }
 fn last_el() -> u32 { return a.B * a.T * a.C - 1u; }
 // the 4 element indices i..i+3, each clamped to the last element
@@ -46,24 +48,24 @@ fn pad_mask(t: u32, d4: u32) -> vec4<bool> {
 }
 fn ld_q(b: u32, t: u32, hb: u32, d4: u32) -> vec4<f32> {
     let i = base_of(b, t, hb, d4);
-    if (VEC) { return select(vec4<f32>(0.0), q4[min(i, last_el()) >> 2u], t < a.T); }
-    let j = el4(i);
+    if (VEC) { return select(vec4<f32>(0.0), q4[(a.q_off + min(i, last_el())) >> 2u], t < a.T); }
+    let j = el4(i) + vec4<u32>(a.q_off);
     let x = vec4<f32>(q4[j.x >> 2u][j.x & 3u], q4[j.y >> 2u][j.y & 3u], q4[j.z >> 2u][j.z & 3u],
                       q4[j.w >> 2u][j.w & 3u]);
     return select(vec4<f32>(0.0), x, pad_mask(t, d4));
 }
 fn ld_k(b: u32, t: u32, hb: u32, d4: u32) -> vec4<f32> {
     let i = base_of(b, t, hb, d4);
-    if (VEC) { return select(vec4<f32>(0.0), k4[min(i, last_el()) >> 2u], t < a.T); }
-    let j = el4(i);
+    if (VEC) { return select(vec4<f32>(0.0), k4[(a.k_off + min(i, last_el())) >> 2u], t < a.T); }
+    let j = el4(i) + vec4<u32>(a.k_off);
     let x = vec4<f32>(k4[j.x >> 2u][j.x & 3u], k4[j.y >> 2u][j.y & 3u], k4[j.z >> 2u][j.z & 3u],
                       k4[j.w >> 2u][j.w & 3u]);
     return select(vec4<f32>(0.0), x, pad_mask(t, d4));
 }
 fn ld_v(b: u32, t: u32, hb: u32, d4: u32) -> vec4<f32> {
     let i = base_of(b, t, hb, d4);
-    if (VEC) { return select(vec4<f32>(0.0), v4[min(i, last_el()) >> 2u], t < a.T); }
-    let j = el4(i);
+    if (VEC) { return select(vec4<f32>(0.0), v4[(a.v_off + min(i, last_el())) >> 2u], t < a.T); }
+    let j = el4(i) + vec4<u32>(a.v_off);
     let x = vec4<f32>(v4[j.x >> 2u][j.x & 3u], v4[j.y >> 2u][j.y & 3u], v4[j.z >> 2u][j.z & 3u],
                       v4[j.w >> 2u][j.w & 3u]);
     return select(vec4<f32>(0.0), x, pad_mask(t, d4));

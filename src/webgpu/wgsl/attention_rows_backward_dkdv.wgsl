@@ -12,7 +12,7 @@
 struct Args {
     B: u32, T: u32, C: u32, NH: u32,
     scale: f32, p5: u32, p6: u32, p7: u32,
-    p8: u32, p9: u32, p10: u32, p11: u32, p12: u32, p13: u32, p14: u32, p15: u32,
+    p8: u32, p9: u32, p10: u32, p11: u32, q_off: u32, k_off: u32, v_off: u32, p15: u32,
 }
 @group(0) @binding(0) var<uniform> a: Args;
 @group(0) @binding(1) var<storage, read> q: array<f32>;
@@ -55,8 +55,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         dka[d] = 0.0;
         dva[d] = 0.0;
         if (valid) {
-            kv[d] = k[jb + d] * a.scale;
-            vv[d] = v[jb + d];
+            kv[d] = k[a.k_off + jb + d] * a.scale;
+            vv[d] = v[a.v_off + jb + d];
         }
     }
     let i_first = (wid.x * BR) / BC * BC;
@@ -71,7 +71,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             var gx = 0.0;
             if (i < T) {
                 let src = (b * T + i) * C + h * HS + dd;
-                qx = q[src];
+                qx = q[a.q_off + src];
                 gx = dy[src];
             }
             Qs[ir * KS + dd] = qx;

@@ -13,7 +13,7 @@
 struct Args {
     B: u32, T: u32, C: u32, NH: u32,
     scale: f32, p5: u32, p6: u32, p7: u32,
-    p8: u32, p9: u32, p10: u32, p11: u32, p12: u32, p13: u32, p14: u32, p15: u32,
+    p8: u32, p9: u32, p10: u32, p11: u32, q_off: u32, k_off: u32, v_off: u32, p15: u32,
 }
 @group(0) @binding(0) var<uniform> a: Args;
 @group(0) @binding(1) var<storage, read> q: array<f32>;
@@ -46,7 +46,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     for (var d = 0u; d < HS; d++) {
         o[d] = 0.0;
         qv[d] = 0.0;
-        if (valid) { qv[d] = q[ib + d] * a.scale; }
+        if (valid) { qv[d] = q[a.q_off + ib + d] * a.scale; }
     }
     var m = -3.0e38;
     var l = 0.0;
@@ -62,8 +62,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             var vv = 0.0;
             if (j < T) {
                 let src = (b * T + j) * C + h * HS + dd;
-                kv = k[src];
-                vv = v[src];
+                kv = k[a.k_off + src];
+                vv = v[a.v_off + src];
             }
             Ks[jr * KS + dd] = kv;
             Vs[jr * KS + dd] = vv;

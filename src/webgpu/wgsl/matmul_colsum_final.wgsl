@@ -4,19 +4,22 @@
 // sums chunks l, l + LANES, l + 2 LANES, ... (two independent accumulators,
 // so loads overlap), then lane 0 adds the LANES lane sums in lane order. The
 // order is a fixed function of (W, n_chunks, LANES): deterministic.
-// Prefix: WG, LANES (power of 2 dividing WG). Grid: ceil(W / CW) workgroups,
-// folded into (x, y).
+// Prefix: WG, LANES (power of 2 dividing WG), E (the element type: f32, or
+// vec4<f32> when W and the offset are multiples of 4, so a thread sums 4
+// neighbouring columns per load with the same adds in the same order: the
+// same bits). W and out_off count E elements. Grid: ceil(W / CW)
+// workgroups, folded into (x, y).
 struct Args {
     W: u32, n_chunks: u32, out_off: u32, p3: u32,
     p4: u32, p5: u32, p6: u32, p7: u32,
     p8: u32, p9: u32, p10: u32, p11: u32, p12: u32, p13: u32, p14: u32, p15: u32,
 }
 @group(0) @binding(0) var<uniform> a: Args;
-@group(0) @binding(1) var<storage, read> part: array<f32>;
-@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+@group(0) @binding(1) var<storage, read> part: array<E>;
+@group(0) @binding(2) var<storage, read_write> out: array<E>;
 
 const CW: u32 = WG / LANES;
-var<workgroup> red: array<f32, WG>;
+var<workgroup> red: array<E, WG>;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -24,8 +27,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let col = lid % CW;
     let lane = lid / CW;
     let j = (wid.y * nwg.x + wid.x) * CW + col;
-    var s0 = 0.0;
-    var s1 = 0.0;
+    var s0 = E(0.0);
+    var s1 = E(0.0);
     if (j < a.W) {
         var k = lane;
         for (; k + LANES < a.n_chunks; k += 2u * LANES) {
