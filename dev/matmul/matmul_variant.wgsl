@@ -300,7 +300,7 @@ fn store_all(fast: bool, m: u32, nc: u32, v: vec4<f32>, split: bool, cbase: u32)
 // unroller does). cRC_i: block row r, block column c, row i of the 4x4 block.
 // RM, RN are 1 or 2 (TM, TN 4 or 8). The k loop is written twice: the
 // checked one (any tile) and the unchecked one (interior tiles). The k step
-// is KT (the prefix's BK unless OPT_DB); the //!unroll block of BK copies
+// is KT (the prefix's BK unless OPT_DB); the unrolled block of BK copies
 // skips those past KT.
 @compute @workgroup_size(TX, TY, 1)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
