@@ -1,0 +1,144 @@
+/* matmul_bench.c — dev harness of dev/matmul/ (not a test, not in ctest):
+ * bench/bench_matmul.c's timing of single WebGPU matmul products (ms per
+ * product: the median of `trials`, each `reps` back-to-back products in one
+ * command buffer, timed on the host from submit to the completed read-back
+ * of 4 bytes, split-K reduction included; TFLOP/s = 2MNK / time), with the
+ * operands allocated once for the largest spec and filled from one repeated
+ * block of random values, so a list of step-sized products costs seconds of
+ * setup instead of minutes of random numbers. Kernel variants are A/B'd by
+ * separate runs under TT_WEBGPU_WGSL_DIR (dev/matmul/ab.sh).
+ *
+ *   build/dev_matmul_bench [reps=N] [trials=N] [unroll=0|1] SPEC...
+ *
+ * SPEC "M,N,K,ta,tb[,flags]" (flags: any of b = bias, r = residual R,
+ * a = accumulate), planned tile and split-K. One line per spec:
+ *   SPEC TAG ms TFLOPS */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+#include "gpu_ops.h"
+#include "gpu_test.h"
+#include "hooks.h"
+#include "tt.h"
+
+typedef struct {
+    int M, N, K, ta, tb, bias, res, acc;
+} spec;
+
+static int cmpd(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* a device buffer of n floats holding the random block repeated */
+static tt_gpu_buf filled(tt_gpu *g, size_t n, const float *blk, size_t nblk, const char *label) {
+    tt_status st;
+    tt_gpu_buf b;
+    if (tt_gpu_buffer(g, (uint64_t)(n ? n : 1) * 4, TT_GPU_STORAGE, label, &b, &st)) {
+        fprintf(stderr, "dev_matmul_bench: %s: %s\n", label, st.msg);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i += nblk) {
+        size_t c = n - i < nblk ? n - i : nblk;
+        if (tt_gpu_write(g, b, (uint64_t)i * 4, blk, (uint64_t)c * 4, &st)) {
+            fprintf(stderr, "dev_matmul_bench: %s: %s\n", label, st.msg);
+            return -1;
+        }
+    }
+    return b;
+}
+
+int main(int argc, char **argv) {
+    int reps = 10, trials = 5, unroll = -1, n = 0;
+    spec *sp = calloc((size_t)argc, sizeof *sp);
+    char **txt = calloc((size_t)argc, sizeof *txt);
+    size_t maxA = 1, maxB = 1, maxC = 1, maxN = 1;
+    for (int ai = 1; ai < argc; ai++) {
+        const char *a = argv[ai];
+        if (strncmp(a, "reps=", 5) == 0) { reps = atoi(a + 5); continue; }
+        if (strncmp(a, "trials=", 7) == 0) { trials = atoi(a + 7); continue; }
+        if (strncmp(a, "unroll=", 7) == 0) { unroll = atoi(a + 7) != 0; continue; }
+        spec s = {0};
+        int nc = 0;
+        if (sscanf(a, "%d,%d,%d,%d,%d%n", &s.M, &s.N, &s.K, &s.ta, &s.tb, &nc) < 5 || s.M <= 0 || s.N <= 0 ||
+            s.K <= 0) {
+            fprintf(stderr, "dev_matmul_bench: bad argument '%s' (spec M,N,K,ta,tb[,flags] or a setting)\n", a);
+            return 2;
+        }
+        const char *fl = a[nc] == ',' ? a + nc + 1 : "";
+        s.bias = strchr(fl, 'b') != NULL, s.res = strchr(fl, 'r') != NULL, s.acc = strchr(fl, 'a') != NULL;
+        if ((size_t)s.M * s.K > maxA) maxA = (size_t)s.M * s.K;
+        if ((size_t)s.K * s.N > maxB) maxB = (size_t)s.K * s.N;
+        if ((size_t)s.M * s.N > maxC) maxC = (size_t)s.M * s.N;
+        if ((size_t)s.N > maxN) maxN = (size_t)s.N;
+        txt[n] = argv[ai];
+        sp[n++] = s;
+    }
+    if (reps < 1 || trials < 1) {
+        fprintf(stderr, "dev_matmul_bench: reps and trials must be >= 1\n");
+        return 2;
+    }
+    tt_status st;
+    tt_gpu *g;
+    tt_gpu_options go = {0};
+    if (tt_gpu_open(&go, &g, &st)) {
+        fprintf(stderr, "dev_matmul_bench: %s\n", st.msg);
+        return 1;
+    }
+    tt_gtest_gpu = g;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    tt_gops o;
+    if (tt_gops_init(&o, g, &st)) {
+        fprintf(stderr, "dev_matmul_bench: %s\n", st.msg);
+        return 1;
+    }
+    if (unroll >= 0) o.unroll = unroll;
+    const char *wdir = tt_hook_get(TT_HOOK_WGSL_DIR);
+    printf("# adapter %s; kernels from %s; unroll %d; reps %d trials %d\n", tt_gpu_get_info(g)->name,
+           wdir ? wdir : "(embedded)", o.unroll, reps, trials);
+    const size_t nblk = (size_t)1 << 20;
+    float *blk = tt_gtest_rnd(nblk, -1.0f, 1.0f); /* never zeros */
+    tt_gpu_buf bA = filled(g, maxA, blk, nblk, "A"), bB = filled(g, maxB, blk, nblk, "B"),
+               bC = filled(g, maxC, blk, nblk, "C"), bR = filled(g, maxC, blk, nblk, "R"),
+               bb = filled(g, maxN, blk, nblk, "bias");
+    free(blk);
+    if (bA < 0 || bB < 0 || bC < 0 || bR < 0 || bb < 0) return 1;
+    double *ms = malloc((size_t)(trials + 1) * sizeof *ms);
+    for (int i = 0; i < n; i++) {
+        const spec *s = &sp[i];
+        tt_gsite site[2];
+        tt_gref C = {bC, 0}, A = {bA, 0}, B = {bB, 0}, bi = {bb, 0}, rr = {bR, 0};
+        if (tt_gop_matmul(&o, site, C, A, B, s->bias ? &bi : NULL, s->res ? &rr : NULL, s->M, s->N, s->K, s->ta, s->tb,
+                          s->acc, &st)) {
+            fprintf(stderr, "dev_matmul_bench %s: %s\n", txt[i], st.msg);
+            return 1;
+        }
+        int ns = site[1].k ? 2 : 1;
+        float tmp[4];
+        for (int t = 0; t <= trials; t++) { /* trial 0 warms up (pipeline, caches) */
+            double t0 = tt_now();
+            if (tt_gpu_begin(g, &st)) break;
+            for (int r = 0; r < reps; r++) tt_gops_run(g, site, ns);
+            if (tt_gpu_submit(g, &st) || tt_gpu_read_sync(g, bC, 0, 4, tmp, &st) || tt_gpu_check(g, &st)) {
+                fprintf(stderr, "dev_matmul_bench %s: %s\n", txt[i], st.msg);
+                return 1;
+            }
+            ms[t] = (tt_now() - t0) * 1e3 / reps;
+        }
+        qsort(ms + 1, (size_t)trials, sizeof *ms, cmpd);
+        double med = ms[1 + trials / 2];
+        char tag[64];
+        snprintf(tag, sizeof tag, "%s", site[0].tag);
+        for (char *p = tag; *p; p++)
+            if (*p == ' ') *p = '_';
+        printf("%s %s %.4f %.2f\n", txt[i], tag, med, 2.0 * s->M * s->N * s->K / med * 1e-9);
+    }
+    free(ms), free(sp), free(txt);
+    tt_gpu_buffer_free(g, bA), tt_gpu_buffer_free(g, bB), tt_gpu_buffer_free(g, bC);
+    tt_gpu_buffer_free(g, bR), tt_gpu_buffer_free(g, bb);
+    tt_gops_free(&o);
+    tt_gpu_close(g);
+    return 0;
+}
