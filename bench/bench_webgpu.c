@@ -64,14 +64,15 @@ int main(int argc, char **argv) {
                gi->name, gi->has_subgroups, gi->subgroup_min, gi->subgroup_max, gi->has_f16, gi->has_subgroup_matrix,
                gi->has_timestamps, gi->max_storage_binding / 1048576.0, gi->max_wg_storage, gi->max_invocations);
     if (gi) { /* the matmul kernel of each tile (tt_gop_mm_kcfg) */
-        tt_mm_kcfg k128, k64, k32;
-        tt_gop_mm_kcfg(gi->max_wg_storage, 128, &k128);
-        tt_gop_mm_kcfg(gi->max_wg_storage, 64, &k64);
-        tt_gop_mm_kcfg(gi->max_wg_storage, 32, &k32);
-        printf("matmul kernels: tile 128 %dx%d/thread BK %d %d stage(s) swz %d; tile 64 %dx%d/thread %u threads "
-               "%d stage(s) swz %d; tile 32 %d stage(s) swz %d\n",
-               k128.tm, k128.tm, k128.bk, k128.stages, k128.swz, k64.tm, k64.tm, k64.threads, k64.stages, k64.swz,
-               k32.stages, k32.swz);
+        tt_mm_kcfg k128, k128t, k64, k32;
+        tt_gop_mm_kcfg(gi->max_wg_storage, 128, 0, &k128);
+        tt_gop_mm_kcfg(gi->max_wg_storage, 128, 1, &k128t);
+        tt_gop_mm_kcfg(gi->max_wg_storage, 64, 0, &k64);
+        tt_gop_mm_kcfg(gi->max_wg_storage, 32, 0, &k32);
+        printf("matmul kernels: tile 128 %dx%d/thread BK %d %d stage(s) swz %d (B transposed: BK %d %d stage(s)); "
+               "tile 64 %dx%d/thread %u threads %d stage(s) swz %d; tile 32 %d stage(s) swz %d\n",
+               k128.tm, k128.tm, k128.bk, k128.stages, k128.swz, k128t.bk, k128t.stages, k64.tm, k64.tm, k64.threads,
+               k64.stages, k64.swz, k32.stages, k32.swz);
     }
     size_t P = be->layout.total, ntok = (size_t)pr->cfg.batch * (pr->cfg.ctx + 1);
     float *p = malloc(P * sizeof *p);

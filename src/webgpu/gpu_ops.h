@@ -123,15 +123,19 @@ int tt_gop_matmul_batch_fits(const tt_gops *o, int n, int M, int N, int K);
 void tt_gop_matmul_plan(const tt_gops *o, int M, int N, int K, int splittable, int *tile, uint32_t *splits,
                         uint32_t *kchunk);
 /* The kernel configuration of a square tile on an adapter with wg_storage
- * bytes of workgroup memory (0: WebGPU's 16384): outputs per thread (tm x
- * tm), k step, shared-memory stages, swizzled shared tiles. The 128 tile:
- * 8x8 outputs, one stage, plain tiles; the 64 and 32 tiles: 4x4 outputs,
- * two stages (one if they do not fit), swizzled. A pure function. */
+ * bytes of workgroup memory (0: WebGPU's 16384), for a product whose B is
+ * stored transposed (trans_b: N x K, the input gradients dY W^T) or not:
+ * outputs per thread (tm x tm), k step, shared-memory stages, swizzled
+ * shared tiles. The 128 tile: 8x8 outputs, plain tiles, k step 16 in one
+ * stage, or with trans_b k step 8 in two stages (the same 16 KiB); the 64
+ * and 32 tiles: 4x4 outputs, k step 16, two stages (one if they do not
+ * fit), swizzled. A pure function; every configuration gives the same
+ * bits (matmul.wgsl). */
 typedef struct {
     int tm, bk, stages, swz;
     uint32_t threads, bytes;
 } tt_mm_kcfg;
-void tt_gop_mm_kcfg(uint32_t wg_storage, int tile, tt_mm_kcfg *k);
+void tt_gop_mm_kcfg(uint32_t wg_storage, int tile, int trans_b, tt_mm_kcfg *k);
 
 /* out (rows,C), stats (2*rows: mean then rstd; own buffer), inp (rows,C),
  * w (C), b (C) (w and b in one buffer). 1 site. */

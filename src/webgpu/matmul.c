@@ -67,11 +67,15 @@ void tt_gop_matmul_plan(const tt_gops *o, int M, int N, int K, int splittable, i
     *kchunk_out = kchunk;
 }
 
-void tt_gop_mm_kcfg(uint32_t wg_storage, int tile, tt_mm_kcfg *k) {
+void tt_gop_mm_kcfg(uint32_t wg_storage, int tile, int trans_b, tt_mm_kcfg *k) {
     uint32_t lim = wg_storage ? wg_storage : 16384;
+    /* the 128 tile with B transposed: two stages of k step 8 (one barrier
+     * per k tile) measured faster than one stage of 16; the other layouts
+     * measured slower with it (docs/BENCHMARKS.md, "Matmul variants") */
+    const int db8 = tile == 128 && trans_b;
     k->tm = tile == 128 ? 8 : 4;
-    k->bk = 16;
-    k->stages = tile == 128 ? 1 : 2;
+    k->bk = db8 ? 8 : 16;
+    k->stages = tile == 128 && !db8 ? 1 : 2;
     k->swz = tile == 128 ? 0 : 1;
     /* 2 tiles (A and B) of BK x tile floats per stage */
     k->bytes = (uint32_t)k->stages * (uint32_t)k->bk * 2u * (uint32_t)tile * 4u;
@@ -135,7 +139,7 @@ int tt_gop_matmul_batch(tt_gops *o, tt_gsite *s, int n, uint32_t bstride, tt_gre
     const int plain = accumulate && !bias && !R;
     tt_gop_matmul_plan(o, M, N, K, 1, &tile, &splits, &kchunk);
     tt_mm_kcfg kc;
-    tt_gop_mm_kcfg(o->info->max_wg_storage, tile, &kc);
+    tt_gop_mm_kcfg(o->info->max_wg_storage, tile, trans_b, &kc);
     uint32_t lda = (uint32_t)(trans_a ? am : K), ldb = (uint32_t)(trans_b ? K : N);
     int vec = ((A.off | B.off | lda | ldb | bstride) & 3) == 0;
     /* split-K: z slices of K write partial products to scratch, a second

@@ -223,20 +223,24 @@ TT_TEST(test_matmul_splitk) {
 }
 
 /* the kernel configuration each tile gets (a pure function): the 128 tile
- * 8x8 outputs per thread in one stage, the 64 and 32 tiles 4x4 in two
- * swizzled stages, which fit WebGPU's 16 KiB of workgroup memory */
+ * 8x8 outputs per thread, k step 16 in one stage, or with B transposed k
+ * step 8 in two stages; the 64 and 32 tiles 4x4 in two swizzled stages; all
+ * fit WebGPU's 16 KiB of workgroup memory */
 TT_TEST(test_matmul_kcfg) {
     static const uint32_t lims[3] = {0, 16384, 49152};
     for (int l = 0; l < 3; l++)
-        for (int t = 32; t <= 128; t *= 2) {
-            tt_mm_kcfg k;
-            tt_gop_mm_kcfg(lims[l], t, &k);
-            CHECK(k.bk == 16 && k.bytes <= 16384);
-            if (t == 128) CHECK(k.tm == 8 && k.stages == 1 && k.swz == 0 && k.threads == 256 && k.bytes == 16384);
-            else CHECK(k.tm == 4 && k.stages == 2 && k.swz == 1 && k.threads == (t == 32 ? 64u : 256u));
-        }
+        for (int t = 32; t <= 128; t *= 2)
+            for (int tb = 0; tb < 2; tb++) {
+                tt_mm_kcfg k;
+                tt_gop_mm_kcfg(lims[l], t, tb, &k);
+                CHECK(k.bytes <= 16384);
+                if (t == 128)
+                    CHECK(k.tm == 8 && k.bk == (tb ? 8 : 16) && k.stages == (tb ? 2 : 1) && k.swz == 0 &&
+                          k.threads == 256 && k.bytes == 16384);
+                else CHECK(k.tm == 4 && k.bk == 16 && k.stages == 2 && k.swz == 1 && k.threads == (t == 32 ? 64u : 256u));
+            }
     tt_mm_kcfg k;
-    tt_gop_mm_kcfg(8192, 64, &k); /* below WebGPU's minimum: one stage */
+    tt_gop_mm_kcfg(8192, 64, 0, &k); /* below WebGPU's minimum: one stage */
     CHECK(k.stages == 1 && k.bytes == 8192);
 }
 

@@ -7,8 +7,9 @@
 // views of the same buffers), STAGES (1 or 2 shared-memory stages), SWZ
 // (swizzled shared tiles). Workgroup (BN/TN, BM/TM). The planner
 // (src/webgpu/matmul.c tt_gop_mm_kcfg) gives the 128 tile 8x8 outputs per
-// thread, one stage and plain shared tiles; the 64 and 32 tiles 4x4
-// outputs, two stages and swizzled tiles.
+// thread and plain shared tiles, BK 16 in one stage or, B transposed, BK 8
+// in two stages; the 64 and 32 tiles 4x4 outputs, two stages and swizzled
+// tiles.
 //
 // Shared tiles hold op(A) as As[k][m/4] and op(B) as Bs[k][n/4] (vec4), so a
 // thread reads its rows/columns as vec4 broadcasts. A thread owns TM x TN
