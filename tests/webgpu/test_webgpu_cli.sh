@@ -122,7 +122,7 @@ check "profile --detail --json: one JSON object whose kernels sum to sum_ms, mat
   const sum = j.kernels.reduce((a, k) => a + k.ms, 0);
   const mm = j.kernels.filter((k) => k.kernel === "matmul");
   if (j.schema !== "tinytrain.profile/1" || Math.abs(sum - j.sum_ms) > 1e-6 * Math.max(1, j.sum_ms)) process.exit(1);
-  if (mm.length < 4 || !mm.every((k) => /^\d+x\d+x\d+ t\d+ z\d+/.test(k.detail) && k.gflop > 0)) process.exit(1);'
+  if (mm.length < 4 || !mm.every((k) => /^\d+x\d+x\d+( x\d+)? t\d+ z\d+/.test(k.detail) && k.gflop > 0)) process.exit(1);'
 "$T" profile --preset tiny --reps 0 > p0.out 2> p0.err
 check "profile --reps 0: a usage error (exit 2), one line naming the range" bash -c "test $? -eq 2 && test \$(wc -l < p0.err) -eq 1 && grep -q 'reps must be in 1..1000' p0.err"
 TINYTRAIN_WEBGPU_LIB=/nonexistent/lib.so "$T" profile --preset tiny > pn.out 2> pn.err
