@@ -100,13 +100,20 @@ int tt_gop_matmul(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, cons
 int tt_gop_matmul_ex(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias, const tt_gref *R,
                      int M, int N, int K, int trans_a, int trans_b, int accumulate, int ones_rows, tt_status *st);
 /* A batch of n products of one shape in one dispatch (+ one split-K
- * site), each computed exactly as tt_gop_matmul_ex computes it alone (the
- * same plan, k order and epilogue: bit-identical). Product p (0 <= p < n):
+ * site), each computed exactly as tt_gop_matmul_group(n) computes it alone
+ * (the same plan, k order and epilogue: bit-identical). Product p (0 <= p < n):
  * C_p = C + p*M*N and R_p = R + p*M*N (the outputs follow each other),
  * A shared, B_p = B + p*bstride, bias_p = bias + p*bstride (equally spaced
  * matrices with their biases: the layout's q, k, v units). n = 1 is
  * tt_gop_matmul_ex. A batch that tt_gop_matmul_batch_fits refuses is
  * refused (TT_EUNSUP). 2 sites. */
+/* tt_gop_matmul_ex of one product planned as a member of a group of
+ * `group` products of its shape (tt_gop_matmul_plan with n = group): what
+ * tt_gop_matmul_batch(group) computes for it, for when the batch cannot
+ * run as one dispatch. 2 sites. */
+int tt_gop_matmul_group(tt_gops *o, tt_gsite *s, int group, tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias,
+                        const tt_gref *R, int M, int N, int K, int trans_a, int trans_b, int accumulate, int ones_rows,
+                        tt_status *st);
 int tt_gop_matmul_batch(tt_gops *o, tt_gsite *s, int n, uint32_t bstride, tt_gref C, tt_gref A, tt_gref B,
                         const tt_gref *bias, const tt_gref *R, int M, int N, int K, int trans_a, int trans_b,
                         int accumulate, int ones_rows, tt_status *st);
@@ -114,14 +121,16 @@ int tt_gop_matmul_batch(tt_gops *o, tt_gsite *s, int n, uint32_t bstride, tt_gre
  * scratch within one binding, its grid, 32-bit indexing); else the caller
  * plans the products one by one. */
 int tt_gop_matmul_batch_fits(const tt_gops *o, int n, int M, int N, int K);
-/* The launch plan of a matmul, a pure function of (M, N, K, splittable)
+/* The launch plan of a matmul, a pure function of (n, M, N, K, splittable)
  * and the forcing fields above: square tile (32, 64, 128), split-K slices
- * and the k extent of a slice. splittable: split-K may be used. */
+ * and the k extent of a slice. n: the products of the group it belongs to
+ * (1 for a lone product; their workgroups count together). splittable:
+ * split-K may be used. */
 #define TT_MM_TARGET 512u /* workgroups (counting split-K slices) the plan aims at */
 #define TT_MM_KMIN 128u   /* the smallest split-K slice */
 #define TT_MM_SCRATCH_FLOATS (32ull << 20) /* split-K scratch cap: 128 MiB of f32 */
-void tt_gop_matmul_plan(const tt_gops *o, int M, int N, int K, int splittable, int *tile, uint32_t *splits,
-                        uint32_t *kchunk);
+void tt_gop_matmul_plan(const tt_gops *o, int n, int M, int N, int K, int splittable, int *tile,
+                        uint32_t *splits, uint32_t *kchunk);
 /* The kernel configuration of a square tile on an adapter with wg_storage
  * bytes of workgroup memory (0: WebGPU's 16384), for a product whose B is
  * stored transposed (trans_b: N x K, the input gradients dY W^T) or not:

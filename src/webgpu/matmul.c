@@ -19,13 +19,18 @@
  * in slice order by a second site, which also applies any epilogue): so a
  * big-K product keeps the efficient large tile and gains workgroups from
  * split-K. When no tile reaches the target: the 32 tile with the most
- * slices allowed. */
+ * slices allowed. A group of n products of one shape that run in one
+ * dispatch (the q, k, v projections) counts the workgroups of all n, and a
+ * product of such a group keeps that plan when it runs alone. */
 #define MM_MAXSPLIT 16u
 
-static uint32_t mm_wgs(int M, int N, int t) { return (uint32_t)((M + t - 1) / t) * (uint32_t)((N + t - 1) / t); }
+/* workgroups of one slice of a dispatch of n products */
+static uint32_t mm_wgs(int n, int M, int N, int t) {
+    return (uint32_t)n * (uint32_t)((M + t - 1) / t) * (uint32_t)((N + t - 1) / t);
+}
 
-void tt_gop_matmul_plan(const tt_gops *o, int M, int N, int K, int splittable, int *tile_out, uint32_t *splits_out,
-                        uint32_t *kchunk_out) {
+void tt_gop_matmul_plan(const tt_gops *o, int n, int M, int N, int K, int splittable, int *tile_out,
+                        uint32_t *splits_out, uint32_t *kchunk_out) {
     static const int tiles[3] = {128, 64, 32};
     int tile = o->tile;
     uint32_t splits = 1;
@@ -38,12 +43,12 @@ void tt_gop_matmul_plan(const tt_gops *o, int M, int N, int K, int splittable, i
     if (maxs > cap) maxs = (uint32_t)cap;
     if (maxs < 2) maxs = 1;
     if (tile == 32 || tile == 64 || tile == 128) { /* forced tile (tests) */
-        uint32_t g = mm_wgs(M, N, tile);
+        uint32_t g = mm_wgs(n, M, N, tile);
         if (g < TT_MM_TARGET) splits = (TT_MM_TARGET + g - 1) / g;
     } else {
         tile = 0;
         for (int i = 0; i < 3 && !tile; i++) {
-            uint32_t g = mm_wgs(M, N, tiles[i]), sp = g >= TT_MM_TARGET ? 1 : (TT_MM_TARGET + g - 1) / g;
+            uint32_t g = mm_wgs(n, M, N, tiles[i]), sp = g >= TT_MM_TARGET ? 1 : (TT_MM_TARGET + g - 1) / g;
             if (sp <= maxs) tile = tiles[i], splits = sp;
         }
         if (!tile) { /* not even the smallest tile with the most slices reaches the target */
@@ -86,21 +91,32 @@ void tt_gop_mm_kcfg(uint32_t wg_storage, int tile, int trans_b, tt_mm_kcfg *k) {
     k->threads = (uint32_t)(tile / k->tm) * (uint32_t)(tile / k->tm);
 }
 
+static int mm_sites(tt_gops *o, tt_gsite *s, int n, int group, uint32_t bstride, tt_gref C, tt_gref A, tt_gref B,
+                    const tt_gref *bias, const tt_gref *R, int M, int N, int K, int trans_a, int trans_b,
+                    int accumulate, int ones_rows, tt_status *st);
+
 int tt_gop_matmul(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias, const tt_gref *R,
                   int M, int N, int K, int trans_a, int trans_b, int accumulate, tt_status *st) {
-    return tt_gop_matmul_batch(o, s, 1, 0, C, A, B, bias, R, M, N, K, trans_a, trans_b, accumulate, 0, st);
+    return mm_sites(o, s, 1, 1, 0, C, A, B, bias, R, M, N, K, trans_a, trans_b, accumulate, 0, st);
 }
 
 int tt_gop_matmul_ex(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias, const tt_gref *R,
                      int M, int N, int K, int trans_a, int trans_b, int accumulate, int ones_rows, tt_status *st) {
-    return tt_gop_matmul_batch(o, s, 1, 0, C, A, B, bias, R, M, N, K, trans_a, trans_b, accumulate, ones_rows, st);
+    return mm_sites(o, s, 1, 1, 0, C, A, B, bias, R, M, N, K, trans_a, trans_b, accumulate, ones_rows, st);
+}
+
+int tt_gop_matmul_group(tt_gops *o, tt_gsite *s, int group, tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias,
+                        const tt_gref *R, int M, int N, int K, int trans_a, int trans_b, int accumulate, int ones_rows,
+                        tt_status *st) {
+    if (group < 1) return tt_fail(st, TT_EINVAL, "webgpu matmul: a group of %d products", group);
+    return mm_sites(o, s, 1, group, 0, C, A, B, bias, R, M, N, K, trans_a, trans_b, accumulate, ones_rows, st);
 }
 
 /* the split-K scratch of a batch (floats), 0 when its product is not split */
 static uint64_t batch_scratch(const tt_gops *o, int n, int M, int N, int K) {
     int tile;
     uint32_t splits, kchunk;
-    tt_gop_matmul_plan(o, M, N, K, 1, &tile, &splits, &kchunk);
+    tt_gop_matmul_plan(o, n, M, N, K, 1, &tile, &splits, &kchunk);
     return splits > 1 ? (uint64_t)n * splits * (uint64_t)M * (uint64_t)N : 0;
 }
 
@@ -112,13 +128,16 @@ int tt_gop_matmul_batch_fits(const tt_gops *o, int n, int M, int N, int K) {
     uint32_t zl = o->info->max_wg_per_dim ? o->info->max_wg_per_dim : 65535;
     int tile;
     uint32_t splits, kchunk;
-    tt_gop_matmul_plan(o, M, N, K, 1, &tile, &splits, &kchunk);
+    tt_gop_matmul_plan(o, n, M, N, K, 1, &tile, &splits, &kchunk);
     return need * 4 <= lim && need <= 0xFFFFFFFFull && out <= 0xFFFFFFFFull && (uint64_t)n * splits <= zl;
 }
 
-int tt_gop_matmul_batch(tt_gops *o, tt_gsite *s, int n, uint32_t bstride, tt_gref C, tt_gref A, tt_gref B,
-                        const tt_gref *bias, const tt_gref *R, int M, int N, int K, int trans_a, int trans_b,
-                        int accumulate, int ones_rows, tt_status *st) {
+/* the sites of n products in one dispatch, planned as a group of `group`
+ * products (group >= n: a product of a group run alone keeps the group's
+ * plan, so its bits do not depend on whether the group was batched) */
+static int mm_sites(tt_gops *o, tt_gsite *s, int n, int group, uint32_t bstride, tt_gref C, tt_gref A, tt_gref B,
+                    const tt_gref *bias, const tt_gref *R, int M, int N, int K, int trans_a, int trans_b,
+                    int accumulate, int ones_rows, tt_status *st) {
     if (M <= 0 || N <= 0 || K <= 0) return tt_fail(st, TT_EINVAL, "webgpu matmul: bad shape %dx%dx%d", M, N, K);
     if (ones_rows < 0 || ones_rows >= M)
         return tt_fail(st, TT_EINVAL, "webgpu matmul: %d ones rows out of range for M = %d", ones_rows, M);
@@ -137,7 +156,7 @@ int tt_gop_matmul_batch(tt_gops *o, tt_gsite *s, int n, uint32_t bstride, tt_gre
      * matmul_colsum_final (accumulating products without an epilogue) or by
      * matmul_splitk_reduce, which applies bias, R and accumulate */
     const int plain = accumulate && !bias && !R;
-    tt_gop_matmul_plan(o, M, N, K, 1, &tile, &splits, &kchunk);
+    tt_gop_matmul_plan(o, group, M, N, K, 1, &tile, &splits, &kchunk);
     tt_mm_kcfg kc;
     tt_gop_mm_kcfg(o->info->max_wg_storage, tile, trans_b, &kc);
     uint32_t lda = (uint32_t)(trans_a ? am : K), ldb = (uint32_t)(trans_b ? K : N);
@@ -216,6 +235,12 @@ int tt_gop_matmul_batch(tt_gops *o, tt_gsite *s, int n, uint32_t bstride, tt_gre
         TT_CHECK(tt_gops_make_site(o, &s[1], "matmul_splitk_reduce", pf, a2, 0, 4, b2, k2s, x, y, 1, st));
     }
     return TT_OK;
+}
+
+int tt_gop_matmul_batch(tt_gops *o, tt_gsite *s, int n, uint32_t bstride, tt_gref C, tt_gref A, tt_gref B,
+                        const tt_gref *bias, const tt_gref *R, int M, int N, int K, int trans_a, int trans_b,
+                        int accumulate, int ones_rows, tt_status *st) {
+    return mm_sites(o, s, n, n, bstride, C, A, B, bias, R, M, N, K, trans_a, trans_b, accumulate, ones_rows, st);
 }
 
 /* ---- two-stage column sums ----------------------------------------------

@@ -85,7 +85,7 @@ static int dw_db(tt_backend *be, tt_gsite *s, tt_gref X, tt_gref dY, tt_tensor_k
     if (w->biasfold == 2) {
         int tile;
         uint32_t splits, kchunk;
-        tt_gop_matmul_plan(&w->ops, M + 1, N, BT, 1, &tile, &splits, &kchunk);
+        tt_gop_matmul_plan(&w->ops, 1, M + 1, N, BT, 1, &tile, &splits, &kchunk);
         fold = M % tile != 0 || 2.0 * tile * N * BT <= BIASFOLD_MAX_FLOP;
     }
     if (fold && gb.buf == gw.buf && gb.off == gw.off + (uint32_t)M * (uint32_t)N)
@@ -163,7 +163,8 @@ static int qkv_forward(tt_backend *be, wsched *sc, int l, tt_status *st) {
     const tt_gref out[3] = {a->q, a->k, a->v};
     for (int j = 0; j < 3; j++) {
         if (sc->n_fwd + 2 > w->cap_fwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
-        TT_CHECK(tt_gop_matmul(&w->ops, fnext(sc, 2), out[j], R(a->ln1), W[j], &bias[j], NULL, BT, C, C, 0, 0, 0, st));
+        TT_CHECK(tt_gop_matmul_group(&w->ops, fnext(sc, 2), 3, out[j], R(a->ln1), W[j], &bias[j], NULL, BT, C, C, 0, 0,
+                                     0, 0, st));
     }
     return TT_OK;
 }

@@ -39,6 +39,7 @@ static double cmp(tt_gpu_buf b, const double *ref, size_t n, const char *what, d
  * gradients folded into weight gradients) */
 typedef struct {
     int M, N, K, ta, tb, flags, ones;
+    int group; /* planned as one of a group of this many products (0, 1: alone) */
     float *A, *B, *bias, *Rm, *C0;
     double *ref;
 } mm_prob;
@@ -49,7 +50,7 @@ static int MM_COFF = 7, MM_BOFF = 5;
 
 static void mm_prob_make(mm_prob *p, int M, int N, int K, int ta, int tb, int flags, int ones) {
     const int am = M - ones;
-    *p = (mm_prob){M, N, K, ta, tb, flags, ones, NULL, NULL, NULL, NULL, NULL, NULL};
+    *p = (mm_prob){M, N, K, ta, tb, flags, ones, 1, NULL, NULL, NULL, NULL, NULL, NULL};
     p->A = tt_gtest_rnd((size_t)am * K, -1, 1), p->B = tt_gtest_rnd((size_t)K * N, -1, 1);
     p->bias = tt_gtest_rnd((size_t)N + MM_BOFF, -1, 1), p->Rm = tt_gtest_rnd((size_t)M * N, -1, 1),
     p->C0 = tt_gtest_rnd((size_t)M * N + MM_COFF, -1, 1);
@@ -85,8 +86,9 @@ static float *mm_prob_run(const mm_prob *p) {
     tt_gpu_buf bC = (flags & 1) ? tt_gtest_up(p->C0, (size_t)M * N + MM_COFF) : tt_gtest_poisoned((size_t)M * N + MM_COFF);
     tt_gsite s[2];
     tt_gref C = {bC, (uint32_t)MM_COFF}, bi = {bbias, (uint32_t)MM_BOFF}, rr = tt_gtest_R(bR);
-    tt_gtest_die_on(tt_gop_matmul_ex(&O, s, C, tt_gtest_R(bA), tt_gtest_R(bB), (flags & 2) ? &bi : NULL,
-                                     (flags & 4) ? &rr : NULL, M, N, K, p->ta, p->tb, flags & 1, p->ones, &st),
+    tt_gtest_die_on(tt_gop_matmul_group(&O, s, p->group > 1 ? p->group : 1, C, tt_gtest_R(bA), tt_gtest_R(bB),
+                                        (flags & 2) ? &bi : NULL, (flags & 4) ? &rr : NULL, M, N, K, p->ta, p->tb,
+                                        flags & 1, p->ones, &st),
                     &st, "matmul plan");
     tt_gtest_run(s, 2);
     float *got = malloc(((size_t)M * N + MM_COFF) * sizeof *got);
@@ -156,13 +158,16 @@ TT_TEST(test_matmul_plan) {
                                  {512, 48, 48, 0},     {256, 768, 8192, 1},  {1024, 384, 384, 0},  {5, 7, 16, 1},
                                  /* big products (the scratch cap, TT_MM_SCRATCH_FLOATS, must hold) */
                                  {4096, 4096, 8192, 1}, {1024, 4096, 65536, 1}};
-    for (size_t i = 0; i < sizeof shp / sizeof shp[0]; i++) {
-        int M = shp[i][0], N = shp[i][1], K = shp[i][2], sp = shp[i][3], tile;
+    for (size_t i = 0; i < 2 * (sizeof shp / sizeof shp[0]); i++) {
+        /* each shape alone, then as one of a group of 3 (the q, k, v batch) */
+        const size_t j = i % (sizeof shp / sizeof shp[0]);
+        const int g = i < sizeof shp / sizeof shp[0] ? 1 : 3;
+        int M = shp[j][0], N = shp[j][1], K = shp[j][2], sp = shp[j][3], tile;
         uint32_t splits, kchunk;
-        tt_gop_matmul_plan(&P, M, N, K, sp, &tile, &splits, &kchunk);
-        uint64_t wgs = (uint64_t)((M + tile - 1) / tile) * ((N + tile - 1) / tile);
-        printf("  plan %dx%dx%d%s: tile %d, %u slices of %u, %llu workgroups\n", M, N, K, sp ? " (split ok)" : "", tile,
-               splits, kchunk, (unsigned long long)(wgs * splits));
+        tt_gop_matmul_plan(&P, g, M, N, K, sp, &tile, &splits, &kchunk);
+        uint64_t wgs = (uint64_t)g * ((M + tile - 1) / tile) * ((N + tile - 1) / tile);
+        printf("  plan %dx%dx%d x%d%s: tile %d, %u slices of %u, %llu workgroups\n", M, N, K, g, sp ? " (split ok)" : "",
+               tile, splits, kchunk, (unsigned long long)(wgs * splits));
         CHECK(tile == 32 || tile == 64 || tile == 128);
         CHECK(splits >= 1 && splits <= 16 && (uint64_t)kchunk * splits >= (uint64_t)K &&
               (uint64_t)kchunk * (splits - 1) < (uint64_t)K);
@@ -177,12 +182,12 @@ TT_TEST(test_matmul_plan) {
         /* either enough workgroups, or the smallest tile / most slices */
         CHECK(wgs * splits >= TT_MM_TARGET || tile == 32 || splits == maxs);
         if (tile < 128) { /* the next larger tile could not reach the target, even split */
-            uint64_t big = (uint64_t)((M + 2 * tile - 1) / (2 * tile)) * ((N + 2 * tile - 1) / (2 * tile));
+            uint64_t big = (uint64_t)g * ((M + 2 * tile - 1) / (2 * tile)) * ((N + 2 * tile - 1) / (2 * tile));
             CHECK(big * maxs < TT_MM_TARGET);
         }
         int t2;
         uint32_t s2, k2;
-        tt_gop_matmul_plan(&P, M, N, K, sp, &t2, &s2, &k2); /* deterministic */
+        tt_gop_matmul_plan(&P, g, M, N, K, sp, &t2, &s2, &k2); /* deterministic */
         CHECK(t2 == tile && s2 == splits && k2 == kchunk);
     }
 }
@@ -301,7 +306,8 @@ TT_TEST(test_wgsl_unroll) {
  * A shared, B_p and bias_p in one buffer at boff + p*bstride (each bias
  * right after its matrix, as in the parameter layout), C_p and R_p
  * following each other. Each C_p must be bit-identical (memcmp) to the same
- * product planned alone, and within TOL of float64; the batch writes
+ * product run alone as a member of the group (tt_gop_matmul_group), and
+ * within TOL of float64; the batch writes
  * nothing outside its outputs; its tag names the batch. */
 static void batch_case(int tile, int splitk, int n, int M, int N, int K, int ta, int tb, int flags, int ones, int gap) {
     tt_status st;
@@ -334,7 +340,7 @@ static void batch_case(int tile, int splitk, int n, int M, int N, int K, int ta,
     }
     for (int p = 0; p < n; p++) {
         /* product p alone: its own buffers, the same values */
-        mm_prob q = {M, N, K, ta, tb, flags, ones, NULL, NULL, NULL, NULL, NULL, NULL};
+        mm_prob q = {M, N, K, ta, tb, flags, ones, n, NULL, NULL, NULL, NULL, NULL, NULL};
         const float *Bp = P + boff + (size_t)p * bstride;
         float *one = malloc((MN + MM_COFF) * sizeof *one);
         q.A = A, q.B = (float *)Bp, q.Rm = Rm + (size_t)p * MN;
@@ -386,6 +392,18 @@ TT_TEST(test_matmul_batch) {
     batch_case(32, 0, 2, 17, 65, 33, 0, 1, 7, 0, 1);
     /* the planned tile and split of a q, k, v-like shape */
     batch_case(0, 0, 3, 96, 64, 64, 0, 0, 2, 0, 0);
+    /* a shape the group plans with fewer slices than a lone product (64
+     * tile: 4 slices alone, 2 as one of 3): the group's plan either way */
+    {
+        tt_gops P = O;
+        P.tile = 0, P.splitk = 0;
+        int t1, t3;
+        uint32_t s1, s3, k1, k3;
+        tt_gop_matmul_plan(&P, 1, 1024, 512, 512, 1, &t1, &s1, &k1);
+        tt_gop_matmul_plan(&P, 3, 1024, 512, 512, 1, &t3, &s3, &k3);
+        CHECK_MSG(s3 > 1 && s3 < s1, "group plan %d/%u, lone plan %d/%u", t3, s3, t1, s1);
+        batch_case(0, 0, 3, 1024, 512, 512, 0, 0, 2, 0, 0);
+    }
 }
 
 /* The unrolled matmul (the GPU default) against the loop (lavapipe's
