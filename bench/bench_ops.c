@@ -147,9 +147,10 @@ int main(int argc, char **argv) {
         free(spans), free(part);
     }
     {
-        float *emb = buf((size_t)N * C, 30);
-        BENCH("embedding fwd", 0, reps, tt_embedding_forward(&cpu, emb, tg, wte, wte, B, T, C));
-        BENCH("embedding bwd", 0, reps, tt_embedding_backward(&cpu, dw, dw, emb, tg, B, T, C, V));
+        /* wpe has T rows (more than wte's V when T > V); dw holds 4C x C floats, room for dwte (V x C) */
+        float *emb = buf((size_t)N * C, 30), *wpe = buf((size_t)T * C, 31), *dwpe = buf((size_t)T * C, 32);
+        BENCH("embedding fwd", 0, reps, tt_embedding_forward(&cpu, emb, tg, wte, wpe, B, T, C));
+        BENCH("embedding bwd", 0, reps, tt_embedding_backward(&cpu, dw, dwpe, emb, tg, B, T, C, V));
     }
     f = 2.0 * N * C * 3 * C;
     BENCH("qkv fwd", f, reps, tt_qkv_forward(&cpu, qkv, x, w, b, w, b, w, b, N, C));
