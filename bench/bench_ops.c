@@ -122,7 +122,7 @@ int main(int argc, char **argv) {
     tt_cpu cpu;
     tt_cpu_create(&cpu, threads, tt_backend_cpu_shared_scratch(&c), tt_backend_cpu_thread_scratch(&c), &st);
     float *x = buf((size_t)N * 4 * C, 1), *y = buf((size_t)N * 4 * C, 2), *w = buf((size_t)4 * C * C, 3);
-    float *b = buf((size_t)4 * C, 4), *dw = buf((size_t)4 * C * C, 5), *db = buf((size_t)4 * C, 6);
+    float *b = buf((size_t)4 * C, 4), *dw = buf((size_t)(4 * C > V ? 4 * C : V) * C, 5) /* also dwte */, *db = buf((size_t)4 * C, 6);
     float *qkv = buf((size_t)N * 3 * C, 7), *dqkv = buf((size_t)N * 3 * C, 8), *ast = buf(2 * (size_t)B * NH * T, 9);
     float *lg = buf((size_t)N * V, 10), *wte = buf((size_t)V * C, 11), *lst = buf(2 * (size_t)N, 12), *losses = buf(N, 13);
     float *dx = buf((size_t)N * 4 * C, 14);
@@ -147,10 +147,12 @@ int main(int argc, char **argv) {
         free(spans), free(part);
     }
     {
-        /* wpe has T rows (more than wte's V when T > V); dw holds 4C x C floats, room for dwte (V x C) */
+        /* wpe and dwpe have T rows, wte and dwte V rows, whichever is more */
         float *emb = buf((size_t)N * C, 30), *wpe = buf((size_t)T * C, 31), *dwpe = buf((size_t)T * C, 32);
+        float *dwte = buf((size_t)V * C, 33);
         BENCH("embedding fwd", 0, reps, tt_embedding_forward(&cpu, emb, tg, wte, wpe, B, T, C));
-        BENCH("embedding bwd", 0, reps, tt_embedding_backward(&cpu, dw, dwpe, emb, tg, B, T, C, V));
+        BENCH("embedding bwd", 0, reps, tt_embedding_backward(&cpu, dwte, dwpe, emb, tg, B, T, C, V));
+        tt_free(emb), tt_free(wpe), tt_free(dwpe), tt_free(dwte);
     }
     f = 2.0 * N * C * 3 * C;
     BENCH("qkv fwd", f, reps, tt_qkv_forward(&cpu, qkv, x, w, b, w, b, w, b, N, C));

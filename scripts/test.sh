@@ -16,7 +16,7 @@ cmake --build build -j"$jobs"
 
 echo "== build (AddressSanitizer + UBSan: file readers and CPU ops)"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTT_SANITIZE=ON -DTT_NATIVE=ON >/dev/null
-cmake --build build-asan -j"$jobs" --target test_checkpoint test_data tinytrain
+cmake --build build-asan -j"$jobs" --target test_checkpoint test_data tinytrain bench_ops
 export TT_ASAN_DIR="$root/build-asan"
 
 if [ -x scripts/build-wasm.sh ]; then

@@ -21,6 +21,15 @@ for t in test_checkpoint test_data; do
   if "$dir/$t" >/tmp/tt-asan-$$.log 2>&1; then ok "$t (asan+ubsan)"; else bad "$t (asan+ubsan)"; tail -20 /tmp/tt-asan-$$.log; fi
 done
 
+# bench_ops: every op row on its own buffers (sized for both C and V), with more positions than vocabulary rows (T > V)
+if [ -x "$dir/bench_ops" ]; then
+  if ASAN_OPTIONS=detect_leaks=0:exitcode=99 "$dir/bench_ops" tiny 2 1 T=300 >/tmp/tt-asan-$$.log 2>&1 \
+     && grep -q "softmax+CE" /tmp/tt-asan-$$.log; then ok "bench_ops, every row, T > V (asan+ubsan)"
+  else bad "bench_ops, every row, T > V (asan+ubsan)"; tail -20 /tmp/tt-asan-$$.log; fi
+else
+  bad "bench_ops missing in $dir (scripts/test.sh builds it)"
+fi
+
 tt="$dir/tinytrain"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp" /tmp/tt-asan-$$.log' EXIT
 # a real checkpoint to corrupt
