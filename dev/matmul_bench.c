@@ -11,7 +11,8 @@
  *   build/dev_matmul_bench [reps=N] [trials=N] [unroll=0|1] SPEC...
  *
  * SPEC "M,N,K,ta,tb[,flags]" (flags: any of b = bias, r = residual R,
- * a = accumulate), planned tile and split-K. One line per spec:
+ * a = accumulate, tT = tile T (32, 64, 128), sS = S split-K slices (s1: no
+ * split); without t and s the planned tile and split-K). One line per spec:
  *   SPEC TAG ms TFLOPS */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +25,7 @@
 #include "tt.h"
 
 typedef struct {
-    int M, N, K, ta, tb, bias, res, acc;
+    int M, N, K, ta, tb, bias, res, acc, tile, split;
 } spec;
 
 static int cmpd(const void *a, const void *b) {
@@ -69,6 +70,13 @@ int main(int argc, char **argv) {
         }
         const char *fl = a[nc] == ',' ? a + nc + 1 : "";
         s.bias = strchr(fl, 'b') != NULL, s.res = strchr(fl, 'r') != NULL, s.acc = strchr(fl, 'a') != NULL;
+        if (strchr(fl, 't')) s.tile = atoi(strchr(fl, 't') + 1);
+        if (strchr(fl, 's')) s.split = atoi(strchr(fl, 's') + 1);
+        if ((strchr(fl, 't') && s.tile != 32 && s.tile != 64 && s.tile != 128) ||
+            (strchr(fl, 's') && (s.split < 1 || s.split > 16))) {
+            fprintf(stderr, "dev_matmul_bench: bad tile or split in '%s' (t32|t64|t128, s1..s16)\n", a);
+            return 2;
+        }
         if ((size_t)s.M * s.K > maxA) maxA = (size_t)s.M * s.K;
         if ((size_t)s.K * s.N > maxB) maxB = (size_t)s.K * s.N;
         if ((size_t)s.M * s.N > maxC) maxC = (size_t)s.M * s.N;
@@ -110,6 +118,7 @@ int main(int argc, char **argv) {
         const spec *s = &sp[i];
         tt_gsite site[2];
         tt_gref C = {bC, 0}, A = {bA, 0}, B = {bB, 0}, bi = {bb, 0}, rr = {bR, 0};
+        o.tile = s->tile, o.splitk = s->split;
         if (tt_gop_matmul(&o, site, C, A, B, s->bias ? &bi : NULL, s->res ? &rr : NULL, s->M, s->N, s->K, s->ta, s->tb,
                           s->acc, &st)) {
             fprintf(stderr, "dev_matmul_bench %s: %s\n", txt[i], st.msg);
