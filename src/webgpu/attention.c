@@ -33,6 +33,25 @@
  * probabilities that multiply V (the row sums l stay whole), backward
  * recomputes the masks: dV = Pd^T dY, dS = P (M dP scale - D).
  *
+ * dS-storing backward (3 sites instead of 2): where the scale 1/sqrt(hs)
+ * is a power of two (hs = 1, 4, 16, 64, ...), the tiled kernels fit and a
+ * dS scratch of B*NH * nb(nb+1)/2 * G^2 floats (the causal G x G blocks,
+ * nb = ceil(T/G), G = the largest of the dq and dk/dv tiles' BR and BC)
+ * fits one binding and one buffer of the adapter: attention_backward_d
+ * (D, as the dq kernel's prologue computes it), attention_backward_dkdv in
+ * its "//!ds " variant (also stores each tile's dS), then
+ * attention_backward_dq_ds (dq = scale dS K in the dq kernel's layout and
+ * order): 5 causal products instead of 7. Bit-identical to the pair: dq
+ * computes S as (q scale) . k, dk/dv as (k scale) . q (fma chains over d in
+ * the same order); with a power-of-two scale both scaled operands are exact
+ * (barring underflow below 2^-126 of a scaled q or k element), so the
+ * products, S, P and dS = P (dP - D) (dP and D the same chains) agree bit
+ * for bit; masked entries are exact zeros in both. Other head sizes (and
+ * shapes whose scratch does not fit) run the pair: there the two kernels'
+ * dS differ in the last bits, and storing either would move dq or dk.
+ * The scratch (tt_gops.ds_buf) is sized at plan time like the split-K
+ * scratch, shared by every layer, counted in the backend's memory figures.
+ *
  * Row kernels (the fallback): LANES = 4 threads per row (query row in
  * attention_rows_forward and _backward_dq, key row in _backward_dkdv)
  * splitting the other side's rows of each tile, BR = 64 / LANES rows per
@@ -239,6 +258,117 @@ static int tiled_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gr
     return TT_OK;
 }
 
+/* ---- the dS-storing backward --------------------------------------------- */
+/* 1 when 1/sqrt(hs) is a power of two: hs a power of 4 */
+static int pow2_scale(int hs) {
+    while (hs > 1 && hs % 4 == 0) hs /= 4;
+    return hs == 1;
+}
+
+int tt_gop_attention_ds_plan(int hs, int B, int T, int NH, uint32_t storage, uint32_t max_inv, uint64_t max_bytes,
+                             tt_attn_ds *p) {
+    tt_attn_tile t[3];
+    memset(p, 0, sizeof *p);
+    if (B < 1 || T < 1 || NH < 1 || !pow2_scale(hs)) return 0;
+    for (int i = 0; i < 3; i++)
+        if (!tt_gop_attention_plan(i, hs, storage, max_inv, &t[i])) return 0;
+    uint32_t g = 0, d[4] = {t[1].br, t[1].bc, t[2].br, t[2].bc};
+    for (int i = 0; i < 4; i++) g = d[i] > g ? d[i] : g;
+    for (int i = 0; i < 4; i++)
+        if (g % d[i]) return 0; /* the plan's tiles are powers of two: never */
+    uint64_t nb = ((uint64_t)T + g - 1) / g;
+    uint64_t elems = (uint64_t)B * (uint64_t)NH * (nb * (nb + 1) / 2) * g * g;
+    if (elems * 4 > max_bytes || elems / 4 > 0xFFFFFFFFull) return 0;
+    p->g = g;
+    p->elems = elems;
+    return 1;
+}
+
+/* the plan for this adapter (0 when forced off: tt_gops.attn_ds < 0) */
+static int ds_plan_o(const tt_gops *o, int B, int T, int C, int NH, tt_attn_ds *p) {
+    uint64_t lim = o->info->max_storage_binding;
+    if (o->bind_cap && o->bind_cap < lim) lim = o->bind_cap;
+    if (o->info->max_buffer && o->info->max_buffer < lim) lim = o->info->max_buffer;
+    if (o->attn_ds < 0) {
+        memset(p, 0, sizeof *p);
+        return 0;
+    }
+    return tt_gop_attention_ds_plan(C / NH, B, T, NH, o->info->max_wg_storage, o->info->max_invocations, lim, p);
+}
+
+size_t tt_gop_attention_ds_elems(const tt_gops *o, int B, int T, int C, int NH) {
+    tt_attn_ds p;
+    return ds_plan_o(o, B, T, C, NH, &p) ? (size_t)p.elems : 0;
+}
+
+/* s[0] attention_backward_d, s[1] attention_backward_dkdv (dS stored),
+ * s[2] attention_backward_dq_ds */
+static int ds_backward(tt_gops *o, tt_gsite *s, const tt_attn_ds *p, tt_gref dq, tt_gref dk, tt_gref dv,
+                       tt_gref stats, tt_gref q, tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C,
+                       int NH, int slot, tt_status *st) {
+    int hs = C / NH;
+    if (p->elems > o->ds_elems) {
+        TT_CHECK(tt_gpu_buffer(o->g, (uint64_t)p->elems * 4, TT_GPU_STORAGE, "attn-ds-scratch", &o->ds_buf, st));
+        o->ds_elems = (size_t)p->elems;
+    }
+    /* D: one thread per row */
+    {
+        char pf[128];
+        uint32_t args[16], x, yy;
+        attn_args(args, B, T, C, NH);
+        snprintf(pf, sizeof pf, "const HS: u32 = %du;\nconst VEC: bool = %s;\nconst WG: u32 = %uu;\n", hs,
+                 hs % 4 == 0 ? "true" : "false", TT_WG_ELEM);
+        static const uint8_t kinds[3] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW};
+        tt_gpu_buf bufs[3] = {y.buf, dy.buf, stats.buf};
+        tt_gops_grid1(o, ((uint64_t)B * NH * T + TT_WG_ELEM - 1) / TT_WG_ELEM, &x, &yy);
+        TT_CHECK(tt_gops_make_site(o, &s[0], "attention_backward_d", pf, args, 0, 3, bufs, kinds, x, yy, 1, st));
+        snprintf(s[0].tag, sizeof s[0].tag, "rows %d", B * NH * T);
+    }
+    char pf[2][320], ds[64];
+    int pf_on[2];
+    tt_attn_tile t[2];
+    uint32_t args[2][16];
+    snprintf(ds, sizeof ds, "const DSG: u32 = %uu;\n", p->g);
+    for (int i = 0; i < 2; i++) { /* 0: dq (the dq kernel's plan), 1: dk/dv */
+        TT_CHECK(prep(o, 1 + i, hs, &t[i], &pf_on[i], pf[i], sizeof pf[i], st));
+        strncat(pf[i], ds, sizeof pf[i] - strlen(pf[i]) - 1);
+        attn_args(args[i], B, T, C, NH);
+        qkv_offs(args[i], q, k, v);
+        bounds(args[i], hs, &t[i]);
+    }
+    /* dS tile slots of dq_ds's prefetch: BC keys x BR/4 row groups (args p9) */
+    args[0][9] = (t[0].bc * (t[0].br / 4) + t[0].threads - 1) / t[0].threads;
+    {
+        static const uint8_t kinds[9] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
+                                         TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW,
+                                         TT_GPU_BIND_RW,   TT_GPU_BIND_RW,   TT_GPU_BIND_READ};
+        tt_gpu_buf bufs[9] = {q.buf, k.buf, v.buf, dy.buf, stats.buf, dk.buf, dv.buf, o->ds_buf};
+        int nb = 8;
+        strncat(pf[1], "const DS_BIND: u32 = 8u;\n", sizeof pf[1] - strlen(pf[1]) - 1);
+        TT_CHECK(drop_site(o, slot, pf[1], sizeof pf[1], args[1], bufs, &nb, st));
+        TT_CHECK(tt_gops_make_site(o, &s[1], "attention_backward_dkdv", pf[1], args[1], 0, nb, bufs, kinds,
+                                   ((uint32_t)T + t[1].br - 1) / t[1].br, (uint32_t)NH, (uint32_t)B, st));
+        s[1].flops = 2.0 * B * T * (T + 1.0) * C * 2.0; /* 4 causal products */
+    }
+    {
+        static const uint8_t kinds[5] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
+                                         TT_GPU_BIND_RW};
+        tt_gpu_buf bufs[5] = {q.buf, k.buf, v.buf, o->ds_buf, dq.buf};
+        TT_CHECK(tt_gops_make_site(o, &s[2], "attention_backward_dq_ds", pf[0], args[0], 0, 5, bufs, kinds,
+                                   ((uint32_t)T + t[0].br - 1) / t[0].br, (uint32_t)NH, (uint32_t)B, st));
+        s[2].flops = 2.0 * B * T * (T + 1.0) * C * 0.5; /* 1 causal product */
+    }
+    /* tags: the tile as the pair's, then "ds" and the scratch */
+    for (int i = 0; i < 2; i++) {
+        tt_gsite *si = &s[2 - i];
+        char base[64];
+        tag(si, &t[i], pf_on[i]);
+        snprintf(base, sizeof base, "%s", si->tag);
+        snprintf(si->tag, sizeof si->tag, "%.40s ds%u %.0fMB", base, p->g, p->elems * 4 / 1e6);
+    }
+    return TT_OK;
+}
+
 /* ---- row kernels (fallback) ---------------------------------------------- */
 static int rows_plan(const tt_gops *o, int C, int NH, uint32_t *br_out, char *pf, size_t cap, tt_status *st) {
     int hs = C / NH;
@@ -320,6 +450,10 @@ static int backward_op(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref 
     if (((q.off | k.off | v.off) & 3) || y.off || dy.off || dq.off || dk.off || dv.off || stats.off)
         return tt_fail(st, TT_EINVAL, "webgpu attention: outputs, y, dy and stats must start their buffers, q, k, v "
                                       "at multiples of 4");
+    tt_attn_ds p;
+    if (ds_plan_o(o, B, T, C, NH, &p))
+        return ds_backward(o, s, &p, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, slot, st);
+    memset(&s[2], 0, sizeof s[2]); /* the pair: two sites */
     if (tiled_usable(o, C / NH)) return tiled_backward(o, s, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, slot, st);
     return rows_backward(o, s, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, slot, st);
 }

@@ -9,7 +9,9 @@
  * kernel's "//!drop " lines into code and appends dropout_common.wgsl (the
  * mask hash of src/rng.h and the keys binding). Without it those lines stay
  * comments: the kernel without dropout is the same text as before dropout
- * existed, so it compiles to the same code.
+ * existed, so it compiles to the same code. Likewise a prefix that declares
+ * "const DS_BIND: u32 = N;" turns the "//!ds " lines into code (the
+ * dS-storing attention backward, attention.c).
  *
  * Test hook TT_WEBGPU_WGSL_DIR=DIR (hooks.h) makes the kernels' sources
  * DIR/NAME.wgsl (common.wgsl, the kernel, its //!include), read when a
@@ -57,6 +59,10 @@ int tt_gops_init(tt_gops *o, tt_gpu *g, tt_status *st) {
     if (t) o->splitk = atoi(t);
     t = tt_hook_get(TT_HOOK_ATTN_PF);
     if (t) o->attn_pf = atoi(t) != 0;
+    t = tt_hook_get(TT_HOOK_ATTN_DS);
+    if (t) o->attn_ds = atoi(t) != 0 ? 0 : -1;
+    t = tt_hook_get(TT_HOOK_MAX_BINDING_MIB);
+    if (t && atof(t) > 0) o->bind_cap = (uint64_t)(atof(t) * 1048576.0);
     return tt_gpu_buffer(g, sizeof(tt_gstep), TT_GPU_UNIFORM, "step-uniforms", &o->stepu, st);
 }
 
@@ -185,6 +191,8 @@ static int get_kernel(tt_gops *o, const char *name, const char *prefix, int n_bi
     if (inc) /* the body with its include line replaced by the included file */
         snprintf(src, n, "%s\n%s\n%.*s%s%s", prefix, common, (int)inc_at, body, inc, body + inc_at + inc_len);
     else snprintf(src, n, "%s\n%s\n%s", prefix, common, body);
+    if (strstr(prefix, "const DS_BIND: u32 = ")) /* "//!ds " lines become code */
+        for (char *m = strstr(src, "//!ds "); m; m = strstr(m + 6, "//!ds ")) memset(m, ' ', 6);
     if (dsn) { /* "//!drop " lines become code (blanked marker: same columns), the snippet follows */
         for (char *m = strstr(src, "//!drop "); m; m = strstr(m + 8, "//!drop ")) memset(m, ' ', 8);
         size_t used = strlen(src);

@@ -58,10 +58,14 @@ typedef struct {
     int unroll;        /* expand //!unroll blocks: 1 on GPUs, 0 on CPU adapters (tests; hook TT_WEBGPU_UNROLL) */
     int splitk;        /* matmul split-K slices: 0 planned, n forces n (tests; hook TT_WEBGPU_SPLITK) */
     int attn_pf;       /* attention prefetch: 0 planned, 1 forced on (tests; hook TT_WEBGPU_ATTN_PF), -1 forced off */
+    int attn_ds;       /* dS-storing attention backward: 0 planned, -1 forced off (tests; hook TT_WEBGPU_ATTN_DS=0) */
+    uint64_t bind_cap; /* binding limit planned against when below the adapter's (hook TT_WEBGPU_MAX_BINDING_MIB), 0 none */
     tt_gpu_buf dropk;     /* dropout keys (tt_gops_drop_init): u32 [threshold, scale bits, 0, 0, k0, k1 per slot] */
     uint32_t dropk_slots;
     tt_gpu_buf split_buf; /* split-K partial products */
     size_t split_elems;
+    tt_gpu_buf ds_buf;    /* attention dS tiles (the dS-storing backward; attention.c) */
+    size_t ds_elems;
     int n_sites;       /* statistics */
 } tt_gops;
 
@@ -183,7 +187,8 @@ int tt_gop_gelu_backward(tt_gops *o, tt_gsite *s, tt_gref d, tt_gref inp, size_t
 int tt_gop_attention_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v,
                              int B, int T, int C, int NH, tt_status *st);
 /* dq, dk, dv (B,T,C) overwritten; stats as above (D written); q, k, v, y,
- * dy (B,T,C). 2 sites. */
+ * dy (B,T,C). 3 sites (the last empty where the pair of kernels runs;
+ * attention.c). */
 int tt_gop_attention_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats, tt_gref q,
                               tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH,
                               tt_status *st);
@@ -261,6 +266,17 @@ typedef struct {
     uint32_t bytes;  /* workgroup memory */
 } tt_attn_tile;
 int tt_gop_attention_plan(int which, int hs, uint32_t storage, uint32_t max_inv, tt_attn_tile *t);
+/* The dS-storing backward (attention.c): 1 and *p filled where it runs for
+ * head size hs at (B, T, NH) under these limits (max_bytes: one binding and
+ * one buffer), else 0; a pure function. */
+typedef struct {
+    uint32_t g;     /* scratch block size (a multiple of the dq and dk/dv tiles' BR and BC) */
+    uint64_t elems; /* scratch floats: B*NH * nb(nb+1)/2 * g^2, nb = ceil(T/g) */
+} tt_attn_ds;
+int tt_gop_attention_ds_plan(int hs, int B, int T, int NH, uint32_t storage, uint32_t max_inv, uint64_t max_bytes,
+                             tt_attn_ds *p);
+/* its scratch floats on o's adapter (0: the pair of kernels runs) */
+size_t tt_gop_attention_ds_elems(const tt_gops *o, int B, int T, int C, int NH);
 
 /* ---- internal to the planners (gpu_ops.c and the <op>.c files) ---------- */
 #define TT_WG_ELEM 256u /* elementwise / reduction workgroup size */

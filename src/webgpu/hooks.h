@@ -21,6 +21,7 @@
  *   TT_WEBGPU_UNROLL=0|1           //!unroll blocks as loops / unrolled
  *   TT_WEBGPU_BIASFOLD=0|1         bias gradients never / always folded into dW
  *   TT_WEBGPU_ATTN_PF=1            attention prefetch on (GPUs only by default)
+ *   TT_WEBGPU_ATTN_DS=0            attention backward without stored dS (the pair of kernels)
  *
  * An empty value is the same as unset. */
 #ifndef TT_WEBGPU_HOOKS_H
@@ -41,6 +42,7 @@ typedef enum {
     TT_HOOK_UNROLL,
     TT_HOOK_BIASFOLD,
     TT_HOOK_ATTN_PF,
+    TT_HOOK_ATTN_DS,
     TT_HOOK_COUNT
 } tt_hook;
 

@@ -283,6 +283,15 @@ static int wgpu_fits(tt_backend *gpu, const tt_model_config *cfg, double *bytes,
     int rc = (!w.res || !w.la) ? tt_fail(st, TT_ENOMEM, "out of memory (webgpu preflight)") : tt_wgpu_alloc_buffers(&be, st);
     if (rc == TT_OK && (uint64_t)w.P > 0xFFFFFFFFull)
         rc = tt_fail(st, TT_EUNSUP, "webgpu: %zu parameters exceed 32-bit indexing", w.P);
+    if (rc == TT_OK) { /* + the attention backward's dS scratch where it runs (attention.c) */
+        const tt_gpu_info *in = tt_gpu_get_info(w.g);
+        uint64_t lim = in->max_storage_binding;
+        if (w.bind_cap && w.bind_cap < lim) lim = w.bind_cap;
+        if (in->max_buffer && in->max_buffer < lim) lim = in->max_buffer;
+        tt_attn_ds ds;
+        if (tt_gop_attention_ds_plan(w.C / w.NH, w.B, w.T, w.NH, in->max_wg_storage, in->max_invocations, lim, &ds))
+            w.plan_bytes += 4.0 * (double)ds.elems;
+    }
     if (bytes) *bytes = w.plan_bytes;
     free(w.res);
     free(w.la);

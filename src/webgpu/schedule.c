@@ -272,11 +272,11 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
         if (trains(be, TT_OW, l)) BWD(4, dw_db(be, bnext(sc, 4), R(a->y), R(dbr), TT_OW, TT_OB, l, C, C, BT, st));
         TT_CHECK(lora_bwd(be, sc, l, TT_LORA_ATTN_C_PROJ, R(w->dtmp), (tt_gref[1]){R(dbr)}, 1, R(a->y), st));
         if (drop)
-            BWD(2, tt_gop_attention_backward_drop(o, bnext(sc, 2), R(w->dq), R(w->dk), R(w->dv), R(a->att), a->q,
+            BWD(3, tt_gop_attention_backward_drop(o, bnext(sc, 3), R(w->dq), R(w->dk), R(w->dv), R(a->att), a->q,
                                                   a->k, a->v, R(a->y), R(w->dtmp), B, T, C, NH,
                                                   dslot(l, TT_DROP_ATTN), st));
         else
-            BWD(2, tt_gop_attention_backward(o, bnext(sc, 2), R(w->dq), R(w->dk), R(w->dv), R(a->att), a->q, a->k,
+            BWD(3, tt_gop_attention_backward(o, bnext(sc, 3), R(w->dq), R(w->dk), R(w->dv), R(a->att), a->q, a->k,
                                              a->v, R(a->y), R(w->dtmp), B, T, C, NH, st));
         /* q, k, v projections of ln1 */
         const tt_tensor_kind wk[3] = {TT_QW, TT_KW, TT_VALW}, bk[3] = {TT_QB, TT_KB, TT_VALB};

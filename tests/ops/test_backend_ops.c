@@ -713,7 +713,7 @@ static int gpu_run(const op_case *c, problem *p) {
                 PLAN(tt_gop_attention_backward(O, &s[ns], GR(bdq, 0), GR(bdk, 0), GR(bdv, 0), GR(bst, 0),
                                                GR(bqkv[0], 0), GR(bqkv[1], 0), GR(bqkv[2], 0), GR(by, 0), GR(bdy, 0),
                                                a.B, a.T, a.C, a.NH, &st));
-            ns += 2;
+            ns += 3;
             tt_gtest_run(s, ns);
             gdown(bdq, 0, o[0], n1), gdown(bdk, 0, o[1], n1), gdown(bdv, 0, o[2], n1), gdown(bst, nsr, o[3], nsr);
         }

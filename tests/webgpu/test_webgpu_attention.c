@@ -34,6 +34,7 @@
 static tt_gops O;
 static tt_gpu_info INFO; /* the adapter's limits, storage limit overridden per pass */
 static double WORST;
+static int DS_CASES; /* cases run both ways: dS-storing backward and the pair */
 
 #define TOL 1e-5
 
@@ -75,7 +76,33 @@ TT_TEST(test_plan) {
     CHECK(!tt_gop_attention_plan(0, 0, 49152, 1024, &t));
 }
 
-/* TT_WEBGPU_ATTN_BWD=ds: the plan (no device) */
+/* the dS-storing backward's plan (no device): power-of-two scales only,
+ * within the byte limit, the scratch size of the causal blocks */
+TT_TEST(test_ds_plan) {
+    tt_attn_ds p;
+    const uint64_t big = 4ull << 30;
+    /* gpt2 at batch 8 on the H200: 64 x 64 blocks, 16 * 17 / 2 per slice */
+    CHECK(tt_gop_attention_ds_plan(64, 8, 1024, 12, 49152, 1024, big, &p) && p.g == 64 &&
+          p.elems == 8ull * 12 * 136 * 4096);
+    CHECK(!tt_gop_attention_ds_plan(64, 8, 1024, 12, 49152, 1024, p.elems * 4 - 1, &p) && p.elems == 0);
+    CHECK(tt_gop_attention_ds_plan(64, 8, 1023, 12, 49152, 1024, big, &p) && p.elems == 8ull * 12 * 136 * 4096);
+    CHECK(tt_gop_attention_ds_plan(64, 1, 65, 1, 49152, 1024, big, &p) && p.elems == 3ull * 4096);
+    static const int pow4[4] = {1, 4, 16, 64}, other[8] = {2, 3, 8, 12, 17, 32, 48, 128};
+    for (int i = 0; i < 4; i++) {
+        for (int l = 0; l < 2; l++) {
+            uint32_t lim = l ? 16384 : 49152;
+            CHECK_MSG(tt_gop_attention_ds_plan(pow4[i], 2, 33, 3, lim, 256, big, &p), "hs %d", pow4[i]);
+            tt_attn_tile t[2];
+            CHECK(tt_gop_attention_plan(1, pow4[i], lim, 256, &t[0]) && tt_gop_attention_plan(2, pow4[i], lim, 256, &t[1]));
+            CHECK(p.g % t[0].br == 0 && p.g % t[0].bc == 0 && p.g % t[1].br == 0 && p.g % t[1].bc == 0);
+            uint64_t nb = (33 + p.g - 1) / p.g;
+            CHECK(p.elems == 6 * nb * (nb + 1) / 2 * p.g * p.g);
+        }
+    }
+    for (int i = 0; i < 8; i++) CHECK_MSG(!tt_gop_attention_ds_plan(other[i], 2, 33, 3, 49152, 1024, big, &p), "hs %d", other[i]);
+    CHECK(!tt_gop_attention_ds_plan(64, 1, 33, 1, 4096, 1024, big, &p)); /* no tile holds it */
+}
+
 /* ---- kernels vs float64 ----------------------------------------------------- */
 /* 1 when the tiled kernels serve head size hs under O's limits */
 static int tiled_usable(int hs) {
@@ -119,9 +146,9 @@ static void attn_run(int B, int T, int NH, int hs, int rerun, int pf, tt_gref bq
     tt_gpu_buf outs[5] = {by, bst, bdq, bdk, bdv};
     size_t lens[5] = {n, 2 * ns, n, n, n};
     for (int i = 0; i < 5; i++) out[i] = NULL;
-    int tiled = tiled_usable(hs);
+    int tiled = tiled_usable(hs), ds = tt_gop_attention_ds_elems(&O, B, T, C, NH) > 0;
     O.attn_pf = pf;
-    tt_gsite s[3];
+    tt_gsite s[4];
     int rc = tt_gop_attention_forward(&O, &s[0], tt_gtest_R(by), tt_gtest_R(bst), bq, bk, bv, B, T, C, NH, &st);
     tt_gtest_die_on(rc, &st, "attn fwd");
     if (!rc) {
@@ -132,15 +159,22 @@ static void attn_run(int B, int T, int NH, int hs, int rerun, int pf, tt_gref bq
     }
     O.attn_pf = 0;
     if (!rc) {
-        CHECK(strcmp(s[1].name, tiled ? "attention_backward_dq" : "attention_rows_backward_dq") == 0 &&
-              strcmp(s[2].name, tiled ? "attention_backward_dkdv" : "attention_rows_backward_dkdv") == 0);
+        if (ds) /* D, dk/dv storing dS, dq from dS */
+            CHECK(strcmp(s[1].name, "attention_backward_d") == 0 && strcmp(s[2].name, "attention_backward_dkdv") == 0 &&
+                  strcmp(s[3].name, "attention_backward_dq_ds") == 0 && strstr(s[2].tag, " ds") &&
+                  strstr(s[3].tag, " ds"));
+        else
+            CHECK(strcmp(s[1].name, tiled ? "attention_backward_dq" : "attention_rows_backward_dq") == 0 &&
+                  strcmp(s[2].name, tiled ? "attention_backward_dkdv" : "attention_rows_backward_dkdv") == 0 &&
+                  s[3].x == 0 && s[3].name == NULL);
         if (pf && tiled) { /* the profile tag says whether the kernel pipelines */
             int on = pf > 0;
+            const tt_gsite *b0 = &s[ds ? 3 : 1], *b1 = &s[2];
             CHECK_MSG((strstr(s[0].tag, " pf") != NULL) == on, "fwd tag '%s' (PF %d)", s[0].tag, pf);
-            CHECK_MSG((strstr(s[1].tag, " pf") != NULL) == on && (strstr(s[2].tag, " pf") != NULL) == on,
-                      "bwd tags '%s' '%s' (PF %d)", s[1].tag, s[2].tag, pf);
+            CHECK_MSG((strstr(b0->tag, " pf") != NULL) == on && (strstr(b1->tag, " pf") != NULL) == on,
+                      "bwd tags '%s' '%s' (PF %d)", b0->tag, b1->tag, pf);
         }
-        tt_gtest_run(s, 3); /* backward on the GPU's own y and lse, as the backend runs it */
+        tt_gtest_run(s, 4); /* backward on the GPU's own y and lse, as the backend runs it */
         cmp(by, 0, ref[0], n, "y", T, hs);
         cmp(bst, 0, ref[1], ns, "lse", T, hs);
         cmp(bst, ns, ref[2], ns, "D", T, hs);
@@ -152,7 +186,7 @@ static void attn_run(int B, int T, int NH, int hs, int rerun, int pf, tt_gref bq
             tt_gtest_down(outs[i], out[i], lens[i]);
         }
         if (rerun) {
-            tt_gtest_run(s, 3);
+            tt_gtest_run(s, 4);
             static const char *names[5] = {"y", "stats", "dq", "dk", "dv"};
             for (int i = 0; i < 5; i++) same_bits(outs[i], out[i], lens[i], names[i]);
         }
@@ -174,6 +208,21 @@ static void attn_case_pf(int B, int T, int NH, int hs, int rerun, int pf) {
     size_t lens[5] = {n, 2 * ns, n, n, n};
     float *got[2][5];
     attn_run(B, T, NH, hs, rerun, pf ? 1 : 0, bq, bk, bv, bdy, ref, got[0]);
+    if (tt_gop_attention_ds_elems(&O, B, T, NH * hs, NH)) {
+        /* the dS-storing backward against the pair of kernels: the same bits */
+        float *pair[5];
+        O.attn_ds = -1;
+        attn_run(B, T, NH, hs, 0, pf ? 1 : 0, bq, bk, bv, bdy, ref, pair);
+        O.attn_ds = 0;
+        DS_CASES++;
+        for (int i = 0; i < 5; i++) {
+            if (got[0][i] && pair[i])
+                CHECK_MSG(memcmp(got[0][i], pair[i], lens[i] * sizeof(float)) == 0,
+                          "%s: dS-storing backward not bit-identical to the pair (B%d T%d NH%d hs%d, storage %u)",
+                          names[i], B, T, NH, hs, INFO.max_wg_storage);
+            free(pair[i]);
+        }
+    }
     if (pf) {
         attn_run(B, T, NH, hs, 0, -1, bq, bk, bv, bdy, ref, got[1]);
         for (int i = 0; i < 5; i++)
@@ -315,6 +364,37 @@ TT_TEST(test_pf) {
     }
 }
 
+/* the dS-storing backward (head sizes 1, 4, 16, 64) against the float64
+ * reference and bit for bit against the pair of kernels (attn_case_pf):
+ * T not a multiple of any tile, T = 1, several B*NH, the prefetch forced on
+ * and off, WebGPU's default 16 KiB (other tiles, other scratch blocks), and
+ * a binding limit below the scratch: the pair runs */
+TT_TEST(test_ds) {
+    static const int cases[][4] = {{1, 1, 1, 16}, {2, 3, 2, 4}, {1, 65, 2, 16}, {2, 130, 1, 64},
+                                   {1, 33, 3, 1}, {2, 17, 2, 4}, {1, 97, 1, 64}};
+    uint32_t full = INFO.max_wg_storage;
+    uint64_t bind = INFO.max_storage_binding;
+    WORST = 0;
+    int n0 = DS_CASES;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        attn_case_pf(cases[i][0], cases[i][1], cases[i][2], cases[i][3], i == 3, i % 2);
+    if (!full || full > 16384) {
+        INFO.max_wg_storage = 16384;
+        attn_case_pf(1, 130, 1, 64, 0, 1);
+        attn_case_pf(2, 37, 2, 16, 0, 0);
+        INFO.max_wg_storage = full;
+    }
+    CHECK(DS_CASES - n0 >= 7);
+    /* one slice of T = 65 at head size 64 needs 3 blocks of 64 x 64: 48 KiB */
+    tt_attn_ds p;
+    CHECK(tt_gop_attention_ds_plan(64, 1, 65, 1, INFO.max_wg_storage, INFO.max_invocations, bind, &p));
+    INFO.max_storage_binding = p.elems * 4 - 4;
+    CHECK(tt_gop_attention_ds_elems(&O, 1, 65, 64, 1) == 0);
+    attn_case(1, 65, 1, 64, 0); /* the pair (names checked in attn_run) */
+    INFO.max_storage_binding = bind;
+    printf("  dS-storing backward: %d cases bit-identical to the pair, worst rel err %.3g\n", DS_CASES - n0, WORST);
+}
+
 /* the row kernels where no tile holds the head (more than 4 output blocks
  * per thread): tiles partly outside T, rows that own fewer keys than lanes,
  * a head size that is not a multiple of 4 */
@@ -330,6 +410,7 @@ TT_TEST(test_rows) {
 int main(void) {
     tt_status st;
     RUN(test_plan);
+    RUN(test_ds_plan);
     tt_gpu *G = tt_gtest_open();
     tt_gtest_set_seed(7000);
     if (tt_gops_init(&O, G, &st)) {
@@ -346,6 +427,7 @@ int main(void) {
     RUN(test_pf);
     RUN(test_rows);
     RUN(test_packed_qkv);
+    RUN(test_ds);
     /* the presets' head sizes (16, 32, 64) take the tiled kernels */
     for (int i = 0; i < tt_n_presets; i++) {
         const tt_model_config *c = &tt_presets[i].cfg;

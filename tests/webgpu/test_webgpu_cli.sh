@@ -112,7 +112,8 @@ check "info: an adapter without subgroups / shader-f16 says so" grep -qE '^     
 # ---------- profile: every kernel of one step, timed alone ----------
 "$T" profile --preset tiny --reps 1 > pr.out 2> pr.err
 check "profile: exits 0, nothing on stderr" bash -c "test -s pr.out && ! test -s pr.err"
-for k in matmul attention_forward attention_backward_dq attention_backward_dkdv layernorm_forward crossentropy adamw_update adamw_sumsq; do
+# tiny: head size 16, the dS-storing attention backward (attention_backward_d, dkdv, dq_ds)
+for k in matmul attention_forward attention_backward_d attention_backward_dkdv attention_backward_dq_ds layernorm_forward crossentropy adamw_update adamw_sumsq; do
     check "  ... has a row for $k" grep -qE "^  $k +[0-9]+ +[0-9.]+ " pr.out
 done
 check "  ... the shares add up to 100%" awk '/^  [a-z_]+ +[0-9]+ +[0-9.]+ +[0-9.]+%/ { s += $4 } END { exit !(s > 99.0 && s < 101.0) }' pr.out

@@ -160,7 +160,7 @@ static int attn_gpu(const tt_gtest_attn_prob *P, int slot, int pf, float *out[5]
                bdk = tt_gtest_poisoned(n), bdv = tt_gtest_poisoned(n);
     tt_gpu_buf outs[5] = {by, bst, bdq, bdk, bdv};
     const size_t lens[5] = {n, 2 * ns, n, n, n};
-    tt_gsite s[3];
+    tt_gsite s[4];
     O.attn_pf = pf;
     tt_gref R_[10] = {tt_gtest_R(by), tt_gtest_R(bst), tt_gtest_R(P->bq), tt_gtest_R(P->bk), tt_gtest_R(P->bv),
                       tt_gtest_R(bdq), tt_gtest_R(bdk), tt_gtest_R(bdv), tt_gtest_R(P->bdy)};
@@ -178,7 +178,7 @@ static int attn_gpu(const tt_gtest_attn_prob *P, int slot, int pf, float *out[5]
     if (!rc) {
         snprintf(names[0], 32, "%s", s[0].name);
         snprintf(names[1], 32, "%s", s[1].name);
-        tt_gtest_run(s, 3);
+        tt_gtest_run(s, 4);
         for (int i = 0; i < 5; i++) {
             out[i] = malloc(lens[i] * sizeof(float));
             tt_gtest_down(outs[i], out[i], lens[i]);
@@ -223,6 +223,22 @@ static void attn_case(int B, int T, int NH, int hs, int pf, const char *want_fwd
              * all 6 elements of a head ~10% of the time) */
             if (i != 1 && T >= 17) CHECK_MSG(e2 > 10 * TOL, "%s: another key's reference also passes (%.3g)", nm[i], e2);
         }
+    }
+    /* the dS-storing backward (where planned) against the pair of kernels:
+     * the same bits, dropout included */
+    if (got[0] && tt_gop_attention_ds_elems(&O, B, T, P.C, NH)) {
+        float *pair[5] = {0};
+        O.attn_ds = -1;
+        if (attn_gpu(&P, slot, pf, pair, names) == TT_OK) {
+            CHECK_MSG(strcmp(names[1], "attention_backward_dq") == 0, "forced off: planned %s", names[1]);
+            const size_t lens[5] = {n, 2 * ns, n, n, n};
+            for (int i = 0; i < 5; i++)
+                CHECK_MSG(memcmp(got[i], pair[i], lens[i] * sizeof(float)) == 0,
+                          "output %d: dS-storing backward with dropout differs from the pair (B%d T%d NH%d hs%d)", i, B,
+                          T, NH, hs);
+        }
+        O.attn_ds = 0;
+        for (int i = 0; i < 5; i++) free(pair[i]);
     }
     /* p = 0 in the keys buffer: the plain kernels' bits */
     set_keys(0.0f);

@@ -33,6 +33,16 @@
 // Dropout variant ("//!drop " lines, dropout_common.wgsl; key slot a.p15):
 // hf 1 recomputes the forward's mask factors E of its tile and writes
 // dS = P (E dP - D) and Pt = P E, so dv takes P E.
+// dS-storing variant ("//!ds " lines, prefix DS_BIND, DSG; attention.c):
+// D comes from attention_backward_d (run first), and after the barrier
+// that completes a tile's St all threads copy it into the scratch dsb for
+// attention_backward_dq_ds: block (qb, kb) (DSG x DSG, kb <= qb) of slice
+// z = b*NH + h at vec4 (z * nb(nb+1)/2 + qb(qb+1)/2 + kb) * DSG*DSG/4,
+// nb = ceil(T/DSG), inside [key][query/4] (vec4 over 4 queries). Every
+// entry key <= query < T of a slice is written (its key block starts the
+// query tiles at or before it); entries outside that are left as they are
+// (the reader masks them); all writes fall inside the causal blocks
+// (DSG is a multiple of BR and BC).
 //!include attention_common
 @group(0) @binding(4) var<storage, read> dy4: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read> stats: array<f32>;
@@ -64,6 +74,23 @@ fn ld_dy(b: u32, t: u32, hb: u32, d4: u32) -> vec4<f32> {
                       dy4[j.w >> 2u][j.w & 3u]);
     return select(vec4<f32>(0.0), x, pad_mask(t, d4));
 }
+
+//!ds @group(0) @binding(DS_BIND) var<storage, read_write> dsb: array<vec4<f32>>;
+//!ds fn ds_store(z: u32, i0: u32, j0: u32, lid: u32) {
+//!ds     let nb = (a.T + DSG - 1u) / DSG;
+//!ds     let zb = z * (nb * (nb + 1u) / 2u);
+//!ds     for (var e = lid; e < BR * TX; e += NT2) {
+//!ds         let kk = e / TX; // key j0 + kk, queries i0 + 4m .. i0 + 4m + 3
+//!ds         let m = e % TX;
+//!ds         let c = kk & 3u;
+//!ds         let x = vec4<f32>(St[(4u * m) * PS4 + kk / 4u][c], St[(4u * m + 1u) * PS4 + kk / 4u][c],
+//!ds                           St[(4u * m + 2u) * PS4 + kk / 4u][c], St[(4u * m + 3u) * PS4 + kk / 4u][c]);
+//!ds         let j = j0 + kk;
+//!ds         let i = i0 + 4u * m;
+//!ds         let qb = i / DSG;
+//!ds         dsb[(zb + qb * (qb + 1u) / 2u + j / DSG) * (DSG * DSG / 4u) + (j % DSG) * (DSG / 4u) + (i % DSG) / 4u] = x;
+//!ds     }
+//!ds }
 
 fn st4(which: u32, row: u32, db: u32, hb: u32, b: u32, x: vec4<f32>) {
     if (row >= a.T || db >= HS4) { return; }
@@ -292,6 +319,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             //!drop St[(tx + 3u * TX) * PS4 + ty] = p3 * (s3 * e3 - vec4<f32>(Dt[tx + 3u * TX]));
         }
         workgroupBarrier();
+        //!ds ds_store(b * a.NH + h, i0, j0, lid);
         // hf 0: dv += P^T dY; hf 1: dk += dS^T Q (masked entries add exact zeros)
         if (hf == 0u) {
             for (var c = 0u; c < nbc; c++) {
