@@ -103,6 +103,65 @@ TT_TEST(test_ds_plan) {
     CHECK(!tt_gop_attention_ds_plan(64, 1, 33, 1, 4096, 1024, big, &p)); /* no tile holds it */
 }
 
+/* vec4 index of the scratch layout (attention_backward_dkdv's ds_store,
+ * attention_backward_dq_ds's ld_ds) inside one slice: rows i..i+3, key j */
+static size_t ds_idx(uint32_t g, uint32_t i, uint32_t j) {
+    uint32_t qb = i / g;
+    return ((size_t)qb * (qb + 1) / 2 + j / g) * (g * g / 4) + (j % g) * (g / 4) + (i % g) / 4;
+}
+
+/* the scratch layout as the kernels index it, replayed on the host for one
+ * slice: every dk/dv store inside the slice's causal blocks (kb <= qb < nb,
+ * so inside the scratch: the bounds check instruments only the reads), and
+ * every entry key <= row < T that attention_backward_dq_ds reads stored */
+TT_TEST(test_ds_layout) {
+    static const int hss[3] = {4, 16, 64}, Ts[9] = {1, 3, 4, 17, 37, 64, 65, 130, 200};
+    static const uint32_t lims[3] = {16384, 32768, 49152};
+    for (int a = 0; a < 3; a++)
+        for (int l = 0; l < 3; l++)
+            for (int b = 0; b < 9; b++) {
+                uint32_t T = (uint32_t)Ts[b];
+                tt_attn_ds p;
+                tt_attn_tile q, kv;
+                int ok = tt_gop_attention_ds_plan(hss[a], 1, (int)T, 1, lims[l], 1024, 1ull << 32, &p) &&
+                         tt_gop_attention_plan(1, hss[a], lims[l], 1024, &q) &&
+                         tt_gop_attention_plan(2, hss[a], lims[l], 1024, &kv);
+                CHECK(ok);
+                if (!ok) continue;
+                const uint32_t g = p.g, nb = (T + g - 1) / g;
+                const size_t n4 = (size_t)p.elems / 4;
+                unsigned char *written = calloc(n4 * 4, 1);
+                int bad = 0, miss = 0;
+                for (uint32_t j0 = 0; j0 < T; j0 += kv.br) {
+                    uint32_t i_first = j0 / kv.bc * kv.bc, n_tiles = (T - i_first + kv.bc - 1) / kv.bc;
+                    for (uint32_t t = 0; t < n_tiles; t++)
+                        for (uint32_t e = 0; e < kv.br * (kv.bc / 4); e++) {
+                            uint32_t j = j0 + e / (kv.bc / 4), i = i_first + t * kv.bc + 4 * (e % (kv.bc / 4));
+                            size_t x = ds_idx(g, i, j);
+                            if (j / g > i / g || i / g >= nb || x >= n4) bad++;
+                            else memset(written + 4 * x, 1, 4);
+                        }
+                }
+                for (uint32_t i0 = 0; i0 < T; i0 += q.br) {
+                    uint32_t end = T < i0 + q.br ? T : i0 + q.br, n_tiles = (end - 1) / q.bc + 1;
+                    for (uint32_t j = 0; j < n_tiles * q.bc; j++)
+                        for (uint32_t t4 = 0; t4 < q.br / 4; t4++) {
+                            uint32_t i = i0 + 4 * t4;
+                            size_t x = ds_idx(g, i, j);
+                            if (x >= n4) {
+                                bad++;
+                                continue;
+                            }
+                            for (uint32_t c = 0; c < 4; c++)
+                                if (i + c < T && j <= i + c && !written[4 * x + c]) miss++;
+                        }
+                }
+                CHECK_MSG(bad == 0 && miss == 0, "hs %d storage %u T %u (g %u): %d outside, %d unwritten", hss[a],
+                          lims[l], T, g, bad, miss);
+                free(written);
+            }
+}
+
 /* ---- kernels vs float64 ----------------------------------------------------- */
 /* 1 when the tiled kernels serve head size hs under O's limits */
 static int tiled_usable(int hs) {
@@ -411,6 +470,7 @@ int main(void) {
     tt_status st;
     RUN(test_plan);
     RUN(test_ds_plan);
+    RUN(test_ds_layout);
     tt_gpu *G = tt_gtest_open();
     tt_gtest_set_seed(7000);
     if (tt_gops_init(&O, G, &st)) {

@@ -13,7 +13,9 @@
 #     3, 2 micro-batches, so partial tiles, unaligned rows and the accumulate
 #     paths run), a head size of 132 (the row attention kernels), the odd
 #     shape and head size 132 with dropout 0.2 (the dropout kernel and the
-#     attention kernels' dropout variants), and the
+#     attention kernels' dropout variants), head size 16 at T 37 with
+#     dropout and the prefetch (the dS-storing attention backward: partial
+#     tiles, its dropout variant), and the
 #     odd shape with the plan choices GPUs or big shapes make forced by
 #     hooks (TT_WEBGPU_ATTN_PF=1: the attention prefetch of GPUs;
 #     TT_WEBGPU_BIASFOLD=0: the separate bias-gradient column sums of big
@@ -53,6 +55,7 @@ make_text text.txt
 SHAPE_TINY=(--preset tiny)
 SHAPE_SMALL=(--preset small) # the default preset
 SHAPE_ODD=(--preset tiny --d-model 44 --heads 4 --ctx 37 --batch 3 --accum 2)
+SHAPE_DS=(--preset tiny --d-model 64 --heads 4 --ctx 37 --batch 3 --accum 2) # head size 16: the dS-storing backward
 SHAPE_WIDE=(--preset tiny --d-model 132 --heads 1 --layers 1 --ctx 19 --batch 2) # head size 132: no attention tile holds it
 COMMON=(--data text.txt --steps 2 --eval-batches 1 --sample-tokens 0)
 
@@ -94,6 +97,7 @@ run_train attn-rows -- "${SHAPE_WIDE[@]}"
 run_train dropout-odd -- "${SHAPE_ODD[@]}" --dropout 0.2
 run_train dropout-rows -- "${SHAPE_WIDE[@]}" --dropout 0.2
 run_train attn-pf TT_WEBGPU_ATTN_PF=1 -- "${SHAPE_ODD[@]}"
+run_train attn-ds TT_WEBGPU_ATTN_PF=1 -- "${SHAPE_DS[@]}" --dropout 0.2
 run_train biasfold-0 TT_WEBGPU_BIASFOLD=0 -- "${SHAPE_ODD[@]}"
 run_train splitk-3 TT_WEBGPU_SPLITK=3 -- "${SHAPE_ODD[@]}"
 # LoRA (the lora_*.wgsl kernels): test_webgpu_lora's odd shape (rank 3) and

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# ds_h200.sh — the dS-storing attention backward (attention.c: D, dk/dv
+# storing dS, dq from dS; 5 causal products instead of 7) against the pair
+# of kernels it replaces (forced by the test hook TT_WEBGPU_ATTN_DS=0), on
+# the GPU host, in one device call:
+#   1. bits, ops: build/test_webgpu_attention and build/test_webgpu_dropout
+#      on the GPU (their ds cases compare both backwards bit for bit, with
+#      the GPU's tiles, prefetch and constant loop bounds);
+#   2. bits, training: gpt2, 4 steps, losses and grad norms of both
+#      backwards compared (cmp: "bit-identical" or "DIFFERENT");
+#   3. profile: build/tinytrain_hooks profile --preset gpt2 --detail, both
+#      backwards; the attention rows (ms per step, GFLOP/s);
+#   4. step: build/bench_webgpu gpt2 STEPS 0 (sync median), ds / pair /
+#      ds / pair.
+# Prediction (gpt2 at batch 8, H200; pair: fwd 8.7, dk/dv 15.9, dq 14.9 ms
+# per step): attention_backward_dkdv 16.3-17.0 ms (the same 4 products plus
+# 2.6 GB of dS written per step), attention_backward_dq_ds 3-5 ms (1 product,
+# 77 GFLOP, at 20-30 TFLOP/s in 8.7 KiB of workgroup memory, plus 2.6 GB of
+# dS read), attention_backward_d ~0.3 ms (50 MB read per layer): backward
+# 30.8 -> ~20-22 ms, step 155 -> ~145 ms.
+#
+#   bash dev/attention/ds_h200.sh [--steps 10] [--no-bits] [--preset gpt2] [--jobs N]
+#
+# --preset: another preset for the training, profile and step runs (tiny:
+# a smoke test of the script on lavapipe).
+# Environment: TINYTRAIN_WEBGPU_LIB (Dawn), VK_DRIVER_FILES (set here to the
+# NVIDIA ICD when unset and one is found). Raw outputs in build/dev-ds/
+# (copied to $OUT/dev-ds when $OUT is a folder). Exit 1 if the build fails,
+# 3 if the bits differ.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+steps=10 bits=1 preset=gpt2 jobs=$(nproc 2>/dev/null || echo 4)
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --steps) steps=$2; shift ;;
+    --no-bits) bits=0 ;;
+    --preset) preset=$2; shift ;;
+    --jobs) jobs=$2; shift ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    *) echo "ds_h200.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+t0=$(date +%s)
+el() { echo $(( $(date +%s) - t0 )); }
+if [ -z "${VK_DRIVER_FILES:-}" ]; then
+  for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \
+             /etc/vulkan/icd.d/nvidia_icd.json; do
+    [ -f $icd ] && export VK_DRIVER_FILES=$icd && break
+  done
+fi
+echo "== build ($(el) s)"
+mkdir -p build
+if ! { timeout 200 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >build/ds-build.log 2>&1 &&
+       timeout 200 cmake --build build -j"$jobs" --target tinytrain tinytrain_hooks bench_webgpu \
+         test_webgpu_attention test_webgpu_dropout >>build/ds-build.log 2>&1; }; then
+  echo "ds_h200.sh: build failed:"; tail -20 build/ds-build.log 2>/dev/null; exit 1
+fi
+out=build/dev-ds
+rm -rf "$out"; mkdir -p "$out"
+echo "built in $(el) s"
+bad=0
+
+if [ $bits = 1 ]; then
+  echo "== bits, ops ($(el) s)"
+  for t in test_webgpu_attention test_webgpu_dropout; do
+    if TT_REQUIRE_WEBGPU=1 timeout 300 ./build/$t >"$out/$t.log" 2>&1; then
+      echo "$t: passed ($(grep -h 'dS-storing' "$out/$t.log" | head -1 | sed 's/^ *//'))"
+    else
+      echo "$t: FAILED"; tail -15 "$out/$t.log"; bad=1
+    fi
+  done
+  echo "== bits, training: $preset, 4 steps ($(el) s)"
+  extract() { sed -n 's/^{"event":"step","step":\([0-9]*\),"steps":[0-9]*,"loss":\([^,]*\),"lr":[^,]*,"grad_norm":\([^,]*\),.*/step \1 loss \2 gn \3/p' "$1"; }
+  for m in ds pair; do
+    env_=(); [ $m = pair ] && env_=(TT_WEBGPU_ATTN_DS=0)
+    env "${env_[@]}" timeout 300 ./build/tinytrain_hooks train --backend webgpu --preset "$preset" --json --sample-tokens 0 \
+      --save-every 0 --stop-after 4 --out "$out/train-$m" >"$out/train-$m.jsonl" 2>"$out/train-$m.err"
+    extract "$out/train-$m.jsonl" >"$out/train-$m.txt"
+  done
+  cat "$out/train-ds.txt"
+  if [ -s "$out/train-ds.txt" ] && cmp -s "$out/train-ds.txt" "$out/train-pair.txt"; then
+    echo "training: bit-identical ($(wc -l <"$out/train-ds.txt") steps)"
+  else
+    echo "training: DIFFERENT"; diff "$out/train-ds.txt" "$out/train-pair.txt" | head; tail -3 "$out"/train-*.err; bad=1
+  fi
+fi
+
+echo "== profile: $preset --detail ($(el) s)"
+for m in ds pair; do
+  env_=(); [ $m = pair ] && env_=(TT_WEBGPU_ATTN_DS=0)
+  env "${env_[@]}" timeout 400 ./build/tinytrain_hooks profile --preset "$preset" --detail >"$out/profile-$m.txt" 2>&1
+  echo "-- $m"; grep -E '^  (attention|kernel)' "$out/profile-$m.txt"; grep 'sum of the sites' "$out/profile-$m.txt"
+done
+
+echo "== step: bench_webgpu $preset $steps 0, ds pair ds pair ($(el) s)"
+for m in ds pair ds pair; do
+  env_=(TT_BENCH_PIPELINED=0); [ $m = pair ] && env_+=(TT_WEBGPU_ATTN_DS=0)
+  env "${env_[@]}" timeout 300 ./build/bench_webgpu "$preset" "$steps" 0 >"$out/bench-$m.txt" 2>&1
+  echo "$m: $(grep -E 'step median' "$out/bench-$m.txt" | head -1)"
+done
+[ -d "${OUT:-}" ] && cp -r "$out" "$OUT/dev-ds"
+echo "done in $(el) s"
+[ $bad = 0 ] || exit 3
