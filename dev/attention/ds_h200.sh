@@ -66,7 +66,7 @@ if [ $bits = 1 ]; then
   echo "== bits, ops ($(el) s)"
   for t in test_webgpu_attention test_webgpu_dropout; do
     if TT_REQUIRE_WEBGPU=1 timeout 300 ./build/$t >"$out/$t.log" 2>&1; then
-      echo "$t: passed ($(grep -h 'dS-storing' "$out/$t.log" | head -1 | sed 's/^ *//'))"
+      echo "$t: passed $(grep -h 'dS-storing' "$out/$t.log" | head -1 | sed 's/^ */(/; s/$/)/')"
     else
       echo "$t: FAILED"; tail -15 "$out/$t.log"; bad=1
     fi

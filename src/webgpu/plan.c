@@ -283,7 +283,8 @@ static int wgpu_fits(tt_backend *gpu, const tt_model_config *cfg, double *bytes,
     int rc = (!w.res || !w.la) ? tt_fail(st, TT_ENOMEM, "out of memory (webgpu preflight)") : tt_wgpu_alloc_buffers(&be, st);
     if (rc == TT_OK && (uint64_t)w.P > 0xFFFFFFFFull)
         rc = tt_fail(st, TT_EUNSUP, "webgpu: %zu parameters exceed 32-bit indexing", w.P);
-    if (rc == TT_OK) { /* + the attention backward's dS scratch where it runs (attention.c) */
+    const char *ds_hook = tt_hook_get(TT_HOOK_ATTN_DS);
+    if (rc == TT_OK && (!ds_hook || atoi(ds_hook) != 0)) { /* + the attention backward's dS scratch where it runs (attention.c) */
         const tt_gpu_info *in = tt_gpu_get_info(w.g);
         uint64_t lim = in->max_storage_binding;
         if (w.bind_cap && w.bind_cap < lim) lim = w.bind_cap;

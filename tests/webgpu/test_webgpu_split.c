@@ -322,12 +322,17 @@ TT_TEST(test_refusals) {
     unsetenv(HOOK);
     CHECK(tt_backend_webgpu_create(&probe, NULL, &g, &st) == TT_OK);
     if (g) {
-        uint64_t b_one = 0, b_split = 0;
+        /* without the attention dS scratch (its own limit check: the pair runs where it does not fit) */
+        uint64_t b_one = 0, b_split = 0, b_ds = 0;
+        CHECK(g->vt->plan_bytes(g, &c, &b_ds, &st) == TT_OK);
+        setenv("TT_WEBGPU_ATTN_DS", "0", 1);
         CHECK(g->vt->plan_bytes(g, &c, &b_one, &st) == TT_OK);
+        CHECK(b_ds > b_one); /* tiny: head size 16, the scratch counted */
         third(&c, lim, sizeof lim);
         setenv(HOOK, lim, 1);
         int rc = g->vt->plan_bytes(g, &c, &b_split, &st);
         unsetenv(HOOK);
+        unsetenv("TT_WEBGPU_ATTN_DS");
         if (rc) fprintf(stderr, "  preflight at %s MiB: %s\n", lim, st.msg);
         CHECK(rc == TT_OK);
         printf("  preflight: fits unsplit (%llu bytes) and split at %s MiB (%llu bytes)\n", (unsigned long long)b_one, lim,
