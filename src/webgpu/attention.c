@@ -284,21 +284,25 @@ int tt_gop_attention_ds_plan(int hs, int B, int T, int NH, uint32_t storage, uin
     return 1;
 }
 
-/* the plan for this adapter (0 when forced off: tt_gops.attn_ds < 0) */
-static int ds_plan_o(const tt_gops *o, int B, int T, int C, int NH, tt_attn_ds *p) {
+/* the plan for this adapter (0 when forced off: tt_gops.attn_ds < 0). The
+ * storing attention_backward_dkdv binds 8 storage buffers (q, k, v, dy,
+ * stats, dk, dv, dS), 9 with dropout's keys: one more than the pair's
+ * kernels, and WebGPU's default maxStorageBuffersPerShaderStage is 8 */
+static int ds_plan_o(const tt_gops *o, int B, int T, int C, int NH, int drop, tt_attn_ds *p) {
     uint64_t lim = o->info->max_storage_binding;
     if (o->bind_cap && o->bind_cap < lim) lim = o->bind_cap;
     if (o->info->max_buffer && o->info->max_buffer < lim) lim = o->info->max_buffer;
-    if (o->attn_ds < 0) {
+    uint32_t sb = o->info->max_storage_per_stage ? o->info->max_storage_per_stage : 8;
+    if (o->attn_ds < 0 || sb < 8u + (drop ? 1u : 0u)) {
         memset(p, 0, sizeof *p);
         return 0;
     }
     return tt_gop_attention_ds_plan(C / NH, B, T, NH, o->info->max_wg_storage, o->info->max_invocations, lim, p);
 }
 
-size_t tt_gop_attention_ds_elems(const tt_gops *o, int B, int T, int C, int NH) {
+size_t tt_gop_attention_ds_elems(const tt_gops *o, int B, int T, int C, int NH, int drop) {
     tt_attn_ds p;
-    return ds_plan_o(o, B, T, C, NH, &p) ? (size_t)p.elems : 0;
+    return ds_plan_o(o, B, T, C, NH, drop, &p) ? (size_t)p.elems : 0;
 }
 
 /* s[0] attention_backward_d, s[1] attention_backward_dkdv (dS stored),
@@ -451,7 +455,7 @@ static int backward_op(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref 
         return tt_fail(st, TT_EINVAL, "webgpu attention: outputs, y, dy and stats must start their buffers, q, k, v "
                                       "at multiples of 4");
     tt_attn_ds p;
-    if (ds_plan_o(o, B, T, C, NH, &p))
+    if (ds_plan_o(o, B, T, C, NH, slot >= 0, &p))
         return ds_backward(o, s, &p, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, slot, st);
     memset(&s[2], 0, sizeof s[2]); /* the pair: two sites */
     if (tiled_usable(o, C / NH)) return tiled_backward(o, s, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, slot, st);

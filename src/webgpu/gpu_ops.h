@@ -275,8 +275,10 @@ typedef struct {
 } tt_attn_ds;
 int tt_gop_attention_ds_plan(int hs, int B, int T, int NH, uint32_t storage, uint32_t max_inv, uint64_t max_bytes,
                              tt_attn_ds *p);
-/* its scratch floats on o's adapter (0: the pair of kernels runs) */
-size_t tt_gop_attention_ds_elems(const tt_gops *o, int B, int T, int C, int NH);
+/* its scratch floats on o's adapter, with dropout or not (0: the pair of
+ * kernels runs; also where the adapter binds fewer storage buffers per
+ * stage than the storing kernel's 8, 9 with dropout) */
+size_t tt_gop_attention_ds_elems(const tt_gops *o, int B, int T, int C, int NH, int drop);
 
 /* ---- internal to the planners (gpu_ops.c and the <op>.c files) ---------- */
 #define TT_WG_ELEM 256u /* elementwise / reduction workgroup size */

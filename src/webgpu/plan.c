@@ -290,7 +290,8 @@ static int wgpu_fits(tt_backend *gpu, const tt_model_config *cfg, double *bytes,
         if (w.bind_cap && w.bind_cap < lim) lim = w.bind_cap;
         if (in->max_buffer && in->max_buffer < lim) lim = in->max_buffer;
         tt_attn_ds ds;
-        if (tt_gop_attention_ds_plan(w.C / w.NH, w.B, w.T, w.NH, in->max_wg_storage, in->max_invocations, lim, &ds))
+        if ((in->max_storage_per_stage == 0 || in->max_storage_per_stage >= 8) &&
+            tt_gop_attention_ds_plan(w.C / w.NH, w.B, w.T, w.NH, in->max_wg_storage, in->max_invocations, lim, &ds))
             w.plan_bytes += 4.0 * (double)ds.elems;
     }
     if (bytes) *bytes = w.plan_bytes;

@@ -205,7 +205,7 @@ static void attn_run(int B, int T, int NH, int hs, int rerun, int pf, tt_gref bq
     tt_gpu_buf outs[5] = {by, bst, bdq, bdk, bdv};
     size_t lens[5] = {n, 2 * ns, n, n, n};
     for (int i = 0; i < 5; i++) out[i] = NULL;
-    int tiled = tiled_usable(hs), ds = tt_gop_attention_ds_elems(&O, B, T, C, NH) > 0;
+    int tiled = tiled_usable(hs), ds = tt_gop_attention_ds_elems(&O, B, T, C, NH, 0) > 0;
     O.attn_pf = pf;
     tt_gsite s[4];
     int rc = tt_gop_attention_forward(&O, &s[0], tt_gtest_R(by), tt_gtest_R(bst), bq, bk, bv, B, T, C, NH, &st);
@@ -267,7 +267,7 @@ static void attn_case_pf(int B, int T, int NH, int hs, int rerun, int pf) {
     size_t lens[5] = {n, 2 * ns, n, n, n};
     float *got[2][5];
     attn_run(B, T, NH, hs, rerun, pf ? 1 : 0, bq, bk, bv, bdy, ref, got[0]);
-    if (tt_gop_attention_ds_elems(&O, B, T, NH * hs, NH)) {
+    if (tt_gop_attention_ds_elems(&O, B, T, NH * hs, NH, 0)) {
         /* the dS-storing backward against the pair of kernels: the same bits */
         float *pair[5];
         O.attn_ds = -1;
@@ -448,9 +448,17 @@ TT_TEST(test_ds) {
     tt_attn_ds p;
     CHECK(tt_gop_attention_ds_plan(64, 1, 65, 1, INFO.max_wg_storage, INFO.max_invocations, bind, &p));
     INFO.max_storage_binding = p.elems * 4 - 4;
-    CHECK(tt_gop_attention_ds_elems(&O, 1, 65, 64, 1) == 0);
+    CHECK(tt_gop_attention_ds_elems(&O, 1, 65, 64, 1, 0) == 0);
     attn_case(1, 65, 1, 64, 0); /* the pair (names checked in attn_run) */
     INFO.max_storage_binding = bind;
+    /* WebGPU's default 8 storage buffers per stage: without dropout only */
+    uint32_t sb = INFO.max_storage_per_stage;
+    INFO.max_storage_per_stage = 8;
+    CHECK(tt_gop_attention_ds_elems(&O, 1, 65, 64, 1, 0) > 0 && tt_gop_attention_ds_elems(&O, 1, 65, 64, 1, 1) == 0);
+    INFO.max_storage_per_stage = 7;
+    CHECK(tt_gop_attention_ds_elems(&O, 1, 65, 64, 1, 0) == 0);
+    INFO.max_storage_per_stage = sb;
+    printf("  adapter: %u storage buffers per stage\n", sb);
     printf("  dS-storing backward: %d cases bit-identical to the pair, worst rel err %.3g\n", DS_CASES - n0, WORST);
 }
 

@@ -191,6 +191,8 @@ static int attn_gpu(const tt_gtest_attn_prob *P, int slot, int pf, float *out[5]
 /* one shape: the dropout variants against the float64 reference of their
  * masks; each output against another key's reference (it must fail); with
  * p = 0 in the keys buffer, the plain kernels' bits */
+static int DS_CASES; /* shapes run both ways: the dS-storing backward and the pair */
+
 static void attn_case(int B, int T, int NH, int hs, int pf, const char *want_fwd) {
     tt_gtest_attn_prob P;
     tt_gtest_attn_make(&P, B, T, NH, hs);
@@ -226,11 +228,12 @@ static void attn_case(int B, int T, int NH, int hs, int pf, const char *want_fwd
     }
     /* the dS-storing backward (where planned) against the pair of kernels:
      * the same bits, dropout included */
-    if (got[0] && tt_gop_attention_ds_elems(&O, B, T, P.C, NH)) {
+    if (got[0] && tt_gop_attention_ds_elems(&O, B, T, P.C, NH, 1)) {
         float *pair[5] = {0};
         O.attn_ds = -1;
         if (attn_gpu(&P, slot, pf, pair, names) == TT_OK) {
             CHECK_MSG(strcmp(names[1], "attention_backward_dq") == 0, "forced off: planned %s", names[1]);
+            DS_CASES++;
             const size_t lens[5] = {n, 2 * ns, n, n, n};
             for (int i = 0; i < 5; i++)
                 CHECK_MSG(memcmp(got[i], pair[i], lens[i] * sizeof(float)) == 0,
@@ -272,6 +275,7 @@ TT_TEST(test_attention_pf) {
     WORST = 0;
     attn_case(2, 33, 2, 16, 1, "attention_forward");
     printf("  prefetch: worst rel err %.3g\n", WORST);
+    printf("  dS-storing backward with dropout: %d cases bit-identical to the pair\n", DS_CASES);
 }
 
 /* a browser's 16 KiB tiles */
