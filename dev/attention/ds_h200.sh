@@ -12,12 +12,23 @@
 #      backwards; the attention rows (ms per step, GFLOP/s);
 #   4. step: build/bench_webgpu gpt2 STEPS 0 (sync median), ds / pair /
 #      ds / pair.
-# Prediction (gpt2 at batch 8, H200; pair: fwd 8.7, dk/dv 15.9, dq 14.9 ms
-# per step): attention_backward_dkdv 16.3-17.0 ms (the same 4 products plus
-# 2.6 GB of dS written per step), attention_backward_dq_ds 3-5 ms (1 product,
-# 77 GFLOP, at 20-30 TFLOP/s in 8.7 KiB of workgroup memory, plus 2.6 GB of
-# dS read), attention_backward_d ~0.3 ms (50 MB read per layer): backward
-# 30.8 -> ~20-22 ms, step 155 -> ~145 ms.
+# Prediction (gpt2 at batch 8, H200; the pair: fwd 8.7 ms at 17.8 TFLOP/s,
+# dk/dv 15.9 at 19.5, dq 14.9 at 15.6, per step). One causal product is
+# 96 slices x 1024*1025/2 pairs x 2*64 flops = 6.45 GFLOP per layer, 77.4
+# per step.
+#   attention_backward_dkdv (tag "... ds64 214MB"): the same 4 products
+#     (309.6 GFLOP) plus its dS tiles written: 528 tiles of 32 x 32 per
+#     slice = 208 MB per layer, 2.49 GB per step (0.6 ms of HBM at 4 TB/s,
+#     mostly hidden behind the products): 16.2-16.8 ms.
+#   attention_backward_dq_ds: 1 product (77.4 GFLOP) in 8.5 KiB of
+#     workgroup memory instead of 47.3 (occupancy by registers, no exp, 2
+#     barriers per tile instead of 4) at 20-30 TFLOP/s: 2.6-3.9 ms, plus
+#     544 dS tiles of 64 x 16 per slice read = 214 MB per layer, 2.57 GB per
+#     step (0.65 ms at 4 TB/s, partly hidden): 3-4.5 ms.
+#   attention_backward_d: y and dy read once (50 MB per layer, 0.6 GB per
+#     step): 0.2-0.3 ms.
+# Backward 30.8 -> ~20.3 ms, step 155 -> ~145 ms; attention (fwd + bwd)
+# 29 ms = ~20% of the step.
 #
 #   bash dev/attention/ds_h200.sh [--steps 10] [--no-bits] [--preset gpt2] [--jobs N]
 #

@@ -362,7 +362,10 @@ static int ds_backward(tt_gops *o, tt_gsite *s, const tt_attn_ds *p, tt_gref dq,
                                    ((uint32_t)T + t[0].br - 1) / t[0].br, (uint32_t)NH, (uint32_t)B, st));
         s[2].flops = 2.0 * B * T * (T + 1.0) * C * 0.5; /* 1 causal product */
     }
-    /* tags: the tile as the pair's, then "ds" and the scratch */
+    /* tags: the tile as the pair's (dq_ds: its own workgroup memory, K and
+     * dS tiles only), then "ds", the block size and the scratch */
+    uint32_t ks4 = ((uint32_t)(hs + 3) / 4) | 1u, ps4 = (t[0].br / 4) | 1u;
+    t[0].bytes = 16 * (t[0].bc * ks4 + t[0].bc * ps4);
     for (int i = 0; i < 2; i++) {
         tt_gsite *si = &s[2 - i];
         char base[64];
