@@ -7,7 +7,8 @@
 #      on the GPU (their ds cases compare both backwards bit for bit, with
 #      the GPU's tiles, prefetch and constant loop bounds);
 #   2. bits, training: gpt2, 4 steps, losses and grad norms of both
-#      backwards compared (cmp: "bit-identical" or "DIFFERENT");
+#      backwards and their final checkpoints (weights, AdamW moments)
+#      compared (cmp: "bit-identical" or "DIFFERENT");
 #   3. profile: build/tinytrain_hooks profile --preset gpt2 --detail, both
 #      backwards; the attention rows (ms per step, GFLOP/s);
 #   4. step: build/bench_webgpu gpt2 STEPS 0 (sync median), ds / pair /
@@ -91,8 +92,9 @@ if [ $bits = 1 ]; then
     extract "$out/train-$m.jsonl" >"$out/train-$m.txt"
   done
   cat "$out/train-ds.txt"
-  if [ -s "$out/train-ds.txt" ] && cmp -s "$out/train-ds.txt" "$out/train-pair.txt"; then
-    echo "training: bit-identical ($(wc -l <"$out/train-ds.txt") steps)"
+  if [ -s "$out/train-ds.txt" ] && cmp -s "$out/train-ds.txt" "$out/train-pair.txt" &&
+     cmp -s "$out/train-ds/checkpoint.safetensors" "$out/train-pair/checkpoint.safetensors"; then
+    echo "training: bit-identical ($(wc -l <"$out/train-ds.txt") steps, and the final checkpoints)"
   else
     echo "training: DIFFERENT"; diff "$out/train-ds.txt" "$out/train-pair.txt" | head; tail -3 "$out"/train-*.err; bad=1
   fi
