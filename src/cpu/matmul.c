@@ -19,11 +19,15 @@
  *    accumulators stay in registers for the whole K block, with one
  *    broadcast of A and NV vector loads of the packed B panel (L1-resident)
  *    per k. A row-major A is read in place (MR row streams);
- *  - a transposed A (the weight-gradient products dW = X^T . dY) is read in
- *    place too: A(i+r, k) for r < MR are MR contiguous floats of row k of X,
- *    one broadcast each per k, with stride lda between k. Only an edge tile
- *    (fewer than MR rows) goes through a zero-padded copy in thread scratch,
- *    so nothing is read past the rows of X;
+ *  - a transposed A (the weight-gradient products dW = X^T . dY) is packed
+ *    too, in the same phase as B (for a sliced chain one slice ahead): the
+ *    rows of X are read whole and each MR-row tile gets a k-major panel, so
+ *    the kernel streams its A contiguously instead of MR floats per row of X
+ *    at a stride of lda (on many threads every output block meets its rows
+ *    of X cold, and that strided first read is not prefetched as a stream);
+ *    q, k and v share one packed X. A product whose scratch does not count
+ *    a packed A (tt_mm_gemm) reads it in place, an edge tile (fewer than MR
+ *    rows) through a zero-padded copy in thread scratch;
  *  - C is loaded/stored between K blocks, which is exact, so every output
  *    element is the same chain of fused multiply-adds whatever the tiling or
  *    the thread count. No partial sums, no reductions;
@@ -80,6 +84,12 @@ typedef struct {
     int pack_slice;        /* a double-buffered job's pack task: the K slice it packs */
     float *colsum;         /* with dbuf: colsum[j] += sum over k of B(k, j), summed while packing
                             * (the bias gradient of a weight-gradient product; NULL: none) */
+    int packa;             /* a transposed A (one segment) is packed into MR-row panels at pa
+                            * (the ops whose scratch functions count it set this) */
+    float *pa;             /* packed A: K block kb at pa + kblock_off(kb, mpad), tile i/MR at
+                            * + (i/MR) * kc * MR, element (r, k) at + k * MR + r, rows past M zero */
+    size_t mpad;           /* M rounded up to MR */
+    int packs_a;           /* this job packs pa (0: an earlier job of the set packs the same A there) */
     int ktotal;            /* K of the whole chain (all segments) */
     int k0, k1;            /* this compute phase: K blocks whose chain offset is in [k0, k1) */
     tt_cpu *cpu;
@@ -157,6 +167,12 @@ static size_t tt_mm_packed_floats(int N, int K_total) { return (size_t)K_total *
 #define KSLICE MM_KSLICE
 _Static_assert(KSLICE % KC == 0, "a K slice is whole K blocks");
 
+/* packed transposed A of an M-row product over a K chain: whole K, or two
+ * slices when the chain is double-buffered (tt_mm_plan) */
+static size_t tt_mm_packed_a_floats(int M, int K) {
+    return (size_t)(K > 2 * KSLICE ? 2 * KSLICE : K) * (size_t)round_up(M, MR);
+}
+
 /* offset of K block kb in a segment's packed B: whole K in order, or for a
  * double-buffered job slice kb / KSLICE in buffer (kb / KSLICE) % 2 */
 static inline size_t kblock_off(const tt_mm_job *j, int kb, size_t npad) {
@@ -199,6 +215,14 @@ static size_t tt_mm_plan(tt_mm_job *j, tt_cpu *cpu, float *pb) {
         j->seg_off[s] = off;
         off += tt_mm_packed_floats(j->N, j->dbuf ? 2 * KSLICE : j->seg[s].K);
         j->pack_chunks += (int64_t)((j->seg[s].K + KC - 1) / KC) * j->npanel;
+    }
+    j->packa = j->packa && j->nseg == 1 && j->seg[0].transA;
+    j->mpad = (size_t)round_up(j->M, MR);
+    j->pa = NULL;
+    j->packs_a = j->packa;
+    if (j->packa) {
+        j->pa = pb + off;
+        off += tt_mm_packed_a_floats(j->M, j->ktotal);
     }
     return off;
 }
@@ -298,6 +322,54 @@ static void tt_mm_pack_slice_task(void *arg, int64_t chunk, int tid) {
     if (j->colsum && nc == NR) TT_UNROLL for (int v = 0; v < NV; v++) tt_vstore(j->colsum + j0 + v * TT_VW, acc[v]);
 }
 
+/* ---- phase 1: pack a transposed A ----
+ * A(i, k) = A[k*lda + i]: the rows of the source are k. A chunk is PA_ROWS
+ * consecutive k of one K block, all tiles: it reads its source rows whole
+ * (one contiguous stream) and writes PA_ROWS * MR contiguous floats into
+ * each tile's panel, k-major (element (r, k) of tile t at + k * MR + r),
+ * rows past M as zeros. The kernel then reads each tile's A as one
+ * contiguous stream instead of MR floats at a stride of lda per k. */
+#define PA_ROWS 64
+
+static void pack_a_rows(const tt_mm_job *j, int q, int sub) {
+    const tt_mm_seg *sg = &j->seg[0];
+    int kb = q * KC, kc = TT_MIN(KC, sg->K - kb);
+    int k0 = sub * PA_ROWS, k1 = TT_MIN(kc, k0 + PA_ROWS);
+    int ntile = (int)(j->mpad / MR), full = j->M / MR;
+    float *base = j->pa + kblock_off(j, kb, j->mpad);
+    for (int k = k0; k < k1; k++) {
+        const float *src = sg->A + (size_t)(kb + k) * sg->lda;
+        float *d = base + (size_t)k * MR;
+        int t = 0;
+        for (; t < full; t++, d += (size_t)kc * MR) TT_UNROLL for (int r = 0; r < MR; r++) d[r] = src[t * MR + r];
+        for (; t < ntile; t++, d += (size_t)kc * MR)
+            for (int r = 0; r < MR; r++) d[r] = t * MR + r < j->M ? src[t * MR + r] : 0.0f;
+    }
+}
+
+#define PA_SUBS (KC / PA_ROWS)
+_Static_assert(KC % PA_ROWS == 0, "a K block is whole row chunks");
+
+/* whole K (a job packed once): chunk = K block x row chunk */
+static void tt_mm_pack_a_task(void *arg, int64_t chunk, int tid) {
+    (void)tid;
+    pack_a_rows(arg, (int)(chunk / PA_SUBS), (int)(chunk % PA_SUBS));
+}
+
+static inline int64_t pack_a_chunks(const tt_mm_job *j) { return (int64_t)((j->ktotal + KC - 1) / KC) * PA_SUBS; }
+
+/* a double-buffered job: the K blocks of slice pack_slice x row chunks */
+static void tt_mm_pack_a_slice_task(void *arg, int64_t chunk, int tid) {
+    (void)tid;
+    const tt_mm_job *j = arg;
+    pack_a_rows(j, j->pack_slice * (KSLICE / KC) + (int)(chunk / PA_SUBS), (int)(chunk % PA_SUBS));
+}
+
+static inline int64_t pack_a_slice_chunks(const tt_mm_job *j) {
+    int k0 = j->pack_slice * KSLICE, k1 = TT_MIN(j->ktotal, k0 + KSLICE);
+    return (int64_t)((k1 - k0 + KC - 1) / KC) * PA_SUBS;
+}
+
 /* ---- the micro-kernel ----
  * acc (MR x NR) += A (MR x kc) . Bpanel (kc x NR). A element (r, k) is
  * ar[r][k] for row-major A, or a[k*ks + r] for transposed A. */
@@ -380,6 +452,9 @@ static inline __attribute__((always_inline)) void tile(const tile_env *e, const 
         const float *ar[MR];
         TT_UNROLL for (int r = 0; r < MR; r++) ar[r] = sg->A + (size_t)(i + (r < rows ? r : 0)) * sg->lda + kb;
         kloop_rows(kc, ar, pb, acc);
+    } else if (j->pa) {
+        /* the tile's panel of packed A (zero rows past M) */
+        kloop_cols(kc, j->pa + kblock_off(j, kb, j->mpad) + (size_t)(i / MR) * kc * MR, MR, pb, acc);
     } else {
         /* A(i+r, kb+k) = A[(kb+k)*lda + i+r], read in place */
         const float *a = sg->A + (size_t)kb * sg->lda + i;
@@ -537,6 +612,17 @@ static void set_run(tt_cpu *cpu, mm_set *m) {
     size_t need = 0;
     for (int i = 0; i < m->n; i++) need += tt_mm_plan(m->jobs[i], cpu, cpu->scratch + need);
     if (!tt_cpu_need(cpu, need, m->n ? tt_matmul_thread_scratch() : 0, m->op)) return;
+    /* jobs with the same transposed A (q, k and v's weight gradients all
+     * read the layer input) share one packed copy */
+    for (int i = 0; i < m->n; i++)
+        for (int k = 0; k < i && m->jobs[i]->packs_a; k++) {
+            const tt_mm_job *a = m->jobs[k], *b = m->jobs[i];
+            if (a->packs_a && a->seg[0].A == b->seg[0].A && a->seg[0].lda == b->seg[0].lda && a->M == b->M &&
+                a->ktotal == b->ktotal && a->dbuf == b->dbuf) {
+                m->jobs[i]->pa = a->pa;
+                m->jobs[i]->packs_a = 0;
+            }
+        }
     int nslice = 1;
     for (int i = 0; i < m->n; i++) nslice = TT_MAX(nslice, (m->jobs[i]->ktotal + KSLICE - 1) / KSLICE);
     tt_phase ph[TT_MAX_PHASES];
@@ -547,6 +633,9 @@ static void set_run(tt_cpu *cpu, mm_set *m) {
             tt_mm_job *j = m->jobs[i];
             ph[0].t[ph[0].n_tasks++] = j->dbuf ? (tt_task){tt_mm_pack_slice_task, j, j->npanel}
                                                : (tt_task){tt_mm_pack_task, j, j->pack_chunks};
+            if (j->packs_a)
+                ph[0].t[ph[0].n_tasks++] = j->dbuf ? (tt_task){tt_mm_pack_a_slice_task, j, pack_a_slice_chunks(j)}
+                                                   : (tt_task){tt_mm_pack_a_task, j, pack_a_chunks(j)};
         }
         nph = 1;
     }
@@ -566,6 +655,10 @@ static void set_run(tt_cpu *cpu, mm_set *m) {
             j->pack_slice = q + 1;
             cost[p->n_tasks] = (double)KSLICE * NR;
             p->t[p->n_tasks++] = (tt_task){tt_mm_pack_slice_task, j, j->npanel};
+            if (j->packs_a) {
+                cost[p->n_tasks] = (double)PA_ROWS * j->mpad;
+                p->t[p->n_tasks++] = (tt_task){tt_mm_pack_a_slice_task, j, pack_a_slice_chunks(j)};
+            }
         }
         for (int i = 0; i < m->n; i++) {
             tt_mm_job *j = &jq[nph][i];
@@ -628,11 +721,17 @@ size_t tt_mm_gemm_scratch(int N, int K) { return tt_mm_packed_floats(N, K); }
 static size_t tt_mm_dw_floats(int cols, int N) { return tt_mm_packed_floats(cols, N > 2 * KSLICE ? 2 * KSLICE : N); }
 
 size_t tt_matmul_forward_scratch(int N, int C, int OC) { (void)N; return tt_mm_packed_floats(OC, C); }
-size_t tt_matmul_backward_scratch(int N, int C, int OC) { return tt_mm_packed_floats(C, OC) + tt_mm_dw_floats(OC, N); }
+size_t tt_matmul_backward_scratch(int N, int C, int OC) {
+    return tt_mm_packed_floats(C, OC) + tt_mm_dw_floats(OC, N) + tt_mm_packed_a_floats(C, N);
+}
 size_t tt_qkv_forward_scratch(int N, int C) { (void)N; return 3 * tt_mm_packed_floats(C, C); }
-size_t tt_qkv_backward_scratch(int N, int C) { return tt_mm_packed_floats(C, 3 * C) + 3 * tt_mm_dw_floats(C, N); }
+size_t tt_qkv_backward_scratch(int N, int C) {
+    return tt_mm_packed_floats(C, 3 * C) + 3 * (tt_mm_dw_floats(C, N) + tt_mm_packed_a_floats(C, N));
+}
 size_t tt_head_forward_scratch(int N, int C, int V) { (void)N; return tt_mm_packed_floats(V, C); }
-size_t tt_head_backward_scratch(int N, int C, int V) { return tt_mm_packed_floats(C, V) + tt_mm_dw_floats(C, N); }
+size_t tt_head_backward_scratch(int N, int C, int V) {
+    return tt_mm_packed_floats(C, V) + tt_mm_dw_floats(C, N) + tt_mm_packed_a_floats(V, N);
+}
 
 /* ---- single-row forward: out (OC) = inp (C) . W (C,OC) + bias (+ R) ----
  * Column chunks of MV_COLS; each output column is the engine's chain
@@ -725,6 +824,7 @@ static void mm_backward(tt_cpu *cpu, float *dinp, float *dweight, float *dbias, 
         /* dweight (C,OC) += inp^T (C,N) . dout (N,OC): A(i=c, k=n) = inp[n*C + c] */
         mw = nn_job(dweight, (size_t)OC, inp, (size_t)C, dout, (size_t)OC, C, OC, N);
         mw.seg[0].transA = 1;
+        mw.packa = 1;
         mw.accumulate = 1;
         mw.colsum = dbias; /* B is dout: the bias gradient is its column sums */
         set.jobs[set.n++] = &mw;
@@ -782,6 +882,7 @@ void tt_qkv_backward(tt_cpu *cpu, float *dinp, float *dwq, float *dbq, float *dw
         if (dw[i]) {
             mw[i] = nn_job(dw[i], (size_t)C, inp, (size_t)C, dqkv + (size_t)i * C, (size_t)3 * C, C, C, N);
             mw[i].seg[0].transA = 1;
+            mw[i].packa = 1;
             mw[i].accumulate = 1;
             mw[i].colsum = db[i];
             set.jobs[set.n++] = &mw[i];
@@ -817,6 +918,7 @@ void tt_head_backward(tt_cpu *cpu, float *dinp, float *dwte, const float *dlogit
         /* dwte (V,C) += dlogits^T (V,N) . inp (N,C) */
         mw = nn_job(dwte, (size_t)C, dlogits, (size_t)V, inp, (size_t)C, V, C, N);
         mw.seg[0].transA = 1;
+        mw.packa = 1;
         mw.accumulate = 1;
         set.jobs[set.n++] = &mw;
     }
