@@ -167,6 +167,8 @@ static size_t tt_mm_packed_floats(int N, int K_total) { return (size_t)K_total *
 #define KSLICE MM_KSLICE
 _Static_assert(KSLICE % KC == 0, "a K slice is whole K blocks");
 
+#define PA_MIN_N 256
+
 /* packed transposed A of an M-row product over a K chain: whole K, or two
  * slices when the chain is double-buffered (tt_mm_plan) */
 static size_t tt_mm_packed_a_floats(int M, int K) {
@@ -216,7 +218,9 @@ static size_t tt_mm_plan(tt_mm_job *j, tt_cpu *cpu, float *pb) {
         off += tt_mm_packed_floats(j->N, j->dbuf ? 2 * KSLICE : j->seg[s].K);
         j->pack_chunks += (int64_t)((j->seg[s].K + KC - 1) / KC) * j->npanel;
     }
-    j->packa = j->packa && j->nseg == 1 && j->seg[0].transA;
+    /* packing A costs a read and a write of M x K; it pays where each
+     * packed element then feeds at least PA_MIN_N output columns */
+    j->packa = j->packa && j->nseg == 1 && j->seg[0].transA && j->N >= PA_MIN_N;
     j->mpad = (size_t)round_up(j->M, MR);
     j->pa = NULL;
     j->packs_a = j->packa;
