@@ -31,7 +31,10 @@
 # Backward 30.8 -> ~20.3 ms, step 155 -> ~145 ms; attention (fwd + bwd)
 # 29 ms = ~20% of the step.
 #
-#   bash dev/attention/ds_h200.sh [--steps 10] [--no-bits] [--preset gpt2] [--jobs N]
+#   bash dev/attention/ds_h200.sh [--steps 10] [--no-bits] [--preset gpt2] [--jobs N] [--data FILE]
+#
+# --data: the training corpus (default $TT_BENCH_DATA, else tinytrain's
+# default, the fortunes collection).
 #
 # --preset: another preset for the training, profile and step runs (tiny:
 # a smoke test of the script on lavapipe).
@@ -42,18 +45,20 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-steps=10 bits=1 preset=gpt2 jobs=$(nproc 2>/dev/null || echo 4)
+steps=10 bits=1 preset=gpt2 jobs=$(nproc 2>/dev/null || echo 4) datafile=${TT_BENCH_DATA:-}
 while [ $# -gt 0 ]; do
   case "$1" in
     --steps) steps=$2; shift ;;
     --no-bits) bits=0 ;;
     --preset) preset=$2; shift ;;
     --jobs) jobs=$2; shift ;;
+    --data) datafile=$2; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "ds_h200.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
+data=(); [ -n "$datafile" ] && data=(--data "$datafile")
 t0=$(date +%s)
 el() { echo $(( $(date +%s) - t0 )); }
 if [ -z "${VK_DRIVER_FILES:-}" ]; then
@@ -88,7 +93,7 @@ if [ $bits = 1 ]; then
   for m in ds pair; do
     env_=(); [ $m = pair ] && env_=(TT_WEBGPU_ATTN_DS=0)
     env "${env_[@]}" timeout 300 ./build/tinytrain_hooks train --backend webgpu --preset "$preset" --json --sample-tokens 0 \
-      --save-every 0 --stop-after 4 --out "$out/train-$m" >"$out/train-$m.jsonl" 2>"$out/train-$m.err"
+      --save-every 0 --stop-after 4 "${data[@]}" --out "$out/train-$m" >"$out/train-$m.jsonl" 2>"$out/train-$m.err"
     extract "$out/train-$m.jsonl" >"$out/train-$m.txt"
   done
   cat "$out/train-ds.txt"
@@ -96,7 +101,7 @@ if [ $bits = 1 ]; then
      cmp -s "$out/train-ds/checkpoint.safetensors" "$out/train-pair/checkpoint.safetensors"; then
     echo "training: bit-identical ($(wc -l <"$out/train-ds.txt") steps, and the final checkpoints)"
   else
-    echo "training: DIFFERENT"; diff "$out/train-ds.txt" "$out/train-pair.txt" | head; tail -3 "$out"/train-*.err; bad=1
+    echo "training: DIFFERENT"; diff "$out/train-ds.txt" "$out/train-pair.txt" | head; for f in "$out"/train-*.err; do tail -n 3 "$f"; done; bad=1
   fi
 fi
 

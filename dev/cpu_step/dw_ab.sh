@@ -9,7 +9,8 @@
 #
 #   bash dev/cpu_step/dw_ab.sh OLD [--threads N] [--rounds R] [--smoke]
 #
-# OLD: a commit of this checkout (built from `git archive`). --smoke: the
+# OLD: a commit of this checkout (built from `git archive`) or the source
+# directory of the old tree. --smoke: the
 # tiny preset with a long token chain, to check the script on a small
 # machine. About 2 minutes on a 16-core host.
 set -u
@@ -29,8 +30,12 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 jobs=$(( $(nproc) > 2 ? $(nproc) / 2 : 1 ))
 build() { cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release > "$2.log" 2>&1 && cmake --build "$2" --target bench_ops -j "$jobs" >> "$2.log" 2>&1 || { echo "dw_ab.sh: build of $1 failed (see $2.log)" >&2; tail -5 "$2.log" >&2; exit 1; }; }
-mkdir -p "$tmp/old-src" && git -C "$here" archive "$old" | tar -x -C "$tmp/old-src" || { echo "dw_ab.sh: cannot archive $old" >&2; exit 1; }
-build "$tmp/old-src" "$tmp/old" & build "$here" "$tmp/new" & wait
+if [ -d "$old" ]; then oldsrc=$(cd "$old" && pwd)
+else
+  oldsrc=$tmp/old-src
+  mkdir -p "$oldsrc" && git -C "$here" archive "$old" | tar -x -C "$oldsrc" || { echo "dw_ab.sh: cannot archive $old" >&2; exit 1; }
+fi
+build "$oldsrc" "$tmp/old" & build "$here" "$tmp/new" & wait
 [ -x "$tmp/old/bench_ops" ] && [ -x "$tmp/new/bench_ops" ] || exit 1
 if [ $smoke = 1 ]; then
   shapes=("tiny:tiny T=256 B=12")
