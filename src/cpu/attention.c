@@ -620,10 +620,11 @@ static int bwd_split_at(int nqb) {
 
 /* Heads run whole: all of them, unless the last round of whole heads would
  * leave more than half the threads idle: then those r = heads mod threads
- * heads are split in two (2r units at most one per idle thread, each about
- * 0.6 of a head at nqb = 16, where a whole one would take a full head's
- * time). Whole heads come first, then LATE, EARLY of each split head: the
- * costly units start first. */
+ * heads are split in two (2r units, at most one per thread, each well under
+ * a whole head's time, which the last round would otherwise take). Whole
+ * heads come first, then LATE, EARLY of each split head: the costly units
+ * start first. Splitting more heads gains nothing: a thread would run two
+ * parts, which cost more than one whole head. */
 static int bwd_whole_heads(int heads, int threads, int nqb) {
     int r = heads % threads;
     if (nqb < 2 || r == 0 || 2 * r > threads) return heads;
