@@ -7,7 +7,10 @@
 #
 #   shape        threads  row                          old_ms   new_ms  new/old
 #
-#   bash dev/cpu_step/dw_ab.sh OLD [--threads N] [--rounds R] [--smoke]
+#   bash dev/cpu_step/dw_ab.sh OLD [--threads N] [--rounds R] [--only TEXT] [--smoke]
+#
+# --only: the bench_ops rows to time instead (its only=TEXT: rows whose
+# label contains TEXT), e.g. --only attention for the attention rows.
 #
 # OLD: a commit of this checkout (built from `git archive`) or the source
 # directory of the old tree. --smoke: the
@@ -15,12 +18,13 @@
 # machine. About 2 minutes on a 16-core host.
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
-old=${1:?usage: dw_ab.sh OLD [--threads N] [--rounds R] [--smoke]}; shift
-threads=$(nproc) rounds=2 smoke=0
+old=${1:?usage: dw_ab.sh OLD [--threads N] [--rounds R] [--only TEXT] [--smoke]}; shift
+threads=$(nproc) rounds=2 smoke=0 only=" bwd"
 while [ $# -gt 0 ]; do
   case "$1" in
     --threads) threads=$2; shift ;;
     --rounds) rounds=$2; shift ;;
+    --only) only=$2; shift ;;
     --smoke) smoke=1 ;;
     *) echo "dw_ab.sh: unknown option $1" >&2; exit 1 ;;
   esac
@@ -50,7 +54,7 @@ for sh in "${shapes[@]}"; do
     reps=9; [ "$t" = 1 ] && reps=3
     for r in $(seq "$rounds"); do
       for b in old new; do
-        "$tmp/$b/bench_ops" "${args%% *}" "$t" "$reps" ${args#* } "only= bwd" >> "$tmp/$name.$t.$b" 2>&1 || echo "dw_ab.sh: $b $name $t threads failed" >&2
+        "$tmp/$b/bench_ops" "${args%% *}" "$t" "$reps" ${args#* } "only=$only" >> "$tmp/$name.$t.$b" 2>&1 || echo "dw_ab.sh: $b $name $t threads failed" >&2
       done
     done
     # every "LABEL  X ms" row: median over the rounds, old and new side by side

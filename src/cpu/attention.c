@@ -12,9 +12,12 @@
  * same, and the keys transposed once per slice; a head is cut into slices
  * only when there are too few heads to go round (FWD_UNITS). Otherwise
  * (b, h, block of QB queries), latest blocks first. Backward units are
- * whole (b, h) pairs, so one thread
- * accumulates dK and dV of its head in private scratch: race-free and in a
- * fixed order. Scores of one query row are computed against a transposed copy
+ * whole (b, h) pairs, so one thread accumulates dK and dV of its head in
+ * private scratch: race-free and in a fixed order. When the heads leave the
+ * last round of threads at most half busy (B*NH mod threads <= threads/2),
+ * those heads are cut in two parts that recompute the scores of the
+ * (late queries x early keys) rectangle instead (see bwd_split_at), so every
+ * thread gets about the same work. Scores of one query row are computed against a transposed copy
  * of K (hs x T, per-thread scratch) so the key index is the vector dimension.
  * Every reduction runs in a fixed order: results do not depend on threads.
  *
@@ -22,6 +25,7 @@
  * multiplies each row's exponentials by the mask factors after their sum is
  * taken (the logsumexp stays that of the undropped row); the backward
  * recomputes the same factors from the key, so no mask is stored. */
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -186,6 +190,7 @@ typedef struct {
     size_t ld;
     int B, T, C, NH, hs, nqb;
     int nslice;                   /* blocked forward: units per head */
+    int nwhole, kb;               /* blocked backward: heads run whole (the rest in two parts), split block */
     float scale;
 } att_ctx;
 
@@ -235,29 +240,42 @@ static void att_fwd_simple(void *arg, int64_t chunk, int tid) {
     }
 }
 
-/* The head's keys and values transposed (kT, vT: (hs, ld)) and its dK, dV
- * accumulators (T, hs) zeroed, at the start of the caller's thread scratch;
- * returns the floats after them. */
-static float *bwd_head_begin(const att_ctx *a, int tid, size_t off, float **kT, float **vT, float **dK, float **dV) {
+/* Keys and values [0, nt) of the head transposed (kT, vT: (hs, ld)) and nacc
+ * rows of dK, dV accumulators (hs wide) zeroed, at the start of the caller's
+ * thread scratch; returns the floats after the (T, hs) room of each. */
+static float *bwd_part_begin(const att_ctx *a, int tid, size_t off, int nt, int nacc, float **kT, float **vT, float **dK,
+                             float **dV) {
     int T = a->T, hs = a->hs;
     size_t ld = tpad(T);
     *kT = tt_cpu_tscratch(a->cpu, tid);
     *vT = *kT + (size_t)hs * ld;
     *dK = *vT + (size_t)hs * ld;
     *dV = *dK + (size_t)T * hs;
-    transpose_head(*kT, ld, a->k + off, a->ld, T, hs);
-    transpose_head(*vT, ld, a->v + off, a->ld, T, hs);
-    memset(*dK, 0, (size_t)T * hs * sizeof(float));
-    memset(*dV, 0, (size_t)T * hs * sizeof(float));
+    transpose_head(*kT, ld, a->k + off, a->ld, nt, hs);
+    transpose_head(*vT, ld, a->v + off, a->ld, nt, hs);
+    memset(*dK, 0, (size_t)nacc * hs * sizeof(float));
+    memset(*dV, 0, (size_t)nacc * hs * sizeof(float));
     return *dV + (size_t)T * hs;
+}
+
+/* dk, dv rows [k0, k1) of the head <- accumulator rows [0, k1 - k0) */
+static void bwd_part_end(const att_ctx *a, size_t off, int k0, int k1, const float *dK, const float *dV) {
+    for (int t = k0; t < k1; t++) {
+        memcpy(a->dk + off + (size_t)t * a->ld, dK + (size_t)(t - k0) * a->hs, (size_t)a->hs * sizeof(float));
+        memcpy(a->dv + off + (size_t)t * a->ld, dV + (size_t)(t - k0) * a->hs, (size_t)a->hs * sizeof(float));
+    }
+}
+
+/* The head's keys and values transposed and its dK, dV accumulators (T, hs)
+ * zeroed, at the start of the caller's thread scratch; returns the floats
+ * after them. */
+static float *bwd_head_begin(const att_ctx *a, int tid, size_t off, float **kT, float **vT, float **dK, float **dV) {
+    return bwd_part_begin(a, tid, off, a->T, a->T, kT, vT, dK, dV);
 }
 
 /* dk, dv of the head <- its accumulators */
 static void bwd_head_end(const att_ctx *a, size_t off, const float *dK, const float *dV) {
-    for (int t = 0; t < a->T; t++) {
-        memcpy(a->dk + off + (size_t)t * a->ld, dK + (size_t)t * a->hs, (size_t)a->hs * sizeof(float));
-        memcpy(a->dv + off + (size_t)t * a->ld, dV + (size_t)t * a->hs, (size_t)a->hs * sizeof(float));
-    }
+    bwd_part_end(a, off, 0, a->T, dK, dV);
 }
 
 /* backward unit: one (b, h) */
@@ -332,11 +350,13 @@ static inline int group_lim(int t0, int q0, int nq) {
 }
 
 /* S[q*lds + j] = scale * sum_d X[q*ldx + d] * YT[d*ldy + j]
- * for q in [0,nq), j in [0, group_lim(q's group)) */
+ * for q in [0,nq), j in [0, min(group_lim(q's group), jlim)); jlim a
+ * multiple of 2 vectors, so a column is computed in the same pass as
+ * without the limit */
 static void scores_block(float *S, size_t lds, const float *X, size_t ldx, int nq, int t0, const float *YT, size_t ldy,
-                         int hs, float scale) {
+                         int hs, float scale, int jlim) {
     for (int q0 = 0; q0 < nq; q0 += MQ) {
-        int nr = TT_MIN(MQ, nq - q0), nvec = group_lim(t0, q0, nq) / TT_VW;
+        int nr = TT_MIN(MQ, nq - q0), nvec = TT_MIN(group_lim(t0, q0, nq), jlim) / TT_VW;
         const float *x[MQ];
         TT_UNROLL for (int r = 0; r < MQ; r++) x[r] = X + (size_t)(q0 + (r < nr ? r : 0)) * ldx;
         int jv = 0;
@@ -409,11 +429,12 @@ static void pv_block(float *O, size_t ldo, const float *P, size_t ldp, int nq, i
     }
 }
 
-/* G[j*ldg + c] += alpha * sum_q P[q*ldp + j] * X[q*ldx + c], j in [0, nk),
- * q over the rows whose query t0 + q >= j (the others hold zeros there) */
-static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, int t0, int nk, const float *X,
+/* G[(j-k0)*ldg + c] += alpha * sum_q P[q*ldp + j] * X[q*ldx + c], j in [k0, nk)
+ * (k0 a multiple of MQ), q over the rows whose query t0 + q >= j (the others
+ * hold zeros there) */
+static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, int t0, int k0, int nk, const float *X,
                       size_t ldx, int hs, float alpha) {
-    for (int j0 = 0; j0 < nk; j0 += MQ) {
+    for (int j0 = k0; j0 < nk; j0 += MQ) {
         int nr = TT_MIN(MQ, nk - j0), qs = TT_MAX(0, j0 - t0);
         if (qs >= nq) continue;
         int c = 0;
@@ -430,7 +451,7 @@ static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, 
                 }
             }
             for (int r = 0; r < nr; r++) {
-                float *g = G + (size_t)(j0 + r) * ldg + c;
+                float *g = G + (size_t)(j0 + r - k0) * ldg + c;
                 tt_vstore(g, tt_vload(g) + acc[r][0] * alpha);
                 tt_vstore(g + TT_VW, tt_vload(g + TT_VW) + acc[r][1] * alpha);
             }
@@ -444,7 +465,7 @@ static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, 
                 TT_UNROLL for (int r = 0; r < MQ; r++) acc[r] += tt_vdup(p[r]) * x0;
             }
             for (int r = 0; r < nr; r++) {
-                float *g = G + (size_t)(j0 + r) * ldg + c;
+                float *g = G + (size_t)(j0 + r - k0) * ldg + c;
                 tt_vstore(g, tt_vload(g) + acc[r] * alpha);
             }
         }
@@ -458,7 +479,7 @@ static void fwd_block(const att_ctx *a, int b, int h, int qb, const float *kT, f
     int t0 = qb * QB, t1 = TT_MIN(T, t0 + QB), nq = t1 - t0;
     size_t ld = tpad(T), lq = a->ld;
     size_t off = (size_t)b * T * lq + (size_t)h * hs;
-    scores_block(S, ld, a->q + off + (size_t)t0 * lq, lq, nq, t0, kT, ld, hs, a->scale);
+    scores_block(S, ld, a->q + off + (size_t)t0 * lq, lq, nq, t0, kT, ld, hs, a->scale, INT_MAX);
     for (int q = 0; q < nq; q++) {
         int t = t0 + q, lim = group_lim(t0, q / MQ * MQ, nq);
         float *s = S + (size_t)q * ld;
@@ -510,30 +531,45 @@ static void att_fwd_blocked(void *arg, int64_t chunk, int tid) {
     }
 }
 
-/* backward unit: one (b, h), query blocks in order */
-static void att_bwd_blocked(void *arg, int64_t chunk, int tid) {
-    att_ctx *a = arg;
+/* Backward of head (b, h), query blocks in order, as one of three parts:
+ *   BWD_WHOLE  every query block, every key;
+ *   BWD_EARLY  the keys before Kb = kb*QB: query blocks before kb whole, and
+ *              for the later blocks only the scores of those keys, for their
+ *              dK, dV rows (each tile's scores, dS and dK, dV sums are the
+ *              ones BWD_WHOLE computes);
+ *   BWD_LATE   the query blocks from kb on, their dQ in full and dK, dV of
+ *              the keys from Kb on.
+ * EARLY and LATE together give every output the bits of WHOLE: a dQ row is
+ * one part's sum over its keys in order, a dK or dV row one part's sum over
+ * the query blocks in order; they only both compute the scores of the
+ * (late query, early key) rectangle. */
+enum { BWD_WHOLE, BWD_EARLY, BWD_LATE };
+
+static void bwd_blocked_part(const att_ctx *a, int tid, int b, int h, int part) {
     int T = a->T, C = a->C, NH = a->NH, hs = a->hs;
-    int b = (int)(chunk / NH), h = (int)(chunk % NH);
+    int Kb = part == BWD_WHOLE ? T : TT_MIN(T, a->kb * QB);
+    int k0 = part == BWD_LATE ? Kb : 0, k1 = part == BWD_EARLY ? Kb : T; /* dK, dV rows of this part */
     size_t ld = tpad(T), lq = a->ld;
     size_t off = (size_t)b * T * lq + (size_t)h * hs;
     float *kT, *vT, *dK, *dV;
-    float *P = bwd_head_begin(a, tid, off, &kT, &vT, &dK, &dV); /* (QB, ld) */
-    float *dS = P + (size_t)QB * ld;                             /* (QB, ld) */
+    float *P = bwd_part_begin(a, tid, off, part == BWD_EARLY ? Kb : T, k1 - k0, &kT, &vT, &dK, &dV); /* (QB, ld) */
+    float *dS = P + (size_t)QB * ld;                                                                  /* (QB, ld) */
     const float *Q = a->q + off, *K = a->k + off;
     const float *dO = a->dout + (size_t)b * T * C + (size_t)h * hs, *O = a->fout + (size_t)b * T * C + (size_t)h * hs;
     const float *lse = a->lse + ((size_t)b * NH + h) * T;
     float *Drow = a->D + ((size_t)b * NH + h) * T;
     float *dQ = a->dq + off;
-    for (int t0 = 0; t0 < T; t0 += QB) {
+    for (int t0 = part == BWD_LATE ? Kb : 0; t0 < T; t0 += QB) {
         int t1 = TT_MIN(T, t0 + QB), nq = t1 - t0, nkv = vec_count(t1) * TT_VW;
-        scores_block(P, ld, Q + (size_t)t0 * lq, lq, nq, t0, kT, ld, hs, a->scale);
-        scores_block(dS, ld, dO + (size_t)t0 * C, (size_t)C, nq, t0, vT, ld, hs, 1.0f); /* dP */
+        int early = part == BWD_EARLY && t0 >= Kb; /* only keys [0, Kb), all before the block's queries */
+        int jlim = early ? Kb : INT_MAX;
+        scores_block(P, ld, Q + (size_t)t0 * lq, lq, nq, t0, kT, ld, hs, a->scale, jlim);
+        scores_block(dS, ld, dO + (size_t)t0 * C, (size_t)C, nq, t0, vT, ld, hs, 1.0f, jlim); /* dP */
         for (int q = 0; q < nq; q++) {
-            int t = t0 + q, lim = group_lim(t0, q / MQ * MQ, nq);
+            int t = t0 + q, lim = early ? Kb : group_lim(t0, q / MQ * MQ, nq);
             float *p = P + (size_t)q * ld, *ds = dS + (size_t)q * ld;
             float D = dot(dO + (size_t)t * C, O + (size_t)t * C, hs), l = lse[t];
-            Drow[t] = D;
+            if (!early) Drow[t] = D;
             for (int j = t + 1; j < lim; j++) p[j] = -INFINITY;
             if (a->drop) { /* dP = M.dPd*scale, dS = P.(dP - D), p <- Pd for dV */
                 size_t base = (((size_t)b * NH + h) * T + t) * (size_t)T;
@@ -548,13 +584,64 @@ static void att_bwd_blocked(void *arg, int64_t chunk, int tid) {
                     tt_vstore(p + j, pv);
                     tt_vstore(ds + j, pv * (tt_vload(ds + j) - D));
                 }
-            for (int j = lim; j < nkv; j++) p[j] = ds[j] = 0.0f;
+            if (!early)
+                for (int j = lim; j < nkv; j++) p[j] = ds[j] = 0.0f;
         }
-        pv_block(dQ + (size_t)t0 * lq, lq, dS, ld, nq, t0, K, lq, hs, NULL, a->scale);
-        ptx_block(dK, (size_t)hs, dS, ld, nq, t0, t1, Q + (size_t)t0 * lq, lq, hs, a->scale);
-        ptx_block(dV, (size_t)hs, P, ld, nq, t0, t1, dO + (size_t)t0 * C, (size_t)C, hs, 1.0f);
+        if (!early) pv_block(dQ + (size_t)t0 * lq, lq, dS, ld, nq, t0, K, lq, hs, NULL, a->scale);
+        int kend = TT_MIN(t1, k1);
+        ptx_block(dK, (size_t)hs, dS, ld, nq, t0, k0, kend, Q + (size_t)t0 * lq, lq, hs, a->scale);
+        ptx_block(dV, (size_t)hs, P, ld, nq, t0, k0, kend, dO + (size_t)t0 * C, (size_t)C, hs, 1.0f);
     }
-    bwd_head_end(a, off, dK, dV);
+    bwd_part_end(a, off, k0, k1, dK, dV);
+}
+
+/* Work of the parts in score tiles (QB x QB, a tile of S = Q K^T, dP, dQ,
+ * dK, dV is 5 units; diagonal tiles counted whole) with nqb query blocks
+ * cut at block kb: EARLY does the triangle before kb and S, dP, dK, dV of
+ * the rectangle; LATE the rest of the triangle less dK, dV of the
+ * rectangle. */
+static int64_t bwd_early_cost(int nqb, int kb) {
+    return 5 * (int64_t)kb * (kb + 1) / 2 + 4 * (int64_t)kb * (nqb - kb);
+}
+static int64_t bwd_late_cost(int nqb, int kb) {
+    return 5 * ((int64_t)nqb * (nqb + 1) / 2 - (int64_t)kb * (kb + 1) / 2) - 2 * (int64_t)kb * (nqb - kb);
+}
+
+/* The split block: the kb in [1, nqb) with the least costly larger part. */
+static int bwd_split_at(int nqb) {
+    int best = 1;
+    int64_t best_cost = INT64_MAX;
+    for (int kb = 1; kb < nqb; kb++) {
+        int64_t c = TT_MAX(bwd_early_cost(nqb, kb), bwd_late_cost(nqb, kb));
+        if (c < best_cost) best = kb, best_cost = c;
+    }
+    return best;
+}
+
+/* Heads run whole: all of them, unless the last round of whole heads would
+ * leave more than half the threads idle: then those r = heads mod threads
+ * heads are split in two (2r units, at most one per thread, each well under
+ * a whole head's time, which the last round would otherwise take). Whole
+ * heads come first, then LATE, EARLY of each split head: the costly units
+ * start first. Splitting more heads gains nothing: a thread would run two
+ * parts, which cost more than one whole head. */
+static int bwd_whole_heads(int heads, int threads, int nqb) {
+    int r = heads % threads;
+    if (nqb < 2 || r == 0 || 2 * r > threads) return heads;
+    return heads - r;
+}
+
+static void att_bwd_blocked(void *arg, int64_t chunk, int tid) {
+    att_ctx *a = arg;
+    int bh, part = BWD_WHOLE;
+    if (chunk < a->nwhole)
+        bh = (int)chunk;
+    else {
+        int64_t u = chunk - a->nwhole;
+        bh = a->nwhole + (int)(u / 2);
+        part = u % 2 == 0 ? BWD_LATE : BWD_EARLY;
+    }
+    bwd_blocked_part(a, tid, bh / a->NH, bh % a->NH, part);
 }
 
 /* ================= public ops ================= */
@@ -589,7 +676,13 @@ void tt_attention_backward(tt_cpu *cpu, float *dq, float *dk, float *dv, float *
     a.scale = 1.0f / sqrtf((float)a.hs);
     if (a.drop && !drop_fits(cpu, B, NH, T, "attention backward")) return;
     if (!tt_cpu_need(cpu, 0, tt_attention_thread_scratch(T, a.hs), "attention backward")) return;
-    tt_cpu_run1(cpu, a.hs % TT_VW == 0 ? att_bwd_blocked : att_bwd_simple, &a, (int64_t)B * NH);
+    if (a.hs % TT_VW == 0) {
+        int heads = B * NH, nqb = (T + QB - 1) / QB;
+        a.nwhole = bwd_whole_heads(heads, cpu->pool ? cpu->nthreads : 1, nqb);
+        a.kb = bwd_split_at(nqb);
+        tt_cpu_run1(cpu, att_bwd_blocked, &a, (int64_t)a.nwhole + 2 * (int64_t)(heads - a.nwhole));
+    } else
+        tt_cpu_run1(cpu, att_bwd_simple, &a, (int64_t)B * NH);
 }
 
 /* ---- one query against cached keys (the sampler's token): one unit per

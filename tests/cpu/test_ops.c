@@ -582,6 +582,8 @@ TT_TEST(attention_threads_layouts_decode) {
     const int CN[][2] = {{12, 3}, {48, 3}, {34, 2}, {64, 2}, {3, 3}, {64, 1}};
     for (int t = 0; t < 5; t++)
         for (int c = 0; c < 6; c++) check_attention(1 + (t + c) % 3, Ts[t], CN[c][0], CN[c][1]);
+    /* 4 heads of 4 query blocks on 3 threads: the backward splits the fourth head in two */
+    check_attention(1, 127, 128, 4);
 }
 
 TT_TEST(gelu_threads_and_aliasing) {
