@@ -30,6 +30,14 @@
 #     step): 0.2-0.3 ms.
 # Backward 30.8 -> ~20.3 ms, step 155 -> ~145 ms; attention (fwd + bwd)
 # 29 ms = ~20% of the step.
+# --preset mega (head size 32: the dS-storing backward runs there too since
+# dk/dv computes S as the dq kernel does): one causal product is 24 slices x
+# 512*513/2 pairs x 2*32 flops x 14 layers = 2.8 GFLOP per step, two saved
+# = ~0.4 ms at gpt2's ~13.5 TFLOP/s per product; mega's attention grids are
+# small (192 dq workgroups, 32 key tiles on the longest row block), so the
+# gain is mostly dq's per-tile latency (1 product, no exp, 2 barriers
+# instead of 4) minus 14 more dispatches (D): step ~12.2 -> ~11.8 ms
+# (11.6-12.3), bits identical ds vs pair.
 #
 #   bash dev/attention/ds_h200.sh [--steps 10] [--no-bits] [--preset gpt2] [--jobs N] [--data FILE]
 #

@@ -33,22 +33,19 @@
  * probabilities that multiply V (the row sums l stay whole), backward
  * recomputes the masks: dV = Pd^T dY, dS = P (M dP scale - D).
  *
- * dS-storing backward (3 sites instead of 2): where the scale 1/sqrt(hs)
- * is a power of two (hs = 1, 4, 16, 64, ...), the tiled kernels fit and a
- * dS scratch of B*NH * nb(nb+1)/2 * G^2 floats (the causal G x G blocks,
+ * dS-storing backward (3 sites instead of 2): where the tiled kernels fit
+ * and a dS scratch of B*NH * nb(nb+1)/2 * G^2 floats (the causal G x G blocks,
  * nb = ceil(T/G), G = the largest of the dq and dk/dv tiles' BR and BC)
  * fits one binding and one buffer of the adapter: attention_backward_d
  * (D, as the dq kernel's prologue computes it), attention_backward_dkdv in
  * its "//!ds " variant (also stores each tile's dS), then
  * attention_backward_dq_ds (dq = scale dS K in the dq kernel's layout and
- * order): 5 causal products instead of 7. Bit-identical to the pair: dq
- * computes S as (q scale) . k, dk/dv as (k scale) . q (fma chains over d in
- * the same order); with a power-of-two scale both scaled operands are exact
- * (barring underflow below 2^-126 of a scaled q or k element), so the
- * products, S, P and dS = P (dP - D) (dP and D the same chains) agree bit
- * for bit; masked entries are exact zeros in both. Other head sizes (and
- * shapes whose scratch does not fit) run the pair: there the two kernels'
- * dS differ in the last bits, and storing either would move dq or dk.
+ * order): 5 causal products instead of 7. Bit-identical to the pair, for
+ * every head size: both backward kernels compute S as (q scale) . k (fma
+ * chains over d in the same order; dk/dv accumulates dk = dS^T (q scale)),
+ * so S, P and dS = P (dP - D) (dP and D the same chains) agree bit for bit;
+ * masked entries are exact zeros in both. Shapes whose scratch does not fit
+ * (or adapters with too few storage buffers per stage) run the pair.
  * The scratch (tt_gops.ds_buf) is sized at plan time like the split-K
  * scratch, shared by every layer, counted in the backend's memory figures.
  *
@@ -259,17 +256,11 @@ static int tiled_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gr
 }
 
 /* ---- the dS-storing backward --------------------------------------------- */
-/* 1 when 1/sqrt(hs) is a power of two: hs a power of 4 */
-static int pow2_scale(int hs) {
-    while (hs > 1 && hs % 4 == 0) hs /= 4;
-    return hs == 1;
-}
-
 int tt_gop_attention_ds_plan(int hs, int B, int T, int NH, uint32_t storage, uint32_t max_inv, uint64_t max_bytes,
                              tt_attn_ds *p) {
     tt_attn_tile t[3];
     memset(p, 0, sizeof *p);
-    if (B < 1 || T < 1 || NH < 1 || !pow2_scale(hs)) return 0;
+    if (B < 1 || T < 1 || NH < 1) return 0;
     for (int i = 0; i < 3; i++)
         if (!tt_gop_attention_plan(i, hs, storage, max_inv, &t[i])) return 0;
     uint32_t g = 0, d[4] = {t[1].br, t[1].bc, t[2].br, t[2].bc};

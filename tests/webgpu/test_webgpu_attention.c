@@ -20,6 +20,12 @@
  *     same inputs: both checked as above and bit-identical to each other;
  *   - the row kernels (attention_rows_*) where the tiled ones cannot hold
  *     the head: head sizes 130, 132 and 256.
+ *   - the dS-storing backward (attention_backward_d, _dkdv storing dS,
+ *     _dq_ds): planned for every head size the tiled kernels serve, its
+ *     scratch layout replayed on the host, and against the float64
+ *     reference and bit for bit against the pair of kernels, for head sizes
+ *     with a power-of-two scale (1, 4, 16, 64) and without (3, 17, 20, 24,
+ *     32, and every other case above, run both ways where it is planned).
  * Skips (exit 0) without a WebGPU library/adapter unless TT_REQUIRE_WEBGPU=1. */
 #include <math.h>
 #include <stdio.h>
@@ -87,19 +93,24 @@ TT_TEST(test_ds_plan) {
     CHECK(!tt_gop_attention_ds_plan(64, 8, 1024, 12, 49152, 1024, p.elems * 4 - 1, &p) && p.elems == 0);
     CHECK(tt_gop_attention_ds_plan(64, 8, 1023, 12, 49152, 1024, big, &p) && p.elems == 8ull * 12 * 136 * 4096);
     CHECK(tt_gop_attention_ds_plan(64, 1, 65, 1, 49152, 1024, big, &p) && p.elems == 3ull * 4096);
-    static const int pow4[4] = {1, 4, 16, 64}, other[8] = {2, 3, 8, 12, 17, 32, 48, 128};
-    for (int i = 0; i < 4; i++) {
+    /* every head size the tiled kernels serve (the scale need not be a
+     * power of two: both backward kernels compute S the same way) */
+    for (int hs = 1; hs <= 160; hs++) {
         for (int l = 0; l < 2; l++) {
             uint32_t lim = l ? 16384 : 49152;
-            CHECK_MSG(tt_gop_attention_ds_plan(pow4[i], 2, 33, 3, lim, 256, big, &p), "hs %d", pow4[i]);
-            tt_attn_tile t[2];
-            CHECK(tt_gop_attention_plan(1, pow4[i], lim, 256, &t[0]) && tt_gop_attention_plan(2, pow4[i], lim, 256, &t[1]));
+            tt_attn_tile t[3];
+            int tiled = tt_gop_attention_plan(0, hs, lim, 256, &t[2]) && tt_gop_attention_plan(1, hs, lim, 256, &t[0]) &&
+                        tt_gop_attention_plan(2, hs, lim, 256, &t[1]);
+            int ok = tt_gop_attention_ds_plan(hs, 2, 33, 3, lim, 256, big, &p);
+            CHECK_MSG(ok == tiled, "hs %d storage %u: ds %d, tiled %d", hs, lim, ok, tiled);
+            if (!ok || !tiled) continue;
             CHECK(p.g % t[0].br == 0 && p.g % t[0].bc == 0 && p.g % t[1].br == 0 && p.g % t[1].bc == 0);
             uint64_t nb = (33 + p.g - 1) / p.g;
             CHECK(p.elems == 6 * nb * (nb + 1) / 2 * p.g * p.g);
         }
     }
-    for (int i = 0; i < 8; i++) CHECK_MSG(!tt_gop_attention_ds_plan(other[i], 2, 33, 3, 49152, 1024, big, &p), "hs %d", other[i]);
+    CHECK(tt_gop_attention_ds_plan(32, 8, 1024, 12, 49152, 1024, big, &p));  /* small ... mega */
+    CHECK(!tt_gop_attention_ds_plan(132, 2, 33, 3, 49152, 1024, big, &p)); /* the row kernels */
     CHECK(!tt_gop_attention_ds_plan(64, 1, 33, 1, 4096, 1024, big, &p)); /* no tile holds it */
 }
 
@@ -115,9 +126,9 @@ static size_t ds_idx(uint32_t g, uint32_t i, uint32_t j) {
  * so inside the scratch: the bounds check instruments only the reads), and
  * every entry key <= row < T that attention_backward_dq_ds reads stored */
 TT_TEST(test_ds_layout) {
-    static const int hss[3] = {4, 16, 64}, Ts[9] = {1, 3, 4, 17, 37, 64, 65, 130, 200};
+    static const int hss[5] = {4, 16, 64, 32, 17}, Ts[9] = {1, 3, 4, 17, 37, 64, 65, 130, 200};
     static const uint32_t lims[3] = {16384, 32768, 49152};
-    for (int a = 0; a < 3; a++)
+    for (int a = 0; a < 5; a++)
         for (int l = 0; l < 3; l++)
             for (int b = 0; b < 9; b++) {
                 uint32_t T = (uint32_t)Ts[b];
@@ -423,14 +434,17 @@ TT_TEST(test_pf) {
     }
 }
 
-/* the dS-storing backward (head sizes 1, 4, 16, 64) against the float64
- * reference and bit for bit against the pair of kernels (attn_case_pf):
- * T not a multiple of any tile, T = 1, several B*NH, the prefetch forced on
- * and off, WebGPU's default 16 KiB (other tiles, other scratch blocks), and
+/* the dS-storing backward against the float64 reference and bit for bit
+ * against the pair of kernels (attn_case_pf): head sizes whose scale
+ * 1/sqrt(hs) is a power of two (1, 4, 16, 64) and others (32: the presets
+ * small ... mega; 24, 20, 3, 17: odd multiples and no multiple of 4), T not
+ * a multiple of any tile, T = 1, several B*NH, the prefetch forced on and
+ * off, WebGPU's default 16 KiB (other tiles, other scratch blocks), and
  * a binding limit below the scratch: the pair runs */
 TT_TEST(test_ds) {
-    static const int cases[][4] = {{1, 1, 1, 16}, {2, 3, 2, 4}, {1, 65, 2, 16}, {2, 130, 1, 64},
-                                   {1, 33, 3, 1}, {2, 17, 2, 4}, {1, 97, 1, 64}};
+    static const int cases[][4] = {{1, 1, 1, 16}, {2, 3, 2, 4},  {1, 65, 2, 16}, {2, 130, 1, 64}, {1, 33, 3, 1},
+                                   {2, 17, 2, 4}, {1, 97, 1, 64}, {2, 130, 2, 32}, {1, 65, 1, 32}, {2, 37, 2, 24},
+                                   {1, 70, 1, 20}, {1, 33, 2, 3}, {2, 17, 1, 17}};
     uint32_t full = INFO.max_wg_storage;
     uint64_t bind = INFO.max_storage_binding;
     WORST = 0;
@@ -441,9 +455,11 @@ TT_TEST(test_ds) {
         INFO.max_wg_storage = 16384;
         attn_case_pf(1, 130, 1, 64, 0, 1);
         attn_case_pf(2, 37, 2, 16, 0, 0);
+        attn_case_pf(1, 65, 2, 32, 0, 1);
+        attn_case_pf(1, 37, 1, 20, 0, 0);
         INFO.max_wg_storage = full;
     }
-    CHECK(DS_CASES - n0 >= 7);
+    CHECK(DS_CASES - n0 >= 13);
     /* one slice of T = 65 at head size 64 needs 3 blocks of 64 x 64: 48 KiB */
     tt_attn_ds p;
     CHECK(tt_gop_attention_ds_plan(64, 1, 65, 1, INFO.max_wg_storage, INFO.max_invocations, bind, &p));

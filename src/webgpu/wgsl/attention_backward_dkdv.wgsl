@@ -1,21 +1,24 @@
 // attention_backward_dkdv.wgsl — causal attention backward, part 2
 // (planned by src/webgpu/attention.c): dk and dv.
-// One workgroup per (block of BR key rows, h, b); the scaled K block and the
-// V block stay in workgroup memory; tiles of BC query rows (Q, dY, lse, D)
-// stream through it from the block's diagonal to T. Two halves (hf = 0, 1)
+// One workgroup per (block of BR key rows, h, b); the K and V blocks stay in
+// workgroup memory; tiles of BC query rows (Q scaled, dY, lse, D) stream
+// through it from the block's diagonal to T. Two halves (hf = 0, 1)
 // of NT = (TY = BR/4) x (TX = BC/4) threads; thread (ty, tx) of a half owns
 // key rows 4ty..4ty+3 and does one product of each pair:
-//   hf 0:  S = K Q^T (4x4 register tile against queries tx + j*TX, vec4
-//          over d, odd row stride KS4), P = exp(s - lse_i) (0 where
+//   hf 0:  S = K (scale Q)^T (4x4 register tile against queries
+//          tx + j*TX, vec4 over d, odd row stride KS4), P = exp(s - lse_i) (0 where
 //          query < key or query >= T) -> Pt[query][key/4]; then
 //          dv += P^T dY (key rows 4ty.. x d-blocks tx + jb*TX, jb < OB)
 //   hf 1:  dP = V dY^T (the same tile), after a barrier dS = P (dP - D_i)
-//          from Pt -> St; then dk += dS^T Q
+//          from Pt -> St; then dk += dS^T (scale Q)
 // Each element gets one owner and one fixed order of operations, whatever
 // the thread count; splitting the pairs halves a thread's accumulators
 // (registers), so the workgroup runs 2 NT threads on the same workgroup
 // memory.
-//   dv_j = sum_{i>=j} p_ij dy_i,  dk_j = scale * sum_{i>=j} ds_ij q_i
+//   dv_j = sum_{i>=j} p_ij dy_i,  dk_j = sum_{i>=j} ds_ij (scale q_i)
+// S is the dq kernel's: fma(scale q_d, k_d, s) over d in the same order (fma
+// is commutative), so P, dS and the stored dS below equal its bits for every
+// head size.
 // lse and D (= rowsum(dy*y)) from stats = [lse | D] (D written by
 // attention_backward_dq, which runs first). No atomics, fixed orders:
 // deterministic.
@@ -125,7 +128,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     for (var e = lid; e < BR * HS4; e += NT2) {
         let r = e / HS4;
         let d4 = e % HS4;
-        Ks[r * KS4 + d4] = ld_k(b, j0 + r, hb, d4) * a.scale;
+        Ks[r * KS4 + d4] = ld_k(b, j0 + r, hb, d4);
         Vs[r * KS4 + d4] = ld_v(b, j0 + r, hb, d4);
     }
     let keys = vec4<u32>(j0 + 4u * ty) + vec4<u32>(0u, 1u, 2u, 3u);
@@ -178,7 +181,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             for (var i = 0u; i < nk; i++) {
                 let e = lid + i * NT2;
                 if (NKW2 || e < BC * HS4) {
-                    Qs[(e / HS4) * KS4 + e % HS4] = pq[i];
+                    Qs[(e / HS4) * KS4 + e % HS4] = pq[i] * a.scale;
                     Gs[(e / HS4) * KS4 + e % HS4] = pg[i];
                 }
             }
@@ -193,7 +196,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             for (var e = lid; e < nbc * nd4; e += NT2) {
                 let r = e / HS4;
                 let d4 = e % HS4;
-                Qs[r * KS4 + d4] = ld_q(b, i0 + r, hb, d4);
+                Qs[r * KS4 + d4] = ld_q(b, i0 + r, hb, d4) * a.scale;
                 Gs[r * KS4 + d4] = ld_dy(b, i0 + r, hb, d4);
             }
             for (var e = lid; e < nbc; e += NT2) {
@@ -320,7 +323,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
         workgroupBarrier();
         //!ds ds_store(b * a.NH + h, i0, j0, lid);
-        // hf 0: dv += P^T dY; hf 1: dk += dS^T Q (masked entries add exact zeros)
+        // hf 0: dv += P^T dY; hf 1: dk += dS^T (scale Q) (masked entries add exact zeros)
         if (hf == 0u) {
             for (var c = 0u; c < nbc; c++) {
                 let p = Pt[c * PS4 + ty];
@@ -369,22 +372,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
         }
     }
-    // hf 0 writes dv (which 1), hf 1 writes dk (which 0) times the scale
+    // hf 0 writes dv (which 1), hf 1 writes dk (which 0)
     let which = 1u - hf;
-    let f = select(1.0, a.scale, hf == 1u);
     let ka = keys.x;
-    st4(which, ka, db0, hb, b, w00 * f); st4(which, ka + 1u, db0, hb, b, w01 * f);
-    st4(which, ka + 2u, db0, hb, b, w02 * f); st4(which, ka + 3u, db0, hb, b, w03 * f);
+    st4(which, ka, db0, hb, b, w00); st4(which, ka + 1u, db0, hb, b, w01);
+    st4(which, ka + 2u, db0, hb, b, w02); st4(which, ka + 3u, db0, hb, b, w03);
     if (OB > 1u) {
-        st4(which, ka, db1, hb, b, w10 * f); st4(which, ka + 1u, db1, hb, b, w11 * f);
-        st4(which, ka + 2u, db1, hb, b, w12 * f); st4(which, ka + 3u, db1, hb, b, w13 * f);
+        st4(which, ka, db1, hb, b, w10); st4(which, ka + 1u, db1, hb, b, w11);
+        st4(which, ka + 2u, db1, hb, b, w12); st4(which, ka + 3u, db1, hb, b, w13);
     }
     if (OB > 2u) {
-        st4(which, ka, db2, hb, b, w20 * f); st4(which, ka + 1u, db2, hb, b, w21 * f);
-        st4(which, ka + 2u, db2, hb, b, w22 * f); st4(which, ka + 3u, db2, hb, b, w23 * f);
+        st4(which, ka, db2, hb, b, w20); st4(which, ka + 1u, db2, hb, b, w21);
+        st4(which, ka + 2u, db2, hb, b, w22); st4(which, ka + 3u, db2, hb, b, w23);
     }
     if (OB > 3u) {
-        st4(which, ka, db3, hb, b, w30 * f); st4(which, ka + 1u, db3, hb, b, w31 * f);
-        st4(which, ka + 2u, db3, hb, b, w32 * f); st4(which, ka + 3u, db3, hb, b, w33 * f);
+        st4(which, ka, db3, hb, b, w30); st4(which, ka + 1u, db3, hb, b, w31);
+        st4(which, ka + 2u, db3, hb, b, w32); st4(which, ka + 3u, db3, hb, b, w33);
     }
 }
