@@ -12,7 +12,11 @@
  *
  * SPEC "M,N,K,ta,tb[,flags]" (flags: any of b = bias, r = residual R,
  * a = accumulate, tT = tile T (32, 64, 128), sS = S split-K slices (s1: no
- * split); without t and s the planned tile and split-K). One line per spec:
+ * split), xN = a batch of N products in one dispatch sharing A (the q, k, v
+ * projections: B, bias and C of product p at p times their size), gN = one
+ * product planned as a member of a group of N (tt_gop_matmul_group: what
+ * the batch runs per product when it cannot be one dispatch); without t and
+ * s the planned tile and split-K). One line per spec:
  *   SPEC TAG ms TFLOPS */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +29,7 @@
 #include "tt.h"
 
 typedef struct {
-    int M, N, K, ta, tb, bias, res, acc, tile, split;
+    int M, N, K, ta, tb, bias, res, acc, tile, split, batch, group;
 } spec;
 
 static int cmpd(const void *a, const void *b) {
@@ -72,15 +76,22 @@ int main(int argc, char **argv) {
         s.bias = strchr(fl, 'b') != NULL, s.res = strchr(fl, 'r') != NULL, s.acc = strchr(fl, 'a') != NULL;
         if (strchr(fl, 't')) s.tile = atoi(strchr(fl, 't') + 1);
         if (strchr(fl, 's')) s.split = atoi(strchr(fl, 's') + 1);
+        s.batch = strchr(fl, 'x') ? atoi(strchr(fl, 'x') + 1) : 1;
+        s.group = strchr(fl, 'g') ? atoi(strchr(fl, 'g') + 1) : 1;
+        if (s.batch < 1 || s.batch > 8 || s.group < 1 || s.group > 8) {
+            fprintf(stderr, "dev_matmul_bench: bad batch or group in '%s' (x1..x8, g1..g8)\n", a);
+            return 2;
+        }
         if ((strchr(fl, 't') && s.tile != 32 && s.tile != 64 && s.tile != 128) ||
             (strchr(fl, 's') && (s.split < 1 || s.split > 16))) {
             fprintf(stderr, "dev_matmul_bench: bad tile or split in '%s' (t32|t64|t128, s1..s16)\n", a);
             return 2;
         }
         if ((size_t)s.M * s.K > maxA) maxA = (size_t)s.M * s.K;
-        if ((size_t)s.K * s.N > maxB) maxB = (size_t)s.K * s.N;
-        if ((size_t)s.M * s.N > maxC) maxC = (size_t)s.M * s.N;
-        if ((size_t)s.N > maxN) maxN = (size_t)s.N;
+        if ((size_t)s.K * s.N * s.batch > maxB) maxB = (size_t)s.K * s.N * s.batch;
+        if ((size_t)s.M * s.N * s.batch > maxC) maxC = (size_t)s.M * s.N * s.batch;
+        /* bias of product p at p * K * N (the batch's bstride) */
+        if ((size_t)(s.batch - 1) * s.K * s.N + s.N > maxN) maxN = (size_t)(s.batch - 1) * s.K * s.N + s.N;
         txt[n] = argv[ai];
         sp[n++] = s;
     }
@@ -119,8 +130,13 @@ int main(int argc, char **argv) {
         tt_gsite site[2];
         tt_gref C = {bC, 0}, A = {bA, 0}, B = {bB, 0}, bi = {bb, 0}, rr = {bR, 0};
         o.tile = s->tile, o.splitk = s->split;
-        if (tt_gop_matmul(&o, site, C, A, B, s->bias ? &bi : NULL, s->res ? &rr : NULL, s->M, s->N, s->K, s->ta, s->tb,
-                          s->acc, &st)) {
+        int bad = s->batch > 1
+                      ? tt_gop_matmul_batch(&o, site, s->batch, (uint32_t)((size_t)s->K * s->N), C, A, B,
+                                            s->bias ? &bi : NULL, s->res ? &rr : NULL, s->M, s->N, s->K, s->ta, s->tb,
+                                            s->acc, 0, &st)
+                      : tt_gop_matmul_group(&o, site, s->group, C, A, B, s->bias ? &bi : NULL, s->res ? &rr : NULL,
+                                            s->M, s->N, s->K, s->ta, s->tb, s->acc, 0, &st);
+        if (bad) {
             fprintf(stderr, "dev_matmul_bench %s: %s\n", txt[i], st.msg);
             return 1;
         }
@@ -142,7 +158,7 @@ int main(int argc, char **argv) {
         snprintf(tag, sizeof tag, "%s", site[0].tag);
         for (char *p = tag; *p; p++)
             if (*p == ' ') *p = '_';
-        printf("%s %s %.4f %.2f\n", txt[i], tag, med, 2.0 * s->M * s->N * s->K / med * 1e-9);
+        printf("%s %s %.4f %.2f\n", txt[i], tag, med, 2.0 * s->batch * s->M * s->N * s->K / med * 1e-9);
     }
     free(ms), free(sp), free(txt);
     tt_gpu_buffer_free(g, bA), tt_gpu_buffer_free(g, bB), tt_gpu_buffer_free(g, bC);

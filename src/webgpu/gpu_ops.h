@@ -58,6 +58,7 @@ typedef struct {
     int unroll;        /* expand //!unroll blocks: 1 on GPUs, 0 on CPU adapters (tests; hook TT_WEBGPU_UNROLL) */
     int splitk;        /* matmul split-K slices: 0 planned, n forces n (tests; hook TT_WEBGPU_SPLITK) */
     int attn_pf;       /* attention prefetch: 0 planned, 1 forced on (tests; hook TT_WEBGPU_ATTN_PF), -1 forced off */
+    int qkv_unbatched; /* q, k, v as three dispatches (tests; hook TT_WEBGPU_QKV_BATCH=0) */
     int attn_ds;       /* dS-storing attention backward: 0 planned, -1 forced off (tests; hook TT_WEBGPU_ATTN_DS=0) */
     uint64_t bind_cap; /* binding limit planned against when below the adapter's (hook TT_WEBGPU_MAX_BINDING_MIB), 0 none */
     tt_gpu_buf dropk;     /* dropout keys (tt_gops_drop_init): u32 [threshold, scale bits, 0, 0, k0, k1 per slot] */
@@ -132,6 +133,8 @@ int tt_gop_matmul_batch_fits(const tt_gops *o, int n, int M, int N, int K);
  * split-K may be used. */
 #define TT_MM_TARGET 512u /* workgroups (counting split-K slices) the plan aims at */
 #define TT_MM_KMIN 128u   /* the smallest split-K slice */
+#define TT_MM_LONGK 4096u   /* a chain at least this long (weight gradients over >= 4096 tokens) ... */
+#define TT_MM_KSLICE 1024u  /* ... is split into slices of at most this many k (within MM_MAXSPLIT) */
 #define TT_MM_SCRATCH_FLOATS (32ull << 20) /* split-K scratch cap: 128 MiB of f32 */
 void tt_gop_matmul_plan(const tt_gops *o, int n, int M, int N, int K, int splittable, int *tile,
                         uint32_t *splits, uint32_t *kchunk);

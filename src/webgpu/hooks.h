@@ -22,6 +22,7 @@
  *   TT_WEBGPU_BIASFOLD=0|1         bias gradients never / always folded into dW
  *   TT_WEBGPU_ATTN_PF=1            attention prefetch on (GPUs only by default)
  *   TT_WEBGPU_ATTN_DS=0            attention backward without stored dS (the pair of kernels)
+ *   TT_WEBGPU_QKV_BATCH=0          q, k, v projections as three dispatches (each with the group's plan)
  *
  * An empty value is the same as unset. */
 #ifndef TT_WEBGPU_HOOKS_H
@@ -43,6 +44,7 @@ typedef enum {
     TT_HOOK_BIASFOLD,
     TT_HOOK_ATTN_PF,
     TT_HOOK_ATTN_DS,
+    TT_HOOK_QKV_BATCH,
     TT_HOOK_COUNT
 } tt_hook;
 

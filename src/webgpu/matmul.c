@@ -19,7 +19,12 @@
  * in slice order by a second site, which also applies any epilogue): so a
  * big-K product keeps the efficient large tile and gains workgroups from
  * split-K. When no tile reaches the target: the 32 tile with the most
- * slices allowed. A group of n products of one shape that run in one
+ * slices allowed. A long chain (K >= TT_MM_LONGK: weight gradients over
+ * thousands of tokens) takes slices of at most TT_MM_KSLICE k even when
+ * fewer reach the target: the workgroups are then more than the SMs' resident
+ * slots several times over, and the tail of the last wave costs less
+ * (docs/BENCHMARKS.md, the split-K sweep: 768x3072x8192 0.93x the time of
+ * 4 slices with 8). A group of n products of one shape that run in one
  * dispatch (the q, k, v projections) counts the workgroups of all n, and a
  * product of such a group keeps that plan when it runs alone. */
 #define MM_MAXSPLIT 16u
@@ -56,6 +61,8 @@ void tt_gop_matmul_plan(const tt_gops *o, int n, int M, int N, int K, int splitt
             splits = maxs;
         }
     }
+    if (splittable && (uint32_t)K >= TT_MM_LONGK && splits < ((uint32_t)K + TT_MM_KSLICE - 1) / TT_MM_KSLICE)
+        splits = ((uint32_t)K + TT_MM_KSLICE - 1) / TT_MM_KSLICE;
     if (splits > maxs) splits = maxs;
     if (splittable && o->splitk > 0) splits = (uint32_t)o->splitk;
     uint32_t kchunk = (uint32_t)K;

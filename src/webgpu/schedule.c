@@ -150,7 +150,7 @@ static int qkv_forward(tt_backend *be, wsched *sc, int l, tt_status *st) {
     tt_gref W[3], bias[3];
     for (int j = 0; j < 3; j++) W[j] = PR(be, w->pset, wk[j], l), bias[j] = PR(be, w->pset, bk[j], l);
     const uint32_t bstride = W[1].off - W[0].off, nout = (uint32_t)BT * (uint32_t)C;
-    int batch = a->k.buf == a->q.buf && a->v.buf == a->q.buf && a->k.off == a->q.off + nout &&
+    int batch = !w->ops.qkv_unbatched && a->k.buf == a->q.buf && a->v.buf == a->q.buf && a->k.off == a->q.off + nout &&
                 a->v.off == a->k.off + nout && W[1].off > W[0].off && tt_gop_matmul_batch_fits(&w->ops, 3, BT, C, C);
     for (int j = 0; j < 3 && batch; j++)
         batch = W[j].buf == W[0].buf && bias[j].buf == W[0].buf && W[j].off == W[0].off + (uint32_t)j * bstride &&

@@ -157,7 +157,9 @@ TT_TEST(test_matmul_plan) {
                                  {769, 768, 8192, 1},  {8192, 3072, 768, 0}, {1025, 256, 2048, 1}, {49, 48, 512, 1},
                                  {512, 48, 48, 0},     {256, 768, 8192, 1},  {1024, 384, 384, 0},  {5, 7, 16, 1},
                                  /* big products (the scratch cap, TT_MM_SCRATCH_FLOATS, must hold) */
-                                 {4096, 4096, 8192, 1}, {1024, 4096, 65536, 1}};
+                                 {4096, 4096, 8192, 1}, {1024, 4096, 65536, 1},
+                                 /* the shakespeare_char shape's weight gradients (16384 tokens) */
+                                 {385, 384, 16384, 1}, {1537, 384, 16384, 1}, {256, 384, 16384, 1}};
     for (size_t i = 0; i < 2 * (sizeof shp / sizeof shp[0]); i++) {
         /* each shape alone, then as one of a group of 3 (the q, k, v batch) */
         const size_t j = i % (sizeof shp / sizeof shp[0]);
@@ -179,6 +181,8 @@ TT_TEST(test_matmul_plan) {
         if (maxs > TT_MM_SCRATCH_FLOATS / ((uint64_t)M * N)) maxs = TT_MM_SCRATCH_FLOATS / ((uint64_t)M * N);
         if (maxs < 2) maxs = 1;
         CHECK(splits <= maxs);
+        /* a long chain: slices of at most TT_MM_KSLICE k, unless capped */
+        if (sp && (uint32_t)K >= TT_MM_LONGK) CHECK(kchunk <= TT_MM_KSLICE || splits == maxs);
         /* either enough workgroups, or the smallest tile / most slices */
         CHECK(wgs * splits >= TT_MM_TARGET || tile == 32 || splits == maxs);
         if (tile < 128) { /* the next larger tile could not reach the target, even split */

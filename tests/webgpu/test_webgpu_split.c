@@ -343,8 +343,40 @@ TT_TEST(test_refusals) {
     }
 }
 
+/* the q, k, v projections as three dispatches (hook TT_WEBGPU_QKV_BATCH=0,
+ * each with the batch's group plan) give the batched run's loss and
+ * gradient bit for bit */
+TT_TEST(test_qkv_unbatched) {
+    tt_model_config c = with_batch("small", 2);
+    tt_status st;
+    tt_backend *b1 = gpu_create(&c, NULL, &st), *b3 = NULL;
+    setenv("TT_WEBGPU_QKV_BATCH", "0", 1);
+    CHECK(tt_backend_webgpu_create(&c, NULL, &b3, &st) == TT_OK);
+    unsetenv("TT_WEBGPU_QKV_BATCH");
+    CHECK(b1 && b3);
+    if (b1 && b3) {
+        const size_t P = b1->layout.total, micro = (size_t)c.batch * (c.ctx + 1);
+        float *p0 = malloc(P * sizeof *p0), *g1 = malloc(P * sizeof *g1), *g3 = malloc(P * sizeof *g3);
+        uint8_t *tok = malloc(micro);
+        tt_model_init_params(&c, &b1->layout, 77, p0, NULL);
+        random_tokens(tok, micro, 5);
+        float l1 = 0, l3 = -1;
+        CHECK(b1->vt->set_state(b1, p0, NULL, NULL, &st) == TT_OK && b3->vt->set_state(b3, p0, NULL, NULL, &st) == TT_OK);
+        CHECK(b1->vt->loss_and_grad(b1, tok, &l1, g1, &st) == TT_OK);
+        CHECK(b3->vt->loss_and_grad(b3, tok, &l3, g3, &st) == TT_OK);
+        size_t d = first_diff(g1, g3, P);
+        printf("  q, k, v unbatched: loss %.8f vs %.8f, gradient bit-identical %s\n", l3, l1, d == P ? "yes" : "NO");
+        CHECK(same_bits(&l1, &l3, 1));
+        CHECK_MSG(d == P, "gradient differs at %zu", d);
+        free(p0), free(g1), free(g3), free(tok);
+    }
+    tt_backend_destroy(b1);
+    tt_backend_destroy(b3);
+}
+
 int main(void) {
     skip_or_fail_without_gpu();
+    RUN(test_qkv_unbatched);
     RUN(test_split_tiny);
     RUN(test_split_small);
     RUN(test_split_odd_width);
