@@ -131,6 +131,19 @@ int tt_gop_attention_plan(int which, int hs, uint32_t storage, uint32_t max_inv,
     return 0;
 }
 
+int tt_gop_attention_split(int hs, uint32_t storage, uint32_t max_inv, tt_attn_tile *t) {
+    uint32_t hs4 = ((uint32_t)hs + 3) / 4, tx = t->bc / 4;
+    if (storage == 0) storage = 16384;
+    if (max_inv == 0) max_inv = 256;
+    if (max_inv > 256) max_inv = 256;
+    /* an even ob: the halves hold whole blocks, no more idle ones than before */
+    if (t->threads != t->nt || t->ob % 2 || 2 * t->nt > max_inv || t->bytes + 16 * t->nt > storage) return 0;
+    t->threads = 2 * t->nt;
+    t->ob = (hs4 + 2 * tx - 1) / (2 * tx);
+    t->bytes += 16 * t->nt;
+    return 1;
+}
+
 static int plan_o(const tt_gops *o, int which, int hs, tt_attn_tile *t) {
     return tt_gop_attention_plan(which, hs, o->info->max_wg_storage, o->info->max_invocations, t);
 }
@@ -158,18 +171,34 @@ static int pf_mode(const tt_gops *o, int hs, const tt_attn_tile *t) {
     return !o->info->is_cpu && tile_nk(hs, t) <= PF_MAX_SLOTS;
 }
 
-/* the plan of kernel `which`, its prefix in pf, whether it pipelines (*pf_on) */
-static int prep(const tt_gops *o, int which, int hs, tt_attn_tile *t, int *pf_on, char *pf, size_t cap,
+/* the forward's split layout (SPL 2, tt_gop_attention_split): GPUs, where
+ * it fits, without dropout (l is rebuilt from the probabilities stored
+ * for the PV product, which dropout scales); CPU adapters keep the plain
+ * layout (nothing to gain, compile time); tests force it (tt_gops.attn_split,
+ * hook TT_WEBGPU_ATTN_SPLIT) */
+static int split_mode(const tt_gops *o, int hs, int drop, tt_attn_tile *t) {
+    if (drop || o->attn_split < 0 || (!o->attn_split && o->info->is_cpu)) return 0;
+    return tt_gop_attention_split(hs, o->info->max_wg_storage, o->info->max_invocations, t);
+}
+
+/* the plan of kernel `which`, its prefix in pf, whether it pipelines
+ * (*pf_on); the forward's with its layout (SPL; drop: a dropout site) */
+static int prep(const tt_gops *o, int which, int hs, int drop, tt_attn_tile *t, int *pf_on, char *pf, size_t cap,
                 tt_status *st) {
     static const char *names[3] = {"attention_forward", "attention_backward_dq", "attention_backward_dkdv"};
     if (!plan_o(o, which, hs, t))
         return tt_fail(st, TT_EUNSUP, "webgpu %s: head size %d does not fit the adapter's workgroup limits", names[which],
                        hs);
+    int spl = which == 0 && split_mode(o, hs, drop, t) ? 2 : 1; /* t: the split tile (threads, ob) */
     *pf_on = pf_mode(o, hs, t);
     snprintf(pf, cap, "const HS: u32 = %du;\nconst BR: u32 = %uu;\nconst BC: u32 = %uu;\nconst OB: u32 = %uu;\n"
                       "const VEC: bool = %s;\nconst DYN: bool = %s;\nconst PF: bool = %s;\n",
              hs, t->br, t->bc, t->ob, hs % 4 == 0 ? "true" : "false", o->info->is_cpu ? "true" : "false",
              *pf_on ? "true" : "false");
+    if (which == 0) {
+        size_t n = strlen(pf);
+        snprintf(pf + n, cap - n, "const SPL: u32 = %du;\n", spl);
+    }
     return TT_OK;
 }
 
@@ -193,11 +222,11 @@ static const uint8_t FWD_KINDS[6] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_
 
 static int tiled_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v, int B,
                          int T, int C, int NH, int slot, tt_status *st) {
-    char pf[256];
+    char pf[320];
     int pf_on;
     tt_attn_tile t;
     int hs = C / NH;
-    TT_CHECK(prep(o, 0, hs, &t, &pf_on, pf, sizeof pf, st));
+    TT_CHECK(prep(o, 0, hs, slot >= 0, &t, &pf_on, pf, sizeof pf, st));
     uint32_t args[16];
     attn_args(args, B, T, C, NH);
     qkv_offs(args, q, k, v);
@@ -209,6 +238,10 @@ static int tiled_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_g
                                (uint32_t)NH, (uint32_t)B, st));
     s->flops = 2.0 * B * T * (T + 1.0) * C; /* causal: T(T+1)/2 pairs x 2 products x 2 flops x C */
     tag(s, &t, pf_on);
+    if (t.threads == 2 * t.nt) { /* the split layout */
+        size_t n = strlen(s->tag);
+        snprintf(s->tag + n, sizeof s->tag - n, " s2");
+    }
     return TT_OK;
 }
 
@@ -244,7 +277,7 @@ static int tiled_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gr
     uint32_t args[2][16], br[2];
     int hs = C / NH;
     for (int i = 0; i < 2; i++) {
-        TT_CHECK(prep(o, 1 + i, hs, &t[i], &pf_on[i], pf[i], sizeof pf[i], st));
+        TT_CHECK(prep(o, 1 + i, hs, slot >= 0, &t[i], &pf_on[i], pf[i], sizeof pf[i], st));
         attn_args(args[i], B, T, C, NH);
         qkv_offs(args[i], q, k, v);
         bounds(args[i], hs, &t[i]);
@@ -325,7 +358,7 @@ static int ds_backward(tt_gops *o, tt_gsite *s, const tt_attn_ds *p, tt_gref dq,
     uint32_t args[2][16];
     snprintf(ds, sizeof ds, "const DSG: u32 = %uu;\n", p->g);
     for (int i = 0; i < 2; i++) { /* 0: dq (the dq kernel's plan), 1: dk/dv */
-        TT_CHECK(prep(o, 1 + i, hs, &t[i], &pf_on[i], pf[i], sizeof pf[i], st));
+        TT_CHECK(prep(o, 1 + i, hs, slot >= 0, &t[i], &pf_on[i], pf[i], sizeof pf[i], st));
         strncat(pf[i], ds, sizeof pf[i] - strlen(pf[i]) - 1);
         attn_args(args[i], B, T, C, NH);
         qkv_offs(args[i], q, k, v);

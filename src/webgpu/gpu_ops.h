@@ -60,6 +60,8 @@ typedef struct {
     int attn_pf;       /* attention prefetch: 0 planned, 1 forced on (tests; hook TT_WEBGPU_ATTN_PF), -1 forced off */
     int qkv_unbatched; /* q, k, v as three dispatches (tests; hook TT_WEBGPU_QKV_BATCH=0) */
     int attn_ds;       /* dS-storing attention backward: 0 planned, -1 forced off (tests; hook TT_WEBGPU_ATTN_DS=0) */
+    int attn_split;    /* attention forward, two threads per score tile: 0 planned, 1 forced where it fits, -1 forced off
+                        * (tests; hook TT_WEBGPU_ATTN_SPLIT) */
     uint64_t bind_cap; /* binding limit planned against when below the adapter's (hook TT_WEBGPU_MAX_BINDING_MIB), 0 none */
     tt_gpu_buf dropk;     /* dropout keys (tt_gops_drop_init): u32 [threshold, scale bits, 0, 0, k0, k1 per slot] */
     uint32_t dropk_slots;
@@ -269,6 +271,12 @@ typedef struct {
     uint32_t bytes;  /* workgroup memory */
 } tt_attn_tile;
 int tt_gop_attention_plan(int which, int hs, uint32_t storage, uint32_t max_inv, tt_attn_tile *t);
+/* The forward's split layout (attention.c, attention_forward.wgsl SPL 2):
+ * 1 and *t rewritten (threads 2 nt, ob halved, bytes with the larger Red)
+ * when the forward tile t of head size hs admits it under these limits:
+ * an even number of output blocks per thread in the plain layout, 2 nt
+ * threads, the bytes; a pure function. Bit-identical to the plain layout. */
+int tt_gop_attention_split(int hs, uint32_t storage, uint32_t max_inv, tt_attn_tile *t);
 /* The dS-storing backward (attention.c): 1 and *p filled where it runs for
  * head size hs at (B, T, NH) under these limits (max_bytes: one binding and
  * one buffer), else 0; a pure function. */

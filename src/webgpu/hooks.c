@@ -11,6 +11,7 @@ static const char *const hook_names[TT_HOOK_COUNT] = {
     "TT_WEBGPU_FAULT_AT_STEP", "TT_WEBGPU_FAULT_KIND",      "TT_WEBGPU_HIDE_FEATURES",   "TT_WEBGPU_REQUIRE_FEATURES",
     "TT_WEBGPU_MAX_BINDING_MIB", "TT_WEBGPU_TILE",          "TT_WEBGPU_SPLITK",          "TT_WEBGPU_UNROLL",
     "TT_WEBGPU_BIASFOLD",     "TT_WEBGPU_ATTN_PF", "TT_WEBGPU_ATTN_DS", "TT_WEBGPU_QKV_BATCH",
+    "TT_WEBGPU_ATTN_SPLIT",
 };
 
 const char *tt_hook_name(tt_hook h) { return (unsigned)h < TT_HOOK_COUNT ? hook_names[h] : "?"; }

@@ -16,6 +16,9 @@
  *   - the same under smaller storage limits (16 KiB: a browser's default,
  *     smaller tiles, more output blocks per thread; 4 KiB: head size 64
  *     does not fit and the row kernels run, still correct);
+ *   - the forward's split layout (2 threads per score tile, tt_gops.attn_split)
+ *     forced on and off on the same inputs: both checked as above and
+ *     bit-identical to each other;
  *   - PF (pipelined tile loads, tt_gops.attn_pf) forced on and off on the
  *     same inputs: both checked as above and bit-identical to each other;
  *   - the row kernels (attention_rows_*) where the tiled ones cannot hold
@@ -80,6 +83,22 @@ TT_TEST(test_plan) {
     CHECK(tt_gop_attention_plan(1, 64, 49152, 1024, &t) && t.br == 64 && t.bc == 16 && t.ob == 4 && t.threads == 128);
     CHECK(tt_gop_attention_plan(2, 64, 49152, 1024, &t) && t.br == 32 && t.bc == 32 && t.ob == 2 && t.threads == 128);
     CHECK(!tt_gop_attention_plan(0, 0, 49152, 1024, &t));
+    /* the forward's split layout there: 256 threads, one output block each */
+    CHECK(tt_gop_attention_plan(0, 64, 49152, 1024, &t) && tt_gop_attention_split(64, 49152, 1024, &t) &&
+          t.threads == 256 && t.nt == 128 && t.ob == 1 && t.bytes == 47616);
+    /* within the limits, whole blocks per half, never for an odd ob */
+    for (int hs = 1; hs <= 160; hs++)
+        for (int li = 1; li < 5; li++)
+            for (int ii = 0; ii < 3; ii++) {
+                tt_attn_tile u;
+                if (!tt_gop_attention_plan(0, hs, lims[li], invs[ii], &t)) continue;
+                u = t;
+                int ok = tt_gop_attention_split(hs, lims[li], invs[ii], &u);
+                CHECK(ok == (t.ob % 2 == 0 && 2 * t.nt <= invs[ii] && t.bytes + 16 * t.nt <= lims[li]));
+                if (ok)
+                    CHECK(u.threads == 2 * t.nt && u.bytes <= lims[li] && 2 * u.ob == t.ob && u.br == t.br &&
+                          u.bc == t.bc);
+            }
 }
 
 /* the dS-storing backward's plan (no device): power-of-two scales only,
@@ -217,12 +236,16 @@ static void attn_run(int B, int T, int NH, int hs, int rerun, int pf, tt_gref bq
     size_t lens[5] = {n, 2 * ns, n, n, n};
     for (int i = 0; i < 5; i++) out[i] = NULL;
     int tiled = tiled_usable(hs), ds = tt_gop_attention_ds_elems(&O, B, T, C, NH, 0) > 0;
+    tt_attn_tile ft;
+    int split = tiled && O.attn_split > 0 && tt_gop_attention_plan(0, hs, INFO.max_wg_storage, INFO.max_invocations, &ft) &&
+                tt_gop_attention_split(hs, INFO.max_wg_storage, INFO.max_invocations, &ft);
     O.attn_pf = pf;
     tt_gsite s[4];
     int rc = tt_gop_attention_forward(&O, &s[0], tt_gtest_R(by), tt_gtest_R(bst), bq, bk, bv, B, T, C, NH, &st);
     tt_gtest_die_on(rc, &st, "attn fwd");
     if (!rc) {
         CHECK(strcmp(s[0].name, tiled ? "attention_forward" : "attention_rows_forward") == 0);
+        CHECK_MSG((strstr(s[0].tag, " s2") != NULL) == split, "fwd tag '%s' (split %d)", s[0].tag, split);
         rc = tt_gop_attention_backward(&O, &s[1], tt_gtest_R(bdq), tt_gtest_R(bdk), tt_gtest_R(bdv), tt_gtest_R(bst),
                                        bq, bk, bv, tt_gtest_R(by), tt_gtest_R(bdy), B, T, C, NH, &st);
         tt_gtest_die_on(rc, &st, "attn bwd");
@@ -478,6 +501,52 @@ TT_TEST(test_ds) {
     printf("  dS-storing backward: %d cases bit-identical to the pair, worst rel err %.3g\n", DS_CASES - n0, WORST);
 }
 
+/* the forward's split layout (two threads per score tile, attention.c
+ * split_mode; GPUs only by default) forced on and off on the same inputs:
+ * within the float64 tolerance and bit-identical to each other, with
+ * run-time and constant loop bounds and the prefetch on and off: head size
+ * 64 (ob 2 -> 1 at 32 KiB, 4 -> 2 at 16 KiB), 37 (per-element loads, ob
+ * 2), T around the tiles */
+static void attn_case_split(int B, int T, int NH, int hs, int pf) {
+    tt_gtest_attn_prob P;
+    tt_gtest_attn_make(&P, B, T, NH, hs);
+    const double *const ref[6] = {P.y, P.lse, P.D, P.dq, P.dk, P.dv};
+    static const char *names[5] = {"y", "stats", "dq", "dk", "dv"};
+    size_t lens[5] = {P.n, 2 * P.ns, P.n, P.n, P.n};
+    float *got[2][5];
+    for (int m = 0; m < 2; m++) {
+        O.attn_split = m ? -1 : 1;
+        attn_run(B, T, NH, hs, m == 0, pf, tt_gtest_R(P.bq), tt_gtest_R(P.bk), tt_gtest_R(P.bv), P.bdy, ref, got[m]);
+    }
+    O.attn_split = 0;
+    for (int i = 0; i < 5; i++) {
+        if (got[0][i] && got[1][i])
+            CHECK_MSG(memcmp(got[0][i], got[1][i], lens[i] * sizeof(float)) == 0,
+                      "%s: split / plain forward not bit-identical (B%d T%d NH%d hs%d, storage %u)", names[i], B, T,
+                      NH, hs, INFO.max_wg_storage);
+        free(got[0][i]), free(got[1][i]);
+    }
+    tt_gtest_attn_free(&P);
+}
+
+TT_TEST(test_split) {
+    uint32_t full = INFO.max_wg_storage;
+    int cpu = INFO.is_cpu;
+    WORST = 0;
+    attn_case_split(1, 130, 1, 64, 0);
+    attn_case_split(2, 33, 2, 37, 0);
+    INFO.is_cpu = !cpu; /* the other kind of loop bounds, with the prefetch */
+    attn_case_split(1, 65, 2, 64, 1);
+    INFO.is_cpu = cpu;
+    attn_case_split(1, 3, 1, 64, -1);
+    if (!full || full > 16384) {
+        INFO.max_wg_storage = 16384;
+        attn_case_split(1, 37, 1, 64, 1);
+        INFO.max_wg_storage = full;
+    }
+    printf("  split forward: worst rel err %.3g\n", WORST);
+}
+
 /* the row kernels where no tile holds the head (more than 4 output blocks
  * per thread): tiles partly outside T, rows that own fewer keys than lanes,
  * a head size that is not a multiple of 4 */
@@ -509,6 +578,7 @@ int main(void) {
     RUN(test_other_bounds);
     RUN(test_small_limits);
     RUN(test_pf);
+    RUN(test_split);
     RUN(test_rows);
     RUN(test_packed_qkv);
     RUN(test_ds);
