@@ -110,6 +110,7 @@ static int fit(int which, uint64_t hs, uint64_t br, uint64_t bc, uint32_t storag
     t->nt = (uint32_t)nt;
     t->threads = (uint32_t)threads;
     t->bytes = (uint32_t)bytes;
+    t->spl = 1;
     return 1;
 }
 
@@ -131,16 +132,21 @@ int tt_gop_attention_plan(int which, int hs, uint32_t storage, uint32_t max_inv,
     return 0;
 }
 
-int tt_gop_attention_split(int hs, uint32_t storage, uint32_t max_inv, tt_attn_tile *t) {
+int tt_gop_attention_split(int which, int hs, uint32_t storage, uint32_t max_inv, tt_attn_tile *t) {
     uint32_t hs4 = ((uint32_t)hs + 3) / 4, tx = t->bc / 4;
+    /* the forward's Red doubles (one vec4 per thread); dk/dv adds nothing */
+    uint32_t plain = which == 0 ? t->nt : 2 * t->nt, more = which == 0 ? 16 * t->nt : 0;
     if (storage == 0) storage = 16384;
     if (max_inv == 0) max_inv = 256;
     if (max_inv > 256) max_inv = 256;
     /* an even ob: the halves hold whole blocks, no more idle ones than before */
-    if (t->threads != t->nt || t->ob % 2 || 2 * t->nt > max_inv || t->bytes + 16 * t->nt > storage) return 0;
-    t->threads = 2 * t->nt;
+    if ((which != 0 && which != 2) || t->spl != 1 || t->threads != plain || t->ob % 2 || 2 * plain > max_inv ||
+        t->bytes + more > storage)
+        return 0;
+    t->threads = 2 * plain;
+    t->spl = 2;
     t->ob = (hs4 + 2 * tx - 1) / (2 * tx);
-    t->bytes += 16 * t->nt;
+    t->bytes += more;
     return 1;
 }
 
@@ -171,14 +177,15 @@ static int pf_mode(const tt_gops *o, int hs, const tt_attn_tile *t) {
     return !o->info->is_cpu && tile_nk(hs, t) <= PF_MAX_SLOTS;
 }
 
-/* the forward's split layout (SPL 2, tt_gop_attention_split): GPUs, where
- * it fits, without dropout (l is rebuilt from the probabilities stored
- * for the PV product, which dropout scales); CPU adapters keep the plain
- * layout (nothing to gain, compile time); tests force it (tt_gops.attn_split,
- * hook TT_WEBGPU_ATTN_SPLIT) */
-static int split_mode(const tt_gops *o, int hs, int drop, tt_attn_tile *t) {
+/* the split layouts of the forward and dk/dv (SPL 2,
+ * tt_gop_attention_split): GPUs, where they fit, without dropout (the
+ * forward rebuilds l from the probabilities stored for the PV product,
+ * which dropout scales; dk/dv keeps the rule); CPU adapters keep the plain
+ * layout (nothing to gain, compile time); tests force it
+ * (tt_gops.attn_split, hook TT_WEBGPU_ATTN_SPLIT) */
+static int split_mode(const tt_gops *o, int which, int hs, int drop, tt_attn_tile *t) {
     if (drop || o->attn_split < 0 || (!o->attn_split && o->info->is_cpu)) return 0;
-    return tt_gop_attention_split(hs, o->info->max_wg_storage, o->info->max_invocations, t);
+    return tt_gop_attention_split(which, hs, o->info->max_wg_storage, o->info->max_invocations, t);
 }
 
 /* the plan of kernel `which`, its prefix in pf, whether it pipelines
@@ -189,15 +196,15 @@ static int prep(const tt_gops *o, int which, int hs, int drop, tt_attn_tile *t, 
     if (!plan_o(o, which, hs, t))
         return tt_fail(st, TT_EUNSUP, "webgpu %s: head size %d does not fit the adapter's workgroup limits", names[which],
                        hs);
-    int spl = which == 0 && split_mode(o, hs, drop, t) ? 2 : 1; /* t: the split tile (threads, ob) */
+    if (which != 1) split_mode(o, which, hs, drop, t); /* t: the split tile (threads, ob, spl) */
     *pf_on = pf_mode(o, hs, t);
     snprintf(pf, cap, "const HS: u32 = %du;\nconst BR: u32 = %uu;\nconst BC: u32 = %uu;\nconst OB: u32 = %uu;\n"
                       "const VEC: bool = %s;\nconst DYN: bool = %s;\nconst PF: bool = %s;\n",
              hs, t->br, t->bc, t->ob, hs % 4 == 0 ? "true" : "false", o->info->is_cpu ? "true" : "false",
              *pf_on ? "true" : "false");
-    if (which == 0) {
+    if (which != 1) {
         size_t n = strlen(pf);
-        snprintf(pf + n, cap - n, "const SPL: u32 = %du;\n", spl);
+        snprintf(pf + n, cap - n, "const SPL: u32 = %uu;\n", t->spl);
     }
     return TT_OK;
 }
@@ -213,8 +220,8 @@ static void bounds(uint32_t args[16], int hs, const tt_attn_tile *t) {
 }
 
 static void tag(tt_gsite *s, const tt_attn_tile *t, int pf_on) {
-    snprintf(s->tag, sizeof s->tag, "br%u bc%u ob%u nt%u %uB%s", t->br, t->bc, t->ob, t->threads, t->bytes,
-             pf_on ? " pf" : "");
+    snprintf(s->tag, sizeof s->tag, "br%u bc%u ob%u nt%u %uB%s%s", t->br, t->bc, t->ob, t->threads, t->bytes,
+             pf_on ? " pf" : "", t->spl == 2 ? " s2" : "");
 }
 
 static const uint8_t FWD_KINDS[6] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
@@ -238,10 +245,6 @@ static int tiled_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_g
                                (uint32_t)NH, (uint32_t)B, st));
     s->flops = 2.0 * B * T * (T + 1.0) * C; /* causal: T(T+1)/2 pairs x 2 products x 2 flops x C */
     tag(s, &t, pf_on);
-    if (t.threads == 2 * t.nt) { /* the split layout */
-        size_t n = strlen(s->tag);
-        snprintf(s->tag + n, sizeof s->tag - n, " s2");
-    }
     return TT_OK;
 }
 

@@ -267,16 +267,19 @@ typedef struct {
     uint32_t br, bc; /* rows per workgroup block, rows per streamed tile (multiples of 4) */
     uint32_t ob;     /* output d-blocks of 4 per thread (1..4) */
     uint32_t nt;      /* threads of one (br/4) x (bc/4) layout */
-    uint32_t threads; /* the workgroup: nt (forward), 2 nt (backward: two halves) */
+    uint32_t threads; /* the workgroup: nt (forward), 2 nt (backward: two halves); twice that split */
+    uint32_t spl;     /* 1, or 2 in the split layout (tt_gop_attention_split) */
     uint32_t bytes;  /* workgroup memory */
 } tt_attn_tile;
 int tt_gop_attention_plan(int which, int hs, uint32_t storage, uint32_t max_inv, tt_attn_tile *t);
-/* The forward's split layout (attention.c, attention_forward.wgsl SPL 2):
- * 1 and *t rewritten (threads 2 nt, ob halved, bytes with the larger Red)
- * when the forward tile t of head size hs admits it under these limits:
- * an even number of output blocks per thread in the plain layout, 2 nt
- * threads, the bytes; a pure function. Bit-identical to the plain layout. */
-int tt_gop_attention_split(int hs, uint32_t storage, uint32_t max_inv, tt_attn_tile *t);
+/* The split layouts (attention.c; SPL 2 of attention_forward.wgsl and
+ * attention_backward_dkdv.wgsl): 1 and *t rewritten (threads doubled, ob
+ * halved; the forward's bytes with its larger Red) when the tile t of
+ * kernel `which` (0 or 2) and head size hs admits it under these limits:
+ * an even number of output blocks per thread in the plain layout, the
+ * doubled threads, the bytes; a pure function. Bit-identical to the plain
+ * layout. */
+int tt_gop_attention_split(int which, int hs, uint32_t storage, uint32_t max_inv, tt_attn_tile *t);
 /* The dS-storing backward (attention.c): 1 and *p filled where it runs for
  * head size hs at (B, T, NH) under these limits (max_bytes: one binding and
  * one buffer), else 0; a pure function. */

@@ -16,9 +16,9 @@
  *   - the same under smaller storage limits (16 KiB: a browser's default,
  *     smaller tiles, more output blocks per thread; 4 KiB: head size 64
  *     does not fit and the row kernels run, still correct);
- *   - the forward's split layout (2 threads per score tile, tt_gops.attn_split)
- *     forced on and off on the same inputs: both checked as above and
- *     bit-identical to each other;
+ *   - the split layouts of the forward and dk/dv (2 threads per 4x4 tile,
+ *     tt_gops.attn_split) forced on and off on the same inputs: both
+ *     checked as above and bit-identical to each other;
  *   - PF (pipelined tile loads, tt_gops.attn_pf) forced on and off on the
  *     same inputs: both checked as above and bit-identical to each other;
  *   - the row kernels (attention_rows_*) where the tiled ones cannot hold
@@ -83,22 +83,29 @@ TT_TEST(test_plan) {
     CHECK(tt_gop_attention_plan(1, 64, 49152, 1024, &t) && t.br == 64 && t.bc == 16 && t.ob == 4 && t.threads == 128);
     CHECK(tt_gop_attention_plan(2, 64, 49152, 1024, &t) && t.br == 32 && t.bc == 32 && t.ob == 2 && t.threads == 128);
     CHECK(!tt_gop_attention_plan(0, 0, 49152, 1024, &t));
-    /* the forward's split layout there: 256 threads, one output block each */
-    CHECK(tt_gop_attention_plan(0, 64, 49152, 1024, &t) && tt_gop_attention_split(64, 49152, 1024, &t) &&
-          t.threads == 256 && t.nt == 128 && t.ob == 1 && t.bytes == 47616);
+    /* the split layouts there: 256 threads, one output block each */
+    CHECK(tt_gop_attention_plan(0, 64, 49152, 1024, &t) && t.spl == 1 && tt_gop_attention_split(0, 64, 49152, 1024, &t) &&
+          t.threads == 256 && t.nt == 128 && t.ob == 1 && t.bytes == 47616 && t.spl == 2);
+    CHECK(!tt_gop_attention_split(0, 64, 49152, 1024, &t)); /* once */
+    CHECK(tt_gop_attention_plan(2, 64, 49152, 1024, &t) && tt_gop_attention_split(2, 64, 49152, 1024, &t) &&
+          t.threads == 256 && t.nt == 64 && t.ob == 1 && t.bytes == 44288 && t.spl == 2);
+    CHECK(tt_gop_attention_plan(1, 64, 49152, 1024, &t) && !tt_gop_attention_split(1, 64, 49152, 1024, &t));
     /* within the limits, whole blocks per half, never for an odd ob */
-    for (int hs = 1; hs <= 160; hs++)
-        for (int li = 1; li < 5; li++)
-            for (int ii = 0; ii < 3; ii++) {
-                tt_attn_tile u;
-                if (!tt_gop_attention_plan(0, hs, lims[li], invs[ii], &t)) continue;
-                u = t;
-                int ok = tt_gop_attention_split(hs, lims[li], invs[ii], &u);
-                CHECK(ok == (t.ob % 2 == 0 && 2 * t.nt <= invs[ii] && t.bytes + 16 * t.nt <= lims[li]));
-                if (ok)
-                    CHECK(u.threads == 2 * t.nt && u.bytes <= lims[li] && 2 * u.ob == t.ob && u.br == t.br &&
-                          u.bc == t.bc);
-            }
+    for (int which = 0; which < 3; which += 2)
+        for (int hs = 1; hs <= 160; hs++)
+            for (int li = 1; li < 5; li++)
+                for (int ii = 0; ii < 3; ii++) {
+                    tt_attn_tile u;
+                    if (!tt_gop_attention_plan(which, hs, lims[li], invs[ii], &t)) continue;
+                    u = t;
+                    int ok = tt_gop_attention_split(which, hs, lims[li], invs[ii], &u);
+                    uint32_t more = which ? 0 : 16 * t.nt;
+                    uint32_t inv = invs[ii] < 256 ? invs[ii] : 256; /* the plan's cap */
+                    CHECK(ok == (t.ob % 2 == 0 && 2 * t.threads <= inv && t.bytes + more <= lims[li]));
+                    if (ok)
+                        CHECK(u.threads == 2 * t.threads && u.bytes == t.bytes + more && 2 * u.ob == t.ob &&
+                              u.br == t.br && u.bc == t.bc && u.spl == 2);
+                }
 }
 
 /* the dS-storing backward's plan (no device): power-of-two scales only,
@@ -237,15 +244,18 @@ static void attn_run(int B, int T, int NH, int hs, int rerun, int pf, tt_gref bq
     for (int i = 0; i < 5; i++) out[i] = NULL;
     int tiled = tiled_usable(hs), ds = tt_gop_attention_ds_elems(&O, B, T, C, NH, 0) > 0;
     tt_attn_tile ft;
-    int split = tiled && O.attn_split > 0 && tt_gop_attention_plan(0, hs, INFO.max_wg_storage, INFO.max_invocations, &ft) &&
-                tt_gop_attention_split(hs, INFO.max_wg_storage, INFO.max_invocations, &ft);
+    /* the split forward and dk/dv where they fit: forced, or planned (GPUs) */
+    int split_on = tiled && (O.attn_split > 0 || (O.attn_split == 0 && !INFO.is_cpu)), split[3];
+    for (int w = 0; w < 3; w += 2)
+        split[w] = split_on && tt_gop_attention_plan(w, hs, INFO.max_wg_storage, INFO.max_invocations, &ft) &&
+                   tt_gop_attention_split(w, hs, INFO.max_wg_storage, INFO.max_invocations, &ft);
     O.attn_pf = pf;
     tt_gsite s[4];
     int rc = tt_gop_attention_forward(&O, &s[0], tt_gtest_R(by), tt_gtest_R(bst), bq, bk, bv, B, T, C, NH, &st);
     tt_gtest_die_on(rc, &st, "attn fwd");
     if (!rc) {
         CHECK(strcmp(s[0].name, tiled ? "attention_forward" : "attention_rows_forward") == 0);
-        CHECK_MSG((strstr(s[0].tag, " s2") != NULL) == split, "fwd tag '%s' (split %d)", s[0].tag, split);
+        CHECK_MSG((strstr(s[0].tag, " s2") != NULL) == split[0], "fwd tag '%s' (split %d)", s[0].tag, split[0]);
         rc = tt_gop_attention_backward(&O, &s[1], tt_gtest_R(bdq), tt_gtest_R(bdk), tt_gtest_R(bdv), tt_gtest_R(bst),
                                        bq, bk, bv, tt_gtest_R(by), tt_gtest_R(bdy), B, T, C, NH, &st);
         tt_gtest_die_on(rc, &st, "attn bwd");
@@ -260,6 +270,8 @@ static void attn_run(int B, int T, int NH, int hs, int rerun, int pf, tt_gref bq
             CHECK(strcmp(s[1].name, tiled ? "attention_backward_dq" : "attention_rows_backward_dq") == 0 &&
                   strcmp(s[2].name, tiled ? "attention_backward_dkdv" : "attention_rows_backward_dkdv") == 0 &&
                   s[3].x == 0 && s[3].name == NULL);
+        if (tiled)
+            CHECK_MSG((strstr(s[2].tag, " s2") != NULL) == split[2], "dk/dv tag '%s' (split %d)", s[2].tag, split[2]);
         if (pf && tiled) { /* the profile tag says whether the kernel pipelines */
             int on = pf > 0;
             const tt_gsite *b0 = &s[ds ? 3 : 1], *b1 = &s[2];
@@ -501,12 +513,13 @@ TT_TEST(test_ds) {
     printf("  dS-storing backward: %d cases bit-identical to the pair, worst rel err %.3g\n", DS_CASES - n0, WORST);
 }
 
-/* the forward's split layout (two threads per score tile, attention.c
- * split_mode; GPUs only by default) forced on and off on the same inputs:
- * within the float64 tolerance and bit-identical to each other, with
- * run-time and constant loop bounds and the prefetch on and off: head size
- * 64 (ob 2 -> 1 at 32 KiB, 4 -> 2 at 16 KiB), 37 (per-element loads, ob
- * 2), T around the tiles */
+/* the split layouts of the forward and dk/dv (two threads per 4x4 tile,
+ * attention.c split_mode; GPUs only by default) forced on and off on the
+ * same inputs: within the float64 tolerance and bit-identical to each
+ * other, with run-time and constant loop bounds, the prefetch on and off,
+ * the dS-storing backward and the pair: head size 64 (ob 2 -> 1 at 32
+ * KiB, 4 -> 2 at 16 KiB), 37 (per-element loads, ob 2), T around the
+ * tiles */
 static void attn_case_split(int B, int T, int NH, int hs, int pf) {
     tt_gtest_attn_prob P;
     tt_gtest_attn_make(&P, B, T, NH, hs);
@@ -539,6 +552,9 @@ TT_TEST(test_split) {
     attn_case_split(1, 65, 2, 64, 1);
     INFO.is_cpu = cpu;
     attn_case_split(1, 3, 1, 64, -1);
+    O.attn_ds = -1; /* dk/dv without the dS store */
+    attn_case_split(2, 37, 1, 64, 1);
+    O.attn_ds = 0;
     if (!full || full > 16384) {
         INFO.max_wg_storage = 16384;
         attn_case_split(1, 37, 1, 64, 1);

@@ -23,9 +23,17 @@
 // attention_backward_dq, which runs first). No atomics, fixed orders:
 // deterministic.
 // Grid (ceil(T/BR), NH, B) (block wid.x: the longest, first), workgroup
-// 2 NT. Prefix: HS, BR, BC, OB, VEC, DYN, PF.
+// NT2 = 2 SPL NT. Prefix: HS, BR, BC, OB, VEC, DYN, PF, SPL.
 // Tiles (attention.c), head size 64: 48 KiB: BR 32, BC 32, OB 2, 128
 // threads, 43.3 KiB; 16 KiB: BR 8, BC 16, OB 4.
+// SPL 2 (the split layout; attention.c: GPUs, an even OB, no dropout):
+// two threads of a half per 4x4 tile on the same workgroup memory: PX =
+// 2 TX threads per key-row group, thread u = l % PX; in the S / dP phase
+// quarter u / TX takes queries tx + (2 (u/TX) + j) TX (j < 2) of the plain
+// layout's tile tx = u % TX, in the accumulation thread u owns d-blocks
+// u + jb*PX (OB halved). Head size 64 on 48 KiB: 256 threads, OB 1. Every
+// element of P, dS, dk, dv is the same operations in the same order (no
+// reduction crosses threads): bit-identical to SPL 1.
 // PF (prefix): the next query tile's Q and dY slots (NK2 vec4 each per
 // thread) and its lse, D rows (NL2 per thread, 0 for rows >= T as without
 // PF) are loaded into registers right after the barrier that makes the
@@ -61,7 +69,11 @@ var<workgroup> St: array<vec4<f32>, BC * PS4>;
 var<workgroup> Lt: array<f32, BC>;
 var<workgroup> Dt: array<f32, BC>;
 
-const NT2: u32 = 2u * NT;  // the workgroup: both halves
+// SPL (prefix, 1 or 2): threads of a half per 4x4 tile of the plain layout
+const PX: u32 = TX * SPL;        // threads of a key-row group in a half
+const NH2: u32 = NT * SPL;       // a half
+const NT2: u32 = 2u * NH2;       // the workgroup: both halves
+const KPT: u32 = 4u / SPL;       // queries per thread in the S / dP phase
 // PF: a thread's slots of a streamed tile (NK2 vec4 per tensor, NL2 lse/D
 // rows), the counts args nk, nl hold under DYN (attention.c bounds())
 const NK2: u32 = (BC * HS4 + NT2 - 1u) / NT2;
@@ -119,10 +131,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let b = wid.z;
     let hb = h * HS;
     let j0 = wid.x * BR;
-    let hf = lid / NT;   // 0: S, P, dv; 1: dP, dS, dk
-    let l = lid % NT;
-    let tx = l % TX;
-    let ty = l / TX;
+    let hf = lid / NH2;  // 0: S, P, dv; 1: dP, dS, dk
+    let l = lid % NH2;
+    let u = l % PX;      // the thread's place in its key-row group
+    let ty = l / PX;
+    let tx = u % TX;
+    let kb = tx + (u / TX) * KPT * TX; // its first query in a tile (SPL 2: quarter u / TX)
     let BNT = a.B * a.NH * T;
     let sb = (b * a.NH + h) * T;
     for (var e = lid; e < BR * HS4; e += NT2) {
@@ -134,10 +148,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let keys = vec4<u32>(j0 + 4u * ty) + vec4<u32>(0u, 1u, 2u, 3u);
     //!drop let dkey = tt_drop_key(a.p15);
     let r0 = (4u * ty) * KS4;
-    let db0 = tx;
-    let db1 = tx + TX;
-    let db2 = tx + 2u * TX;
-    let db3 = tx + 3u * TX;
+    let db0 = u;
+    let db1 = u + PX;
+    let db2 = u + 2u * PX;
+    let db3 = u + 3u * PX;
     let c0 = min(db0, HS4 - 1u);
     let c1 = min(db1, HS4 - 1u);
     let c2 = min(db2, HS4 - 1u);
@@ -232,7 +246,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 pd[i] = dvv;
             }
         }
-        // sJ: scores (hf 0) or dP (hf 1) of query tx + J*TX for the 4 key rows
+        // sJ: scores (hf 0) or dP (hf 1) of query kb + J*TX for the 4 key rows (J < KPT)
         var s0 = z4; var s1 = z4; var s2 = z4; var s3 = z4;
         if (hf == 0u) {
             for (var d4 = 0u; d4 < nd4; d4++) {
@@ -244,18 +258,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 let ay = vec4<f32>(a0.y, a1.y, a2.y, a3.y);
                 let az = vec4<f32>(a0.z, a1.z, a2.z, a3.z);
                 let aw = vec4<f32>(a0.w, a1.w, a2.w, a3.w);
-                let e0 = Qs[tx * KS4 + d4];
-                let e1 = Qs[(tx + TX) * KS4 + d4];
-                let e2 = Qs[(tx + 2u * TX) * KS4 + d4];
-                let e3 = Qs[(tx + 3u * TX) * KS4 + d4];
+                let e0 = Qs[kb * KS4 + d4];
+                let e1 = Qs[(kb + TX) * KS4 + d4];
                 s0 = fma(ax, vec4<f32>(e0.x), s0); s0 = fma(ay, vec4<f32>(e0.y), s0);
                 s0 = fma(az, vec4<f32>(e0.z), s0); s0 = fma(aw, vec4<f32>(e0.w), s0);
                 s1 = fma(ax, vec4<f32>(e1.x), s1); s1 = fma(ay, vec4<f32>(e1.y), s1);
                 s1 = fma(az, vec4<f32>(e1.z), s1); s1 = fma(aw, vec4<f32>(e1.w), s1);
-                s2 = fma(ax, vec4<f32>(e2.x), s2); s2 = fma(ay, vec4<f32>(e2.y), s2);
-                s2 = fma(az, vec4<f32>(e2.z), s2); s2 = fma(aw, vec4<f32>(e2.w), s2);
-                s3 = fma(ax, vec4<f32>(e3.x), s3); s3 = fma(ay, vec4<f32>(e3.y), s3);
-                s3 = fma(az, vec4<f32>(e3.z), s3); s3 = fma(aw, vec4<f32>(e3.w), s3);
+                if (KPT > 2u) {
+                    let e2 = Qs[(kb + 2u * TX) * KS4 + d4];
+                    let e3 = Qs[(kb + 3u * TX) * KS4 + d4];
+                    s2 = fma(ax, vec4<f32>(e2.x), s2); s2 = fma(ay, vec4<f32>(e2.y), s2);
+                    s2 = fma(az, vec4<f32>(e2.z), s2); s2 = fma(aw, vec4<f32>(e2.w), s2);
+                    s3 = fma(ax, vec4<f32>(e3.x), s3); s3 = fma(ay, vec4<f32>(e3.y), s3);
+                    s3 = fma(az, vec4<f32>(e3.z), s3); s3 = fma(aw, vec4<f32>(e3.w), s3);
+                }
             }
         } else {
             for (var d4 = 0u; d4 < nd4; d4++) {
@@ -267,22 +283,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 let ay = vec4<f32>(a0.y, a1.y, a2.y, a3.y);
                 let az = vec4<f32>(a0.z, a1.z, a2.z, a3.z);
                 let aw = vec4<f32>(a0.w, a1.w, a2.w, a3.w);
-                let e0 = Gs[tx * KS4 + d4];
-                let e1 = Gs[(tx + TX) * KS4 + d4];
-                let e2 = Gs[(tx + 2u * TX) * KS4 + d4];
-                let e3 = Gs[(tx + 3u * TX) * KS4 + d4];
+                let e0 = Gs[kb * KS4 + d4];
+                let e1 = Gs[(kb + TX) * KS4 + d4];
                 s0 = fma(ax, vec4<f32>(e0.x), s0); s0 = fma(ay, vec4<f32>(e0.y), s0);
                 s0 = fma(az, vec4<f32>(e0.z), s0); s0 = fma(aw, vec4<f32>(e0.w), s0);
                 s1 = fma(ax, vec4<f32>(e1.x), s1); s1 = fma(ay, vec4<f32>(e1.y), s1);
                 s1 = fma(az, vec4<f32>(e1.z), s1); s1 = fma(aw, vec4<f32>(e1.w), s1);
-                s2 = fma(ax, vec4<f32>(e2.x), s2); s2 = fma(ay, vec4<f32>(e2.y), s2);
-                s2 = fma(az, vec4<f32>(e2.z), s2); s2 = fma(aw, vec4<f32>(e2.w), s2);
-                s3 = fma(ax, vec4<f32>(e3.x), s3); s3 = fma(ay, vec4<f32>(e3.y), s3);
-                s3 = fma(az, vec4<f32>(e3.z), s3); s3 = fma(aw, vec4<f32>(e3.w), s3);
+                if (KPT > 2u) {
+                    let e2 = Gs[(kb + 2u * TX) * KS4 + d4];
+                    let e3 = Gs[(kb + 3u * TX) * KS4 + d4];
+                    s2 = fma(ax, vec4<f32>(e2.x), s2); s2 = fma(ay, vec4<f32>(e2.y), s2);
+                    s2 = fma(az, vec4<f32>(e2.z), s2); s2 = fma(aw, vec4<f32>(e2.w), s2);
+                    s3 = fma(ax, vec4<f32>(e3.x), s3); s3 = fma(ay, vec4<f32>(e3.y), s3);
+                    s3 = fma(az, vec4<f32>(e3.z), s3); s3 = fma(aw, vec4<f32>(e3.w), s3);
+                }
             }
         }
         let z = vec4<f32>(0.0);
-        let qa = i0 + tx;
+        let qa = i0 + kb;
         let qb = qa + TX;
         let qc = qa + 2u * TX;
         let qd = qa + 3u * TX;
@@ -290,36 +308,40 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             // p where key <= query < T, else 0
             let m0 = (keys <= vec4<u32>(qa)) & vec4<bool>(qa < T);
             let m1 = (keys <= vec4<u32>(qb)) & vec4<bool>(qb < T);
-            let m2 = (keys <= vec4<u32>(qc)) & vec4<bool>(qc < T);
-            let m3 = (keys <= vec4<u32>(qd)) & vec4<bool>(qd < T);
-            Pt[tx * PS4 + ty] = select(z, exp(s0 - vec4<f32>(Lt[tx])), m0);
-            Pt[(tx + TX) * PS4 + ty] = select(z, exp(s1 - vec4<f32>(Lt[tx + TX])), m1);
-            Pt[(tx + 2u * TX) * PS4 + ty] = select(z, exp(s2 - vec4<f32>(Lt[tx + 2u * TX])), m2);
-            Pt[(tx + 3u * TX) * PS4 + ty] = select(z, exp(s3 - vec4<f32>(Lt[tx + 3u * TX])), m3);
+            Pt[kb * PS4 + ty] = select(z, exp(s0 - vec4<f32>(Lt[kb])), m0);
+            Pt[(kb + TX) * PS4 + ty] = select(z, exp(s1 - vec4<f32>(Lt[kb + TX])), m1);
+            if (KPT > 2u) {
+                let m2 = (keys <= vec4<u32>(qc)) & vec4<bool>(qc < T);
+                let m3 = (keys <= vec4<u32>(qd)) & vec4<bool>(qd < T);
+                Pt[(kb + 2u * TX) * PS4 + ty] = select(z, exp(s2 - vec4<f32>(Lt[kb + 2u * TX])), m2);
+                Pt[(kb + 3u * TX) * PS4 + ty] = select(z, exp(s3 - vec4<f32>(Lt[kb + 3u * TX])), m3);
+            }
         }
         workgroupBarrier();
         if (hf == 1u) {
             // ds = p (dp - D) at this thread's own tile positions of Pt
-            let p0 = Pt[tx * PS4 + ty];
-            let p1 = Pt[(tx + TX) * PS4 + ty];
-            let p2 = Pt[(tx + 2u * TX) * PS4 + ty];
-            let p3 = Pt[(tx + 3u * TX) * PS4 + ty];
-            St[tx * PS4 + ty] = p0 * (s0 - vec4<f32>(Dt[tx]));
-            St[(tx + TX) * PS4 + ty] = p1 * (s1 - vec4<f32>(Dt[tx + TX]));
-            St[(tx + 2u * TX) * PS4 + ty] = p2 * (s2 - vec4<f32>(Dt[tx + 2u * TX]));
-            St[(tx + 3u * TX) * PS4 + ty] = p3 * (s3 - vec4<f32>(Dt[tx + 3u * TX]));
+            let p0 = Pt[kb * PS4 + ty];
+            let p1 = Pt[(kb + TX) * PS4 + ty];
+            St[kb * PS4 + ty] = p0 * (s0 - vec4<f32>(Dt[kb]));
+            St[(kb + TX) * PS4 + ty] = p1 * (s1 - vec4<f32>(Dt[kb + TX]));
             //!drop let e0 = tt_drop_mul4(dkey, vec4<u32>((sb + qa) * T) + keys); // mask of (query, keys)
             //!drop let e1 = tt_drop_mul4(dkey, vec4<u32>((sb + qb) * T) + keys);
-            //!drop let e2 = tt_drop_mul4(dkey, vec4<u32>((sb + qc) * T) + keys);
-            //!drop let e3 = tt_drop_mul4(dkey, vec4<u32>((sb + qd) * T) + keys);
-            //!drop Pt[tx * PS4 + ty] = p0 * e0;
-            //!drop Pt[(tx + TX) * PS4 + ty] = p1 * e1;
-            //!drop Pt[(tx + 2u * TX) * PS4 + ty] = p2 * e2;
-            //!drop Pt[(tx + 3u * TX) * PS4 + ty] = p3 * e3;
-            //!drop St[tx * PS4 + ty] = p0 * (s0 * e0 - vec4<f32>(Dt[tx]));
-            //!drop St[(tx + TX) * PS4 + ty] = p1 * (s1 * e1 - vec4<f32>(Dt[tx + TX]));
-            //!drop St[(tx + 2u * TX) * PS4 + ty] = p2 * (s2 * e2 - vec4<f32>(Dt[tx + 2u * TX]));
-            //!drop St[(tx + 3u * TX) * PS4 + ty] = p3 * (s3 * e3 - vec4<f32>(Dt[tx + 3u * TX]));
+            //!drop Pt[kb * PS4 + ty] = p0 * e0;
+            //!drop Pt[(kb + TX) * PS4 + ty] = p1 * e1;
+            //!drop St[kb * PS4 + ty] = p0 * (s0 * e0 - vec4<f32>(Dt[kb]));
+            //!drop St[(kb + TX) * PS4 + ty] = p1 * (s1 * e1 - vec4<f32>(Dt[kb + TX]));
+            if (KPT > 2u) {
+                let p2 = Pt[(kb + 2u * TX) * PS4 + ty];
+                let p3 = Pt[(kb + 3u * TX) * PS4 + ty];
+                St[(kb + 2u * TX) * PS4 + ty] = p2 * (s2 - vec4<f32>(Dt[kb + 2u * TX]));
+                St[(kb + 3u * TX) * PS4 + ty] = p3 * (s3 - vec4<f32>(Dt[kb + 3u * TX]));
+                //!drop let e2 = tt_drop_mul4(dkey, vec4<u32>((sb + qc) * T) + keys);
+                //!drop let e3 = tt_drop_mul4(dkey, vec4<u32>((sb + qd) * T) + keys);
+                //!drop Pt[(kb + 2u * TX) * PS4 + ty] = p2 * e2;
+                //!drop Pt[(kb + 3u * TX) * PS4 + ty] = p3 * e3;
+                //!drop St[(kb + 2u * TX) * PS4 + ty] = p2 * (s2 * e2 - vec4<f32>(Dt[kb + 2u * TX]));
+                //!drop St[(kb + 3u * TX) * PS4 + ty] = p3 * (s3 * e3 - vec4<f32>(Dt[kb + 3u * TX]));
+            }
         }
         workgroupBarrier();
         //!ds ds_store(b * a.NH + h, i0, j0, lid);

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# fwd_h200.sh — the attention forward's split layout (attention_forward.wgsl
+# SPL 2: two threads per 4x4 score tile, 256 threads at head size 64 on a
+# 48 KiB adapter; attention.c split_mode) against the plain layout it
+# replaces (forced by the test hook TT_WEBGPU_ATTN_SPLIT=0), on the GPU
+# host, in one device call:
+#   1. bits, ops: build/test_webgpu_attention on the GPU (test_split runs
+#      both layouts on the GPU's tiles, constant loop bounds and prefetch
+#      and compares them bit for bit and against float64; every other case
+#      runs the layout the GPU plans);
+#   2. bits, training: $preset, 3 steps, losses and grad norms of both
+#      layouts and their final checkpoints compared ("bit-identical" or
+#      "DIFFERENT");
+#   3. profile: build/tinytrain_hooks profile --detail, both layouts, at
+#      gpt2 (12 layers, d 768, 12 heads, ctx 1024, batch 8) and the
+#      shakespeare_char shape (6 layers, d 384, 6 heads, ctx 256, batch 64):
+#      the attention rows side by side (ms per step, GFLOP/s; the forward's
+#      tag ends in " s2" where the split layout runs);
+#   4. (--step) the whole step: build/bench_webgpu gpt2 STEPS 0, split /
+#      plain / split / plain.
+# Prediction (H200, gpt2, per step; plain: attention_forward 8.7-11.0 ms at
+# ~17-18 TFLOP/s, 154.8 GFLOP): the plain layout runs 128 threads of ~100+
+# registers each (32 output, 16 score, 32 prefetch accumulators) at 44.5
+# KiB, so ~4 workgroups = 16 warps per SM, and a quarter of its tile time
+# is 4 barriers and the softmax exchange with too few warps to cover them.
+# The split layout holds half the accumulators per thread (o 16, s 8,
+# prefetch 16) in 256 threads at 46.5 KiB: ~3-4 workgroups = 24-32 warps
+# per SM; its shared loads per FMA rise (S: 6 per 32 FMAs instead of 8 per
+# 64; PV: 2 per 16 instead of 3 per 32; +16 Red and 2 Pt reads per tile),
+# which the H200's LDS bandwidth (broadcast vec4 reads) absorbs.
+#   attention_forward "br64 bc32 ob1 nt256 47616B pf s2": 6.5-8 ms
+#     (19-24 TFLOP/s) vs 8.7-11; no change in bits. Risk: if the kernel is
+#     bound by shared-load wavefronts rather than latency, the split is
+#     slower (up to ~11-12 ms): the A/B below decides.
+#   shakespeare_char shape: attention_forward the same ratio (~0.75x).
+#   backward unchanged (dk/dv 16.6, dq_ds 3.45, d 0.25 ms).
+# Attention fwd + bwd 29 -> ~27 ms of a ~143 ms step: ~19%.
+#
+#   bash dev/attention/fwd_h200.sh [--no-bits] [--step] [--steps 10] [--preset gpt2] [--jobs N] [--data FILE]
+#
+# --preset: the preset of the training and profile runs (tiny: a smoke test
+# on lavapipe, where the split layout is forced on by the hook as on a GPU).
+# Environment: TINYTRAIN_WEBGPU_LIB (Dawn), VK_DRIVER_FILES (set here to the
+# NVIDIA ICD when unset and one is found). Raw outputs in build/dev-fwd/
+# (copied to $OUT/dev-fwd when $OUT is a folder). Exit 1 if the build fails,
+# 3 if the bits differ. About 2-3 minutes on the 16-core host.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+steps=10 bits=1 step=0 preset=gpt2 jobs=$(nproc 2>/dev/null || echo 4) datafile=${TT_BENCH_DATA:-}
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --steps) steps=$2; shift ;;
+    --no-bits) bits=0 ;;
+    --step) step=1 ;;
+    --preset) preset=$2; shift ;;
+    --jobs) jobs=$2; shift ;;
+    --data) datafile=$2; shift ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    *) echo "fwd_h200.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+data=(); [ -n "$datafile" ] && data=(--data "$datafile")
+t0=$(date +%s)
+el() { echo $(( $(date +%s) - t0 )); }
+if [ -z "${VK_DRIVER_FILES:-}" ]; then
+  for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \
+             /etc/vulkan/icd.d/nvidia_icd.json; do
+    [ -f $icd ] && export VK_DRIVER_FILES=$icd && break
+  done
+fi
+echo "== build ($(el) s)"
+mkdir -p build
+targets=(tinytrain_hooks test_webgpu_attention); [ $step = 1 ] && targets+=(bench_webgpu)
+if ! { timeout 200 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >build/fwd-build.log 2>&1 &&
+       timeout 200 cmake --build build -j"$jobs" --target "${targets[@]}" >>build/fwd-build.log 2>&1; }; then
+  echo "fwd_h200.sh: build failed:"; tail -20 build/fwd-build.log 2>/dev/null; exit 1
+fi
+out=build/dev-fwd
+rm -rf "$out"; mkdir -p "$out"
+echo "built in $(el) s"
+bad=0
+# the layouts: split = as planned on a GPU (forced on: the same where it
+# fits, and on lavapipe for the smoke test), plain = the hook's old kernel
+menv() { if [ "$1" = plain ]; then echo TT_WEBGPU_ATTN_SPLIT=0; else echo TT_WEBGPU_ATTN_SPLIT=1; fi; }
+
+if [ $bits = 1 ]; then
+  echo "== bits, ops ($(el) s)"
+  if TT_REQUIRE_WEBGPU=1 timeout 300 ./build/test_webgpu_attention >"$out/test_webgpu_attention.log" 2>&1; then
+    echo "test_webgpu_attention: passed ($(grep -h -m1 '^adapter:' "$out/test_webgpu_attention.log");" \
+         "$(grep -h -m1 'split forward' "$out/test_webgpu_attention.log" | sed 's/^ *//'))"
+  else
+    echo "test_webgpu_attention: FAILED"; tail -15 "$out/test_webgpu_attention.log"; bad=1
+  fi
+  echo "== bits, training: $preset, 3 steps ($(el) s)"
+  extract() { sed -n 's/^{"event":"step","step":\([0-9]*\),"steps":[0-9]*,"loss":\([^,]*\),"lr":[^,]*,"grad_norm":\([^,]*\),.*/step \1 loss \2 gn \3/p' "$1"; }
+  for m in split plain; do
+    env "$(menv $m)" timeout 300 ./build/tinytrain_hooks train --backend webgpu --preset "$preset" --json --sample-tokens 0 \
+      --save-every 0 --stop-after 3 "${data[@]}" --out "$out/train-$m" >"$out/train-$m.jsonl" 2>"$out/train-$m.err"
+    extract "$out/train-$m.jsonl" >"$out/train-$m.txt"
+  done
+  cat "$out/train-split.txt"
+  if [ -s "$out/train-split.txt" ] && cmp -s "$out/train-split.txt" "$out/train-plain.txt" &&
+     cmp -s "$out/train-split/checkpoint.safetensors" "$out/train-plain/checkpoint.safetensors"; then
+    echo "training: bit-identical ($(wc -l <"$out/train-split.txt") steps, and the final checkpoints)"
+  else
+    echo "training: DIFFERENT"; diff "$out/train-split.txt" "$out/train-plain.txt" | head; for f in "$out"/train-*.err; do tail -n 3 "$f"; done; bad=1
+  fi
+fi
+
+# attention rows of a --detail profile: kernel ms GFLOP/s detail
+rows() {
+  awk '/^  attention/ { n = NF; if ($n ~ /%$/) { ms = $(n - 1); gf = "-"; k = n - 3 } else { ms = $(n - 2); gf = $n; k = n - 4 }
+                        d = ""; for (i = 2; i <= k; i++) d = d (i > 2 ? " " : "") $i
+                        printf "%s %s %s %s\n", $1, ms, gf, d }' "$1"
+}
+side() { # side NAME: the attention rows of profile-NAME-{plain,split} side by side
+  local a="$out/profile-$1-plain.txt" b="$out/profile-$1-split.txt"
+  printf '  %-26s %10s %9s %10s %9s %7s   %s\n' kernel "plain ms" "GFLOP/s" "split ms" "GFLOP/s" ratio "split tile"
+  rows "$a" >"$out/rows-$1-plain.txt"; rows "$b" >"$out/rows-$1-split.txt"
+  awk 'NR == FNR { ms[$1] = $2; gf[$1] = $3; next }
+       { t = $4; for (i = 5; i <= NF; i++) t = t " " $i
+         r = (ms[$1] > 0) ? sprintf("%.3f", $2 / ms[$1]) : "-"
+         printf "  %-26s %10s %9s %10s %9s %7s   %s\n", $1, ms[$1], gf[$1], $2, $3, r, t
+         sa += ms[$1]; sb += $2 }
+       END { printf "  %-26s %10.3f %9s %10.3f %9s %7.3f\n", "attention (all)", sa, "", sb, "", (sa > 0 ? sb / sa : 0) }' \
+    "$out/rows-$1-plain.txt" "$out/rows-$1-split.txt"
+  for m in plain split; do echo "  $m: $(grep 'sum of the sites' "$out/profile-$1-$m.txt")"; done
+}
+shapes=("$preset" shakespeare)
+for s in "${shapes[@]}"; do
+  if [ "$s" = shakespeare ]; then args=(--preset "$preset" --layers 6 --d-model 384 --heads 6 --ctx 256 --batch 64)
+  else args=(--preset "$s"); fi
+  echo "== profile: ${args[*]} --detail ($(el) s)"
+  for m in plain split; do
+    env "$(menv $m)" timeout 300 ./build/tinytrain_hooks profile "${args[@]}" --detail >"$out/profile-$s-$m.txt" 2>&1 ||
+      { echo "profile $s $m failed:"; tail -5 "$out/profile-$s-$m.txt"; }
+  done
+  side "$s"
+done
+
+if [ $step = 1 ]; then
+  echo "== step: bench_webgpu $preset $steps 0, split plain split plain ($(el) s)"
+  for m in split plain split plain; do
+    env TT_BENCH_PIPELINED=0 "$(menv $m)" timeout 300 ./build/bench_webgpu "$preset" "$steps" 0 >"$out/bench-$m.txt" 2>&1
+    echo "$m: $(grep -E 'step median' "$out/bench-$m.txt" | head -1)"
+  done
+fi
+[ -d "${OUT:-}" ] && cp -r "$out" "$OUT/dev-fwd"
+echo "done in $(el) s"
+[ $bad = 0 ] || exit 3
