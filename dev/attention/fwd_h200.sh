@@ -1,45 +1,55 @@
 #!/usr/bin/env bash
-# fwd_h200.sh — the attention forward's split layout (attention_forward.wgsl
-# SPL 2: two threads per 4x4 score tile, 256 threads at head size 64 on a
-# 48 KiB adapter; attention.c split_mode) against the plain layout it
-# replaces (forced by the test hook TT_WEBGPU_ATTN_SPLIT=0), on the GPU
-# host, in one device call:
+# fwd_h200.sh — the split attention layouts (two threads per 4x4 tile:
+# attention_forward.wgsl and attention_backward_dkdv.wgsl SPL 2, 256
+# threads each at head size 64 on a 48 KiB adapter; attention.c
+# split_mode) against the plain layouts they replace, on the GPU host, in
+# one device call. The test hook TT_WEBGPU_ATTN_SPLIT=MASK forces them
+# (1 forward, 2 dk/dv split, the other plain; 0 both plain, 3 both split).
 #   1. bits, ops: build/test_webgpu_attention on the GPU (test_split runs
-#      both layouts on the GPU's tiles, constant loop bounds and prefetch
-#      and compares them bit for bit and against float64; every other case
-#      runs the layout the GPU plans);
-#   2. bits, training: $preset, 3 steps, losses and grad norms of both
-#      layouts and their final checkpoints compared ("bit-identical" or
+#      both layouts on the GPU's tiles, constant loop bounds and prefetch,
+#      with the dS-storing backward and the pair, and compares them bit for
+#      bit and against float64; every other case runs the layouts the GPU
+#      plans);
+#   2. bits, training: $preset, 3 steps, both layouts (3, 0): losses, grad
+#      norms and the final checkpoints compared ("bit-identical" or
 #      "DIFFERENT");
-#   3. profile: build/tinytrain_hooks profile --detail, both layouts, at
-#      gpt2 (12 layers, d 768, 12 heads, ctx 1024, batch 8) and the
-#      shakespeare_char shape (6 layers, d 384, 6 heads, ctx 256, batch 64):
-#      the attention rows side by side (ms per step, GFLOP/s; the forward's
-#      tag ends in " s2" where the split layout runs);
-#   4. (--step) the whole step: build/bench_webgpu gpt2 STEPS 0, split /
-#      plain / split / plain.
+#   3. profile: build/tinytrain_hooks profile --detail, plain (0) and split
+#      (3), at gpt2 (12 layers, d 768, 12 heads, ctx 1024, batch 8) and the
+#      shakespeare_char shape (6 layers, d 384, 6 heads, ctx 256, batch
+#      64): the attention rows side by side (ms per step, GFLOP/s; a tag
+#      ending in " s2" is the split layout). Every site is timed alone, so
+#      each kernel's row is its own A/B;
+#   4. (--step) the whole step: build/bench_webgpu gpt2 STEPS 0 with masks
+#      3 0 1 2 (both, neither, forward only, dk/dv only).
 # Prediction (H200, gpt2, per step; plain: attention_forward 8.7-11.0 ms at
-# ~17-18 TFLOP/s, 154.8 GFLOP): the plain layout runs 128 threads of ~100+
-# registers each (32 output, 16 score, 32 prefetch accumulators) at 44.5
-# KiB, so ~4 workgroups = 16 warps per SM, and a quarter of its tile time
-# is 4 barriers and the softmax exchange with too few warps to cover them.
-# The split layout holds half the accumulators per thread (o 16, s 8,
-# prefetch 16) in 256 threads at 46.5 KiB: ~3-4 workgroups = 24-32 warps
-# per SM; its shared loads per FMA rise (S: 6 per 32 FMAs instead of 8 per
-# 64; PV: 2 per 16 instead of 3 per 32; +16 Red and 2 Pt reads per tile),
-# which the H200's LDS bandwidth (broadcast vec4 reads) absorbs.
+# ~17-18 TFLOP/s, attention_backward_dkdv 16.6 ms at 18.6). Both plain
+# kernels run 128 threads holding ~100+ registers each (32 output, 16
+# score, 32 prefetch accumulators) in 43-45 KiB: ~4 workgroups = 16 warps
+# per SM, and 4 barriers per tile with too few warps to cover them and the
+# shared-load latency. The split layouts hold half the accumulators per
+# thread (16 + 8 + 16) in 256 threads on the same workgroup memory (the
+# forward's Red doubles: 46.5 KiB): 24-32 warps per SM. Their shared loads
+# per FMA rise (forward S: 6 per 32 FMAs instead of 8 per 64; PV and dk/dv
+# accumulation: 2 per 16 instead of 3 per 32; forward +8 Red and +2 Pt
+# reads per tile), which the H200's LDS bandwidth (broadcast vec4 reads)
+# should absorb.
 #   attention_forward "br64 bc32 ob1 nt256 47616B pf s2": 6.5-8 ms
-#     (19-24 TFLOP/s) vs 8.7-11; no change in bits. Risk: if the kernel is
-#     bound by shared-load wavefronts rather than latency, the split is
-#     slower (up to ~11-12 ms): the A/B below decides.
-#   shakespeare_char shape: attention_forward the same ratio (~0.75x).
-#   backward unchanged (dk/dv 16.6, dq_ds 3.45, d 0.25 ms).
-# Attention fwd + bwd 29 -> ~27 ms of a ~143 ms step: ~19%.
+#     (19-24 TFLOP/s) vs 8.7-11;
+#   attention_backward_dkdv "br32 bc32 ob1 nt256 44288B pf s2 ds64 ...":
+#     12-14 ms (22-26 TFLOP/s) vs 16.6;
+#   dq_ds, d unchanged (3.45, 0.25 ms); no change in bits anywhere.
+#   Attention fwd + bwd ~29 -> ~23-25 ms of a ~139-141 ms step: ~17%.
+#   shakespeare_char shape: the same ratios (~0.75-0.8x per kernel).
+# Risk: if a kernel is bound by shared-load wavefronts rather than latency,
+# its split layout is slower (forward up to ~11-12 ms); the rows show it
+# per kernel, and the planner's split_mode (attention.c) is where to turn
+# one off.
 #
-#   bash dev/attention/fwd_h200.sh [--no-bits] [--step] [--steps 10] [--preset gpt2] [--jobs N] [--data FILE]
+#   bash dev/attention/fwd_h200.sh [--no-bits] [--step] [--steps 10] [--preset gpt2] [--one-shape] [--jobs N] [--data FILE]
 #
-# --preset: the preset of the training and profile runs (tiny: a smoke test
-# on lavapipe, where the split layout is forced on by the hook as on a GPU).
+# --preset: the preset of the training and profile runs (--preset tiny
+# --one-shape: a smoke test on lavapipe, where the hook forces the split
+# layouts as a GPU plans them). --one-shape: no shakespeare_char profile.
 # Environment: TINYTRAIN_WEBGPU_LIB (Dawn), VK_DRIVER_FILES (set here to the
 # NVIDIA ICD when unset and one is found). Raw outputs in build/dev-fwd/
 # (copied to $OUT/dev-fwd when $OUT is a folder). Exit 1 if the build fails,
@@ -47,12 +57,13 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-steps=10 bits=1 step=0 preset=gpt2 jobs=$(nproc 2>/dev/null || echo 4) datafile=${TT_BENCH_DATA:-}
+steps=10 bits=1 step=0 one=0 preset=gpt2 jobs=$(nproc 2>/dev/null || echo 4) datafile=${TT_BENCH_DATA:-}
 while [ $# -gt 0 ]; do
   case "$1" in
     --steps) steps=$2; shift ;;
     --no-bits) bits=0 ;;
     --step) step=1 ;;
+    --one-shape) one=1 ;;
     --preset) preset=$2; shift ;;
     --jobs) jobs=$2; shift ;;
     --data) datafile=$2; shift ;;
@@ -81,15 +92,17 @@ out=build/dev-fwd
 rm -rf "$out"; mkdir -p "$out"
 echo "built in $(el) s"
 bad=0
-# the layouts: split = as planned on a GPU (forced on: the same where it
-# fits, and on lavapipe for the smoke test), plain = the hook's old kernel
-menv() { if [ "$1" = plain ]; then echo TT_WEBGPU_ATTN_SPLIT=0; else echo TT_WEBGPU_ATTN_SPLIT=1; fi; }
+# the layouts: split = both split as a GPU plans them (forced: the same
+# where they fit, and on lavapipe for the smoke test), plain = the old
+# kernels; or a mask (1 forward, 2 dk/dv)
+menv() { case "$1" in plain) echo TT_WEBGPU_ATTN_SPLIT=0 ;; split) echo TT_WEBGPU_ATTN_SPLIT=3 ;;
+                      *) echo TT_WEBGPU_ATTN_SPLIT=$1 ;; esac; }
 
 if [ $bits = 1 ]; then
   echo "== bits, ops ($(el) s)"
   if TT_REQUIRE_WEBGPU=1 timeout 300 ./build/test_webgpu_attention >"$out/test_webgpu_attention.log" 2>&1; then
     echo "test_webgpu_attention: passed ($(grep -h -m1 '^adapter:' "$out/test_webgpu_attention.log");" \
-         "$(grep -h -m1 'split forward' "$out/test_webgpu_attention.log" | sed 's/^ *//'))"
+         "$(grep -h -m1 'split layouts' "$out/test_webgpu_attention.log" | sed 's/^ *//'))"
   else
     echo "test_webgpu_attention: FAILED"; tail -15 "$out/test_webgpu_attention.log"; bad=1
   fi
@@ -128,7 +141,7 @@ side() { # side NAME: the attention rows of profile-NAME-{plain,split} side by s
     "$out/rows-$1-plain.txt" "$out/rows-$1-split.txt"
   for m in plain split; do echo "  $m: $(grep 'sum of the sites' "$out/profile-$1-$m.txt")"; done
 }
-shapes=("$preset" shakespeare)
+shapes=("$preset"); [ $one = 1 ] || shapes+=(shakespeare)
 for s in "${shapes[@]}"; do
   if [ "$s" = shakespeare ]; then args=(--preset "$preset" --layers 6 --d-model 384 --heads 6 --ctx 256 --batch 64)
   else args=(--preset "$s"); fi
@@ -141,10 +154,10 @@ for s in "${shapes[@]}"; do
 done
 
 if [ $step = 1 ]; then
-  echo "== step: bench_webgpu $preset $steps 0, split plain split plain ($(el) s)"
-  for m in split plain split plain; do
+  echo "== step: bench_webgpu $preset $steps 0, TT_WEBGPU_ATTN_SPLIT 3 0 1 2 ($(el) s)"
+  for m in 3 0 1 2; do
     env TT_BENCH_PIPELINED=0 "$(menv $m)" timeout 300 ./build/bench_webgpu "$preset" "$steps" 0 >"$out/bench-$m.txt" 2>&1
-    echo "$m: $(grep -E 'step median' "$out/bench-$m.txt" | head -1)"
+    echo "split mask $m: $(grep -E 'step median' "$out/bench-$m.txt" | head -1)"
   done
 fi
 [ -d "${OUT:-}" ] && cp -r "$out" "$OUT/dev-fwd"

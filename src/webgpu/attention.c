@@ -181,10 +181,11 @@ static int pf_mode(const tt_gops *o, int hs, const tt_attn_tile *t) {
  * tt_gop_attention_split): GPUs, where they fit, without dropout (the
  * forward rebuilds l from the probabilities stored for the PV product,
  * which dropout scales; dk/dv keeps the rule); CPU adapters keep the plain
- * layout (nothing to gain, compile time); tests force it
+ * layout (nothing to gain, compile time); tests force them on or off
  * (tt_gops.attn_split, hook TT_WEBGPU_ATTN_SPLIT) */
 static int split_mode(const tt_gops *o, int which, int hs, int drop, tt_attn_tile *t) {
-    if (drop || o->attn_split < 0 || (!o->attn_split && o->info->is_cpu)) return 0;
+    int on = o->attn_split & TT_ATTN_SPLIT_FORCED ? (o->attn_split >> (which ? 1 : 0)) & 1 : !o->info->is_cpu;
+    if (drop || !on) return 0;
     return tt_gop_attention_split(which, hs, o->info->max_wg_storage, o->info->max_invocations, t);
 }
 

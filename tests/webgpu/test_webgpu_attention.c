@@ -245,9 +245,11 @@ static void attn_run(int B, int T, int NH, int hs, int rerun, int pf, tt_gref bq
     int tiled = tiled_usable(hs), ds = tt_gop_attention_ds_elems(&O, B, T, C, NH, 0) > 0;
     tt_attn_tile ft;
     /* the split forward and dk/dv where they fit: forced, or planned (GPUs) */
-    int split_on = tiled && (O.attn_split > 0 || (O.attn_split == 0 && !INFO.is_cpu)), split[3];
+    int split[3];
     for (int w = 0; w < 3; w += 2)
-        split[w] = split_on && tt_gop_attention_plan(w, hs, INFO.max_wg_storage, INFO.max_invocations, &ft) &&
+        split[w] = tiled &&
+                   (O.attn_split & TT_ATTN_SPLIT_FORCED ? (O.attn_split >> (w ? 1 : 0)) & 1 : !INFO.is_cpu) &&
+                   tt_gop_attention_plan(w, hs, INFO.max_wg_storage, INFO.max_invocations, &ft) &&
                    tt_gop_attention_split(w, hs, INFO.max_wg_storage, INFO.max_invocations, &ft);
     O.attn_pf = pf;
     tt_gsite s[4];
@@ -528,7 +530,7 @@ static void attn_case_split(int B, int T, int NH, int hs, int pf) {
     size_t lens[5] = {P.n, 2 * P.ns, P.n, P.n, P.n};
     float *got[2][5];
     for (int m = 0; m < 2; m++) {
-        O.attn_split = m ? -1 : 1;
+        O.attn_split = TT_ATTN_SPLIT_FORCED | (m ? 0 : 3);
         attn_run(B, T, NH, hs, m == 0, pf, tt_gtest_R(P.bq), tt_gtest_R(P.bk), tt_gtest_R(P.bv), P.bdy, ref, got[m]);
     }
     O.attn_split = 0;
@@ -560,7 +562,7 @@ TT_TEST(test_split) {
         attn_case_split(1, 37, 1, 64, 1);
         INFO.max_wg_storage = full;
     }
-    printf("  split forward: worst rel err %.3g\n", WORST);
+    printf("  split layouts: worst rel err %.3g\n", WORST);
 }
 
 /* the row kernels where no tile holds the head (more than 4 output blocks

@@ -18,7 +18,7 @@
 #     tiles, its dropout variant), and the
 #     odd shape with the plan choices GPUs or big shapes make forced by
 #     hooks (TT_WEBGPU_ATTN_PF=1: the attention prefetch of GPUs;
-#     TT_WEBGPU_ATTN_SPLIT=1 with it at head size 52, T 37: the split
+#     TT_WEBGPU_ATTN_SPLIT=3 with it at head size 52, T 37: the split
 #     layouts of GPUs, forward and dk/dv, whose instrumented tiles fit
 #     lavapipe's 32 KiB;
 #     TT_WEBGPU_BIASFOLD=0: the separate bias-gradient column sums of big
@@ -102,7 +102,7 @@ run_train dropout-odd -- "${SHAPE_ODD[@]}" --dropout 0.2
 run_train dropout-rows -- "${SHAPE_WIDE[@]}" --dropout 0.2
 run_train attn-pf TT_WEBGPU_ATTN_PF=1 -- "${SHAPE_ODD[@]}"
 run_train attn-ds TT_WEBGPU_ATTN_PF=1 -- "${SHAPE_DS[@]}" --dropout 0.2
-run_train attn-split TT_WEBGPU_ATTN_SPLIT=1 TT_WEBGPU_ATTN_PF=1 -- "${SHAPE_SPLIT[@]}"
+run_train attn-split TT_WEBGPU_ATTN_SPLIT=3 TT_WEBGPU_ATTN_PF=1 -- "${SHAPE_SPLIT[@]}"
 run_train biasfold-0 TT_WEBGPU_BIASFOLD=0 -- "${SHAPE_ODD[@]}"
 run_train splitk-3 TT_WEBGPU_SPLITK=3 -- "${SHAPE_ODD[@]}"
 # LoRA (the lora_*.wgsl kernels): test_webgpu_lora's odd shape (rank 3) and
