@@ -131,7 +131,7 @@ int main(int argc, char **argv) {
     double f;
     BENCH("empty op (1 phase, 64 chunks)", 0, reps, tt_cpu_run1(&cpu, nop_task, NULL, 64));
     {
-        tt_phase ph2[2] = {{1, {{nop_task, NULL, 64}}}, {1, {{nop_task, NULL, 64}}}};
+        tt_phase ph2[2] = {{1, {{nop_task, NULL, 64}}, 0}, {1, {{nop_task, NULL, 64}}, 0}};
         BENCH("empty op (2 phases, 64 chunks)", 0, reps, tt_cpu_run(&cpu, ph2, 2));
     }
     {

@@ -158,6 +158,6 @@ void tt_layernorm_backward(tt_cpu *cpu, float *dinp, float *dweight, float *dbia
     l.cmean = stats, l.crstd = stats + N, l.N = N, l.C = C, l.accumulate = accumulate_dinp;
     l.n_row_chunks = (N + LN_ROWS - 1) / LN_ROWS;
     l.partial = cpu->scratch;
-    tt_phase ph[2] = {{1, {{bwd_rows_task, &l, l.n_row_chunks}}}, {1, {{bwd_cols_task, &l, (C + LN_COLS - 1) / LN_COLS}}}};
+    tt_phase ph[2] = {{1, {{bwd_rows_task, &l, l.n_row_chunks}}, 0}, {1, {{bwd_cols_task, &l, (C + LN_COLS - 1) / LN_COLS}}, 0}};
     tt_cpu_run(cpu, ph, (dweight || dbias) ? 2 : 1);
 }

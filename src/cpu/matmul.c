@@ -598,6 +598,28 @@ static void sort_tasks(tt_phase *ph, double *cost) {
         }
 }
 
+/* A slice phase's output blocks of the double-buffered jobs (weight
+ * gradients) go first and are bound (tt_phase): every slice deals them to
+ * the threads in the same contiguous ranges, so a thread keeps its blocks
+ * of C, slice after slice, in its own core's caches, and its consecutive
+ * blocks share their rows of packed A. The other tasks keep their order
+ * after them. */
+static int bound_task(const tt_task *t) { return t->fn == tt_mm_task && ((const tt_mm_job *)t->arg)->dbuf; }
+
+static void bind_tasks(tt_phase *ph) {
+    tt_task t[TT_MAX_TASKS];
+    int n = 0;
+    ph->bound = 0;
+    for (int a = 0; a < ph->n_tasks; a++)
+        if (bound_task(&ph->t[a])) {
+            t[n++] = ph->t[a];
+            ph->bound += ph->t[a].n;
+        }
+    for (int a = 0; a < ph->n_tasks; a++)
+        if (!bound_task(&ph->t[a])) t[n++] = ph->t[a];
+    memcpy(ph->t, t, (size_t)n * sizeof *t);
+}
+
 /* Products with a long K chain (weight gradients: K = tokens) run their K
  * in slices of KSLICE, one compute phase each, all threads on the same
  * slice: the slice's rows of A and packed B are read from memory once and
@@ -683,6 +705,7 @@ static void set_run(tt_cpu *cpu, mm_set *m) {
                 p->t[p->n_tasks++] = (tt_task){tt_colsum_task, m->cs[i], tt_colsum_chunks(m->cs[i]->OC)};
             }
         sort_tasks(p, cost);
+        bind_tasks(p);
         nph++;
         if (nph == TT_MAX_PHASES || q == nslice - 1) {
             tt_cpu_run(cpu, ph, nph);

@@ -72,11 +72,20 @@ typedef struct {
     alignas(64) atomic_llong next;
 } padded_counter;
 
+/* threads that get a range of a phase's bound chunks (tt_phase); with more,
+ * the bound chunks are claimed in order like the rest */
+#define TT_BIND_MAX 64
+
 typedef struct {
     const tt_phase *ph;
     int nph;
+    int nth;
     int64_t start[TT_MAX_PHASES][TT_MAX_TASKS + 1];
-    padded_counter ctr[TT_MAX_PHASES];
+    int64_t bound[TT_MAX_PHASES];
+    padded_counter ctr[TT_MAX_PHASES]; /* the next unbound chunk */
+    /* the next chunk of each thread's range (claims are a few per phase, so
+     * the counters share cache lines) */
+    atomic_llong own[TT_MAX_PHASES][TT_BIND_MAX];
     double spin_s;
     alignas(64) atomic_int bar_count;
     alignas(64) atomic_int bar_sense;
@@ -96,16 +105,30 @@ static void barrier_wait(run_ctx *r, int nth, int *sense) {
     }
 }
 
-static void run_phase_chunks(run_ctx *r, int p, int tid) {
+static inline void run_chunk(const run_ctx *r, int p, int64_t c, int tid) {
     const tt_phase *ph = &r->ph[p];
-    int64_t total = r->start[p][ph->n_tasks];
     int t = 0;
-    for (;;) {
-        int64_t c = atomic_fetch_add_explicit(&r->ctr[p].next, 1, memory_order_relaxed);
-        if (c >= total) break;
-        while (r->start[p][t + 1] <= c) t++; /* chunks are claimed in increasing order */
-        ph->t[t].fn(ph->t[t].arg, c - r->start[p][t], tid);
-    }
+    while (r->start[p][t + 1] <= c) t++;
+    ph->t[t].fn(ph->t[t].arg, c - r->start[p][t], tid);
+}
+
+/* the end of thread v's range of the bound chunks of phase p */
+static inline int64_t range_end(const run_ctx *r, int p, int v) { return (v + 1) * r->bound[p] / r->nth; }
+
+static void run_phase_chunks(run_ctx *r, int p, int tid) {
+    int64_t total = r->start[p][r->ph[p].n_tasks], c;
+    if (r->bound[p])
+        for (int64_t hi = range_end(r, p, tid); (c = atomic_fetch_add_explicit(&r->own[p][tid], 1, memory_order_relaxed)) < hi;)
+            run_chunk(r, p, c, tid);
+    while ((c = atomic_fetch_add_explicit(&r->ctr[p].next, 1, memory_order_relaxed)) < total) run_chunk(r, p, c, tid);
+    if (r->bound[p])
+        for (int d = 1; d < r->nth; d++) {
+            int v = (tid + d) % r->nth;
+            int64_t hi = range_end(r, p, v);
+            while (atomic_load_explicit(&r->own[p][v], memory_order_relaxed) < hi &&
+                   (c = atomic_fetch_add_explicit(&r->own[p][v], 1, memory_order_relaxed)) < hi)
+                run_chunk(r, p, c, tid);
+        }
 }
 
 static void run_worker(void *vctx, int tid, int nth) {
@@ -133,10 +156,14 @@ void tt_cpu_run(tt_cpu *cpu, const tt_phase *phases, int n_phases) {
     run_ctx r;
     r.ph = phases;
     r.nph = n_phases;
+    r.nth = cpu->nthreads;
     for (int p = 0; p < n_phases; p++) {
         r.start[p][0] = 0;
         for (int t = 0; t < phases[p].n_tasks; t++) r.start[p][t + 1] = r.start[p][t] + phases[p].t[t].n;
-        atomic_init(&r.ctr[p].next, 0);
+        r.bound[p] = r.nth <= TT_BIND_MAX ? TT_MIN(phases[p].bound, r.start[p][phases[p].n_tasks]) : 0;
+        atomic_init(&r.ctr[p].next, r.bound[p]);
+        if (r.bound[p])
+            for (int v = 0; v < r.nth; v++) atomic_init(&r.own[p][v], v * r.bound[p] / r.nth);
     }
     r.spin_s = cpu->spin_s;
     atomic_init(&r.bar_count, 0);
@@ -145,7 +172,7 @@ void tt_cpu_run(tt_cpu *cpu, const tt_phase *phases, int n_phases) {
 }
 
 void tt_cpu_run1(tt_cpu *cpu, tt_task_fn fn, void *arg, int64_t n) {
-    tt_phase ph = {1, {{fn, arg, n}}};
+    tt_phase ph = {1, {{fn, arg, n}}, 0};
     tt_cpu_run(cpu, &ph, 1);
 }
 

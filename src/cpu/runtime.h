@@ -58,10 +58,18 @@ typedef struct {
 #define TT_MAX_TASKS 12
 #define TT_MAX_PHASES 4
 /* The chunks of all tasks of one phase are handed out together; phase p+1
- * starts after every chunk of phase p has finished. */
+ * starts after every chunk of phase p has finished. Chunks are numbered
+ * across the tasks in order; the first `bound` of them are dealt to the
+ * threads in contiguous ranges (thread t of n: [t*bound/n, (t+1)*bound/n)),
+ * so consecutive phases with the same ranges give each chunk the same
+ * thread (its output stays in that core's caches); a thread runs its own
+ * range, then the rest of the phase claimed in order, then what is left of
+ * other threads' ranges. bound 0: all chunks claimed in order. Which thread
+ * runs a chunk never changes a result. */
 typedef struct {
     int n_tasks;
     tt_task t[TT_MAX_TASKS];
+    int64_t bound;
 } tt_phase;
 
 void tt_cpu_run(tt_cpu *cpu, const tt_phase *phases, int n_phases);
