@@ -341,14 +341,31 @@ static void pack_a_rows(const tt_mm_job *j, int q, int sub) {
     int k0 = sub * PA_ROWS, k1 = TT_MIN(kc, k0 + PA_ROWS);
     int ntile = (int)(j->mpad / MR), full = j->M / MR;
     float *base = j->pa + kblock_off(j, kb, j->mpad);
-    for (int k = k0; k < k1; k++) {
+    size_t ts = (size_t)kc * MR; /* one tile's panel */
+    int k = k0;
+    /* two rows of k at a time: each tile gets 2 * MR contiguous floats (a
+     * whole cache line with MR = 8) per pair, copied as whole blocks
+     * (memcpy: the compiler may not assume src and d apart) */
+    for (; k + 1 < k1; k += 2) {
+        const float *s0 = sg->A + (size_t)(kb + k) * sg->lda, *s1 = s0 + sg->lda;
+        float *d = base + (size_t)k * MR;
+        for (int t = 0; t < full; t++, d += ts) {
+            memcpy(d, s0 + (size_t)t * MR, MR * sizeof(float));
+            memcpy(d + MR, s1 + (size_t)t * MR, MR * sizeof(float));
+        }
+    }
+    for (; k < k1; k++) {
         const float *src = sg->A + (size_t)(kb + k) * sg->lda;
         float *d = base + (size_t)k * MR;
-        int t = 0;
-        for (; t < full; t++, d += (size_t)kc * MR) TT_UNROLL for (int r = 0; r < MR; r++) d[r] = src[t * MR + r];
-        for (; t < ntile; t++, d += (size_t)kc * MR)
-            for (int r = 0; r < MR; r++) d[r] = t * MR + r < j->M ? src[t * MR + r] : 0.0f;
+        for (int t = 0; t < full; t++, d += ts) memcpy(d, src + (size_t)t * MR, MR * sizeof(float));
     }
+    /* the edge tile: rows past M are zeros */
+    if (full < ntile)
+        for (k = k0; k < k1; k++) {
+            const float *src = sg->A + (size_t)(kb + k) * sg->lda;
+            float *d = base + (size_t)full * ts + (size_t)k * MR;
+            for (int r = 0; r < MR; r++) d[r] = full * MR + r < j->M ? src[full * MR + r] : 0.0f;
+        }
 }
 
 #define PA_SUBS (KC / PA_ROWS)

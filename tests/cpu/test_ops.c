@@ -357,8 +357,11 @@ TT_TEST(matmul_long_k_keeps_each_chain) {
     check_matmul(4200, 20, 36);  /* dweight: K = 4200 tokens */
     check_matmul(70, 2100, 19);  /* forward and dinp: K = 2100 */
 #if defined(__FMA__)
-    {
-        int N = 4200, C = 20, OC = 36;
+    /* dweight: K = 4200 tokens; and with an output of >= 256 columns (X^T
+     * packed one slice ahead) over 21 rows (an edge tile) and an odd last K
+     * block (2301 tokens) */
+    for (int sh = 0; sh < 2; sh++) {
+        int N = sh ? 2301 : 4200, C = sh ? 21 : 20, OC = sh ? 260 : 36;
         float *x = frand((size_t)N * C, -1, 1), *dy = frand((size_t)N * OC, -1, 1), *w = frand((size_t)C * OC, -1, 1);
         float *gw0 = frand((size_t)C * OC, -1, 1), *gw = fcopy(gw0, (size_t)C * OC);
         tt_matmul_backward(&cpu3, NULL, gw, NULL, dy, x, w, N, C, OC);
