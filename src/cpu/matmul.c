@@ -10,7 +10,8 @@
  *  - phase 2 (same pool wake, after a barrier) hands out output blocks of
  *    mc x nc (sizes depend only on the shape), costliest tasks first; a
  *    chain longer than KSLICE (weight gradients) runs as one such phase per
- *    K slice, all threads on the same slice; a one-segment chain longer
+ *    K slice, all threads on the same slice, each thread on the same output
+ *    blocks in every slice (bound chunks, runtime.h); a one-segment chain longer
  *    than two slices packs its B one slice ahead, in the previous phase,
  *    into one of two slice buffers (less scratch, and each slice is still
  *    in the caches when it is read), and sums the bias gradient (B's
