@@ -1,13 +1,16 @@
 /* test_pool.c — the persistent thread pool (src/pool.c): every thread runs
  * each job exactly once, every chunk of a parallel loop runs exactly once,
  * the wake path works both from the spin and from the sleeping state, and
- * the NULL / single-thread pools run inline. */
+ * the NULL / single-thread pools run inline; the phase runner (runtime.c)
+ * runs every chunk of every phase once, bound ranges included, phase after
+ * phase. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 
 #include "pool.h"
+#include "runtime.h"
 #include "tt_test.h"
 
 static void sleep_ms(int ms) {
@@ -146,8 +149,64 @@ TT_TEST(create_destroy_repeatedly) {
     CHECK(ok);
 }
 
+/* phase runner: chunk counts per (phase, task), every chunk once, and a
+ * phase's chunks only after all of the previous phase's */
+typedef struct {
+    atomic_int hits[4][2][40];
+    atomic_int done[4];
+    atomic_int bad;
+    int n[4][2];
+} phases_ctx;
+
+typedef struct {
+    phases_ctx *c;
+    int p, t;
+} phase_arg;
+
+static void phase_fn(void *varg, int64_t i, int tid) {
+    phase_arg *a = varg;
+    phases_ctx *c = a->c;
+    if (tid < 0 || tid >= 3) atomic_fetch_add(&c->bad, 1);
+    if (a->p > 0 && atomic_load(&c->done[a->p - 1]) != c->n[a->p - 1][0] + c->n[a->p - 1][1]) atomic_fetch_add(&c->bad, 1);
+    atomic_fetch_add(&c->hits[a->p][a->t][i], 1);
+    atomic_fetch_add(&c->done[a->p], 1);
+}
+
+TT_TEST(phases_run_every_chunk_once_bound_or_not) {
+    tt_cpu cpu;
+    CHECK(tt_cpu_create(&cpu, 3, 16, 16, NULL) == TT_OK);
+    /* bound: none, inside the first task, across both tasks, past the end */
+    const int64_t bounds[][4] = {{0, 7, 12, 100}, {1, 2, 40, 3}, {30, 0, 5, 17}};
+    const int counts[4][2] = {{10, 5}, {3, 30}, {17, 1}, {2, 2}};
+    int ok = 1;
+    for (int rep = 0; rep < 60; rep++) {
+        phases_ctx c;
+        memset(&c, 0, sizeof c);
+        phase_arg args[4][2];
+        tt_phase ph[4];
+        memset(ph, 0, sizeof ph);
+        for (int p = 0; p < 4; p++) {
+            ph[p].n_tasks = 2;
+            ph[p].bound = bounds[rep % 3][p];
+            for (int t = 0; t < 2; t++) {
+                c.n[p][t] = counts[p][t];
+                args[p][t] = (phase_arg){&c, p, t};
+                ph[p].t[t] = (tt_task){phase_fn, &args[p][t], counts[p][t]};
+            }
+        }
+        tt_cpu_run(&cpu, ph, 4);
+        ok &= atomic_load(&c.bad) == 0;
+        for (int p = 0; p < 4; p++)
+            for (int t = 0; t < 2; t++)
+                for (int i = 0; i < 40; i++) ok &= atomic_load(&c.hits[p][t][i]) == (i < counts[p][t]);
+    }
+    CHECK(ok);
+    tt_cpu_destroy(&cpu);
+}
+
 int main(void) {
     RUN(default_threads_positive);
+    RUN(phases_run_every_chunk_once_bound_or_not);
     RUN(run_calls_every_thread_once);
     RUN(run_wakes_sleeping_workers);
     RUN(for_runs_every_chunk_once);
