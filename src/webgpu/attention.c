@@ -133,20 +133,16 @@ int tt_gop_attention_plan(int which, int hs, uint32_t storage, uint32_t max_inv,
 }
 
 int tt_gop_attention_split(int which, int hs, uint32_t storage, uint32_t max_inv, tt_attn_tile *t) {
-    uint32_t hs4 = ((uint32_t)hs + 3) / 4, tx = t->bc / 4;
-    /* the forward's Red doubles (one vec4 per thread); dk/dv adds nothing */
-    uint32_t plain = which == 0 ? t->nt : 2 * t->nt, more = which == 0 ? 16 * t->nt : 0;
+    uint32_t hs4 = ((uint32_t)hs + 3) / 4, tx = t->bc / 4, plain = 2 * t->nt;
     if (storage == 0) storage = 16384;
     if (max_inv == 0) max_inv = 256;
     if (max_inv > 256) max_inv = 256;
     /* an even ob: the halves hold whole blocks, no more idle ones than before */
-    if ((which != 0 && which != 2) || t->spl != 1 || t->threads != plain || t->ob % 2 || 2 * plain > max_inv ||
-        t->bytes + more > storage)
+    if (which != 2 || t->spl != 1 || t->threads != plain || t->ob % 2 || 2 * plain > max_inv || t->bytes > storage)
         return 0;
     t->threads = 2 * plain;
     t->spl = 2;
     t->ob = (hs4 + 2 * tx - 1) / (2 * tx);
-    t->bytes += more;
     return 1;
 }
 
@@ -177,33 +173,31 @@ static int pf_mode(const tt_gops *o, int hs, const tt_attn_tile *t) {
     return !o->info->is_cpu && tile_nk(hs, t) <= PF_MAX_SLOTS;
 }
 
-/* the split layouts of the forward and dk/dv (SPL 2,
- * tt_gop_attention_split): GPUs, where they fit, without dropout (the
- * forward rebuilds l from the probabilities stored for the PV product,
- * which dropout scales; dk/dv keeps the rule); CPU adapters keep the plain
- * layout (nothing to gain, compile time); tests force them on or off
- * (tt_gops.attn_split, hook TT_WEBGPU_ATTN_SPLIT) */
+/* the split layout of dk/dv (SPL 2, tt_gop_attention_split): GPUs, where
+ * it fits, without dropout; CPU adapters keep the plain layout (nothing to
+ * gain, compile time); tests force it on or off (tt_gops.attn_split, hook
+ * TT_WEBGPU_ATTN_SPLIT) */
 static int split_mode(const tt_gops *o, int which, int hs, int drop, tt_attn_tile *t) {
-    int on = o->attn_split & TT_ATTN_SPLIT_FORCED ? (o->attn_split >> (which ? 1 : 0)) & 1 : !o->info->is_cpu;
-    if (drop || !on) return 0;
+    int on = o->attn_split & TT_ATTN_SPLIT_FORCED ? o->attn_split & 1 : !o->info->is_cpu;
+    if (which != 2 || drop || !on) return 0;
     return tt_gop_attention_split(which, hs, o->info->max_wg_storage, o->info->max_invocations, t);
 }
 
 /* the plan of kernel `which`, its prefix in pf, whether it pipelines
- * (*pf_on); the forward's with its layout (SPL; drop: a dropout site) */
+ * (*pf_on); dk/dv's with its layout (SPL; drop: a dropout site) */
 static int prep(const tt_gops *o, int which, int hs, int drop, tt_attn_tile *t, int *pf_on, char *pf, size_t cap,
                 tt_status *st) {
     static const char *names[3] = {"attention_forward", "attention_backward_dq", "attention_backward_dkdv"};
     if (!plan_o(o, which, hs, t))
         return tt_fail(st, TT_EUNSUP, "webgpu %s: head size %d does not fit the adapter's workgroup limits", names[which],
                        hs);
-    if (which != 1) split_mode(o, which, hs, drop, t); /* t: the split tile (threads, ob, spl) */
+    if (which == 2) split_mode(o, which, hs, drop, t); /* t: the split tile (threads, ob, spl) */
     *pf_on = pf_mode(o, hs, t);
     snprintf(pf, cap, "const HS: u32 = %du;\nconst BR: u32 = %uu;\nconst BC: u32 = %uu;\nconst OB: u32 = %uu;\n"
                       "const VEC: bool = %s;\nconst DYN: bool = %s;\nconst PF: bool = %s;\n",
              hs, t->br, t->bc, t->ob, hs % 4 == 0 ? "true" : "false", o->info->is_cpu ? "true" : "false",
              *pf_on ? "true" : "false");
-    if (which != 1) {
+    if (which == 2) {
         size_t n = strlen(pf);
         snprintf(pf + n, cap - n, "const SPL: u32 = %uu;\n", t->spl);
     }

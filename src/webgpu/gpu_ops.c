@@ -64,7 +64,7 @@ int tt_gops_init(tt_gops *o, tt_gpu *g, tt_status *st) {
     t = tt_hook_get(TT_HOOK_QKV_BATCH);
     if (t) o->qkv_unbatched = atoi(t) == 0;
     t = tt_hook_get(TT_HOOK_ATTN_SPLIT);
-    if (t) o->attn_split = TT_ATTN_SPLIT_FORCED | (atoi(t) & 3);
+    if (t) o->attn_split = TT_ATTN_SPLIT_FORCED | (atoi(t) != 0);
     t = tt_hook_get(TT_HOOK_MAX_BINDING_MIB);
     if (t && atof(t) > 0) o->bind_cap = (uint64_t)(atof(t) * 1048576.0);
     return tt_gpu_buffer(g, sizeof(tt_gstep), TT_GPU_UNIFORM, "step-uniforms", &o->stepu, st);

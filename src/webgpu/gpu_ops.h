@@ -60,8 +60,8 @@ typedef struct {
     int attn_pf;       /* attention prefetch: 0 planned, 1 forced on (tests; hook TT_WEBGPU_ATTN_PF), -1 forced off */
     int qkv_unbatched; /* q, k, v as three dispatches (tests; hook TT_WEBGPU_QKV_BATCH=0) */
     int attn_ds;       /* dS-storing attention backward: 0 planned, -1 forced off (tests; hook TT_WEBGPU_ATTN_DS=0) */
-    int attn_split;    /* split attention layouts (forward, dk/dv): 0 planned; else forced, TT_ATTN_SPLIT_FORCED | mask:
-                        * 1 forward, 2 dk/dv split where they fit, the others plain (tests; hook TT_WEBGPU_ATTN_SPLIT=mask) */
+    int attn_split;    /* split dk/dv layout: 0 planned; else forced, TT_ATTN_SPLIT_FORCED | 1 split where it fits,
+                        * TT_ATTN_SPLIT_FORCED plain (tests; hook TT_WEBGPU_ATTN_SPLIT=0|1) */
     uint64_t bind_cap; /* binding limit planned against when below the adapter's (hook TT_WEBGPU_MAX_BINDING_MIB), 0 none */
     tt_gpu_buf dropk;     /* dropout keys (tt_gops_drop_init): u32 [threshold, scale bits, 0, 0, k0, k1 per slot] */
     uint32_t dropk_slots;
@@ -272,14 +272,13 @@ typedef struct {
     uint32_t bytes;  /* workgroup memory */
 } tt_attn_tile;
 int tt_gop_attention_plan(int which, int hs, uint32_t storage, uint32_t max_inv, tt_attn_tile *t);
-#define TT_ATTN_SPLIT_FORCED 4 /* tt_gops.attn_split: forced, the low bits say which kernels split */
-/* The split layouts (attention.c; SPL 2 of attention_forward.wgsl and
+#define TT_ATTN_SPLIT_FORCED 4 /* tt_gops.attn_split: forced, bit 0 says split */
+/* The split layout of dk/dv (attention.c; SPL 2 of
  * attention_backward_dkdv.wgsl): 1 and *t rewritten (threads doubled, ob
- * halved; the forward's bytes with its larger Red) when the tile t of
- * kernel `which` (0 or 2) and head size hs admits it under these limits:
- * an even number of output blocks per thread in the plain layout, the
- * doubled threads, the bytes; a pure function. Bit-identical to the plain
- * layout. */
+ * halved) when the tile t of kernel `which` (2: dk/dv; the others have no
+ * split layout) and head size hs admits it under these limits: an even
+ * number of output blocks per thread in the plain layout, the doubled
+ * threads; a pure function. Bit-identical to the plain layout. */
 int tt_gop_attention_split(int which, int hs, uint32_t storage, uint32_t max_inv, tt_attn_tile *t);
 /* The dS-storing backward (attention.c): 1 and *p filled where it runs for
  * head size hs at (B, T, NH) under these limits (max_bytes: one binding and

@@ -23,9 +23,8 @@
  *   TT_WEBGPU_ATTN_PF=1            attention prefetch on (GPUs only by default)
  *   TT_WEBGPU_ATTN_DS=0            attention backward without stored dS (the pair of kernels)
  *   TT_WEBGPU_QKV_BATCH=0          q, k, v projections as three dispatches (each with the group's plan)
- *   TT_WEBGPU_ATTN_SPLIT=0..3      attention split layouts (two threads per 4x4 tile) forced,
- *                                  a mask: 1 forward, 2 dk/dv split where they fit, the
- *                                  other plain (0 both plain, 3 both split)
+ *   TT_WEBGPU_ATTN_SPLIT=0|1       attention dk/dv in the plain / split layout (two threads
+ *                                  per 4x4 tile, where it fits; GPUs only by default)
  *
  * An empty value is the same as unset. */
 #ifndef TT_WEBGPU_HOOKS_H

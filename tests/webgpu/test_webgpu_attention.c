@@ -16,7 +16,7 @@
  *   - the same under smaller storage limits (16 KiB: a browser's default,
  *     smaller tiles, more output blocks per thread; 4 KiB: head size 64
  *     does not fit and the row kernels run, still correct);
- *   - the split layouts of the forward and dk/dv (2 threads per 4x4 tile,
+ *   - the split layout of dk/dv (2 threads per 4x4 tile,
  *     tt_gops.attn_split) forced on and off on the same inputs: both
  *     checked as above and bit-identical to each other;
  *   - PF (pipelined tile loads, tt_gops.attn_pf) forced on and off on the
@@ -83,15 +83,14 @@ TT_TEST(test_plan) {
     CHECK(tt_gop_attention_plan(1, 64, 49152, 1024, &t) && t.br == 64 && t.bc == 16 && t.ob == 4 && t.threads == 128);
     CHECK(tt_gop_attention_plan(2, 64, 49152, 1024, &t) && t.br == 32 && t.bc == 32 && t.ob == 2 && t.threads == 128);
     CHECK(!tt_gop_attention_plan(0, 0, 49152, 1024, &t));
-    /* the split layouts there: 256 threads, one output block each */
-    CHECK(tt_gop_attention_plan(0, 64, 49152, 1024, &t) && t.spl == 1 && tt_gop_attention_split(0, 64, 49152, 1024, &t) &&
-          t.threads == 256 && t.nt == 128 && t.ob == 1 && t.bytes == 47616 && t.spl == 2);
-    CHECK(!tt_gop_attention_split(0, 64, 49152, 1024, &t)); /* once */
+    /* the split layout there: 256 threads, one output block each; dk/dv only */
+    CHECK(tt_gop_attention_plan(0, 64, 49152, 1024, &t) && t.spl == 1 && !tt_gop_attention_split(0, 64, 49152, 1024, &t));
     CHECK(tt_gop_attention_plan(2, 64, 49152, 1024, &t) && tt_gop_attention_split(2, 64, 49152, 1024, &t) &&
           t.threads == 256 && t.nt == 64 && t.ob == 1 && t.bytes == 44288 && t.spl == 2);
+    CHECK(!tt_gop_attention_split(2, 64, 49152, 1024, &t)); /* once */
     CHECK(tt_gop_attention_plan(1, 64, 49152, 1024, &t) && !tt_gop_attention_split(1, 64, 49152, 1024, &t));
     /* within the limits, whole blocks per half, never for an odd ob */
-    for (int which = 0; which < 3; which += 2)
+    for (int which = 0; which < 3; which++)
         for (int hs = 1; hs <= 160; hs++)
             for (int li = 1; li < 5; li++)
                 for (int ii = 0; ii < 3; ii++) {
@@ -99,11 +98,10 @@ TT_TEST(test_plan) {
                     if (!tt_gop_attention_plan(which, hs, lims[li], invs[ii], &t)) continue;
                     u = t;
                     int ok = tt_gop_attention_split(which, hs, lims[li], invs[ii], &u);
-                    uint32_t more = which ? 0 : 16 * t.nt;
                     uint32_t inv = invs[ii] < 256 ? invs[ii] : 256; /* the plan's cap */
-                    CHECK(ok == (t.ob % 2 == 0 && 2 * t.threads <= inv && t.bytes + more <= lims[li]));
+                    CHECK(ok == (which == 2 && t.ob % 2 == 0 && 2 * t.threads <= inv));
                     if (ok)
-                        CHECK(u.threads == 2 * t.threads && u.bytes == t.bytes + more && 2 * u.ob == t.ob &&
+                        CHECK(u.threads == 2 * t.threads && u.bytes == t.bytes && 2 * u.ob == t.ob &&
                               u.br == t.br && u.bc == t.bc && u.spl == 2);
                 }
 }
@@ -244,13 +242,11 @@ static void attn_run(int B, int T, int NH, int hs, int rerun, int pf, tt_gref bq
     for (int i = 0; i < 5; i++) out[i] = NULL;
     int tiled = tiled_usable(hs), ds = tt_gop_attention_ds_elems(&O, B, T, C, NH, 0) > 0;
     tt_attn_tile ft;
-    /* the split forward and dk/dv where they fit: forced, or planned (GPUs) */
-    int split[3];
-    for (int w = 0; w < 3; w += 2)
-        split[w] = tiled &&
-                   (O.attn_split & TT_ATTN_SPLIT_FORCED ? (O.attn_split >> (w ? 1 : 0)) & 1 : !INFO.is_cpu) &&
-                   tt_gop_attention_plan(w, hs, INFO.max_wg_storage, INFO.max_invocations, &ft) &&
-                   tt_gop_attention_split(w, hs, INFO.max_wg_storage, INFO.max_invocations, &ft);
+    /* the split dk/dv where it fits: forced, or planned (GPUs); the forward has one layout */
+    int split[3] = {0, 0, 0};
+    split[2] = tiled && (O.attn_split & TT_ATTN_SPLIT_FORCED ? O.attn_split & 1 : !INFO.is_cpu) &&
+               tt_gop_attention_plan(2, hs, INFO.max_wg_storage, INFO.max_invocations, &ft) &&
+               tt_gop_attention_split(2, hs, INFO.max_wg_storage, INFO.max_invocations, &ft);
     O.attn_pf = pf;
     tt_gsite s[4];
     int rc = tt_gop_attention_forward(&O, &s[0], tt_gtest_R(by), tt_gtest_R(bst), bq, bk, bv, B, T, C, NH, &st);
@@ -515,8 +511,8 @@ TT_TEST(test_ds) {
     printf("  dS-storing backward: %d cases bit-identical to the pair, worst rel err %.3g\n", DS_CASES - n0, WORST);
 }
 
-/* the split layouts of the forward and dk/dv (two threads per 4x4 tile,
- * attention.c split_mode; GPUs only by default) forced on and off on the
+/* the split layout of dk/dv (two threads per 4x4 tile, attention.c
+ * split_mode; GPUs only by default) forced on and off on the
  * same inputs: within the float64 tolerance and bit-identical to each
  * other, with run-time and constant loop bounds, the prefetch on and off,
  * the dS-storing backward and the pair: head size 64 (ob 2 -> 1 at 32
@@ -530,14 +526,14 @@ static void attn_case_split(int B, int T, int NH, int hs, int pf) {
     size_t lens[5] = {P.n, 2 * P.ns, P.n, P.n, P.n};
     float *got[2][5];
     for (int m = 0; m < 2; m++) {
-        O.attn_split = TT_ATTN_SPLIT_FORCED | (m ? 0 : 3);
+        O.attn_split = TT_ATTN_SPLIT_FORCED | (m ? 0 : 1);
         attn_run(B, T, NH, hs, m == 0, pf, tt_gtest_R(P.bq), tt_gtest_R(P.bk), tt_gtest_R(P.bv), P.bdy, ref, got[m]);
     }
     O.attn_split = 0;
     for (int i = 0; i < 5; i++) {
         if (got[0][i] && got[1][i])
             CHECK_MSG(memcmp(got[0][i], got[1][i], lens[i] * sizeof(float)) == 0,
-                      "%s: split / plain forward not bit-identical (B%d T%d NH%d hs%d, storage %u)", names[i], B, T,
+                      "%s: split / plain dk/dv not bit-identical (B%d T%d NH%d hs%d, storage %u)", names[i], B, T,
                       NH, hs, INFO.max_wg_storage);
         free(got[0][i]), free(got[1][i]);
     }
@@ -562,7 +558,7 @@ TT_TEST(test_split) {
         attn_case_split(1, 37, 1, 64, 1);
         INFO.max_wg_storage = full;
     }
-    printf("  split layouts: worst rel err %.3g\n", WORST);
+    printf("  split dk/dv layout: worst rel err %.3g\n", WORST);
 }
 
 /* the row kernels where no tile holds the head (more than 4 output blocks

@@ -18,9 +18,8 @@
 #     tiles, its dropout variant), and the
 #     odd shape with the plan choices GPUs or big shapes make forced by
 #     hooks (TT_WEBGPU_ATTN_PF=1: the attention prefetch of GPUs;
-#     TT_WEBGPU_ATTN_SPLIT=3 with it at head size 52, T 37: the split
-#     layouts of GPUs, forward and dk/dv, whose instrumented tiles fit
-#     lavapipe's 32 KiB;
+#     TT_WEBGPU_ATTN_SPLIT=1 with it at head size 52, T 37: the split
+#     dk/dv layout of GPUs, whose instrumented tile fits lavapipe's 32 KiB;
 #     TT_WEBGPU_BIASFOLD=0: the separate bias-gradient column sums of big
 #     shapes; TT_WEBGPU_SPLITK=3), and LoRA (test_webgpu_lora, whose
 #     backends train adapters): each exits 0 and reports "clean", and
@@ -59,7 +58,7 @@ SHAPE_TINY=(--preset tiny)
 SHAPE_SMALL=(--preset small) # the default preset
 SHAPE_ODD=(--preset tiny --d-model 44 --heads 4 --ctx 37 --batch 3 --accum 2)
 SHAPE_DS=(--preset tiny --d-model 64 --heads 4 --ctx 37 --batch 3 --accum 2) # head size 16: the dS-storing backward
-SHAPE_SPLIT=(--preset tiny --d-model 208 --heads 4 --ctx 37 --batch 3 --accum 2) # head size 52: split forward and dk/dv
+SHAPE_SPLIT=(--preset tiny --d-model 208 --heads 4 --ctx 37 --batch 3 --accum 2) # head size 52: split dk/dv
 SHAPE_WIDE=(--preset tiny --d-model 132 --heads 1 --layers 1 --ctx 19 --batch 2) # head size 132: no attention tile holds it
 COMMON=(--data text.txt --steps 2 --eval-batches 1 --sample-tokens 0)
 
@@ -102,7 +101,7 @@ run_train dropout-odd -- "${SHAPE_ODD[@]}" --dropout 0.2
 run_train dropout-rows -- "${SHAPE_WIDE[@]}" --dropout 0.2
 run_train attn-pf TT_WEBGPU_ATTN_PF=1 -- "${SHAPE_ODD[@]}"
 run_train attn-ds TT_WEBGPU_ATTN_PF=1 -- "${SHAPE_DS[@]}" --dropout 0.2
-run_train attn-split TT_WEBGPU_ATTN_SPLIT=3 TT_WEBGPU_ATTN_PF=1 -- "${SHAPE_SPLIT[@]}"
+run_train attn-split TT_WEBGPU_ATTN_SPLIT=1 TT_WEBGPU_ATTN_PF=1 -- "${SHAPE_SPLIT[@]}"
 run_train biasfold-0 TT_WEBGPU_BIASFOLD=0 -- "${SHAPE_ODD[@]}"
 run_train splitk-3 TT_WEBGPU_SPLITK=3 -- "${SHAPE_ODD[@]}"
 # LoRA (the lora_*.wgsl kernels): test_webgpu_lora's odd shape (rank 3) and

@@ -25,25 +25,11 @@
 // Inputs are bound as array<vec4<f32>> (buffers are whole multiples of 16
 // bytes); VEC (HS % 4 == 0) reads a row's vec4 directly, else per element.
 // Grid (ceil(T/BR), NH, B) (block nwg.x-1-wid.x: the longest rows first),
-// workgroup NW = SPL*TX*TY. Prefix: HS, BR, BC, OB, VEC, DYN, PF, SPL.
+// workgroup TX*TY. Prefix: HS, BR, BC, OB, VEC, DYN, PF.
 // Tiles (attention.c), head size 64: 48 KiB: BR 64, BC 32, OB 2, 128
 // threads, 44.5 KiB; 16 KiB: BR 16, BC 16, OB 4, 16 threads. ~8 FMAs per
 // shared load in both products, each exp once, K/V read once per BR rows;
 // the diagonal tiles waste ~1/32 of the work.
-// SPL 2 (the split layout; attention.c: GPUs, an even OB, no dropout): two
-// threads per 4x4 score tile on the same workgroup memory (Red doubled):
-// PX = 2 TX threads per row group, thread u = lid % PX of row group ty.
-// In the S phase half u / TX takes keys tx + (2 (u/TX) + j) TX (j < 2) of
-// the plain layout's tile tx = u % TX; in the PV phase thread u owns
-// d-blocks u + jb*PX (jb < OB, OB halved). Half as many accumulators per
-// thread (48 KiB, head size 64: 256 threads, OB 1, 46.5 KiB): twice the
-// warps to hide the barriers and shared-load latency, at ~5.3 (S) and 8
-// (PV) FMAs per shared load. Bit-identical to SPL 1: every score is the
-// same fma chain, the row max is exact in any order, every output the same
-// chain over keys with the same rescales, and l is the plain layout's
-// ((p0 + p1) + (p2 + p3)) per (tx, row) kept by half 0, its other two
-// values read back from Pt after the Pt barrier (so not with dropout, whose
-// Pt holds the dropped values); the final l sum in tx order as before.
 // PF (prefix; attention.c: on for GPUs with small per-thread shares): software
 // pipelining as matmul.wgsl's ra/rb. Right after the barrier that makes
 // tile t visible, each thread loads its NK slots of tile t+1's K and V
@@ -66,19 +52,12 @@
 @group(0) @binding(5) var<storage, read_write> lse: array<f32>;
 
 const NEG: f32 = -3.0e38;
-// SPL (prefix, 1 or 2): threads per 4x4 score tile of the plain layout
-const PX: u32 = TX * SPL;           // threads of a row group
-const NW: u32 = NT * SPL;           // the workgroup
-const KPT: u32 = 4u / SPL;          // keys per thread in the S phase
-// PF: a thread's slots of a streamed tile (the count args nk holds under DYN)
-const NKF: u32 = (BC * HS4 + NW - 1u) / NW;
-const NKWF: bool = NKF * NW == BC * HS4;
 
 var<workgroup> Qs: array<vec4<f32>, BR * KS4>;
 var<workgroup> Ks: array<vec4<f32>, BC * KS4>;
 var<workgroup> Vs: array<vec4<f32>, BC * KS4>;
 var<workgroup> Pt: array<vec4<f32>, BC * PS4>;
-var<workgroup> Red: array<vec4<f32>, NW>;
+var<workgroup> Red: array<vec4<f32>, NT>;
 
 fn st4(row: u32, db: u32, hb: u32, b: u32, x: vec4<f32>) {
     if (row >= a.T || db >= HS4) { return; }
@@ -88,7 +67,7 @@ fn st4(row: u32, db: u32, hb: u32, b: u32, x: vec4<f32>) {
     }
 }
 
-@compute @workgroup_size(NW)
+@compute @workgroup_size(NT)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     let T = a.T;
@@ -97,16 +76,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // equal the constants (attention.c bounds()), so the loops stay in bounds
     let nd4 = select(HS4, a.nd4, DYN);
     let nbc = select(BC, a.nbc, DYN);
-    let nk = select(NKF, a.nk, DYN);
+    let nk = select(NK, a.nk, DYN);
     let h = wid.y;
     let b = wid.z;
     let hb = h * HS;
     let i0 = (nwg.x - 1u - wid.x) * BR; // the longest rows (most key tiles) start first
-    let u = lid % PX;       // the thread's place in its row group
-    let ty = lid / PX;
-    let tx = u % TX;
-    let kb = tx + (u / TX) * KPT * TX; // its first key in a tile (SPL 2: half u / TX)
-    for (var e = lid; e < BR * HS4; e += NW) {
+    let tx = lid % TX;
+    let ty = lid / TX;
+    for (var e = lid; e < BR * HS4; e += NT) {
         let r = e / HS4;
         let d4 = e % HS4;
         Qs[r * KS4 + d4] = ld_q(b, i0 + r, hb, d4) * a.scale;
@@ -116,10 +93,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     //!drop let drow = (vec4<u32>((b * a.NH + h) * T) + rows) * T; // mask index of (row, key 0)
     let r0 = (4u * ty) * KS4;
     // d-blocks of the output columns (clamped for loads; stores skip >= HS4)
-    let db0 = u;
-    let db1 = u + PX;
-    let db2 = u + 2u * PX;
-    let db3 = u + 3u * PX;
+    let db0 = tx;
+    let db1 = tx + TX;
+    let db2 = tx + 2u * TX;
+    let db3 = tx + 3u * TX;
     let c0 = min(db0, HS4 - 1u);
     let c1 = min(db1, HS4 - 1u);
     let c2 = min(db2, HS4 - 1u);
@@ -134,12 +111,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let n_tiles = (min(T, i0 + BR) - 1u) / BC + 1u;
     // PF: the next K, V tile's slots lid + i*NT, loaded into registers
     // while the current tile is computed (constant indices once unrolled)
-    var pk: array<vec4<f32>, NKF>;
-    var pv: array<vec4<f32>, NKF>;
+    var pk: array<vec4<f32>, NK>;
+    var pv: array<vec4<f32>, NK>;
     if (PF) {
         for (var i = 0u; i < nk; i++) {
-            let e = lid + i * NW;
-            if (NKWF || e < BC * HS4) {
+            let e = lid + i * NT;
+            if (NKW || e < BC * HS4) {
                 pk[i] = ld_k(b, e / HS4, hb, e % HS4);
                 pv[i] = ld_v(b, e / HS4, hb, e % HS4);
             }
@@ -150,14 +127,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         workgroupBarrier(); // Q stored / previous tile's readers of Ks, Vs, Pt done
         if (PF) {
             for (var i = 0u; i < nk; i++) {
-                let e = lid + i * NW;
-                if (NKWF || e < BC * HS4) {
+                let e = lid + i * NT;
+                if (NKW || e < BC * HS4) {
                     Ks[(e / HS4) * KS4 + e % HS4] = pk[i];
                     Vs[(e / HS4) * KS4 + e % HS4] = pv[i];
                 }
             }
         } else {
-            for (var e = lid; e < BC * HS4; e += NW) {
+            for (var e = lid; e < BC * HS4; e += NT) {
                 let r = e / HS4;
                 let d4 = e % HS4;
                 Ks[r * KS4 + d4] = ld_k(b, j0 + r, hb, d4);
@@ -168,14 +145,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (PF && tile + 1u < n_tiles) {
             let jn = j0 + BC;
             for (var i = 0u; i < nk; i++) {
-                let e = lid + i * NW;
-                if (NKWF || e < BC * HS4) {
+                let e = lid + i * NT;
+                if (NKW || e < BC * HS4) {
                     pk[i] = ld_k(b, jn + e / HS4, hb, e % HS4);
                     pv[i] = ld_v(b, jn + e / HS4, hb, e % HS4);
                 }
             }
         }
-        // S: sJ = scores of key kb + J*TX for the 4 rows (vec4 over rows), J < KPT
+        // S: sJ = scores of key tx + J*TX for the 4 rows (vec4 over rows)
         var s0 = z4; var s1 = z4; var s2 = z4; var s3 = z4;
         for (var d4 = 0u; d4 < nd4; d4++) {
             let q0 = Qs[r0 + d4];
@@ -186,69 +163,50 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let qy = vec4<f32>(q0.y, q1.y, q2.y, q3.y);
             let qz = vec4<f32>(q0.z, q1.z, q2.z, q3.z);
             let qw = vec4<f32>(q0.w, q1.w, q2.w, q3.w);
-            let k0 = Ks[kb * KS4 + d4];
-            let k1 = Ks[(kb + TX) * KS4 + d4];
+            let k0 = Ks[tx * KS4 + d4];
+            let k1 = Ks[(tx + TX) * KS4 + d4];
+            let k2 = Ks[(tx + 2u * TX) * KS4 + d4];
+            let k3 = Ks[(tx + 3u * TX) * KS4 + d4];
             s0 = fma(qx, vec4<f32>(k0.x), s0); s0 = fma(qy, vec4<f32>(k0.y), s0);
             s0 = fma(qz, vec4<f32>(k0.z), s0); s0 = fma(qw, vec4<f32>(k0.w), s0);
             s1 = fma(qx, vec4<f32>(k1.x), s1); s1 = fma(qy, vec4<f32>(k1.y), s1);
             s1 = fma(qz, vec4<f32>(k1.z), s1); s1 = fma(qw, vec4<f32>(k1.w), s1);
-            if (KPT > 2u) {
-                let k2 = Ks[(kb + 2u * TX) * KS4 + d4];
-                let k3 = Ks[(kb + 3u * TX) * KS4 + d4];
-                s2 = fma(qx, vec4<f32>(k2.x), s2); s2 = fma(qy, vec4<f32>(k2.y), s2);
-                s2 = fma(qz, vec4<f32>(k2.z), s2); s2 = fma(qw, vec4<f32>(k2.w), s2);
-                s3 = fma(qx, vec4<f32>(k3.x), s3); s3 = fma(qy, vec4<f32>(k3.y), s3);
-                s3 = fma(qz, vec4<f32>(k3.z), s3); s3 = fma(qw, vec4<f32>(k3.w), s3);
-            }
+            s2 = fma(qx, vec4<f32>(k2.x), s2); s2 = fma(qy, vec4<f32>(k2.y), s2);
+            s2 = fma(qz, vec4<f32>(k2.z), s2); s2 = fma(qw, vec4<f32>(k2.w), s2);
+            s3 = fma(qx, vec4<f32>(k3.x), s3); s3 = fma(qy, vec4<f32>(k3.y), s3);
+            s3 = fma(qz, vec4<f32>(k3.z), s3); s3 = fma(qw, vec4<f32>(k3.w), s3);
         }
         // causal mask: key > row
-        let kj = j0 + kb;
+        let kj = j0 + tx;
         s0 = select(s0, vec4<f32>(NEG), vec4<u32>(kj) > rows);
         s1 = select(s1, vec4<f32>(NEG), vec4<u32>(kj + TX) > rows);
-        var sm = max(s0, s1);
-        if (KPT > 2u) {
-            s2 = select(s2, vec4<f32>(NEG), vec4<u32>(kj + 2u * TX) > rows);
-            s3 = select(s3, vec4<f32>(NEG), vec4<u32>(kj + 3u * TX) > rows);
-            sm = max(max(s0, s1), max(s2, s3));
-        }
-        // the row maxima of the row group's PX threads (max is exact: the
-        // order does not change the bits)
-        Red[u * TY + ty] = sm;
+        s2 = select(s2, vec4<f32>(NEG), vec4<u32>(kj + 2u * TX) > rows);
+        s3 = select(s3, vec4<f32>(NEG), vec4<u32>(kj + 3u * TX) > rows);
+        Red[tx * TY + ty] = max(max(s0, s1), max(s2, s3));
         workgroupBarrier();
         var mt = Red[ty];
-        for (var t = 1u; t < PX; t++) { mt = max(mt, Red[t * TY + ty]); }
+        for (var t = 1u; t < TX; t++) { mt = max(mt, Red[t * TY + ty]); }
         let mn = max(m, mt);
         let corr = exp(m - mn);
         m = mn;
         let p0 = exp(s0 - mn);
         let p1 = exp(s1 - mn);
-        Pt[kb * PS4 + ty] = p0;
-        Pt[(kb + TX) * PS4 + ty] = p1;
-        //!drop Pt[kb * PS4 + ty] = p0 * tt_drop_mul4(dkey, drow + vec4<u32>(kj));
-        //!drop Pt[(kb + TX) * PS4 + ty] = p1 * tt_drop_mul4(dkey, drow + vec4<u32>(kj + TX));
-        if (KPT > 2u) {
-            let p2 = exp(s2 - mn);
-            let p3 = exp(s3 - mn);
-            l = fma(l, corr, (p0 + p1) + (p2 + p3));
-            Pt[(kb + 2u * TX) * PS4 + ty] = p2;
-            Pt[(kb + 3u * TX) * PS4 + ty] = p3;
-            //!drop Pt[(kb + 2u * TX) * PS4 + ty] = p2 * tt_drop_mul4(dkey, drow + vec4<u32>(kj + 2u * TX));
-            //!drop Pt[(kb + 3u * TX) * PS4 + ty] = p3 * tt_drop_mul4(dkey, drow + vec4<u32>(kj + 3u * TX));
-        }
+        let p2 = exp(s2 - mn);
+        let p3 = exp(s3 - mn);
+        l = fma(l, corr, (p0 + p1) + (p2 + p3));
+        Pt[tx * PS4 + ty] = p0;
+        Pt[(tx + TX) * PS4 + ty] = p1;
+        Pt[(tx + 2u * TX) * PS4 + ty] = p2;
+        Pt[(tx + 3u * TX) * PS4 + ty] = p3;
+        //!drop Pt[tx * PS4 + ty] = p0 * tt_drop_mul4(dkey, drow + vec4<u32>(kj));
+        //!drop Pt[(tx + TX) * PS4 + ty] = p1 * tt_drop_mul4(dkey, drow + vec4<u32>(kj + TX));
+        //!drop Pt[(tx + 2u * TX) * PS4 + ty] = p2 * tt_drop_mul4(dkey, drow + vec4<u32>(kj + 2u * TX));
+        //!drop Pt[(tx + 3u * TX) * PS4 + ty] = p3 * tt_drop_mul4(dkey, drow + vec4<u32>(kj + 3u * TX));
         o00 *= corr.x; o01 *= corr.y; o02 *= corr.z; o03 *= corr.w;
         if (OB > 1u) { o10 *= corr.x; o11 *= corr.y; o12 *= corr.z; o13 *= corr.w; }
         if (OB > 2u) { o20 *= corr.x; o21 *= corr.y; o22 *= corr.z; o23 *= corr.w; }
         if (OB > 3u) { o30 *= corr.x; o31 *= corr.y; o32 *= corr.z; o33 *= corr.w; }
         workgroupBarrier();
-        if (KPT == 2u) {
-            // SPL 2: l of the plain layout's thread tx from the same values,
-            // its keys tx + 2TX, tx + 3TX read back from Pt (half 0, kb =
-            // tx, keeps it; half 1 computes the same expression on the
-            // same addresses and discards it)
-            let p2 = Pt[(tx + 2u * TX) * PS4 + ty];
-            let p3 = Pt[(tx + 3u * TX) * PS4 + ty];
-            l = fma(l, corr, (p0 + p1) + (p2 + p3));
-        }
         // O += P V (masked keys have p = 0: exact zeros added)
         for (var c = 0u; c < nbc; c++) {
             let p = Pt[c * PS4 + ty];
@@ -273,9 +231,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             }
         }
     }
-    // l over the row group's TX threads (SPL 2: half 0), in tx order (Red's
-    // last readers finished before the last tile's Pt barrier)
-    if (u < TX) { Red[tx * TY + ty] = l; }
+    // l over the row group's TX threads, in tx order (Red's last readers
+    // finished before the last tile's Pt barrier)
+    Red[tx * TY + ty] = l;
     workgroupBarrier();
     var lt = Red[ty];
     for (var t = 1u; t < TX; t++) { lt += Red[t * TY + ty]; }
@@ -295,7 +253,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         st4(ra, db3, hb, b, o30 * inv.x); st4(ra + 1u, db3, hb, b, o31 * inv.y);
         st4(ra + 2u, db3, hb, b, o32 * inv.z); st4(ra + 3u, db3, hb, b, o33 * inv.w);
     }
-    if (u == 0u) {
+    if (tx == 0u) {
         let lv = m + log(lt);
         let sb = (b * a.NH + h) * T;
         for (var r = 0u; r < 4u; r++) {

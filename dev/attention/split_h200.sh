@@ -1,58 +1,43 @@
 #!/usr/bin/env bash
-# fwd_h200.sh — the split attention layouts (two threads per 4x4 tile:
-# attention_forward.wgsl and attention_backward_dkdv.wgsl SPL 2, 256
-# threads each at head size 64 on a 48 KiB adapter; attention.c
-# split_mode) against the plain layouts they replace, on the GPU host, in
-# one device call. The test hook TT_WEBGPU_ATTN_SPLIT=MASK forces them
-# (1 forward, 2 dk/dv split, the other plain; 0 both plain, 3 both split).
+# split_h200.sh — the split layout of the attention dk/dv kernel (two
+# threads per 4x4 tile: attention_backward_dkdv.wgsl SPL 2, 256 threads at
+# head size 64 on a 48 KiB adapter; attention.c split_mode) against the
+# plain layout, on the GPU host, in one device call. The test hook
+# TT_WEBGPU_ATTN_SPLIT=0|1 forces the plain / split layout.
 #   1. bits, ops: build/test_webgpu_attention on the GPU (test_split runs
 #      both layouts on the GPU's tiles, constant loop bounds and prefetch,
 #      with the dS-storing backward and the pair, and compares them bit for
-#      bit and against float64; every other case runs the layouts the GPU
+#      bit and against float64; every other case runs the layout the GPU
 #      plans);
-#   2. bits, training: $preset, 3 steps, both layouts (3, 0): losses, grad
-#      norms and the final checkpoints compared ("bit-identical" or
-#      "DIFFERENT");
-#   3. profile: build/tinytrain_hooks profile --detail, plain (0) and split
-#      (3), at gpt2 (12 layers, d 768, 12 heads, ctx 1024, batch 8) and the
+#   2. bits, training: $preset, 3 steps, both layouts: losses, grad norms
+#      and the final checkpoints compared ("bit-identical" or "DIFFERENT");
+#   3. profile: build/tinytrain_hooks profile --detail, plain and split, at
+#      gpt2 (12 layers, d 768, 12 heads, ctx 1024, batch 8) and the
 #      shakespeare_char shape (6 layers, d 384, 6 heads, ctx 256, batch
 #      64): the attention rows side by side (ms per step, GFLOP/s; a tag
 #      ending in " s2" is the split layout). Every site is timed alone, so
 #      each kernel's row is its own A/B;
-#   4. (--step) the whole step: build/bench_webgpu gpt2 STEPS 0 with masks
-#      3 0 1 2 (both, neither, forward only, dk/dv only).
-# Prediction (H200, gpt2, per step; plain: attention_forward 8.7-11.0 ms at
-# ~17-18 TFLOP/s, attention_backward_dkdv 16.6 ms at 18.6). Both plain
-# kernels run 128 threads holding ~100+ registers each (32 output, 16
-# score, 32 prefetch accumulators) in 43-45 KiB: ~4 workgroups = 16 warps
-# per SM, and 4 barriers per tile with too few warps to cover them and the
-# shared-load latency. The split layouts hold half the accumulators per
-# thread (16 + 8 + 16) in 256 threads on the same workgroup memory (the
-# forward's Red doubles: 46.5 KiB): 24-32 warps per SM. Their shared loads
-# per FMA rise (forward S: 6 per 32 FMAs instead of 8 per 64; PV and dk/dv
-# accumulation: 2 per 16 instead of 3 per 32; forward +8 Red and +2 Pt
-# reads per tile), which the H200's LDS bandwidth (broadcast vec4 reads)
-# should absorb.
-#   attention_forward "br64 bc32 ob1 nt256 47616B pf s2": 6.5-8 ms
-#     (19-24 TFLOP/s) vs 8.7-11;
-#   attention_backward_dkdv "br32 bc32 ob1 nt256 44288B pf s2 ds64 ...":
-#     12-14 ms (22-26 TFLOP/s) vs 16.6;
-#   dq_ds, d unchanged (3.45, 0.25 ms); no change in bits anywhere.
-#   Attention fwd + bwd ~29 -> ~23-25 ms of a ~139-141 ms step: ~17%.
-#   shakespeare_char shape: the same ratios (~0.75-0.8x per kernel).
-# Risk: if a kernel is bound by shared-load wavefronts rather than latency,
-# its split layout is slower (forward up to ~11-12 ms); the rows show it
-# per kernel, and the planner's split_mode (attention.c) is where to turn
-# one off.
+#   4. (--step) the whole step: build/bench_webgpu gpt2 STEPS 0, split and
+#      plain.
+# Why: the plain dk/dv runs 128 threads holding ~100+ registers each in
+# 43 KiB: ~16 warps per SM, too few to cover 4 barriers per tile and the
+# shared-load latency; the split layout holds half the accumulators per
+# thread in 256 threads on the same workgroup memory.
+# Prediction (written before the run): dk/dv 16.6 -> 12-14 ms at gpt2.
+# Measured (2026-12-02, H200, docs/BENCHMARKS.md): 16.66 -> 14.66 ms
+# (0.880), shakespeare_char 2.66 -> 2.34 (0.880); bits identical. The same
+# split of the forward measured 1.166x the time at gpt2 (0.982 at
+# shakespeare_char) and was removed (docs/ARCHITECTURE.md, what did not
+# work).
 #
-#   bash dev/attention/fwd_h200.sh [--no-bits] [--step] [--steps 10] [--preset gpt2] [--one-shape] [--jobs N] [--data FILE]
+#   bash dev/attention/split_h200.sh [--no-bits] [--step] [--steps 10] [--preset gpt2] [--one-shape] [--jobs N] [--data FILE]
 #
 # --preset: the preset of the training and profile runs (--preset tiny
 # --one-shape: a smoke test on lavapipe, where the hook forces the split
-# layouts as a GPU plans them). --one-shape: no shakespeare_char profile.
+# layout as a GPU plans it). --one-shape: no shakespeare_char profile.
 # Environment: TINYTRAIN_WEBGPU_LIB (Dawn), VK_DRIVER_FILES (set here to the
-# NVIDIA ICD when unset and one is found). Raw outputs in build/dev-fwd/
-# (copied to $OUT/dev-fwd when $OUT is a folder). Exit 1 if the build fails,
+# NVIDIA ICD when unset and one is found). Raw outputs in build/dev-split/
+# (copied to $OUT/dev-split when $OUT is a folder). Exit 1 if the build fails,
 # 3 if the bits differ. About 2-3 minutes on the 16-core host.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -68,7 +53,7 @@ while [ $# -gt 0 ]; do
     --jobs) jobs=$2; shift ;;
     --data) datafile=$2; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
-    *) echo "fwd_h200.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) echo "split_h200.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -86,17 +71,15 @@ mkdir -p build
 targets=(tinytrain_hooks test_webgpu_attention); [ $step = 1 ] && targets+=(bench_webgpu)
 if ! { timeout 200 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >build/fwd-build.log 2>&1 &&
        timeout 200 cmake --build build -j"$jobs" --target "${targets[@]}" >>build/fwd-build.log 2>&1; }; then
-  echo "fwd_h200.sh: build failed:"; tail -20 build/fwd-build.log 2>/dev/null; exit 1
+  echo "split_h200.sh: build failed:"; tail -20 build/fwd-build.log 2>/dev/null; exit 1
 fi
-out=build/dev-fwd
+out=build/dev-split
 rm -rf "$out"; mkdir -p "$out"
 echo "built in $(el) s"
 bad=0
-# the layouts: split = both split as a GPU plans them (forced: the same
-# where they fit, and on lavapipe for the smoke test), plain = the old
-# kernels; or a mask (1 forward, 2 dk/dv)
-menv() { case "$1" in plain) echo TT_WEBGPU_ATTN_SPLIT=0 ;; split) echo TT_WEBGPU_ATTN_SPLIT=3 ;;
-                      *) echo TT_WEBGPU_ATTN_SPLIT=$1 ;; esac; }
+# the layouts: split = dk/dv split as a GPU plans it (forced: also on
+# lavapipe for the smoke test), plain = the plain layout
+menv() { case "$1" in plain) echo TT_WEBGPU_ATTN_SPLIT=0 ;; *) echo TT_WEBGPU_ATTN_SPLIT=1 ;; esac; }
 
 if [ $bits = 1 ]; then
   echo "== bits, ops ($(el) s)"
@@ -154,12 +137,13 @@ for s in "${shapes[@]}"; do
 done
 
 if [ $step = 1 ]; then
-  echo "== step: bench_webgpu $preset $steps 0, TT_WEBGPU_ATTN_SPLIT 3 0 1 2 ($(el) s)"
-  for m in 3 0 1 2; do
-    env TT_BENCH_PIPELINED=0 "$(menv $m)" timeout 300 ./build/bench_webgpu "$preset" "$steps" 0 >"$out/bench-$m.txt" 2>&1
-    echo "split mask $m: $(grep -E 'step median' "$out/bench-$m.txt" | head -1)"
+  echo "== step: bench_webgpu $preset $steps 0, split and plain dk/dv ($(el) s)"
+  for m in split plain split plain; do
+    env TT_BENCH_PIPELINED=0 "$(menv $m)" timeout 300 ./build/bench_webgpu "$preset" "$steps" 0 >>"$out/bench-$m.txt" 2>&1
+    echo "$m: $(grep -E 'step median' "$out/bench-$m.txt" | tail -1)"
   done
 fi
-[ -d "${OUT:-}" ] && cp -r "$out" "$OUT/dev-fwd"
+# the text outputs only (the checkpoints are hundreds of MB at gpt2)
+[ -d "${OUT:-}" ] && mkdir -p "$OUT/dev-split" && cp "$out"/*.txt "$out"/*.log "$OUT/dev-split/" 2>/dev/null
 echo "done in $(el) s"
 [ $bad = 0 ] || exit 3
