@@ -41,7 +41,7 @@ static inline size_t tpad(int T) { return (size_t)vec_count(T) * TT_VW; }
 size_t tt_attention_thread_scratch(int T, int hs) {
     size_t tp = tpad(T);
     size_t simple = 4 * (size_t)hs * tp + 2 * tp;
-    size_t blocked = 2 * (size_t)hs * tp + 2 * (size_t)T * hs + 2 * (size_t)QB * tp + QB;
+    size_t blocked = 2 * (size_t)hs * tp + 2 * (size_t)T * hs + 2 * (size_t)QB * tp + QB + (size_t)hs * QB;
     return TT_MAX(simple, blocked) + 64;
 }
 
@@ -349,25 +349,33 @@ static inline int group_lim(int t0, int q0, int nq) {
     return vec_count(t0 + q0 + nr) * TT_VW;
 }
 
-/* S[q*lds + j] = scale * sum_d X[q*ldx + d] * YT[d*ldy + j]
- * for q in [0,nq), j in [0, min(group_lim(q's group), jlim)); jlim a
- * multiple of 2 vectors, so a column is computed in the same pass as
- * without the limit */
-static void scores_block(float *S, size_t lds, const float *X, size_t ldx, int nq, int t0, const float *YT, size_t ldy,
-                         int hs, float scale, int jlim) {
+/* XT (hs, QB) <- the nq rows of a query block X (row stride ldx),
+ * transposed, zero past nq: the left operand of scores_block, so the
+ * micro-kernel broadcasts its MQ values of each d from one pointer. */
+static void pack_block(float *XT, const float *X, size_t ldx, int nq, int hs) {
+    transpose_head(XT, QB, X, ldx, nq, hs);
+    for (int q = (int)tpad(nq); q < QB; q++)
+        for (int d = 0; d < hs; d++) XT[(size_t)d * QB + q] = 0.0f;
+}
+
+/* S[q*lds + j] = scale * sum_d X[q][d] * YT[d*ldy + j], X packed by
+ * pack_block (XT[d*QB + q]), for q in [0,nq), j in [0, min(group_lim(q's
+ * group), jlim)); jlim a multiple of 2 vectors, so a column is computed in
+ * the same pass as without the limit */
+static void scores_block(float *S, size_t lds, const float *XT, int nq, int t0, const float *YT, size_t ldy, int hs,
+                         float scale, int jlim) {
     for (int q0 = 0; q0 < nq; q0 += MQ) {
         int nr = TT_MIN(MQ, nq - q0), nvec = TT_MIN(group_lim(t0, q0, nq), jlim) / TT_VW;
-        const float *x[MQ];
-        TT_UNROLL for (int r = 0; r < MQ; r++) x[r] = X + (size_t)(q0 + (r < nr ? r : 0)) * ldx;
+        const float *x = XT + q0;
         int jv = 0;
         for (; jv + 2 <= nvec; jv += 2) {
             tt_vf acc[MQ][2];
             TT_UNROLL for (int r = 0; r < MQ; r++) acc[r][0] = acc[r][1] = tt_vdup(0.0f);
-            const float *y = YT + (size_t)jv * TT_VW;
-            for (int d = 0; d < hs; d++) {
-                tt_vf b0 = tt_vload(y + (size_t)d * ldy), b1 = tt_vload(y + (size_t)d * ldy + TT_VW);
+            const float *y = YT + (size_t)jv * TT_VW, *xd = x;
+            for (int d = 0; d < hs; d++, y += ldy, xd += QB) {
+                tt_vf b0 = tt_vload(y), b1 = tt_vload(y + TT_VW);
                 TT_UNROLL for (int r = 0; r < MQ; r++) {
-                    tt_vf a = tt_vdup(x[r][d]);
+                    tt_vf a = tt_vdup(xd[r]);
                     acc[r][0] += a * b0;
                     acc[r][1] += a * b1;
                 }
@@ -380,10 +388,10 @@ static void scores_block(float *S, size_t lds, const float *X, size_t ldx, int n
         if (jv < nvec) {
             tt_vf acc[MQ];
             TT_UNROLL for (int r = 0; r < MQ; r++) acc[r] = tt_vdup(0.0f);
-            const float *y = YT + (size_t)jv * TT_VW;
-            for (int d = 0; d < hs; d++) {
-                tt_vf b0 = tt_vload(y + (size_t)d * ldy);
-                TT_UNROLL for (int r = 0; r < MQ; r++) acc[r] += tt_vdup(x[r][d]) * b0;
+            const float *y = YT + (size_t)jv * TT_VW, *xd = x;
+            for (int d = 0; d < hs; d++, y += ldy, xd += QB) {
+                tt_vf b0 = tt_vload(y);
+                TT_UNROLL for (int r = 0; r < MQ; r++) acc[r] += tt_vdup(xd[r]) * b0;
             }
             for (int r = 0; r < nr; r++) tt_vstore(S + (size_t)(q0 + r) * lds + (size_t)jv * TT_VW, acc[r] * scale);
         }
@@ -474,12 +482,13 @@ static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, 
 
 /* One query block qb of head (b, h) against the head's transposed keys kT
  * (hs, ld; at least the block's t1 rows): scores, softmax, P V. */
-static void fwd_block(const att_ctx *a, int b, int h, int qb, const float *kT, float *S, float *inv) {
+static void fwd_block(const att_ctx *a, int b, int h, int qb, const float *kT, float *S, float *inv, float *XT) {
     int T = a->T, C = a->C, NH = a->NH, hs = a->hs;
     int t0 = qb * QB, t1 = TT_MIN(T, t0 + QB), nq = t1 - t0;
     size_t ld = tpad(T), lq = a->ld;
     size_t off = (size_t)b * T * lq + (size_t)h * hs;
-    scores_block(S, ld, a->q + off + (size_t)t0 * lq, lq, nq, t0, kT, ld, hs, a->scale, INT_MAX);
+    pack_block(XT, a->q + off + (size_t)t0 * lq, lq, nq, hs);
+    scores_block(S, ld, XT, nq, t0, kT, ld, hs, a->scale, INT_MAX);
     for (int q = 0; q < nq; q++) {
         int t = t0 + q, lim = group_lim(t0, q / MQ * MQ, nq);
         float *s = S + (size_t)q * ld;
@@ -523,11 +532,12 @@ static void att_fwd_blocked(void *arg, int64_t chunk, int tid) {
     float *kT = tt_cpu_tscratch(a->cpu, tid);
     float *S = kT + (size_t)hs * ld; /* (QB, ld) */
     float *inv = S + (size_t)QB * ld;
+    float *XT = inv + QB; /* (hs, QB) */
     size_t off = (size_t)b * T * lq + (size_t)h * hs;
     transpose_head(kT, ld, a->k + off, lq, TT_MIN(T, (nqb - u) * QB), hs);
     for (int i = u; i < fwd_items(nqb); i += a->nslice) {
-        fwd_block(a, b, h, nqb - 1 - i, kT, S, inv);
-        if (i != nqb - 1 - i) fwd_block(a, b, h, i, kT, S, inv);
+        fwd_block(a, b, h, nqb - 1 - i, kT, S, inv, XT);
+        if (i != nqb - 1 - i) fwd_block(a, b, h, i, kT, S, inv, XT);
     }
 }
 
@@ -554,6 +564,7 @@ static void bwd_blocked_part(const att_ctx *a, int tid, int b, int h, int part) 
     float *kT, *vT, *dK, *dV;
     float *P = bwd_part_begin(a, tid, off, part == BWD_EARLY ? Kb : T, k1 - k0, &kT, &vT, &dK, &dV); /* (QB, ld) */
     float *dS = P + (size_t)QB * ld;                                                                  /* (QB, ld) */
+    float *XT = dS + (size_t)QB * ld;                                                                 /* (hs, QB) */
     const float *Q = a->q + off, *K = a->k + off;
     const float *dO = a->dout + (size_t)b * T * C + (size_t)h * hs, *O = a->fout + (size_t)b * T * C + (size_t)h * hs;
     const float *lse = a->lse + ((size_t)b * NH + h) * T;
@@ -563,8 +574,10 @@ static void bwd_blocked_part(const att_ctx *a, int tid, int b, int h, int part) 
         int t1 = TT_MIN(T, t0 + QB), nq = t1 - t0, nkv = vec_count(t1) * TT_VW;
         int early = part == BWD_EARLY && t0 >= Kb; /* only keys [0, Kb), all before the block's queries */
         int jlim = early ? Kb : INT_MAX;
-        scores_block(P, ld, Q + (size_t)t0 * lq, lq, nq, t0, kT, ld, hs, a->scale, jlim);
-        scores_block(dS, ld, dO + (size_t)t0 * C, (size_t)C, nq, t0, vT, ld, hs, 1.0f, jlim); /* dP */
+        pack_block(XT, Q + (size_t)t0 * lq, lq, nq, hs);
+        scores_block(P, ld, XT, nq, t0, kT, ld, hs, a->scale, jlim);
+        pack_block(XT, dO + (size_t)t0 * C, (size_t)C, nq, hs);
+        scores_block(dS, ld, XT, nq, t0, vT, ld, hs, 1.0f, jlim); /* dP */
         for (int q = 0; q < nq; q++) {
             int t = t0 + q, lim = early ? Kb : group_lim(t0, q / MQ * MQ, nq);
             float *p = P + (size_t)q * ld, *ds = dS + (size_t)q * ld;
