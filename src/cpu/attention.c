@@ -437,13 +437,17 @@ static void pv_block(float *O, size_t ldo, const float *P, size_t ldp, int nq, i
     }
 }
 
-/* G[(j-k0)*ldg + c] += alpha * sum_q P[q*ldp + j] * X[q*ldx + c], j in [k0, nk)
- * (k0 a multiple of MQ), q over the rows whose query t0 + q >= j (the others
- * hold zeros there) */
+/* G[(j-k0)*ldg + c] (+)= alpha * sum_q P[q*ldp + j] * X[q*ldx + c], j in
+ * [k0, nk) (k0 a multiple of MQ), q over the rows whose query t0 + q >= j
+ * (the others hold zeros there). Rows j of the block's own queries
+ * (j >= t0) get their first term here, their earlier contents are
+ * ignored: 0 + x, as an fma with a zero addend (the bits of adding to a
+ * zeroed row); rows j < t0 accumulate. */
 static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, int t0, int k0, int nk, const float *X,
                       size_t ldx, int hs, float alpha) {
+    const tt_vf zero = tt_vdup(0.0f);
     for (int j0 = k0; j0 < nk; j0 += MQ) {
-        int nr = TT_MIN(MQ, nk - j0), qs = TT_MAX(0, j0 - t0);
+        int nr = TT_MIN(MQ, nk - j0), qs = TT_MAX(0, j0 - t0), first = j0 >= t0;
         if (qs >= nq) continue;
         int c = 0;
         for (; c + 2 * TT_VW <= hs; c += 2 * TT_VW) {
@@ -460,8 +464,9 @@ static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, 
             }
             for (int r = 0; r < nr; r++) {
                 float *g = G + (size_t)(j0 + r - k0) * ldg + c;
-                tt_vstore(g, tt_vload(g) + acc[r][0] * alpha);
-                tt_vstore(g + TT_VW, tt_vload(g + TT_VW) + acc[r][1] * alpha);
+                tt_vf g0 = first ? zero : tt_vload(g), g1 = first ? zero : tt_vload(g + TT_VW);
+                tt_vstore(g, g0 + acc[r][0] * alpha);
+                tt_vstore(g + TT_VW, g1 + acc[r][1] * alpha);
             }
         }
         if (c < hs) {
@@ -474,7 +479,7 @@ static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, 
             }
             for (int r = 0; r < nr; r++) {
                 float *g = G + (size_t)(j0 + r - k0) * ldg + c;
-                tt_vstore(g, tt_vload(g) + acc[r] * alpha);
+                tt_vstore(g, (first ? zero : tt_vload(g)) + acc[r] * alpha);
             }
         }
     }
@@ -561,10 +566,14 @@ static void bwd_blocked_part(const att_ctx *a, int tid, int b, int h, int part) 
     int k0 = part == BWD_LATE ? Kb : 0, k1 = part == BWD_EARLY ? Kb : T; /* dK, dV rows of this part */
     size_t ld = tpad(T), lq = a->ld;
     size_t off = (size_t)b * T * lq + (size_t)h * hs;
-    float *kT, *vT, *dK, *dV;
-    float *P = bwd_part_begin(a, tid, off, part == BWD_EARLY ? Kb : T, k1 - k0, &kT, &vT, &dK, &dV); /* (QB, ld) */
-    float *dS = P + (size_t)QB * ld;                                                                  /* (QB, ld) */
-    float *XT = dS + (size_t)QB * ld;                                                                 /* (hs, QB) */
+    int nt = part == BWD_EARLY ? Kb : T; /* keys the part reads */
+    float *kT = tt_cpu_tscratch(a->cpu, tid), *vT = kT + (size_t)hs * ld; /* (hs, ld) */
+    float *P = vT + (size_t)hs * ld, *dS = P + (size_t)QB * ld;           /* (QB, ld) */
+    float *XT = dS + (size_t)QB * ld;                                     /* (hs, QB) */
+    transpose_head(kT, ld, a->k + off, lq, nt, hs);
+    transpose_head(vT, ld, a->v + off, lq, nt, hs);
+    /* dK, dV rows [k0, k1) accumulate in place: ptx_block's first term of a row overwrites it */
+    float *dK = a->dk + off + (size_t)k0 * lq, *dV = a->dv + off + (size_t)k0 * lq;
     const float *Q = a->q + off, *K = a->k + off;
     const float *dO = a->dout + (size_t)b * T * C + (size_t)h * hs, *O = a->fout + (size_t)b * T * C + (size_t)h * hs;
     const float *lse = a->lse + ((size_t)b * NH + h) * T;
@@ -602,10 +611,9 @@ static void bwd_blocked_part(const att_ctx *a, int tid, int b, int h, int part) 
         }
         if (!early) pv_block(dQ + (size_t)t0 * lq, lq, dS, ld, nq, t0, K, lq, hs, NULL, a->scale);
         int kend = TT_MIN(t1, k1);
-        ptx_block(dK, (size_t)hs, dS, ld, nq, t0, k0, kend, Q + (size_t)t0 * lq, lq, hs, a->scale);
-        ptx_block(dV, (size_t)hs, P, ld, nq, t0, k0, kend, dO + (size_t)t0 * C, (size_t)C, hs, 1.0f);
+        ptx_block(dK, lq, dS, ld, nq, t0, k0, kend, Q + (size_t)t0 * lq, lq, hs, a->scale);
+        ptx_block(dV, lq, P, ld, nq, t0, k0, kend, dO + (size_t)t0 * C, (size_t)C, hs, 1.0f);
     }
-    bwd_part_end(a, off, k0, k1, dK, dV);
 }
 
 /* Work of the parts in score tiles (QB x QB, a tile of S = Q K^T, dP, dQ,
