@@ -410,11 +410,14 @@ static void pv_block(float *O, size_t ldo, const float *P, size_t ldp, int nq, i
         for (; c + 2 * TT_VW <= hs; c += 2 * TT_VW) {
             tt_vf acc[MQ][2];
             TT_UNROLL for (int r = 0; r < MQ; r++) acc[r][0] = acc[r][1] = tt_vdup(0.0f);
-            for (int j = 0; j < nj; j++) {
+            const float *pj = p[0];
+            size_t pr[MQ];
+            TT_UNROLL for (int r = 0; r < MQ; r++) pr[r] = (size_t)(p[r] - p[0]);
+            for (int j = 0; j < nj; j++, pj++) {
                 const float *y = Y + (size_t)j * ldy + c;
                 tt_vf y0 = tt_vload(y), y1 = tt_vload(y + TT_VW);
                 TT_UNROLL for (int r = 0; r < MQ; r++) {
-                    tt_vf a = tt_vdup(p[r][j]);
+                    tt_vf a = tt_vdup(pj[pr[r]]);
                     acc[r][0] += a * y0;
                     acc[r][1] += a * y1;
                 }
