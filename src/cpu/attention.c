@@ -84,6 +84,13 @@ static void transpose_head(float *XT, size_t ld, const float *X, size_t ldx, int
     }
 }
 
+/* Xc (n, hs) <- rows [0, n) of X (row stride ldx), columns [0, hs): the
+ * right operand of pv_block contiguous, so its j-loop's rows spread over
+ * all L1 sets (rows 3C apart in the packed q/k/v fall into few) */
+static void copy_head(float *Xc, const float *X, size_t ldx, int n, int hs) {
+    for (int j = 0; j < n; j++) memcpy(Xc + (size_t)j * hs, X + (size_t)j * ldx, (size_t)hs * sizeof(float));
+}
+
 /* s[j] = scale * sum_d x[d] * XT[d][j] for j in [0, nvec*VW) */
 static void row_scores(float *s, const float *x, const float *XT, size_t ld, int hs, int nvec, float scale) {
     int jv = 0;
@@ -490,7 +497,8 @@ static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, 
 
 /* One query block qb of head (b, h) against the head's transposed keys kT
  * (hs, ld; at least the block's t1 rows): scores, softmax, P V. */
-static void fwd_block(const att_ctx *a, int b, int h, int qb, const float *kT, float *S, float *inv, float *XT) {
+static void fwd_block(const att_ctx *a, int b, int h, int qb, const float *kT, const float *V, float *S, float *inv,
+                      float *XT) {
     int T = a->T, C = a->C, NH = a->NH, hs = a->hs;
     int t0 = qb * QB, t1 = TT_MIN(T, t0 + QB), nq = t1 - t0;
     size_t ld = tpad(T), lq = a->ld;
@@ -516,7 +524,7 @@ static void fwd_block(const att_ctx *a, int b, int h, int qb, const float *kT, f
         a->lse[si] = m + logf(sum);
         if (a->drop) drop_row(s, a->drop, si * (size_t)T, t + 1);
     }
-    pv_block(a->out + ((size_t)b * T + t0) * C + (size_t)h * hs, (size_t)C, S, ld, nq, t0, a->v + off, lq, hs, inv, 1.0f);
+    pv_block(a->out + ((size_t)b * T + t0) * C + (size_t)h * hs, (size_t)C, S, ld, nq, t0, V, (size_t)hs, hs, inv, 1.0f);
 }
 
 /* Forward unit: slice u of head (b, h). The head's query blocks pair up as
@@ -540,12 +548,15 @@ static void att_fwd_blocked(void *arg, int64_t chunk, int tid) {
     float *kT = tt_cpu_tscratch(a->cpu, tid);
     float *S = kT + (size_t)hs * ld; /* (QB, ld) */
     float *inv = S + (size_t)QB * ld;
-    float *XT = inv + QB; /* (hs, QB) */
+    float *XT = inv + QB;             /* (hs, QB) */
+    float *V = XT + (size_t)hs * QB;  /* (nt, hs) */
     size_t off = (size_t)b * T * lq + (size_t)h * hs;
-    transpose_head(kT, ld, a->k + off, lq, TT_MIN(T, (nqb - u) * QB), hs);
+    int nt = TT_MIN(T, (nqb - u) * QB);
+    transpose_head(kT, ld, a->k + off, lq, nt, hs);
+    copy_head(V, a->v + off, lq, nt, hs);
     for (int i = u; i < fwd_items(nqb); i += a->nslice) {
-        fwd_block(a, b, h, nqb - 1 - i, kT, S, inv, XT);
-        if (i != nqb - 1 - i) fwd_block(a, b, h, i, kT, S, inv, XT);
+        fwd_block(a, b, h, nqb - 1 - i, kT, V, S, inv, XT);
+        if (i != nqb - 1 - i) fwd_block(a, b, h, i, kT, V, S, inv, XT);
     }
 }
 
@@ -573,11 +584,13 @@ static void bwd_blocked_part(const att_ctx *a, int tid, int b, int h, int part) 
     float *kT = tt_cpu_tscratch(a->cpu, tid), *vT = kT + (size_t)hs * ld; /* (hs, ld) */
     float *P = vT + (size_t)hs * ld, *dS = P + (size_t)QB * ld;           /* (QB, ld) */
     float *XT = dS + (size_t)QB * ld;                                     /* (hs, QB) */
+    float *Kc = XT + (size_t)hs * QB;                                     /* (nt, hs) */
     transpose_head(kT, ld, a->k + off, lq, nt, hs);
     transpose_head(vT, ld, a->v + off, lq, nt, hs);
+    copy_head(Kc, a->k + off, lq, nt, hs);
     /* dK, dV rows [k0, k1) accumulate in place: ptx_block's first term of a row overwrites it */
     float *dK = a->dk + off + (size_t)k0 * lq, *dV = a->dv + off + (size_t)k0 * lq;
-    const float *Q = a->q + off, *K = a->k + off;
+    const float *Q = a->q + off;
     const float *dO = a->dout + (size_t)b * T * C + (size_t)h * hs, *O = a->fout + (size_t)b * T * C + (size_t)h * hs;
     const float *lse = a->lse + ((size_t)b * NH + h) * T;
     float *Drow = a->D + ((size_t)b * NH + h) * T;
@@ -612,7 +625,7 @@ static void bwd_blocked_part(const att_ctx *a, int tid, int b, int h, int part) 
             if (!early)
                 for (int j = lim; j < nkv; j++) p[j] = ds[j] = 0.0f;
         }
-        if (!early) pv_block(dQ + (size_t)t0 * lq, lq, dS, ld, nq, t0, K, lq, hs, NULL, a->scale);
+        if (!early) pv_block(dQ + (size_t)t0 * lq, lq, dS, ld, nq, t0, Kc, (size_t)hs, hs, NULL, a->scale);
         int kend = TT_MIN(t1, k1);
         ptx_block(dK, lq, dS, ld, nq, t0, k0, kend, Q + (size_t)t0 * lq, lq, hs, a->scale);
         ptx_block(dV, lq, P, ld, nq, t0, k0, kend, dO + (size_t)t0 * C, (size_t)C, hs, 1.0f);
