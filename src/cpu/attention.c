@@ -12,13 +12,17 @@
  * same, and the keys transposed once per slice; a head is cut into slices
  * only when there are too few heads to go round (FWD_UNITS). Otherwise
  * (b, h, block of QB queries), latest blocks first. Backward units are
- * whole (b, h) pairs, so one thread accumulates dK and dV of its head in
- * private scratch: race-free and in a fixed order. When the heads leave the
- * last round of threads at most half busy (B*NH mod threads <= threads/2),
- * those heads are cut in two parts that recompute the scores of the
- * (late queries x early keys) rectangle instead (see bwd_split_at), so every
- * thread gets about the same work. Scores of one query row are computed against a transposed copy
- * of K (hs x T, per-thread scratch) so the key index is the vector dimension.
+ * whole (b, h) pairs, so one thread accumulates dK and dV of its head (in
+ * place in the outputs; the unblocked path in private scratch): race-free
+ * and in a fixed order. When the heads leave the last round of threads at
+ * most half busy (B*NH mod threads <= threads/2), those heads are cut in two
+ * parts that recompute the scores of the (late queries x early keys)
+ * rectangle instead (see bwd_split_at), so every thread gets about the same
+ * work. Scores of one query row are computed against a transposed copy of K
+ * (hs x T, per-thread scratch) so the key index is the vector dimension; the
+ * blocked kernels also read each query block transposed (the micro-kernel
+ * then broadcasts from one pointer) and the right operand of the P V
+ * products (V, and K for dQ) from a contiguous copy of the head.
  * Every reduction runs in a fixed order: results do not depend on threads.
  *
  * Dropout of the probabilities (a tt_dropout_mask, ops.h): the forward
@@ -41,7 +45,8 @@ static inline size_t tpad(int T) { return (size_t)vec_count(T) * TT_VW; }
 size_t tt_attention_thread_scratch(int T, int hs) {
     size_t tp = tpad(T);
     size_t simple = 4 * (size_t)hs * tp + 2 * tp;
-    size_t blocked = 2 * (size_t)hs * tp + 2 * (size_t)T * hs + 2 * (size_t)QB * tp + QB + (size_t)hs * QB;
+    /* forward: kT, S, inv, XT, V; backward: kT, vT, P, dS, XT, K */
+    size_t blocked = 2 * (size_t)hs * tp + (size_t)T * hs + 2 * (size_t)QB * tp + QB + (size_t)hs * QB;
     return TT_MAX(simple, blocked) + 64;
 }
 
