@@ -12,9 +12,8 @@
  * same, and the keys transposed once per slice; a head is cut into slices
  * only when there are too few heads to go round (FWD_UNITS). Otherwise
  * (b, h, block of QB queries), latest blocks first. Backward units are
- * whole (b, h) pairs, so one thread accumulates dK and dV of its head (in
- * place in the outputs; the unblocked path in private scratch): race-free
- * and in a fixed order. When the heads leave the last round of threads at
+ * whole (b, h) pairs, so one thread accumulates dK and dV of its head in
+ * private scratch: race-free and in a fixed order. When the heads leave the last round of threads at
  * most half busy (B*NH mod threads <= threads/2), those heads are cut in two
  * parts that recompute the scores of the (late queries x early keys)
  * rectangle instead (see bwd_split_at), so every thread gets about the same
@@ -45,8 +44,8 @@ static inline size_t tpad(int T) { return (size_t)vec_count(T) * TT_VW; }
 size_t tt_attention_thread_scratch(int T, int hs) {
     size_t tp = tpad(T);
     size_t simple = 4 * (size_t)hs * tp + 2 * tp;
-    /* forward: kT, S, inv, XT, V; backward: kT, vT, P, dS, XT, K */
-    size_t blocked = 2 * (size_t)hs * tp + (size_t)T * hs + 2 * (size_t)QB * tp + QB + (size_t)hs * QB;
+    /* forward: kT, S, inv, XT, V; backward: kT, vT, P, dS, XT, K, dK, dV */
+    size_t blocked = 2 * (size_t)hs * tp + 3 * (size_t)T * hs + 2 * (size_t)QB * tp + QB + (size_t)hs * QB;
     return TT_MAX(simple, blocked) + 64;
 }
 
@@ -590,11 +589,10 @@ static void bwd_blocked_part(const att_ctx *a, int tid, int b, int h, int part) 
     float *P = vT + (size_t)hs * ld, *dS = P + (size_t)QB * ld;           /* (QB, ld) */
     float *XT = dS + (size_t)QB * ld;                                     /* (hs, QB) */
     float *Kc = XT + (size_t)hs * QB;                                     /* (nt, hs) */
+    float *dK = Kc + (size_t)T * hs, *dV = dK + (size_t)T * hs;          /* rows [k0, k1): (k1 - k0, hs) */
     transpose_head(kT, ld, a->k + off, lq, nt, hs);
     transpose_head(vT, ld, a->v + off, lq, nt, hs);
     copy_head(Kc, a->k + off, lq, nt, hs);
-    /* dK, dV rows [k0, k1) accumulate in place: ptx_block's first term of a row overwrites it */
-    float *dK = a->dk + off + (size_t)k0 * lq, *dV = a->dv + off + (size_t)k0 * lq;
     const float *Q = a->q + off;
     const float *dO = a->dout + (size_t)b * T * C + (size_t)h * hs, *O = a->fout + (size_t)b * T * C + (size_t)h * hs;
     const float *lse = a->lse + ((size_t)b * NH + h) * T;
@@ -632,9 +630,10 @@ static void bwd_blocked_part(const att_ctx *a, int tid, int b, int h, int part) 
         }
         if (!early) pv_block(dQ + (size_t)t0 * lq, lq, dS, ld, nq, t0, Kc, (size_t)hs, hs, NULL, a->scale);
         int kend = TT_MIN(t1, k1);
-        ptx_block(dK, lq, dS, ld, nq, t0, k0, kend, Q + (size_t)t0 * lq, lq, hs, a->scale);
-        ptx_block(dV, lq, P, ld, nq, t0, k0, kend, dO + (size_t)t0 * C, (size_t)C, hs, 1.0f);
+        ptx_block(dK, (size_t)hs, dS, ld, nq, t0, k0, kend, Q + (size_t)t0 * lq, lq, hs, a->scale);
+        ptx_block(dV, (size_t)hs, P, ld, nq, t0, k0, kend, dO + (size_t)t0 * C, (size_t)C, hs, 1.0f);
     }
+    bwd_part_end(a, off, k0, k1, dK, dV);
 }
 
 /* Work of the parts in score tiles (QB x QB, a tile of S = Q K^T, dP, dQ,
