@@ -13,12 +13,15 @@
  * only when there are too few heads to go round (FWD_UNITS). Otherwise
  * (b, h, block of QB queries), latest blocks first. Backward units are
  * whole (b, h) pairs, so one thread accumulates dK and dV of its head in
- * private scratch: race-free and in a fixed order. When the heads leave the
- * last round of threads at most half busy (B*NH mod threads <= threads/2),
- * those heads are cut in two parts that recompute the scores of the
- * (late queries x early keys) rectangle instead (see bwd_split_at), so every
- * thread gets about the same work. Scores of one query row are computed against a transposed copy
- * of K (hs x T, per-thread scratch) so the key index is the vector dimension.
+ * private scratch: race-free and in a fixed order. When the heads leave the last round of threads at
+ * most half busy (B*NH mod threads <= threads/2), those heads are cut in two
+ * parts that recompute the scores of the (late queries x early keys)
+ * rectangle instead (see bwd_split_at), so every thread gets about the same
+ * work. Scores of one query row are computed against a transposed copy of K
+ * (hs x T, per-thread scratch) so the key index is the vector dimension; the
+ * blocked kernels also read each query block transposed (the micro-kernel
+ * then broadcasts from one pointer) and the right operand of the P V
+ * products (V, and K for dQ) from a contiguous copy of the head.
  * Every reduction runs in a fixed order: results do not depend on threads.
  *
  * Dropout of the probabilities (a tt_dropout_mask, ops.h): the forward
@@ -41,7 +44,8 @@ static inline size_t tpad(int T) { return (size_t)vec_count(T) * TT_VW; }
 size_t tt_attention_thread_scratch(int T, int hs) {
     size_t tp = tpad(T);
     size_t simple = 4 * (size_t)hs * tp + 2 * tp;
-    size_t blocked = 2 * (size_t)hs * tp + 2 * (size_t)T * hs + 2 * (size_t)QB * tp + QB;
+    /* forward: kT, S, inv, XT, V; backward: kT, vT, P, dS, XT, K, dK, dV */
+    size_t blocked = 2 * (size_t)hs * tp + 3 * (size_t)T * hs + 2 * (size_t)QB * tp + QB + (size_t)hs * QB;
     return TT_MAX(simple, blocked) + 64;
 }
 
@@ -82,6 +86,13 @@ static void transpose_head(float *XT, size_t ld, const float *X, size_t ldx, int
             }
         }
     }
+}
+
+/* Xc (n, hs) <- rows [0, n) of X (row stride ldx), columns [0, hs): the
+ * right operand of pv_block contiguous, so its j-loop's rows spread over
+ * all L1 sets (rows 3C apart in the packed q/k/v fall into few) */
+static void copy_head(float *Xc, const float *X, size_t ldx, int n, int hs) {
+    for (int j = 0; j < n; j++) memcpy(Xc + (size_t)j * hs, X + (size_t)j * ldx, (size_t)hs * sizeof(float));
 }
 
 /* s[j] = scale * sum_d x[d] * XT[d][j] for j in [0, nvec*VW) */
@@ -349,25 +360,33 @@ static inline int group_lim(int t0, int q0, int nq) {
     return vec_count(t0 + q0 + nr) * TT_VW;
 }
 
-/* S[q*lds + j] = scale * sum_d X[q*ldx + d] * YT[d*ldy + j]
- * for q in [0,nq), j in [0, min(group_lim(q's group), jlim)); jlim a
- * multiple of 2 vectors, so a column is computed in the same pass as
- * without the limit */
-static void scores_block(float *S, size_t lds, const float *X, size_t ldx, int nq, int t0, const float *YT, size_t ldy,
-                         int hs, float scale, int jlim) {
+/* XT (hs, QB) <- the nq rows of a query block X (row stride ldx),
+ * transposed, zero past nq: the left operand of scores_block, so the
+ * micro-kernel broadcasts its MQ values of each d from one pointer. */
+static void pack_block(float *XT, const float *X, size_t ldx, int nq, int hs) {
+    transpose_head(XT, QB, X, ldx, nq, hs);
+    for (int q = (int)tpad(nq); q < QB; q++)
+        for (int d = 0; d < hs; d++) XT[(size_t)d * QB + q] = 0.0f;
+}
+
+/* S[q*lds + j] = scale * sum_d X[q][d] * YT[d*ldy + j], X packed by
+ * pack_block (XT[d*QB + q]), for q in [0,nq), j in [0, min(group_lim(q's
+ * group), jlim)); jlim a multiple of 2 vectors, so a column is computed in
+ * the same pass as without the limit */
+static void scores_block(float *S, size_t lds, const float *XT, int nq, int t0, const float *YT, size_t ldy, int hs,
+                         float scale, int jlim) {
     for (int q0 = 0; q0 < nq; q0 += MQ) {
         int nr = TT_MIN(MQ, nq - q0), nvec = TT_MIN(group_lim(t0, q0, nq), jlim) / TT_VW;
-        const float *x[MQ];
-        TT_UNROLL for (int r = 0; r < MQ; r++) x[r] = X + (size_t)(q0 + (r < nr ? r : 0)) * ldx;
+        const float *x = XT + q0;
         int jv = 0;
         for (; jv + 2 <= nvec; jv += 2) {
             tt_vf acc[MQ][2];
             TT_UNROLL for (int r = 0; r < MQ; r++) acc[r][0] = acc[r][1] = tt_vdup(0.0f);
-            const float *y = YT + (size_t)jv * TT_VW;
-            for (int d = 0; d < hs; d++) {
-                tt_vf b0 = tt_vload(y + (size_t)d * ldy), b1 = tt_vload(y + (size_t)d * ldy + TT_VW);
+            const float *y = YT + (size_t)jv * TT_VW, *xd = x;
+            for (int d = 0; d < hs; d++, y += ldy, xd += QB) {
+                tt_vf b0 = tt_vload(y), b1 = tt_vload(y + TT_VW);
                 TT_UNROLL for (int r = 0; r < MQ; r++) {
-                    tt_vf a = tt_vdup(x[r][d]);
+                    tt_vf a = tt_vdup(xd[r]);
                     acc[r][0] += a * b0;
                     acc[r][1] += a * b1;
                 }
@@ -380,10 +399,10 @@ static void scores_block(float *S, size_t lds, const float *X, size_t ldx, int n
         if (jv < nvec) {
             tt_vf acc[MQ];
             TT_UNROLL for (int r = 0; r < MQ; r++) acc[r] = tt_vdup(0.0f);
-            const float *y = YT + (size_t)jv * TT_VW;
-            for (int d = 0; d < hs; d++) {
-                tt_vf b0 = tt_vload(y + (size_t)d * ldy);
-                TT_UNROLL for (int r = 0; r < MQ; r++) acc[r] += tt_vdup(x[r][d]) * b0;
+            const float *y = YT + (size_t)jv * TT_VW, *xd = x;
+            for (int d = 0; d < hs; d++, y += ldy, xd += QB) {
+                tt_vf b0 = tt_vload(y);
+                TT_UNROLL for (int r = 0; r < MQ; r++) acc[r] += tt_vdup(xd[r]) * b0;
             }
             for (int r = 0; r < nr; r++) tt_vstore(S + (size_t)(q0 + r) * lds + (size_t)jv * TT_VW, acc[r] * scale);
         }
@@ -402,11 +421,14 @@ static void pv_block(float *O, size_t ldo, const float *P, size_t ldp, int nq, i
         for (; c + 2 * TT_VW <= hs; c += 2 * TT_VW) {
             tt_vf acc[MQ][2];
             TT_UNROLL for (int r = 0; r < MQ; r++) acc[r][0] = acc[r][1] = tt_vdup(0.0f);
-            for (int j = 0; j < nj; j++) {
+            const float *pj = p[0];
+            size_t pr[MQ];
+            TT_UNROLL for (int r = 0; r < MQ; r++) pr[r] = (size_t)(p[r] - p[0]);
+            for (int j = 0; j < nj; j++, pj++) {
                 const float *y = Y + (size_t)j * ldy + c;
                 tt_vf y0 = tt_vload(y), y1 = tt_vload(y + TT_VW);
                 TT_UNROLL for (int r = 0; r < MQ; r++) {
-                    tt_vf a = tt_vdup(p[r][j]);
+                    tt_vf a = tt_vdup(pj[pr[r]]);
                     acc[r][0] += a * y0;
                     acc[r][1] += a * y1;
                 }
@@ -429,13 +451,17 @@ static void pv_block(float *O, size_t ldo, const float *P, size_t ldp, int nq, i
     }
 }
 
-/* G[(j-k0)*ldg + c] += alpha * sum_q P[q*ldp + j] * X[q*ldx + c], j in [k0, nk)
- * (k0 a multiple of MQ), q over the rows whose query t0 + q >= j (the others
- * hold zeros there) */
+/* G[(j-k0)*ldg + c] (+)= alpha * sum_q P[q*ldp + j] * X[q*ldx + c], j in
+ * [k0, nk) (k0 a multiple of MQ), q over the rows whose query t0 + q >= j
+ * (the others hold zeros there). Rows j of the block's own queries
+ * (j >= t0) get their first term here, their earlier contents are
+ * ignored: 0 + x, as an fma with a zero addend (the bits of adding to a
+ * zeroed row); rows j < t0 accumulate. */
 static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, int t0, int k0, int nk, const float *X,
                       size_t ldx, int hs, float alpha) {
+    const tt_vf zero = tt_vdup(0.0f);
     for (int j0 = k0; j0 < nk; j0 += MQ) {
-        int nr = TT_MIN(MQ, nk - j0), qs = TT_MAX(0, j0 - t0);
+        int nr = TT_MIN(MQ, nk - j0), qs = TT_MAX(0, j0 - t0), first = j0 >= t0;
         if (qs >= nq) continue;
         int c = 0;
         for (; c + 2 * TT_VW <= hs; c += 2 * TT_VW) {
@@ -452,8 +478,9 @@ static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, 
             }
             for (int r = 0; r < nr; r++) {
                 float *g = G + (size_t)(j0 + r - k0) * ldg + c;
-                tt_vstore(g, tt_vload(g) + acc[r][0] * alpha);
-                tt_vstore(g + TT_VW, tt_vload(g + TT_VW) + acc[r][1] * alpha);
+                tt_vf g0 = first ? zero : tt_vload(g), g1 = first ? zero : tt_vload(g + TT_VW);
+                tt_vstore(g, g0 + acc[r][0] * alpha);
+                tt_vstore(g + TT_VW, g1 + acc[r][1] * alpha);
             }
         }
         if (c < hs) {
@@ -466,7 +493,7 @@ static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, 
             }
             for (int r = 0; r < nr; r++) {
                 float *g = G + (size_t)(j0 + r - k0) * ldg + c;
-                tt_vstore(g, tt_vload(g) + acc[r] * alpha);
+                tt_vstore(g, (first ? zero : tt_vload(g)) + acc[r] * alpha);
             }
         }
     }
@@ -474,12 +501,14 @@ static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, 
 
 /* One query block qb of head (b, h) against the head's transposed keys kT
  * (hs, ld; at least the block's t1 rows): scores, softmax, P V. */
-static void fwd_block(const att_ctx *a, int b, int h, int qb, const float *kT, float *S, float *inv) {
+static void fwd_block(const att_ctx *a, int b, int h, int qb, const float *kT, const float *V, float *S, float *inv,
+                      float *XT) {
     int T = a->T, C = a->C, NH = a->NH, hs = a->hs;
     int t0 = qb * QB, t1 = TT_MIN(T, t0 + QB), nq = t1 - t0;
     size_t ld = tpad(T), lq = a->ld;
     size_t off = (size_t)b * T * lq + (size_t)h * hs;
-    scores_block(S, ld, a->q + off + (size_t)t0 * lq, lq, nq, t0, kT, ld, hs, a->scale, INT_MAX);
+    pack_block(XT, a->q + off + (size_t)t0 * lq, lq, nq, hs);
+    scores_block(S, ld, XT, nq, t0, kT, ld, hs, a->scale, INT_MAX);
     for (int q = 0; q < nq; q++) {
         int t = t0 + q, lim = group_lim(t0, q / MQ * MQ, nq);
         float *s = S + (size_t)q * ld;
@@ -499,7 +528,7 @@ static void fwd_block(const att_ctx *a, int b, int h, int qb, const float *kT, f
         a->lse[si] = m + logf(sum);
         if (a->drop) drop_row(s, a->drop, si * (size_t)T, t + 1);
     }
-    pv_block(a->out + ((size_t)b * T + t0) * C + (size_t)h * hs, (size_t)C, S, ld, nq, t0, a->v + off, lq, hs, inv, 1.0f);
+    pv_block(a->out + ((size_t)b * T + t0) * C + (size_t)h * hs, (size_t)C, S, ld, nq, t0, V, (size_t)hs, hs, inv, 1.0f);
 }
 
 /* Forward unit: slice u of head (b, h). The head's query blocks pair up as
@@ -523,11 +552,15 @@ static void att_fwd_blocked(void *arg, int64_t chunk, int tid) {
     float *kT = tt_cpu_tscratch(a->cpu, tid);
     float *S = kT + (size_t)hs * ld; /* (QB, ld) */
     float *inv = S + (size_t)QB * ld;
+    float *XT = inv + QB;             /* (hs, QB) */
+    float *V = XT + (size_t)hs * QB;  /* (nt, hs) */
     size_t off = (size_t)b * T * lq + (size_t)h * hs;
-    transpose_head(kT, ld, a->k + off, lq, TT_MIN(T, (nqb - u) * QB), hs);
+    int nt = TT_MIN(T, (nqb - u) * QB);
+    transpose_head(kT, ld, a->k + off, lq, nt, hs);
+    copy_head(V, a->v + off, lq, nt, hs);
     for (int i = u; i < fwd_items(nqb); i += a->nslice) {
-        fwd_block(a, b, h, nqb - 1 - i, kT, S, inv);
-        if (i != nqb - 1 - i) fwd_block(a, b, h, i, kT, S, inv);
+        fwd_block(a, b, h, nqb - 1 - i, kT, V, S, inv, XT);
+        if (i != nqb - 1 - i) fwd_block(a, b, h, i, kT, V, S, inv, XT);
     }
 }
 
@@ -551,10 +584,16 @@ static void bwd_blocked_part(const att_ctx *a, int tid, int b, int h, int part) 
     int k0 = part == BWD_LATE ? Kb : 0, k1 = part == BWD_EARLY ? Kb : T; /* dK, dV rows of this part */
     size_t ld = tpad(T), lq = a->ld;
     size_t off = (size_t)b * T * lq + (size_t)h * hs;
-    float *kT, *vT, *dK, *dV;
-    float *P = bwd_part_begin(a, tid, off, part == BWD_EARLY ? Kb : T, k1 - k0, &kT, &vT, &dK, &dV); /* (QB, ld) */
-    float *dS = P + (size_t)QB * ld;                                                                  /* (QB, ld) */
-    const float *Q = a->q + off, *K = a->k + off;
+    int nt = part == BWD_EARLY ? Kb : T; /* keys the part reads */
+    float *kT = tt_cpu_tscratch(a->cpu, tid), *vT = kT + (size_t)hs * ld; /* (hs, ld) */
+    float *P = vT + (size_t)hs * ld, *dS = P + (size_t)QB * ld;           /* (QB, ld) */
+    float *XT = dS + (size_t)QB * ld;                                     /* (hs, QB) */
+    float *Kc = XT + (size_t)hs * QB;                                     /* (nt, hs) */
+    float *dK = Kc + (size_t)T * hs, *dV = dK + (size_t)T * hs;          /* rows [k0, k1): (k1 - k0, hs) */
+    transpose_head(kT, ld, a->k + off, lq, nt, hs);
+    transpose_head(vT, ld, a->v + off, lq, nt, hs);
+    copy_head(Kc, a->k + off, lq, nt, hs);
+    const float *Q = a->q + off;
     const float *dO = a->dout + (size_t)b * T * C + (size_t)h * hs, *O = a->fout + (size_t)b * T * C + (size_t)h * hs;
     const float *lse = a->lse + ((size_t)b * NH + h) * T;
     float *Drow = a->D + ((size_t)b * NH + h) * T;
@@ -563,8 +602,10 @@ static void bwd_blocked_part(const att_ctx *a, int tid, int b, int h, int part) 
         int t1 = TT_MIN(T, t0 + QB), nq = t1 - t0, nkv = vec_count(t1) * TT_VW;
         int early = part == BWD_EARLY && t0 >= Kb; /* only keys [0, Kb), all before the block's queries */
         int jlim = early ? Kb : INT_MAX;
-        scores_block(P, ld, Q + (size_t)t0 * lq, lq, nq, t0, kT, ld, hs, a->scale, jlim);
-        scores_block(dS, ld, dO + (size_t)t0 * C, (size_t)C, nq, t0, vT, ld, hs, 1.0f, jlim); /* dP */
+        pack_block(XT, Q + (size_t)t0 * lq, lq, nq, hs);
+        scores_block(P, ld, XT, nq, t0, kT, ld, hs, a->scale, jlim);
+        pack_block(XT, dO + (size_t)t0 * C, (size_t)C, nq, hs);
+        scores_block(dS, ld, XT, nq, t0, vT, ld, hs, 1.0f, jlim); /* dP */
         for (int q = 0; q < nq; q++) {
             int t = t0 + q, lim = early ? Kb : group_lim(t0, q / MQ * MQ, nq);
             float *p = P + (size_t)q * ld, *ds = dS + (size_t)q * ld;
@@ -587,7 +628,7 @@ static void bwd_blocked_part(const att_ctx *a, int tid, int b, int h, int part) 
             if (!early)
                 for (int j = lim; j < nkv; j++) p[j] = ds[j] = 0.0f;
         }
-        if (!early) pv_block(dQ + (size_t)t0 * lq, lq, dS, ld, nq, t0, K, lq, hs, NULL, a->scale);
+        if (!early) pv_block(dQ + (size_t)t0 * lq, lq, dS, ld, nq, t0, Kc, (size_t)hs, hs, NULL, a->scale);
         int kend = TT_MIN(t1, k1);
         ptx_block(dK, (size_t)hs, dS, ld, nq, t0, k0, kend, Q + (size_t)t0 * lq, lq, hs, a->scale);
         ptx_block(dV, (size_t)hs, P, ld, nq, t0, k0, kend, dO + (size_t)t0 * C, (size_t)C, hs, 1.0f);
