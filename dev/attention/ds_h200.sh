@@ -67,21 +67,8 @@ while [ $# -gt 0 ]; do
   shift
 done
 data=(); [ -n "$datafile" ] && data=(--data "$datafile")
-t0=$(date +%s)
-el() { echo $(( $(date +%s) - t0 )); }
-if [ -z "${VK_DRIVER_FILES:-}" ]; then
-  for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \
-             /etc/vulkan/icd.d/nvidia_icd.json; do
-    [ -f $icd ] && export VK_DRIVER_FILES=$icd && break
-  done
-fi
-echo "== build ($(el) s)"
-mkdir -p build
-if ! { timeout 200 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >build/ds-build.log 2>&1 &&
-       timeout 200 cmake --build build -j"$jobs" --target tinytrain tinytrain_hooks bench_webgpu \
-         test_webgpu_attention test_webgpu_dropout >>build/ds-build.log 2>&1; }; then
-  echo "ds_h200.sh: build failed:"; tail -20 build/ds-build.log 2>/dev/null; exit 1
-fi
+. "$root/dev/attention/h200_lib.sh"
+dev_build ds_h200 tinytrain tinytrain_hooks bench_webgpu test_webgpu_attention test_webgpu_dropout
 out=build/dev-ds
 rm -rf "$out"; mkdir -p "$out"
 echo "built in $(el) s"

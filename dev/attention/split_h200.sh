@@ -58,21 +58,9 @@ while [ $# -gt 0 ]; do
   shift
 done
 data=(); [ -n "$datafile" ] && data=(--data "$datafile")
-t0=$(date +%s)
-el() { echo $(( $(date +%s) - t0 )); }
-if [ -z "${VK_DRIVER_FILES:-}" ]; then
-  for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \
-             /etc/vulkan/icd.d/nvidia_icd.json; do
-    [ -f $icd ] && export VK_DRIVER_FILES=$icd && break
-  done
-fi
-echo "== build ($(el) s)"
-mkdir -p build
+. "$root/dev/attention/h200_lib.sh"
 targets=(tinytrain_hooks test_webgpu_attention); [ $step = 1 ] && targets+=(bench_webgpu)
-if ! { timeout 200 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >build/fwd-build.log 2>&1 &&
-       timeout 200 cmake --build build -j"$jobs" --target "${targets[@]}" >>build/fwd-build.log 2>&1; }; then
-  echo "split_h200.sh: build failed:"; tail -20 build/fwd-build.log 2>/dev/null; exit 1
-fi
+dev_build split_h200 "${targets[@]}"
 out=build/dev-split
 rm -rf "$out"; mkdir -p "$out"
 echo "built in $(el) s"
