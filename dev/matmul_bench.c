@@ -29,7 +29,7 @@
 #include "tt.h"
 
 typedef struct {
-    int M, N, K, ta, tb, bias, res, acc, tile, split, batch, group;
+    int M, N, K, ta, tb, bias, res, acc, tile, split, batch, group, lay;
 } spec;
 
 static int cmpd(const void *a, const void *b) {
@@ -78,6 +78,7 @@ int main(int argc, char **argv) {
         if (strchr(fl, 's')) s.split = atoi(strchr(fl, 's') + 1);
         s.batch = strchr(fl, 'x') ? atoi(strchr(fl, 'x') + 1) : 1;
         s.group = strchr(fl, 'g') ? atoi(strchr(fl, 'g') + 1) : 1;
+        s.lay = strchr(fl, 'L') != NULL;
         if (s.batch < 1 || s.batch > 8 || s.group < 1 || s.group > 8) {
             fprintf(stderr, "dev_matmul_bench: bad batch or group in '%s' (x1..x8, g1..g8)\n", a);
             return 2;
@@ -88,7 +89,7 @@ int main(int argc, char **argv) {
             return 2;
         }
         if ((size_t)s.M * s.K > maxA) maxA = (size_t)s.M * s.K;
-        if ((size_t)s.K * s.N * s.batch > maxB) maxB = (size_t)s.K * s.N * s.batch;
+        if ((size_t)(s.K + s.lay) * s.N * s.batch > maxB) maxB = (size_t)(s.K + s.lay) * s.N * s.batch;
         if ((size_t)s.M * s.N * s.batch > maxC) maxC = (size_t)s.M * s.N * s.batch;
         /* bias of product p at p * K * N (the batch's bstride) */
         if ((size_t)(s.batch - 1) * s.K * s.N + s.N > maxN) maxN = (size_t)(s.batch - 1) * s.K * s.N + s.N;
@@ -129,9 +130,10 @@ int main(int argc, char **argv) {
         const spec *s = &sp[i];
         tt_gsite site[2];
         tt_gref C = {bC, 0}, A = {bA, 0}, B = {bB, 0}, bi = {bb, 0}, rr = {bR, 0};
+        if (s->lay) bi.buf = bB, bi.off = (uint32_t)((size_t)s->K * s->N);
         o.tile = s->tile, o.splitk = s->split;
         int bad = s->batch > 1
-                      ? tt_gop_matmul_batch(&o, site, s->batch, (uint32_t)((size_t)s->K * s->N), C, A, B,
+                      ? tt_gop_matmul_batch(&o, site, s->batch, (uint32_t)((size_t)(s->K + s->lay) * s->N), C, A, B,
                                             s->bias ? &bi : NULL, s->res ? &rr : NULL, s->M, s->N, s->K, s->ta, s->tb,
                                             s->acc, 0, &st)
                       : tt_gop_matmul_group(&o, site, s->group, C, A, B, s->bias ? &bi : NULL, s->res ? &rr : NULL,
