@@ -1,7 +1,8 @@
 # cli_lib.sh — shared set-up of the shell tests that drive the `tinytrain`
 # binary: checks $TINYTRAIN, makes and enters a temp dir removed on exit,
 # disables core dumps, and defines the ok / bad / check counters and the
-# helpers below (one_error, steps_continuous, make_text, require_webgpu).
+# helpers below (one_error, steps_continuous, make_text, make_c_text,
+# require_webgpu).
 # Usage: . "$(dirname "$0")/../support/cli_lib.sh" NAME   (NAME tags the temp dir)
 T="${TINYTRAIN:-}"
 if [ -z "$T" ] || [ ! -x "$T" ]; then
@@ -39,6 +40,30 @@ make_text() { # make_text FILE: a 60 kB text corpus that does not depend on the 
         echo "${words[$((i % 25))]} ${words[$(((i * 7 + 3) % 25))]} ${words[$(((i * 13 + 5) % 25))]} number $i."
         i=$((i + 1))
     done > "$1"
+}
+make_c_text() { # make_c_text FILE N SEED: N small C functions from a fixed LCG seed, the same bytes
+    # as cLikeText(N, SEED) of tests/web/helpers.mjs: a fixed text in a style unlike make_text's
+    # (the LCG's products stay below 2^53: exact in awk's doubles)
+    awk -v n="$2" -v seed="$3" '
+    function pick(k) { x = (1664525 * x + 1013904223) % 4294967296; return int(x / 65536) % k }
+    BEGIN {
+        x = seed % 4294967296
+        split("acc row col tile sum k n buf len off", names, " "); nn = 10
+        split("int float size_t uint32_t", types, " ")
+        split("+ - * ^ &", ops, " ")
+        split("4 8 16 n", bounds, " ")
+        for (i = 0; i < n; i++) {
+            t = types[pick(4) + 1]; a = names[pick(nn) + 1]
+            m = 0; for (j = 1; j <= nn; j++) if (names[j] != a) other[++m] = names[j]
+            b = other[pick(m) + 1]
+            printf "static %s f%d(%s %s, %s %s) {\n", t, i, t, a, t, b
+            printf "    %s r = %s %s %s;\n", t, a, ops[pick(5) + 1], b
+            lim = bounds[pick(4) + 1]; op = ops[pick(5) + 1]; k = pick(3)
+            printf "    for (int i = 0; i < %s; i++) r %s= %s;\n", lim, op, (k == 0 ? a : k == 1 ? b : "i")
+            printf "    return r;\n}\n"
+            if (i < n - 1) printf "\n"
+        }
+    }' > "$1"
 }
 require_webgpu() { # skip the test (exit 0, "SKIP: why") without a WebGPU adapter, unless TT_REQUIRE_WEBGPU=1;
     # leaves `tinytrain info` in info.out

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # test_lora.sh — a LoRA fine-tune end to end on the CPU: a tiny model trained
-# on corpus A (generated text), adapted with rank 8 to corpus B (C source
-# code); the validation loss on B falls, every base tensor of the checkpoint
+# on corpus A (generated word lines, make_text), adapted with rank 8 to
+# corpus B (C-like functions from a fixed seed, make_c_text: both texts are
+# fixed, so the loss bar does not move with the repository's sources); the
+# validation loss on B falls by a bar, every base tensor of the checkpoint
 # is bit-identical before and after, `export --adapter` writes a well-formed
 # peft folder (adapter_config.json parses with the right fields; the
 # safetensors keys and shapes are peft's), plain `export` writes the merged
@@ -13,7 +15,7 @@ SRC="${TT_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}"
 ATTACH="${TT_BINARY_DIR:-$SRC/build}/test_lora_attach"
 
 make_text A.txt
-cat "$SRC"/src/cpu/*.c > B.txt
+make_c_text B.txt 1500 7
 COMMON=(--preset tiny --threads 2 --sample-tokens 0 --save-every 0)
 
 "$T" train "${COMMON[@]}" --steps 150 --data A.txt --out base --eval-every 150 > base.log 2>&1 ||
@@ -56,8 +58,11 @@ ad = [k for k in hf if k.startswith('params.') and '.lora_' in k]
 assert len(ad) == 2 * 4 * cfg['layers'], len(ad)
 l0 = json.load(open(sys.argv[3]))['val_loss']
 l1 = json.load(open(sys.argv[4]))['val_loss']
-print('val loss on B: base %.4f, LoRA %.4f' % (l0, l1))
-assert l1 < l0 - 0.1, (l0, l1)
+# measured on the fixed texts: base 6.2596, LoRA 2.6907 (a drop of 3.57, the same at 1 and 2
+# threads); 20 steps of the same fine-tune drop 2.43, 5 steps 0.86: the bar fails a fine-tune
+# that barely trains and leaves room for other ISAs
+print('val loss on B: base %.4f, LoRA %.4f (drop %.4f, bar 2.0)' % (l0, l1, l0 - l1))
+assert l1 < l0 - 2.0, (l0, l1)
 PY
 
 # the peft folder

@@ -1,10 +1,12 @@
 // finetune.test.mjs — fine-tuning in the web app, in Debian's Chromium: a
-// model trained by the native CLI on one text is chosen with "Fine-tune
-// from…"; the next run starts from its weights (fresh optimizer, step 0) on
-// the page's built-in text with LoRA on; the run's checkpoint records where
-// it started, keeps the uploaded weights frozen under rank-4 adapters, and
-// evaluates (by the native CLI, on the new text) below the model it started
-// from. A damaged file is refused in plain words, the engine's line one
+// model trained by the native CLI on one text (the repository's Shakespeare)
+// is chosen with "Fine-tune from…"; the next run starts from its weights
+// (fresh optimizer, step 0) on an uploaded text (C-like code from a fixed
+// seed) with LoRA on; the run's checkpoint records where it started, keeps
+// the uploaded weights frozen under rank-4 adapters, and evaluates (by the
+// native CLI, on the new text) below the model it started from by a bar.
+// Both texts are fixed, so the bar does not move with the repository's docs
+// or sources. A damaged file is refused in plain words, the engine's line one
 // click away. A model too big for the page is refused by its own size, not
 // the form's.
 import { test, before, after } from 'node:test';
@@ -12,7 +14,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { ROOT, WEB, launch, nativeCli, openApp, startServer, tmpDir, waitRun } from './helpers.mjs';
+import { ROOT, cLikeText, launch, nativeCli, openApp, startServer, tmpDir, waitRun } from './helpers.mjs';
 
 let browser, srv;
 
@@ -43,18 +45,22 @@ test('fine-tune from a checkpoint: a new run from its weights with LoRA, recorde
   const cli = nativeCli();
   if (!cli) { t.skip('no native tinytrain to train the base model'); return; }
   const dir = tmpDir();
-  // the base: the tiny preset on the repository's docs (not the page's text)
-  const textA = path.join(dir, 'a.txt');
-  fs.writeFileSync(textA, ['README.md', 'docs/ARCHITECTURE.md', 'docs/RELIABILITY.md'].map((f) => fs.readFileSync(path.join(ROOT, f))).join('\n'));
+  // the base: the tiny preset on the repository's Shakespeare
+  const textA = path.join(ROOT, 'data', 'tinyshakespeare.txt');
   execFileSync(cli, ['train', '--preset', 'tiny', '--steps', '150', '--data', textA, '--out', path.join(dir, 'base'),
     '--backend', 'cpu', '--sample-tokens', '0'], { stdio: 'ignore' });
   const base = path.join(dir, 'base', 'checkpoint.safetensors');
-  const textB = path.join(WEB, 'dist', 'corpus.txt'); // the page's built-in text
+  // the new text: C-like code drawn from a fixed seed (a style the base never saw), uploaded to the page
+  const textB = path.join(dir, 'b.txt');
+  fs.writeFileSync(textB, cLikeText(1500, 7));
 
   const ctx = await browser.newContext();
   const page = await openApp(ctx, srv.url);
   await page.setInputFiles('#ftFile', { name: 'base.safetensors', mimeType: 'application/octet-stream', buffer: fs.readFileSync(base) });
   await page.waitForFunction(() => /fine-tunes base\.safetensors/.test(document.getElementById('ftStatus').textContent));
+  await page.click('.tabs button[data-tab=upload]');
+  await page.setInputFiles('#corpusFile', textB);
+  await page.waitForFunction(() => /^b\.txt · /.test(document.getElementById('corpusStatus').textContent));
   await page.selectOption('#preset', 'tiny');
   await page.fill('#steps', '60');
   await page.fill('#lr', '0.01');
@@ -74,7 +80,13 @@ test('fine-tune from a checkpoint: a new run from its weights with LoRA, recorde
   assert.equal(cfg['lora-rank'], 4);
   assert.equal(Number(md.step), 60);
   const before = evalLoss(cli, base, textB), after = evalLoss(cli, ft, textB);
-  assert.ok(after.val_loss < before.val_loss - 0.05, `val on the new text: ${before.val_loss} from the base, ${after.val_loss} fine-tuned`);
+  assert.equal(after.same_corpus, true, 'the run trained on the uploaded text (the CLI matches its data hash)');
+  // measured: 4.5098 from the base, 3.6876 fine-tuned (a drop of 0.82; the native CLI's same
+  // fine-tune gives the same loss, and drops 0.25 after 5 steps, 0.60 after 15): the bar fails
+  // a fine-tune that barely trains and leaves room for other machines
+  const drop = before.val_loss - after.val_loss;
+  t.diagnostic(`val loss on the new text: ${before.val_loss} from the base, ${after.val_loss} fine-tuned (drop ${drop.toFixed(4)}, bar 0.4)`);
+  assert.ok(drop > 0.4, `val on the new text: ${before.val_loss} from the base, ${after.val_loss} fine-tuned (drop ${drop}, bar 0.4)`);
   assert.deepEqual(page.errors, []);
   await ctx.close();
 });

@@ -1,8 +1,9 @@
 // finetune_gpu.test.mjs — a LoRA fine-tune on the browser's WebGPU engine, in
 // Debian's Chromium (SwiftShader adapter: correct, slow, so the shapes are
 // tiny): a model trained by the native CLI on one text (the repository's
-// docs) is fine-tuned in the page's training Worker with rank-8 adapters on
-// another text (C source) on the gpu module. The validation loss on the new
+// Shakespeare) is fine-tuned in the page's training Worker with rank-8
+// adapters on another text (C-like code from a fixed seed, cLikeText of
+// helpers.mjs) on the gpu module. The validation loss on the new
 // text falls at every evaluation from the base model's (evaluated by the
 // native CLI on the same validation batches), the checkpoint it gives back
 // keeps every base tensor byte-identical to the uploaded one and evaluates
@@ -15,7 +16,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { ROOT, closeBrowser, nativeCli, openApp, startBrowser, tmpDir } from './helpers.mjs';
+import { ROOT, cLikeText, closeBrowser, nativeCli, openApp, startBrowser, tmpDir } from './helpers.mjs';
 
 let browser, srv;
 
@@ -65,22 +66,6 @@ function fineTune(page, { variant, opts, base, corpus }) {
     };
     w.postMessage({ type: 'init', variant, threads: 1 });
   }), { variant, opts, base, corpus });
-}
-
-// n small C functions from a fixed LCG seed: the same text on every machine
-function cLikeText(n, seed) {
-  let x = seed >>> 0;
-  const pick = (a) => { x = (Math.imul(x, 1664525) + 1013904223) >>> 0; return a[(x >>> 16) % a.length]; };
-  const names = ['acc', 'row', 'col', 'tile', 'sum', 'k', 'n', 'buf', 'len', 'off'];
-  const types = ['int', 'float', 'size_t', 'uint32_t'];
-  const ops = ['+', '-', '*', '^', '&'];
-  const lines = [];
-  for (let i = 0; i < n; i++) {
-    const t = pick(types), a = pick(names), b = pick(names.filter((v) => v !== a));
-    lines.push(`static ${t} f${i}(${t} ${a}, ${t} ${b}) {`, `    ${t} r = ${a} ${pick(ops)} ${b};`,
-      `    for (int i = 0; i < ${pick(['4', '8', '16', 'n'])}; i++) r ${pick(ops)}= ${pick([a, b, 'i'])};`, '    return r;', '}', '');
-  }
-  return lines.join('\n');
 }
 
 test('LoRA rank 8 fine-tune on WebGPU in the page: val loss on the new text falls, base frozen, WASM parity within 0.1%', async (t) => {

@@ -1,7 +1,9 @@
 // helpers.mjs — shared setup of the browser tests (tests/web/*.test.mjs):
 // the static server (scripts/serve.mjs), Debian's Chromium through
 // playwright-core (never a downloaded browser), pages that record console
-// errors, and small waits on the app's state (window.tinytrain).
+// errors, small waits on the app's state (window.tinytrain), and fixed
+// generated texts for tests whose loss bars must not move with the
+// repository's docs or sources.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -91,6 +93,25 @@ export async function train(page, { preset = 'tiny', steps = 40, seed = 1337, lr
 }
 
 export function mean(a) { return a.reduce((s, x) => s + x, 0) / a.length; }
+
+// n small C functions drawn from a fixed LCG seed: the same text on every
+// machine and at every commit (a style the Shakespeare-trained bases of the
+// fine-tune tests never saw). make_c_text in tests/support/cli_lib.sh writes
+// the same bytes for the shell tests.
+export function cLikeText(n, seed) {
+  let x = seed >>> 0;
+  const pick = (a) => { x = (Math.imul(x, 1664525) + 1013904223) >>> 0; return a[(x >>> 16) % a.length]; };
+  const names = ['acc', 'row', 'col', 'tile', 'sum', 'k', 'n', 'buf', 'len', 'off'];
+  const types = ['int', 'float', 'size_t', 'uint32_t'];
+  const ops = ['+', '-', '*', '^', '&'];
+  const lines = [];
+  for (let i = 0; i < n; i++) {
+    const t = pick(types), a = pick(names), b = pick(names.filter((v) => v !== a));
+    lines.push(`static ${t} f${i}(${t} ${a}, ${t} ${b}) {`, `    ${t} r = ${a} ${pick(ops)} ${b};`,
+      `    for (int i = 0; i < ${pick(['4', '8', '16', 'n'])}; i++) r ${pick(ops)}= ${pick([a, b, 'i'])};`, '    return r;', '}', '');
+  }
+  return lines.join('\n');
+}
 
 // The app's autosave in the page's OPFS (tinytrain/): SHA-256 of the
 // checkpoint and metadata files, the metadata's step, status and loss, the
