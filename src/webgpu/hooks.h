@@ -23,6 +23,7 @@
  *   TT_WEBGPU_ATTN_PF=1            attention prefetch on (GPUs only by default)
  *   TT_WEBGPU_ATTN_DS=0            attention backward without stored dS (the pair of kernels)
  *   TT_WEBGPU_QKV_BATCH=0          q, k, v projections as three dispatches (each with the group's plan)
+ *                                  and their weight gradients as three (each its lone plan, as batched)
  *   TT_WEBGPU_ATTN_SPLIT=0|1       attention dk/dv in the plain / split layout (two threads
  *                                  per 4x4 tile, where it fits; GPUs only by default)
  *
