@@ -58,7 +58,8 @@ typedef struct {
     int unroll;        /* expand //!unroll blocks: 1 on GPUs, 0 on CPU adapters (tests; hook TT_WEBGPU_UNROLL) */
     int splitk;        /* matmul split-K slices: 0 planned, n forces n (tests; hook TT_WEBGPU_SPLITK) */
     int attn_pf;       /* attention prefetch: 0 planned, 1 forced on (tests; hook TT_WEBGPU_ATTN_PF), -1 forced off */
-    int qkv_unbatched; /* q, k, v and their weight gradients as three dispatches each (tests; hook TT_WEBGPU_QKV_BATCH=0) */
+    int qkv_unbatched; /* as three dispatches: 1 the q, k, v projections, 2 their weight gradients (tests; hook
+                        * TT_WEBGPU_QKV_BATCH: its bits say which run batched) */
     int attn_ds;       /* dS-storing attention backward: 0 planned, -1 forced off (tests; hook TT_WEBGPU_ATTN_DS=0) */
     int attn_split;    /* split dk/dv layout: 0 planned; else forced, TT_ATTN_SPLIT_FORCED | 1 split where it fits,
                         * TT_ATTN_SPLIT_FORCED plain (tests; hook TT_WEBGPU_ATTN_SPLIT=0|1) */

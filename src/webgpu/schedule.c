@@ -153,7 +153,7 @@ static int qkv_forward(tt_backend *be, wsched *sc, int l, tt_status *st) {
     tt_gref W[3], bias[3];
     for (int j = 0; j < 3; j++) W[j] = PR(be, w->pset, wk[j], l), bias[j] = PR(be, w->pset, bk[j], l);
     const uint32_t bstride = W[1].off - W[0].off, nout = (uint32_t)BT * (uint32_t)C;
-    int batch = !w->ops.qkv_unbatched && a->k.buf == a->q.buf && a->v.buf == a->q.buf && a->k.off == a->q.off + nout &&
+    int batch = !(w->ops.qkv_unbatched & 1) && a->k.buf == a->q.buf && a->v.buf == a->q.buf && a->k.off == a->q.off + nout &&
                 a->v.off == a->k.off + nout && W[1].off > W[0].off && tt_gop_matmul_batch_fits(&w->ops, 3, BT, C, C);
     for (int j = 0; j < 3 && batch; j++)
         batch = W[j].buf == W[0].buf && bias[j].buf == W[0].buf && W[j].off == W[0].off + (uint32_t)j * bstride &&
@@ -182,8 +182,8 @@ static int qkv_forward(tt_backend *be, wsched *sc, int l, tt_status *st) {
  * the bias gradients folded into it where dw_db folds them (a ones row:
  * each product's output is its unit, M = C+1), else three column sums
  * after it (the products' outputs (C+1)*C apart, skipping the biases).
- * Else dw_db three times. The test hook TT_WEBGPU_QKV_BATCH=0 forces the
- * three. */
+ * Else dw_db three times. The test hook TT_WEBGPU_QKV_BATCH=0 or 1 forces
+ * the three. */
 static int qkv_dw(tt_backend *be, wsched *sc, int l, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     wl_acts *a = &w->la[l];
@@ -194,7 +194,7 @@ static int qkv_dw(tt_backend *be, wsched *sc, int l, tt_status *st) {
     for (int j = 0; j < 3; j++) gw[j] = PR(be, w->gset, wk[j], l), gb[j] = PR(be, w->gset, bk[j], l);
     const int fold = dw_fold(w, C, C, BT), M = fold ? C + 1 : C;
     const uint32_t nout = (uint32_t)BT * (uint32_t)C, cstride = gw[1].off - gw[0].off;
-    int batch = !w->ops.qkv_unbatched && gw[1].off > gw[0].off && (uint64_t)cstride >= (uint64_t)M * (uint64_t)C &&
+    int batch = !(w->ops.qkv_unbatched & 2) && gw[1].off > gw[0].off && (uint64_t)cstride >= (uint64_t)M * (uint64_t)C &&
                 dx[1].buf == dx[0].buf && dx[2].buf == dx[0].buf && dx[1].off == dx[0].off + nout &&
                 dx[2].off == dx[1].off + nout && tt_gop_matmul_batch_solo_fits(&w->ops, 3, M, C, BT);
     for (int j = 0; j < 3 && batch; j++)
