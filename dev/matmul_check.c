@@ -3,8 +3,11 @@
  * split-K, bias / residual / accumulate, ones rows, odd sizes and offsets,
  * tiles wholly in range and not) on seeded random data and prints, per
  * product and tile, a hash of the output's bytes and its error against a
- * float64 reference; then batches of products (tt_gop_matmul_batch), each
- * product checked bit-identical to the same product alone. Run once with the embedded kernels and once with
+ * float64 reference; then batches of products (tt_gop_matmul_batch, each
+ * product checked bit-identical to the same product planned alone as a
+ * member of the group, tt_gop_matmul_group; tt_gop_matmul_batch_solo, the
+ * weight-gradient batches, each product bit-identical to the product
+ * alone, tt_gop_matmul_ex, and the gaps between strided outputs untouched). Run once with the embedded kernels and once with
  * TT_WEBGPU_WGSL_DIR set to a variant's kernel directory: equal lines mean
  * bit-identical outputs (dev/matmul/README.md).
  *
@@ -69,22 +72,33 @@ static const mm_case CASES[] = {
 
 /* batches (tt_gop_matmul_batch): n products sharing A, B and bias of
  * product p at p*(K*N + N + gap) in one buffer (each bias after its
- * matrix, as in the parameter layout), outputs following each other */
+ * matrix, as in the parameter layout), outputs following each other; solo
+ * (tt_gop_matmul_batch_solo): each product with its lone plan's slices,
+ * its output at p*(M*N + cgap) */
 typedef struct {
     mm_case c;
-    int n, gap;
+    int n, gap, solo, cgap;
 } mm_bcase;
 
 static const mm_bcase BCASES[] = {
     /* the q, k, v projections (NN, bias): in range, at the edge, split */
-    {{256, 128, 64, 0, 0, "b", 0, 0, 0}, 3, 0},
-    {{200, 136, 80, 0, 0, "b", 0, 0, 0}, 3, 0},
-    {{256, 128, 512, 0, 0, "b", 0, 0, 2}, 3, 0},
+    {{256, 128, 64, 0, 0, "b", 0, 0, 0}, 3, 0, 0, 0},
+    {{200, 136, 80, 0, 0, "b", 0, 0, 0}, 3, 0, 0, 0},
+    {{256, 128, 512, 0, 0, "b", 0, 0, 2}, 3, 0, 0, 0},
     /* residual and accumulate in the epilogue, odd stride (no vec4) */
-    {{131, 67, 37, 0, 0, "bra", 0, 0, 0}, 3, 1},
+    {{131, 67, 37, 0, 0, "bra", 0, 0, 0}, 3, 1, 0, 0},
     /* weight-gradient layout: TA, ones row, planned split-K (colsum_final) */
-    {{129, 128, 256, 1, 0, "a", 1, 0, 0}, 3, 0},
-    {{128, 256, 384, 1, 0, "a", 0, 0, 3}, 2, 4},
+    {{129, 128, 256, 1, 0, "a", 1, 0, 0}, 3, 0, 0, 0},
+    {{128, 256, 384, 1, 0, "a", 0, 0, 3}, 2, 4, 0, 0},
+    /* the q, k, v weight gradients (solo): bias folded (outputs adjacent),
+     * or not (outputs a bias row apart), unsplit, a long chain split as
+     * planned (K >= 4096), odd sizes (scalar loads and reduction) */
+    {{97, 96, 128, 1, 0, "a", 1, 0, 0}, 3, 0, 1, 0},
+    {{96, 96, 128, 1, 0, "a", 0, 0, 0}, 3, 0, 1, 96},
+    {{129, 128, 4096, 1, 0, "a", 1, 0, 0}, 3, 0, 1, 0},
+    {{128, 128, 4096, 1, 0, "a", 0, 0, 0}, 3, 0, 1, 128},
+    {{37, 20, 48, 1, 0, "a", 0, 0, 2}, 3, 3, 1, 20},
+    {{37, 20, 48, 1, 0, "a", 0, 0, 0}, 3, 3, 1, 21},
 };
 #define N_BCASES (int)(sizeof BCASES / sizeof BCASES[0])
 
@@ -161,7 +175,7 @@ static int run_batch(tt_gops *o, int bi, const mm_bcase *bc) {
     const int bias = strchr(c->flags, 'b') != NULL, res = strchr(c->flags, 'r') != NULL,
               acc = strchr(c->flags, 'a') != NULL;
     const size_t nA = (size_t)am * K, MN = (size_t)M * N, unit = (size_t)K * N + N, bstride = unit + (size_t)bc->gap;
-    const size_t nP = (size_t)(n - 1) * bstride + unit, nC = (size_t)n * MN;
+    const size_t cs = MN + (size_t)bc->cgap, nP = (size_t)(n - 1) * bstride + unit, nC = (size_t)(n - 1) * cs + MN;
     tt_gtest_set_seed(2000 + (uint64_t)bi);
     float *A = tt_gtest_rnd(nA, -1, 1), *P = tt_gtest_rnd(nP, -1, 1), *C0 = tt_gtest_rnd(nC, -1, 1),
           *R = tt_gtest_rnd(nC, -1, 1), *C = malloc(nC * sizeof *C), *C1 = malloc(MN * sizeof *C1);
@@ -171,8 +185,11 @@ static int run_batch(tt_gops *o, int bi, const mm_bcase *bc) {
     tt_status st;
     o->splitk = c->split;
     int bad = 0;
-    if (tt_gop_matmul_batch(o, s, n, (uint32_t)bstride, gC, gA, gB, bias ? &gb : NULL, res ? &gR : NULL, M, N, K,
-                            c->ta, c->tb, acc, c->ones, &st)) {
+    int rc = bc->solo ? tt_gop_matmul_batch_solo(o, s, n, (uint32_t)bstride, (uint32_t)cs, gC, gA, gB, bias ? &gb : NULL,
+                                                 res ? &gR : NULL, M, N, K, c->ta, c->tb, acc, c->ones, &st)
+                      : tt_gop_matmul_batch(o, s, n, (uint32_t)bstride, gC, gA, gB, bias ? &gb : NULL,
+                                            res ? &gR : NULL, M, N, K, c->ta, c->tb, acc, c->ones, &st);
+    if (rc) {
         printf("batch %d %dx%dx%d x%d: FAILED: %s\n", bi, M, N, K, n, st.msg);
         bad = 1;
     } else {
@@ -181,23 +198,25 @@ static int run_batch(tt_gops *o, int bi, const mm_bcase *bc) {
         char tag[64];
         snprintf(tag, sizeof tag, "%s", s[0].tag);
         int same = 1;
+        for (size_t i = 0; i < nC; i++) /* the gaps between strided outputs untouched */
+            if (i % cs >= MN) same &= memcmp(&C[i], &C0[i], sizeof *C) == 0;
         for (int p = 0; p < n && !bad; p++) { /* product p alone, on its own buffers */
-            tt_gpu_buf b1 = tt_gtest_up(C0 + (size_t)p * MN, MN), r1 = tt_gtest_up(R + (size_t)p * MN, MN);
+            tt_gpu_buf b1 = tt_gtest_up(C0 + (size_t)p * cs, MN), r1 = tt_gtest_up(R + (size_t)p * cs, MN);
             tt_gref g1 = {b1, 0}, gr1 = {r1, 0}, gB1 = {bP, (uint32_t)(p * bstride)},
                     gb1 = {bP, (uint32_t)(p * bstride + (size_t)K * N)};
-            if (tt_gop_matmul_ex(o, s, g1, gA, gB1, bias ? &gb1 : NULL, res ? &gr1 : NULL, M, N, K, c->ta, c->tb, acc,
-                                 c->ones, &st)) {
+            if (tt_gop_matmul_group(o, s, bc->solo ? 1 : n, g1, gA, gB1, bias ? &gb1 : NULL, res ? &gr1 : NULL, M, N, K,
+                                    c->ta, c->tb, acc, c->ones, &st)) {
                 printf("batch %d product %d alone: FAILED: %s\n", bi, p, st.msg);
                 bad = 1;
             } else {
                 tt_gtest_run(s, s[1].k ? 2 : 1);
                 tt_gtest_down(b1, C1, MN);
-                same &= memcmp(C1, C + (size_t)p * MN, MN * sizeof *C1) == 0;
+                same &= memcmp(C1, C + (size_t)p * cs, MN * sizeof *C1) == 0;
             }
             tt_gpu_buffer_free(tt_gtest_gpu, b1), tt_gpu_buffer_free(tt_gtest_gpu, r1);
         }
         bad |= !same;
-        printf("batch %d %-32s hash %016llx %s%s\n", bi, tag, (unsigned long long)fnv(C, nC),
+        printf("batch %d %-32s%s hash %016llx %s%s\n", bi, tag, bc->solo ? " solo" : "", (unsigned long long)fnv(C, nC),
                same ? "= products alone" : "!= products alone", bad ? "  FAIL" : "");
     }
     tt_gpu_buffer_free(tt_gtest_gpu, bA), tt_gpu_buffer_free(tt_gtest_gpu, bP), tt_gpu_buffer_free(tt_gtest_gpu, bC);

@@ -27,6 +27,12 @@
  * planned here, given the run-time loop bounds args[5..8] that bounds()
  * writes (equal to the kernels' constants).
  *
+ * Backward outputs at element offsets (args[10..11]): dq, dk, dv may share
+ * one buffer (the backend's "dqkv"). WebGPU refuses two writable bindings
+ * of overlapping ranges in one dispatch, so where dk and dv share a buffer
+ * the dk/dv kernels write both through the dk binding (prefix KV1) and a
+ * 16-byte placeholder (tt_gops.nil_buf) takes dv's binding.
+ *
  * Dropout (the _drop ops): the same kernels in their dropout variant
  * (gpu_ops.c: prefix DROP_BIND, their "//!drop " lines, the keys buffer as
  * the last binding, the key slot in args[15]); forward drops the
@@ -76,6 +82,30 @@ static void qkv_offs(uint32_t args[16], tt_gref q, tt_gref k, tt_gref v) {
     args[12] = q.off;
     args[13] = k.off;
     args[14] = v.off;
+}
+
+/* args[10..11] of the backward kernels: the element offsets of their
+ * outputs, dq (o1) or dk (o1) and dv (o2) (one buffer may hold all three:
+ * the weight gradients of q, k, v then run as one batched product) */
+static void out_offs(uint32_t args[16], tt_gref o1, tt_gref o2) {
+    args[10] = o1.off;
+    args[11] = o2.off;
+}
+
+/* the dk/dv kernels' prefix constant KV1 (dk and dv in one buffer: both
+ * written through the dk binding) and, for KV1, the placeholder at the dv
+ * binding *dv_slot (see the header) */
+static int kv_bind(tt_gops *o, tt_gref dk, tt_gref dv, char *pf, size_t cap, tt_gpu_buf *dv_slot, tt_status *st) {
+    const int one = dk.buf == dv.buf;
+    size_t n = strlen(pf);
+    snprintf(pf + n, cap - n, "const KV1: bool = %s;\n", one ? "true" : "false");
+    if (!one) return TT_OK;
+    if (!o->nil_ok) {
+        TT_CHECK(tt_gpu_buffer(o->g, 16, TT_GPU_STORAGE, "unused-binding", &o->nil_buf, st));
+        o->nil_ok = 1;
+    }
+    *dv_slot = o->nil_buf;
+    return TT_OK;
 }
 
 /* the dropout variant of a site with n_buf buffers: prefix, keys buffer,
@@ -255,6 +285,7 @@ static int backward_sites(tt_gops *o, tt_gsite *s, const char *const names[2], c
     tt_gpu_buf bufs[2][8] = {{q.buf, k.buf, v.buf, y.buf, dy.buf, stats.buf, dq.buf},
                              {q.buf, k.buf, v.buf, dy.buf, stats.buf, dk.buf, dv.buf}};
     static const double share[2] = {1.5, 2.0}; /* causal products of each: 3 and 4 of the forward's 2 */
+    TT_CHECK(kv_bind(o, dk, dv, pf[1], sizeof pf[1], &bufs[1][6], st));
     for (int i = 0; i < 2; i++) {
         int nb = 7;
         TT_CHECK(drop_site(o, slot, pf[i], sizeof pf[i], args[i], bufs[i], &nb, st));
@@ -281,6 +312,8 @@ static int tiled_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gr
         bounds(args[i], hs, &t[i]);
         br[i] = t[i].br;
     }
+    out_offs(args[0], dq, dq);
+    out_offs(args[1], dk, dv);
     TT_CHECK(backward_sites(o, s, names, pf, args, br, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, slot, st));
     for (int i = 0; i < 2; i++) tag(&s[i], &t[i], pf_on[i]);
     return TT_OK;
@@ -362,6 +395,8 @@ static int ds_backward(tt_gops *o, tt_gsite *s, const tt_attn_ds *p, tt_gref dq,
         qkv_offs(args[i], q, k, v);
         bounds(args[i], hs, &t[i]);
     }
+    out_offs(args[0], dq, dq);
+    out_offs(args[1], dk, dv);
     /* dS tile slots of dq_ds's prefetch: BC keys x BR/4 row groups (args p9) */
     args[0][9] = (t[0].bc * (t[0].br / 4) + t[0].threads - 1) / t[0].threads;
     {
@@ -371,6 +406,7 @@ static int ds_backward(tt_gops *o, tt_gsite *s, const tt_attn_ds *p, tt_gref dq,
         tt_gpu_buf bufs[9] = {q.buf, k.buf, v.buf, dy.buf, stats.buf, dk.buf, dv.buf, o->ds_buf};
         int nb = 8;
         strncat(pf[1], "const DS_BIND: u32 = 8u;\n", sizeof pf[1] - strlen(pf[1]) - 1);
+        TT_CHECK(kv_bind(o, dk, dv, pf[1], sizeof pf[1], &bufs[6], st));
         TT_CHECK(drop_site(o, slot, pf[1], sizeof pf[1], args[1], bufs, &nb, st));
         TT_CHECK(tt_gops_make_site(o, &s[1], "attention_backward_dkdv", pf[1], args[1], 0, nb, bufs, kinds,
                                    ((uint32_t)T + t[1].br - 1) / t[1].br, (uint32_t)NH, (uint32_t)B, st));
@@ -461,6 +497,8 @@ static int rows_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gre
     qkv_offs(args[0], q, k, v);
     attn_args(args[1], B, T, C, NH);
     qkv_offs(args[1], q, k, v);
+    out_offs(args[0], dq, dq);
+    out_offs(args[1], dk, dv);
     return backward_sites(o, s, names, pf, args, br, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, slot, st);
 }
 
@@ -476,9 +514,9 @@ static int forward_op(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref
 static int backward_op(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats, tt_gref q,
                        tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH, int slot,
                        tt_status *st) {
-    if (((q.off | k.off | v.off) & 3) || y.off || dy.off || dq.off || dk.off || dv.off || stats.off)
-        return tt_fail(st, TT_EINVAL, "webgpu attention: outputs, y, dy and stats must start their buffers, q, k, v "
-                                      "at multiples of 4");
+    if (((q.off | k.off | v.off | dq.off | dk.off | dv.off) & 3) || y.off || dy.off || stats.off)
+        return tt_fail(st, TT_EINVAL, "webgpu attention: y, dy and stats must start their buffers, q, k, v and the "
+                                      "outputs at multiples of 4");
     tt_attn_ds p;
     if (ds_plan_o(o, B, T, C, NH, slot >= 0, &p))
         return ds_backward(o, s, &p, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, slot, st);

@@ -67,7 +67,8 @@ typedef struct {
     tt_gpu_buf *res; /* L+1 residual streams */
     wl_acts *la;
     tt_gpu_buf lnf, stf, logits, losses;
-    tt_gpu_buf dres, dtmp, dq, dk, dv, dg;
+    tt_gpu_buf dres, dtmp, dg;
+    tt_gref dq, dk, dv; /* one buffer "dqkv" at 0, BT*C, 2*BT*C where it fits one binding (plan.c) */
     tt_gpu_buf lora_t, lora_dt, lora_prod; /* LoRA: x A of every (layer, target), its gradient, t^T dout */
     size_t lora_slot;                      /* elements of one x A slot (rows * R, rounded up to 4) */
     tt_gpu_buf staging[2], stage_eval;

@@ -62,7 +62,7 @@ int tt_gops_init(tt_gops *o, tt_gpu *g, tt_status *st) {
     t = tt_hook_get(TT_HOOK_ATTN_DS);
     if (t) o->attn_ds = atoi(t) != 0 ? 0 : -1;
     t = tt_hook_get(TT_HOOK_QKV_BATCH);
-    if (t) o->qkv_unbatched = atoi(t) == 0;
+    if (t) o->qkv_unbatched = 3 & ~atoi(t);
     t = tt_hook_get(TT_HOOK_ATTN_SPLIT);
     if (t) o->attn_split = TT_ATTN_SPLIT_FORCED | (atoi(t) != 0);
     t = tt_hook_get(TT_HOOK_MAX_BINDING_MIB);

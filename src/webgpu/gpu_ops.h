@@ -58,7 +58,8 @@ typedef struct {
     int unroll;        /* expand //!unroll blocks: 1 on GPUs, 0 on CPU adapters (tests; hook TT_WEBGPU_UNROLL) */
     int splitk;        /* matmul split-K slices: 0 planned, n forces n (tests; hook TT_WEBGPU_SPLITK) */
     int attn_pf;       /* attention prefetch: 0 planned, 1 forced on (tests; hook TT_WEBGPU_ATTN_PF), -1 forced off */
-    int qkv_unbatched; /* q, k, v as three dispatches (tests; hook TT_WEBGPU_QKV_BATCH=0) */
+    int qkv_unbatched; /* as three dispatches: 1 the q, k, v projections, 2 their weight gradients (tests; hook
+                        * TT_WEBGPU_QKV_BATCH: its bits say which run batched) */
     int attn_ds;       /* dS-storing attention backward: 0 planned, -1 forced off (tests; hook TT_WEBGPU_ATTN_DS=0) */
     int attn_split;    /* split dk/dv layout: 0 planned; else forced, TT_ATTN_SPLIT_FORCED | 1 split where it fits,
                         * TT_ATTN_SPLIT_FORCED plain (tests; hook TT_WEBGPU_ATTN_SPLIT=0|1) */
@@ -69,6 +70,8 @@ typedef struct {
     size_t split_elems;
     tt_gpu_buf ds_buf;    /* attention dS tiles (the dS-storing backward; attention.c) */
     size_t ds_elems;
+    tt_gpu_buf nil_buf;   /* 16 bytes bound at a binding the kernel leaves unused (attention.c) */
+    int nil_ok;           /* nil_buf exists */
     int n_sites;       /* statistics */
 } tt_gops;
 
@@ -128,6 +131,19 @@ int tt_gop_matmul_batch(tt_gops *o, tt_gsite *s, int n, uint32_t bstride, tt_gre
  * scratch within one binding, its grid, 32-bit indexing); else the caller
  * plans the products one by one. */
 int tt_gop_matmul_batch_fits(const tt_gops *o, int n, int M, int N, int K);
+/* A batch of n products in one dispatch (+ one split-K site) as
+ * tt_gop_matmul_batch, but each product keeps the split-K slices of its
+ * lone plan (tt_gop_matmul_plan with n = 1): each C_p bit-identical to
+ * tt_gop_matmul_ex of that product alone; the tile is planned for the
+ * batch (matmul.c; the tile never changes the bits). C_p = C + p*cstride
+ * and R_p = R + p*cstride, cstride >= M*N (0: M*N): the q, k, v weight
+ * gradients, each unit's dW (or [dW; db] with a ones row) followed by its
+ * bias gradient. Refused (TT_EUNSUP) where tt_gop_matmul_batch_solo_fits
+ * says no. 2 sites. */
+int tt_gop_matmul_batch_solo(tt_gops *o, tt_gsite *s, int n, uint32_t bstride, uint32_t cstride, tt_gref C, tt_gref A,
+                             tt_gref B, const tt_gref *bias, const tt_gref *R, int M, int N, int K, int trans_a,
+                             int trans_b, int accumulate, int ones_rows, tt_status *st);
+int tt_gop_matmul_batch_solo_fits(const tt_gops *o, int n, int M, int N, int K);
 /* The launch plan of a matmul, a pure function of (n, M, N, K, splittable)
  * and the forcing fields above: square tile (32, 64, 128), split-K slices
  * and the k extent of a slice. n: the products of the group it belongs to

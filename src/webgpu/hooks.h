@@ -22,7 +22,9 @@
  *   TT_WEBGPU_BIASFOLD=0|1         bias gradients never / always folded into dW
  *   TT_WEBGPU_ATTN_PF=1            attention prefetch on (GPUs only by default)
  *   TT_WEBGPU_ATTN_DS=0            attention backward without stored dS (the pair of kernels)
- *   TT_WEBGPU_QKV_BATCH=0          q, k, v projections as three dispatches (each with the group's plan)
+ *   TT_WEBGPU_QKV_BATCH=0|1|2|3    which q, k, v products run batched (default 3): bit 0 the projections
+ *                                  (else three dispatches, each with the group's plan), bit 1 their
+ *                                  weight gradients (else three, each its lone plan, as batched); 0: none
  *   TT_WEBGPU_ATTN_SPLIT=0|1       attention dk/dv in the plain / split layout (two threads
  *                                  per 4x4 tile, where it fits; GPUs only by default)
  *

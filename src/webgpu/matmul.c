@@ -26,7 +26,11 @@
  * (docs/BENCHMARKS.md, the split-K sweep: 768x3072x8192 0.93x the time of
  * 4 slices with 8). A group of n products of one shape that run in one
  * dispatch (the q, k, v projections) counts the workgroups of all n, and a
- * product of such a group keeps that plan when it runs alone. */
+ * product of such a group keeps that plan when it runs alone. A batch whose
+ * products keep their lone plans' slices (the q, k, v weight gradients:
+ * their bits are those of the lone products, whether batched or not) takes
+ * the largest tile whose workgroups, all n products' slices counted, reach
+ * TT_MM_TARGET (else the 32 tile): the tile never changes the bits. */
 #define MM_MAXSPLIT 16u
 
 /* workgroups of one slice of a dispatch of n products */
@@ -79,6 +83,23 @@ void tt_gop_matmul_plan(const tt_gops *o, int n, int M, int N, int K, int splitt
     *kchunk_out = kchunk;
 }
 
+/* the tile of a batch of n products of S slices each (see above) */
+static int batch_tile(const tt_gops *o, int n, int M, int N, uint32_t S) {
+    static const int tiles[3] = {128, 64, 32};
+    if (o->tile == 32 || o->tile == 64 || o->tile == 128) return o->tile;
+    for (int i = 0; i < 3; i++)
+        if ((uint64_t)mm_wgs(n, M, N, tiles[i]) * S >= TT_MM_TARGET) return tiles[i];
+    return 32;
+}
+
+/* the plan of a batch of n products: the group plan of `group` products,
+ * or (solo) each product's lone plan's slices with the batch's tile */
+static void batch_plan(const tt_gops *o, int n, int group, int solo, int M, int N, int K, int *tile, uint32_t *splits,
+                       uint32_t *kchunk) {
+    tt_gop_matmul_plan(o, solo ? 1 : group, M, N, K, 1, tile, splits, kchunk);
+    if (solo && n > 1) *tile = batch_tile(o, n, M, N, *splits);
+}
+
 void tt_gop_mm_kcfg(uint32_t wg_storage, int tile, int trans_b, tt_mm_kcfg *k) {
     uint32_t lim = wg_storage ? wg_storage : 16384;
     /* the 128 tile with B transposed: two stages of k step 8 (one barrier
@@ -98,64 +119,73 @@ void tt_gop_mm_kcfg(uint32_t wg_storage, int tile, int trans_b, tt_mm_kcfg *k) {
     k->threads = (uint32_t)(tile / k->tm) * (uint32_t)(tile / k->tm);
 }
 
-static int mm_sites(tt_gops *o, tt_gsite *s, int n, int group, uint32_t bstride, tt_gref C, tt_gref A, tt_gref B,
-                    const tt_gref *bias, const tt_gref *R, int M, int N, int K, int trans_a, int trans_b,
-                    int accumulate, int ones_rows, tt_status *st);
+static int mm_sites(tt_gops *o, tt_gsite *s, int n, int group, int solo, uint32_t bstride, uint32_t cstride,
+                    tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias, const tt_gref *R, int M, int N, int K,
+                    int trans_a, int trans_b, int accumulate, int ones_rows, tt_status *st);
+static int colsum_final(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref part, uint32_t W, uint32_t n_chunks, uint32_t PW,
+                        uint32_t ostride, tt_status *st);
 
 int tt_gop_matmul(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias, const tt_gref *R,
                   int M, int N, int K, int trans_a, int trans_b, int accumulate, tt_status *st) {
-    return mm_sites(o, s, 1, 1, 0, C, A, B, bias, R, M, N, K, trans_a, trans_b, accumulate, 0, st);
+    return mm_sites(o, s, 1, 1, 0, 0, 0, C, A, B, bias, R, M, N, K, trans_a, trans_b, accumulate, 0, st);
 }
 
 int tt_gop_matmul_ex(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias, const tt_gref *R,
                      int M, int N, int K, int trans_a, int trans_b, int accumulate, int ones_rows, tt_status *st) {
-    return mm_sites(o, s, 1, 1, 0, C, A, B, bias, R, M, N, K, trans_a, trans_b, accumulate, ones_rows, st);
+    return mm_sites(o, s, 1, 1, 0, 0, 0, C, A, B, bias, R, M, N, K, trans_a, trans_b, accumulate, ones_rows, st);
 }
 
 int tt_gop_matmul_group(tt_gops *o, tt_gsite *s, int group, tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias,
                         const tt_gref *R, int M, int N, int K, int trans_a, int trans_b, int accumulate, int ones_rows,
                         tt_status *st) {
     if (group < 1) return tt_fail(st, TT_EINVAL, "webgpu matmul: a group of %d products", group);
-    return mm_sites(o, s, 1, group, 0, C, A, B, bias, R, M, N, K, trans_a, trans_b, accumulate, ones_rows, st);
+    return mm_sites(o, s, 1, group, 0, 0, 0, C, A, B, bias, R, M, N, K, trans_a, trans_b, accumulate, ones_rows, st);
 }
 
-/* the split-K scratch of a batch (floats), 0 when its product is not split */
-static uint64_t batch_scratch(const tt_gops *o, int n, int M, int N, int K) {
-    int tile;
-    uint32_t splits, kchunk;
-    tt_gop_matmul_plan(o, n, M, N, K, 1, &tile, &splits, &kchunk);
-    return splits > 1 ? (uint64_t)n * splits * (uint64_t)M * (uint64_t)N : 0;
-}
-
-int tt_gop_matmul_batch_fits(const tt_gops *o, int n, int M, int N, int K) {
+/* 1 when a batch of n products (planned by batch_plan) fits the adapter:
+ * its split-K scratch within one binding, its grid, 32-bit indexing */
+static int batch_fits(const tt_gops *o, int n, int solo, int M, int N, int K) {
     if (n < 1 || M <= 0 || N <= 0 || K <= 0) return 0;
     uint64_t lim = o->info->max_storage_binding ? o->info->max_storage_binding : (128ull << 20);
     if (o->info->max_buffer && o->info->max_buffer < lim) lim = o->info->max_buffer;
-    uint64_t need = batch_scratch(o, n, M, N, K), out = (uint64_t)n * (uint64_t)M * (uint64_t)N;
     uint32_t zl = o->info->max_wg_per_dim ? o->info->max_wg_per_dim : 65535;
     int tile;
     uint32_t splits, kchunk;
-    tt_gop_matmul_plan(o, n, M, N, K, 1, &tile, &splits, &kchunk);
+    batch_plan(o, n, n, solo, M, N, K, &tile, &splits, &kchunk);
+    uint64_t out = (uint64_t)n * (uint64_t)M * (uint64_t)N, need = splits > 1 ? splits * out : 0;
     return need * 4 <= lim && need <= 0xFFFFFFFFull && out <= 0xFFFFFFFFull && (uint64_t)n * splits <= zl;
+}
+
+int tt_gop_matmul_batch_fits(const tt_gops *o, int n, int M, int N, int K) { return batch_fits(o, n, 0, M, N, K); }
+
+int tt_gop_matmul_batch_solo_fits(const tt_gops *o, int n, int M, int N, int K) {
+    return batch_fits(o, n, 1, M, N, K);
 }
 
 /* the sites of n products in one dispatch, planned as a group of `group`
  * products (group >= n: a product of a group run alone keeps the group's
- * plan, so its bits do not depend on whether the group was batched) */
-static int mm_sites(tt_gops *o, tt_gsite *s, int n, int group, uint32_t bstride, tt_gref C, tt_gref A, tt_gref B,
-                    const tt_gref *bias, const tt_gref *R, int M, int N, int K, int trans_a, int trans_b,
-                    int accumulate, int ones_rows, tt_status *st) {
+ * plan, so its bits do not depend on whether the group was batched) or,
+ * solo, each with its lone plan's slices (batch_plan); product p's C and R
+ * at p*cstride (0: M*N) */
+static int mm_sites(tt_gops *o, tt_gsite *s, int n, int group, int solo, uint32_t bstride, uint32_t cstride,
+                    tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias, const tt_gref *R, int M, int N, int K,
+                    int trans_a, int trans_b, int accumulate, int ones_rows, tt_status *st) {
     if (M <= 0 || N <= 0 || K <= 0) return tt_fail(st, TT_EINVAL, "webgpu matmul: bad shape %dx%dx%d", M, N, K);
     if (ones_rows < 0 || ones_rows >= M)
         return tt_fail(st, TT_EINVAL, "webgpu matmul: %d ones rows out of range for M = %d", ones_rows, M);
-    if (n < 1 || (n > 1 && !tt_gop_matmul_batch_fits(o, n, M, N, K)))
+    if (n < 1 || (n > 1 && !batch_fits(o, n, solo, M, N, K)))
         return tt_fail(st, TT_EUNSUP, "webgpu matmul: a batch of %d products of %dx%dx%d does not fit this adapter", n,
                        M, N, K);
-    if (n == 1) bstride = 0;
-    const size_t W = (size_t)n * M * N; /* the outputs of the batch, contiguous */
-    TT_CHECK(tt_gops_check_u32(W + C.off, "matmul output", st));
+    const size_t MN = (size_t)M * N;
+    if (n == 1) bstride = 0, cstride = 0; /* product 0 alone: no strides */
+    if (n > 1 && cstride == 0) cstride = (uint32_t)MN; /* batch_fits: n*M*N within 32 bits */
+    if (n > 1 && (size_t)cstride < MN)
+        return tt_fail(st, TT_EINVAL, "webgpu matmul: batch outputs %u apart overlap (%zu each)", cstride, MN);
+    const size_t W = (size_t)n * MN;                            /* the outputs of the batch (split-K: the scratch) */
+    const size_t WC = (size_t)(n - 1) * cstride + MN;           /* their extent in C (and R) */
+    TT_CHECK(tt_gops_check_u32(WC + C.off, "matmul output", st));
     TT_CHECK(tt_gops_check_u32((size_t)(n - 1) * bstride + B.off + (bias ? bias->off : 0), "matmul batch", st));
-    if (R) TT_CHECK(tt_gops_check_u32(W + R->off, "matmul residual", st));
+    if (R) TT_CHECK(tt_gops_check_u32(WC + R->off, "matmul residual", st));
     const int am = M - ones_rows; /* rows of op(A) actually stored */
     int tile;
     uint32_t splits, kchunk;
@@ -163,7 +193,7 @@ static int mm_sites(tt_gops *o, tt_gsite *s, int n, int group, uint32_t bstride,
      * matmul_colsum_final (accumulating products without an epilogue) or by
      * matmul_splitk_reduce, which applies bias, R and accumulate */
     const int plain = accumulate && !bias && !R;
-    tt_gop_matmul_plan(o, group, M, N, K, 1, &tile, &splits, &kchunk);
+    batch_plan(o, n, group, solo, M, N, K, &tile, &splits, &kchunk);
     tt_mm_kcfg kc;
     tt_gop_mm_kcfg(o->info->max_wg_storage, tile, trans_b, &kc);
     uint32_t lda = (uint32_t)(trans_a ? am : K), ldb = (uint32_t)(trans_b ? K : N);
@@ -196,7 +226,7 @@ static int mm_sites(tt_gops *o, tt_gsite *s, int n, int group, uint32_t bstride,
     args[2] = (uint32_t)K;
     args[3] = lda;
     args[4] = ldb;
-    args[5] = (uint32_t)N; /* ldc */
+    args[5] = cstride;
     args[6] = A.off;
     args[7] = B.off;
     args[8] = Cdst.off;
@@ -226,15 +256,15 @@ static int mm_sites(tt_gops *o, tt_gsite *s, int n, int group, uint32_t bstride,
     memset(&s[1], 0, sizeof s[1]);
     if (splits > 1 && plain) {
         tt_gref part = {o->split_buf, 0};
-        TT_CHECK(tt_gop_colsum_final(o, &s[1], C, part, (uint32_t)W, splits, st));
+        TT_CHECK(colsum_final(o, &s[1], C, part, (uint32_t)W, splits, (uint32_t)MN, cstride, st));
     } else if (splits > 1) {
         char pf[96];
         /* vec4 elements when every row, offset and product stride is
          * 4-aligned (same adds, same bits); sizes and offsets in elements */
-        uint32_t v = ((N | C.off | bstride | (bias ? bias->off : 0) | (R ? R->off : 0)) & 3) == 0 ? 4 : 1;
+        uint32_t v = ((N | C.off | bstride | cstride | (bias ? bias->off : 0) | (R ? R->off : 0)) & 3) == 0 ? 4 : 1;
         uint32_t x, y, We = (uint32_t)W / v;
-        uint32_t a2[16] = {We,       splits, C.off / v, (uint32_t)N / v, (bias ? bias->off : 0) / v, (R ? R->off : 0) / v,
-                           args[11], (uint32_t)(M * N) / v, bstride / v};
+        uint32_t a2[16] = {We,       splits,          C.off / v,      (uint32_t)N / v, (bias ? bias->off : 0) / v,
+                           (R ? R->off : 0) / v, args[11], (uint32_t)MN / v, bstride / v, cstride / v};
         tt_gpu_buf b2[4] = {o->split_buf, bias ? bias->buf : o->split_buf, R ? R->buf : o->split_buf, C.buf};
         static const uint8_t k2s[4] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW};
         tt_gops_grid1(o, ((uint64_t)We + TT_WG_ELEM - 1) / TT_WG_ELEM, &x, &y);
@@ -247,7 +277,15 @@ static int mm_sites(tt_gops *o, tt_gsite *s, int n, int group, uint32_t bstride,
 int tt_gop_matmul_batch(tt_gops *o, tt_gsite *s, int n, uint32_t bstride, tt_gref C, tt_gref A, tt_gref B,
                         const tt_gref *bias, const tt_gref *R, int M, int N, int K, int trans_a, int trans_b,
                         int accumulate, int ones_rows, tt_status *st) {
-    return mm_sites(o, s, n, n, bstride, C, A, B, bias, R, M, N, K, trans_a, trans_b, accumulate, ones_rows, st);
+    return mm_sites(o, s, n, n, 0, bstride, 0, C, A, B, bias, R, M, N, K, trans_a, trans_b, accumulate, ones_rows,
+                    st);
+}
+
+int tt_gop_matmul_batch_solo(tt_gops *o, tt_gsite *s, int n, uint32_t bstride, uint32_t cstride, tt_gref C, tt_gref A,
+                             tt_gref B, const tt_gref *bias, const tt_gref *R, int M, int N, int K, int trans_a,
+                             int trans_b, int accumulate, int ones_rows, tt_status *st) {
+    return mm_sites(o, s, n, 1, 1, bstride, cstride, C, A, B, bias, R, M, N, K, trans_a, trans_b, accumulate,
+                    ones_rows, st);
 }
 
 /* ---- two-stage column sums ----------------------------------------------
@@ -265,14 +303,17 @@ size_t tt_gop_colsum_part_elems(int rows, int N) {
     return (size_t)((rows + ch - 1) / ch) * (size_t)N;
 }
 
-int tt_gop_colsum_final(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref part, uint32_t W, uint32_t n_chunks,
-                        tt_status *st) {
+/* outputs j of product j / PW at out + (j / PW)*ostride + j % PW (PW = W:
+ * contiguous) */
+static int colsum_final(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref part, uint32_t W, uint32_t n_chunks, uint32_t PW,
+                        uint32_t ostride, tt_status *st) {
     char pf[128];
     if (part.off != 0) return tt_fail(st, TT_EINVAL, "webgpu: reduction scratch must start its buffer");
-    /* vec4 elements (4 neighbouring columns) when W and the offset are
-     * 4-aligned: the same adds in the same order */
-    uint32_t v = ((W | out.off) & 3) == 0 ? 4 : 1;
-    uint32_t args[16] = {W / v, n_chunks, out.off / v};
+    if (PW == 0 || PW >= W) PW = W, ostride = W;
+    /* vec4 elements (4 neighbouring columns) when W, the product size and
+     * stride and the offset are 4-aligned: the same adds in the same order */
+    uint32_t v = ((W | PW | ostride | out.off) & 3) == 0 ? 4 : 1;
+    uint32_t args[16] = {W / v, n_chunks, out.off / v, PW / v, ostride / v};
     tt_gpu_buf bufs[2] = {part.buf, out.buf};
     static const uint8_t kinds[2] = {TT_GPU_BIND_READ, TT_GPU_BIND_RW};
     /* lanes per column: about 4 chunks per lane, at most 16 lanes */
@@ -283,6 +324,11 @@ int tt_gop_colsum_final(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref part, uint
     snprintf(pf, sizeof pf, "const WG: u32 = %uu;\nconst LANES: u32 = %uu;\nalias E = %s;\n", TT_WG_ELEM, lanes,
              v == 4 ? "vec4<f32>" : "f32");
     return tt_gops_make_site(o, s, "matmul_colsum_final", pf, args, 0, 2, bufs, kinds, x, y, 1, st);
+}
+
+int tt_gop_colsum_final(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref part, uint32_t W, uint32_t n_chunks,
+                        tt_status *st) {
+    return colsum_final(o, s, out, part, W, n_chunks, W, W, st);
 }
 
 int tt_gop_matmul_backward_bias(tt_gops *o, tt_gsite *s, tt_gref db, tt_gref dout, tt_gref part, int rows, int N,

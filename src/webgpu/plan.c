@@ -6,7 +6,9 @@
  * config.h; tensors addressed by element offset), each split into "chunks"
  * (one buffer per chunk, the same chunking for all four) when it exceeds the
  * adapter's maxStorageBufferBindingSize / maxBufferSize (see plan_chunks);
- * one buffer per activation tensor; a u32 token buffer (tokens, then the
+ * one buffer per activation tensor (but q, k, v and their gradients dq, dk,
+ * dv: three tensors in one buffer where that fits one binding, so their
+ * projections and weight gradients run as batched matmuls); a u32 token buffer (tokens, then the
  * embedding-gradient buckets); small stats (loss, grad norm) copied to
  * alternating readback buffers; with LoRA, x A of every adapter pair kept
  * from forward to backward (lora-t). Each chunk's decay mask and grad-norm
@@ -161,8 +163,8 @@ int tt_wgpu_alloc_buffers(tt_backend *be, tt_status *st) {
     size_t pln = tt_gop_colsum_part_elems((int)BT, (int)(2 * C));
     TT_CHECK(mkbuf(w, pcs > pln ? pcs : pln, "colsum-scratch", &w->part_cs, st));
     TT_CHECK(mkbuf(w, w->n_part, "norm-scratch", &w->part_opt, st));
-    /* q, k, v in one buffer when it fits one binding (and the offsets keep
-     * the attention kernels' vec4 loads) */
+    /* q, k, v (and dq, dk, dv) in one buffer when it fits one binding (and
+     * the offsets keep the attention kernels' vec4 loads) */
     const tt_gpu_info *in = tt_gpu_get_info(w->g);
     uint64_t lim = in->max_storage_binding;
     if (w->bind_cap && w->bind_cap < lim) lim = w->bind_cap;
@@ -198,9 +200,17 @@ int tt_wgpu_alloc_buffers(tt_backend *be, tt_status *st) {
     TT_CHECK(mkbuf(w, BT, "losses", &w->losses, st));
     TT_CHECK(mkbuf(w, BT * C, "dres", &w->dres, st));
     TT_CHECK(mkbuf(w, BT * C, "dtmp", &w->dtmp, st));
-    TT_CHECK(mkbuf(w, BT * C, "dq", &w->dq, st));
-    TT_CHECK(mkbuf(w, BT * C, "dk", &w->dk, st));
-    TT_CHECK(mkbuf(w, BT * C, "dv", &w->dv, st));
+    memset(&w->dq, 0, sizeof w->dq), memset(&w->dk, 0, sizeof w->dk), memset(&w->dv, 0, sizeof w->dv);
+    if (qkv_one) {
+        TT_CHECK(mkbuf(w, 3 * BT * C, "dqkv", &w->dq.buf, st));
+        w->dk.buf = w->dv.buf = w->dq.buf;
+        w->dk.off = (uint32_t)(BT * C);
+        w->dv.off = (uint32_t)(2 * BT * C);
+    } else {
+        TT_CHECK(mkbuf(w, BT * C, "dq", &w->dq.buf, st));
+        TT_CHECK(mkbuf(w, BT * C, "dk", &w->dk.buf, st));
+        TT_CHECK(mkbuf(w, BT * C, "dv", &w->dv.buf, st));
+    }
     TT_CHECK(mkbuf(w, BT * 4 * C, "dfc", &w->dg, st));
     if (be->cfg.lora_rank > 0) { /* x A of every adapter pair (slots of 4-aligned offsets), its gradient, t^T dout */
         const size_t Rk = (size_t)be->cfg.lora_rank, pairs = (size_t)(be->layout.n_tensors - be->layout.n_base) / 2;

@@ -5,8 +5,8 @@
  *
  * Bias gradients are folded into the weight-gradient matmuls (a ones row)
  * where that is cheaper than a separate column sum (dw_db). The q, k, v
- * projections run as one batched matmul where the buffers allow it
- * (qkv_forward).
+ * projections and their weight gradients run as one batched matmul each
+ * where the buffers allow it (qkv_forward, qkv_dw).
  * LoRA (config.h): the adapters live in params after the base; each
  * targeted projection gets the lora sites (lora.c) after its matmul, x A of
  * every adapter pair kept in lora-t for the backward. A frozen tensor
@@ -23,7 +23,8 @@
  * kernels' dropout variants, dropout sites on the embedding output and on
  * the two residual branches (the projection written without its residual,
  * then out = residual + mask * branch in place; backward: the branch
- * gradient mask * dres into the dq scratch, free until attention backward
+ * gradient mask * dres into the dq scratch (w->dq: the first third of
+ * "dqkv" where dq, dk, dv share a buffer), free until attention backward
  * writes it). Keys: one per (layer, site) of the micro-batch (slot
  * layer * 4 + site, the embedding's n_layer * 4 + TT_DROP_EMBED), written
  * before each micro-batch's submit like its tokens. Steps with p = 0, eval
@@ -76,18 +77,20 @@ static tt_gsite *bnext(wsched *sc, int n) {
  * GFLOP per extra row) a 7th (25th) row of workgroups would run the whole K
  * loop for one row, so the column sum runs (docs/BENCHMARKS.md). The test
  * hook TT_WEBGPU_BIASFOLD=1 always folds, 0 never. */
+static int dw_fold(wgpu_impl *w, int M, int N, int BT) {
+    if (w->biasfold != 2) return w->biasfold == 1;
+    int tile;
+    uint32_t splits, kchunk;
+    tt_gop_matmul_plan(&w->ops, 1, M + 1, N, BT, 1, &tile, &splits, &kchunk);
+    return M % tile != 0 || 2.0 * tile * N * BT <= BIASFOLD_MAX_FLOP;
+}
+
 static int dw_db(tt_backend *be, tt_gsite *s, tt_gref X, tt_gref dY, tt_tensor_kind kw, tt_tensor_kind kb, int l,
                  int M, int N, int BT, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     tt_gref gw = PR(be, w->gset, kw, l), gb = PR(be, w->gset, kb, l);
     memset(s, 0, 4 * sizeof *s);
-    int fold = w->biasfold == 1;
-    if (w->biasfold == 2) {
-        int tile;
-        uint32_t splits, kchunk;
-        tt_gop_matmul_plan(&w->ops, 1, M + 1, N, BT, 1, &tile, &splits, &kchunk);
-        fold = M % tile != 0 || 2.0 * tile * N * BT <= BIASFOLD_MAX_FLOP;
-    }
+    const int fold = dw_fold(w, M, N, BT);
     if (fold && gb.buf == gw.buf && gb.off == gw.off + (uint32_t)M * (uint32_t)N)
         return tt_gop_matmul_ex(&w->ops, s, gw, X, dY, NULL, NULL, M + 1, N, BT, 1, 0, 1, 1, st);
     TT_CHECK(tt_gop_matmul(&w->ops, s, gw, X, dY, NULL, NULL, M, N, BT, 1, 0, 1, st));
@@ -150,7 +153,7 @@ static int qkv_forward(tt_backend *be, wsched *sc, int l, tt_status *st) {
     tt_gref W[3], bias[3];
     for (int j = 0; j < 3; j++) W[j] = PR(be, w->pset, wk[j], l), bias[j] = PR(be, w->pset, bk[j], l);
     const uint32_t bstride = W[1].off - W[0].off, nout = (uint32_t)BT * (uint32_t)C;
-    int batch = !w->ops.qkv_unbatched && a->k.buf == a->q.buf && a->v.buf == a->q.buf && a->k.off == a->q.off + nout &&
+    int batch = !(w->ops.qkv_unbatched & 1) && a->k.buf == a->q.buf && a->v.buf == a->q.buf && a->k.off == a->q.off + nout &&
                 a->v.off == a->k.off + nout && W[1].off > W[0].off && tt_gop_matmul_batch_fits(&w->ops, 3, BT, C, C);
     for (int j = 0; j < 3 && batch; j++)
         batch = W[j].buf == W[0].buf && bias[j].buf == W[0].buf && W[j].off == W[0].off + (uint32_t)j * bstride &&
@@ -166,6 +169,50 @@ static int qkv_forward(tt_backend *be, wsched *sc, int l, tt_status *st) {
         TT_CHECK(tt_gop_matmul_group(&w->ops, fnext(sc, 2), 3, out[j], R(a->ln1), W[j], &bias[j], NULL, BT, C, C, 0, 0,
                                      0, 0, st));
     }
+    return TT_OK;
+}
+
+/* The q, k, v weight and bias gradients of layer l, dW_j (C,C) += ln1^T d_j
+ * and db_j += 1^T d_j for d = dq, dk, dv (BT,C): one batched matmul
+ * (tt_gop_matmul_batch_solo: each product keeps its lone plan's split-K
+ * slices, so every bit is dw_db's) when dq, dk, dv follow each other in one
+ * buffer (plan.c), all three train and their units are equally spaced in
+ * one gradient buffer (config.h's layout: q.w q.b k.w k.b v.w v.b, product
+ * j's [dW; db] at j*(C+1)*C; a chunk boundary between them splits that);
+ * the bias gradients folded into it where dw_db folds them (a ones row:
+ * each product's output is its unit, M = C+1), else three column sums
+ * after it (the products' outputs (C+1)*C apart, skipping the biases).
+ * Else dw_db three times. The test hook TT_WEBGPU_QKV_BATCH=0 or 1 forces
+ * the three. */
+static int qkv_dw(tt_backend *be, wsched *sc, int l, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    wl_acts *a = &w->la[l];
+    const int BT = w->B * w->T, C = w->C;
+    const tt_tensor_kind wk[3] = {TT_QW, TT_KW, TT_VALW}, bk[3] = {TT_QB, TT_KB, TT_VALB};
+    const tt_gref dx[3] = {w->dq, w->dk, w->dv};
+    tt_gref gw[3], gb[3];
+    for (int j = 0; j < 3; j++) gw[j] = PR(be, w->gset, wk[j], l), gb[j] = PR(be, w->gset, bk[j], l);
+    const int fold = dw_fold(w, C, C, BT), M = fold ? C + 1 : C;
+    const uint32_t nout = (uint32_t)BT * (uint32_t)C, cstride = gw[1].off - gw[0].off;
+    int batch = !(w->ops.qkv_unbatched & 2) && gw[1].off > gw[0].off && (uint64_t)cstride >= (uint64_t)M * (uint64_t)C &&
+                dx[1].buf == dx[0].buf && dx[2].buf == dx[0].buf && dx[1].off == dx[0].off + nout &&
+                dx[2].off == dx[1].off + nout && tt_gop_matmul_batch_solo_fits(&w->ops, 3, M, C, BT);
+    for (int j = 0; j < 3 && batch; j++)
+        batch = trains(be, wk[j], l) && gw[j].buf == gw[0].buf && gb[j].buf == gw[0].buf &&
+                gw[j].off == gw[0].off + (uint32_t)j * cstride && gb[j].off == gw[j].off + (uint32_t)(C * C);
+    if (!batch) {
+        for (int j = 0; j < 3; j++) {
+            if (!trains(be, wk[j], l)) continue;
+            if (sc->n_bwd + 4 > w->cap_bwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
+            TT_CHECK(dw_db(be, bnext(sc, 4), R(a->ln1), dx[j], wk[j], bk[j], l, C, C, BT, st));
+        }
+        return TT_OK;
+    }
+    if (sc->n_bwd + 8 > w->cap_bwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
+    TT_CHECK(tt_gop_matmul_batch_solo(&w->ops, bnext(sc, 2), 3, nout, cstride, gw[0], R(a->ln1), dx[0], NULL, NULL, M,
+                                      C, BT, 1, 0, 1, fold, st));
+    for (int j = 0; j < 3 && !fold; j++)
+        TT_CHECK(tt_gop_matmul_backward_bias(&w->ops, bnext(sc, 2), gb[j], dx[j], R(w->part_cs), BT, C, st));
     return TT_OK;
 }
 
@@ -191,9 +238,9 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
         if (sc->n_fwd + 4 > w->cap_fwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow"); \
         TT_CHECK(call);                                                                        \
     } while (0)
-    FWD(tt_gop_embedding_forward(o, fnext(sc, 1), R(drop ? w->dq : w->res[0]), tokens, PR(be, P, TT_WTE, -1),
+    FWD(tt_gop_embedding_forward(o, fnext(sc, 1), drop ? w->dq : R(w->res[0]), tokens, PR(be, P, TT_WTE, -1),
                                  PR(be, P, TT_WPE, -1), B, T, C, st));
-    if (drop) FWD(tt_gop_dropout(o, fnext(sc, 1), R(w->res[0]), R(w->dq), nBTC, 0, dslot(L, TT_DROP_EMBED), st));
+    if (drop) FWD(tt_gop_dropout(o, fnext(sc, 1), R(w->res[0]), w->dq, nBTC, 0, dslot(L, TT_DROP_EMBED), st));
     for (int l = 0; l < L; l++) {
         wl_acts *a = &w->la[l];
         FWD(tt_gop_layernorm_forward(o, fnext(sc, 1), R(a->ln1), R(a->st1), R(w->res[l]), PR(be, P, TT_LN1W, l),
@@ -250,12 +297,12 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
     for (int l = L - 1; l >= 0; l--) {
         wl_acts *a = &w->la[l];
         /* mlp proj: res[l+1] = g @ projw + projb + res2 (dropout: the branch's gradient mask * dres in dq) */
-        const tt_gpu_buf dbr = drop ? w->dq : w->dres;
-        if (drop) BWD(1, tt_gop_dropout(o, bnext(sc, 1), R(w->dq), R(w->dres), nBTC, 0, dslot(l, TT_DROP_MLP_OUT), st));
-        BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->dg), R(dbr), PR(be, P, TT_PROJW, l), NULL, NULL, BT, C4, C, 0, 1, 0,
+        const tt_gref dbr = drop ? w->dq : R(w->dres);
+        if (drop) BWD(1, tt_gop_dropout(o, bnext(sc, 1), w->dq, R(w->dres), nBTC, 0, dslot(l, TT_DROP_MLP_OUT), st));
+        BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->dg), dbr, PR(be, P, TT_PROJW, l), NULL, NULL, BT, C4, C, 0, 1, 0,
                              st));
-        if (trains(be, TT_PROJW, l)) BWD(4, dw_db(be, bnext(sc, 4), R(a->g), R(dbr), TT_PROJW, TT_PROJB, l, C4, C, BT, st));
-        TT_CHECK(lora_bwd(be, sc, l, TT_LORA_MLP_C_PROJ, R(w->dg), (tt_gref[1]){R(dbr)}, 1, R(a->g), st));
+        if (trains(be, TT_PROJW, l)) BWD(4, dw_db(be, bnext(sc, 4), R(a->g), dbr, TT_PROJW, TT_PROJB, l, C4, C, BT, st));
+        TT_CHECK(lora_bwd(be, sc, l, TT_LORA_MLP_C_PROJ, R(w->dg), (tt_gref[1]){dbr}, 1, R(a->g), st));
         BWD(1, tt_gop_gelu_backward(o, bnext(sc, 1), R(w->dg), R(a->h), (size_t)BT * C4, st));
         /* fc: h = ln2 @ fcw + fcb */
         BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->dtmp), R(w->dg), PR(be, P, TT_FCW, l), NULL, NULL, BT, C, C4, 0, 1,
@@ -266,36 +313,34 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
                                          PR(be, P, TT_LN2W, l), R(a->st2), part, BT, C, 1, st));
         if (!trains(be, TT_LN2W, l)) sc->n_bwd -= 2;
         /* attn out: res2 = y @ ow + ob + res[l] (dropout: as above; attention backward then overwrites dq) */
-        if (drop) BWD(1, tt_gop_dropout(o, bnext(sc, 1), R(w->dq), R(w->dres), nBTC, 0, dslot(l, TT_DROP_ATTN_OUT), st));
-        BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->dtmp), R(dbr), PR(be, P, TT_OW, l), NULL, NULL, BT, C, C, 0, 1, 0,
+        if (drop) BWD(1, tt_gop_dropout(o, bnext(sc, 1), w->dq, R(w->dres), nBTC, 0, dslot(l, TT_DROP_ATTN_OUT), st));
+        BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->dtmp), dbr, PR(be, P, TT_OW, l), NULL, NULL, BT, C, C, 0, 1, 0,
                              st));
-        if (trains(be, TT_OW, l)) BWD(4, dw_db(be, bnext(sc, 4), R(a->y), R(dbr), TT_OW, TT_OB, l, C, C, BT, st));
-        TT_CHECK(lora_bwd(be, sc, l, TT_LORA_ATTN_C_PROJ, R(w->dtmp), (tt_gref[1]){R(dbr)}, 1, R(a->y), st));
+        if (trains(be, TT_OW, l)) BWD(4, dw_db(be, bnext(sc, 4), R(a->y), dbr, TT_OW, TT_OB, l, C, C, BT, st));
+        TT_CHECK(lora_bwd(be, sc, l, TT_LORA_ATTN_C_PROJ, R(w->dtmp), (tt_gref[1]){dbr}, 1, R(a->y), st));
         if (drop)
-            BWD(3, tt_gop_attention_backward_drop(o, bnext(sc, 3), R(w->dq), R(w->dk), R(w->dv), R(a->att), a->q,
+            BWD(3, tt_gop_attention_backward_drop(o, bnext(sc, 3), w->dq, w->dk, w->dv, R(a->att), a->q,
                                                   a->k, a->v, R(a->y), R(w->dtmp), B, T, C, NH,
                                                   dslot(l, TT_DROP_ATTN), st));
         else
-            BWD(3, tt_gop_attention_backward(o, bnext(sc, 3), R(w->dq), R(w->dk), R(w->dv), R(a->att), a->q, a->k,
+            BWD(3, tt_gop_attention_backward(o, bnext(sc, 3), w->dq, w->dk, w->dv, R(a->att), a->q, a->k,
                                              a->v, R(a->y), R(w->dtmp), B, T, C, NH, st));
         /* q, k, v projections of ln1 */
-        const tt_tensor_kind wk[3] = {TT_QW, TT_KW, TT_VALW}, bk[3] = {TT_QB, TT_KB, TT_VALB};
-        const tt_gpu_buf dx[3] = {w->dq, w->dk, w->dv};
+        const tt_tensor_kind wk[3] = {TT_QW, TT_KW, TT_VALW};
+        const tt_gref dqkv[3] = {w->dq, w->dk, w->dv};
         for (int j = 0; j < 3; j++)
-            BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->dtmp), R(dx[j]), PR(be, P, wk[j], l), NULL, NULL, BT, C, C, 0, 1,
+            BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->dtmp), dqkv[j], PR(be, P, wk[j], l), NULL, NULL, BT, C, C, 0, 1,
                                  j > 0, st));
-        for (int j = 0; j < 3; j++)
-            if (trains(be, wk[j], l)) BWD(4, dw_db(be, bnext(sc, 4), R(a->ln1), R(dx[j]), wk[j], bk[j], l, C, C, BT, st));
-        const tt_gref dqkv[3] = {R(w->dq), R(w->dk), R(w->dv)};
+        TT_CHECK(qkv_dw(be, sc, l, st));
         TT_CHECK(lora_bwd(be, sc, l, TT_LORA_C_ATTN, R(w->dtmp), dqkv, 3, R(a->ln1), st));
         BWD(3, tt_gop_layernorm_backward(o, bnext(sc, 3), R(w->dres), PR(be, G, TT_LN1W, l), R(w->dtmp), R(w->res[l]),
                                          PR(be, P, TT_LN1W, l), R(a->st1), part, BT, C, 1, st));
         if (!trains(be, TT_LN1W, l)) sc->n_bwd -= 2;
     }
     if (trains(be, TT_WTE, -1)) {
-        if (drop) BWD(1, tt_gop_dropout(o, bnext(sc, 1), R(w->dq), R(w->dres), nBTC, 0, dslot(L, TT_DROP_EMBED), st));
+        if (drop) BWD(1, tt_gop_dropout(o, bnext(sc, 1), w->dq, R(w->dres), nBTC, 0, dslot(L, TT_DROP_EMBED), st));
         BWD(2, tt_gop_embedding_backward(o, bnext(sc, 2), PR(be, G, TT_WTE, -1), PR(be, G, TT_WPE, -1),
-                                         R(drop ? w->dq : w->dres), w->tok, (uint32_t)w->bucket_off, (uint32_t)w->pos_off,
+                                         drop ? w->dq : R(w->dres), w->tok, (uint32_t)w->bucket_off, (uint32_t)w->pos_off,
                                          B, T, C, V, st));
     }
 #undef FWD

@@ -230,15 +230,27 @@ static void same_bits(tt_gpu_buf b, const float *first, size_t n, const char *wh
  * forced off, 0 as planned) into freshly poisoned outputs, checked against
  * the float64 reference (and, rerun, a second run's bits); the 5 outputs
  * read back into out[] (malloc'd; NULL where nothing ran) */
+/* OUT_PACKED: dq, dk, dv in one poisoned buffer at offsets 4, 4 + n4,
+ * 4 + 2 n4 (n4: B*T*C rounded up to 4; the backend's layout when the q, k,
+ * v weight gradients run as one batch), the gaps checked untouched */
+static int OUT_PACKED;
+
 static void attn_run(int B, int T, int NH, int hs, int rerun, int pf, tt_gref bq, tt_gref bk, tt_gref bv,
                      tt_gpu_buf bdy, const double *const ref[6], float *out[5]) {
     tt_status st;
     int C = NH * hs;
-    size_t n = (size_t)B * T * C, ns = (size_t)B * NH * T;
-    tt_gpu_buf by = tt_gtest_poisoned(n), bst = tt_gtest_poisoned(2 * ns), bdq = tt_gtest_poisoned(n),
-               bdk = tt_gtest_poisoned(n), bdv = tt_gtest_poisoned(n);
+    size_t n = (size_t)B * T * C, ns = (size_t)B * NH * T, n4 = (n + 3) / 4 * 4;
+    tt_gpu_buf by = tt_gtest_poisoned(n), bst = tt_gtest_poisoned(2 * ns), bdq, bdk, bdv, bo = 0;
+    size_t offs[5] = {0, 0, 0, 0, 0};
+    if (OUT_PACKED) {
+        bo = tt_gtest_poisoned(4 + 3 * n4 + 4);
+        bdq = bdk = bdv = bo;
+        offs[2] = 4, offs[3] = 4 + n4, offs[4] = 4 + 2 * n4;
+    } else
+        bdq = tt_gtest_poisoned(n), bdk = tt_gtest_poisoned(n), bdv = tt_gtest_poisoned(n);
     tt_gpu_buf outs[5] = {by, bst, bdq, bdk, bdv};
     size_t lens[5] = {n, 2 * ns, n, n, n};
+    const tt_gref gdq = {bdq, (uint32_t)offs[2]}, gdk = {bdk, (uint32_t)offs[3]}, gdv = {bdv, (uint32_t)offs[4]};
     for (int i = 0; i < 5; i++) out[i] = NULL;
     int tiled = tiled_usable(hs), ds = tt_gop_attention_ds_elems(&O, B, T, C, NH, 0) > 0;
     tt_attn_tile ft;
@@ -254,8 +266,7 @@ static void attn_run(int B, int T, int NH, int hs, int rerun, int pf, tt_gref bq
     if (!rc) {
         CHECK(strcmp(s[0].name, tiled ? "attention_forward" : "attention_rows_forward") == 0);
         CHECK_MSG((strstr(s[0].tag, " s2") != NULL) == split[0], "fwd tag '%s' (split %d)", s[0].tag, split[0]);
-        rc = tt_gop_attention_backward(&O, &s[1], tt_gtest_R(bdq), tt_gtest_R(bdk), tt_gtest_R(bdv), tt_gtest_R(bst),
-                                       bq, bk, bv, tt_gtest_R(by), tt_gtest_R(bdy), B, T, C, NH, &st);
+        rc = tt_gop_attention_backward(&O, &s[1], gdq, gdk, gdv, tt_gtest_R(bst), bq, bk, bv, tt_gtest_R(by), tt_gtest_R(bdy), B, T, C, NH, &st);
         tt_gtest_die_on(rc, &st, "attn bwd");
     }
     O.attn_pf = 0;
@@ -281,20 +292,34 @@ static void attn_run(int B, int T, int NH, int hs, int rerun, int pf, tt_gref bq
         cmp(by, 0, ref[0], n, "y", T, hs);
         cmp(bst, 0, ref[1], ns, "lse", T, hs);
         cmp(bst, ns, ref[2], ns, "D", T, hs);
-        cmp(bdq, 0, ref[3], n, "dq", T, hs);
-        cmp(bdk, 0, ref[4], n, "dk", T, hs);
-        cmp(bdv, 0, ref[5], n, "dv", T, hs);
+        cmp(bdq, offs[2], ref[3], n, "dq", T, hs);
+        cmp(bdk, offs[3], ref[4], n, "dk", T, hs);
+        cmp(bdv, offs[4], ref[5], n, "dv", T, hs);
         for (int i = 0; i < 5; i++) {
+            float *all = malloc((offs[i] + lens[i]) * sizeof(float));
+            tt_gtest_down(outs[i], all, offs[i] + lens[i]);
             out[i] = malloc(lens[i] * sizeof(float));
-            tt_gtest_down(outs[i], out[i], lens[i]);
+            memcpy(out[i], all + offs[i], lens[i] * sizeof(float));
+            free(all);
         }
-        if (rerun) {
+        if (OUT_PACKED) { /* nothing written outside the three outputs */
+            const size_t tot = 4 + 3 * n4 + 4;
+            float *all = malloc(tot * sizeof *all);
+            tt_gtest_down(bo, all, tot);
+            for (size_t i = 0; i < tot; i++) {
+                const int inside = (i >= 4 && i < 4 + n) || (i >= 4 + n4 && i < 4 + n4 + n) ||
+                                   (i >= 4 + 2 * n4 && i < 4 + 2 * n4 + n);
+                if (!inside) CHECK_MSG(isnan(all[i]), "packed outputs: element %zu outside dq, dk, dv written", i);
+            }
+            free(all);
+        }
+        if (rerun && !OUT_PACKED) {
             tt_gtest_run(s, 4);
             static const char *names[5] = {"y", "stats", "dq", "dk", "dv"};
             for (int i = 0; i < 5; i++) same_bits(outs[i], out[i], lens[i], names[i]);
         }
     }
-    for (int i = 0; i < 5; i++) tt_gpu_buffer_free(tt_gtest_gpu, outs[i]);
+    for (int i = 0; i < (OUT_PACKED ? 3 : 5); i++) tt_gpu_buffer_free(tt_gtest_gpu, outs[i]);
 }
 
 /* random inputs, the float64 reference, attn_run; pf: run with PF forced on
@@ -342,8 +367,9 @@ static void attn_case_pf(int B, int T, int NH, int hs, int rerun, int pf) {
 static void attn_case(int B, int T, int NH, int hs, int rerun) { attn_case_pf(B, T, NH, hs, rerun, 0); }
 
 /* q, k, v in one buffer at offsets (multiples of 4; the backend's batched
- * q, k, v projection output): within the float64 reference and
- * bit-identical to the same inputs in three buffers */
+ * q, k, v projection output), then also dq, dk, dv in one buffer at
+ * offsets (OUT_PACKED): within the float64 reference and bit-identical to
+ * the same inputs and outputs in three buffers each */
 static void attn_case_packed(int B, int T, int NH, int hs) {
     tt_gtest_attn_prob P;
     tt_gtest_attn_make(&P, B, T, NH, hs);
@@ -357,14 +383,26 @@ static void attn_case_packed(int B, int T, int NH, int hs) {
     tt_gtest_down(P.bv, host + off + 2 * n4, n);
     tt_gpu_buf bqkv = tt_gtest_up(host, off + 3 * n4);
     tt_gref q = {bqkv, (uint32_t)off}, k = {bqkv, (uint32_t)(off + n4)}, v = {bqkv, (uint32_t)(off + 2 * n4)};
-    float *got[2][5];
+    float *got[4][5];
     attn_run(B, T, NH, hs, 0, 0, tt_gtest_R(P.bq), tt_gtest_R(P.bk), tt_gtest_R(P.bv), P.bdy, ref, got[0]);
     attn_run(B, T, NH, hs, 0, 0, q, k, v, P.bdy, ref, got[1]);
+    OUT_PACKED = 1;
+    attn_run(B, T, NH, hs, 0, 0, q, k, v, P.bdy, ref, got[2]);
+    /* where the dS-storing backward runs, the pair of kernels too */
+    const int nm = tt_gop_attention_ds_elems(&O, B, T, NH * hs, NH, 0) ? 4 : 3;
+    if (nm == 4) {
+        O.attn_ds = -1;
+        attn_run(B, T, NH, hs, 0, 0, q, k, v, P.bdy, ref, got[3]);
+        O.attn_ds = 0;
+    }
+    OUT_PACKED = 0;
     for (int i = 0; i < 5; i++) {
-        if (got[0][i] && got[1][i])
-            CHECK_MSG(memcmp(got[0][i], got[1][i], lens[i] * sizeof(float)) == 0,
-                      "%s: q, k, v in one buffer not bit-identical to three (B%d T%d NH%d hs%d)", names[i], B, T, NH, hs);
-        free(got[0][i]), free(got[1][i]);
+        for (int m = 1; m < nm; m++)
+            if (got[0][i] && got[m][i])
+                CHECK_MSG(memcmp(got[0][i], got[m][i], lens[i] * sizeof(float)) == 0,
+                          "%s: q, k, v in one buffer%s not bit-identical to three (B%d T%d NH%d hs%d)", names[i],
+                          m >= 2 ? " (and dq, dk, dv)" : "", B, T, NH, hs);
+        for (int m = 0; m < nm; m++) free(got[m][i]);
     }
     tt_gpu_buffer_free(tt_gtest_gpu, bqkv);
     free(host);

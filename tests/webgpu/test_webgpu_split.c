@@ -343,12 +343,33 @@ TT_TEST(test_refusals) {
     }
 }
 
-/* the q, k, v projections as three dispatches (hook TT_WEBGPU_QKV_BATCH=0,
- * each with the batch's group plan) give the batched run's loss and
- * gradient bit for bit */
-TT_TEST(test_qkv_unbatched) {
+/* 1 when a step of be has a batched q, k, v weight-gradient site (profile
+ * tag "... x3 ... TA ..."); profiling clobbers be's state */
+static int has_batched_dw(tt_backend *be) {
+    tt_webgpu_profile_fn prof = (tt_webgpu_profile_fn)be->vt->get_proc(be, "webgpu.profile");
+    tt_webgpu_prof rows[256];
+    int n = 0, found = 0;
+    tt_status st;
+    if (!prof || prof(be, 1, 1, rows, 256, &n, &st) != TT_OK) return -1;
+    for (int i = 0; i < n; i++)
+        if (strcmp(rows[i].kernel, "matmul") == 0 && strstr(rows[i].tag, " x3 ") && strstr(rows[i].tag, " TA"))
+            found = 1;
+    return found;
+}
+
+/* the q, k, v projections and their weight gradients as three dispatches
+ * each (hook TT_WEBGPU_QKV_BATCH=0: each projection with the batch's group
+ * plan, each weight gradient with its lone plan) give the batched run's
+ * loss and gradient bit for bit. The weight gradients' batch is run in
+ * each of its layouts (the extra hooks): bias gradients folded (a ones row,
+ * the products' outputs adjacent) or not (three column sums, the outputs
+ * (C+1)*C apart), unsplit (the matmul writes the strided outputs) or
+ * split-K (the reduction does). */
+static void qkv_pair(const char *biasfold, const char *splitk) {
     tt_model_config c = with_batch("small", 2);
     tt_status st;
+    if (biasfold) setenv("TT_WEBGPU_BIASFOLD", biasfold, 1);
+    if (splitk) setenv("TT_WEBGPU_SPLITK", splitk, 1);
     tt_backend *b1 = gpu_create(&c, NULL, &st), *b3 = NULL;
     setenv("TT_WEBGPU_QKV_BATCH", "0", 1);
     CHECK(tt_backend_webgpu_create(&c, NULL, &b3, &st) == TT_OK);
@@ -365,13 +386,26 @@ TT_TEST(test_qkv_unbatched) {
         CHECK(b1->vt->loss_and_grad(b1, tok, &l1, g1, &st) == TT_OK);
         CHECK(b3->vt->loss_and_grad(b3, tok, &l3, g3, &st) == TT_OK);
         size_t d = first_diff(g1, g3, P);
-        printf("  q, k, v unbatched: loss %.8f vs %.8f, gradient bit-identical %s\n", l3, l1, d == P ? "yes" : "NO");
+        printf("  q, k, v unbatched (bias fold %s, split-K %s): loss %.8f vs %.8f, gradient bit-identical %s\n",
+               biasfold ? biasfold : "planned", splitk ? splitk : "planned", l3, l1, d == P ? "yes" : "NO");
         CHECK(same_bits(&l1, &l3, 1));
         CHECK_MSG(d == P, "gradient differs at %zu", d);
+        /* the batched backend has the batched weight-gradient site, the other not */
+        CHECK_MSG(has_batched_dw(b1) == 1, "no batched q, k, v weight-gradient site");
+        CHECK_MSG(has_batched_dw(b3) == 0, "a batched q, k, v weight-gradient site with the hook off");
         free(p0), free(g1), free(g3), free(tok);
     }
+    unsetenv("TT_WEBGPU_BIASFOLD");
+    unsetenv("TT_WEBGPU_SPLITK");
     tt_backend_destroy(b1);
     tt_backend_destroy(b3);
+}
+
+TT_TEST(test_qkv_unbatched) {
+    qkv_pair(NULL, NULL); /* small at batch 2: folded, unsplit */
+    qkv_pair("0", NULL);
+    qkv_pair("0", "3");
+    qkv_pair("1", "3");
 }
 
 int main(void) {

@@ -23,7 +23,9 @@
 // attention_backward_dq, which runs first). No atomics, fixed orders:
 // deterministic.
 // Grid (ceil(T/BR), NH, B) (block wid.x: the longest, first), workgroup
-// NT2 = 2 SPL NT. Prefix: HS, BR, BC, OB, VEC, DYN, PF, SPL.
+// NT2 = 2 SPL NT. Prefix: HS, BR, BC, OB, VEC, DYN, PF, SPL, KV1 (dk and dv
+// in one buffer: dv written through the dk binding at o2_off, the dv binding
+// a placeholder; WebGPU refuses overlapping writable bindings).
 // Tiles (attention.c), head size 64: 48 KiB: BR 32, BC 32, OB 2, 128
 // threads, 43.3 KiB; 16 KiB: BR 8, BC 16, OB 4.
 // SPL 2 (the split layout; attention.c: GPUs, an even OB, no dropout):
@@ -112,7 +114,13 @@ fn st4(which: u32, row: u32, db: u32, hb: u32, b: u32, x: vec4<f32>) {
     let base = (b * a.T + row) * a.C + hb + 4u * db;
     for (var c = 0u; c < 4u; c++) {
         if (4u * db + c < HS) {
-            if (which == 0u) { dk[base + c] = x[c]; } else { dv[base + c] = x[c]; }
+            if (which == 0u) {
+                dk[a.o1_off + base + c] = x[c];
+            } else if (KV1) {
+                dk[a.o2_off + base + c] = x[c];
+            } else {
+                dv[a.o2_off + base + c] = x[c];
+            }
         }
     }
 }

@@ -46,7 +46,7 @@ fn st4(row: u32, db: u32, hb: u32, b: u32, x: vec4<f32>) {
     if (row >= a.T || db >= HS4) { return; }
     let base = (b * a.T + row) * a.C + hb + 4u * db;
     for (var c = 0u; c < 4u; c++) {
-        if (4u * db + c < HS) { dq[base + c] = x[c]; }
+        if (4u * db + c < HS) { dq[a.o1_off + base + c] = x[c]; }
     }
 }
 

@@ -7,7 +7,8 @@
 struct Args {
     B: u32, T: u32, C: u32, NH: u32,
     scale: f32, nd4: u32, nbc: u32, nk: u32, // loop bounds when DYN: nd4 = HS4, nbc = BC, nk = NK,
-    nl: u32, p9: u32, p10: u32, p11: u32,     // nl = NL (attention_backward_dkdv)
+    nl: u32, p9: u32, o1_off: u32, o2_off: u32, // nl = NL (attention_backward_dkdv); element offsets of the
+                                              // backward's outputs: dq (o1), or dk (o1) and dv (o2)
     q_off: u32, k_off: u32, v_off: u32, p15: u32, // element offsets of q, k, v (multiples of 4)
 }
 @group(0) @binding(0) var<uniform> a: Args;

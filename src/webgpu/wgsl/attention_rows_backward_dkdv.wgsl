@@ -5,14 +5,16 @@
 //   p_ij = exp(scale q_i.k_j - lse_i); dv_j = sum_i p_ij dy_i
 //   ds_ij = p_ij (dy_i.v_j - D_i);     dk_j = scale * sum_i ds_ij q_i
 // stats = [lse | D] from attention_rows_forward / _backward_dq. Grid (ceil(T/BR), NH, B),
-// workgroup BR*LANES. Prefix: HS, BR, BC, LANES, XO.
+// workgroup BR*LANES. Prefix: HS, BR, BC, LANES, XO, KV1 (dk and dv in one
+// buffer: dv written through the dk binding at o2_off).
 // Dropout variant ("//!drop " lines, dropout_common.wgsl; key slot a.p15):
 // with the forward's mask factor m (recomputed), dv takes p m and
 // ds = p (m dp - D).
 struct Args {
     B: u32, T: u32, C: u32, NH: u32,
     scale: f32, p5: u32, p6: u32, p7: u32,
-    p8: u32, p9: u32, p10: u32, p11: u32, q_off: u32, k_off: u32, v_off: u32, p15: u32,
+    p8: u32, p9: u32, o1_off: u32, o2_off: u32, // element offsets of the outputs: dq (o1), or dk (o1) and dv (o2)
+    q_off: u32, k_off: u32, v_off: u32, p15: u32,
 }
 @group(0) @binding(0) var<uniform> a: Args;
 @group(0) @binding(1) var<storage, read> q: array<f32>;
@@ -134,8 +136,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     if (valid && lane == 0u) {
         for (var d = 0u; d < HS; d++) {
-            dk[jb + d] = dka[d] * a.scale;
-            dv[jb + d] = dva[d];
+            dk[a.o1_off + jb + d] = dka[d] * a.scale;
+            if (KV1) { dk[a.o2_off + jb + d] = dva[d]; } else { dv[a.o2_off + jb + d] = dva[d]; }
         }
     }
 }

@@ -11,7 +11,8 @@
 struct Args {
     B: u32, T: u32, C: u32, NH: u32,
     scale: f32, p5: u32, p6: u32, p7: u32,
-    p8: u32, p9: u32, p10: u32, p11: u32, q_off: u32, k_off: u32, v_off: u32, p15: u32,
+    p8: u32, p9: u32, o1_off: u32, o2_off: u32, // element offsets of the outputs: dq (o1), or dk (o1) and dv (o2)
+    q_off: u32, k_off: u32, v_off: u32, p15: u32,
 }
 @group(0) @binding(0) var<uniform> a: Args;
 @group(0) @binding(1) var<storage, read> q: array<f32>;
@@ -109,6 +110,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         workgroupBarrier();
     }
     if (valid && lane == 0u) {
-        for (var d = 0u; d < HS; d++) { dq[ib + d] = acc[d] * a.scale; }
+        for (var d = 0u; d < HS; d++) { dq[a.o1_off + ib + d] = acc[d] * a.scale; }
     }
 }

@@ -33,18 +33,23 @@
 //         i ^ sw(kk) instead (a permutation within each aligned 8 vec4, so
 //         the vec4 reads stay conflict-free).
 //
+// C (and R) are contiguous: row stride N.
+//
 // Batches: nprod products of one shape and plan in one dispatch (the q, k,
-// v projections): product p shares A, reads B at b_off + p*bstride and bias
-// at bias_off + p*bstride, and its C and R follow the previous product's
-// (c_off + p*M*N, r_off + p*M*N). Workgroup z = slice*nprod + p: product
-// p, split-K slice z / nprod. Every output is computed exactly as by a
+// v projections and their weight gradients): product p shares A, reads B
+// at b_off + p*bstride and bias at bias_off + p*bstride, and writes its C
+// at c_off + p*cstride, reading R at r_off + p*cstride (cstride >= M*N:
+// M*N when the outputs follow each other, more when each weight gradient
+// is followed by its bias's). Workgroup z = slice*nprod + p: product p,
+// split-K slice z / nprod. Every output is computed exactly as by a
 // dispatch of its product alone (nprod = 1: that dispatch).
 //
 // Split-K: slice s handles k in [s*kchunk, min(K, (s+1)*kchunk)) and, when
 // the product is split (grid z > nprod), writes its partial product to C
 // at c_off + z*M*N without the epilogue (scratch: slices of nprod products
 // each, so the reduction sees slices of nprod*M*N contiguous outputs;
-// matmul_colsum_final or matmul_splitk_reduce adds the slices).
+// matmul_colsum_final or matmul_splitk_reduce adds the slices into the
+// products' C at their stride cstride).
 // flags: 1 accumulate into C, 2 add bias, 4 add R.
 //
 // Ones row (bias gradients folded into a weight-gradient product): op(A)
@@ -63,7 +68,7 @@
 
 struct Args {
     M: u32, N: u32, K: u32, lda: u32,
-    ldb: u32, ldc: u32, a_off: u32, b_off: u32,
+    ldb: u32, cstride: u32, a_off: u32, b_off: u32,
     c_off: u32, bias_off: u32, r_off: u32, flags: u32,
     kchunk: u32, am: u32, nprod: u32, bstride: u32,
 }
@@ -203,8 +208,8 @@ fn store4(m: u32, nb: u32, v4: vec4<f32>, split: bool, cbase: u32) {
             continue;
         }
         if ((a.flags & 2u) != 0u) { v += bias[bias_off + n]; }
-        if ((a.flags & 4u) != 0u) { v += R[r_off + m * a.ldc + n]; }
-        let ci = c_off + m * a.ldc + n;
+        if ((a.flags & 4u) != 0u) { v += R[r_off + m * a.N + n]; }
+        let ci = c_off + m * a.N + n;
         if ((a.flags & 1u) != 0u) { v += Cm[ci]; }
         Cm[ci] = v;
     }
@@ -226,9 +231,9 @@ fn store4f(m: u32, nb: u32, v4: vec4<f32>, split: bool, cbase: u32) {
         let bi = bias_off + nb;
         v += vec4<f32>(bias[bi], bias[bi + 1u], bias[bi + 2u], bias[bi + 3u]);
     }
-    let ci = c_off + m * a.ldc + nb;
+    let ci = c_off + m * a.N + nb;
     if ((a.flags & 4u) != 0u) {
-        let ri = r_off + m * a.ldc + nb;
+        let ri = r_off + m * a.N + nb;
         v += vec4<f32>(R[ri], R[ri + 1u], R[ri + 2u], R[ri + 3u]);
     }
     if ((a.flags & 1u) != 0u) { v += vec4<f32>(Cm[ci], Cm[ci + 1u], Cm[ci + 2u], Cm[ci + 3u]); }
@@ -259,8 +264,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let prod = wid.z % a.nprod;
     b_off = a.b_off + prod * a.bstride;
     bias_off = a.bias_off + prod * a.bstride;
-    c_off = a.c_off + prod * a.M * a.N;
-    r_off = a.r_off + prod * a.M * a.N;
+    c_off = a.c_off + prod * a.cstride;
+    r_off = a.r_off + prod * a.cstride;
     let kbeg = (wid.z / a.nprod) * a.kchunk;
     let kend = min(a.K, kbeg + a.kchunk);
     // the tile wholly in range (uniform over the workgroup): every load a
