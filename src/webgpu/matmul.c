@@ -30,7 +30,11 @@
  * products keep their lone plans' slices (the q, k, v weight gradients:
  * their bits are those of the lone products, whether batched or not) takes
  * the largest tile whose workgroups, all n products' slices counted, reach
- * TT_MM_TARGET (else the 32 tile): the tile never changes the bits. */
+ * half of TT_MM_TARGET (else the 32 tile): its slices are already the lone
+ * plan's, so the batch only chooses how big a tile each workgroup runs, and
+ * the bigger tile won where both were measured (shakespeare_char, 384x384x
+ * 16384 x3 z16: 432 workgroups on the 128 tile 2.38 ms a step, 1728 on the
+ * 64 tile 2.77 ms; docs/BENCHMARKS.md). The tile never changes the bits. */
 #define MM_MAXSPLIT 16u
 
 /* workgroups of one slice of a dispatch of n products */
@@ -88,7 +92,7 @@ static int batch_tile(const tt_gops *o, int n, int M, int N, uint32_t S) {
     static const int tiles[3] = {128, 64, 32};
     if (o->tile == 32 || o->tile == 64 || o->tile == 128) return o->tile;
     for (int i = 0; i < 3; i++)
-        if ((uint64_t)mm_wgs(n, M, N, tiles[i]) * S >= TT_MM_TARGET) return tiles[i];
+        if ((uint64_t)mm_wgs(n, M, N, tiles[i]) * S >= TT_MM_TARGET / 2) return tiles[i];
     return 32;
 }
 
