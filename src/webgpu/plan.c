@@ -43,6 +43,23 @@ static int mkbuf(wgpu_impl *w, size_t elems, const char *label, tt_gpu_buf *out,
     return tt_gpu_buffer(w->g, bytes, TT_GPU_STORAGE, label, out, st);
 }
 
+/* three tensors of n elements: one buffer at offsets 0, n, 2n when `one`
+ * (names[0]), else a buffer each (names[1..3]) */
+static int mkbuf3(wgpu_impl *w, size_t n, int one, const char *const names[4], tt_gref *x, tt_gref *y, tt_gref *z,
+                  tt_status *st) {
+    memset(x, 0, sizeof *x), memset(y, 0, sizeof *y), memset(z, 0, sizeof *z);
+    if (!one) {
+        TT_CHECK(mkbuf(w, n, names[1], &x->buf, st));
+        TT_CHECK(mkbuf(w, n, names[2], &y->buf, st));
+        return mkbuf(w, n, names[3], &z->buf, st);
+    }
+    TT_CHECK(mkbuf(w, 3 * n, names[0], &x->buf, st));
+    y->buf = z->buf = x->buf;
+    y->off = (uint32_t)n;
+    z->off = (uint32_t)(2 * n);
+    return TT_OK;
+}
+
 /* Parameters that train: all, or with LoRA the adapters alone (config.h). */
 static size_t trainable_count(const tt_layout *lo) {
     size_t n = 0;
@@ -175,17 +192,8 @@ int tt_wgpu_alloc_buffers(tt_backend *be, tt_status *st) {
         wl_acts *a = &w->la[l];
         TT_CHECK(mkbuf(w, BT * C, "ln1", &a->ln1, st));
         TT_CHECK(mkbuf(w, 2 * BT, "ln1-stats", &a->st1, st));
-        memset(&a->q, 0, sizeof a->q), memset(&a->k, 0, sizeof a->k), memset(&a->v, 0, sizeof a->v);
-        if (qkv_one) {
-            TT_CHECK(mkbuf(w, 3 * BT * C, "qkv", &a->q.buf, st));
-            a->k.buf = a->v.buf = a->q.buf;
-            a->k.off = (uint32_t)(BT * C);
-            a->v.off = (uint32_t)(2 * BT * C);
-        } else {
-            TT_CHECK(mkbuf(w, BT * C, "q", &a->q.buf, st));
-            TT_CHECK(mkbuf(w, BT * C, "k", &a->k.buf, st));
-            TT_CHECK(mkbuf(w, BT * C, "v", &a->v.buf, st));
-        }
+        static const char *const qkv_names[4] = {"qkv", "q", "k", "v"};
+        TT_CHECK(mkbuf3(w, BT * C, qkv_one, qkv_names, &a->q, &a->k, &a->v, st));
         TT_CHECK(mkbuf(w, BT * C, "attn-y", &a->y, st));
         TT_CHECK(mkbuf(w, 2 * B * NH * T, "attn-stats", &a->att, st));
         TT_CHECK(mkbuf(w, BT * C, "residual2", &a->res2, st));
@@ -200,17 +208,8 @@ int tt_wgpu_alloc_buffers(tt_backend *be, tt_status *st) {
     TT_CHECK(mkbuf(w, BT, "losses", &w->losses, st));
     TT_CHECK(mkbuf(w, BT * C, "dres", &w->dres, st));
     TT_CHECK(mkbuf(w, BT * C, "dtmp", &w->dtmp, st));
-    memset(&w->dq, 0, sizeof w->dq), memset(&w->dk, 0, sizeof w->dk), memset(&w->dv, 0, sizeof w->dv);
-    if (qkv_one) {
-        TT_CHECK(mkbuf(w, 3 * BT * C, "dqkv", &w->dq.buf, st));
-        w->dk.buf = w->dv.buf = w->dq.buf;
-        w->dk.off = (uint32_t)(BT * C);
-        w->dv.off = (uint32_t)(2 * BT * C);
-    } else {
-        TT_CHECK(mkbuf(w, BT * C, "dq", &w->dq.buf, st));
-        TT_CHECK(mkbuf(w, BT * C, "dk", &w->dk.buf, st));
-        TT_CHECK(mkbuf(w, BT * C, "dv", &w->dv.buf, st));
-    }
+    static const char *const dqkv_names[4] = {"dqkv", "dq", "dk", "dv"};
+    TT_CHECK(mkbuf3(w, BT * C, qkv_one, dqkv_names, &w->dq, &w->dk, &w->dv, st));
     TT_CHECK(mkbuf(w, BT * 4 * C, "dfc", &w->dg, st));
     if (be->cfg.lora_rank > 0) { /* x A of every adapter pair (slots of 4-aligned offsets), its gradient, t^T dout */
         const size_t Rk = (size_t)be->cfg.lora_rank, pairs = (size_t)(be->layout.n_tensors - be->layout.n_base) / 2;
