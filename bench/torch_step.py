@@ -14,9 +14,14 @@ Random bytes and PyTorch's own init: speed only, no loss parity.
 
   python3 bench/torch_step.py --device cuda --shape shakespeare:6,384,6,256,64 \
       [--shape NAME:L,C,H,T,B ...] [--warmup 3] [--steps 10] [--min-time 1] \
-      [--max-steps 1000] [--threads N] [--flops-only]
+      [--max-steps 1000] [--threads N] [--flops-only] [--profile N]
 
-One JSON line per shape on stdout, in order. --flops-only prints the shapes
+One JSON line per shape on stdout, in order. --profile N: after the timed
+steps, N more steps under torch.profiler, and on stderr where a step's
+device time goes (CUDA kernels; CPU: self CPU time of the ops), by kernel
+and in three groups, matmuls, attention and the rest, to set beside
+`tinytrain profile` (docs/BENCHMARKS.md, "where the gap to PyTorch CUDA
+is"). --flops-only prints the shapes
 and their FLOP counts without importing torch (tests use it to check that
 both sides count the same FLOPs). Exit 2 on bad arguments."""
 import argparse
@@ -141,6 +146,8 @@ def bench_shape(torch, name, dims, dev, args):
             break
         if n >= args.steps and time.perf_counter() - t_all >= args.min_time:
             break
+    if args.profile:
+        profile_steps(torch, name, step, dev, args.profile)
     s = sorted(times)
     med = percentile(s, 0.5)
     flops = step_flops(L, C, T, B)
@@ -157,6 +164,46 @@ def bench_shape(torch, name, dims, dev, args):
     }
 
 
+def kernel_group(name):
+    """'matmul', 'attention' or 'other' for a CUDA kernel or CPU op name."""
+    n = name.lower()
+    if any(k in n for k in ("gemm", "xmma", "aten::mm", "aten::addmm", "aten::bmm")):
+        return "matmul"
+    if any(k in n for k in ("fmha", "attention", "flash")):
+        return "attention"
+    return "other"
+
+
+def profile_steps(torch, name, step, dev, n, top=15):
+    """n steps under torch.profiler; per step: device (CUDA) or self CPU time by
+    kernel and by group, on stderr."""
+    from torch.profiler import ProfilerActivity, profile
+    act = ProfilerActivity.CUDA if dev == "cuda" else ProfilerActivity.CPU
+    with profile(activities=[act]) as prof:
+        for _ in range(n):
+            step()
+        if dev == "cuda":
+            torch.cuda.synchronize()
+    rows = {}
+    if dev == "cuda":
+        for e in prof.events():
+            if e.device_type == torch.autograd.DeviceType.CUDA:
+                rows[e.name] = rows.get(e.name, 0.0) + e.time_range.elapsed_us() / 1e3 / n
+    else:
+        for e in prof.key_averages():
+            rows[e.key] = rows.get(e.key, 0.0) + e.self_cpu_time_total / 1e3 / n
+    total = sum(rows.values()) or 1.0
+    groups = {"matmul": 0.0, "attention": 0.0, "other": 0.0}
+    for k, v in rows.items():
+        groups[kernel_group(k)] += v
+    err = sys.stderr
+    print("profile %s (%s, %d steps): %.3f ms a step; %s" % (
+        name, dev, n, total, ", ".join("%s %.3f ms (%.1f%%)" % (g, v, 100 * v / total) for g, v in groups.items())),
+        file=err)
+    for k, v in sorted(rows.items(), key=lambda kv: -kv[1])[:top]:
+        print("  %9.3f ms %5.1f%%  %-9s %s" % (v, 100 * v / total, kernel_group(k), k[:120]), file=err)
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description="PyTorch time of one tinytrain-shaped training step (fp32, TF32 off, eager)")
     ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
@@ -168,9 +215,12 @@ def main(argv):
     ap.add_argument("--max-steps", type=int, default=1000, help="cap on timed steps (default 1000)")
     ap.add_argument("--threads", type=int, default=0, help="CPU threads (default: PyTorch's default, all cores)")
     ap.add_argument("--flops-only", action="store_true", help="print the shapes and FLOP counts; no torch")
+    ap.add_argument("--profile", type=int, default=0, metavar="N",
+                    help="then N steps under torch.profiler: where the step's time goes, on stderr")
     args = ap.parse_args(argv)
-    if args.warmup < 0 or args.steps < 1 or args.max_steps < args.steps or args.min_time < 0 or args.threads < 0:
-        ap.error("need --warmup >= 0, 1 <= --steps <= --max-steps, --min-time >= 0, --threads >= 0")
+    if (args.warmup < 0 or args.steps < 1 or args.max_steps < args.steps or args.min_time < 0 or args.threads < 0
+            or args.profile < 0):
+        ap.error("need --warmup >= 0, 1 <= --steps <= --max-steps, --min-time >= 0, --threads >= 0, --profile >= 0")
     if args.flops_only:
         for name, (L, C, H, T, B) in args.shape:
             print(json.dumps({"shape": name, "layers": L, "d_model": C, "heads": H, "ctx": T, "batch": B,
