@@ -1,7 +1,23 @@
-# h200_lib.sh — what the GPU-host harnesses of dev/attention/ share (sourced
-# after their option parsing): the elapsed-time helper, the NVIDIA Vulkan
-# ICD when VK_DRIVER_FILES is unset, and the build of their targets.
+# h200_lib.sh — what the GPU-host harnesses of dev/attention/ and dev/matmul/
+# share (sourced before their option parsing): the options every one takes
+# (--jobs N, --data FILE, --help; dev_opt), the elapsed-time helper, the
+# NVIDIA Vulkan ICD when VK_DRIVER_FILES is unset, and the build of their
+# targets.
 t0=$(date +%s)
+jobs=$(nproc 2>/dev/null || echo 4) datafile=${TT_BENCH_DATA:-} data=()
+# dev_opt SCRIPT "$@": the shared options; sets dev_shift (arguments used);
+# --help prints the script's header comment, an unknown option exits 2
+dev_opt() {
+  local me=$1; shift
+  dev_shift=1
+  case "$1" in
+    --jobs) jobs=$2; dev_shift=2 ;;
+    --data) datafile=$2; data=(--data "$2"); dev_shift=2 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$me"; exit 0 ;;
+    *) echo "$(basename "$me"): unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+}
+[ -n "$datafile" ] && data=(--data "$datafile")
 el() { echo $(( $(date +%s) - t0 )); }
 if [ -z "${VK_DRIVER_FILES:-}" ]; then
   for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \

@@ -42,7 +42,8 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-steps=10 bits=1 step=0 one=0 preset=gpt2 jobs=$(nproc 2>/dev/null || echo 4) datafile=${TT_BENCH_DATA:-}
+steps=10 bits=1 step=0 one=0 preset=gpt2
+. "$root/dev/attention/h200_lib.sh"
 while [ $# -gt 0 ]; do
   case "$1" in
     --steps) steps=$2; shift ;;
@@ -50,15 +51,10 @@ while [ $# -gt 0 ]; do
     --step) step=1 ;;
     --one-shape) one=1 ;;
     --preset) preset=$2; shift ;;
-    --jobs) jobs=$2; shift ;;
-    --data) datafile=$2; shift ;;
-    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
-    *) echo "split_h200.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) dev_opt "$0" "$@"; shift $((dev_shift - 1)) ;;
   esac
   shift
 done
-data=(); [ -n "$datafile" ] && data=(--data "$datafile")
-. "$root/dev/attention/h200_lib.sh"
 targets=(tinytrain_hooks test_webgpu_attention); [ $step = 1 ] && targets+=(bench_webgpu)
 dev_build split_h200 "${targets[@]}"
 out=build/dev-split

@@ -37,21 +37,17 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-bits=1 step=0 smoke=0 jobs=$(nproc 2>/dev/null || echo 4) datafile=${TT_BENCH_DATA:-}
+bits=1 step=0 smoke=0
+. "$root/dev/attention/h200_lib.sh"
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-bits) bits=0 ;;
     --step) step=1 ;;
     --smoke) smoke=1 ;;
-    --jobs) jobs=$2; shift ;;
-    --data) datafile=$2; shift ;;
-    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
-    *) echo "qkv_dw_h200.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) dev_opt "$0" "$@"; shift $((dev_shift - 1)) ;;
   esac
   shift
 done
-data=(); [ -n "$datafile" ] && data=(--data "$datafile")
-. "$root/dev/attention/h200_lib.sh"
 dev_build qkv_dw tinytrain_hooks test_webgpu_split test_webgpu_attention dev_matmul_check
 out=build/dev-qkv-dw
 rm -rf "$out"; mkdir -p "$out"
