@@ -8,7 +8,12 @@
  * setup instead of minutes of random numbers. Kernel variants are A/B'd by
  * separate runs under TT_WEBGPU_WGSL_DIR (dev/matmul/ab.sh).
  *
- *   build/dev_matmul_bench [reps=N] [trials=N] [unroll=0|1] SPEC...
+ *   build/dev_matmul_bench [reps=N] [trials=N] [unroll=0|1] [fill=uniform|gauss|zero] SPEC...
+ *
+ * fill: the operands' values (uniform in [-1, 1], the default; gauss: A and
+ * R ~ N(0, 1) and B, bias ~ N(0, 0.02), the scales of a freshly initialised
+ * step's activations and weights; zero: all zeros) — whether the kernel's
+ * time depends on the data it multiplies (power, clocks).
  *
  * SPEC "M,N,K,ta,tb[,flags]" (flags: any of b = bias, r = residual R,
  * a = accumulate, tT = tile T (32, 64, 128), sS = S split-K slices (s1: no
@@ -18,6 +23,7 @@
  * the batch runs per product when it cannot be one dispatch); without t and
  * s the planned tile and split-K). One line per spec:
  *   SPEC TAG ms TFLOPS */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +63,7 @@ static tt_gpu_buf filled(tt_gpu *g, size_t n, const float *blk, size_t nblk, con
 
 int main(int argc, char **argv) {
     int reps = 10, trials = 5, unroll = -1, n = 0;
+    const char *fill = "uniform";
     spec *sp = calloc((size_t)argc, sizeof *sp);
     char **txt = calloc((size_t)argc, sizeof *txt);
     size_t maxA = 1, maxB = 1, maxC = 1, maxN = 1;
@@ -65,6 +72,14 @@ int main(int argc, char **argv) {
         if (strncmp(a, "reps=", 5) == 0) { reps = atoi(a + 5); continue; }
         if (strncmp(a, "trials=", 7) == 0) { trials = atoi(a + 7); continue; }
         if (strncmp(a, "unroll=", 7) == 0) { unroll = atoi(a + 7) != 0; continue; }
+        if (strncmp(a, "fill=", 5) == 0) {
+            fill = a + 5;
+            if (strcmp(fill, "uniform") && strcmp(fill, "gauss") && strcmp(fill, "zero")) {
+                fprintf(stderr, "dev_matmul_bench: bad fill '%s' (uniform, gauss or zero)\n", fill);
+                return 2;
+            }
+            continue;
+        }
         spec s = {0};
         int nc = 0;
         if (sscanf(a, "%d,%d,%d,%d,%d%n", &s.M, &s.N, &s.K, &s.ta, &s.tb, &nc) < 5 || s.M <= 0 || s.N <= 0 ||
@@ -119,11 +134,22 @@ int main(int argc, char **argv) {
     printf("# adapter %s; kernels from %s; unroll %d; reps %d trials %d\n", tt_gpu_get_info(g)->name,
            wdir ? wdir : "(embedded)", o.unroll, reps, trials);
     const size_t nblk = (size_t)1 << 20;
-    float *blk = tt_gtest_rnd(nblk, -1.0f, 1.0f); /* never zeros */
-    tt_gpu_buf bA = filled(g, maxA, blk, nblk, "A"), bB = filled(g, maxB, blk, nblk, "B"),
+    float *blk = tt_gtest_rnd(nblk, -1.0f, 1.0f), *wblk = malloc(nblk * sizeof *wblk);
+    if (strcmp(fill, "gauss") == 0) /* Box-Muller over pairs of the uniform block */
+        for (size_t i = 0; i + 1 < nblk; i += 2) {
+            double u = (blk[i] + 1.0) * 0.5 * (1.0 - 1e-7) + 1e-7, v = (blk[i + 1] + 1.0) * 0.5;
+            double r = sqrt(-2.0 * log(u));
+            blk[i] = (float)(r * cos(6.283185307179586 * v)), blk[i + 1] = (float)(r * sin(6.283185307179586 * v));
+        }
+    for (size_t i = 0; i < nblk; i++) {
+        if (strcmp(fill, "zero") == 0) blk[i] = 0.0f;
+        wblk[i] = strcmp(fill, "gauss") == 0 ? 0.02f * blk[i] : blk[i];
+    }
+    printf("# fill %s\n", fill);
+    tt_gpu_buf bA = filled(g, maxA, blk, nblk, "A"), bB = filled(g, maxB, wblk, nblk, "B"),
                bC = filled(g, maxC, blk, nblk, "C"), bR = filled(g, maxC, blk, nblk, "R"),
-               bb = filled(g, maxN, blk, nblk, "bias");
-    free(blk);
+               bb = filled(g, maxN, wblk, nblk, "bias");
+    free(blk), free(wblk);
     if (bA < 0 || bB < 0 || bC < 0 || bR < 0 || bb < 0) return 1;
     double *ms = malloc((size_t)(trials + 1) * sizeof *ms);
     for (int i = 0; i < n; i++) {

@@ -151,6 +151,7 @@ int tt_gop_matmul_batch_solo_fits(const tt_gops *o, int n, int M, int N, int K);
  * split-K may be used. */
 #define TT_MM_TARGET 512u /* workgroups (counting split-K slices) the plan aims at */
 #define TT_MM_KMIN 128u   /* the smallest split-K slice */
+#define TT_MM_SHORTK 512u  /* a chain at most this long is not split where the 128 tile fills the GPU */
 #define TT_MM_LONGK 4096u   /* a chain at least this long (weight gradients over >= 4096 tokens) ... */
 #define TT_MM_KSLICE 1024u  /* ... is split into slices of at most this many k (within MM_MAXSPLIT) */
 #define TT_MM_SCRATCH_FLOATS (32ull << 20) /* split-K scratch cap: 128 MiB of f32 */

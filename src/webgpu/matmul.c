@@ -24,7 +24,12 @@
  * fewer reach the target: the workgroups are then more than the SMs' resident
  * slots several times over, and the tail of the last wave costs less
  * (docs/BENCHMARKS.md, the split-K sweep: 768x3072x8192 0.93x the time of
- * 4 slices with 8). A group of n products of one shape that run in one
+ * 4 slices with 8). A short chain (K <= TT_MM_SHORTK) whose 128-tile grid
+ * already holds TT_MM_TARGET/4 workgroups (one per SM) is not split: its
+ * slices would be at most 256 k, and the reduction pass over the slices
+ * costs more than the extra workgroups gain (the lm-head products of the
+ * shakespeare_char shape and gpt2b8, ~0.8x the time unsplit; docs/
+ * BENCHMARKS.md, "Short chains unsplit"). A group of n products of one shape that run in one
  * dispatch (the q, k, v projections) counts the workgroups of all n, and a
  * product of such a group keeps that plan when it runs alone. A batch whose
  * products keep their lone plans' slices (the q, k, v weight gradients:
@@ -68,6 +73,7 @@ void tt_gop_matmul_plan(const tt_gops *o, int n, int M, int N, int K, int splitt
             tile = 32;
             splits = maxs;
         }
+        if (tile == 128 && (uint32_t)K <= TT_MM_SHORTK && mm_wgs(n, M, N, 128) >= TT_MM_TARGET / 4) splits = 1;
     }
     if (splittable && (uint32_t)K >= TT_MM_LONGK && splits < ((uint32_t)K + TT_MM_KSLICE - 1) / TT_MM_KSLICE)
         splits = ((uint32_t)K + TT_MM_KSLICE - 1) / TT_MM_KSLICE;

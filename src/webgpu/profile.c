@@ -7,11 +7,15 @@
 #include "backend_webgpu.h"
 #include "webgpu_profile.h"
 
-static int time_sites(wgpu_impl *w, const tt_gsite *s, int reps, double *sec, tt_status *st) {
+#define WARM_S 0.5 /* seconds of whole-schedule warm-up before timing */
+
+/* n sites run reps times back to back in one submit, host clock around a
+ * 16-byte readback */
+static int time_sites(wgpu_impl *w, const tt_gsite *s, int n, int reps, double *sec, tt_status *st) {
     float tmp[4];
     double t0 = tt_now();
     TT_CHECK(tt_gpu_begin(w->g, st));
-    for (int r = 0; s && r < reps; r++) tt_gops_run(w->g, s, 1);
+    for (int r = 0; s && r < reps; r++) tt_gops_run(w->g, s, n);
     tt_gpu_copy(w->g, w->stats, 0, w->stage_eval, 0, 16);
     TT_CHECK(tt_gpu_submit(w->g, st));
     TT_CHECK(tt_gpu_read_start(w->g, w->stage_eval, 0, 16, st));
@@ -29,18 +33,27 @@ int tt_webgpu_profile(tt_backend *be, int reps, int detail, tt_webgpu_prof *out,
     TT_CHECK(tt_wgpu_finish_pending(w, 1, st));
     double empty = 1e30, t;
     for (int i = 0; i < 5; i++) {
-        TT_CHECK(time_sites(w, NULL, 0, &t, st));
+        TT_CHECK(time_sites(w, NULL, 0, 0, &t, st));
         if (t < empty) empty = t;
     }
     const tt_gsite *lists[3] = {w->plain.fwd, w->plain.bwd, w->opt};
     const int counts[3] = {w->plain.n_fwd, w->plain.n_bwd, w->n_opt};
+    /* warm-up: the whole schedule in step order, repeated for at least
+     * WARM_S: every pipeline compiled and the GPU's clocks up before the
+     * first site is timed. Without it the H200 gpt2b8 profile read the
+     * batched q, k, v projections at 1.02 ms a dispatch against 0.74 ms
+     * both alone and inside whole steps (measured by omitting them,
+     * dev/step_omit.c; docs/BENCHMARKS.md) */
+    double w0 = tt_now();
+    for (int round = 0; round < 2 || tt_now() - w0 < WARM_S; round++)
+        for (int l = 0; l < 3; l++) TT_CHECK(time_sites(w, lists[l], counts[l], 1, &t, st));
     for (int l = 0; l < 3; l++)
         for (int i = 0; i < counts[l]; i++) {
             const tt_gsite *s = &lists[l][i];
             if (!s->x || !s->name) continue;
             double best = 1e30;
             for (int k = 0; k < 2; k++) { /* the first run may include lazy compilation */
-                TT_CHECK(time_sites(w, s, reps, &t, st));
+                TT_CHECK(time_sites(w, s, 1, reps, &t, st));
                 if (t < best) best = t;
             }
             double ms = (best - empty) / reps * 1e3;

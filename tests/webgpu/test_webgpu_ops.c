@@ -159,7 +159,10 @@ TT_TEST(test_matmul_plan) {
                                  /* big products (the scratch cap, TT_MM_SCRATCH_FLOATS, must hold) */
                                  {4096, 4096, 8192, 1}, {1024, 4096, 65536, 1},
                                  /* the shakespeare_char shape's weight gradients (16384 tokens) */
-                                 {385, 384, 16384, 1}, {1537, 384, 16384, 1}, {256, 384, 16384, 1}};
+                                 {385, 384, 16384, 1}, {1537, 384, 16384, 1}, {256, 384, 16384, 1},
+                                 /* short chains over many rows (the lm-head products at 8192 and
+                                  * 16384 tokens): unsplit; just longer (768): split */
+                                 {16384, 384, 256, 1}, {16384, 256, 384, 1}, {8192, 768, 256, 1}, {8192, 768, 768, 1}};
     for (size_t i = 0; i < 2 * (sizeof shp / sizeof shp[0]); i++) {
         /* each shape alone, then as one of a group of 3 (the q, k, v batch) */
         const size_t j = i % (sizeof shp / sizeof shp[0]);
@@ -183,8 +186,11 @@ TT_TEST(test_matmul_plan) {
         CHECK(splits <= maxs);
         /* a long chain: slices of at most TT_MM_KSLICE k, unless capped */
         if (sp && (uint32_t)K >= TT_MM_LONGK) CHECK(kchunk <= TT_MM_KSLICE || splits == maxs);
-        /* either enough workgroups, or the smallest tile / most slices */
-        CHECK(wgs * splits >= TT_MM_TARGET || tile == 32 || splits == maxs);
+        /* a short chain whose 128-tile grid fills the GPU: never split */
+        const int shortk = tile == 128 && (uint32_t)K <= TT_MM_SHORTK && wgs >= TT_MM_TARGET / 4;
+        if (shortk) CHECK(splits == 1);
+        /* else either enough workgroups, or the smallest tile / most slices */
+        CHECK(shortk || wgs * splits >= TT_MM_TARGET || tile == 32 || splits == maxs);
         if (tile < 128) { /* the next larger tile could not reach the target, even split */
             uint64_t big = (uint64_t)g * ((M + 2 * tile - 1) / (2 * tile)) * ((N + 2 * tile - 1) / (2 * tile));
             CHECK(big * maxs < TT_MM_TARGET);
