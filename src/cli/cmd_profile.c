@@ -26,15 +26,16 @@ static const opt_def profile_opts[] = {
 
 /* ------------------------------------------------------------------ */
 /* profile: per-kernel time of one WebGPU training step (webgpu_profile.h).
- * Each dispatch site of the step (forward, backward, optimizer, n_micro = 1)
- * is timed alone: run `reps` times back to back in one submit, host clock
- * around a readback, minus an empty submit's cost. Rows aggregate sites by
- * kernel (or, --detail, by kernel and shape). The sum is not the step time:
- * a real step overlaps nothing, but it also skips the per-site submit cost;
- * `tinytrain bench` gives the step time. Default 20 reps: with 3, the H200
- * gpt2 profile read the forward sites (timed first) 30-70% high (attn_m_fwd
- * 14.9 vs 8.7 ms at 20 reps; the forward products above the same shapes
- * timed alone by tests/bench_matmul.c), docs/BENCHMARKS.md run 5. */
+ * After a warm-up of the whole schedule (pipelines compiled, the GPU's
+ * clocks up), each dispatch site of the step (forward, backward, optimizer,
+ * n_micro = 1) is timed alone: run `reps` times back to back in one submit,
+ * host clock around a readback, minus an empty submit's cost. Rows
+ * aggregate sites by kernel (or, --detail, by kernel and shape). The sum is
+ * not the step time: a real step overlaps nothing, but it also skips the
+ * per-site submit cost; `tinytrain bench` gives the step time. Default 20
+ * reps: a site's burst of work must outlast the GPU's clock ramp (with 3,
+ * the H200 gpt2 profile read the forward sites 30-70% high;
+ * docs/BENCHMARKS.md run 5). */
 static int cmp_prof(const void *a, const void *b) {
     double x = ((const tt_webgpu_prof *)a)->ms, y = ((const tt_webgpu_prof *)b)->ms;
     return x > y ? -1 : x < y;
