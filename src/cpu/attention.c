@@ -171,6 +171,48 @@ static inline float dot(const float *a, const float *b, int n) {
     return s;
 }
 
+/* out[i] = tt_vhmax(v[i]) (max) or tt_vsum(v[i]) (!max), i in [0, n): TT_VW
+ * rows at a time transposed, so lane l of one running vector follows row
+ * l's scalar chain (the same operations in the same order: the same bits)
+ * and the rows' chains run side by side instead of one after another. */
+static void rows_reduce(float *out, tt_vf *v, int n, int max) {
+    int i = 0;
+#if TT_HAVE_VTRANSPOSE
+    for (; i < n; i += TT_VW) {
+        int m = TT_MIN(TT_VW, n - i);
+        tt_vf r[TT_VW];
+        if (m == TT_VW) {
+            TT_UNROLL for (int l = 0; l < TT_VW; l++) r[l] = v[i + l];
+        } else
+            for (int l = 0; l < TT_VW; l++) r[l] = l < m ? v[i + l] : tt_vdup(0.0f);
+        tt_vtranspose(r);
+        tt_vf a;
+        if (max) {
+            a = r[0];
+            TT_UNROLL for (int l = 1; l < TT_VW; l++) a = tt_vmax(r[l], a);
+        } else {
+            a = tt_vdup(0.0f);
+            TT_UNROLL for (int l = 0; l < TT_VW; l++) a += r[l];
+        }
+        if (m == TT_VW)
+            tt_vstore(out + i, a);
+        else
+            for (int l = 0; l < m; l++) out[i + l] = a[l];
+    }
+#endif
+    for (; i < n; i++) out[i] = max ? tt_vhmax(v[i]) : tt_vsum(v[i]);
+}
+
+/* s[j] = x for j in (t, lim), lim a multiple of TT_VW above t */
+static inline void fill_past(float *s, int t, int lim, float x) {
+    int j = (t + 1) / TT_VW * TT_VW;
+    tt_vi lane;
+    for (int l = 0; l < TT_VW; l++) lane[l] = l;
+    tt_vf vx = tt_vdup(x);
+    if (j < lim) tt_vstore(s + j, tt_vselect(lane + j > t, vx, tt_vload(s + j)));
+    for (j += TT_VW; j < lim; j += TT_VW) tt_vstore(s + j, vx);
+}
+
 /* the mask factors of keys [j, j + TT_VW) of the query row whose element
  * index starts at base (0 past the query t: causally masked) */
 static inline tt_vf drop_vec(const tt_dropout_mask *drop, size_t base, int j, int t) {
@@ -509,24 +551,37 @@ static void fwd_block(const att_ctx *a, int b, int h, int qb, const float *kT, c
     size_t off = (size_t)b * T * lq + (size_t)h * hs;
     pack_block(XT, a->q + off + (size_t)t0 * lq, lq, nq, hs);
     scores_block(S, ld, XT, nq, t0, kT, ld, hs, a->scale, INT_MAX);
+    /* softmax of the rows, each step over all rows of the block before the
+     * next (the row maxima and sums reduced TT_VW rows at a time) */
+    tt_vf acc[QB];
+    float m[QB], sum[QB];
     for (int q = 0; q < nq; q++) {
         int t = t0 + q, lim = group_lim(t0, q / MQ * MQ, nq);
         float *s = S + (size_t)q * ld;
-        for (int j = t + 1; j < lim; j++) s[j] = -INFINITY;
+        fill_past(s, t, lim, -INFINITY);
         tt_vf vm = tt_vdup(-INFINITY);
         for (int j = 0; j < lim; j += TT_VW) vm = tt_vmax(vm, tt_vload(s + j));
-        float m = tt_vhmax(vm);
+        acc[q] = vm;
+    }
+    rows_reduce(m, acc, nq, 1);
+    for (int q = 0; q < nq; q++) {
+        int lim = group_lim(t0, q / MQ * MQ, nq);
+        float *s = S + (size_t)q * ld;
         tt_vf vs = tt_vdup(0.0f);
         for (int j = 0; j < lim; j += TT_VW) {
-            tt_vf p = tt_vexp(tt_vload(s + j) - m);
+            tt_vf p = tt_vexp(tt_vload(s + j) - m[q]);
             tt_vstore(s + j, p);
             vs += p;
         }
-        float sum = tt_vsum(vs);
-        inv[q] = 1.0f / sum;
+        acc[q] = vs;
+    }
+    rows_reduce(sum, acc, nq, 0);
+    for (int q = 0; q < nq; q++) {
+        int t = t0 + q;
+        inv[q] = 1.0f / sum[q];
         size_t si = ((size_t)b * NH + h) * T + t;
-        a->lse[si] = m + logf(sum);
-        if (a->drop) drop_row(s, a->drop, si * (size_t)T, t + 1);
+        a->lse[si] = m[q] + logf(sum[q]);
+        if (a->drop) drop_row(S + (size_t)q * ld, a->drop, si * (size_t)T, t + 1);
     }
     pv_block(a->out + ((size_t)b * T + t0) * C + (size_t)h * hs, (size_t)C, S, ld, nq, t0, V, (size_t)hs, hs, inv, 1.0f);
 }
@@ -606,12 +661,22 @@ static void bwd_blocked_part(const att_ctx *a, int tid, int b, int h, int part) 
         scores_block(P, ld, XT, nq, t0, kT, ld, hs, a->scale, jlim);
         pack_block(XT, dO + (size_t)t0 * C, (size_t)C, nq, hs);
         scores_block(dS, ld, XT, nq, t0, vT, ld, hs, 1.0f, jlim); /* dP */
+        /* D = rowsum(dO * O) of all rows first: their loads of O overlap */
+        tt_vf acc[QB];
+        float Dq[QB];
+        for (int q = 0; q < nq; q++) {
+            const float *x = dO + (size_t)(t0 + q) * C, *y = O + (size_t)(t0 + q) * C;
+            tt_vf s = tt_vdup(0.0f);
+            for (int d = 0; d < hs; d += TT_VW) s += tt_vload(x + d) * tt_vload(y + d);
+            acc[q] = s;
+        }
+        rows_reduce(Dq, acc, nq, 0);
         for (int q = 0; q < nq; q++) {
             int t = t0 + q, lim = early ? Kb : group_lim(t0, q / MQ * MQ, nq);
             float *p = P + (size_t)q * ld, *ds = dS + (size_t)q * ld;
-            float D = dot(dO + (size_t)t * C, O + (size_t)t * C, hs), l = lse[t];
+            float D = Dq[q], l = lse[t];
             if (!early) Drow[t] = D;
-            for (int j = t + 1; j < lim; j++) p[j] = -INFINITY;
+            if (!early) fill_past(p, t, lim, -INFINITY);
             if (a->drop) { /* dP = M.dPd*scale, dS = P.(dP - D), p <- Pd for dV */
                 size_t base = (((size_t)b * NH + h) * T + t) * (size_t)T;
                 for (int j = 0; j < lim; j += TT_VW) {
@@ -626,7 +691,7 @@ static void bwd_blocked_part(const att_ctx *a, int tid, int b, int h, int part) 
                     tt_vstore(ds + j, pv * (tt_vload(ds + j) - D));
                 }
             if (!early)
-                for (int j = lim; j < nkv; j++) p[j] = ds[j] = 0.0f;
+                for (int j = lim; j < nkv; j += TT_VW) tt_vstore(p + j, tt_vdup(0.0f)), tt_vstore(ds + j, tt_vdup(0.0f));
         }
         if (!early) pv_block(dQ + (size_t)t0 * lq, lq, dS, ld, nq, t0, Kc, (size_t)hs, hs, NULL, a->scale);
         int kend = TT_MIN(t1, k1);
