@@ -260,7 +260,7 @@ static float attend_row(float *o, const float *q, const float *kT, size_t ld, co
     float m = tt_vhmax(vm);
     tt_vf vs = tt_vdup(0.0f);
     for (int jv = 0; jv < nvec; jv++) {
-        tt_vf p = tt_vexp(tt_vload(s + (size_t)jv * TT_VW) - m);
+        tt_vf p = tt_vexp_le88(tt_vload(s + (size_t)jv * TT_VW) - m);
         tt_vstore(s + (size_t)jv * TT_VW, p);
         vs += p;
     }
@@ -357,13 +357,13 @@ static void att_bwd_simple(void *arg, int64_t chunk, int tid) {
         for (int j = n; j < nvec * TT_VW; j++) p[j] = -INFINITY;
         if (a->drop) /* dP = M.dPd*scale, dS = P.(dP - D), p <- Pd for dV */
             for (int jv = 0; jv < nvec; jv++) {
-                tt_vf pv = tt_vexp(tt_vload(p + (size_t)jv * TT_VW) - l), m = drop_vec(a->drop, si * (size_t)T, jv * TT_VW, t);
+                tt_vf pv = tt_vexp_le88(tt_vload(p + (size_t)jv * TT_VW) - l), m = drop_vec(a->drop, si * (size_t)T, jv * TT_VW, t);
                 tt_vstore(ds + (size_t)jv * TT_VW, pv * (m * tt_vload(ds + (size_t)jv * TT_VW) - D));
                 tt_vstore(p + (size_t)jv * TT_VW, pv * m);
             }
         else
             for (int jv = 0; jv < nvec; jv++) {
-                tt_vf pv = tt_vexp(tt_vload(p + (size_t)jv * TT_VW) - l);
+                tt_vf pv = tt_vexp_le88(tt_vload(p + (size_t)jv * TT_VW) - l);
                 tt_vstore(p + (size_t)jv * TT_VW, pv);
                 tt_vstore(ds + (size_t)jv * TT_VW, pv * (tt_vload(ds + (size_t)jv * TT_VW) - D));
             }
@@ -569,7 +569,7 @@ static void fwd_block(const att_ctx *a, int b, int h, int qb, const float *kT, c
         float *s = S + (size_t)q * ld;
         tt_vf vs = tt_vdup(0.0f);
         for (int j = 0; j < lim; j += TT_VW) {
-            tt_vf p = tt_vexp(tt_vload(s + j) - m[q]);
+            tt_vf p = tt_vexp_le88(tt_vload(s + j) - m[q]);
             tt_vstore(s + j, p);
             vs += p;
         }
@@ -680,13 +680,13 @@ static void bwd_blocked_part(const att_ctx *a, int tid, int b, int h, int part) 
             if (a->drop) { /* dP = M.dPd*scale, dS = P.(dP - D), p <- Pd for dV */
                 size_t base = (((size_t)b * NH + h) * T + t) * (size_t)T;
                 for (int j = 0; j < lim; j += TT_VW) {
-                    tt_vf pv = tt_vexp(tt_vload(p + j) - l), m = drop_vec(a->drop, base, j, t);
+                    tt_vf pv = tt_vexp_le88(tt_vload(p + j) - l), m = drop_vec(a->drop, base, j, t);
                     tt_vstore(ds + j, pv * (m * tt_vload(ds + j) - D));
                     tt_vstore(p + j, pv * m);
                 }
             } else
                 for (int j = 0; j < lim; j += TT_VW) {
-                    tt_vf pv = tt_vexp(tt_vload(p + j) - l);
+                    tt_vf pv = tt_vexp_le88(tt_vload(p + j) - l);
                     tt_vstore(p + j, pv);
                     tt_vstore(ds + j, pv * (tt_vload(ds + j) - D));
                 }
