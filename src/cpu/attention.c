@@ -13,7 +13,8 @@
  * only when there are too few heads to go round (FWD_UNITS). Otherwise
  * (b, h, block of QB queries), latest blocks first. Backward units are
  * whole (b, h) pairs, so one thread accumulates dK and dV of its head in
- * private scratch: race-free and in a fixed order. When the heads leave the last round of threads at
+ * private scratch: race-free and in a fixed order (the last query block's
+ * sums go straight to the outputs). When the heads leave the last round of threads at
  * most half busy (B*NH mod threads <= threads/2), those heads are cut in two
  * parts that recompute the scores of the (late queries x early keys)
  * rectangle instead (see bwd_split_at), so every thread gets about the same
@@ -293,42 +294,29 @@ static void att_fwd_simple(void *arg, int64_t chunk, int tid) {
     }
 }
 
-/* Keys and values [0, nt) of the head transposed (kT, vT: (hs, ld)) and nacc
- * rows of dK, dV accumulators (hs wide) zeroed, at the start of the caller's
- * thread scratch; returns the floats after the (T, hs) room of each. */
-static float *bwd_part_begin(const att_ctx *a, int tid, size_t off, int nt, int nacc, float **kT, float **vT, float **dK,
-                             float **dV) {
+/* The head's keys and values transposed (kT, vT: (hs, ld)) and its dK, dV
+ * accumulators (T, hs) zeroed, at the start of the caller's thread
+ * scratch; returns the floats after them. */
+static float *bwd_head_begin(const att_ctx *a, int tid, size_t off, float **kT, float **vT, float **dK, float **dV) {
     int T = a->T, hs = a->hs;
     size_t ld = tpad(T);
     *kT = tt_cpu_tscratch(a->cpu, tid);
     *vT = *kT + (size_t)hs * ld;
     *dK = *vT + (size_t)hs * ld;
     *dV = *dK + (size_t)T * hs;
-    transpose_head(*kT, ld, a->k + off, a->ld, nt, hs);
-    transpose_head(*vT, ld, a->v + off, a->ld, nt, hs);
-    memset(*dK, 0, (size_t)nacc * hs * sizeof(float));
-    memset(*dV, 0, (size_t)nacc * hs * sizeof(float));
+    transpose_head(*kT, ld, a->k + off, a->ld, T, hs);
+    transpose_head(*vT, ld, a->v + off, a->ld, T, hs);
+    memset(*dK, 0, (size_t)T * hs * sizeof(float));
+    memset(*dV, 0, (size_t)T * hs * sizeof(float));
     return *dV + (size_t)T * hs;
-}
-
-/* dk, dv rows [k0, k1) of the head <- accumulator rows [0, k1 - k0) */
-static void bwd_part_end(const att_ctx *a, size_t off, int k0, int k1, const float *dK, const float *dV) {
-    for (int t = k0; t < k1; t++) {
-        memcpy(a->dk + off + (size_t)t * a->ld, dK + (size_t)(t - k0) * a->hs, (size_t)a->hs * sizeof(float));
-        memcpy(a->dv + off + (size_t)t * a->ld, dV + (size_t)(t - k0) * a->hs, (size_t)a->hs * sizeof(float));
-    }
-}
-
-/* The head's keys and values transposed and its dK, dV accumulators (T, hs)
- * zeroed, at the start of the caller's thread scratch; returns the floats
- * after them. */
-static float *bwd_head_begin(const att_ctx *a, int tid, size_t off, float **kT, float **vT, float **dK, float **dV) {
-    return bwd_part_begin(a, tid, off, a->T, a->T, kT, vT, dK, dV);
 }
 
 /* dk, dv of the head <- its accumulators */
 static void bwd_head_end(const att_ctx *a, size_t off, const float *dK, const float *dV) {
-    bwd_part_end(a, off, 0, a->T, dK, dV);
+    for (int t = 0; t < a->T; t++) {
+        memcpy(a->dk + off + (size_t)t * a->ld, dK + (size_t)t * a->hs, (size_t)a->hs * sizeof(float));
+        memcpy(a->dv + off + (size_t)t * a->ld, dV + (size_t)t * a->hs, (size_t)a->hs * sizeof(float));
+    }
 }
 
 /* backward unit: one (b, h) */
@@ -493,14 +481,15 @@ static void pv_block(float *O, size_t ldo, const float *P, size_t ldp, int nq, i
     }
 }
 
-/* G[(j-k0)*ldg + c] (+)= alpha * sum_q P[q*ldp + j] * X[q*ldx + c], j in
- * [k0, nk) (k0 a multiple of MQ), q over the rows whose query t0 + q >= j
- * (the others hold zeros there). Rows j of the block's own queries
- * (j >= t0) get their first term here, their earlier contents are
- * ignored: 0 + x, as an fma with a zero addend (the bits of adding to a
- * zeroed row); rows j < t0 accumulate. */
-static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, int t0, int k0, int nk, const float *X,
-                      size_t ldx, int hs, float alpha) {
+/* O[(j-k0)*ldo + c] <- G[(j-k0)*ldg + c] + alpha * sum_q P[q*ldp + j] *
+ * X[q*ldx + c], j in [k0, nk) (k0 a multiple of MQ), q over the rows whose
+ * query t0 + q >= j (the others hold zeros there); O is G except for the
+ * last query block, which writes the finished rows to their output. Rows j
+ * of the block's own queries (j >= t0) get their first term here, G's
+ * contents are ignored: 0 + x, as an fma with a zero addend (the bits of
+ * adding to a zeroed row); rows j < t0 accumulate. */
+static void ptx_block(float *O, size_t ldo, const float *G, size_t ldg, const float *P, size_t ldp, int nq, int t0,
+                      int k0, int nk, const float *X, size_t ldx, int hs, float alpha) {
     const tt_vf zero = tt_vdup(0.0f);
     for (int j0 = k0; j0 < nk; j0 += MQ) {
         int nr = TT_MIN(MQ, nk - j0), qs = TT_MAX(0, j0 - t0), first = j0 >= t0;
@@ -519,10 +508,11 @@ static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, 
                 }
             }
             for (int r = 0; r < nr; r++) {
-                float *g = G + (size_t)(j0 + r - k0) * ldg + c;
+                const float *g = G + (size_t)(j0 + r - k0) * ldg + c;
+                float *o = O + (size_t)(j0 + r - k0) * ldo + c;
                 tt_vf g0 = first ? zero : tt_vload(g), g1 = first ? zero : tt_vload(g + TT_VW);
-                tt_vstore(g, g0 + acc[r][0] * alpha);
-                tt_vstore(g + TT_VW, g1 + acc[r][1] * alpha);
+                tt_vstore(o, g0 + acc[r][0] * alpha);
+                tt_vstore(o + TT_VW, g1 + acc[r][1] * alpha);
             }
         }
         if (c < hs) {
@@ -534,8 +524,8 @@ static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, 
                 TT_UNROLL for (int r = 0; r < MQ; r++) acc[r] += tt_vdup(p[r]) * x0;
             }
             for (int r = 0; r < nr; r++) {
-                float *g = G + (size_t)(j0 + r - k0) * ldg + c;
-                tt_vstore(g, (first ? zero : tt_vload(g)) + acc[r] * alpha);
+                const float *g = G + (size_t)(j0 + r - k0) * ldg + c;
+                tt_vstore(O + (size_t)(j0 + r - k0) * ldo + c, (first ? zero : tt_vload(g)) + acc[r] * alpha);
             }
         }
     }
@@ -694,11 +684,13 @@ static void bwd_blocked_part(const att_ctx *a, int tid, int b, int h, int part) 
                 for (int j = lim; j < nkv; j += TT_VW) tt_vstore(p + j, tt_vdup(0.0f)), tt_vstore(ds + j, tt_vdup(0.0f));
         }
         if (!early) pv_block(dQ + (size_t)t0 * lq, lq, dS, ld, nq, t0, Kc, (size_t)hs, hs, NULL, a->scale);
-        int kend = TT_MIN(t1, k1);
-        ptx_block(dK, (size_t)hs, dS, ld, nq, t0, k0, kend, Q + (size_t)t0 * lq, lq, hs, a->scale);
-        ptx_block(dV, (size_t)hs, P, ld, nq, t0, k0, kend, dO + (size_t)t0 * C, (size_t)C, hs, 1.0f);
+        /* the last block finishes every row [k0, k1) of dK, dV: into the outputs */
+        int kend = TT_MIN(t1, k1), last = t1 == T;
+        float *oK = last ? a->dk + off + (size_t)k0 * lq : dK, *oV = last ? a->dv + off + (size_t)k0 * lq : dV;
+        size_t lo = last ? lq : (size_t)hs;
+        ptx_block(oK, lo, dK, (size_t)hs, dS, ld, nq, t0, k0, kend, Q + (size_t)t0 * lq, lq, hs, a->scale);
+        ptx_block(oV, lo, dV, (size_t)hs, P, ld, nq, t0, k0, kend, dO + (size_t)t0 * C, (size_t)C, hs, 1.0f);
     }
-    bwd_part_end(a, off, k0, k1, dK, dV);
 }
 
 /* Work of the parts in score tiles (QB x QB, a tile of S = Q K^T, dP, dQ,
