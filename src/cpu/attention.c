@@ -13,7 +13,8 @@
  * only when there are too few heads to go round (FWD_UNITS). Otherwise
  * (b, h, block of QB queries), latest blocks first. Backward units are
  * whole (b, h) pairs, so one thread accumulates dK and dV of its head in
- * private scratch: race-free and in a fixed order. When the heads leave the last round of threads at
+ * private scratch: race-free and in a fixed order (the last query block's
+ * sums go straight to the outputs). When the heads leave the last round of threads at
  * most half busy (B*NH mod threads <= threads/2), those heads are cut in two
  * parts that recompute the scores of the (late queries x early keys)
  * rectangle instead (see bwd_split_at), so every thread gets about the same
@@ -171,6 +172,48 @@ static inline float dot(const float *a, const float *b, int n) {
     return s;
 }
 
+/* out[i] = tt_vhmax(v[i]) (max) or tt_vsum(v[i]) (!max), i in [0, n): TT_VW
+ * rows at a time transposed, so lane l of one running vector follows row
+ * l's scalar chain (the same operations in the same order: the same bits)
+ * and the rows' chains run side by side instead of one after another. */
+static void rows_reduce(float *out, tt_vf *v, int n, int max) {
+    int i = 0;
+#if TT_HAVE_VTRANSPOSE
+    for (; i < n; i += TT_VW) {
+        int m = TT_MIN(TT_VW, n - i);
+        tt_vf r[TT_VW];
+        if (m == TT_VW) {
+            TT_UNROLL for (int l = 0; l < TT_VW; l++) r[l] = v[i + l];
+        } else
+            for (int l = 0; l < TT_VW; l++) r[l] = l < m ? v[i + l] : tt_vdup(0.0f);
+        tt_vtranspose(r);
+        tt_vf a;
+        if (max) {
+            a = r[0];
+            TT_UNROLL for (int l = 1; l < TT_VW; l++) a = tt_vmax(r[l], a);
+        } else {
+            a = tt_vdup(0.0f);
+            TT_UNROLL for (int l = 0; l < TT_VW; l++) a += r[l];
+        }
+        if (m == TT_VW)
+            tt_vstore(out + i, a);
+        else
+            for (int l = 0; l < m; l++) out[i + l] = a[l];
+    }
+#endif
+    for (; i < n; i++) out[i] = max ? tt_vhmax(v[i]) : tt_vsum(v[i]);
+}
+
+/* s[j] = x for j in (t, lim), lim a multiple of TT_VW above t */
+static inline void fill_past(float *s, int t, int lim, float x) {
+    int j = (t + 1) / TT_VW * TT_VW;
+    tt_vi lane;
+    for (int l = 0; l < TT_VW; l++) lane[l] = l;
+    tt_vf vx = tt_vdup(x);
+    if (j < lim) tt_vstore(s + j, tt_vselect(lane + j > t, vx, tt_vload(s + j)));
+    for (j += TT_VW; j < lim; j += TT_VW) tt_vstore(s + j, vx);
+}
+
 /* the mask factors of keys [j, j + TT_VW) of the query row whose element
  * index starts at base (0 past the query t: causally masked) */
 static inline tt_vf drop_vec(const tt_dropout_mask *drop, size_t base, int j, int t) {
@@ -218,7 +261,7 @@ static float attend_row(float *o, const float *q, const float *kT, size_t ld, co
     float m = tt_vhmax(vm);
     tt_vf vs = tt_vdup(0.0f);
     for (int jv = 0; jv < nvec; jv++) {
-        tt_vf p = tt_vexp(tt_vload(s + (size_t)jv * TT_VW) - m);
+        tt_vf p = tt_vexp_le88(tt_vload(s + (size_t)jv * TT_VW) - m);
         tt_vstore(s + (size_t)jv * TT_VW, p);
         vs += p;
     }
@@ -251,42 +294,29 @@ static void att_fwd_simple(void *arg, int64_t chunk, int tid) {
     }
 }
 
-/* Keys and values [0, nt) of the head transposed (kT, vT: (hs, ld)) and nacc
- * rows of dK, dV accumulators (hs wide) zeroed, at the start of the caller's
- * thread scratch; returns the floats after the (T, hs) room of each. */
-static float *bwd_part_begin(const att_ctx *a, int tid, size_t off, int nt, int nacc, float **kT, float **vT, float **dK,
-                             float **dV) {
+/* The head's keys and values transposed (kT, vT: (hs, ld)) and its dK, dV
+ * accumulators (T, hs) zeroed, at the start of the caller's thread
+ * scratch; returns the floats after them. */
+static float *bwd_head_begin(const att_ctx *a, int tid, size_t off, float **kT, float **vT, float **dK, float **dV) {
     int T = a->T, hs = a->hs;
     size_t ld = tpad(T);
     *kT = tt_cpu_tscratch(a->cpu, tid);
     *vT = *kT + (size_t)hs * ld;
     *dK = *vT + (size_t)hs * ld;
     *dV = *dK + (size_t)T * hs;
-    transpose_head(*kT, ld, a->k + off, a->ld, nt, hs);
-    transpose_head(*vT, ld, a->v + off, a->ld, nt, hs);
-    memset(*dK, 0, (size_t)nacc * hs * sizeof(float));
-    memset(*dV, 0, (size_t)nacc * hs * sizeof(float));
+    transpose_head(*kT, ld, a->k + off, a->ld, T, hs);
+    transpose_head(*vT, ld, a->v + off, a->ld, T, hs);
+    memset(*dK, 0, (size_t)T * hs * sizeof(float));
+    memset(*dV, 0, (size_t)T * hs * sizeof(float));
     return *dV + (size_t)T * hs;
-}
-
-/* dk, dv rows [k0, k1) of the head <- accumulator rows [0, k1 - k0) */
-static void bwd_part_end(const att_ctx *a, size_t off, int k0, int k1, const float *dK, const float *dV) {
-    for (int t = k0; t < k1; t++) {
-        memcpy(a->dk + off + (size_t)t * a->ld, dK + (size_t)(t - k0) * a->hs, (size_t)a->hs * sizeof(float));
-        memcpy(a->dv + off + (size_t)t * a->ld, dV + (size_t)(t - k0) * a->hs, (size_t)a->hs * sizeof(float));
-    }
-}
-
-/* The head's keys and values transposed and its dK, dV accumulators (T, hs)
- * zeroed, at the start of the caller's thread scratch; returns the floats
- * after them. */
-static float *bwd_head_begin(const att_ctx *a, int tid, size_t off, float **kT, float **vT, float **dK, float **dV) {
-    return bwd_part_begin(a, tid, off, a->T, a->T, kT, vT, dK, dV);
 }
 
 /* dk, dv of the head <- its accumulators */
 static void bwd_head_end(const att_ctx *a, size_t off, const float *dK, const float *dV) {
-    bwd_part_end(a, off, 0, a->T, dK, dV);
+    for (int t = 0; t < a->T; t++) {
+        memcpy(a->dk + off + (size_t)t * a->ld, dK + (size_t)t * a->hs, (size_t)a->hs * sizeof(float));
+        memcpy(a->dv + off + (size_t)t * a->ld, dV + (size_t)t * a->hs, (size_t)a->hs * sizeof(float));
+    }
 }
 
 /* backward unit: one (b, h) */
@@ -315,13 +345,13 @@ static void att_bwd_simple(void *arg, int64_t chunk, int tid) {
         for (int j = n; j < nvec * TT_VW; j++) p[j] = -INFINITY;
         if (a->drop) /* dP = M.dPd*scale, dS = P.(dP - D), p <- Pd for dV */
             for (int jv = 0; jv < nvec; jv++) {
-                tt_vf pv = tt_vexp(tt_vload(p + (size_t)jv * TT_VW) - l), m = drop_vec(a->drop, si * (size_t)T, jv * TT_VW, t);
+                tt_vf pv = tt_vexp_le88(tt_vload(p + (size_t)jv * TT_VW) - l), m = drop_vec(a->drop, si * (size_t)T, jv * TT_VW, t);
                 tt_vstore(ds + (size_t)jv * TT_VW, pv * (m * tt_vload(ds + (size_t)jv * TT_VW) - D));
                 tt_vstore(p + (size_t)jv * TT_VW, pv * m);
             }
         else
             for (int jv = 0; jv < nvec; jv++) {
-                tt_vf pv = tt_vexp(tt_vload(p + (size_t)jv * TT_VW) - l);
+                tt_vf pv = tt_vexp_le88(tt_vload(p + (size_t)jv * TT_VW) - l);
                 tt_vstore(p + (size_t)jv * TT_VW, pv);
                 tt_vstore(ds + (size_t)jv * TT_VW, pv * (tt_vload(ds + (size_t)jv * TT_VW) - D));
             }
@@ -451,14 +481,15 @@ static void pv_block(float *O, size_t ldo, const float *P, size_t ldp, int nq, i
     }
 }
 
-/* G[(j-k0)*ldg + c] (+)= alpha * sum_q P[q*ldp + j] * X[q*ldx + c], j in
- * [k0, nk) (k0 a multiple of MQ), q over the rows whose query t0 + q >= j
- * (the others hold zeros there). Rows j of the block's own queries
- * (j >= t0) get their first term here, their earlier contents are
- * ignored: 0 + x, as an fma with a zero addend (the bits of adding to a
- * zeroed row); rows j < t0 accumulate. */
-static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, int t0, int k0, int nk, const float *X,
-                      size_t ldx, int hs, float alpha) {
+/* O[(j-k0)*ldo + c] <- G[(j-k0)*ldg + c] + alpha * sum_q P[q*ldp + j] *
+ * X[q*ldx + c], j in [k0, nk) (k0 a multiple of MQ), q over the rows whose
+ * query t0 + q >= j (the others hold zeros there); O is G except for the
+ * last query block, which writes the finished rows to their output. Rows j
+ * of the block's own queries (j >= t0) get their first term here, G's
+ * contents are ignored: 0 + x, as an fma with a zero addend (the bits of
+ * adding to a zeroed row); rows j < t0 accumulate. */
+static void ptx_block(float *O, size_t ldo, const float *G, size_t ldg, const float *P, size_t ldp, int nq, int t0,
+                      int k0, int nk, const float *X, size_t ldx, int hs, float alpha) {
     const tt_vf zero = tt_vdup(0.0f);
     for (int j0 = k0; j0 < nk; j0 += MQ) {
         int nr = TT_MIN(MQ, nk - j0), qs = TT_MAX(0, j0 - t0), first = j0 >= t0;
@@ -477,10 +508,11 @@ static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, 
                 }
             }
             for (int r = 0; r < nr; r++) {
-                float *g = G + (size_t)(j0 + r - k0) * ldg + c;
+                const float *g = G + (size_t)(j0 + r - k0) * ldg + c;
+                float *o = O + (size_t)(j0 + r - k0) * ldo + c;
                 tt_vf g0 = first ? zero : tt_vload(g), g1 = first ? zero : tt_vload(g + TT_VW);
-                tt_vstore(g, g0 + acc[r][0] * alpha);
-                tt_vstore(g + TT_VW, g1 + acc[r][1] * alpha);
+                tt_vstore(o, g0 + acc[r][0] * alpha);
+                tt_vstore(o + TT_VW, g1 + acc[r][1] * alpha);
             }
         }
         if (c < hs) {
@@ -492,8 +524,8 @@ static void ptx_block(float *G, size_t ldg, const float *P, size_t ldp, int nq, 
                 TT_UNROLL for (int r = 0; r < MQ; r++) acc[r] += tt_vdup(p[r]) * x0;
             }
             for (int r = 0; r < nr; r++) {
-                float *g = G + (size_t)(j0 + r - k0) * ldg + c;
-                tt_vstore(g, (first ? zero : tt_vload(g)) + acc[r] * alpha);
+                const float *g = G + (size_t)(j0 + r - k0) * ldg + c;
+                tt_vstore(O + (size_t)(j0 + r - k0) * ldo + c, (first ? zero : tt_vload(g)) + acc[r] * alpha);
             }
         }
     }
@@ -509,24 +541,37 @@ static void fwd_block(const att_ctx *a, int b, int h, int qb, const float *kT, c
     size_t off = (size_t)b * T * lq + (size_t)h * hs;
     pack_block(XT, a->q + off + (size_t)t0 * lq, lq, nq, hs);
     scores_block(S, ld, XT, nq, t0, kT, ld, hs, a->scale, INT_MAX);
+    /* softmax of the rows, each step over all rows of the block before the
+     * next (the row maxima and sums reduced TT_VW rows at a time) */
+    tt_vf acc[QB];
+    float m[QB], sum[QB];
     for (int q = 0; q < nq; q++) {
         int t = t0 + q, lim = group_lim(t0, q / MQ * MQ, nq);
         float *s = S + (size_t)q * ld;
-        for (int j = t + 1; j < lim; j++) s[j] = -INFINITY;
+        fill_past(s, t, lim, -INFINITY);
         tt_vf vm = tt_vdup(-INFINITY);
         for (int j = 0; j < lim; j += TT_VW) vm = tt_vmax(vm, tt_vload(s + j));
-        float m = tt_vhmax(vm);
+        acc[q] = vm;
+    }
+    rows_reduce(m, acc, nq, 1);
+    for (int q = 0; q < nq; q++) {
+        int lim = group_lim(t0, q / MQ * MQ, nq);
+        float *s = S + (size_t)q * ld;
         tt_vf vs = tt_vdup(0.0f);
         for (int j = 0; j < lim; j += TT_VW) {
-            tt_vf p = tt_vexp(tt_vload(s + j) - m);
+            tt_vf p = tt_vexp_le88(tt_vload(s + j) - m[q]);
             tt_vstore(s + j, p);
             vs += p;
         }
-        float sum = tt_vsum(vs);
-        inv[q] = 1.0f / sum;
+        acc[q] = vs;
+    }
+    rows_reduce(sum, acc, nq, 0);
+    for (int q = 0; q < nq; q++) {
+        int t = t0 + q;
+        inv[q] = 1.0f / sum[q];
         size_t si = ((size_t)b * NH + h) * T + t;
-        a->lse[si] = m + logf(sum);
-        if (a->drop) drop_row(s, a->drop, si * (size_t)T, t + 1);
+        a->lse[si] = m[q] + logf(sum[q]);
+        if (a->drop) drop_row(S + (size_t)q * ld, a->drop, si * (size_t)T, t + 1);
     }
     pv_block(a->out + ((size_t)b * T + t0) * C + (size_t)h * hs, (size_t)C, S, ld, nq, t0, V, (size_t)hs, hs, inv, 1.0f);
 }
@@ -606,34 +651,46 @@ static void bwd_blocked_part(const att_ctx *a, int tid, int b, int h, int part) 
         scores_block(P, ld, XT, nq, t0, kT, ld, hs, a->scale, jlim);
         pack_block(XT, dO + (size_t)t0 * C, (size_t)C, nq, hs);
         scores_block(dS, ld, XT, nq, t0, vT, ld, hs, 1.0f, jlim); /* dP */
+        /* D = rowsum(dO * O) of all rows first: their loads of O overlap */
+        tt_vf acc[QB];
+        float Dq[QB];
+        for (int q = 0; q < nq; q++) {
+            const float *x = dO + (size_t)(t0 + q) * C, *y = O + (size_t)(t0 + q) * C;
+            tt_vf s = tt_vdup(0.0f);
+            for (int d = 0; d < hs; d += TT_VW) s += tt_vload(x + d) * tt_vload(y + d);
+            acc[q] = s;
+        }
+        rows_reduce(Dq, acc, nq, 0);
         for (int q = 0; q < nq; q++) {
             int t = t0 + q, lim = early ? Kb : group_lim(t0, q / MQ * MQ, nq);
             float *p = P + (size_t)q * ld, *ds = dS + (size_t)q * ld;
-            float D = dot(dO + (size_t)t * C, O + (size_t)t * C, hs), l = lse[t];
+            float D = Dq[q], l = lse[t];
             if (!early) Drow[t] = D;
-            for (int j = t + 1; j < lim; j++) p[j] = -INFINITY;
+            if (!early) fill_past(p, t, lim, -INFINITY);
             if (a->drop) { /* dP = M.dPd*scale, dS = P.(dP - D), p <- Pd for dV */
                 size_t base = (((size_t)b * NH + h) * T + t) * (size_t)T;
                 for (int j = 0; j < lim; j += TT_VW) {
-                    tt_vf pv = tt_vexp(tt_vload(p + j) - l), m = drop_vec(a->drop, base, j, t);
+                    tt_vf pv = tt_vexp_le88(tt_vload(p + j) - l), m = drop_vec(a->drop, base, j, t);
                     tt_vstore(ds + j, pv * (m * tt_vload(ds + j) - D));
                     tt_vstore(p + j, pv * m);
                 }
             } else
                 for (int j = 0; j < lim; j += TT_VW) {
-                    tt_vf pv = tt_vexp(tt_vload(p + j) - l);
+                    tt_vf pv = tt_vexp_le88(tt_vload(p + j) - l);
                     tt_vstore(p + j, pv);
                     tt_vstore(ds + j, pv * (tt_vload(ds + j) - D));
                 }
             if (!early)
-                for (int j = lim; j < nkv; j++) p[j] = ds[j] = 0.0f;
+                for (int j = lim; j < nkv; j += TT_VW) tt_vstore(p + j, tt_vdup(0.0f)), tt_vstore(ds + j, tt_vdup(0.0f));
         }
         if (!early) pv_block(dQ + (size_t)t0 * lq, lq, dS, ld, nq, t0, Kc, (size_t)hs, hs, NULL, a->scale);
-        int kend = TT_MIN(t1, k1);
-        ptx_block(dK, (size_t)hs, dS, ld, nq, t0, k0, kend, Q + (size_t)t0 * lq, lq, hs, a->scale);
-        ptx_block(dV, (size_t)hs, P, ld, nq, t0, k0, kend, dO + (size_t)t0 * C, (size_t)C, hs, 1.0f);
+        /* the last block finishes every row [k0, k1) of dK, dV: into the outputs */
+        int kend = TT_MIN(t1, k1), last = t1 == T;
+        float *oK = last ? a->dk + off + (size_t)k0 * lq : dK, *oV = last ? a->dv + off + (size_t)k0 * lq : dV;
+        size_t lo = last ? lq : (size_t)hs;
+        ptx_block(oK, lo, dK, (size_t)hs, dS, ld, nq, t0, k0, kend, Q + (size_t)t0 * lq, lq, hs, a->scale);
+        ptx_block(oV, lo, dV, (size_t)hs, P, ld, nq, t0, k0, kend, dO + (size_t)t0 * C, (size_t)C, hs, 1.0f);
     }
-    bwd_part_end(a, off, k0, k1, dK, dV);
 }
 
 /* Work of the parts in score tiles (QB x QB, a tile of S = Q K^T, dP, dQ,

@@ -37,11 +37,8 @@ static inline float tt_vhmax(tt_vf v) {
     return m;
 }
 
-/* e^x; 0 for x < -87.3 (and for -inf), saturates at e^88 */
-static inline tt_vf tt_vexp(tt_vf x) {
-    const tt_vf lo = tt_vdup(-87.33f), hi = tt_vdup(88.0f);
-    tt_vi under = x < lo;
-    x = tt_vmin(tt_vmax(x, lo), hi);
+/* the core of tt_vexp: e^x for x in [-87.33, 88], lanes of under zeroed */
+static inline tt_vf tt_vexp_core(tt_vf x, tt_vi under) {
     /* n = round(x / ln2) through the 1.5*2^23 trick; r = x - n*ln2 (Cody-Waite) */
     const tt_vf magic = tt_vdup(12582912.0f);
     tt_vf t = x * 1.44269504088896341f + magic;
@@ -59,6 +56,18 @@ static inline tt_vf tt_vexp(tt_vf x) {
     tt_vf scale = tt_vbits_f((n + 127) << 23);
     return tt_vbits_f(tt_vbits_i(p * scale) & ~under);
 }
+
+/* e^x; 0 for x < -87.3 (and for -inf), saturates at e^88 */
+static inline tt_vf tt_vexp(tt_vf x) {
+    const tt_vf lo = tt_vdup(-87.33f), hi = tt_vdup(88.0f);
+    tt_vi under = x < lo;
+    return tt_vexp_core(tt_vmin(tt_vmax(x, lo), hi), under);
+}
+
+/* tt_vexp of arguments x <= 88 (the softmax's x = s - max <= 0) without
+ * its clamps, which change nothing there (below -87.33 the lane is zeroed
+ * either way): the same bits as tt_vexp for every such x that is not NaN */
+static inline tt_vf tt_vexp_le88(tt_vf x) { return tt_vexp_core(x, x < tt_vdup(-87.33f)); }
 
 /* erf(x) for a vector x and the factor e = exp(-x*x) (computed here and
  * returned through *ex2 when non-NULL: GELU's backward needs it too). */
