@@ -14,7 +14,10 @@
  *    blocks in every slice (bound chunks, runtime.h); a one-segment chain longer
  *    than two slices packs its B one slice ahead, in the previous phase,
  *    into one of two slice buffers (less scratch, and each slice is still
- *    in the caches when it is read); a weight gradient's B (dY) is packed
+ *    in the caches when it is read), each thread its share of that pack at
+ *    a point among its blocks that depends on the thread (mm_slots: a
+ *    quarter of the threads read memory while the rest compute, not all at
+ *    the end of the phase); a weight gradient's B (dY) is packed
  *    by row chunks (a few rows of every panel at a time, so its rows are
  *    read in address order as streams, not NR floats a row apart), and its
  *    bias gradient (B's column sums, in row order) is added by the output
@@ -709,6 +712,85 @@ static void bind_tasks(tt_phase *ph) {
     memcpy(ph->t, t, (size_t)n * sizeof *t);
 }
 
+/* A slice phase's bound output blocks and its packing of the next slice,
+ * dealt together: thread t of n gets the blocks [t*U/n, (t+1)*U/n) (the
+ * same in every slice, as bound chunks) and the pack chunks [t*P/n,
+ * (t+1)*P/n), and runs its pack chunks at a point of its blocks that
+ * depends on t (before them, a third or two thirds in, after them). The
+ * pack is a pass over memory (the next slice of dY and X) and the blocks are
+ * multiply-adds from the caches: run by all threads at the end of the phase,
+ * the pack has every core wait on memory at once; staggered, a quarter of
+ * the threads pack while the others compute. One task of n slots of S
+ * chunks (the runtime deals thread t the chunks [t*S, (t+1)*S)); which
+ * thread runs a chunk, and when in the phase, changes no result: the blocks'
+ * outputs are disjoint and the pack writes the slice buffer no block of this
+ * phase reads. */
+#define SLOT_POS 4 /* positions of a thread's pack chunks among its blocks */
+
+typedef struct {
+    tt_task t[TT_MAX_TASKS]; /* the bound block tasks (nb of them), then the pack tasks */
+    int nt, nb;
+    int64_t U, P, S;         /* blocks, pack chunks, chunks per slot */
+    int n;                   /* threads */
+} mm_slots;
+
+/* chunk i of the tasks [a, b) of s (numbered across them in order) */
+static void slot_run(const mm_slots *s, int a, int b, int64_t i, int tid) {
+    for (int k = a; k < b; k++) {
+        if (i < s->t[k].n) {
+            s->t[k].fn(s->t[k].arg, i, tid);
+            return;
+        }
+        i -= s->t[k].n;
+    }
+}
+
+static void tt_mm_slot_task(void *arg, int64_t chunk, int tid) {
+    const mm_slots *s = arg;
+    int t = (int)(chunk / s->S), g = TT_MIN(s->n, SLOT_POS);
+    int64_t o = chunk % s->S;
+    int64_t u0 = t * s->U / s->n, nu = (t + 1) * s->U / s->n - u0;
+    int64_t p0 = t * s->P / s->n, np = (t + 1) * s->P / s->n - p0;
+    int64_t pos = g > 1 ? nu * (t % g) / (g - 1) : nu; /* blocks before the pack chunks */
+    if (o < pos) slot_run(s, 0, s->nb, u0 + o, tid);
+    else if (o < pos + np) slot_run(s, s->nb, s->nt, p0 + o - pos, tid);
+    else if (o < nu + np) slot_run(s, 0, s->nb, u0 + o - np, tid);
+}
+
+static int slice_pack_task(const tt_task *t) {
+    return t->fn == tt_mm_pack_b_slice_task || t->fn == tt_mm_pack_slice_task || t->fn == tt_mm_pack_a_slice_task;
+}
+
+/* replaces phase ph's bound blocks (first, after bind_tasks) and its slice
+ * pack tasks by one task of slots in *s (with more than one thread and
+ * something to pack) */
+static void stagger_pack(tt_phase *ph, mm_slots *s, int nthreads) {
+    int64_t U = 0, P = 0;
+    int nb = 0;
+    for (int a = 0; a < ph->n_tasks; a++) {
+        if (U < ph->bound) U += ph->t[a].n, nb++;
+        else if (slice_pack_task(&ph->t[a])) P += ph->t[a].n;
+    }
+    if (nthreads < 2 || !U || !P) return;
+    memset(s, 0, sizeof *s);
+    tt_task rest[TT_MAX_TASKS];
+    int nr = 0;
+    for (int a = 0; a < ph->n_tasks; a++) {
+        if (a < nb) s->t[s->nt++] = ph->t[a];
+        else if (!slice_pack_task(&ph->t[a])) rest[nr++] = ph->t[a];
+    }
+    s->nb = s->nt;
+    for (int a = nb; a < ph->n_tasks; a++)
+        if (slice_pack_task(&ph->t[a])) s->t[s->nt++] = ph->t[a];
+    s->U = U, s->P = P, s->n = nthreads;
+    for (int t = 0; t < nthreads; t++)
+        s->S = TT_MAX(s->S, (t + 1) * U / nthreads - t * U / nthreads + (t + 1) * P / nthreads - t * P / nthreads);
+    ph->t[0] = (tt_task){tt_mm_slot_task, s, s->S * nthreads};
+    memcpy(ph->t + 1, rest, (size_t)nr * sizeof *rest);
+    ph->n_tasks = 1 + nr;
+    ph->bound = s->S * nthreads;
+}
+
 /* Products with a long K chain (weight gradients: K = tokens) run their K
  * in slices of KSLICE, one compute phase each, all threads on the same
  * slice: the slice's rows of A and packed B are read from memory once and
@@ -758,6 +840,7 @@ static void set_run(tt_cpu *cpu, mm_set *m) {
      * whole in slice 0); jobs are copied per slice, as the pool reads them
      * while later slices are set up */
     tt_mm_job jq[TT_MAX_PHASES][4], jp[TT_MAX_PHASES][4];
+    mm_slots sl[TT_MAX_PHASES];
     for (int q = 0; q < nslice; q++) {
         tt_phase *p = &ph[nph];
         double cost[TT_MAX_TASKS];
@@ -795,6 +878,7 @@ static void set_run(tt_cpu *cpu, mm_set *m) {
             }
         sort_tasks(p, cost);
         bind_tasks(p);
+        stagger_pack(p, &sl[nph], cpu->nthreads);
         nph++;
         if (nph == TT_MAX_PHASES || q == nslice - 1) {
             tt_cpu_run(cpu, ph, nph);
