@@ -14,15 +14,23 @@
  *    blocks in every slice (bound chunks, runtime.h); a one-segment chain longer
  *    than two slices packs its B one slice ahead, in the previous phase,
  *    into one of two slice buffers (less scratch, and each slice is still
- *    in the caches when it is read), and sums the bias gradient (B's
- *    column sums) on the way, in row order; for each K block a thread runs
+ *    in the caches when it is read), each thread its share of that pack at
+ *    a point among its blocks that depends on the thread (mm_slots: a
+ *    quarter of the threads read memory while the rest compute, not all at
+ *    the end of the phase); a weight gradient's B (dY) is packed
+ *    by row chunks (a few rows of every panel at a time, so its rows are
+ *    read in address order as streams, not NR floats a row apart), and its
+ *    bias gradient (B's column sums, in row order) is added by the output
+ *    blocks of row 0 from the packed panels they compute with; for each K
+ *    block a thread runs
  *    the register-blocked micro-kernel over its MR x NR tiles: MR*NV vector
  *    accumulators stay in registers for the whole K block, with one
  *    broadcast of A and NV vector loads of the packed B panel (L1-resident)
  *    per k. A row-major A is read in place (MR row streams);
  *  - a transposed A (the weight-gradient products dW = X^T . dY) is packed
- *    too, in the same phase as B (for a sliced chain one slice ahead): the
- *    rows of X are read whole and each MR-row tile gets a k-major panel, so
+ *    too, in the same phase as B (for a sliced chain one slice ahead): a
+ *    few rows of X at a time, tile after tile, each MR-row tile gets a
+ *    k-major panel, so
  *    the kernel streams its A contiguously instead of MR floats per row of X
  *    at a stride of lda (on many threads every output block meets its rows
  *    of X cold, and that strided first read is not prefetched as a stream);
@@ -83,8 +91,10 @@ typedef struct {
     int64_t pack_chunks;   /* sum over segments of K blocks x panels */
     int dbuf;              /* B packed one K slice at a time into two buffers (see set_run) */
     int pack_slice;        /* a double-buffered job's pack task: the K slice it packs */
-    float *colsum;         /* with dbuf: colsum[j] += sum over k of B(k, j), summed while packing
-                            * (the bias gradient of a weight-gradient product; NULL: none) */
+    float *colsum;         /* with dbuf: colsum[j] += sum over k of B(k, j), summed by the output
+                            * blocks of row 0 in their compute phases (the bias gradient of a
+                            * weight-gradient product; NULL: none) */
+    int rowpack;           /* B (plain, one segment) is packed by row chunks (weight gradients) */
     int packa;             /* a transposed A (one segment) is packed into MR-row panels at pa
                             * (the ops whose scratch functions count it set this) */
     float *pa;             /* packed A: K block kb at pa + kblock_off(kb, mpad), tile i/MR at
@@ -213,7 +223,10 @@ static size_t tt_mm_plan(tt_mm_job *j, tt_cpu *cpu, float *pb) {
      * is still in the caches when its compute phase reads it */
     j->dbuf = j->nseg == 1 && j->ktotal > 2 * KSLICE;
     j->pack_slice = 0;
-    if (!j->dbuf) j->colsum = NULL; /* summed by a column-sum task instead */
+    /* a weight gradient's B (dY, or X for the head) is long and read
+     * plainly: packed by row chunks (pack_b_rows) */
+    j->rowpack = j->nseg == 1 && j->seg[0].transA && !j->seg[0].transB;
+    if (!j->dbuf || !j->rowpack) j->colsum = NULL; /* summed by a column-sum task instead */
     for (int s = 0; s < j->nseg; s++) {
         j->seg_off[s] = off;
         off += tt_mm_packed_floats(j->N, j->dbuf ? 2 * KSLICE : j->seg[s].K);
@@ -299,42 +312,29 @@ static void tt_mm_pack_task(void *arg, int64_t chunk, int tid) {
     pack_block(j, s, (int)(c / j->npanel), (int)(c % j->npanel));
 }
 
-/* a double-buffered job: panel `chunk` of K slice pack_slice, its K blocks
- * in order, and the column sums of the panel's rows added to colsum in k
- * order (slices are packed in order, one phase each), so every sum is the
- * chain a column-sum task would compute over all rows */
+/* a double-buffered job packed by panels (a long plain-A product): panel
+ * `chunk` of K slice pack_slice, its K blocks in order */
 static void tt_mm_pack_slice_task(void *arg, int64_t chunk, int tid) {
     (void)tid;
     const tt_mm_job *j = arg;
-    int p = (int)chunk, j0 = p * NR, nc = TT_MIN(NR, j->N - j0);
     int k0 = j->pack_slice * KSLICE, k1 = TT_MIN(j->ktotal, k0 + KSLICE);
-    tt_vf acc[NV] = {0};
-    if (j->colsum && nc == NR) TT_UNROLL for (int v = 0; v < NV; v++) acc[v] = tt_vload(j->colsum + j0 + v * TT_VW);
-    for (int kb = k0; kb < k1; kb += KC) {
-        const float *b = pack_block(j, 0, kb / KC, p);
-        int kc = TT_MIN(KC, j->ktotal - kb);
-        if (!j->colsum) continue;
-        if (nc == NR) {
-            for (int k = 0; k < kc; k++) TT_UNROLL for (int v = 0; v < NV; v++) acc[v] += tt_vload(b + (size_t)k * NR + v * TT_VW);
-        } else {
-            for (int cc = 0; cc < nc; cc++) {
-                float x = j->colsum[j0 + cc];
-                for (int k = 0; k < kc; k++) x += b[(size_t)k * NR + cc];
-                j->colsum[j0 + cc] = x;
-            }
-        }
-    }
-    if (j->colsum && nc == NR) TT_UNROLL for (int v = 0; v < NV; v++) tt_vstore(j->colsum + j0 + v * TT_VW, acc[v]);
+    for (int kb = k0; kb < k1; kb += KC) pack_block(j, 0, kb / KC, (int)chunk);
 }
 
-/* ---- phase 1: pack a transposed A ----
+/* ---- phase 1: pack a transposed A, and the B of a weight gradient ----
  * A(i, k) = A[k*lda + i]: the rows of the source are k. A chunk is PA_ROWS
- * consecutive k of one K block, all tiles: it reads its source rows whole
- * (one contiguous stream) and writes PA_ROWS * MR contiguous floats into
- * each tile's panel, k-major (element (r, k) of tile t at + k * MR + r),
- * rows past M as zeros. The kernel then reads each tile's A as one
- * contiguous stream instead of MR floats at a stride of lda per k. */
+ * consecutive k of one K block, all tiles, element (r, k) of tile t at
+ * + k * MR + r (k-major), rows past M as zeros. The kernel then reads each
+ * tile's A as one contiguous stream instead of MR floats at a stride of lda
+ * per k. The chunk is copied PK_ROWS rows at a time, tile after tile: each
+ * tile's panel gets PK_ROWS * MR contiguous floats, and the source rows are
+ * read a few lines at a time per row, in address order (a row-by-row copy
+ * into all tiles writes one line per tile per row pair, every tile's panel
+ * kc * MR floats from the next: stores 4 KiB apart, half the copy rate). */
 #define PA_ROWS 64
+#ifndef PK_ROWS
+#define PK_ROWS 16
+#endif
 
 static void pack_a_rows(const tt_mm_job *j, int q, int sub) {
     const tt_mm_seg *sg = &j->seg[0];
@@ -343,30 +343,51 @@ static void pack_a_rows(const tt_mm_job *j, int q, int sub) {
     int ntile = (int)(j->mpad / MR), full = j->M / MR;
     float *base = j->pa + kblock_off(j, kb, j->mpad);
     size_t ts = (size_t)kc * MR; /* one tile's panel */
-    int k = k0;
-    /* two rows of k at a time: each tile gets 2 * MR contiguous floats (a
-     * whole cache line with MR = 8) per pair, copied as whole blocks
-     * (memcpy: the compiler may not assume src and d apart) */
-    for (; k + 1 < k1; k += 2) {
-        const float *s0 = sg->A + (size_t)(kb + k) * sg->lda, *s1 = s0 + sg->lda;
-        float *d = base + (size_t)k * MR;
-        for (int t = 0; t < full; t++, d += ts) {
-            memcpy(d, s0 + (size_t)t * MR, MR * sizeof(float));
-            memcpy(d + MR, s1 + (size_t)t * MR, MR * sizeof(float));
-        }
+    for (int r0 = k0; r0 < k1; r0 += PK_ROWS) {
+        int n = TT_MIN(k1, r0 + PK_ROWS) - r0;
+        const float *src = sg->A + (size_t)(kb + r0) * sg->lda;
+        float *d = base + (size_t)r0 * MR;
+        /* whole MR-float blocks (memcpy: the compiler may not assume src and d apart) */
+        for (int t = 0; t < full; t++, d += ts)
+            for (int k = 0; k < n; k++) memcpy(d + (size_t)k * MR, src + (size_t)k * sg->lda + (size_t)t * MR, MR * sizeof(float));
+        /* the edge tile: rows past M are zeros */
+        if (full < ntile)
+            for (int k = 0; k < n; k++)
+                for (int r = 0; r < MR; r++) d[(size_t)k * MR + r] = full * MR + r < j->M ? src[(size_t)k * sg->lda + full * MR + r] : 0.0f;
     }
-    for (; k < k1; k++) {
-        const float *src = sg->A + (size_t)(kb + k) * sg->lda;
-        float *d = base + (size_t)k * MR;
-        for (int t = 0; t < full; t++, d += ts) memcpy(d, src + (size_t)t * MR, MR * sizeof(float));
+}
+
+/* B(k, j) = B[k*ldb + j] of a weight gradient (dY), K block q, rows
+ * [sub * PA_ROWS, + PA_ROWS): the same rows in every panel, PK_ROWS rows at
+ * a time, panel after panel (element (k, c) of panel p at + p * kc * NR +
+ * k * NR + c, columns past N zero). Each source row is read a panel's
+ * width at a time in address order, so the hardware streams it, where a
+ * chunk of one panel over all rows reads NR floats per row, a row (and a
+ * page) apart. */
+#define PB_PANELS 16 /* panels per chunk (512 columns with NR = 32): chunks of a few hundred KiB */
+
+static void pack_b_rows(const tt_mm_job *j, int q, int sub, int grp) {
+    const tt_mm_seg *sg = &j->seg[0];
+    int kb = q * KC, kc = TT_MIN(KC, sg->K - kb);
+    int k0 = sub * PA_ROWS, k1 = TT_MIN(kc, k0 + PA_ROWS);
+    int p0 = grp * PB_PANELS, p1 = TT_MIN(j->npanel, p0 + PB_PANELS);
+    size_t ps = (size_t)kc * NR; /* one panel */
+    float *base = j->pb + j->seg_off[0] + kblock_off(j, kb, (size_t)j->npanel * NR) + (size_t)p0 * ps;
+    int full = TT_MIN(p1, j->N / NR) - p0, edge = p1 * NR > j->N ? j->N - (p1 - 1) * NR : 0;
+    for (int r0 = k0; r0 < k1; r0 += PK_ROWS) {
+        int n = TT_MIN(k1, r0 + PK_ROWS) - r0;
+        const float *src = sg->B + (size_t)(kb + r0) * sg->ldb + (size_t)p0 * NR;
+        float *d = base + (size_t)r0 * NR;
+        for (int p = 0; p < full; p++, d += ps, src += NR)
+            for (int k = 0; k < n; k++)
+                TT_UNROLL for (int v = 0; v < NV; v++) tt_vstore(d + (size_t)k * NR + v * TT_VW, tt_vload(src + (size_t)k * sg->ldb + v * TT_VW));
+        if (edge)
+            for (int k = 0; k < n; k++) {
+                int cc = 0;
+                for (; cc < edge; cc++) d[(size_t)k * NR + cc] = src[(size_t)k * sg->ldb + cc];
+                for (; cc < NR; cc++) d[(size_t)k * NR + cc] = 0.0f;
+            }
     }
-    /* the edge tile: rows past M are zeros */
-    if (full < ntile)
-        for (k = k0; k < k1; k++) {
-            const float *src = sg->A + (size_t)(kb + k) * sg->lda;
-            float *d = base + (size_t)full * ts + (size_t)k * MR;
-            for (int r = 0; r < MR; r++) d[r] = full * MR + r < j->M ? src[full * MR + r] : 0.0f;
-        }
 }
 
 #define PA_SUBS (KC / PA_ROWS)
@@ -390,6 +411,37 @@ static void tt_mm_pack_a_slice_task(void *arg, int64_t chunk, int tid) {
 static inline int64_t pack_a_slice_chunks(const tt_mm_job *j) {
     int k0 = j->pack_slice * KSLICE, k1 = TT_MIN(j->ktotal, k0 + KSLICE);
     return (int64_t)((k1 - k0 + KC - 1) / KC) * PA_SUBS;
+}
+
+/* B by row chunks of at most PB_PANELS panels: whole K (chunk = K block x
+ * row chunk x panel group), or the K blocks of slice pack_slice of a
+ * double-buffered job */
+static inline int pb_groups(const tt_mm_job *j) { return (j->npanel + PB_PANELS - 1) / PB_PANELS; }
+
+static void tt_mm_pack_b_task(void *arg, int64_t chunk, int tid) {
+    (void)tid;
+    const tt_mm_job *j = arg;
+    int64_t g = pb_groups(j), c = chunk / g;
+    pack_b_rows(j, (int)(c / PA_SUBS), (int)(c % PA_SUBS), (int)(chunk % g));
+}
+
+static void tt_mm_pack_b_slice_task(void *arg, int64_t chunk, int tid) {
+    (void)tid;
+    const tt_mm_job *j = arg;
+    int64_t g = pb_groups(j), c = chunk / g;
+    pack_b_rows(j, j->pack_slice * (KSLICE / KC) + (int)(c / PA_SUBS), (int)(c % PA_SUBS), (int)(chunk % g));
+}
+
+/* the pack task of B for job j (the slice pack_slice of a double-buffered
+ * one); *cost: floats per chunk */
+static tt_task pack_b_task(tt_mm_job *j, double *cost) {
+    if (j->rowpack) {
+        *cost = (double)PA_ROWS * TT_MIN(j->npanel, PB_PANELS) * NR;
+        return j->dbuf ? (tt_task){tt_mm_pack_b_slice_task, j, pack_a_slice_chunks(j) * pb_groups(j)}
+                       : (tt_task){tt_mm_pack_b_task, j, pack_a_chunks(j) * pb_groups(j)};
+    }
+    *cost = (double)KSLICE * NR;
+    return j->dbuf ? (tt_task){tt_mm_pack_slice_task, j, j->npanel} : (tt_task){tt_mm_pack_task, j, j->pack_chunks};
 }
 
 /* ---- the micro-kernel ----
@@ -537,6 +589,27 @@ static void tile_cols(const tile_env *e, const tt_mm_seg *sg, const float *pb, i
     tile(e, sg, pb, kb, kc, i, rows, jc, cols, first, last, 1);
 }
 
+/* the bias gradient of a double-buffered weight gradient: cs[c] += the
+ * kc rows of packed panel b in k order, for its nc columns. The output
+ * blocks of row 0 add each K block of their panels before computing it
+ * (the panel is then in L1 for the tiles); K blocks run in order within a
+ * slice and slices in phase order, so every sum is the chain a column-sum
+ * task computes over the rows of dY. */
+static void colsum_panel(float *cs, const float *b, int kc, int nc) {
+    if (nc == NR) {
+        tt_vf acc[NV];
+        TT_UNROLL for (int v = 0; v < NV; v++) acc[v] = tt_vload(cs + v * TT_VW);
+        for (int k = 0; k < kc; k++) TT_UNROLL for (int v = 0; v < NV; v++) acc[v] += tt_vload(b + (size_t)k * NR + v * TT_VW);
+        TT_UNROLL for (int v = 0; v < NV; v++) tt_vstore(cs + v * TT_VW, acc[v]);
+    } else {
+        for (int c = 0; c < nc; c++) {
+            float x = cs[c];
+            for (int k = 0; k < kc; k++) x += b[(size_t)k * NR + c];
+            cs[c] = x;
+        }
+    }
+}
+
 /* ---- phase 2: one output block ---- */
 static void tt_mm_task(void *arg, int64_t unit, int tid) {
     const tt_mm_job *j = arg;
@@ -558,6 +631,7 @@ static void tt_mm_task(void *arg, int64_t unit, int tid) {
             for (int jc = j0; jc < j0 + cols; jc += NR) {
                 const float *pb = blk + (size_t)(jc / NR) * kc * NR;
                 int nc = TT_MIN(NR, j0 + cols - jc);
+                if (j->colsum && i0 == 0) colsum_panel(j->colsum + jc, pb, kc, nc);
                 for (int i = i0; i < i0 + rows; i += MR) {
                     int nr = TT_MIN(MR, i0 + rows - i);
                     if (sg->transA) tile_cols(&e, sg, pb, kb, kc, i, nr, jc, nc, first, last);
@@ -638,6 +712,85 @@ static void bind_tasks(tt_phase *ph) {
     memcpy(ph->t, t, (size_t)n * sizeof *t);
 }
 
+/* A slice phase's bound output blocks and its packing of the next slice,
+ * dealt together: thread t of n gets the blocks [t*U/n, (t+1)*U/n) (the
+ * same in every slice, as bound chunks) and the pack chunks [t*P/n,
+ * (t+1)*P/n), and runs its pack chunks at a point of its blocks that
+ * depends on t (before them, a third or two thirds in, after them). The
+ * pack is a pass over memory (the next slice of dY and X) and the blocks are
+ * multiply-adds from the caches: run by all threads at the end of the phase,
+ * the pack has every core wait on memory at once; staggered, a quarter of
+ * the threads pack while the others compute. One task of n slots of S
+ * chunks (the runtime deals thread t the chunks [t*S, (t+1)*S)); which
+ * thread runs a chunk, and when in the phase, changes no result: the blocks'
+ * outputs are disjoint and the pack writes the slice buffer no block of this
+ * phase reads. */
+#define SLOT_POS 4 /* positions of a thread's pack chunks among its blocks */
+
+typedef struct {
+    tt_task t[TT_MAX_TASKS]; /* the bound block tasks (nb of them), then the pack tasks */
+    int nt, nb;
+    int64_t U, P, S;         /* blocks, pack chunks, chunks per slot */
+    int n;                   /* threads */
+} mm_slots;
+
+/* chunk i of the tasks [a, b) of s (numbered across them in order) */
+static void slot_run(const mm_slots *s, int a, int b, int64_t i, int tid) {
+    for (int k = a; k < b; k++) {
+        if (i < s->t[k].n) {
+            s->t[k].fn(s->t[k].arg, i, tid);
+            return;
+        }
+        i -= s->t[k].n;
+    }
+}
+
+static void tt_mm_slot_task(void *arg, int64_t chunk, int tid) {
+    const mm_slots *s = arg;
+    int t = (int)(chunk / s->S), g = TT_MIN(s->n, SLOT_POS);
+    int64_t o = chunk % s->S;
+    int64_t u0 = t * s->U / s->n, nu = (t + 1) * s->U / s->n - u0;
+    int64_t p0 = t * s->P / s->n, np = (t + 1) * s->P / s->n - p0;
+    int64_t pos = g > 1 ? nu * (t % g) / (g - 1) : nu; /* blocks before the pack chunks */
+    if (o < pos) slot_run(s, 0, s->nb, u0 + o, tid);
+    else if (o < pos + np) slot_run(s, s->nb, s->nt, p0 + o - pos, tid);
+    else if (o < nu + np) slot_run(s, 0, s->nb, u0 + o - np, tid);
+}
+
+static int slice_pack_task(const tt_task *t) {
+    return t->fn == tt_mm_pack_b_slice_task || t->fn == tt_mm_pack_slice_task || t->fn == tt_mm_pack_a_slice_task;
+}
+
+/* replaces phase ph's bound blocks (first, after bind_tasks) and its slice
+ * pack tasks by one task of slots in *s (with more than one thread and
+ * something to pack) */
+static void stagger_pack(tt_phase *ph, mm_slots *s, int nthreads) {
+    int64_t U = 0, P = 0;
+    int nb = 0;
+    for (int a = 0; a < ph->n_tasks; a++) {
+        if (U < ph->bound) U += ph->t[a].n, nb++;
+        else if (slice_pack_task(&ph->t[a])) P += ph->t[a].n;
+    }
+    if (nthreads < 2 || !U || !P) return;
+    memset(s, 0, sizeof *s);
+    tt_task rest[TT_MAX_TASKS];
+    int nr = 0;
+    for (int a = 0; a < ph->n_tasks; a++) {
+        if (a < nb) s->t[s->nt++] = ph->t[a];
+        else if (!slice_pack_task(&ph->t[a])) rest[nr++] = ph->t[a];
+    }
+    s->nb = s->nt;
+    for (int a = nb; a < ph->n_tasks; a++)
+        if (slice_pack_task(&ph->t[a])) s->t[s->nt++] = ph->t[a];
+    s->U = U, s->P = P, s->n = nthreads;
+    for (int t = 0; t < nthreads; t++)
+        s->S = TT_MAX(s->S, (t + 1) * U / nthreads - t * U / nthreads + (t + 1) * P / nthreads - t * P / nthreads);
+    ph->t[0] = (tt_task){tt_mm_slot_task, s, s->S * nthreads};
+    memcpy(ph->t + 1, rest, (size_t)nr * sizeof *rest);
+    ph->n_tasks = 1 + nr;
+    ph->bound = s->S * nthreads;
+}
+
 /* Products with a long K chain (weight gradients: K = tokens) run their K
  * in slices of KSLICE, one compute phase each, all threads on the same
  * slice: the slice's rows of A and packed B are read from memory once and
@@ -675,8 +828,8 @@ static void set_run(tt_cpu *cpu, mm_set *m) {
     if (m->n) {
         for (int i = 0; i < m->n; i++) {
             tt_mm_job *j = m->jobs[i];
-            ph[0].t[ph[0].n_tasks++] = j->dbuf ? (tt_task){tt_mm_pack_slice_task, j, j->npanel}
-                                               : (tt_task){tt_mm_pack_task, j, j->pack_chunks};
+            double c;
+            ph[0].t[ph[0].n_tasks++] = pack_b_task(j, &c);
             if (j->packs_a)
                 ph[0].t[ph[0].n_tasks++] = j->dbuf ? (tt_task){tt_mm_pack_a_slice_task, j, pack_a_slice_chunks(j)}
                                                    : (tt_task){tt_mm_pack_a_task, j, pack_a_chunks(j)};
@@ -687,6 +840,7 @@ static void set_run(tt_cpu *cpu, mm_set *m) {
      * whole in slice 0); jobs are copied per slice, as the pool reads them
      * while later slices are set up */
     tt_mm_job jq[TT_MAX_PHASES][4], jp[TT_MAX_PHASES][4];
+    mm_slots sl[TT_MAX_PHASES];
     for (int q = 0; q < nslice; q++) {
         tt_phase *p = &ph[nph];
         double cost[TT_MAX_TASKS];
@@ -697,8 +851,8 @@ static void set_run(tt_cpu *cpu, mm_set *m) {
             *j = *m->jobs[i];
             if (!j->dbuf || (q + 1) * KSLICE >= j->ktotal) continue;
             j->pack_slice = q + 1;
-            cost[p->n_tasks] = (double)KSLICE * NR;
-            p->t[p->n_tasks++] = (tt_task){tt_mm_pack_slice_task, j, j->npanel};
+            p->t[p->n_tasks] = pack_b_task(j, &cost[p->n_tasks]);
+            p->n_tasks++;
             if (j->packs_a) {
                 cost[p->n_tasks] = (double)PA_ROWS * j->mpad;
                 p->t[p->n_tasks++] = (tt_task){tt_mm_pack_a_slice_task, j, pack_a_slice_chunks(j)};
@@ -724,6 +878,7 @@ static void set_run(tt_cpu *cpu, mm_set *m) {
             }
         sort_tasks(p, cost);
         bind_tasks(p);
+        stagger_pack(p, &sl[nph], cpu->nthreads);
         nph++;
         if (nph == TT_MAX_PHASES || q == nslice - 1) {
             tt_cpu_run(cpu, ph, nph);

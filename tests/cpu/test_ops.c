@@ -359,9 +359,10 @@ TT_TEST(matmul_long_k_keeps_each_chain) {
 #if defined(__FMA__)
     /* dweight: K = 4200 tokens; and with an output of >= 256 columns (X^T
      * packed one slice ahead) over 21 rows (an edge tile) and an odd last K
-     * block (2301 tokens) */
-    for (int sh = 0; sh < 2; sh++) {
-        int N = sh ? 2301 : 4200, C = sh ? 21 : 20, OC = sh ? 260 : 36;
+     * block (2301 tokens), and with more than one chunk of panels (530
+     * columns) */
+    for (int sh = 0; sh < 3; sh++) {
+        int N = sh ? 2301 : 4200, C = sh ? 21 : 20, OC = sh == 2 ? 530 : sh ? 260 : 36;
         float *x = frand((size_t)N * C, -1, 1), *dy = frand((size_t)N * OC, -1, 1), *w = frand((size_t)C * OC, -1, 1);
         float *gw0 = frand((size_t)C * OC, -1, 1), *gw = fcopy(gw0, (size_t)C * OC);
         tt_matmul_backward(&cpu3, NULL, gw, NULL, dy, x, w, N, C, OC);
@@ -391,8 +392,10 @@ TT_TEST(matmul_long_k_keeps_each_chain) {
         free(x), free(w), free(b), free(out);
     }
 #endif
-    { /* the bias gradient over a long K: db + the column's values in row order */
-        int N = 4200, C = 20, OC = 36;
+    /* the bias gradient over a long K: db + the column's values in row order
+     * (also over several column blocks, an edge panel and an odd last K block) */
+    for (int sh = 0; sh < 3; sh++) {
+        int N = sh ? 2301 : 4200, C = sh ? 21 : 20, OC = sh == 2 ? 530 : sh ? 260 : 36;
         float *x = frand((size_t)N * C, -1, 1), *dy = frand((size_t)N * OC, -1, 1), *w = frand((size_t)C * OC, -1, 1);
         float *gw = frand((size_t)C * OC, -1, 1), *gb0 = frand(OC, -1, 1), *gb = fcopy(gb0, OC);
         tt_matmul_backward(&cpu3, NULL, gw, gb, dy, x, w, N, C, OC);
@@ -741,6 +744,7 @@ int main(void) {
     /* scratch for the largest shapes below (600 rows, 520 x 300 matrices, V = 256) */
     size_t shared = tt_matmul_backward_scratch(600, 520, 300);
     shared = TT_MAX(shared, tt_matmul_backward_scratch(600, 300, 520));
+    shared = TT_MAX(shared, tt_matmul_backward_scratch(2301, 21, 530)); /* the long-K dweight */
     shared = TT_MAX(shared, tt_head_backward_scratch(127, 127, 256));
     shared = TT_MAX(shared, tt_qkv_backward_scratch(65, 65));
     shared = TT_MAX(shared, tt_layernorm_backward_scratch(127, 129));
