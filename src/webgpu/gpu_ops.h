@@ -147,17 +147,14 @@ int tt_gop_matmul_batch_solo_fits(const tt_gops *o, int n, int M, int N, int K);
 /* The launch plan of a matmul, a pure function of (n, M, N, K, splittable)
  * and the forcing fields above: square tile (32, 64, 128), split-K slices
  * and the k extent of a slice. n: the products of the group it belongs to
- * (1 for a lone product; their workgroups count together). flags:
- * TT_MM_SPLITTABLE (split-K may be used), TT_MM_ACC (C += the product). */
-#define TT_MM_SPLITTABLE 1
-#define TT_MM_ACC 2
+ * (1 for a lone product; their workgroups count together). splittable:
+ * split-K may be used. */
 #define TT_MM_TARGET 512u /* workgroups (counting split-K slices) the plan aims at */
 #define TT_MM_KMIN 128u   /* the smallest split-K slice */
-#define TT_MM_SHORTK 512u  /* a chain at most this long, not accumulating, is not split where the 128 tile fills the GPU */
 #define TT_MM_LONGK 4096u   /* a chain at least this long (weight gradients over >= 4096 tokens) ... */
 #define TT_MM_KSLICE 1024u  /* ... is split into slices of at most this many k (within MM_MAXSPLIT) */
 #define TT_MM_SCRATCH_FLOATS (32ull << 20) /* split-K scratch cap: 128 MiB of f32 */
-void tt_gop_matmul_plan(const tt_gops *o, int n, int M, int N, int K, int flags, int *tile,
+void tt_gop_matmul_plan(const tt_gops *o, int n, int M, int N, int K, int splittable, int *tile,
                         uint32_t *splits, uint32_t *kchunk);
 /* The kernel configuration of a square tile on an adapter with wg_storage
  * bytes of workgroup memory (0: WebGPU's 16384), for a product whose B is

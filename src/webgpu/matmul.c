@@ -24,15 +24,7 @@
  * fewer reach the target: the workgroups are then more than the SMs' resident
  * slots several times over, and the tail of the last wave costs less
  * (docs/BENCHMARKS.md, the split-K sweep: 768x3072x8192 0.93x the time of
- * 4 slices with 8). A short chain (K <= TT_MM_SHORTK) that does not
- * accumulate and whose 128-tile grid already holds TT_MM_TARGET/4
- * workgroups (one per SM) is not split: its slices would be at most 256 k,
- * and the reduction pass over them costs more than the extra workgroups
- * gain (the lm-head products of the shakespeare_char shape and gpt2b8,
- * ~0.8x the time unsplit). An accumulating product keeps its slices: its
- * read of C then runs in the reduction pass, not at the end of every
- * workgroup of the product (unsplit, 16384x384x384 TB acc took 1.2x the
- * time in the step; docs/BENCHMARKS.md, "Short chains unsplit"). A group of n products of one shape that run in one
+ * 4 slices with 8). A group of n products of one shape that run in one
  * dispatch (the q, k, v projections) counts the workgroups of all n, and a
  * product of such a group keeps that plan when it runs alone. A batch whose
  * products keep their lone plans' slices (the q, k, v weight gradients:
@@ -50,9 +42,8 @@ static uint32_t mm_wgs(int n, int M, int N, int t) {
     return (uint32_t)n * (uint32_t)((M + t - 1) / t) * (uint32_t)((N + t - 1) / t);
 }
 
-void tt_gop_matmul_plan(const tt_gops *o, int n, int M, int N, int K, int flags, int *tile_out,
+void tt_gop_matmul_plan(const tt_gops *o, int n, int M, int N, int K, int splittable, int *tile_out,
                         uint32_t *splits_out, uint32_t *kchunk_out) {
-    const int splittable = (flags & TT_MM_SPLITTABLE) != 0;
     static const int tiles[3] = {128, 64, 32};
     int tile = o->tile;
     uint32_t splits = 1;
@@ -77,8 +68,6 @@ void tt_gop_matmul_plan(const tt_gops *o, int n, int M, int N, int K, int flags,
             tile = 32;
             splits = maxs;
         }
-        if (tile == 128 && !(flags & TT_MM_ACC) && (uint32_t)K <= TT_MM_SHORTK && mm_wgs(n, M, N, 128) >= TT_MM_TARGET / 4)
-            splits = 1;
     }
     if (splittable && (uint32_t)K >= TT_MM_LONGK && splits < ((uint32_t)K + TT_MM_KSLICE - 1) / TT_MM_KSLICE)
         splits = ((uint32_t)K + TT_MM_KSLICE - 1) / TT_MM_KSLICE;
@@ -109,9 +98,9 @@ static int batch_tile(const tt_gops *o, int n, int M, int N, uint32_t S) {
 
 /* the plan of a batch of n products: the group plan of `group` products,
  * or (solo) each product's lone plan's slices with the batch's tile */
-static void batch_plan(const tt_gops *o, int n, int group, int solo, int M, int N, int K, int acc, int *tile,
-                       uint32_t *splits, uint32_t *kchunk) {
-    tt_gop_matmul_plan(o, solo ? 1 : group, M, N, K, TT_MM_SPLITTABLE | (acc ? TT_MM_ACC : 0), tile, splits, kchunk);
+static void batch_plan(const tt_gops *o, int n, int group, int solo, int M, int N, int K, int *tile, uint32_t *splits,
+                       uint32_t *kchunk) {
+    tt_gop_matmul_plan(o, solo ? 1 : group, M, N, K, 1, tile, splits, kchunk);
     if (solo && n > 1) *tile = batch_tile(o, n, M, N, *splits);
 }
 
@@ -158,8 +147,7 @@ int tt_gop_matmul_group(tt_gops *o, tt_gsite *s, int group, tt_gref C, tt_gref A
 }
 
 /* 1 when a batch of n products (planned by batch_plan) fits the adapter:
- * its split-K scratch within one binding, its grid, 32-bit indexing (the
- * plan of an accumulating batch: at least the slices of any other) */
+ * its split-K scratch within one binding, its grid, 32-bit indexing */
 static int batch_fits(const tt_gops *o, int n, int solo, int M, int N, int K) {
     if (n < 1 || M <= 0 || N <= 0 || K <= 0) return 0;
     uint64_t lim = o->info->max_storage_binding ? o->info->max_storage_binding : (128ull << 20);
@@ -167,7 +155,7 @@ static int batch_fits(const tt_gops *o, int n, int solo, int M, int N, int K) {
     uint32_t zl = o->info->max_wg_per_dim ? o->info->max_wg_per_dim : 65535;
     int tile;
     uint32_t splits, kchunk;
-    batch_plan(o, n, n, solo, M, N, K, 1, &tile, &splits, &kchunk);
+    batch_plan(o, n, n, solo, M, N, K, &tile, &splits, &kchunk);
     uint64_t out = (uint64_t)n * (uint64_t)M * (uint64_t)N, need = splits > 1 ? splits * out : 0;
     return need * 4 <= lim && need <= 0xFFFFFFFFull && out <= 0xFFFFFFFFull && (uint64_t)n * splits <= zl;
 }
@@ -209,7 +197,7 @@ static int mm_sites(tt_gops *o, tt_gsite *s, int n, int group, int solo, uint32_
      * matmul_colsum_final (accumulating products without an epilogue) or by
      * matmul_splitk_reduce, which applies bias, R and accumulate */
     const int plain = accumulate && !bias && !R;
-    batch_plan(o, n, group, solo, M, N, K, accumulate, &tile, &splits, &kchunk);
+    batch_plan(o, n, group, solo, M, N, K, &tile, &splits, &kchunk);
     tt_mm_kcfg kc;
     tt_gop_mm_kcfg(o->info->max_wg_storage, tile, trans_b, &kc);
     uint32_t lda = (uint32_t)(trans_a ? am : K), ldb = (uint32_t)(trans_b ? K : N);

@@ -81,7 +81,7 @@ static int dw_fold(wgpu_impl *w, int M, int N, int BT) {
     if (w->biasfold != 2) return w->biasfold == 1;
     int tile;
     uint32_t splits, kchunk;
-    tt_gop_matmul_plan(&w->ops, 1, M + 1, N, BT, TT_MM_SPLITTABLE | TT_MM_ACC, &tile, &splits, &kchunk);
+    tt_gop_matmul_plan(&w->ops, 1, M + 1, N, BT, 1, &tile, &splits, &kchunk);
     return M % tile != 0 || 2.0 * tile * N * BT <= BIASFOLD_MAX_FLOP;
 }
 

@@ -159,12 +159,7 @@ TT_TEST(test_matmul_plan) {
                                  /* big products (the scratch cap, TT_MM_SCRATCH_FLOATS, must hold) */
                                  {4096, 4096, 8192, 1}, {1024, 4096, 65536, 1},
                                  /* the shakespeare_char shape's weight gradients (16384 tokens) */
-                                 {385, 384, 16384, 1}, {1537, 384, 16384, 1}, {256, 384, 16384, 1},
-                                 /* short chains over many rows (the lm-head products at 8192 and
-                                  * 16384 tokens): unsplit; just longer (768), or accumulating
-                                  * (3 = TT_MM_SPLITTABLE | TT_MM_ACC): split */
-                                 {16384, 384, 256, 1}, {16384, 256, 384, 1}, {8192, 768, 256, 1}, {8192, 768, 768, 1},
-                                 {16384, 384, 384, 3}};
+                                 {385, 384, 16384, 1}, {1537, 384, 16384, 1}, {256, 384, 16384, 1}};
     for (size_t i = 0; i < 2 * (sizeof shp / sizeof shp[0]); i++) {
         /* each shape alone, then as one of a group of 3 (the q, k, v batch) */
         const size_t j = i % (sizeof shp / sizeof shp[0]);
@@ -173,27 +168,23 @@ TT_TEST(test_matmul_plan) {
         uint32_t splits, kchunk;
         tt_gop_matmul_plan(&P, g, M, N, K, sp, &tile, &splits, &kchunk);
         uint64_t wgs = (uint64_t)g * ((M + tile - 1) / tile) * ((N + tile - 1) / tile);
-        printf("  plan %dx%dx%d x%d%s%s: tile %d, %u slices of %u, %llu workgroups\n", M, N, K, g,
-               sp & TT_MM_SPLITTABLE ? " (split ok)" : "", sp & TT_MM_ACC ? " acc" : "",
+        printf("  plan %dx%dx%d x%d%s: tile %d, %u slices of %u, %llu workgroups\n", M, N, K, g, sp ? " (split ok)" : "",
                tile, splits, kchunk, (unsigned long long)(wgs * splits));
         CHECK(tile == 32 || tile == 64 || tile == 128);
         CHECK(splits >= 1 && splits <= 16 && (uint64_t)kchunk * splits >= (uint64_t)K &&
               (uint64_t)kchunk * (splits - 1) < (uint64_t)K);
-        if (!(sp & TT_MM_SPLITTABLE)) CHECK(splits == 1);
+        if (!sp) CHECK(splits == 1);
         CHECK((uint64_t)splits * M * N <= TT_MM_SCRATCH_FLOATS || splits == 1);
         if (splits > 1) CHECK(kchunk >= TT_MM_KMIN && kchunk % 16 == 0);
-        uint64_t maxs = sp & TT_MM_SPLITTABLE ? (uint64_t)K / TT_MM_KMIN : 1;
+        uint64_t maxs = sp ? (uint64_t)K / TT_MM_KMIN : 1;
         if (maxs > 16) maxs = 16;
         if (maxs > TT_MM_SCRATCH_FLOATS / ((uint64_t)M * N)) maxs = TT_MM_SCRATCH_FLOATS / ((uint64_t)M * N);
         if (maxs < 2) maxs = 1;
         CHECK(splits <= maxs);
         /* a long chain: slices of at most TT_MM_KSLICE k, unless capped */
-        if ((sp & TT_MM_SPLITTABLE) && (uint32_t)K >= TT_MM_LONGK) CHECK(kchunk <= TT_MM_KSLICE || splits == maxs);
-        /* a short chain, not accumulating, whose 128-tile grid fills the GPU: never split */
-        const int shortk = tile == 128 && !(sp & TT_MM_ACC) && (uint32_t)K <= TT_MM_SHORTK && wgs >= TT_MM_TARGET / 4;
-        if (shortk) CHECK(splits == 1);
-        /* else either enough workgroups, or the smallest tile / most slices */
-        CHECK(shortk || wgs * splits >= TT_MM_TARGET || tile == 32 || splits == maxs);
+        if (sp && (uint32_t)K >= TT_MM_LONGK) CHECK(kchunk <= TT_MM_KSLICE || splits == maxs);
+        /* either enough workgroups, or the smallest tile / most slices */
+        CHECK(wgs * splits >= TT_MM_TARGET || tile == 32 || splits == maxs);
         if (tile < 128) { /* the next larger tile could not reach the target, even split */
             uint64_t big = (uint64_t)g * ((M + 2 * tile - 1) / (2 * tile)) * ((N + 2 * tile - 1) / (2 * tile));
             CHECK(big * maxs < TT_MM_TARGET);
