@@ -690,25 +690,33 @@ static void sort_tasks(tt_phase *ph, double *cost) {
         }
 }
 
-/* A slice phase's output blocks of the double-buffered jobs (weight
- * gradients) go first and are bound (tt_phase): every slice deals them to
- * the threads in the same contiguous ranges, so a thread keeps its blocks
- * of C, slice after slice, in its own core's caches, and its consecutive
- * blocks share their rows of packed A. The other tasks keep their order
- * after them. */
-static int bound_task(const tt_task *t) { return t->fn == tt_mm_task && ((const tt_mm_job *)t->arg)->dbuf; }
+/* A phase's output blocks are bound (tt_phase): dealt to the threads in
+ * contiguous ranges, in each product's row-major block order, so a thread's
+ * consecutive blocks share their rows of A and it reads a few row blocks of
+ * A and the panels of B they need, instead of blocks claimed one by one from
+ * all over the grid (every thread then reads most of the packed B, which the
+ * pack phase left in other cores' caches). Where a phase has double-buffered
+ * jobs (weight gradients), only their blocks are bound and go first: every
+ * slice deals them to the threads in the same ranges, so a thread keeps its
+ * blocks of C, slice after slice, in its own core's caches. The other tasks
+ * keep their order after the bound ones; unbound chunks are claimed in order,
+ * and a thread done with its range takes over the rest of other ranges. */
+static int bound_task(const tt_task *t, int dbuf_only) {
+    return t->fn == tt_mm_task && (!dbuf_only || ((const tt_mm_job *)t->arg)->dbuf);
+}
 
 static void bind_tasks(tt_phase *ph) {
     tt_task t[TT_MAX_TASKS];
-    int n = 0;
+    int n = 0, dbuf_only = 0;
+    for (int a = 0; a < ph->n_tasks; a++) dbuf_only |= bound_task(&ph->t[a], 1);
     ph->bound = 0;
     for (int a = 0; a < ph->n_tasks; a++)
-        if (bound_task(&ph->t[a])) {
+        if (bound_task(&ph->t[a], dbuf_only)) {
             t[n++] = ph->t[a];
             ph->bound += ph->t[a].n;
         }
     for (int a = 0; a < ph->n_tasks; a++)
-        if (!bound_task(&ph->t[a])) t[n++] = ph->t[a];
+        if (!bound_task(&ph->t[a], dbuf_only)) t[n++] = ph->t[a];
     memcpy(ph->t, t, (size_t)n * sizeof *t);
 }
 
