@@ -16,7 +16,8 @@
 # and few steps, to check the script itself on a small machine.
 # Each round runs `tinytrain bench --backend cpu` old then new (mega: 5
 # warm-up + 20 steps; shakespeare: 3 + 10), so drift of the machine hits
-# both; the table has the medians of all rounds' medians and the ratios.
+# both, then (unless --no-torch) PyTorch's step at that shape; the table
+# has the medians of all rounds' medians and the ratios.
 # torch: shared/anchors/torch_presets.py's step (default anchors: ../shared/anchors
 # next to this tree, or shared/anchors inside it).
 set -u
@@ -69,7 +70,12 @@ if [ "$smoke" = 1 ]; then
   shape=([mega]="--preset tiny" [shakespeare]="--layers 1 --d-model 48 --heads 3 --ctx 32 --batch 4")
   steps=([mega]="--warmup 1 --steps 10" [shakespeare]="--warmup 1 --steps 10")
 fi
-declare -A res
+declare -A res tres
+torch_ok=0
+if [ "$torch" = 1 ] && [ -n "$anchors" ]; then torch_ok=1
+elif [ "$torch" = 1 ]; then echo "  torch: no anchors dir (torch_presets.py) found; pass --anchors DIR"; fi
+declare -A targ=([mega]="mega:${tsteps[mega]}" [shakespeare]="shakespeare:${tsteps[shakespeare]}")
+[ "$smoke" = 1 ] && targ=([mega]="mega=2,48,3,32,16:3" [shakespeare]="shakespeare=1,48,3,32,4:3")
 for s in mega shakespeare; do
   for r in $(seq 1 "$rounds"); do
     for b in old new; do
@@ -78,22 +84,18 @@ for s in mega shakespeare; do
       v=$(med "$tmp/$s.$b.$r.json"); res[$s.$b]="${res[$s.$b]:-} $v"
       echo "  $s $b round $r: ${v:-FAILED ($(tail -1 "$tmp/$s.$b.$r.err"))} ms/step"
     done
+    if [ $torch_ok = 1 ]; then
+      # PyTorch in every round too, so the machine's drift hits all three
+      if python3 "$here/dev/cpu_step/torch_cpu.py" "$anchors" "${targ[$s]}" > "$tmp/torch.$s.$r.json" 2> "$tmp/torch.$s.$r.err"; then
+        v=$(sed -n 's/.*"ms_per_step": \([0-9.]*\).*/\1/p' "$tmp/torch.$s.$r.json"); tres[$s]="${tres[$s]:-} $v"
+        echo "  $s torch round $r: $v ms/step ($(sed -n 's/.*"threads": \([0-9]*\).*/\1/p' "$tmp/torch.$s.$r.json") threads)"
+      else echo "  $s torch round $r: FAILED ($(tail -1 "$tmp/torch.$s.$r.err"))"; fi
+    fi
   done
 done
-declare -A tres
-if [ "$torch" = 1 ] && [ -n "$anchors" ]; then
-  targs=("mega:${tsteps[mega]}" "shakespeare:${tsteps[shakespeare]}")
-  [ "$smoke" = 1 ] && targs=("mega=2,48,3,32,16:3" "shakespeare=1,48,3,32,4:3")
-  python3 "$here/dev/cpu_step/torch_cpu.py" "$anchors" "${targs[@]}" > "$tmp/torch.json" 2> "$tmp/torch.err" ||
-    { echo "torch failed:"; tail -5 "$tmp/torch.err"; }
-  for s in mega shakespeare; do
-    tres[$s]=$(sed -n "s/.*\"preset\": \"$s\".*\"ms_per_step\": \([0-9.]*\).*/\1/p" "$tmp/torch.json")
-  done
-  echo "  torch: $(sed -n 's/.*"threads": \([0-9]*\).*/\1/p' "$tmp/torch.json" | head -1) threads"
-elif [ "$torch" = 1 ]; then echo "  torch: no anchors dir (torch_presets.py) found; pass --anchors DIR"; fi
 printf '\n%-12s %10s %10s %10s %9s %11s %11s\n' shape old_ms new_ms torch_ms new/old torch/old torch/new
 for s in mega shakespeare; do
-  o=$(echo "${res[$s.old]}" | median) n=$(echo "${res[$s.new]}" | median) t=${tres[$s]:-}
+  o=$(echo "${res[$s.old]}" | median) n=$(echo "${res[$s.new]}" | median) t=$(echo "${tres[$s]:-}" | median); [ "$t" = - ] && t=""
   awk -v s="$s" -v o="$o" -v n="$n" -v t="$t" 'function r(a, b) { return (a > 0 && b > 0) ? sprintf("%.3f", a / b) : "-" }
     BEGIN { printf "%-12s %10s %10s %10s %9s %11s %11s\n", s, o, n, (t == "" ? "-" : t), r(n, o), r(t, o), r(t, n) }'
 done
