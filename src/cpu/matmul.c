@@ -118,7 +118,9 @@ typedef struct {
 #define TT_COLSUM_W (4 * TT_VW)
 static inline int64_t tt_colsum_chunks(int OC) { return (OC + TT_COLSUM_W - 1) / TT_COLSUM_W; }
 
-/* Tile MR x (NV vectors). WebAssembly: V8 keeps few values in its
+/* Tile MR x (NV vectors). AVX-512 (32 registers): 8 x 3, 24 accumulators,
+ * 3 B vectors and a broadcast, 11 loads per 24 fused multiply-adds.
+ * AVX/AVX2 (16 registers): 6 x 2. WebAssembly: V8 keeps few values in its
  * allocatable XMM registers and SIMD128 has no FMA (a product needs a
  * temporary), so a 6 x 2 tile spills there; 2 x 4 (8 accumulators, 4 B
  * vectors, one broadcast, one product) does not. */
@@ -135,6 +137,8 @@ static inline int64_t tt_colsum_chunks(int OC) { return (OC + TT_COLSUM_W - 1) /
 #define NV MM_NV
 #elif defined(__wasm_simd128__) && !defined(MM_MR)
 #define NV 4
+#elif TT_VW >= 16 && !defined(MM_MR)
+#define NV 3
 #else
 #define NV 2
 #endif
@@ -364,7 +368,7 @@ static void pack_a_rows(const tt_mm_job *j, int q, int sub) {
  * width at a time in address order, so the hardware streams it, where a
  * chunk of one panel over all rows reads NR floats per row, a row (and a
  * page) apart. */
-#define PB_PANELS 16 /* panels per chunk (512 columns with NR = 32): chunks of a few hundred KiB */
+#define PB_PANELS 16 /* panels per chunk (768 columns with NR = 48): chunks of a few hundred KiB */
 
 static void pack_b_rows(const tt_mm_job *j, int q, int sub, int grp) {
     const tt_mm_seg *sg = &j->seg[0];
