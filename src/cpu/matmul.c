@@ -118,29 +118,30 @@ typedef struct {
 #define TT_COLSUM_W (4 * TT_VW)
 static inline int64_t tt_colsum_chunks(int OC) { return (OC + TT_COLSUM_W - 1) / TT_COLSUM_W; }
 
-/* Tile MR x (NV vectors). AVX-512 (32 registers): 8 x 3, 24 accumulators,
- * 3 B vectors and a broadcast, 11 loads per 24 fused multiply-adds.
- * AVX/AVX2 (16 registers): 6 x 2. WebAssembly: V8 keeps few values in its
- * allocatable XMM registers and SIMD128 has no FMA (a product needs a
- * temporary), so a 6 x 2 tile spills there; 2 x 4 (8 accumulators, 4 B
- * vectors, one broadcast, one product) does not. */
+/* Tile MR x (NV vectors), one pair per ISA. AVX-512 (32 registers): 8 x 3,
+ * 24 accumulators, 3 B vectors and a broadcast, 11 loads per 24 fused
+ * multiply-adds. AVX/AVX2 (16 registers): 6 x 2. WebAssembly: V8 keeps few
+ * values in its allocatable XMM registers and SIMD128 has no FMA (a product
+ * needs a temporary), so a 6 x 2 tile spills there; 2 x 4 (8 accumulators,
+ * 4 B vectors, one broadcast, one product) does not. A harness's MM_MR
+ * alone takes 2 vectors; MM_NV sets the width. */
 #if defined(MM_MR)
 #define MR MM_MR
+#define NV_ISA 2
 #elif TT_VW >= 16
 #define MR 8
+#define NV_ISA 3
 #elif defined(__wasm_simd128__)
 #define MR 2
+#define NV_ISA 4
 #else
 #define MR 6
+#define NV_ISA 2
 #endif
 #if defined(MM_NV)
 #define NV MM_NV
-#elif defined(__wasm_simd128__) && !defined(MM_MR)
-#define NV 4
-#elif TT_VW >= 16 && !defined(MM_MR)
-#define NV 3
 #else
-#define NV 2
+#define NV NV_ISA
 #endif
 #define NR (NV * TT_VW)
 #ifndef MM_KC
