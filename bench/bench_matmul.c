@@ -23,10 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device.h"
-#include "gpu_ops.h"
+#include "webgpu/device.h"
+#include "webgpu/gpu_ops.h"
 #include "gpu_test.h"
-#include "hooks.h"
+#include "webgpu/hooks.h"
 #include "tt.h"
 
 static int cmpd(const void *a, const void *b) {

@@ -21,9 +21,9 @@
 #include <time.h>
 
 #include "backend.h"
-#include "backend_cpu.h"
+#include "cpu/backend_cpu.h"
 #include "model.h"
-#include "ops.h"
+#include "cpu/ops.h"
 #include "rng.h"
 
 static int cmp_d(const void *a, const void *b) {

@@ -22,9 +22,9 @@
 #include "backend.h"
 #include "model.h"
 #include "rng.h"
-#include "device.h"
-#include "gpu_ops.h"
-#include "webgpu_profile.h"
+#include "webgpu/device.h"
+#include "webgpu/gpu_ops.h"
+#include "webgpu/webgpu_profile.h"
 
 static int cmpd(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;

@@ -51,7 +51,7 @@ target_sources(ttcore PRIVATE ${TT_WEB_DEVICE})
 # ttweb_st: single-threaded (objects built with atomics cannot link into a
 # module without threads); no device layer, each module adds its own.
 add_library(ttweb_st STATIC ${TT_CORE_SRC} ${TT_WGSL_C})  # + the embedded WGSL kernels (embed_wgsl.cmake)
-target_include_directories(ttweb_st PUBLIC ${TT_SRC_DIRS})
+target_include_directories(ttweb_st PUBLIC ${TT_INC_DIRS})
 target_link_libraries(ttweb_st PUBLIC m)
 
 set(TT_WEB_COMMON_LINK

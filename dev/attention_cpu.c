@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ops.h"
+#include "cpu/ops.h"
 #include "tt.h"
 
 static float *fill(size_t n, uint32_t seed) {

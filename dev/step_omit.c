@@ -20,10 +20,10 @@
 #include <string.h>
 
 #include "backend.h"
-#include "backend_webgpu.h"
+#include "webgpu/backend_webgpu.h"
 #include "model.h"
 #include "rng.h"
-#include "webgpu_profile.h"
+#include "webgpu/webgpu_profile.h"
 
 static int cmpd(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;

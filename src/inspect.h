@@ -24,7 +24,7 @@
 
 #include "backend.h"
 #include "config.h"
-#include "json.h"
+#include "io/json.h"
 
 /* longest prompt inspected, bytes (also at most the model's ctx): at gpt2's 12 x 12 heads the maps of
  * 128 bytes are 2.4 M numbers, about 12 MB of JSON */

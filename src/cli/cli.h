@@ -11,16 +11,16 @@
 #include <stdint.h>
 
 #include "backend.h"
-#include "checkpoint.h"
+#include "io/checkpoint.h"
 #include "config.h"
-#include "data.h"
+#include "train/data.h"
 #include "model.h"
-#include "plot.h"
-#include "pool.h"
+#include "io/plot.h"
+#include "cpu/pool.h"
 #include "rng.h"
-#include "sample.h"
-#include "simd.h"
-#include "trainer.h"
+#include "cpu/sample.h"
+#include "cpu/simd.h"
+#include "train/trainer.h"
 
 #define EXIT_USAGE 2
 #define EXIT_FAIL 1

@@ -15,8 +15,8 @@
 #include <sys/utsname.h>
 #include <time.h>
 
-#include "options.h"
-#include "webgpu_profile.h"
+#include "train/options.h"
+#include "webgpu/webgpu_profile.h"
 
 static const opt_def bench_opts[] = {
     OPT_MODEL,

@@ -4,9 +4,9 @@
  * --adapter a LoRA run's adapters alone, as a peft folder (src/io/peft.h). */
 #include "cli.h"
 
-#include "fileio.h"
-#include "hf.h"
-#include "peft.h"
+#include "io/fileio.h"
+#include "io/hf.h"
+#include "io/peft.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "inspect.h"
-#include "json.h"
+#include "io/json.h"
 
 static const opt_def inspect_opts[] = {
     {"prompt", O_PROMPT, 1, "the text to look at (1 byte up to the model's context, at most 128)"},

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "webgpu_profile.h"
+#include "webgpu/webgpu_profile.h"
 
 static const opt_def profile_opts[] = {
     OPT_MODEL,

@@ -1,10 +1,10 @@
 /* cmd_train.c — `tinytrain train`: options, progress output (terminal line, plain lines, JSON lines), Ctrl-C, resume checks, the closing sample. */
 #include "cli.h"
 
-#include "fileio.h"
-#include "hf.h"
-#include "options.h"
-#include "runfile.h"
+#include "io/fileio.h"
+#include "io/hf.h"
+#include "train/options.h"
+#include "train/runfile.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -1,11 +1,11 @@
 /* common.c — what the commands share (cli.h): error and notice lines, option parsing and help, model / backend / checkpoint set-up, output folders, number formats, JSON on stdout. */
 #include "cli.h"
 
-#include "hf.h"
+#include "io/hf.h"
 
 #include <fcntl.h>
 
-#include "json.h"
+#include "io/json.h"
 
 #include <errno.h>
 #include <math.h>

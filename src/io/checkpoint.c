@@ -43,7 +43,7 @@
 #include "hf.h"
 #include "json.h"
 #include "lora.h"
-#include "options.h"
+#include "train/options.h"
 #include "safetensors.h"
 
 #define CK_FORMAT "tinytrain-checkpoint"

@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fileio.h"
+#include "io/fileio.h"
 #include "rng.h"
 
 #define TT_MAX_DEPTH 16

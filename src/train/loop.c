@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint.h"
-#include "plot.h"
+#include "io/checkpoint.h"
+#include "io/plot.h"
 #include "trainer.h"
 
 float tt_lr_at(const tt_train_config *tc, int64_t step) {

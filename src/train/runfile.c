@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fileio.h"
+#include "io/fileio.h"
 
 #define MAX_NODES 4096
 

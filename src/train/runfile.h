@@ -16,7 +16,7 @@
 #ifndef TT_RUNFILE_H
 #define TT_RUNFILE_H
 
-#include "json.h"
+#include "io/json.h"
 #include "options.h"
 
 #define TT_RUNFILE_MAX_BYTES (1u << 20)

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device.h"
+#include "webgpu/device.h"
 
 #ifdef TT_WEB_GPU
 

@@ -17,7 +17,7 @@
 #define EMSCRIPTEN_KEEPALIVE
 #endif
 
-#include "device.h"
+#include "webgpu/device.h"
 #include "rng.h"
 
 #define N 1000 /* not a multiple of the workgroup size */

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "backend.h"
-#include "json.h"
+#include "io/json.h"
 
 /* Inspects prompt (n bytes) with be, whose parameters params is the host
  * copy of (no step in flight), and writes inspect.h's JSON into j (reset

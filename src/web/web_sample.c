@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sample.h"
+#include "cpu/sample.h"
 
 struct tt_web_sampler {
     tt_sampler *s;

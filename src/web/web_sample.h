@@ -4,7 +4,7 @@
 #ifndef TT_WEB_SAMPLE_H
 #define TT_WEB_SAMPLE_H
 
-#include "train.h"
+#include "train/train.h"
 
 typedef struct tt_web_sampler tt_web_sampler;
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "ops.h"
+#include "cpu/ops.h"
 #include "rng.h"
 #include "tt_test.h"
 

@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "backend.h"
-#include "backend_cpu.h"
-#include "checkpoint.h"
+#include "cpu/backend_cpu.h"
+#include "io/checkpoint.h"
 #include "lora.h"
-#include "options.h"
+#include "train/options.h"
 #include "model.h"
 #include "ref64.h"
 #include "rng.h"

@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "backend.h"
-#include "backend_cpu.h"
+#include "cpu/backend_cpu.h"
 #include "model.h"
-#include "pool.h"
+#include "cpu/pool.h"
 #include "ref64.h"
 #include "rng.h"
 #include "model_test.h"

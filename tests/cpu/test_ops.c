@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops.h"
+#include "cpu/ops.h"
 #include "ref64.h"
 #include "rng.h"
 #include "tt_test.h"

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "pool.h"
-#include "runtime.h"
+#include "cpu/pool.h"
+#include "cpu/runtime.h"
 #include "tt_test.h"
 
 static void sleep_ms(int ms) {

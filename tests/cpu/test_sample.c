@@ -10,7 +10,7 @@
 #include "model.h"
 #include "ref64.h"
 #include "rng.h"
-#include "sample.h"
+#include "cpu/sample.h"
 #include "tt_test.h"
 
 /* ---- float64 reference (ref/ref64.h): full forward of tokens[0..n), logits of the last position ---- */

@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint.h"
-#include "json.h"
-#include "safetensors.h"
-#include "train.h"
+#include "io/checkpoint.h"
+#include "io/json.h"
+#include "io/safetensors.h"
+#include "train/train.h"
 
 static void check(int ok) {
     if (!ok) __builtin_trap();

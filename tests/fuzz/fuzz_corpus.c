@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data.h"
-#include "options.h"
+#include "train/data.h"
+#include "train/options.h"
 
 static void check(int ok) {
     if (!ok) __builtin_trap();

@@ -14,11 +14,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "checkpoint.h"
-#include "json.h"
+#include "io/checkpoint.h"
+#include "io/json.h"
 #include "rng.h"
-#include "safetensors.h"
-#include "train.h"
+#include "io/safetensors.h"
+#include "train/train.h"
 #include "tt_test.h"
 
 /* ------------------------------------------------------------ helpers */

@@ -22,9 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_ops.h"
+#include "webgpu/gpu_ops.h"
 #include "gpu_test.h"
-#include "ops.h"
+#include "cpu/ops.h"
 #include "ref64.h"
 #include "rng.h"
 #include "tt_test.h"

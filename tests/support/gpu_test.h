@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "backend.h"
-#include "gpu_ops.h"
+#include "webgpu/gpu_ops.h"
 
 extern tt_gpu *tt_gtest_gpu;
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "backend_cpu.h"
+#include "cpu/backend_cpu.h"
 #include "model.h"
 #include "rng.h"
 #include "tt_test.h"

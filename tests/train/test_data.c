@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "data.h"
+#include "train/data.h"
 #include "rng.h"
 #include "tt_test.h"
 

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint.h"
-#include "data.h"
+#include "io/checkpoint.h"
+#include "train/data.h"
 #include "lora.h"
 #include "model.h"
 #include "tt_test.h"

@@ -9,11 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "checkpoint.h"
-#include "options.h"
-#include "plot.h"
+#include "io/checkpoint.h"
+#include "train/options.h"
+#include "io/plot.h"
 #include "rng.h"
-#include "trainer.h"
+#include "train/trainer.h"
 #include "tt_test.h"
 
 /* ---------------- LR schedule + config ---------------- */

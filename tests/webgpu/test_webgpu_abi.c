@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device.h"
+#include "webgpu/device.h"
 #include "tt_test.h"
-#include "webgpu_min.h"
+#include "webgpu/webgpu_min.h"
 
 #define SZ(T, n) CHECK_MSG(sizeof(T) == (n), "sizeof(%s) = %zu, expected %d", #T, sizeof(T), (int)(n))
 #define OFF(T, f, n) \

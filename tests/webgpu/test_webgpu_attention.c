@@ -36,7 +36,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "gpu_ops.h"
+#include "webgpu/gpu_ops.h"
 #include "gpu_test.h"
 #include "tt_test.h"
 

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_ops.h"
+#include "webgpu/gpu_ops.h"
 #include "gpu_test.h"
 #include "rng.h"
 #include "tt_test.h"

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device.h"
+#include "webgpu/device.h"
 #include "gpu_test.h"
 #include "tt_test.h"
 

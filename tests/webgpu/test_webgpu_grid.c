@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_ops.h"
+#include "webgpu/gpu_ops.h"
 #include "tt_test.h"
 
 static tt_gpu *G;

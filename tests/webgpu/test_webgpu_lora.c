@@ -26,9 +26,9 @@
 #include "model.h"
 #include "model_test.h"
 #include "rng.h"
-#include "trainer.h"
+#include "train/trainer.h"
 #include "tt_test.h"
-#include "webgpu_profile.h"
+#include "webgpu/webgpu_profile.h"
 
 static tt_model_config BASE, LCFG; /* the plain model and the same with LoRA */
 static tt_layout BLO, LLO;

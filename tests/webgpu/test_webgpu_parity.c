@@ -36,7 +36,7 @@
 #include "model.h"
 #include "model_test.h"
 #include "rng.h"
-#include "trainer.h"
+#include "train/trainer.h"
 #include "tt_test.h"
 
 #ifndef PARITY_PRESET

@@ -27,8 +27,8 @@
 
 #include "backend.h"
 #include "gpu_test.h"
-#include "checkpoint.h"
-#include "trainer.h"
+#include "io/checkpoint.h"
+#include "train/trainer.h"
 #include "tt_test.h"
 
 #define N_FIRST 4 /* steps on backend A */

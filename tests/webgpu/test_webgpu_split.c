@@ -30,7 +30,7 @@
 #include "model_test.h"
 #include "rng.h"
 #include "tt_test.h"
-#include "webgpu_profile.h"
+#include "webgpu/webgpu_profile.h"
 
 /* src/webgpu/backend.c (test accessor): chunk count; starts[i] = layout index of
  * chunk i's first parameter */
