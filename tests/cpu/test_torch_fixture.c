@@ -19,9 +19,9 @@
  * tolerances are float32 rounding through two layers: loss and logits
  * 1e-5 of their size, each gradient tensor 1e-4 of its largest element
  * (floored at 1e-2 of the largest of all: the key bias's exact gradient is
- * 0, both sides hold rounding noise there; tt_test_grad_err). On a
- * stand-in of the same shape made from ref/ref64.c the errors are: loss
- * below 1e-7, logits 5e-7, gradients 4.5e-6 (the key bias, at the floor).
+ * 0, both sides hold rounding noise there; tt_test_grad_err). Measured
+ * on the committed fixture: loss 8e-8, logits 7e-7, gradients 7e-6 (the
+ * key bias, at the floor).
  *
  * Without the fixture the test fails and says how to make it. */
 #include <stdio.h>
