@@ -115,6 +115,25 @@ void ref_layernorm_backward(double *dinp, double *dweight, double *dbias, const 
     }
 }
 
+void ref_layernorm_backward_scale(double *scale, const double *dout, const double *inp, const double *weight, int N,
+                                  int C) {
+    for (int i = 0; i < N; i++) {
+        const double *x = inp + (size_t)i * C, *dy = dout + (size_t)i * C;
+        double m, s;
+        ln_stats(x, C, &m, &s);
+        double a = 0.0, b = 0.0;
+        for (int c = 0; c < C; c++) {
+            double g = dy[c] * weight[c];
+            a += g;
+            b += g * (x[c] - m) * s;
+        }
+        a /= C;
+        b /= C;
+        for (int c = 0; c < C; c++)
+            scale[(size_t)i * C + c] = s * (fabs(dy[c] * weight[c]) + fabs(a) + fabs((x[c] - m) * s * b));
+    }
+}
+
 /* ---- matmul ---- */
 
 void ref_matmul_forward(double *out, const double *inp, const double *weight, const double *bias, int N, int C, int OC) {
@@ -568,26 +587,44 @@ double ref_gpt_loss_grad_dropout(const tt_model_config *cfg, const tt_layout *lo
 
 /* ---- adamw ---- */
 
+/* the clip factor of a gradient norm (backend.h) */
+static double adamw_clip_scale(double norm, const tt_optim_args *opt) {
+    return (opt->clip > 0 && norm > opt->clip) ? opt->clip / (norm + 1e-6) : 1.0;
+}
+
+/* one element's step, its gradient times scale; decay: weight decay applies */
+static void adamw_element(double *p, double g, double *m, double *v, int decay, double scale, const tt_optim_args *opt) {
+    double lr = opt->lr, b1 = opt->beta1, b2 = opt->beta2, eps = opt->eps, wd = opt->weight_decay;
+    double bc1 = opt->bc1, bc2 = opt->bc2;
+    g *= scale;
+    if (decay) *p -= lr * wd * *p;
+    *m = b1 * *m + (1 - b1) * g;
+    *v = b2 * *v + (1 - b2) * g * g;
+    *p -= lr * (*m / bc1) / (sqrt(*v / bc2) + eps);
+}
+
 double ref_adamw_update(double *params, const double *grads, double *m, double *v, const tt_layout *lo,
                         const tt_optim_args *opt) {
     double ss = 0.0;
     for (int t = 0; t < lo->n_tensors; t++)
         for (size_t j = lo->t[t].offset; lo->t[t].trainable && j < lo->t[t].offset + lo->t[t].numel; j++)
             ss += grads[j] * grads[j];
-    double norm = sqrt(ss);
-    double scale = (opt->clip > 0 && norm > opt->clip) ? opt->clip / (norm + 1e-6) : 1.0;
-    double lr = opt->lr, b1 = opt->beta1, b2 = opt->beta2, eps = opt->eps, wd = opt->weight_decay;
-    double bc1 = opt->bc1, bc2 = opt->bc2;
+    double norm = sqrt(ss), scale = adamw_clip_scale(norm, opt);
     for (int t = 0; t < lo->n_tensors; t++) {
         const tt_tensor_info *ti = &lo->t[t];
         if (!ti->trainable) continue;
-        for (size_t j = ti->offset; j < ti->offset + ti->numel; j++) {
-            double g = grads[j] * scale;
-            if (ti->decay) params[j] -= lr * wd * params[j];
-            m[j] = b1 * m[j] + (1 - b1) * g;
-            v[j] = b2 * v[j] + (1 - b2) * g * g;
-            params[j] -= lr * (m[j] / bc1) / (sqrt(v[j] / bc2) + eps);
-        }
+        for (size_t j = ti->offset; j < ti->offset + ti->numel; j++)
+            adamw_element(&params[j], grads[j], &m[j], &v[j], ti->decay, scale, opt);
     }
+    return norm;
+}
+
+double ref_adamw_update_masked(double *params, const double *grads, double *m, double *v, const uint32_t *decay, size_t n,
+                               const tt_optim_args *opt) {
+    double ss = 0.0;
+    for (size_t j = 0; j < n; j++) ss += grads[j] * grads[j];
+    double norm = sqrt(ss), scale = adamw_clip_scale(norm, opt);
+    for (size_t j = 0; j < n; j++)
+        adamw_element(&params[j], grads[j], &m[j], &v[j], (int)((decay[j >> 5] >> (j & 31)) & 1u), scale, opt);
     return norm;
 }

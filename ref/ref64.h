@@ -66,6 +66,16 @@ void ref_layernorm_backward(double *dinp,         // (N,C) or NULL
                             const double *inp,    // (N,C)
                             const double *weight, // (C)
                             int N, int C);
+/* the size of the terms whose sum is dinp: per element
+ * rstd (|g| + |mean(g)| + |xh mean(g xh)|) with g = dout weight, xh the
+ * normalised input. The terms cancel and rstd reaches 1/sqrt(eps) on a row of
+ * equal values, so a float dinp is off by a few ulps of this, not of dinp:
+ * the scale a test bounds the error of a layernorm backward by. */
+void ref_layernorm_backward_scale(double *scale,        // (N,C)
+                                  const double *dout,   // (N,C)
+                                  const double *inp,    // (N,C)
+                                  const double *weight, // (C)
+                                  int N, int C);
 
 /* ---- matmul: out = inp . weight + bias ---- */
 void ref_matmul_forward(double *out,            // (N,OC)
@@ -171,6 +181,14 @@ double ref_adamw_update(double *params,         // (lo->total)
                         const double *grads,    // (lo->total)
                         double *m, double *v,   // (lo->total)
                         const tt_layout *lo, const tt_optim_args *opt);
+/* the same over n elements, all trainable, element i decaying where bit
+ * i % 32 of decay[i / 32] is set (the WebGPU kernel's mask); the norm is
+ * over all n. Returns g_norm. */
+double ref_adamw_update_masked(double *params,       // (n)
+                               const double *grads,  // (n)
+                               double *m, double *v, // (n)
+                               const uint32_t *decay, // (ceil(n/32))
+                               size_t n, const tt_optim_args *opt);
 
 /* ---- the whole GPT (the layer structure of src/cpu/backend.c) ----
  * With LoRA (cfg->lora_rank > 0) every targeted projection adds

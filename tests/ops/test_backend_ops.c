@@ -16,7 +16,17 @@
  * under TT_REQUIRE_WEBGPU=1). Every backend gets the same inputs and the
  * same tolerances. Adding one means writing its run() for the ops of the
  * table and one line in BACKENDS; a backend returns SKIPPED for an op it
- * does not have, and may add outputs of its own (extra_out). */
+ * does not have, and may add outputs of its own (extra_out).
+ *
+ * Filters (ctest runs the backends and op groups as separate tests,
+ * CMakeLists.txt):
+ *   test_backend_ops [--op NAME[,NAME..]]... [--skip-op NAME[,NAME..]]...
+ *                    [--backend NAME[,NAME..]]...
+ *   test_backend_ops --list      the op and backend names, cases per op
+ * --op runs only the ops named (default: all), --skip-op leaves ops out
+ * (so a last group of "every other op" takes any op added later).
+ * Each case draws its inputs from its own seed (4242 + 64 x its index in
+ * the table), so a filtered run checks the same numbers as the full one. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,8 +41,12 @@
 
 typedef enum { OP_EMBEDDING, OP_LAYERNORM, OP_MATMUL, OP_HEAD, OP_ATTENTION, OP_GELU, OP_CROSSENTROPY, OP_ADAMW, OP_DROPOUT,
                OP_LORA } op_kind;
-static const char *OP_NAMES[] = {"embedding", "layernorm", "matmul", "matmul (head, W^T)", "attention", "gelu",
-                                 "crossentropy", "adamw", "dropout", "lora"};
+#define N_OPS (OP_LORA + 1)
+/* the names --op takes, and the labels of the messages */
+static const char *OP_KEYS[N_OPS] = {"embedding", "layernorm", "matmul", "head", "attention", "gelu",
+                                     "crossentropy", "adamw", "dropout", "lora"};
+static const char *OP_NAMES[N_OPS] = {"embedding", "layernorm", "matmul", "matmul (head, W^T)", "attention", "gelu",
+                                      "crossentropy", "adamw", "dropout", "lora"};
 enum { FWD = 0, BWD = 1 };
 
 /* d[] per op:
@@ -80,8 +94,7 @@ static const op_case CASES[] = {
     {OP_CROSSENTROPY, FWD, {1, 256}, 2e-6, 0},           {OP_CROSSENTROPY, FWD, {17, 3}, 2e-6, 0},
     {OP_CROSSENTROPY, BWD, {3, 127}, 2e-6, 0},           {OP_CROSSENTROPY, BWD, {65, 256}, 2e-6, 0},
     {OP_ADAMW, FWD, {1, 12, 3}, 1e-6, 0},                {OP_ADAMW, FWD, {2, 20, 2}, 1e-6, 0},
-    /* dropout, and attention with dropout of its probabilities (after the
-     * cases above, so their inputs do not move) */
+    /* dropout, and attention with dropout of its probabilities */
     {OP_DROPOUT, FWD, {2, 17, 13}, 1e-7, 0.1f},          {OP_DROPOUT, FWD, {1, 1, 1}, 1e-7, 0.5f},
     {OP_DROPOUT, FWD, {3, 33, 257}, 1e-7, 0.5f},         {OP_DROPOUT, BWD, {2, 17, 13}, 1e-7, 0.1f},
     {OP_DROPOUT, BWD, {3, 65, 129}, 1e-7, 0.5f},
@@ -90,7 +103,7 @@ static const op_case CASES[] = {
     {OP_ATTENTION, BWD, {1, 3, 3, 1, 1}, 1e-5, 0.5f},    {OP_ATTENTION, BWD, {2, 17, 3, 4, 0}, 1e-5, 0.1f},
     {OP_ATTENTION, BWD, {1, 65, 2, 17, 1}, 1e-5, 0.5f},  {OP_ATTENTION, BWD, {2, 33, 2, 16, 1}, 1e-5, 0.1f},
     {OP_ATTENTION, BWD, {2, 70, 2, 32, 0}, 1e-5, 0.5f},
-    /* LoRA (after the cases above, so their inputs do not move) */
+    /* LoRA */
     {OP_ADAMW, FWD, {2, 12, 3, 4}, 1e-6, 0},
     {OP_LORA, FWD, {1, 3, 9, 1, 0}, 1e-6, 0},            {OP_LORA, FWD, {17, 13, 39, 4, 0}, 1e-6, 0},
     {OP_LORA, FWD, {33, 17, 17, 8, 1}, 1e-6, 0},         {OP_LORA, FWD, {65, 9, 36, 8, 2}, 1e-6, 0},
@@ -122,7 +135,9 @@ typedef struct {
     tt_dropout_key dkey; /* its mask's key */
 } problem;
 
-static uint64_t g_seed = 4242;
+/* the seed of the next random input; each case starts at its own (CASE_SEED) */
+static uint64_t g_seed;
+#define CASE_SEED(i) (4242 + 64 * (uint64_t)(i)) /* a case draws fewer than 64 */
 
 static float *add_in(problem *p, const char *name, size_t n, float lo, float hi) {
     tensor *t = &p->in[p->n_in++];
@@ -908,54 +923,130 @@ static void case_label(const op_case *c, char *buf, size_t cap) {
     if (c->drop > 0.0f && k < (int)cap) snprintf(buf + k, cap - (size_t)k, " dropout %.1f", (double)c->drop);
 }
 
-TT_TEST(every_op_on_every_backend) {
+/* the filters: ops and backends to run (all when none is named), ops left out */
+static int g_want_op[N_OPS], g_skip_op[N_OPS], g_want_backend[sizeof BACKENDS / sizeof BACKENDS[0]];
+static int g_backend; /* the backend run_backend runs */
+#define N_BACKENDS (int)(sizeof BACKENDS / sizeof BACKENDS[0])
+
+/* the selected cases on backend g_backend; every backend gets the same inputs */
+static void run_backend(void) {
+    const backend *be = &BACKENDS[g_backend];
     int ran = 0, skipped = 0;
-    for (size_t b = 0; b < sizeof BACKENDS / sizeof BACKENDS[0]; b++) {
-        g_seed = 4242; /* every backend gets the same inputs */
-        for (int i = 0; i < N_CASES; i++) {
-            const op_case *c = &CASES[i];
-            char label[96];
-            case_label(c, label, sizeof label);
-            problem p;
-            make_problem(c, &p);
-            int rc = BACKENDS[b].run(c, &p);
-            if (rc == SKIPPED) skipped++;
-            CHECK_MSG(rc != FAILED, "%s %s: the backend failed", BACKENDS[b].name, label);
-            if (rc == RAN) {
-                ran++;
-                for (int k = 0; k < p.n_out; k++) {
-                    double e = tt_test_max_rel_err(p.out[k].f, p.out[k].ref, p.out[k].n);
-                    CHECK_MSG(e <= c->tol, "%s %s: %s max rel err %.3g > %.1g", BACKENDS[b].name, label, p.out[k].name, e,
-                              c->tol);
-                }
+    for (int i = 0; i < N_CASES; i++) {
+        const op_case *c = &CASES[i];
+        if (!g_want_op[c->op] || g_skip_op[c->op]) continue;
+        char label[96];
+        case_label(c, label, sizeof label);
+        problem p;
+        g_seed = CASE_SEED(i);
+        make_problem(c, &p);
+        CHECK_MSG(g_seed < CASE_SEED(i + 1), "case %d (%s) draws more than 64 seeds", i, label);
+        int rc = be->run(c, &p);
+        if (rc == SKIPPED) skipped++;
+        CHECK_MSG(rc != FAILED, "%s %s: the backend failed", be->name, label);
+        if (rc == RAN) {
+            ran++;
+            for (int k = 0; k < p.n_out; k++) {
+                double e = tt_test_max_rel_err(p.out[k].f, p.out[k].ref, p.out[k].n);
+                CHECK_MSG(e <= c->tol, "%s %s: %s max rel err %.3g > %.1g", be->name, label, p.out[k].name, e, c->tol);
             }
-            free_problem(&p);
         }
+        free_problem(&p);
     }
-    printf("  %d op cases run, %d skipped\n", ran, skipped);
+    printf("  %s: %d op cases run, %d skipped\n", be->name, ran, skipped);
+    CHECK_MSG(ran + skipped > 0, "no case selected (--op and --skip-op leave no op)");
 }
 
-int main(void) {
+/* NAME[,NAME..] of names[n]: sets want[] of each; -1 naming the first unknown one */
+static int select_names(const char *list, const char *const *names, int n, int *want, const char **bad) {
+    char buf[256];
+    int named = 0;
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), named++) {
+        int k = 0;
+        while (k < n && strcmp(tok, names[k]) != 0) k++;
+        if (k == n) {
+            static char unknown[256];
+            snprintf(unknown, sizeof unknown, "%s", tok);
+            *bad = unknown;
+            return -1;
+        }
+        want[k] = 1;
+    }
+    *bad = "";
+    return named ? 0 : -1;
+}
+
+static void list_names(void) {
+    printf("ops (--op):\n");
+    for (int op = 0; op < N_OPS; op++) {
+        int n = 0;
+        for (int i = 0; i < N_CASES; i++) n += CASES[i].op == (op_kind)op;
+        printf("  %-13s %2d cases  %s\n", OP_KEYS[op], n, OP_NAMES[op]);
+    }
+    printf("backends (--backend):\n");
+    for (int b = 0; b < N_BACKENDS; b++) printf("  %s\n", BACKENDS[b].name);
+}
+
+static int usage_error(const char *fmt, const char *arg) {
+    fprintf(stderr, "test_backend_ops: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (usage: test_backend_ops [--op NAMES] [--skip-op NAMES] [--backend NAMES] | --list)\n");
+    return 2;
+}
+
+int main(int argc, char **argv) {
     tt_status st;
-    /* scratch for the largest case of the table */
-    size_t shared = TT_MAX(tt_matmul_backward_scratch(300, 290, 45), tt_matmul_backward_scratch(77, 260, 33));
-    shared = TT_MAX(shared, tt_head_backward_scratch(33, 17, 256));
-    shared = TT_MAX(shared, tt_layernorm_backward_scratch(127, 129));
-    shared = TT_MAX(shared, tt_lora_scratch(300, 52, 60, 8));
-    size_t thread = TT_MAX(tt_matmul_thread_scratch(), tt_attention_thread_scratch(70, 32));
-    if (tt_cpu_create(&g_cpu, 3, shared, thread, &st)) {
-        fprintf(stderr, "cpu context: %s\n", st.msg);
-        return 1;
+    const char *backend_names[N_BACKENDS];
+    for (int b = 0; b < N_BACKENDS; b++) backend_names[b] = BACKENDS[b].name;
+    int any_op = 0, any_backend = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *bad = NULL;
+        if (!strcmp(argv[i], "--list")) {
+            list_names();
+            return 0;
+        } else if (!strcmp(argv[i], "--op") || !strcmp(argv[i], "--skip-op") || !strcmp(argv[i], "--backend")) {
+            const int is_op = strcmp(argv[i], "--backend") != 0, skip = !strcmp(argv[i], "--skip-op");
+            if (i + 1 == argc) return usage_error("%s needs a name", argv[i]);
+            if (select_names(argv[i + 1], is_op ? OP_KEYS : backend_names, is_op ? N_OPS : N_BACKENDS,
+                             skip ? g_skip_op : is_op ? g_want_op : g_want_backend, &bad))
+                return !bad[0] ? usage_error("%s needs a name", argv[i])
+                               : usage_error(is_op ? "unknown op '%s' (--list names them)"
+                                                   : "unknown backend '%s' (--list names them)",
+                                             bad);
+            any_op |= is_op && !skip, any_backend |= !is_op;
+            i++;
+        } else {
+            return usage_error("unknown argument '%s'", argv[i]);
+        }
     }
-    gpu_open();
-    if (g_gpu_ok <= 0) {
-        const char *req = getenv("TT_REQUIRE_WEBGPU");
-        if (g_gpu_ok < 0) fprintf(stderr, "FAIL: webgpu: %s\n", g_gpu_why);
-        else if (req && atoi(req)) fprintf(stderr, "FAIL: TT_REQUIRE_WEBGPU=1 but WebGPU is unavailable: %s\n", g_gpu_why);
-        else printf("webgpu: SKIP: %s\n", g_gpu_why);
+    for (int op = 0; op < N_OPS && !any_op; op++) g_want_op[op] = 1;
+    for (int b = 0; b < N_BACKENDS && !any_backend; b++) g_want_backend[b] = 1;
+    const int want_cpu = g_want_backend[0], want_gpu = g_want_backend[1];
+    if (want_cpu) {
+        /* scratch for the largest case of the table */
+        size_t shared = TT_MAX(tt_matmul_backward_scratch(300, 290, 45), tt_matmul_backward_scratch(77, 260, 33));
+        shared = TT_MAX(shared, tt_head_backward_scratch(33, 17, 256));
+        shared = TT_MAX(shared, tt_layernorm_backward_scratch(127, 129));
+        shared = TT_MAX(shared, tt_lora_scratch(300, 52, 60, 8));
+        size_t thread = TT_MAX(tt_matmul_thread_scratch(), tt_attention_thread_scratch(70, 32));
+        if (tt_cpu_create(&g_cpu, 3, shared, thread, &st)) {
+            fprintf(stderr, "cpu context: %s\n", st.msg);
+            return 1;
+        }
     }
-    RUN(every_op_on_every_backend);
-    gpu_close();
-    tt_cpu_destroy(&g_cpu);
+    if (want_gpu) {
+        gpu_open();
+        if (g_gpu_ok <= 0) {
+            const char *req = getenv("TT_REQUIRE_WEBGPU");
+            if (g_gpu_ok < 0) fprintf(stderr, "FAIL: webgpu: %s\n", g_gpu_why);
+            else if (req && atoi(req)) fprintf(stderr, "FAIL: TT_REQUIRE_WEBGPU=1 but WebGPU is unavailable: %s\n", g_gpu_why);
+            else printf("webgpu: SKIP: %s\n", g_gpu_why);
+        }
+    }
+    for (g_backend = 0; g_backend < N_BACKENDS; g_backend++)
+        if (g_want_backend[g_backend]) tt_test_run(BACKENDS[g_backend].name, run_backend);
+    if (want_gpu) gpu_close();
+    if (want_cpu) tt_cpu_destroy(&g_cpu);
     return tt_test_summary();
 }

@@ -1,11 +1,12 @@
 /* gpu_test.c — helpers shared by the WebGPU kernel tests (see gpu_test.h):
  * device open/skip, random data, buffers, read-back, site submission, the
- * float64 causal attention reference. */
+ * float64 causal attention (ref64.h) on the kernels' inputs. */
 #include "gpu_test.h"
 
 #include "backend.h"
 #include "config.h"
 #include "model.h"
+#include "ref64.h"
 #include "rng.h"
 
 #include <math.h>
@@ -99,57 +100,15 @@ tt_gref tt_gtest_R(tt_gpu_buf b) {
 }
 
 void tt_gtest_attn_ref(int B, int T, int C, int NH, const float *q, const float *k, const float *v, const float *dy,
-                       double *y, double *lse, double *D, double *dq, double *dk, double *dv) {
-    int hs = C / NH;
-    double sc = 1.0 / sqrt((double)hs);
-    double *p = malloc((size_t)T * sizeof *p), *dp = malloc((size_t)T * sizeof *dp);
-    memset(dq, 0, (size_t)B * T * C * sizeof *dq);
-    memset(dk, 0, (size_t)B * T * C * sizeof *dk);
-    memset(dv, 0, (size_t)B * T * C * sizeof *dv);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < NH; h++)
-            for (int i = 0; i < T; i++) {
-                size_t ib = ((size_t)b * T + i) * C + (size_t)h * hs;
-                double mx = -1e300;
-                for (int j = 0; j <= i; j++) {
-                    size_t jb = ((size_t)b * T + j) * C + (size_t)h * hs;
-                    double s = 0;
-                    for (int d = 0; d < hs; d++) s += (double)q[ib + d] * k[jb + d];
-                    p[j] = s * sc;
-                    if (p[j] > mx) mx = p[j];
-                }
-                double sum = 0;
-                for (int j = 0; j <= i; j++) sum += exp(p[j] - mx);
-                size_t row = ((size_t)b * NH + h) * T + i;
-                lse[row] = mx + log(sum);
-                for (int j = 0; j <= i; j++) p[j] = exp(p[j] - mx) / sum;
-                for (int d = 0; d < hs; d++) {
-                    double s = 0;
-                    for (int j = 0; j <= i; j++) s += p[j] * v[((size_t)b * T + j) * C + (size_t)h * hs + d];
-                    y[ib + d] = s;
-                }
-                /* backward of this row: dp_j = dy_i . v_j, D_i = sum_j p_j dp_j */
-                double Di = 0;
-                for (int j = 0; j <= i; j++) {
-                    size_t jb = ((size_t)b * T + j) * C + (size_t)h * hs;
-                    double s = 0;
-                    for (int d = 0; d < hs; d++) s += (double)dy[ib + d] * v[jb + d];
-                    dp[j] = s;
-                    Di += p[j] * s;
-                }
-                if (D) D[row] = Di;
-                for (int j = 0; j <= i; j++) {
-                    size_t jb = ((size_t)b * T + j) * C + (size_t)h * hs;
-                    double ds = p[j] * (dp[j] - Di) * sc;
-                    for (int d = 0; d < hs; d++) {
-                        dq[ib + d] += ds * k[jb + d];
-                        dk[jb + d] += ds * q[ib + d];
-                        dv[jb + d] += p[j] * dy[ib + d];
-                    }
-                }
-            }
-    free(p);
-    free(dp);
+                       float p, tt_dropout_key key, double *y, double *lse, double *D, double *dq, double *dk, double *dv) {
+    const size_t n = (size_t)B * T * C, ns = (size_t)B * NH * T;
+    double *Q = ref_from_float(q, n), *K = ref_from_float(k, n), *V = ref_from_float(v, n), *DY = ref_from_float(dy, n);
+    double *stats = ref_alloc(2 * ns); /* [lse | D] */
+    ref_attention_forward_dropout(y, stats, Q, K, V, C, B, T, C, NH, p, key);
+    ref_attention_backward_dropout(dq, dk, dv, stats, Q, K, V, DY, C, B, T, C, NH, p, key);
+    memcpy(lse, stats, ns * sizeof *lse);
+    if (D) memcpy(D, stats + ns, ns * sizeof *D);
+    free(Q), free(K), free(V), free(DY), free(stats);
 }
 
 void tt_gtest_attn_make(tt_gtest_attn_prob *p, int B, int T, int NH, int hs) {
@@ -160,7 +119,8 @@ void tt_gtest_attn_make(tt_gtest_attn_prob *p, int B, int T, int NH, int hs) {
     p->dy = tt_gtest_rnd(n, -1, 1);
     p->y = malloc(n * sizeof *p->y), p->lse = malloc(ns * sizeof *p->lse), p->D = malloc(ns * sizeof *p->D);
     p->dq = malloc(n * sizeof *p->dq), p->dk = malloc(n * sizeof *p->dk), p->dv = malloc(n * sizeof *p->dv);
-    tt_gtest_attn_ref(B, T, p->C, NH, p->q, p->k, p->v, p->dy, p->y, p->lse, p->D, p->dq, p->dk, p->dv);
+    tt_gtest_attn_ref(B, T, p->C, NH, p->q, p->k, p->v, p->dy, 0.0f, (tt_dropout_key){0, 0}, p->y, p->lse, p->D, p->dq, p->dk,
+                      p->dv);
     p->bq = tt_gtest_up(p->q, n), p->bk = tt_gtest_up(p->k, n), p->bv = tt_gtest_up(p->v, n);
     p->bdy = tt_gtest_up(p->dy, n);
 }

@@ -1,7 +1,8 @@
 /* gpu_test.h — helpers shared by the WebGPU kernel tests (tests only):
  * opening the device (skip, or fail under TT_REQUIRE_WEBGPU=1), random
  * host data, device buffers (uploaded or poisoned with NaN), read-back,
- * recording + submitting sites, and the float64 causal attention reference.
+ * recording + submitting sites, and ref64.h's float64 causal attention on
+ * the kernels' float inputs.
  * One device per test process: tt_gtest_open sets tt_gtest_gpu, which the
  * buffer helpers use. A failed device call prints "what: message" and
  * counts as a failed check (tt_test_failed_checks). */
@@ -12,6 +13,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "rng.h"
 #include "webgpu/gpu_ops.h"
 
 extern tt_gpu *tt_gtest_gpu;
@@ -38,15 +40,18 @@ void tt_gtest_down(tt_gpu_buf b, float *x, size_t n);   /* read the first n floa
 void tt_gtest_run(const tt_gsite *s, int n);            /* begin, record n sites, submit */
 tt_gref tt_gtest_R(tt_gpu_buf b);                       /* {b, offset 0} */
 
-/* float64 causal attention, forward and backward, scale 1/sqrt(hs), q, k, v,
- * dy (B,T,C) with NH heads of hs = C/NH; y, dq, dk, dv (B,T,C); lse and
- * D = rowsum(dy*y) (B,NH,T); D may be NULL. */
+/* The float64 causal attention of ref64.h (ref_attention_forward_dropout,
+ * ref_attention_backward_dropout) on the float inputs as the GPU kernels
+ * take them: q, k, v, dy (B,T,C) with NH heads of hs = C/NH, dropout p of
+ * the probabilities with mask key (p = 0: none); y, dq, dk, dv (B,T,C);
+ * lse and D = rowsum(dy*y) (B,NH,T); D may be NULL. */
 void tt_gtest_attn_ref(int B, int T, int C, int NH, const float *q, const float *k, const float *v, const float *dy,
-                       double *y, double *lse, double *D, double *dq, double *dk, double *dv);
+                       float p, tt_dropout_key key, double *y, double *lse, double *D, double *dq, double *dk, double *dv);
 
 /* A random causal-attention problem: q, k uniform in [-1.5, 1.5), v, dy in
  * [-1, 1), each (B,T,C) with C = NH*hs, drawn in that order; its float64
- * reference (tt_gtest_attn_ref, D included) and the inputs uploaded. */
+ * reference without dropout (tt_gtest_attn_ref, D included) and the inputs
+ * uploaded. */
 typedef struct {
     int B, T, C, NH;
     size_t n, ns; /* B*T*C, B*NH*T */

@@ -8,11 +8,8 @@
 # peft folder (adapter_config.json parses with the right fields; the
 # safetensors keys and shapes are peft's), plain `export` writes the merged
 # GPT-2 weights, and a rank larger than a layer is one clear error.
-# The start of the fine-tune comes from `train --init-from` where the CLI has
-# it, else from the tt_lora_attach tool (tests/train/test_lora_attach.c).
+# The fine-tune starts from the base with `train --init-from`.
 . "$(dirname "$0")/../support/cli_lib.sh" lora
-SRC="${TT_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}"
-ATTACH="${TT_BINARY_DIR:-$SRC/build}/test_lora_attach"
 
 make_text A.txt
 make_c_text B.txt 1500 7
@@ -22,19 +19,10 @@ COMMON=(--preset tiny --threads 2 --sample-tokens 0 --save-every 0)
     { bad "base run"; cat base.log; exit 1; }
 ok "base run on A"
 
-mkdir -p ft
-if "$T" train --help 2>&1 | grep -q -- '--init-from'; then
-    START_FROM=(--init-from base/checkpoint.safetensors --lora-rank 8 --steps 120)
-else
-    "$ATTACH" base/checkpoint.safetensors B.txt ft/checkpoint.safetensors 8 120 5e-3 ||
-        { bad "LoRA start (tt_lora_attach)"; exit 1; }
-    START_FROM=(--resume ft/checkpoint.safetensors)
-fi
-ok "LoRA start"
-
 # validation loss on B of the base model (the fine-tune's start has lora_b = 0: the same function)
 "$T" eval --ckpt base/checkpoint.safetensors --data B.txt --json > eval0.json 2>&1 || bad "eval base on B"
-"$T" train "${COMMON[@]}" "${START_FROM[@]}" --lr 5e-3 --data B.txt --out ft > ft.log 2>&1 ||
+"$T" train "${COMMON[@]}" --init-from base/checkpoint.safetensors --lora-rank 8 --steps 120 --lr 5e-3 --data B.txt \
+    --out ft > ft.log 2>&1 ||
     { bad "LoRA fine-tune"; cat ft.log; exit 1; }
 "$T" eval --ckpt ft/checkpoint.safetensors --data B.txt --json > eval1.json 2>&1 || bad "eval fine-tuned on B"
 

@@ -1,25 +1,19 @@
-/* test_lora_attach.c — a LoRA fine-tune's starting checkpoint from a trained
- * base (tt_lora_attach): the base checkpoint's weights, fresh adapters, fresh
- * AdamW state, step 0, a new schedule and the new corpus's identity, so that
- * `tinytrain train --resume` fine-tunes it on that corpus.
- *
- * Without arguments (ctest): builds such a start from a fresh base, saves
+/* test_lora_attach.c — a LoRA fine-tune's starting state from a trained base
+ * (tt_lora_attach): the base's weights, fresh adapters, fresh AdamW state,
+ * step 0 and a new schedule. Builds such a start from a fresh base, saves
  * it, loads it back and checks the base tensors are the base's bits, the
- * adapters the init's draws, the moments zero. With arguments it is the
- * tool tests/train/test_lora.sh uses where the CLI has no --init-from:
- *   test_lora_attach BASE_CKPT CORPUS OUT_CKPT RANK STEPS LR */
+ * adapters the init's draws, the moments zero. (The CLI's LoRA start,
+ * `train --init-from BASE --lora-rank R`, is tests/train/test_lora.sh.) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "io/checkpoint.h"
-#include "train/data.h"
 #include "lora.h"
 #include "model.h"
 #include "tt_test.h"
 
-static int make_start(const tt_train_state *base, const tt_corpus *corpus, int rank, int64_t steps, float lr,
-                      tt_train_state *out, tt_status *st) {
+static int make_start(const tt_train_state *base, int rank, int64_t steps, float lr, tt_train_state *out, tt_status *st) {
     tt_model_config cfg = tt_lora_base_config(&base->cfg);
     cfg.lora_rank = rank;
     cfg.lora_targets = TT_LORA_ALL;
@@ -33,8 +27,6 @@ static int make_start(const tt_train_state *base, const tt_corpus *corpus, int r
     TT_CHECK(tt_state_alloc(out, &cfg, st));
     out->tc = tc;
     int rc = tt_lora_attach(&cfg, base->params, tc.seed, out->params, st);
-    out->corpus_hash = corpus ? corpus->hash : 0;
-    out->corpus_bytes = corpus ? corpus->n : 0;
     if (rc) tt_state_free(out);
     return rc;
 }
@@ -46,7 +38,7 @@ TT_TEST(start_checkpoint_round_trips) {
     tt_train_state base, start, back;
     tt_status st;
     CHECK(tt_state_init(&base, &bc, &tc, &st) == TT_OK);
-    CHECK_MSG(make_start(&base, NULL, 8, 50, 1e-2f, &start, &st) == TT_OK, "%s", st.msg);
+    CHECK_MSG(make_start(&base, 8, 50, 1e-2f, &start, &st) == TT_OK, "%s", st.msg);
     const char *path = "test_lora_attach.safetensors";
     CHECK_MSG(tt_checkpoint_save(path, &start, &st) == TT_OK, "%s", st.msg);
     CHECK_MSG(tt_checkpoint_load(path, &back, &st) == TT_OK, "%s", st.msg);
@@ -66,20 +58,7 @@ TT_TEST(start_checkpoint_round_trips) {
     tt_state_free(&back);
 }
 
-int main(int argc, char **argv) {
-    if (argc == 7) {
-        tt_status st;
-        tt_train_state base, start;
-        tt_corpus corpus;
-        tt_status_clear(&st);
-        if (tt_checkpoint_load(argv[1], &base, &st) || tt_corpus_load(argv[2], base.cfg.ctx, &corpus, &st) ||
-            make_start(&base, &corpus, atoi(argv[4]), atoll(argv[5]), (float)atof(argv[6]), &start, &st) ||
-            tt_checkpoint_save(argv[3], &start, &st)) {
-            fprintf(stderr, "test_lora_attach: %s\n", st.msg);
-            return 1;
-        }
-        return 0;
-    }
+int main(void) {
     RUN(start_checkpoint_round_trips);
     return tt_test_summary();
 }

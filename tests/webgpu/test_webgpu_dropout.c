@@ -22,6 +22,7 @@
 
 #include "webgpu/gpu_ops.h"
 #include "gpu_test.h"
+#include "ref64.h"
 #include "rng.h"
 #include "tt_test.h"
 
@@ -42,11 +43,6 @@ static void set_keys(float p) {
     tt_gtest_die_on(tt_gops_set_drop(&O, p, KEYS, N_SLOTS, words, &st), &st, "set_drop");
 }
 
-static double mask_factor(tt_dropout_key k, float p, uint32_t i) {
-    if (!(p > 0.0f)) return 1.0;
-    return tt_dropout_keep(k, tt_dropout_threshold(p), i) ? (double)(1.0f / (1.0f - p)) : 0.0;
-}
-
 static double rel_err(const float *got, const double *ref, size_t n) { return tt_test_max_rel_err(got, ref, n); }
 
 /* ---- the dropout op ------------------------------------------------------- */
@@ -55,7 +51,9 @@ TT_TEST(test_dropout_op) {
     const size_t n = 3 * 17 * 13 + 2; /* odd, not a multiple of the workgroup */
     set_keys(P_DROP);
     float *src = tt_gtest_rnd(n, -1, 1), *br = tt_gtest_rnd(n, -1, 1), *got = malloc(n * sizeof *got);
-    double *ref = malloc(n * sizeof *ref), *other = malloc(n * sizeof *other);
+    double *S = ref_from_float(src, n), *BR = ref_from_float(br, n), *ones = ref_alloc(n);
+    double *ref = ref_alloc(n), *other = ref_alloc(n), *mask = ref_alloc(n), *mask_o = ref_alloc(n);
+    for (size_t i = 0; i < n; i++) ones[i] = 1.0;
     tt_gpu_buf bsrc = tt_gtest_up(src, n);
     for (int add = 0; add < 2; add++)
         for (uint32_t slot = 1; slot < N_SLOTS; slot += 5) {
@@ -67,13 +65,15 @@ TT_TEST(test_dropout_op) {
             CHECK(strcmp(s.name, "dropout") == 0);
             tt_gtest_run(&s, 1);
             tt_gtest_down(bout, got, n);
+            /* the mask factors of this slot's key and of another one (ref64.h's dropout of ones) */
+            ref_dropout_forward(mask, ones, P_DROP, KEYS[slot], n);
+            ref_dropout_forward(mask_o, ones, P_DROP, KEYS[slot - 1], n);
             size_t kept = 0, pattern_ok = 1;
             for (size_t i = 0; i < n; i++) {
-                double m = mask_factor(KEYS[slot], P_DROP, (uint32_t)i), mo = mask_factor(KEYS[slot - 1], P_DROP, (uint32_t)i);
-                ref[i] = add ? (double)src[i] + m * br[i] : m * src[i];
-                other[i] = add ? (double)src[i] + mo * br[i] : mo * src[i];
-                kept += m != 0.0;
-                if (!add) pattern_ok &= (got[i] == 0.0f) == (m == 0.0);
+                ref[i] = add ? S[i] + mask[i] * BR[i] : mask[i] * S[i];
+                other[i] = add ? S[i] + mask_o[i] * BR[i] : mask_o[i] * S[i];
+                kept += mask[i] != 0.0;
+                if (!add) pattern_ok &= (got[i] == 0.0f) == (mask[i] == 0.0);
             }
             double e = rel_err(got, ref, n), eo = rel_err(got, other, n);
             printf("  dropout %s slot %u: kept %zu of %zu, rel err %.3g (another key's reference: %.3g)\n",
@@ -93,63 +93,10 @@ TT_TEST(test_dropout_op) {
     CHECK(tt_gop_dropout(&O, &s, tt_gtest_R(b2), tt_gtest_R(bsrc), n, 0, N_SLOTS, &st) == TT_EINVAL);
     tt_gpu_buffer_free(tt_gtest_gpu, b2);
     tt_gpu_buffer_free(tt_gtest_gpu, bsrc);
-    free(src), free(br), free(got), free(ref), free(other);
+    free(src), free(br), free(got), free(S), free(BR), free(ones), free(ref), free(other), free(mask), free(mask_o);
 }
 
 /* ---- attention ------------------------------------------------------------ */
-/* float64 causal attention with dropout on the probabilities (mask factor
- * of element ((b*NH + h)*T + i)*T + j from key k, p): y, lse, D, dq, dk, dv */
-static void attn_ref_drop(int B, int T, int C, int NH, const float *q, const float *k, const float *v,
-                          const float *dy, tt_dropout_key key, float p, double *y, double *lse, double *D, double *dq,
-                          double *dk, double *dv) {
-    int hs = C / NH;
-    double sc = 1.0 / sqrt((double)hs);
-    double *P = malloc((size_t)T * sizeof *P), *M = malloc((size_t)T * sizeof *M), *dp = malloc((size_t)T * sizeof *dp);
-    size_t n = (size_t)B * T * C;
-    memset(dq, 0, n * sizeof *dq), memset(dk, 0, n * sizeof *dk), memset(dv, 0, n * sizeof *dv);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < NH; h++)
-            for (int i = 0; i < T; i++) {
-                size_t ib = ((size_t)b * T + i) * C + (size_t)h * hs, row = ((size_t)b * NH + h) * T + i;
-                double mx = -1e300, sum = 0;
-                for (int j = 0; j <= i; j++) {
-                    size_t jb = ((size_t)b * T + j) * C + (size_t)h * hs;
-                    double s = 0;
-                    for (int d = 0; d < hs; d++) s += (double)q[ib + d] * k[jb + d];
-                    P[j] = s * sc;
-                    if (P[j] > mx) mx = P[j];
-                    M[j] = mask_factor(key, p, (uint32_t)(row * T + (size_t)j));
-                }
-                for (int j = 0; j <= i; j++) sum += exp(P[j] - mx);
-                lse[row] = mx + log(sum);
-                for (int j = 0; j <= i; j++) P[j] = exp(P[j] - mx) / sum;
-                for (int d = 0; d < hs; d++) {
-                    double s = 0;
-                    for (int j = 0; j <= i; j++) s += M[j] * P[j] * v[((size_t)b * T + j) * C + (size_t)h * hs + d];
-                    y[ib + d] = s;
-                }
-                double Di = 0;
-                for (int d = 0; d < hs; d++) Di += (double)dy[ib + d] * y[ib + d];
-                D[row] = Di;
-                for (int j = 0; j <= i; j++) {
-                    size_t jb = ((size_t)b * T + j) * C + (size_t)h * hs;
-                    double s = 0;
-                    for (int d = 0; d < hs; d++) s += (double)dy[ib + d] * v[jb + d];
-                    dp[j] = M[j] * s;
-                }
-                for (int j = 0; j <= i; j++) {
-                    size_t jb = ((size_t)b * T + j) * C + (size_t)h * hs;
-                    double ds = P[j] * (dp[j] - Di) * sc;
-                    for (int d = 0; d < hs; d++) {
-                        dq[ib + d] += ds * k[jb + d];
-                        dk[jb + d] += ds * q[ib + d];
-                        dv[jb + d] += M[j] * P[j] * dy[ib + d];
-                    }
-                }
-            }
-    free(P), free(M), free(dp);
-}
-
 /* forward + backward (dropout variant at `slot`, or the plain kernels when
  * slot < 0) into fresh poisoned buffers; outputs read back into out[5]
  * (y, stats = [lse | D], dq, dk, dv; malloc'd) */
@@ -202,8 +149,8 @@ static void attn_case(int B, int T, int NH, int hs, int pf, const char *want_fwd
     double *dq = malloc(n * sizeof *dq), *dk = malloc(n * sizeof *dk), *dv = malloc(n * sizeof *dv);
     double *y2 = malloc(n * sizeof *y2), *lse2 = malloc(ns * sizeof *lse2), *D2 = malloc(ns * sizeof *D2);
     double *dq2 = malloc(n * sizeof *dq2), *dk2 = malloc(n * sizeof *dk2), *dv2 = malloc(n * sizeof *dv2);
-    attn_ref_drop(B, T, P.C, NH, P.q, P.k, P.v, P.dy, KEYS[slot], P_DROP, y, lse, D, dq, dk, dv);
-    attn_ref_drop(B, T, P.C, NH, P.q, P.k, P.v, P.dy, KEYS[slot + 1], P_DROP, y2, lse2, D2, dq2, dk2, dv2);
+    tt_gtest_attn_ref(B, T, P.C, NH, P.q, P.k, P.v, P.dy, P_DROP, KEYS[slot], y, lse, D, dq, dk, dv);
+    tt_gtest_attn_ref(B, T, P.C, NH, P.q, P.k, P.v, P.dy, P_DROP, KEYS[slot + 1], y2, lse2, D2, dq2, dk2, dv2);
     float *got[5] = {0}, *plain[5] = {0}, *zero[5] = {0};
     char names[2][32];
     set_keys(P_DROP);

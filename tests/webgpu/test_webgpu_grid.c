@@ -8,7 +8,7 @@
  *     thread would need 65,540 workgroups);
  *   - LayerNorm forward over 65,541 rows (one workgroup per row: the grid
  *     is folded into 2-D, y = 2).
- * Each against a float64 reference on random data, outputs poisoned first;
+ * Each against the float64 reference (ref/ref64.c) on random data, outputs poisoned first;
  * the planned grids are checked to stay within the limit (and the LayerNorm
  * one to really use y). Skips (exit 0) without a WebGPU adapter unless
  * TT_REQUIRE_WEBGPU=1. Cheap kernels: a few seconds on lavapipe. */
@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "webgpu/gpu_ops.h"
+#include "ref64.h"
 #include "tt_test.h"
 
 static tt_gpu *G;
@@ -45,8 +46,6 @@ static int run_site(const tt_gsite *s, int n) {
     return rc;
 }
 
-static double gelu_ref(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
-
 TT_TEST(test_gelu_beyond_one_dimension) {
     tt_status st;
     const size_t n = (size_t)65535 * 256 + 1001;
@@ -68,7 +67,7 @@ TT_TEST(test_gelu_beyond_one_dimension) {
     double emax = 0, rmax = 0;
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) {
-        double r = gelu_ref(x[i]), e = fabs((double)y[i] - r);
+        double r = ref_gelu(x[i]), e = fabs((double)y[i] - r);
         if (!(e <= 1e-5 * fabs(r) + 1e-6)) bad++;
         if (!(e <= emax)) emax = e; /* NaN (poison left) counts */
         if (fabs(r) > rmax) rmax = fabs(r);
@@ -77,7 +76,7 @@ TT_TEST(test_gelu_beyond_one_dimension) {
     CHECK(bad == 0);
     CHECK(emax <= 1e-5 * rmax);
     /* the tail really was written (the last workgroups' elements) */
-    CHECK(y[n - 1] == y[n - 1] && fabs(y[n - 1] - gelu_ref(x[n - 1])) <= 1e-5 * (fabs(gelu_ref(x[n - 1])) + 1));
+    CHECK(y[n - 1] == y[n - 1] && fabs(y[n - 1] - ref_gelu(x[n - 1])) <= 1e-5 * (fabs(ref_gelu(x[n - 1])) + 1));
     free(x), free(y);
 }
 
@@ -105,24 +104,21 @@ TT_TEST(test_layernorm_rows_folded_2d) {
     CHECK(rc == TT_OK && run_site(&s, 1) == TT_OK);
     CHECK(tt_gpu_read_sync(G, by, 0, n * 4, y, &st) == TT_OK);
     CHECK(tt_gpu_read_sync(G, bs, 0, 2 * (size_t)rows * 4, stats, &st) == TT_OK);
+    double *X = ref_from_float(x, n), *W = ref_from_float(wb, C), *Bb = ref_from_float(wb + C, C);
+    double *ry = ref_alloc(n), *rst = ref_alloc(2 * (size_t)rows); /* out; mean then rstd */
+    ref_layernorm_forward(ry, rst, X, W, Bb, rows, C);
     double emax = 0, rmax = 0, smax = 0;
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs((double)y[i] - ry[i]);
+        if (!(e <= emax)) emax = e;
+        if (fabs(ry[i]) > rmax) rmax = fabs(ry[i]);
+    }
     for (int r = 0; r < rows; r++) {
-        const float *xr = x + (size_t)r * C;
-        double mean = 0, var = 0;
-        for (int c = 0; c < C; c++) mean += xr[c];
-        mean /= C;
-        for (int c = 0; c < C; c++) var += (xr[c] - mean) * (xr[c] - mean);
-        var /= C;
-        double rstd = 1.0 / sqrt(var + 1e-5);
-        for (int c = 0; c < C; c++) {
-            double ref = (xr[c] - mean) * rstd * wb[c] + wb[C + c];
-            double e = fabs((double)y[(size_t)r * C + c] - ref);
-            if (!(e <= emax)) emax = e;
-            if (fabs(ref) > rmax) rmax = fabs(ref);
-        }
+        double mean = rst[r], rstd = rst[rows + r];
         double es = fabs((double)stats[r] - mean) + fabs((double)stats[rows + r] - rstd) / rstd;
         if (!(es <= smax)) smax = es;
     }
+    free(X), free(W), free(Bb), free(ry), free(rst);
     printf("  layernorm: max |err| %.3g (max |ref| %.3g), stats err %.3g\n", emax, rmax, smax);
     CHECK(emax <= 1e-5 * rmax);
     CHECK(smax <= 1e-5);

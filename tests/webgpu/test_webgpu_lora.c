@@ -25,6 +25,7 @@
 #include "gpu_test.h"
 #include "model.h"
 #include "model_test.h"
+#include "ref64.h"
 #include "rng.h"
 #include "train/trainer.h"
 #include "tt_test.h"
@@ -196,7 +197,8 @@ static tt_optim_args args_at(const tt_train_config *tc, int k) {
 }
 
 /* one step of the host reference: merged CPU loss + gradient, the adapters'
- * gradient, clip + AdamW (float64 moments) on the adapters alone */
+ * gradient, clip + AdamW (ref64.h's, float64 moments) on the adapters alone
+ * (the trainable tensors of the LoRA layout; none of them decays) */
 static void ref_step(float *p, double *m, double *v, double *g, float *base, float *gb, const uint8_t *tok,
                      const tt_optim_args *o, float *loss, float *norm) {
     tt_status st;
@@ -204,16 +206,10 @@ static void ref_step(float *p, double *m, double *v, double *g, float *base, flo
     CHECK(CPU_BASE->vt->set_state(CPU_BASE, base, NULL, NULL, &st) == TT_OK);
     CHECK(CPU_BASE->vt->loss_and_grad(CPU_BASE, tok, loss, gb, &st) == TT_OK);
     project(p, gb, g);
-    double ss = 0;
-    for (size_t j = BLO.total; j < LLO.total; j++) ss += g[j] * g[j];
-    const double n = sqrt(ss), sc = o->clip > 0 && n > o->clip ? o->clip / (n + 1e-6) : 1.0;
-    *norm = (float)n;
-    for (size_t j = BLO.total; j < LLO.total; j++) {
-        const double gj = g[j] * sc;
-        m[j] = o->beta1 * m[j] + (1 - o->beta1) * gj;
-        v[j] = o->beta2 * v[j] + (1 - o->beta2) * gj * gj;
-        p[j] = (float)(p[j] - o->lr * (m[j] / o->bc1) / (sqrt(v[j] / o->bc2) + o->eps));
-    }
+    double *pd = ref_from_float(p, LLO.total);
+    *norm = (float)ref_adamw_update(pd, g, m, v, &LLO, o);
+    for (size_t j = BLO.total; j < LLO.total; j++) p[j] = (float)pd[j];
+    free(pd);
 }
 
 static int base_unchanged(tt_backend *be, const float *p0, float *buf) {

@@ -4,7 +4,9 @@
  * the folded bias row, unrolled and looped k steps (bit-identical); the
  * bias gradient, LayerNorm, GELU, embedding, cross-entropy, AdamW. Shapes
  * include 1, 3, 17, 65 and sizes that are not multiples of the tiles or of
- * 4. Outputs are poisoned (NaN) before each kernel runs.
+ * 4. Outputs are poisoned (NaN) before each kernel runs. The float64
+ * reference is ref/ref64.c's ops (the test only lays out their inputs: the
+ * transposes, the ones rows, the offsets into shared buffers).
  *
  * Tolerance: max |gpu - ref| / max |ref| <= 1e-5 (fp32 kernels; tighter where
  * noted). Skips (exit 0) without a WebGPU library/adapter unless
@@ -16,6 +18,7 @@
 
 #include "webgpu/gpu_ops.h"
 #include "gpu_test.h"
+#include "ref64.h"
 #include "rng.h"
 #include "tt_test.h"
 
@@ -34,6 +37,26 @@ static double cmp(tt_gpu_buf b, const double *ref, size_t n, const char *what, d
 }
 
 /* ---- matmul ---- */
+/* The float64 result of one product as tt_gop_matmul_ex computes it,
+ * ref (M,N) = op(A) op(B) + bias + R + C0: op(A) (M,K) is A (am,K), or A^T
+ * with A (K,am) stored, over am = M - ones rows, then ones rows of 1.0;
+ * op(B) (K,N) is B (K,N), or B^T with B (N,K) stored; bias (N), R (M,N),
+ * C0 (M,N) each NULL when the product has none. ref_matmul_forward on the
+ * inputs laid out plainly. */
+static void mm_ref(double *ref, const float *A, const float *B, const float *bias, const float *R, const float *C0, int M,
+                   int N, int K, int ta, int tb, int ones) {
+    const int am = M - ones;
+    double *a = ref_alloc((size_t)M * K), *b = ref_alloc((size_t)K * N), *db = bias ? ref_from_float(bias, N) : NULL;
+    for (int m = 0; m < M; m++)
+        for (int k = 0; k < K; k++)
+            a[(size_t)m * K + k] = m >= am ? 1.0 : ta ? A[(size_t)k * am + m] : A[(size_t)m * K + k];
+    for (int k = 0; k < K; k++)
+        for (int n = 0; n < N; n++) b[(size_t)k * N + n] = tb ? B[(size_t)n * K + k] : B[(size_t)k * N + n];
+    ref_matmul_forward(ref, a, b, db, M, K, N);
+    for (size_t i = 0; i < (size_t)M * N; i++) ref[i] += (R ? R[i] : 0.0) + (C0 ? C0[i] : 0.0);
+    free(a), free(b), free(db);
+}
+
 /* One product's inputs and float64 reference. ones > 0: op(A) stores only
  * M - ones rows; the last ones rows are 1.0 (tt_gop_matmul_ex: bias
  * gradients folded into weight gradients) */
@@ -54,20 +77,9 @@ static void mm_prob_make(mm_prob *p, int M, int N, int K, int ta, int tb, int fl
     p->A = tt_gtest_rnd((size_t)am * K, -1, 1), p->B = tt_gtest_rnd((size_t)K * N, -1, 1);
     p->bias = tt_gtest_rnd((size_t)N + MM_BOFF, -1, 1), p->Rm = tt_gtest_rnd((size_t)M * N, -1, 1),
     p->C0 = tt_gtest_rnd((size_t)M * N + MM_COFF, -1, 1);
-    p->ref = malloc((size_t)M * N * sizeof *p->ref);
-    for (int m = 0; m < M; m++)
-        for (int n = 0; n < N; n++) {
-            double s = 0;
-            for (int k = 0; k < K; k++) {
-                double av = m >= am ? 1.0 : ta ? p->A[(size_t)k * am + m] : p->A[(size_t)m * K + k];
-                double bv = tb ? p->B[(size_t)n * K + k] : p->B[(size_t)k * N + n];
-                s += av * bv;
-            }
-            if (flags & 2) s += p->bias[MM_BOFF + n];
-            if (flags & 4) s += p->Rm[(size_t)m * N + n];
-            if (flags & 1) s += p->C0[MM_COFF + (size_t)m * N + n];
-            p->ref[(size_t)m * N + n] = s;
-        }
+    p->ref = ref_alloc((size_t)M * N);
+    mm_ref(p->ref, p->A, p->B, (flags & 2) ? p->bias + MM_BOFF : NULL, (flags & 4) ? p->Rm : NULL,
+           (flags & 1) ? p->C0 + MM_COFF : NULL, M, N, K, ta, tb, ones);
 }
 
 static void mm_prob_free(mm_prob *p) {
@@ -354,20 +366,9 @@ static void batch_case(int tile, int splitk, int n, int M, int N, int K, int ta,
         memcpy(q.bias + MM_BOFF, Bp + (size_t)K * N, (size_t)N * sizeof *q.bias);
         for (int i = 0; i < MM_COFF; i++) q.C0[i] = 0;
         memcpy(q.C0 + MM_COFF, C0 + MM_COFF + (size_t)p * MN, MN * sizeof *q.C0);
-        q.ref = malloc(MN * sizeof *q.ref);
-        for (int m = 0; m < M; m++)
-            for (int nn = 0; nn < N; nn++) {
-                double r = 0;
-                for (int k = 0; k < K; k++) {
-                    double av = m >= am ? 1.0 : ta ? A[(size_t)k * am + m] : A[(size_t)m * K + k];
-                    double bv = tb ? Bp[(size_t)nn * K + k] : Bp[(size_t)k * N + nn];
-                    r += av * bv;
-                }
-                if (flags & 2) r += Bp[(size_t)K * N + nn];
-                if (flags & 4) r += q.Rm[(size_t)m * N + nn];
-                if (flags & 1) r += q.C0[MM_COFF + (size_t)m * N + nn];
-                q.ref[(size_t)m * N + nn] = r;
-            }
+        q.ref = ref_alloc(MN);
+        mm_ref(q.ref, A, Bp, (flags & 2) ? Bp + (size_t)K * N : NULL, (flags & 4) ? q.Rm : NULL,
+               (flags & 1) ? q.C0 + MM_COFF : NULL, M, N, K, ta, tb, ones);
         double e = tt_test_max_rel_err(got + MM_COFF + (size_t)p * MN, q.ref, MN);
         CHECK_MSG(e <= TOL, "batch tile %d split %d product %d of %d M%d N%d K%d ta%d tb%d flags%d ones%d: rel err %.3g",
                   tile, splitk, p, n, M, N, K, ta, tb, flags, ones, e);
@@ -449,43 +450,20 @@ static void ln_case(int rows, int C) {
           *dx0 = tt_gtest_rnd(n, -1, 1);
     float *g0 = tt_gtest_rnd(2 * (size_t)C + 3, -1, 1);
     const int woff = 3; /* w at 3, b at 3 + C */
-    double *out = malloc(n * sizeof *out), *st2 = malloc(2 * (size_t)rows * sizeof *st2);
-    double *dx = malloc(n * sizeof *dx), *dwb = malloc(2 * (size_t)C * sizeof *dwb);
-    /* dx = dx0 + rstd (g - mean(g) - xh mean(g xh)): the subtraction cancels
-     * and rstd amplifies it (up to 1/sqrt(eps) on a row of equal values), so
-     * fp32 rounding is bounded per element by the size of those terms, not by
-     * the size of dx: dx_scale = |dx0| + rstd (|g| + |mean g| + |xh mean(g xh)|) */
-    double *dx_scale = malloc(n * sizeof *dx_scale);
-    for (int c = 0; c < 2 * C; c++) dwb[c] = g0[woff + c];
-    for (int r = 0; r < rows; r++) {
-        const float *xr = x + (size_t)r * C;
-        double mean = 0, var = 0;
-        for (int c = 0; c < C; c++) mean += xr[c];
-        mean /= C;
-        for (int c = 0; c < C; c++) var += (xr[c] - mean) * (xr[c] - mean);
-        var /= C;
-        double rstd = 1.0 / sqrt(var + 1e-5);
-        st2[r] = mean;
-        st2[rows + r] = rstd;
-        double m1 = 0, m2 = 0;
-        for (int c = 0; c < C; c++) {
-            double xh = (xr[c] - mean) * rstd;
-            out[(size_t)r * C + c] = xh * wb[woff + c] + wb[woff + C + c];
-            double g = (double)dy[(size_t)r * C + c] * wb[woff + c];
-            m1 += g;
-            m2 += g * xh;
-            dwb[c] += dy[(size_t)r * C + c] * xh;
-            dwb[C + c] += dy[(size_t)r * C + c];
-        }
-        m1 /= C;
-        m2 /= C;
-        for (int c = 0; c < C; c++) {
-            double xh = (xr[c] - mean) * rstd;
-            double g = (double)dy[(size_t)r * C + c] * wb[woff + c];
-            dx[(size_t)r * C + c] = dx0[(size_t)r * C + c] + rstd * (g - m1 - xh * m2);
-            dx_scale[(size_t)r * C + c] = fabs(dx0[(size_t)r * C + c]) + rstd * (fabs(g) + fabs(m1) + fabs(xh * m2));
-        }
-    }
+    /* the kernels accumulate: dx = dx0 + dinp, [dw; db] = g0 + [dweight; dbias] */
+    double *X = ref_from_float(x, n), *W = ref_from_float(wb + woff, (size_t)C), *B = ref_from_float(wb + woff + C, (size_t)C),
+           *DY = ref_from_float(dy, n);
+    double *out = ref_alloc(n), *st2 = ref_alloc(2 * (size_t)rows), *dx = ref_alloc(n), *dwb = ref_alloc(2 * (size_t)C);
+    ref_layernorm_forward(out, st2, X, W, B, rows, C);
+    ref_layernorm_backward(dx, dwb, dwb + C, DY, X, W, rows, C);
+    for (size_t i = 0; i < n; i++) dx[i] += dx0[i];
+    for (int c = 0; c < 2 * C; c++) dwb[c] += g0[woff + c];
+    /* fp32 rounding of dx is bounded per element by the size of the terms
+     * that cancel in it (ref_layernorm_backward_scale), not by dx */
+    double *dx_scale = ref_alloc(n);
+    ref_layernorm_backward_scale(dx_scale, DY, X, W, rows, C);
+    for (size_t i = 0; i < n; i++) dx_scale[i] += fabs(dx0[i]);
+    free(X), free(W), free(B), free(DY);
     tt_gpu_buf bx = tt_gtest_up(x, n), bwb = tt_gtest_up(wb, 2 * (size_t)C + 3), bout = tt_gtest_poisoned(n),
                bst = tt_gtest_poisoned(2 * (size_t)rows);
     tt_gpu_buf bdy = tt_gtest_up(dy, n), bdx = tt_gtest_up(dx0, n), bg = tt_gtest_up(g0, 2 * (size_t)C + 3);
@@ -537,12 +515,11 @@ TT_TEST(test_bias_backward) {
         tt_status st;
         int rows = shapes[i][0], N = shapes[i][1];
         float *d = tt_gtest_rnd((size_t)rows * N, -1, 1), *g0 = tt_gtest_rnd((size_t)N + 2, -1, 1);
-        double *ref = malloc((size_t)N * sizeof *ref);
-        for (int n = 0; n < N; n++) {
-            double s = g0[2 + n];
-            for (int r = 0; r < rows; r++) s += d[(size_t)r * N + n];
-            ref[n] = s;
-        }
+        /* the kernel accumulates: ref = g0 + dbias */
+        double *D = ref_from_float(d, (size_t)rows * N), *ref = ref_alloc((size_t)N);
+        ref_matmul_backward(NULL, NULL, ref, D, NULL, NULL, rows, 0, N);
+        for (int n = 0; n < N; n++) ref[n] += g0[2 + n];
+        free(D);
         tt_gpu_buf bd = tt_gtest_up(d, (size_t)rows * N), bg = tt_gtest_up(g0, (size_t)N + 2);
         tt_gpu_buf part = tt_gtest_poisoned(tt_gop_colsum_part_elems(rows, N));
         tt_gsite s[2];
@@ -559,10 +536,6 @@ TT_TEST(test_bias_backward) {
 }
 
 /* ---- gelu (and through it the fp32 erf) ---- */
-static double gelu_ref(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
-static double gelu_grad_ref(double x) {
-    return 0.5 * (1.0 + erf(x / sqrt(2.0))) + x * exp(-0.5 * x * x) / sqrt(2.0 * M_PI);
-}
 
 TT_TEST(test_gelu) {
     tt_status st;
@@ -573,11 +546,10 @@ TT_TEST(test_gelu) {
     x[2000] = 0.0f, x[2001] = -0.0f, x[2002] = 0.70710678f, x[2003] = -0.70710678f, x[2004] = 12.0f,
     x[2005] = -12.0f, x[2006] = 1e-30f, x[2007] = -30.0f;
     float *d = tt_gtest_rnd(n, -1, 1);
-    double *ry = malloc(n * sizeof *ry), *rd = malloc(n * sizeof *rd);
-    for (size_t i = 0; i < n; i++) {
-        ry[i] = gelu_ref(x[i]);
-        rd[i] = d[i] * gelu_grad_ref(x[i]);
-    }
+    double *X = ref_from_float(x, n), *Dd = ref_from_float(d, n), *ry = ref_alloc(n), *rd = ref_alloc(n);
+    ref_gelu_forward(ry, X, n);
+    ref_gelu_backward(rd, X, Dd, n);
+    free(X), free(Dd);
     tt_gpu_buf bx = tt_gtest_up(x, n), by = tt_gtest_poisoned(n), bd = tt_gtest_up(d, n);
     tt_gsite s[2];
     tt_gtest_die_on(tt_gop_gelu_forward(&O, &s[0], tt_gtest_R(by), tt_gtest_R(bx), n, &st), &st, "gelu plan");
@@ -615,18 +587,15 @@ TT_TEST(test_embedding) {
         /* params: [junk 2][wte V*C][wpe T*C] */
         size_t np = 2 + (size_t)V * C + (size_t)T * C;
         float *p = tt_gtest_rnd(np, -1, 1), *dout = tt_gtest_rnd(n, -1, 1), *g0 = tt_gtest_rnd(np, -1, 1);
-        double *out = malloc(n * sizeof *out), *g = malloc(np * sizeof *g);
-        for (size_t i = 0; i < np; i++) g[i] = g0[i];
+        /* the inputs: the first T of each row of T + 1 tokens; the gradients accumulate into g0 */
+        int32_t *inp = malloc((size_t)B * T * sizeof *inp);
         for (int b = 0; b < B; b++)
-            for (int t = 0; t < T; t++) {
-                uint32_t tk = tok[(size_t)b * (T + 1) + t];
-                for (int c = 0; c < C; c++) {
-                    size_t o = ((size_t)b * T + t) * C + c;
-                    out[o] = (double)p[2 + (size_t)tk * C + c] + p[2 + (size_t)V * C + (size_t)t * C + c];
-                    g[2 + (size_t)tk * C + c] += dout[o];
-                    g[2 + (size_t)V * C + (size_t)t * C + c] += dout[o];
-                }
-            }
+            for (int t = 0; t < T; t++) inp[b * T + t] = (int32_t)tok[(size_t)b * (T + 1) + t];
+        double *P = ref_from_float(p, np), *Dout = ref_from_float(dout, n), *out = ref_alloc(n), *g = ref_alloc(np);
+        ref_embedding_forward(out, inp, P + 2, P + 2 + (size_t)V * C, B, T, C);
+        ref_embedding_backward(g + 2, g + 2 + (size_t)V * C, Dout, inp, B, T, C, V);
+        for (size_t i = 0; i < np; i++) g[i] += g0[i];
+        free(inp), free(P), free(Dout);
         tt_gpu_buf btok = tt_gtest_up(tok, ntok + V + 1 + (size_t)B * T), bp = tt_gtest_up(p, np),
                    bout = tt_gtest_poisoned(n), bd = tt_gtest_up(dout, n), bg = tt_gtest_up(g0, np);
         tt_gsite s[3];
@@ -655,18 +624,12 @@ TT_TEST(test_crossentropy) {
             tok[i] = (uint32_t)tt_rand_below(5, TT_STREAM_TEST, i + si * 977, (uint64_t)V);
         float *lg = tt_gtest_rnd(n, -8, 8);
         double gs = 1.0 / (rows * 2.0), ls = 1.0 / (rows * 3.0);
-        double *dl = malloc(n * sizeof *dl), *loss = malloc((size_t)rows * sizeof *loss), total = 0;
-        for (int r = 0; r < rows; r++) {
-            const float *x = lg + (size_t)r * V;
-            double mx = -1e300, s = 0;
-            for (int i = 0; i < V; i++) mx = x[i] > mx ? x[i] : mx;
-            for (int i = 0; i < V; i++) s += exp(x[i] - mx);
-            double lse = mx + log(s);
-            uint32_t tg = tok[(size_t)(r / T) * (T + 1) + r % T + 1];
-            loss[r] = lse - x[tg];
-            total += loss[r];
-            for (int i = 0; i < V; i++) dl[(size_t)r * V + i] = (exp(x[i] - lse) - (i == (int)tg)) * gs;
-        }
+        /* the targets: the last T of each row of T + 1 tokens */
+        int32_t *tgt = malloc((size_t)rows * sizeof *tgt);
+        for (int r = 0; r < rows; r++) tgt[r] = (int32_t)tok[(size_t)(r / T) * (T + 1) + r % T + 1];
+        double *L = ref_from_float(lg, n), *dl = ref_alloc(n), *loss = ref_alloc((size_t)rows);
+        double total = rows * ref_crossentropy_forward(loss, dl, L, tgt, rows, V, gs);
+        free(tgt), free(L);
         tt_gstep sp;
         memset(&sp, 0, sizeof sp);
         sp.grad_scale = (float)gs;
@@ -703,19 +666,11 @@ static void adamw_case(size_t n, float clip, uint64_t seed) {
     memset(&sp, 0, sizeof sp);
     sp.lr = 1e-2f, sp.b1 = 0.9f, sp.b2 = 0.95f, sp.eps = 1e-8f, sp.wd = 0.1f, sp.clip = clip;
     sp.bc1 = 1.0f - powf(0.9f, 3), sp.bc2 = 1.0f - powf(0.95f, 3);
-    double ss = 0;
-    for (size_t i = 0; i < n; i++) ss += (double)g[i] * g[i];
-    double norm = sqrt(ss);
-    double scale = (clip > 0 && norm > clip) ? clip / (norm + 1e-6) : 1.0;
-    double *rp = malloc(n * sizeof *rp), *rm = malloc(n * sizeof *rm), *rv = malloc(n * sizeof *rv);
-    for (size_t i = 0; i < n; i++) {
-        double gg = g[i] * scale, pp = p[i];
-        if ((mask[i >> 5] >> (i & 31)) & 1) pp -= (double)sp.lr * sp.wd * pp;
-        rm[i] = sp.b1 * (double)m[i] + (1 - (double)sp.b1) * gg;
-        rv[i] = sp.b2 * (double)v[i] + (1 - (double)sp.b2) * gg * gg;
-        pp -= sp.lr * (rm[i] / sp.bc1) / (sqrt(rv[i] / sp.bc2) + sp.eps);
-        rp[i] = pp;
-    }
+    const tt_optim_args opt = {.lr = sp.lr, .beta1 = sp.b1, .beta2 = sp.b2, .eps = sp.eps, .weight_decay = sp.wd,
+                               .clip = sp.clip, .bc1 = sp.bc1, .bc2 = sp.bc2};
+    double *rp = ref_from_float(p, n), *rm = ref_from_float(m, n), *rv = ref_from_float(v, n), *G = ref_from_float(g, n);
+    double norm = ref_adamw_update_masked(rp, G, rm, rv, mask, n, &opt);
+    free(G);
     tt_gtest_die_on(tt_gops_set_step(&O, &sp, &st), &st, "step uniforms");
     tt_gpu_buf bp = tt_gtest_up(p, n), bg = tt_gtest_up(g, n), bm = tt_gtest_up(m, n), bv = tt_gtest_up(v, n),
                bmask = tt_gtest_up(mask, nw);
