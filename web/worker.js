@@ -56,7 +56,7 @@ function call(name, ...args) {
 // C entry points that can reach a GPU wait (buffer mapping, error scopes).
 const GPU_ASYNC_EXPORTS = ['tt_web_init', 'tt_web_init_from', 'tt_web_load', 'tt_web_advance', 'tt_web_checkpoint',
   'tt_web_sample_start', 'tt_web_free', 'tt_web_gpu_selftest', 'tt_web_inspect'];
-// JS imports of src/web/device_web.js that may return a Promise.
+// JS imports of src/webgpu/device_web.js that may return a Promise.
 const GPU_ASYNC_IMPORTS = ['ttjs_gpu_read_finish', 'ttjs_gpu_check'];
 function heap() {
   // With pthreads + memory growth another thread may have grown the heap.

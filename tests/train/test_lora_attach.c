@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/checkpoint.h"
+#include "train/checkpoint.h"
 #include "train/data.h"
 #include "lora.h"
 #include "model.h"

@@ -1,5 +1,5 @@
 // webgpu.test.mjs — the browser WebGPU path: the device layer's self-test
-// (src/web/web_gpu_selftest.c through src/web/device_web.js), and training on
+// (src/web/web_gpu_selftest.c through src/webgpu/device_web.js), and training on
 // WebGPU in the page matching the WASM engine step by step within 0.1%, and a
 // checkpoint uploaded with WebGPU chosen continuing on WebGPU as the CLI does.
 // Headless Chromium with --enable-unsafe-webgpu exposes a SwiftShader adapter
