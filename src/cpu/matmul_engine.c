@@ -1,6 +1,6 @@
-/* matmul.c — the matrix-multiply engine of the CPU backend and the
- * linear-layer ops built on it (ops.h): matmul (plain, + residual, + GELU),
- * the fused q/k/v projection and the tied output head.
+/* matmul_engine.c — the matrix-multiply engine of the CPU backend
+ * (matmul_engine.h): C(M,N) (+)= sum over segments of A_s . B_s, packed,
+ * tiled and threaded; the linear-layer ops over it are matmul.c.
  *
  * Design (one source for every ISA through simd.h):
  *  - phase 1 packs B once per op into shared scratch: K blocks of KC rows,
@@ -45,76 +45,15 @@
  *    dinp), so the MLP needs no separate pass over its (N, 4C) activations;
  *  - a single-row forward (the sampler's one token) skips the packing and
  *    runs the same chain per output column straight from the weight rows
- *    (matvec below): the same bits as the engine, at the cost of one read
+ *    (matmul.c): the same bits as the engine, at the cost of one read
  *    of the weights.
  * MM_KC / MM_UNITS / MM_MR / MM_NV / MM_MC_TILES / MM_NC_TILES / MM_KUNROLL
  * can be overridden at compile time (bench/ and dev/ harnesses). */
-#include <string.h>
 
-#include "ops_internal.h"
-
-/* ---- the engine: C(M,N) (+)= sum over segments of A_s(M,K_s) . B_s(K_s,N) ----
- * A_s element (i,k) is A[i*lda + k] (transA = 0) or A[k*lda + i] (transA = 1);
- * B_s element (k,j) is B[k*ldb + j] (transB = 0) or B[j*ldb + k] (transB = 1).
- * Initial value of C: its old contents if accumulate, else
- * bias[j] (if bias) + R[i*ldr + j] (if R). The K dimension of all segments is
- * one chain: every output element is acc = init, then acc += a*b for every k
- * of every segment in order, independent of tiling and thread count. */
-typedef struct {
-    const float *A;
-    size_t lda;
-    int transA;
-    const float *B;
-    size_t ldb;
-    int transB;
-    int K;
-} tt_mm_seg;
-
-typedef struct {
-    int M, N;
-    int nseg;
-    tt_mm_seg seg[3];
-    float *C;
-    size_t ldc;
-    int accumulate;
-    const float *bias;
-    const float *R;
-    size_t ldr;
-    /* epilogues on the final value (row stride ldc): gelu_out = gelu(C), and
-     * C = acc * gelu'(gelu_in) (the GELU backward fused into a dinp product) */
-    float *gelu_out;
-    const float *gelu_in;
-    /* filled by tt_mm_plan */
-    int mc, nc, mb, nb, npanel;
-    float *pb;             /* packed B, segment s at pb + seg_off[s] */
-    size_t seg_off[3];
-    int64_t pack_chunks;   /* sum over segments of K blocks x panels */
-    int dbuf;              /* B packed one K slice at a time into two buffers (see set_run) */
-    int pack_slice;        /* a double-buffered job's pack task: the K slice it packs */
-    float *colsum;         /* with dbuf: colsum[j] += sum over k of B(k, j), summed by the output
-                            * blocks of row 0 in their compute phases (the bias gradient of a
-                            * weight-gradient product; NULL: none) */
-    int rowpack;           /* B (plain, one segment) is packed by row chunks (weight gradients) */
-    int packa;             /* a transposed A (one segment) is packed into MR-row panels at pa
-                            * (the ops whose scratch functions count it set this) */
-    float *pa;             /* packed A: K block kb at pa + kblock_off(kb, mpad), tile i/MR at
-                            * + (i/MR) * kc * MR, element (r, k) at + k * MR + r, rows past M zero */
-    size_t mpad;           /* M rounded up to MR */
-    int packs_a;           /* this job packs pa (0: an earlier job of the set packs the same A there) */
-    int ktotal;            /* K of the whole chain (all segments) */
-    int k0, k1;            /* this compute phase: K blocks whose chain offset is in [k0, k1) */
-    tt_cpu *cpu;
-} tt_mm_job;
+#include "matmul_engine.h"
 
 static inline int64_t tt_mm_units(const tt_mm_job *j) { return (int64_t)j->mb * j->nb; }
 
-/* column sums: db[j] += sum_i dout[i*ld + j], chunks of TT_COLSUM_W columns */
-typedef struct {
-    float *db;
-    const float *dout;
-    size_t ld;
-    int N, OC;
-} tt_colsum_job;
 #define TT_COLSUM_W (4 * TT_VW)
 static inline int64_t tt_colsum_chunks(int OC) { return (OC + TT_COLSUM_W - 1) / TT_COLSUM_W; }
 
@@ -673,14 +612,6 @@ static void tt_colsum_task(void *arg, int64_t chunk, int tid) {
 
 /* ---- running a set of matmul jobs (+ column sums) in one wake ---- */
 
-typedef struct {
-    tt_mm_job *jobs[4];
-    int n;
-    tt_colsum_job *cs[3];
-    int ncs;
-    const char *op; /* for the error message */
-} mm_set;
-
 /* phase 2's tasks: the costliest chunks first (a weight gradient's blocks
  * run the whole token slice, column sums read N rows), so the short ones
  * fill in at the end instead of a few long ones trailing while the other
@@ -812,13 +743,13 @@ static void stagger_pack(tt_phase *ph, mm_slots *s, int nthreads) {
  * reloaded between slices (exact), so every element keeps its chain. */
 
 /* a column sum that a double-buffered job of the set computes while packing */
-static int summed_in_pack(const mm_set *m, const tt_colsum_job *cs) {
+static int summed_in_pack(const tt_mm_set *m, const tt_colsum_job *cs) {
     for (int i = 0; i < m->n; i++)
         if (m->jobs[i]->colsum == cs->db) return 1;
     return 0;
 }
 
-static void set_run(tt_cpu *cpu, mm_set *m) {
+void tt_mm_set_run(tt_cpu *cpu, tt_mm_set *m) {
     size_t need = 0;
     for (int i = 0; i < m->n; i++) need += tt_mm_plan(m->jobs[i], cpu, cpu->scratch + need);
     if (!tt_cpu_need(cpu, need, m->n ? tt_matmul_thread_scratch() : 0, m->op)) return;
@@ -901,28 +832,16 @@ static void set_run(tt_cpu *cpu, mm_set *m) {
     }
 }
 
-static tt_mm_job nn_job(float *C, size_t ldc, const float *A, size_t lda, const float *B, size_t ldb, int M, int N, int K) {
-    tt_mm_job j;
-    memset(&j, 0, sizeof j);
-    j.M = M;
-    j.N = N;
-    j.nseg = 1;
-    j.seg[0] = (tt_mm_seg){A, lda, 0, B, ldb, 0, K};
-    j.C = C;
-    j.ldc = ldc;
-    return j;
-}
-
 /* ---- a general product for other op files (ops_internal.h) ---- */
 
 void tt_mm_gemm(tt_cpu *cpu, float *C, size_t ldc, int accumulate, const float *A, size_t lda, int transA,
                 const float *B, size_t ldb, int transB, int M, int N, int K, const char *op) {
-    tt_mm_job m = nn_job(C, ldc, A, lda, B, ldb, M, N, K);
+    tt_mm_job m = tt_mm_nn_job(C, ldc, A, lda, B, ldb, M, N, K);
     m.seg[0].transA = transA;
     m.seg[0].transB = transB;
     m.accumulate = accumulate;
-    mm_set set = {{&m}, 1, {0}, 0, op};
-    set_run(cpu, &set);
+    tt_mm_set set = {{&m}, 1, {0}, 0, op};
+    tt_mm_set_run(cpu, &set);
 }
 
 size_t tt_mm_gemm_scratch(int N, int K) { return tt_mm_packed_floats(N, K); }
@@ -944,196 +863,4 @@ size_t tt_qkv_backward_scratch(int N, int C) {
 size_t tt_head_forward_scratch(int N, int C, int V) { (void)N; return tt_mm_packed_floats(V, C); }
 size_t tt_head_backward_scratch(int N, int C, int V) {
     return tt_mm_packed_floats(C, V) + tt_mm_dw_floats(C, N) + tt_mm_packed_a_floats(V, N);
-}
-
-/* ---- single-row forward: out (OC) = inp (C) . W (C,OC) + bias (+ R) ----
- * Column chunks of MV_COLS; each output column is the engine's chain
- * (init = bias + R, then += inp[k] * W[k][j] in k order), read straight from
- * the rows of W. Run inline below MV_PARALLEL multiply-adds, where waking the
- * pool costs more than the work. */
-#define MV_COLS 256
-#define MV_PARALLEL (1 << 15)
-
-static void mv_task(void *arg, int64_t chunk, int tid) {
-    (void)tid;
-    const tt_mm_job *j = arg;
-    const tt_mm_seg *sg = &j->seg[0];
-    int j0 = (int)chunk * MV_COLS, n = TT_MIN(j->N - j0, MV_COLS), nv = n - n % TT_VW;
-    float acc[MV_COLS + TT_VW] __attribute__((aligned(64)));
-    for (int c = 0; c < n; c++) {
-        acc[c] = j->bias ? j->bias[j0 + c] : 0.0f;
-        if (j->R) acc[c] += j->R[j0 + c];
-    }
-    for (int k = 0; k < sg->K; k++) {
-        const float *w = sg->B + (size_t)k * sg->ldb + j0;
-        float x = sg->A[k];
-        tt_vf xv = tt_vdup(x);
-        int c = 0;
-        for (; c < nv; c += TT_VW) tt_vstore(acc + c, tt_vload(acc + c) + xv * tt_vload(w + c));
-        for (; c < n; c++) acc[c] += x * w[c];
-    }
-    memcpy(j->C + j0, acc, (size_t)n * sizeof(float));
-    if (j->gelu_out) {
-        for (int c = n; c < nv + TT_VW; c++) acc[c] = 0.0f;
-        for (int c = 0; c < n; c += TT_VW) tt_vstore(acc + c, tt_vgelu(tt_vload(acc + c)));
-        memcpy(j->gelu_out + j0, acc, (size_t)n * sizeof(float));
-    }
-}
-
-static void mv_run(tt_cpu *cpu, tt_mm_job *j) {
-    int64_t chunks = (j->N + MV_COLS - 1) / MV_COLS;
-    if ((int64_t)j->seg[0].K * j->N >= MV_PARALLEL) tt_cpu_run1(cpu, mv_task, j, chunks);
-    else
-        for (int64_t c = 0; c < chunks; c++) mv_task(j, c, 0);
-}
-
-/* ---- the linear-layer ops ---- */
-
-static void mm_forward(tt_cpu *cpu, float *out, float *gelu_out, const float *inp, const float *weight, const float *bias,
-                       const float *resid, int N, int C, int OC, const char *op) {
-    tt_mm_job m = nn_job(out, (size_t)OC, inp, (size_t)C, weight, (size_t)OC, N, OC, C);
-    m.bias = bias;
-    m.R = resid;
-    m.ldr = (size_t)OC;
-    m.gelu_out = gelu_out;
-    if (N == 1) {
-        mv_run(cpu, &m);
-        return;
-    }
-    mm_set set = {{&m}, 1, {0}, 0, op};
-    set_run(cpu, &set);
-}
-
-void tt_matmul_forward(tt_cpu *cpu, float *out, const float *inp, const float *weight, const float *bias, int N, int C,
-                       int OC) {
-    mm_forward(cpu, out, NULL, inp, weight, bias, NULL, N, C, OC, "matmul forward");
-}
-
-void tt_matmul_residual_forward(tt_cpu *cpu, float *out, const float *inp, const float *weight, const float *bias,
-                                const float *resid, int N, int C, int OC) {
-    mm_forward(cpu, out, NULL, inp, weight, bias, resid, N, C, OC, "matmul forward");
-}
-
-void tt_matmul_gelu_forward(tt_cpu *cpu, float *pre, float *out, const float *inp, const float *weight,
-                            const float *bias, int N, int C, int OC) {
-    mm_forward(cpu, pre, out, inp, weight, bias, NULL, N, C, OC, "matmul forward");
-}
-
-static void mm_backward(tt_cpu *cpu, float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                        const float *weight, const float *gelu_inp, int N, int C, int OC) {
-    mm_set set;
-    memset(&set, 0, sizeof set);
-    set.op = "matmul backward";
-    tt_mm_job md, mw;
-    tt_colsum_job cs;
-    if (dinp) {
-        /* dinp (N,C) = dout (N,OC) . weight^T: B(k=oc, j=c) = weight[c*OC + oc] */
-        md = nn_job(dinp, (size_t)C, dout, (size_t)OC, weight, (size_t)OC, N, C, OC);
-        md.seg[0].transB = 1;
-        md.gelu_in = gelu_inp;
-        set.jobs[set.n++] = &md;
-    }
-    if (dweight) {
-        /* dweight (C,OC) += inp^T (C,N) . dout (N,OC): A(i=c, k=n) = inp[n*C + c] */
-        mw = nn_job(dweight, (size_t)OC, inp, (size_t)C, dout, (size_t)OC, C, OC, N);
-        mw.seg[0].transA = 1;
-        mw.packa = 1;
-        mw.accumulate = 1;
-        mw.colsum = dbias; /* B is dout: the bias gradient is its column sums */
-        set.jobs[set.n++] = &mw;
-    }
-    if (dbias) {
-        cs = (tt_colsum_job){dbias, dout, (size_t)OC, N, OC};
-        set.cs[set.ncs++] = &cs;
-    }
-    if (set.n || set.ncs) set_run(cpu, &set);
-}
-
-void tt_matmul_backward(tt_cpu *cpu, float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                        const float *weight, int N, int C, int OC) {
-    mm_backward(cpu, dinp, dweight, dbias, dout, inp, weight, NULL, N, C, OC);
-}
-
-void tt_matmul_gelu_backward(tt_cpu *cpu, float *dinp, float *dweight, float *dbias, const float *dout,
-                             const float *inp, const float *weight, const float *gelu_inp, int N, int C, int OC) {
-    mm_backward(cpu, dinp, dweight, dbias, dout, inp, weight, gelu_inp, N, C, OC);
-}
-
-void tt_qkv_forward(tt_cpu *cpu, float *qkv, const float *inp, const float *wq, const float *bq, const float *wk,
-                    const float *bk, const float *wv, const float *bv, int N, int C) {
-    tt_mm_job m[3];
-    const float *w[3] = {wq, wk, wv}, *b[3] = {bq, bk, bv};
-    mm_set set;
-    memset(&set, 0, sizeof set);
-    set.op = "qkv forward";
-    for (int i = 0; i < 3; i++) {
-        m[i] = nn_job(qkv + (size_t)i * C, (size_t)3 * C, inp, (size_t)C, w[i], (size_t)C, N, C, C);
-        m[i].bias = b[i];
-        set.jobs[set.n++] = &m[i];
-    }
-    set_run(cpu, &set);
-}
-
-void tt_qkv_backward(tt_cpu *cpu, float *dinp, float *dwq, float *dbq, float *dwk, float *dbk, float *dwv, float *dbv,
-                     const float *dqkv, const float *inp, const float *wq, const float *wk, const float *wv, int N,
-                     int C) {
-    mm_set set;
-    memset(&set, 0, sizeof set);
-    set.op = "qkv backward";
-    tt_mm_job md, mw[3];
-    tt_colsum_job cs[3];
-    const float *w[3] = {wq, wk, wv};
-    float *dw[3] = {dwq, dwk, dwv}, *db[3] = {dbq, dbk, dbv};
-    if (dinp) {
-        /* dinp = dq . wq^T + dk . wk^T + dv . wv^T: one K chain of three segments */
-        md = nn_job(dinp, (size_t)C, dqkv, (size_t)3 * C, wq, (size_t)C, N, C, C);
-        md.nseg = 3;
-        for (int i = 0; i < 3; i++) md.seg[i] = (tt_mm_seg){dqkv + (size_t)i * C, (size_t)3 * C, 0, w[i], (size_t)C, 1, C};
-        set.jobs[set.n++] = &md;
-    }
-    for (int i = 0; i < 3; i++) {
-        if (dw[i]) {
-            mw[i] = nn_job(dw[i], (size_t)C, inp, (size_t)C, dqkv + (size_t)i * C, (size_t)3 * C, C, C, N);
-            mw[i].seg[0].transA = 1;
-            mw[i].packa = 1;
-            mw[i].accumulate = 1;
-            mw[i].colsum = db[i];
-            set.jobs[set.n++] = &mw[i];
-        }
-        if (db[i]) {
-            cs[i] = (tt_colsum_job){db[i], dqkv + (size_t)i * C, (size_t)3 * C, N, C};
-            set.cs[set.ncs++] = &cs[i];
-        }
-    }
-    if (set.n || set.ncs) set_run(cpu, &set);
-}
-
-void tt_head_forward(tt_cpu *cpu, float *logits, const float *inp, const float *wte, int N, int C, int V) {
-    /* logits (N,V) = inp (N,C) . wte^T: B(k=c, j=v) = wte[v*C + c] */
-    tt_mm_job m = nn_job(logits, (size_t)V, inp, (size_t)C, wte, (size_t)C, N, V, C);
-    m.seg[0].transB = 1;
-    mm_set set = {{&m}, 1, {0}, 0, "head forward"};
-    set_run(cpu, &set);
-}
-
-void tt_head_backward(tt_cpu *cpu, float *dinp, float *dwte, const float *dlogits, const float *inp, const float *wte,
-                      int N, int C, int V) {
-    mm_set set;
-    memset(&set, 0, sizeof set);
-    set.op = "head backward";
-    tt_mm_job md, mw;
-    if (dinp) {
-        /* dinp (N,C) = dlogits (N,V) . wte (V,C) */
-        md = nn_job(dinp, (size_t)C, dlogits, (size_t)V, wte, (size_t)C, N, C, V);
-        set.jobs[set.n++] = &md;
-    }
-    if (dwte) {
-        /* dwte (V,C) += dlogits^T (V,N) . inp (N,C) */
-        mw = nn_job(dwte, (size_t)C, dlogits, (size_t)V, inp, (size_t)C, V, C, N);
-        mw.seg[0].transA = 1;
-        mw.packa = 1;
-        mw.accumulate = 1;
-        set.jobs[set.n++] = &mw;
-    }
-    if (set.n) set_run(cpu, &set);
 }
