@@ -19,6 +19,9 @@ it; the exit status is 1 when there is any, 0 otherwise.
   include_layers.py [--src DIR] [--objects DIR ...] [--layers SPEC]
 SPEC overrides LAYERS: layers bottom first separated by '<', folders of a
 layer by spaces; '.' is src/ itself ("'.' < io < cpu webgpu < ...").
+--file-layers "FOLDER: a < b < c" (repeatable) overrides FILE_LAYERS: within
+FOLDER, the objects of a.c, b.c, c.c may reference only symbols of files
+before them in that order (with --objects).
 """
 import argparse
 import os
@@ -35,6 +38,12 @@ LAYERS = [
     ["train"],           # the run: options, data, state, loop, checkpoint, HF export, peft
     ["cli", "web"],      # front-ends
 ]
+
+# files of one folder that must call one way too (link level), bottom first:
+# the WebGPU backend's planner, scheduler, recorder/runner and its driver
+FILE_LAYERS = {
+    "webgpu": ["plan", "schedule", "step", "profile", "backend"],
+}
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
@@ -112,7 +121,7 @@ def object_files(objdirs):
                 parts = os.path.relpath(path, d).split(os.sep)
                 if "src" in parts:
                     i = len(parts) - 1 - parts[::-1].index("src")
-                    objs[path] = "/".join(parts[i + 1:])
+                    objs[path] = os.path.splitext("/".join(parts[i + 1:]))[0]  # src/ relative source
     return objs
 
 
@@ -128,16 +137,35 @@ def link_edges(objdirs):
         info[path] = (rel, undefined)
         for s in defined:
             where.setdefault(s, set()).add(folder_of(rel))
-    edges = {}
+    file_where = {}  # symbol -> files (src/ relative) defining it
+    for path, rel in objs.items():
+        for s in syms[path][0]:
+            file_where.setdefault(s, set()).add(rel)
+    edges, file_edges = {}, {}
     for path, (rel, undefined) in sorted(info.items()):
         a = folder_of(rel)
         for s in sorted(undefined):
             folders = where.get(s, set())
-            if not folders or a in folders:
-                continue
-            for b in sorted(folders):
-                edges.setdefault((a, b), []).append(f"{rel} uses {s}")
-    return edges
+            if folders and a not in folders:
+                for b in sorted(folders):
+                    edges.setdefault((a, b), []).append(f"{rel} uses {s}")
+            for other in sorted(file_where.get(s, ())):
+                if other != rel and folder_of(other) == a:
+                    file_edges.setdefault((rel, other), []).append(s)
+    return edges, file_edges
+
+
+def check_files(file_edges, file_layers, problems):
+    """file edges inside a folder of file_layers must point to an earlier file"""
+    for (a, b), syms in sorted(file_edges.items()):
+        folder = folder_of(a)
+        order = file_layers.get(folder)
+        if not order:
+            continue
+        na, nb = (os.path.splitext(os.path.basename(x))[0] for x in (a, b))
+        if na in order and nb in order and order.index(nb) >= order.index(na):
+            problems.append(f"link: {a} -> {b} points to a later file of {folder}/ "
+                            f"({' < '.join(order)}): {', '.join(syms[:4])}")
 
 
 def cycles(edges):
@@ -202,9 +230,14 @@ def main():
     ap.add_argument("--src", default=os.path.join(here, "..", "..", "src"))
     ap.add_argument("--objects", action="append", default=[], help="folder of CMake object files (ttcore_obj.dir)")
     ap.add_argument("--layers", help="layer order, bottom first: \". < io < cpu webgpu < ...\"")
+    ap.add_argument("--file-layers", action="append", default=[], help="\"FOLDER: a < b < c\"")
     args = ap.parse_args()
 
     layers = parse_layers(args.layers) if args.layers else LAYERS
+    file_layers = dict(FILE_LAYERS)
+    for spec in args.file_layers:
+        folder, _, order = spec.partition(":")
+        file_layers[folder.strip()] = [f.strip() for f in order.split("<") if f.strip()]
     rank = {f: i for i, layer in enumerate(layers) for f in layer}
     src = os.path.abspath(args.src)
     problems = []
@@ -219,11 +252,14 @@ def main():
     check("include", inc, rank, problems)
     n_link = 0
     if args.objects:
-        lk = link_edges(args.objects)
+        lk, fe = link_edges(args.objects)
         n_link = len(lk)
         check("link", lk, rank, problems)
+        check_files(fe, file_layers, problems)
 
     order = " < ".join(" ".join(layer) for layer in layers)
+    if args.objects:
+        order += "".join(f"; {f}/: {' < '.join(o)}" for f, o in sorted(file_layers.items()))
     if problems:
         print("\n".join(problems))
         print(f"FAIL: src/ layering ({order}): {len(problems)} line(s) above")

@@ -79,6 +79,14 @@ printf 'int io_fn(void) { return 2; }\n' > "$tmp/json.c"
 "$CC" -c "$tmp/json.c" -o "$O/io/json.c.o"
 expect_pass "clean objects" --src "$F" --layers "$LAY" --objects "$tmp/obj"
 
+# file order inside a folder: train/plan.c calls into train/state.c, which
+# comes later in "plan < state" (and is fine in "state < plan")
+printf 'int train_fn(void);\nint plan_fn(void) { return train_fn(); }\n' > "$tmp/plan.c"
+"$CC" -c "$tmp/plan.c" -o "$O/train/plan.c.o"
+expect_fail "call to a later file" "link: train/plan.c -> train/state.c points to a later file of train/" \
+    --src "$F" --layers "$LAY" --objects "$tmp/obj" --file-layers "train: plan < state"
+expect_pass "call to an earlier file" --src "$F" --layers "$LAY" --objects "$tmp/obj" --file-layers "train: state < plan"
+
 if [ "$fails" -ne 0 ]; then
     echo "FAIL: the layering check missed $fails planted fault(s)"
     exit 1
