@@ -80,7 +80,7 @@ target_link_options(tinytrain_web PRIVATE -sPTHREAD_POOL_SIZE=Module.ttPoolSize 
 
 tt_web_module(tinytrain_web_st ttweb_st ${TT_WEB_DEVICE})
 
-tt_web_module(tinytrain_web_gpu ttweb_st ${TT_WEB_DEVICE} ${TT_WEB_DIR}/web_gpu_selftest.c)
+tt_web_module(tinytrain_web_gpu ttweb_st ${TT_WEB_DEVICE})
 target_compile_definitions(tinytrain_web_gpu PRIVATE TT_WEB_GPU)
 target_link_options(tinytrain_web_gpu PRIVATE --js-library ${TT_WEB_JSLIB})
 set_property(TARGET tinytrain_web_gpu APPEND PROPERTY LINK_DEPENDS ${TT_WEB_JSLIB})
