@@ -14,7 +14,7 @@
 #   tinytrain_web_st   the same, single-threaded (SIMD128, no SharedArrayBuffer):
 #                      used when the page is not cross-origin isolated.
 #   tinytrain_web_gpu  the WebGPU module: single-threaded SIMD core + the
-#                      browser device layer (src/web/device_web.c + .js over
+#                      browser device layer (src/webgpu/device_web.c + .js over
 #                      navigator.gpu). The device layer's two waits (buffer
 #                      mapping, error scopes) suspend the C caller through
 #                      JSPI (WebAssembly.Suspending / promising, set up by
@@ -36,8 +36,8 @@ endif()
 
 set(TT_WEB_DIR ${CMAKE_SOURCE_DIR}/src/web)
 set(TT_WEB_API_SRC ${TT_WEB_DIR}/web_api.c ${TT_WEB_DIR}/web_sample.c ${TT_WEB_DIR}/web_inspect.c)
-set(TT_WEB_DEVICE ${TT_WEB_DIR}/device_web.c)
-set(TT_WEB_JSLIB ${TT_WEB_DIR}/device_web.js)
+set(TT_WEB_DEVICE ${CMAKE_SOURCE_DIR}/src/webgpu/device_web.c)
+set(TT_WEB_JSLIB ${CMAKE_SOURCE_DIR}/src/webgpu/device_web.js)
 set(TT_WEB_OUT ${CMAKE_BINARY_DIR}/web)
 file(MAKE_DIRECTORY ${TT_WEB_OUT})
 
@@ -70,7 +70,6 @@ set(TT_WEB_COMMON_LINK
 
 function(tt_web_module name core)
   add_executable(${name} ${TT_WEB_API_SRC} ${ARGN})
-  target_include_directories(${name} PRIVATE ${TT_WEB_DIR})
   target_link_libraries(${name} ${core})
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${TT_WEB_OUT} SUFFIX ".js")
   target_link_options(${name} PRIVATE ${TT_WEB_COMMON_LINK})
@@ -81,7 +80,7 @@ target_link_options(tinytrain_web PRIVATE -sPTHREAD_POOL_SIZE=Module.ttPoolSize 
 
 tt_web_module(tinytrain_web_st ttweb_st ${TT_WEB_DEVICE})
 
-tt_web_module(tinytrain_web_gpu ttweb_st ${TT_WEB_DEVICE} ${TT_WEB_DIR}/web_gpu_selftest.c)
+tt_web_module(tinytrain_web_gpu ttweb_st ${TT_WEB_DEVICE})
 target_compile_definitions(tinytrain_web_gpu PRIVATE TT_WEB_GPU)
 target_link_options(tinytrain_web_gpu PRIVATE --js-library ${TT_WEB_JSLIB})
 set_property(TARGET tinytrain_web_gpu APPEND PROPERTY LINK_DEPENDS ${TT_WEB_JSLIB})

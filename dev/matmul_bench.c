@@ -6,7 +6,7 @@
  * operands allocated once for the largest spec and filled from one repeated
  * block of random values, so a list of step-sized products costs seconds of
  * setup instead of minutes of random numbers. Kernel variants are A/B'd by
- * separate runs under TT_WEBGPU_WGSL_DIR (dev/matmul/ab.sh).
+ * separate runs under TT_WEBGPU_WGSL_DIR (dev/matmul/README.md).
  *
  *   build/dev_matmul_bench [reps=N] [trials=N] [unroll=0|1] [fill=uniform|gauss|zero] SPEC...
  *

@@ -53,8 +53,8 @@ static int match(const tt_gsite *s, const char *pat) {
 
 /* set x of every matching site of both lists to 0 (saved in *xs), or back */
 static int omit(wgpu_impl *w, const char *pat, uint32_t *xs, int restore) {
-    tt_gsite *lists[2] = {w->plain.fwd, w->plain.bwd};
-    const int counts[2] = {w->plain.n_fwd, w->plain.n_bwd};
+    tt_gsite *lists[2] = {w->rec.plain.fwd, w->rec.plain.bwd};
+    const int counts[2] = {w->rec.plain.n_fwd, w->rec.plain.n_bwd};
     int n = 0;
     for (int l = 0; l < 2; l++)
         for (int i = 0; i < counts[l]; i++) {

@@ -29,11 +29,11 @@ rm -rf "$OUT/seeds" && mkdir -p "$OUT/seeds"
 rm -f "$OUT"/obj/*.o "$OUT/libttfuzz.a"
 
 echo "fuzz.sh: building with $("$CC" --version | head -1)"
-# The library sources (src/*.c, src/io, src/train), coverage-instrumented; the linker takes from
+# The library sources (src/*.c, src/io, src/engine, src/train), coverage-instrumented; the linker takes from
 # the archive only what the checkpoint reader needs.
 # A file that does not compile is skipped with a warning (if the reader needs
 # it, the link below fails and says which symbol is missing).
-for f in "$ROOT"/src/*.c "$ROOT"/src/io/*.c "$ROOT"/src/train/*.c "$ROOT"/src/cpu/pool.c; do
+for f in "$ROOT"/src/*.c "$ROOT"/src/io/*.c "$ROOT"/src/engine/*.c "$ROOT"/src/train/*.c; do
     "$CC" "${FLAGS[@]}" -fsanitize=fuzzer-no-link -c "$f" -o "$OUT/obj/$(basename "${f%.c}").o" ||
         echo "fuzz.sh: warning: skipping $f (does not compile)" >&2
 done

@@ -127,20 +127,9 @@ struct tt_backend {
     void *impl;
 };
 
-/* The one constructor: kind "cpu", "webgpu" or "auto" (WebGPU on a hardware
- * adapter, else the CPU; *notice, if non-NULL, gets why the CPU was chosen,
- * "" otherwise). Returns TT_EINVAL for an unknown kind, TT_EUNSUP with the
- * reason when "webgpu" is asked for and unavailable. */
-int tt_backend_create(const char *kind, const tt_model_config *cfg, const tt_backend_opts *opts, tt_backend **out,
-                      char *notice, size_t notice_cap, tt_status *st);
-
-/* The smallest model (one layer, d_model 32, ctx 16): what front-ends
- * create to ask a kind about its device (`tinytrain info`, the web app's
- * memory estimate) before choosing a real model. */
-extern const tt_model_config tt_probe_config;
-
-/* Per-kind constructors behind tt_backend_create (src/cpu/backend.c,
- * src/webgpu/backend.c). */
+/* The per-kind constructors (src/cpu/backend.c, src/webgpu/backend.c);
+ * front-ends create a backend through engine/backend_create.h, which picks
+ * the kind. */
 int tt_backend_cpu_create(const tt_model_config *cfg, const tt_backend_opts *opts, tt_backend **out, tt_status *st);
 int tt_backend_webgpu_create(const tt_model_config *cfg, const tt_backend_opts *opts, tt_backend **out, tt_status *st);
 

@@ -9,7 +9,7 @@
 #define TT_MODEL_H
 
 #include "config.h"
-#include "cpu/pool.h"
+#include "pool.h"
 
 /* params: layout->total floats. pool may be NULL. */
 void tt_model_init_params(const tt_model_config *c, const tt_layout *lo, uint64_t seed, float *params, tt_pool *pool);

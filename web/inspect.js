@@ -1,5 +1,5 @@
 // inspect.js — the "Look inside" card: what the model computes for a prompt,
-// from the engine's own inspection (src/inspect.c through the Worker's
+// from the engine's own inspection (src/engine/inspect.c through the Worker's
 // `inspect` message; the same JSON as `tinytrain inspect --json`), on the
 // run's backend (WASM or WebGPU). Owns: the card's controls (prompt, top-k,
 // position, layer and head), the next-byte bar chart, the attention heatmap

@@ -55,8 +55,8 @@ function call(name, ...args) {
 }
 // C entry points that can reach a GPU wait (buffer mapping, error scopes).
 const GPU_ASYNC_EXPORTS = ['tt_web_init', 'tt_web_init_from', 'tt_web_load', 'tt_web_advance', 'tt_web_checkpoint',
-  'tt_web_sample_start', 'tt_web_free', 'tt_web_gpu_selftest', 'tt_web_inspect'];
-// JS imports of src/web/device_web.js that may return a Promise.
+  'tt_web_sample_start', 'tt_web_free', 'tt_web_inspect'];
+// JS imports of src/webgpu/device_web.js that may return a Promise.
 const GPU_ASYNC_IMPORTS = ['ttjs_gpu_read_finish', 'ttjs_gpu_check'];
 function heap() {
   // With pthreads + memory growth another thread may have grown the heap.
@@ -965,17 +965,6 @@ async function onMessage(m) {
     case 'bench':
       await bench(m);
       break;
-    case 'selftest': { // the device layer's self-test (gpu module): -> selftest {ok, message}
-      if (!M._tt_web_gpu_selftest) { post({ type: 'selftest', ok: false, message: 'not the WebGPU module' }); break; }
-      const buf = M._malloc(512);
-      try {
-        const rc = await locked(() => call('tt_web_gpu_selftest', buf, 512));
-        post({ type: 'selftest', ok: rc === 0, message: readCString(buf) });
-      } catch (e) {
-        post({ type: 'selftest', ok: false, message: e.message });
-      } finally { M._free(buf); }
-      break;
-    }
     default:
       post({ type: 'error', where: 'protocol', message: 'unknown message ' + m.type });
   }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # plan_sweep.sh — the CPU matmul engine's compile-time blocking knobs
-# (src/cpu/matmul.c: MM_UNITS, MM_MC_TILES, MM_NC_TILES, MM_KC, MM_MR, MM_NV)
+# (src/cpu/matmul_engine.c: MM_UNITS, MM_MC_TILES, MM_NC_TILES, MM_KC, MM_MR, MM_NV)
 # against whole training steps: one tinytrain build per variant, a bits check
 # (the loss after 10 mega steps must equal the first variant's: the blocking
 # never changes a product's chain of fused multiply-adds), then

@@ -11,12 +11,13 @@
 #include <stdint.h>
 
 #include "backend.h"
-#include "io/checkpoint.h"
+#include "engine/backend_create.h"
+#include "train/checkpoint.h"
 #include "config.h"
 #include "train/data.h"
 #include "model.h"
 #include "io/plot.h"
-#include "cpu/pool.h"
+#include "pool.h"
 #include "rng.h"
 #include "cpu/sample.h"
 #include "cpu/simd.h"

@@ -1,11 +1,11 @@
 /* cmd_export.c — `tinytrain export RUN OUTDIR`: the Hugging Face folder
- * (src/io/hf.h; a LoRA run: its weights merged); an OUTDIR ending in
+ * (src/train/hf.h; a LoRA run: its weights merged); an OUTDIR ending in
  * .safetensors writes the weights file alone, with GPT-2 names; with
  * --adapter a LoRA run's adapters alone, as a peft folder (src/io/peft.h). */
 #include "cli.h"
 
 #include "io/fileio.h"
-#include "io/hf.h"
+#include "train/hf.h"
 #include "io/peft.h"
 
 #include <stdio.h>

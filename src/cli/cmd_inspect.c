@@ -1,5 +1,5 @@
 /* cmd_inspect.c — `tinytrain inspect RUN --prompt TEXT`: look inside a
- * trained model for one prompt (src/inspect.h): the next-byte
+ * trained model for one prompt (src/engine/inspect.h): the next-byte
  * probabilities at each position, every head's attention map and the logit
  * lens, as one JSON object (--json) or a short summary. RUN is a run folder
  * (its checkpoint.safetensors) or a checkpoint file. The prompt is used as
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "inspect.h"
+#include "engine/inspect.h"
 #include "io/json.h"
 
 static const opt_def inspect_opts[] = {

@@ -2,7 +2,7 @@
 #include "cli.h"
 
 #include "io/fileio.h"
-#include "io/hf.h"
+#include "train/hf.h"
 #include "train/options.h"
 #include "train/runfile.h"
 

@@ -1,7 +1,7 @@
 /* common.c — what the commands share (cli.h): error and notice lines, option parsing and help, model / backend / checkpoint set-up, output folders, number formats, JSON on stdout. */
 #include "cli.h"
 
-#include "io/hf.h"
+#include "train/hf.h"
 
 #include <fcntl.h>
 

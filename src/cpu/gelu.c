@@ -2,7 +2,7 @@
  * backward (ops.h), element-wise through vmath.h's vector erf. A tail
  * shorter than a vector goes through a zero-padded vector, so every element
  * takes the same arithmetic path. (The MLP itself uses the GELU fused into
- * the matmul epilogues of matmul.c, bit-identical to these.) */
+ * the matmul epilogues of matmul_engine.c, bit-identical to these.) */
 #include <string.h>
 
 #include "ops_internal.h"

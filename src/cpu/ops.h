@@ -235,18 +235,6 @@ void tt_gelu_backward(tt_cpu *cpu,
                       const float *dout,       // (n)
                       size_t n);
 
-/* ================= residual (residual.c): out = inp1 + inp2 ================= */
-void tt_residual_forward(tt_cpu *cpu,
-                         float *out,           // (n) may alias an input
-                         const float *inp1,    // (n)
-                         const float *inp2,    // (n)
-                         size_t n);
-void tt_residual_backward(tt_cpu *cpu,
-                          float *dinp1,        // (n) +=
-                          float *dinp2,        // (n) +=
-                          const float *dout,   // (n)
-                          size_t n);
-
 /* ================= crossentropy (crossentropy.c): fused softmax + cross-entropy =================
  * forward: losses[i] = logsumexp(logits[i]) - logits[i][targets[i]];
  * returns the mean loss (summed in double, fixed order). If dlogits is not

@@ -22,7 +22,7 @@ static inline void tt_vec_add_inplace(float *d, const float *s, int C) {
     for (; i < C; i++) d[i] += s[i];
 }
 
-/* The matmul engine (matmul.c) for other op files: C (M,N) = (or += when
+/* The matmul engine (matmul_engine.c) for other op files: C (M,N) = (or += when
  * accumulate) op(A) (M,K) . op(B) (K,N), where op(A)(i,k) = A[i*lda + k], or
  * A[k*lda + i] when transA, and op(B)(k,j) = B[k*ldb + j], or B[j*ldb + k]
  * when transB. Every output is one fma chain over k in order, whatever the

@@ -46,7 +46,6 @@ typedef float tt_vf __attribute__((vector_size(TT_VW * 4)));
 /* unaligned load/store (memcpy compiles to one vector move) */
 static inline tt_vf tt_vload(const float *p) { tt_vf v; memcpy(&v, p, sizeof v); return v; }
 static inline void tt_vstore(float *p, tt_vf v) { memcpy(p, &v, sizeof v); }
-static inline tt_vf tt_vset1(float x) { return x - (tt_vf){0}; } /* broadcast; keeps -0 */
 static inline float tt_vsum(tt_vf v) {
     float s = 0.0f;
     for (int i = 0; i < TT_VW; i++) s += v[i];

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/checkpoint.h"
+#include "train/checkpoint.h"
 #include "io/plot.h"
 #include "trainer.h"
 

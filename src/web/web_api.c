@@ -20,10 +20,11 @@
 #endif
 
 #include "backend.h"
-#include "io/checkpoint.h"
+#include "engine/backend_create.h"
+#include "train/checkpoint.h"
 #include "config.h"
 #include "train/data.h"
-#include "io/hf.h"
+#include "train/hf.h"
 #include "io/json.h"
 #include "lora.h"
 #include "train/options.h"
@@ -387,7 +388,7 @@ EMSCRIPTEN_KEEPALIVE int tt_web_checkpoint(tt_web *w) {
 EMSCRIPTEN_KEEPALIVE int tt_web_save_len(tt_web *w) { return (int)w->ckpt_len; }
 EMSCRIPTEN_KEEPALIVE const uint8_t *tt_web_save_ptr(tt_web *w) { return w->ckpt; }
 
-/* The Hugging Face folder of the state (src/io/hf.h, what `tinytrain export`
+/* The Hugging Face folder of the state (src/train/hf.h, what `tinytrain export`
  * writes: config, weights with LoRA merged, generation config, tokenizer)
  * through the module's memory file system, each file read into the handle
  * for the page to pack. The weights are the host copy: tt_web_checkpoint

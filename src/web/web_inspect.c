@@ -3,7 +3,7 @@
  * code and messages as the CLI's `tinytrain inspect --json`. */
 #include "web_inspect.h"
 
-#include "inspect.h"
+#include "engine/inspect.h"
 
 int tt_web_inspect_json(tt_backend *be, const float *params, const uint8_t *prompt, int n, int top_k, tt_jw *j,
                         tt_status *st) {

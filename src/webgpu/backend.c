@@ -23,19 +23,19 @@ static void wgpu_destroy(tt_backend *be) {
     if (w) {
         tt_gops_free(&w->ops);
         if (w->g) tt_gpu_close(w->g);
-        free(w->res);
-        free(w->la);
-        free(w->plain.fwd);
-        free(w->plain.bwd);
-        free(w->dropout.fwd);
-        free(w->dropout.bwd);
-        free(w->dkeys);
-        free(w->dwords);
-        free(w->opt);
-        free(w->tokhost);
-        free(w->ch);
-        free(w->pset);
-        free(w->gset);
+        free(w->plan.res);
+        free(w->plan.la);
+        free(w->rec.plain.fwd);
+        free(w->rec.plain.bwd);
+        free(w->rec.dropout.fwd);
+        free(w->rec.dropout.bwd);
+        free(w->rec.dkeys);
+        free(w->rec.dwords);
+        free(w->rec.opt);
+        free(w->run.tokhost);
+        free(w->plan.ch);
+        free(w->plan.pset);
+        free(w->plan.gset);
         free(w);
     }
     tt_layout_free(&be->layout);
@@ -45,8 +45,8 @@ static void wgpu_destroy(tt_backend *be) {
 static int wgpu_set_state(tt_backend *be, const float *params, const float *m, const float *v, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     TT_CHECK(tt_wgpu_fault_check(w, st));
-    for (int i = 0; i < w->n_ch; i++) {
-        const wchunk *c = &w->ch[i];
+    for (int i = 0; i < w->plan.n_ch; i++) {
+        const wchunk *c = &w->plan.ch[i];
         const uint64_t off = (uint64_t)c->pad * 4, bytes = (uint64_t)c->n * 4;
         TT_CHECK(tt_gpu_write(w->g, c->p, off, params + c->g0, bytes, st));
         if (m) TT_CHECK(tt_gpu_write(w->g, c->m, off, m + c->g0, bytes, st));
@@ -54,9 +54,9 @@ static int wgpu_set_state(tt_backend *be, const float *params, const float *m, c
     }
     if (!m || !v) {
         TT_CHECK(tt_gpu_begin(w->g, st));
-        for (int i = 0; i < w->n_ch; i++) {
-            if (!m) tt_gpu_clear(w->g, w->ch[i].m, 0, tt_wgpu_chunk_bytes(&w->ch[i]));
-            if (!v) tt_gpu_clear(w->g, w->ch[i].v, 0, tt_wgpu_chunk_bytes(&w->ch[i]));
+        for (int i = 0; i < w->plan.n_ch; i++) {
+            if (!m) tt_gpu_clear(w->g, w->plan.ch[i].m, 0, tt_wgpu_chunk_bytes(&w->plan.ch[i]));
+            if (!v) tt_gpu_clear(w->g, w->plan.ch[i].v, 0, tt_wgpu_chunk_bytes(&w->plan.ch[i]));
         }
         TT_CHECK(tt_gpu_submit(w->g, st));
     }
@@ -66,8 +66,8 @@ static int wgpu_set_state(tt_backend *be, const float *params, const float *m, c
 static int wgpu_get_state(tt_backend *be, float *params, float *m, float *v, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     TT_CHECK(tt_wgpu_fault_check(w, st));
-    for (int i = 0; i < w->n_ch; i++) {
-        const wchunk *c = &w->ch[i];
+    for (int i = 0; i < w->plan.n_ch; i++) {
+        const wchunk *c = &w->plan.ch[i];
         const uint64_t off = (uint64_t)c->pad * 4, bytes = (uint64_t)c->n * 4;
         if (params) TT_CHECK(tt_gpu_read_sync(w->g, c->p, off, bytes, params + c->g0, st));
         if (m) TT_CHECK(tt_gpu_read_sync(w->g, c->m, off, bytes, m + c->g0, st));
@@ -85,8 +85,24 @@ const void *tt_webgpu_info(const tt_backend *be) {
 int tt_webgpu_param_chunks(const tt_backend *be, size_t *starts, int max) {
     const wgpu_impl *w = tt_wgpu_of(be);
     if (!w) return 0;
-    for (int i = 0; starts && i < w->n_ch && i < max; i++) starts[i] = w->ch[i].g0;
-    return w->n_ch;
+    for (int i = 0; starts && i < w->plan.n_ch && i < max; i++) starts[i] = w->plan.ch[i].g0;
+    return w->plan.n_ch;
+}
+
+/* webgpu_profile.h: the profile of plan.c's schedule (profile.c) */
+int tt_webgpu_profile(tt_backend *be, int reps, int detail, tt_webgpu_prof *out, int max, int *n, tt_status *st) {
+    *n = 0;
+    wgpu_impl *w = tt_wgpu_of(be);
+    if (!w) return tt_fail(st, TT_EINVAL, "profile: not a webgpu backend");
+    return tt_wgpu_profile(w, reps, detail, out, max, n, st);
+}
+
+/* the vtable's plan_bytes: plan.c's preflight on this backend's device */
+static int wgpu_plan_bytes(tt_backend *be, const tt_model_config *cfg, uint64_t *bytes, tt_status *st) {
+    const wgpu_impl *w = tt_wgpu_of(be);
+    *bytes = 0;
+    if (!w) return tt_fail(st, TT_EINVAL, "fits: not a webgpu backend");
+    return tt_wgpu_plan_bytes(w, cfg, bytes, st);
 }
 
 static void *wgpu_get_proc(tt_backend *be, const char *name) {
@@ -96,9 +112,9 @@ static void *wgpu_get_proc(tt_backend *be, const char *name) {
 }
 
 static const tt_backend_vtable wgpu_vt = {
-    wgpu_destroy,        wgpu_set_state,     wgpu_get_state,     tt_wgpu_step,
-    tt_wgpu_step_result, tt_wgpu_eval,       tt_wgpu_loss_and_grad, tt_wgpu_step_result_prev,
-    tt_wgpu_phase_times, tt_wgpu_plan_bytes, wgpu_get_proc,      tt_wgpu_inspect,
+    wgpu_destroy,        wgpu_set_state,  wgpu_get_state,        tt_wgpu_step,
+    tt_wgpu_step_result, tt_wgpu_eval,    tt_wgpu_loss_and_grad, tt_wgpu_step_result_prev,
+    tt_wgpu_phase_times, wgpu_plan_bytes, wgpu_get_proc,         tt_wgpu_inspect,
 };
 
 int tt_backend_webgpu_create(const tt_model_config *cfg, const tt_backend_opts *opts, tt_backend **out, tt_status *st) {
@@ -120,22 +136,21 @@ int tt_backend_webgpu_create(const tt_model_config *cfg, const tt_backend_opts *
         free(be);
         return rc;
     }
-    w->B = cfg->batch;
-    w->T = cfg->ctx;
-    w->C = cfg->d_model;
-    w->NH = cfg->n_head;
-    w->L = cfg->n_layer;
-    w->V = cfg->vocab;
-    w->P = be->layout.total;
+    w->plan.B = cfg->batch;
+    w->plan.T = cfg->ctx;
+    w->plan.C = cfg->d_model;
+    w->plan.NH = cfg->n_head;
+    w->plan.L = cfg->n_layer;
+    w->plan.V = cfg->vocab;
+    w->plan.P = be->layout.total;
     {
         const char *e = tt_hook_get(TT_HOOK_BIASFOLD);
-        w->biasfold = e ? (atoi(e) != 0) : 2;
-        w->bind_cap = tt_wgpu_binding_cap();
+        w->rec.biasfold = e ? (atoi(e) != 0) : 2;
         e = tt_hook_get(TT_HOOK_FAULT_AT_STEP);
-        w->fault_at = e ? atoll(e) : 0;
+        w->run.fault_at = e ? atoll(e) : 0;
         e = tt_hook_get(TT_HOOK_FAULT_KIND);
-        w->fault_validation = e && strcmp(e, "validation") == 0;
-        w->fault_lost = !(e && (strcmp(e, "error") == 0 || w->fault_validation));
+        w->run.fault_validation = e && strcmp(e, "validation") == 0;
+        w->run.fault_lost = !(e && (strcmp(e, "error") == 0 || w->run.fault_validation));
     }
     tt_gpu_options go;
     memset(&go, 0, sizeof go);
@@ -157,45 +172,50 @@ int tt_backend_webgpu_create(const tt_model_config *cfg, const tt_backend_opts *
                  in->has_subgroup_matrix ? "subgroup-matrix" : "no subgroup-matrix",
                  in->max_storage_binding / 1048576.0, in->robust ? "on" : "off (TT_WEBGPU_ROBUST=1 turns it on)");
         rc = tt_gops_init(&w->ops, w->g, st);
+        w->plan.bind_cap = w->ops.bind_cap; /* test hook TT_WEBGPU_MAX_BINDING_MIB, read by tt_gops_init */
     }
     if (rc == TT_OK) {
-        w->res = calloc((size_t)w->L + 1, sizeof *w->res);
-        w->la = calloc((size_t)w->L, sizeof *w->la);
-        w->tokhost = calloc((size_t)w->B * (w->T + 1) + (size_t)w->V + 1 + (size_t)w->B * w->T, sizeof *w->tokhost);
-        if (!w->res || !w->la || !w->tokhost) rc = tt_fail(st, TT_ENOMEM, "out of memory (webgpu plan)");
+        w->plan.res = calloc((size_t)w->plan.L + 1, sizeof *w->plan.res);
+        w->plan.la = calloc((size_t)w->plan.L, sizeof *w->plan.la);
+        w->run.tokhost =
+            calloc((size_t)w->plan.B * (w->plan.T + 1) + (size_t)w->plan.V + 1 + (size_t)w->plan.B * w->plan.T,
+                   sizeof *w->run.tokhost);
+        if (!w->plan.res || !w->plan.la || !w->run.tokhost) rc = tt_fail(st, TT_ENOMEM, "out of memory (webgpu plan)");
     }
     if (rc == TT_OK) {
-        w->dry = 1;
-        rc = tt_wgpu_alloc_buffers(be, st);
-        w->dry = 0;
+        w->plan.dry = 1;
+        rc = tt_wgpu_alloc_buffers(w, cfg, &be->layout, st);
+        w->plan.dry = 0;
     }
-    if (rc == TT_OK) rc = tt_wgpu_alloc_buffers(be, st);
+    if (rc == TT_OK) rc = tt_wgpu_alloc_buffers(w, cfg, &be->layout, st);
     if (rc == TT_OK) {
-        be->desc.device_bytes = (uint64_t)w->plan_bytes + 3 * 16; /* + the three 16-byte readback buffers */
-        be->desc.host_bytes = (uint64_t)((size_t)w->B * (w->T + 1) + (size_t)w->V + 1 + (size_t)w->B * w->T) * 4;
-        w->ts_why = "webgpu: phase split needs GPU timestamps; created without timestamps (bench --phases asks for them; "
-                    "they add pass boundaries to the step)";
+        be->desc.device_bytes = (uint64_t)w->plan.plan_bytes + 3 * 16; /* + the three 16-byte readback buffers */
+        be->desc.host_bytes =
+            (uint64_t)((size_t)w->plan.B * (w->plan.T + 1) + (size_t)w->plan.V + 1 + (size_t)w->plan.B * w->plan.T) * 4;
+        w->run.ts_why =
+            "webgpu: phase split needs GPU timestamps; created without timestamps (bench --phases asks for them; "
+            "they add pass boundaries to the step)";
     }
     if (rc == TT_OK && go.want_timestamps) {
         tt_status ts_st;
         tt_status_clear(&ts_st);
         if (!tt_gpu_get_info(w->g)->has_timestamps) {
-            snprintf(w->ts_why_buf, sizeof w->ts_why_buf,
+            snprintf(w->run.ts_why_buf, sizeof w->run.ts_why_buf,
                      "webgpu: adapter %.100s lacks feature timestamp-query (asked for by --phases), so "
                      "no phase split",
                      tt_gpu_get_info(w->g)->name);
-            w->ts_why = w->ts_why_buf;
+            w->run.ts_why = w->run.ts_why_buf;
         } else if (tt_gpu_timestamps_init(w->g, WGPU_TS_SLOTS, &ts_st) == TT_OK &&
-                   tt_gpu_buffer(w->g, WGPU_TS_SLOTS * 8, TT_GPU_READBACK, "timestamp-readback", &w->ts_stage[0], &ts_st) ==
-                       TT_OK &&
-                   tt_gpu_buffer(w->g, WGPU_TS_SLOTS * 8, TT_GPU_READBACK, "timestamp-readback", &w->ts_stage[1], &ts_st) ==
-                       TT_OK) {
-            w->ts = 1;
+                   tt_gpu_buffer(w->g, WGPU_TS_SLOTS * 8, TT_GPU_READBACK, "timestamp-readback", &w->run.ts_stage[0],
+                                 &ts_st) == TT_OK &&
+                   tt_gpu_buffer(w->g, WGPU_TS_SLOTS * 8, TT_GPU_READBACK, "timestamp-readback", &w->run.ts_stage[1],
+                                 &ts_st) == TT_OK) {
+            w->run.ts = 1;
             be->desc.device_bytes += 2 * WGPU_TS_SLOTS * 8;
         } else {
-            snprintf(w->ts_why_buf, sizeof w->ts_why_buf, "webgpu: GPU timestamps failed (%.180s), so no phase split",
-                     ts_st.msg);
-            w->ts_why = w->ts_why_buf;
+            snprintf(w->run.ts_why_buf, sizeof w->run.ts_why_buf,
+                     "webgpu: GPU timestamps failed (%.180s), so no phase split", ts_st.msg);
+            w->run.ts_why = w->run.ts_why_buf;
         }
     }
     if (rc == TT_OK) rc = tt_wgpu_plan_schedule(be, st);

@@ -1,16 +1,21 @@
 /* backend_webgpu.h — the WebGPU training backend's own state and the calls
  * between its files (private to them: above the backends only backend.h and
  * webgpu_profile.h are seen). The backend is one plan and one recorded
- * schedule, built once at creation; a step only replays it. Its files:
- *   backend.c   the tt_backend interface: the vtable, creation (device, plan,
- *               schedule), destruction, parameter and moment transfer
- *   plan.c      the buffer plan: parameter chunks, every buffer, the decay
- *               masks and grad-norm parts, the preflight (plan_bytes)
- *   schedule.c  the recorded sites of one micro-batch (forward, backward,
- *               plain and with dropout, the LoRA sites) and of the optimizer
- *   step.c      running the schedule: step, its results, eval, gradients,
- *               inspect, the GPU timestamps (phase split), the fault hook
- *   profile.c   per-kernel timing of the schedule (webgpu_profile.h)
+ * schedule, built once at creation; a step only replays it. Its files, in
+ * the order they call (each only the ones before it) and the part of the
+ * state each owns:
+ *   plan.c      the buffer plan (wplan): parameter chunks, every buffer, the
+ *               decay masks and grad-norm parts, the preflight (plan_bytes)
+ *   schedule.c  the recorded sites (wrec) of one micro-batch (forward,
+ *               backward, plain and with dropout, the LoRA sites) and of the
+ *               optimizer, from the plan
+ *   step.c      running the schedule (wrun): step, its results, eval,
+ *               gradients, inspect, the GPU timestamps (phase split), the
+ *               fault hook
+ *   profile.c   per-kernel timing of the schedule
+ *   backend.c   the tt_backend interface: the vtable, creation (device, test
+ *               hooks, plan, schedule), destruction, parameter and moment
+ *               transfer, the extras of webgpu_profile.h
  * Shared C for native (Dawn) and browser device layers: it only talks to
  * device.h, through gpu_ops.h. */
 #ifndef TT_BACKEND_WEBGPU_H
@@ -21,6 +26,7 @@
 
 #include "backend.h"
 #include "gpu_ops.h"
+#include "webgpu_profile.h"
 
 /* the activations of one layer; q, k, v follow each other in one buffer
  * (offsets 0, BT*C, 2*BT*C) where it fits one binding, so their three
@@ -54,9 +60,9 @@ typedef struct {
     int n_fwd, n_bwd;
 } wsched;
 
+/* The plan (plan.c writes it at creation; the schedule and the step read
+ * it): the shapes and every device buffer. */
 typedef struct {
-    tt_gpu *g;
-    tt_gops ops;
     int B, T, C, NH, L, V;
     size_t P;
     wchunk *ch;             /* parameter storage chunks (1 unless split) */
@@ -72,10 +78,15 @@ typedef struct {
     tt_gpu_buf lora_t, lora_dt, lora_prod; /* LoRA: x A of every (layer, target), its gradient, t^T dout */
     size_t lora_slot;                      /* elements of one x A slot (rows * R, rounded up to 4) */
     tt_gpu_buf staging[2], stage_eval;
-    int cur, last, pending[2];
-    int res_ok[2];          /* res_loss/res_norm of a staging slot hold its step's result */
-    float res_loss[2], res_norm[2];
-    int64_t n_steps;        /* steps submitted */
+    size_t tok_words, bucket_off, pos_off;
+    int dry;           /* preflight: count bytes, allocate nothing */
+    double plan_bytes; /* device memory of the plan */
+    uint64_t bind_cap; /* a smaller binding limit than the adapter's (tt_gops.bind_cap, test hook), 0 none */
+} wplan;
+
+/* The recorded sites (schedule.c writes them at creation, or the dropout
+ * schedule at the first step that drops; the step replays them). */
+typedef struct {
     wsched plain;           /* the schedule of steps without dropout, eval, loss_and_grad */
     wsched dropout;         /* the dropout schedule (fwd NULL until planned) */
     int cap_fwd, cap_bwd;   /* sites each forward, backward array holds */
@@ -83,12 +94,17 @@ typedef struct {
     int n_opt;
     tt_dropout_key *dkeys;  /* (L+1)*4 keys of a micro-batch */
     uint32_t *dwords;       /* their upload: 4 + 2 * (L+1)*4 words */
-    uint32_t *tokhost;
-    size_t tok_words, bucket_off, pos_off;
     int biasfold;      /* bias grads folded into the dW matmuls: 2 where it pays (dw_db), 1 always, 0 never (test hook TT_WEBGPU_BIASFOLD) */
-    int dry;           /* preflight: count bytes, allocate nothing */
-    double plan_bytes; /* device memory of the plan */
-    uint64_t bind_cap; /* test hook TT_WEBGPU_MAX_BINDING_MIB: a smaller binding limit than the adapter's */
+} wrec;
+
+/* The run (step.c): staging slots in flight, results, the simulated fault,
+ * the phase split. */
+typedef struct {
+    int cur, last, pending[2];
+    int res_ok[2];          /* res_loss/res_norm of a staging slot hold its step's result */
+    float res_loss[2], res_norm[2];
+    int64_t n_steps;        /* steps submitted */
+    uint32_t *tokhost;      /* the token upload (plan.tok_words) */
     /* test hook TT_WEBGPU_FAULT_AT_STEP=N: the N-th step() of this backend
      * (1-based) reports a device error; TT_WEBGPU_FAULT_KIND=lost (default:
      * the device is gone, every later call fails too), error (only that
@@ -115,6 +131,15 @@ typedef struct {
     uint64_t ts_host[64];
     double phase_ms[3];
     int has_phase;
+} wrun;
+
+/* The backend: the device and its site core, and the parts each layer owns. */
+typedef struct {
+    tt_gpu *g;
+    tt_gops ops;
+    wplan plan;
+    wrec rec;
+    wrun run;
 } wgpu_impl;
 
 #define WGPU_TS_SLOTS 64 /* up to (64-1)/3 = 21 micro-batches per step are timed */
@@ -126,25 +151,27 @@ static inline uint64_t tt_wgpu_chunk_bytes(const wchunk *c) { return ((uint64_t)
 /* after a simulated device loss (TT_WEBGPU_FAULT_AT_STEP) every call fails,
  * as every call on a lost device does */
 static inline int tt_wgpu_fault_check(const wgpu_impl *w, tt_status *st) {
-    if (w->faulted) return tt_fail(st, TT_EDEVICE, "webgpu device lost (simulated by TT_WEBGPU_FAULT_AT_STEP)");
+    if (w->run.faulted) return tt_fail(st, TT_EDEVICE, "webgpu device lost (simulated by TT_WEBGPU_FAULT_AT_STEP)");
     return TT_OK;
 }
 
-/* backend.c: be's implementation, NULL if be is not a webgpu backend */
-wgpu_impl *tt_wgpu_of(const tt_backend *be);
-
-/* plan.c */
-int tt_wgpu_alloc_buffers(tt_backend *be, tt_status *st); /* the plan; w->dry: only sizes and limits */
+/* The files call one way, each only the ones above it here (and gpu_ops.h,
+ * device.h): plan.c < schedule.c < step.c < profile.c < backend.c, which
+ * drives them all (tests/tools/include_layers.py checks it).
+ *
+ * plan.c: the buffer plan of cfg (layout lo) into w->plan; w->plan.dry: only
+ * sizes and limits (plan_bytes); else the buffers are created */
+int tt_wgpu_alloc_buffers(wgpu_impl *w, const tt_model_config *cfg, const tt_layout *lo, tt_status *st);
 tt_gref tt_wgpu_param_at(const wgpu_impl *w, const tt_gpu_buf *set, size_t off); /* layout offset off in set */
-uint64_t tt_wgpu_binding_cap(void);
-int tt_wgpu_plan_bytes(tt_backend *be, const tt_model_config *cfg, uint64_t *bytes, tt_status *st);
+/* the preflight: device bytes of the plan of cfg on gpu's device, nothing allocated */
+int tt_wgpu_plan_bytes(const wgpu_impl *gpu, const tt_model_config *cfg, uint64_t *bytes, tt_status *st);
 
-/* schedule.c */
+/* schedule.c: the recorded sites into w->rec, from the plan */
 int tt_wgpu_plan_schedule(tt_backend *be, tt_status *st); /* the plain schedule and the optimizer */
 int tt_wgpu_plan_dropout(tt_backend *be, tt_status *st);  /* the dropout schedule, its keys */
 int tt_wgpu_upload_drop_keys(tt_backend *be, const tt_optim_args *opt, int n_micro, int micro, tt_status *st);
 
-/* step.c: the vtable's step functions, and the readback of slot i */
+/* step.c: the vtable's step functions (w->run), and the readback of slot i */
 int tt_wgpu_step(tt_backend *be, const uint8_t *tokens, int n_micro, const tt_optim_args *opt, tt_status *st);
 int tt_wgpu_step_result(tt_backend *be, float *loss, float *grad_norm, tt_status *st);
 int tt_wgpu_step_result_prev(tt_backend *be, float *loss, float *grad_norm, tt_status *st);
@@ -153,5 +180,12 @@ int tt_wgpu_loss_and_grad(tt_backend *be, const uint8_t *tokens, float *loss, fl
 int tt_wgpu_phase_times(tt_backend *be, double ms[3], tt_status *st);
 int tt_wgpu_inspect(tt_backend *be, const uint8_t *tokens, int T, float *resid, float *q, float *k, tt_status *st);
 int tt_wgpu_finish_pending(wgpu_impl *w, int i, tt_status *st);
+
+/* profile.c: per-kernel timing of the schedule (tt_webgpu_profile of
+ * webgpu_profile.h, in backend.c, checks the backend's kind) */
+int tt_wgpu_profile(wgpu_impl *w, int reps, int detail, tt_webgpu_prof *out, int max, int *n, tt_status *st);
+
+/* backend.c: be's implementation, NULL if be is not a webgpu backend */
+wgpu_impl *tt_wgpu_of(const tt_backend *be);
 
 #endif

@@ -1,5 +1,5 @@
 /* device_common.c — conveniences over the device layer (device.h), written
- * once for both implementations (device_dawn.c, src/web/device_web.c):
+ * once for both implementations (device_dawn.c, src/webgpu/device_web.c):
  * the synchronous read of a storage buffer, handle-table growth. */
 #include <stdlib.h>
 #include <string.h>

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#ifdef TT_TEST_HOOKS
 static const char *const hook_names[TT_HOOK_COUNT] = {
     "TT_WEBGPU_WGSL_DIR",     "TT_WEBGPU_BOUNDS_CHECK",     "TT_WEBGPU_FAULT_SHADER",    "TT_WEBGPU_FAULT_OOM",
     "TT_WEBGPU_FAULT_AT_STEP", "TT_WEBGPU_FAULT_KIND",      "TT_WEBGPU_HIDE_FEATURES",   "TT_WEBGPU_REQUIRE_FEATURES",
@@ -13,8 +14,7 @@ static const char *const hook_names[TT_HOOK_COUNT] = {
     "TT_WEBGPU_BIASFOLD",     "TT_WEBGPU_ATTN_PF", "TT_WEBGPU_ATTN_DS", "TT_WEBGPU_QKV_BATCH",
     "TT_WEBGPU_ATTN_SPLIT",
 };
-
-const char *tt_hook_name(tt_hook h) { return (unsigned)h < TT_HOOK_COUNT ? hook_names[h] : "?"; }
+#endif
 
 const char *tt_hook_get(tt_hook h) {
 #ifdef TT_TEST_HOOKS

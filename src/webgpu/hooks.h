@@ -55,7 +55,5 @@ typedef enum {
 
 /* The hook's value, or NULL when it is off (unset, empty, or a product build). */
 const char *tt_hook_get(tt_hook h);
-/* The environment variable's name of a hook (for messages). */
-const char *tt_hook_name(tt_hook h);
 
 #endif

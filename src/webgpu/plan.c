@@ -17,17 +17,16 @@
 #include <string.h>
 
 #include "backend_webgpu.h"
-#include "hooks.h"
 
 /* In the dry run (preflight) only sizes are added up: a model that cannot
  * fit is refused before anything is allocated. */
 static int mkbuf(wgpu_impl *w, size_t elems, const char *label, tt_gpu_buf *out, tt_status *st) {
     uint64_t bytes = (uint64_t)elems * 4;
     const tt_gpu_info *in = tt_gpu_get_info(w->g);
-    if (w->dry) {
+    if (w->plan.dry) {
         uint64_t lim = in->max_storage_binding;
-        if (w->bind_cap && w->bind_cap < lim) lim = w->bind_cap;
-        w->plan_bytes += (double)bytes;
+        if (w->plan.bind_cap && w->plan.bind_cap < lim) lim = w->plan.bind_cap;
+        w->plan.plan_bytes += (double)bytes;
         *out = -1;
         if (bytes > lim)
             return tt_fail(st, TT_EUNSUP,
@@ -74,19 +73,17 @@ static size_t trainable_count(const tt_layout *lo) {
  * before. A unit larger than the limit is refused, naming its tensor(s). Also
  * counts the grad-norm parts: each unit cut into parts of
  * tt_gop_norm_part_len(P) from its start. Host only (used by the preflight). */
-static int plan_chunks(tt_backend *be, tt_status *st) {
-    wgpu_impl *w = IMPL(be);
-    const tt_layout *lo = &be->layout;
+static int plan_chunks(wgpu_impl *w, const tt_layout *lo, tt_status *st) {
     const tt_gpu_info *in = tt_gpu_get_info(w->g);
     uint64_t bind = in->max_storage_binding;
-    if (w->bind_cap && w->bind_cap < bind) bind = w->bind_cap;
+    if (w->plan.bind_cap && w->plan.bind_cap < bind) bind = w->plan.bind_cap;
     const char *which = bind <= in->max_buffer ? "maxStorageBufferBindingSize" : "maxBufferSize";
     const uint64_t lim = bind <= in->max_buffer ? bind : in->max_buffer;
     const int nu = lo->n_tensors / 2;
-    free(w->ch);
-    w->n_ch = 0;
-    w->ch = calloc((size_t)(nu > 0 ? nu : 1), sizeof *w->ch);
-    if (!w->ch) return tt_fail(st, TT_ENOMEM, "out of memory (webgpu chunks)");
+    free(w->plan.ch);
+    w->plan.n_ch = 0;
+    w->plan.ch = calloc((size_t)(nu > 0 ? nu : 1), sizeof *w->plan.ch);
+    if (!w->plan.ch) return tt_fail(st, TT_ENOMEM, "out of memory (webgpu chunks)");
     const size_t per = tt_gop_norm_part_len(trainable_count(lo));
     uint64_t parts = 0;
     for (int u = 0; u < nu; u++) {
@@ -106,9 +103,9 @@ static int plan_chunks(tt_backend *be, tt_status *st) {
                            "binds at most %.4g MiB (%s); use a smaller preset",
                            a->name, b->name, n * 4 / 1048576.0, lim / 1048576.0, which);
         }
-        wchunk *c = w->n_ch ? &w->ch[w->n_ch - 1] : NULL;
+        wchunk *c = w->plan.n_ch ? &w->plan.ch[w->plan.n_ch - 1] : NULL;
         if (!c || ((uint64_t)c->pad + c->n + n) * 4 > lim) {
-            c = &w->ch[w->n_ch++];
+            c = &w->plan.ch[w->plan.n_ch++];
             c->g0 = a->offset;
             c->pad = (uint32_t)(a->offset & 3);
             c->n = 0;
@@ -132,64 +129,63 @@ static int plan_chunks(tt_backend *be, tt_status *st) {
         if ((uint64_t)c->pad + c->n > 0xFFFFFFFFull || parts > 0xFFFFFFFFull)
             return tt_fail(st, TT_EUNSUP, "webgpu: a parameter buffer exceeds 32-bit indexing");
     }
-    w->n_part = (uint32_t)parts;
+    w->plan.n_part = (uint32_t)parts;
     return TT_OK;
 }
 
-/* the parameter at layout offset off in set (w->pset or w->gset): its
+/* the parameter at layout offset off in set (w->plan.pset or w->plan.gset): its
  * chunk's buffer, at its position there */
 tt_gref tt_wgpu_param_at(const wgpu_impl *w, const tt_gpu_buf *set, size_t off) {
     int c = 0;
-    while (c + 1 < w->n_ch && w->ch[c + 1].g0 <= off) c++;
-    tt_gref r = {set[c], (uint32_t)(off - w->ch[c].g0 + w->ch[c].pad)};
+    while (c + 1 < w->plan.n_ch && w->plan.ch[c + 1].g0 <= off) c++;
+    tt_gref r = {set[c], (uint32_t)(off - w->plan.ch[c].g0 + w->plan.ch[c].pad)};
     return r;
 }
 
 /* The plan: chunks, then every buffer in a fixed order. In the dry run
- * (w->dry) only sizes and limits are checked; else the buffers are created
+ * (w->plan.dry) only sizes and limits are checked; else the buffers are created
  * and the decay masks and grad-norm part tables written. */
-int tt_wgpu_alloc_buffers(tt_backend *be, tt_status *st) {
-    wgpu_impl *w = IMPL(be);
-    const size_t B = (size_t)w->B, T = (size_t)w->T, C = (size_t)w->C, BT = B * T, V = (size_t)w->V;
-    const size_t NH = (size_t)w->NH;
-    TT_CHECK(plan_chunks(be, st));
-    if (!w->dry) {
-        free(w->pset);
-        free(w->gset);
-        w->pset = calloc((size_t)w->n_ch, sizeof *w->pset);
-        w->gset = calloc((size_t)w->n_ch, sizeof *w->gset);
-        if (!w->pset || !w->gset) return tt_fail(st, TT_ENOMEM, "out of memory (webgpu chunks)");
+int tt_wgpu_alloc_buffers(wgpu_impl *w, const tt_model_config *cfg, const tt_layout *lo, tt_status *st) {
+    const size_t B = (size_t)w->plan.B, T = (size_t)w->plan.T, C = (size_t)w->plan.C, BT = B * T, V = (size_t)w->plan.V;
+    const size_t NH = (size_t)w->plan.NH;
+    TT_CHECK(plan_chunks(w, lo, st));
+    if (!w->plan.dry) {
+        free(w->plan.pset);
+        free(w->plan.gset);
+        w->plan.pset = calloc((size_t)w->plan.n_ch, sizeof *w->plan.pset);
+        w->plan.gset = calloc((size_t)w->plan.n_ch, sizeof *w->plan.gset);
+        if (!w->plan.pset || !w->plan.gset) return tt_fail(st, TT_ENOMEM, "out of memory (webgpu chunks)");
     }
-    for (int i = 0; i < w->n_ch; i++) {
-        wchunk *c = &w->ch[i];
+    for (int i = 0; i < w->plan.n_ch; i++) {
+        wchunk *c = &w->plan.ch[i];
         const size_t e = c->pad + c->n;
         TT_CHECK(mkbuf(w, e, "params", &c->p, st));
         TT_CHECK(mkbuf(w, e, "grads", &c->g, st));
         TT_CHECK(mkbuf(w, e, "adam-m", &c->m, st));
         TT_CHECK(mkbuf(w, e, "adam-v", &c->v, st));
         TT_CHECK(mkbuf(w, (c->n + 31) / 32, "decay-mask", &c->mask, st));
-        if (!w->dry) w->pset[i] = c->p, w->gset[i] = c->g;
+        if (!w->plan.dry) w->plan.pset[i] = c->p, w->plan.gset[i] = c->g;
     }
-    TT_CHECK(mkbuf(w, 2 * (size_t)w->n_part, "norm-parts", &w->parts, st));
-    w->bucket_off = B * (T + 1);
-    w->pos_off = w->bucket_off + V + 1;
-    w->tok_words = w->pos_off + BT;
-    TT_CHECK(mkbuf(w, w->tok_words, "tokens", &w->tok, st));
-    TT_CHECK(mkbuf(w, 4, "stats", &w->stats, st));
+    TT_CHECK(mkbuf(w, 2 * (size_t)w->plan.n_part, "norm-parts", &w->plan.parts, st));
+    w->plan.bucket_off = B * (T + 1);
+    w->plan.pos_off = w->plan.bucket_off + V + 1;
+    w->plan.tok_words = w->plan.pos_off + BT;
+    TT_CHECK(mkbuf(w, w->plan.tok_words, "tokens", &w->plan.tok, st));
+    TT_CHECK(mkbuf(w, 4, "stats", &w->plan.stats, st));
     size_t pcs = tt_gop_colsum_part_elems((int)BT, (int)(4 * C));
     size_t pln = tt_gop_colsum_part_elems((int)BT, (int)(2 * C));
-    TT_CHECK(mkbuf(w, pcs > pln ? pcs : pln, "colsum-scratch", &w->part_cs, st));
-    TT_CHECK(mkbuf(w, w->n_part, "norm-scratch", &w->part_opt, st));
+    TT_CHECK(mkbuf(w, pcs > pln ? pcs : pln, "colsum-scratch", &w->plan.part_cs, st));
+    TT_CHECK(mkbuf(w, w->plan.n_part, "norm-scratch", &w->plan.part_opt, st));
     /* q, k, v (and dq, dk, dv) in one buffer when it fits one binding (and
      * the offsets keep the attention kernels' vec4 loads) */
     const tt_gpu_info *in = tt_gpu_get_info(w->g);
     uint64_t lim = in->max_storage_binding;
-    if (w->bind_cap && w->bind_cap < lim) lim = w->bind_cap;
+    if (w->plan.bind_cap && w->plan.bind_cap < lim) lim = w->plan.bind_cap;
     if (in->max_buffer < lim) lim = in->max_buffer;
     const int qkv_one = (BT * C) % 4 == 0 && (uint64_t)3 * BT * C * 4 <= lim;
-    for (int l = 0; l <= w->L; l++) TT_CHECK(mkbuf(w, BT * C, "residual", &w->res[l], st));
-    for (int l = 0; l < w->L; l++) {
-        wl_acts *a = &w->la[l];
+    for (int l = 0; l <= w->plan.L; l++) TT_CHECK(mkbuf(w, BT * C, "residual", &w->plan.res[l], st));
+    for (int l = 0; l < w->plan.L; l++) {
+        wl_acts *a = &w->plan.la[l];
         TT_CHECK(mkbuf(w, BT * C, "ln1", &a->ln1, st));
         TT_CHECK(mkbuf(w, 2 * BT, "ln1-stats", &a->st1, st));
         static const char *const qkv_names[4] = {"qkv", "q", "k", "v"};
@@ -202,33 +198,34 @@ int tt_wgpu_alloc_buffers(tt_backend *be, tt_status *st) {
         TT_CHECK(mkbuf(w, BT * 4 * C, "fc", &a->h, st));
         TT_CHECK(mkbuf(w, BT * 4 * C, "gelu", &a->g, st));
     }
-    TT_CHECK(mkbuf(w, BT * C, "lnf", &w->lnf, st));
-    TT_CHECK(mkbuf(w, 2 * BT, "lnf-stats", &w->stf, st));
-    TT_CHECK(mkbuf(w, BT * V, "logits", &w->logits, st));
-    TT_CHECK(mkbuf(w, BT, "losses", &w->losses, st));
-    TT_CHECK(mkbuf(w, BT * C, "dres", &w->dres, st));
-    TT_CHECK(mkbuf(w, BT * C, "dtmp", &w->dtmp, st));
+    TT_CHECK(mkbuf(w, BT * C, "lnf", &w->plan.lnf, st));
+    TT_CHECK(mkbuf(w, 2 * BT, "lnf-stats", &w->plan.stf, st));
+    TT_CHECK(mkbuf(w, BT * V, "logits", &w->plan.logits, st));
+    TT_CHECK(mkbuf(w, BT, "losses", &w->plan.losses, st));
+    TT_CHECK(mkbuf(w, BT * C, "dres", &w->plan.dres, st));
+    TT_CHECK(mkbuf(w, BT * C, "dtmp", &w->plan.dtmp, st));
     static const char *const dqkv_names[4] = {"dqkv", "dq", "dk", "dv"};
-    TT_CHECK(mkbuf3(w, BT * C, qkv_one, dqkv_names, &w->dq, &w->dk, &w->dv, st));
-    TT_CHECK(mkbuf(w, BT * 4 * C, "dfc", &w->dg, st));
-    if (be->cfg.lora_rank > 0) { /* x A of every adapter pair (slots of 4-aligned offsets), its gradient, t^T dout */
-        const size_t Rk = (size_t)be->cfg.lora_rank, pairs = (size_t)(be->layout.n_tensors - be->layout.n_base) / 2;
-        w->lora_slot = (BT * Rk + 3) / 4 * 4;
-        TT_CHECK(mkbuf(w, pairs * w->lora_slot, "lora-t", &w->lora_t, st));
-        TT_CHECK(mkbuf(w, BT * Rk, "lora-dt", &w->lora_dt, st));
-        TT_CHECK(mkbuf(w, Rk * 4 * C, "lora-prod", &w->lora_prod, st));
+    TT_CHECK(mkbuf3(w, BT * C, qkv_one, dqkv_names, &w->plan.dq, &w->plan.dk, &w->plan.dv, st));
+    TT_CHECK(mkbuf(w, BT * 4 * C, "dfc", &w->plan.dg, st));
+    if (cfg->lora_rank > 0) { /* x A of every adapter pair (slots of 4-aligned offsets), its gradient, t^T dout */
+        const size_t Rk = (size_t)cfg->lora_rank, pairs = (size_t)(lo->n_tensors - lo->n_base) / 2;
+        w->plan.lora_slot = (BT * Rk + 3) / 4 * 4;
+        TT_CHECK(mkbuf(w, pairs * w->plan.lora_slot, "lora-t", &w->plan.lora_t, st));
+        TT_CHECK(mkbuf(w, BT * Rk, "lora-dt", &w->plan.lora_dt, st));
+        TT_CHECK(mkbuf(w, Rk * 4 * C, "lora-prod", &w->plan.lora_prod, st));
     }
-    if (w->dry) return TT_OK;
-    for (int i = 0; i < 2; i++) TT_CHECK(tt_gpu_buffer(w->g, 16, TT_GPU_READBACK, "stats-readback", &w->staging[i], st));
-    TT_CHECK(tt_gpu_buffer(w->g, 16, TT_GPU_READBACK, "eval-readback", &w->stage_eval, st));
+    if (w->plan.dry) return TT_OK;
+    for (int i = 0; i < 2; i++)
+        TT_CHECK(tt_gpu_buffer(w->g, 16, TT_GPU_READBACK, "stats-readback", &w->plan.staging[i], st));
+    TT_CHECK(tt_gpu_buffer(w->g, 16, TT_GPU_READBACK, "eval-readback", &w->plan.stage_eval, st));
     /* per chunk: the decay mask from the layout, the grad-norm part table
      * (each unit cut into parts of tt_gop_norm_part_len(P) from its start;
      * chunk-relative buffer positions) */
-    const size_t per = tt_gop_norm_part_len(trainable_count(&be->layout));
-    uint32_t *mask = NULL, *desc = calloc((size_t)2 * w->n_part, sizeof *desc);
+    const size_t per = tt_gop_norm_part_len(trainable_count(lo));
+    uint32_t *mask = NULL, *desc = calloc((size_t)2 * w->plan.n_part, sizeof *desc);
     int rc = desc ? TT_OK : tt_fail(st, TT_ENOMEM, "out of memory (norm parts)");
-    for (int i = 0; rc == TT_OK && i < w->n_ch; i++) {
-        const wchunk *c = &w->ch[i];
+    for (int i = 0; rc == TT_OK && i < w->plan.n_ch; i++) {
+        const wchunk *c = &w->plan.ch[i];
         size_t nw = (c->n + 31) / 32;
         free(mask);
         mask = calloc(nw, sizeof *mask);
@@ -238,15 +235,15 @@ int tt_wgpu_alloc_buffers(tt_backend *be, tt_status *st) {
         }
         uint32_t p = c->part0;
         for (int u = c->u0; u < c->u1; u++) {
-            const tt_tensor_info *a = &be->layout.t[2 * u];
+            const tt_tensor_info *a = &lo->t[2 * u];
             if (!a->trainable) continue; /* frozen: no parts; mask bit i is trainable parameter t0 + i */
-            const size_t un = a->numel + be->layout.t[2 * u + 1].numel, pos = c->pad + (a->offset - c->g0);
+            const size_t un = a->numel + lo->t[2 * u + 1].numel, pos = c->pad + (a->offset - c->g0);
             for (size_t k = 0; k < un; k += per, p++) {
                 desc[2 * (size_t)p] = (uint32_t)(pos + k);
                 desc[2 * (size_t)p + 1] = (uint32_t)(pos + (k + per < un ? k + per : un));
             }
             for (int t = 2 * u; t < 2 * u + 2; t++) {
-                const tt_tensor_info *ti = &be->layout.t[t];
+                const tt_tensor_info *ti = &lo->t[t];
                 if (!ti->decay) continue;
                 for (size_t j = ti->offset - c->t0; j < ti->offset - c->t0 + ti->numel; j++)
                     mask[j >> 5] |= 1u << (j & 31);
@@ -255,65 +252,48 @@ int tt_wgpu_alloc_buffers(tt_backend *be, tt_status *st) {
         if (p != c->part0 + c->n_part) rc = tt_fail(st, TT_EINVAL, "webgpu: norm part table mismatch");
         if (rc == TT_OK) rc = tt_gpu_write(w->g, c->mask, 0, mask, nw * 4, st);
     }
-    if (rc == TT_OK) rc = tt_gpu_write(w->g, w->parts, 0, desc, (uint64_t)w->n_part * 8, st);
+    if (rc == TT_OK) rc = tt_gpu_write(w->g, w->plan.parts, 0, desc, (uint64_t)w->plan.n_part * 8, st);
     free(mask);
     free(desc);
     return rc;
 }
 
-/* test hook TT_WEBGPU_MAX_BINDING_MIB=N (N may be a fraction): plan as if the adapter bound at most
- * N MiB per storage buffer, to exercise the preflight refusal cheaply */
-uint64_t tt_wgpu_binding_cap(void) {
-    const char *e = tt_hook_get(TT_HOOK_MAX_BINDING_MIB);
-    double mib = e ? atof(e) : 0.0;
-    return mib > 0 ? (uint64_t)(mib * 1048576.0) : 0;
-}
-
-/* the preflight: the plan of cfg on gpu's device, counted, not allocated */
-static int wgpu_fits(tt_backend *gpu, const tt_model_config *cfg, double *bytes, tt_status *st) {
-    if (bytes) *bytes = 0;
-    if (!tt_wgpu_of(gpu)) return tt_fail(st, TT_EINVAL, "fits: not a webgpu backend");
+/* the preflight: the plan of cfg on gpu's device (its binding cap and
+ * attention plan choice, tt_gops), counted, not allocated */
+int tt_wgpu_plan_bytes(const wgpu_impl *gpu, const tt_model_config *cfg, uint64_t *bytes, tt_status *st) {
+    *bytes = 0;
     TT_CHECK(tt_config_validate(cfg, st));
-    tt_backend be;
+    tt_layout lo;
     wgpu_impl w;
-    memset(&be, 0, sizeof be);
     memset(&w, 0, sizeof w);
-    be.vt = gpu->vt;
-    be.cfg = *cfg;
-    be.impl = &w;
-    w.g = IMPL(gpu)->g;
-    w.B = cfg->batch, w.T = cfg->ctx, w.C = cfg->d_model, w.NH = cfg->n_head, w.L = cfg->n_layer, w.V = cfg->vocab;
-    w.P = (size_t)tt_config_param_count(cfg);
-    w.bind_cap = tt_wgpu_binding_cap();
-    w.dry = 1;
-    TT_CHECK(tt_layout_build(cfg, &be.layout, st));
-    w.res = calloc((size_t)w.L + 1, sizeof *w.res);
-    w.la = calloc((size_t)w.L, sizeof *w.la);
-    int rc = (!w.res || !w.la) ? tt_fail(st, TT_ENOMEM, "out of memory (webgpu preflight)") : tt_wgpu_alloc_buffers(&be, st);
-    if (rc == TT_OK && (uint64_t)w.P > 0xFFFFFFFFull)
-        rc = tt_fail(st, TT_EUNSUP, "webgpu: %zu parameters exceed 32-bit indexing", w.P);
-    const char *ds_hook = tt_hook_get(TT_HOOK_ATTN_DS);
-    if (rc == TT_OK && (!ds_hook || atoi(ds_hook) != 0)) { /* + the attention backward's dS scratch where it runs (attention.c) */
+    w.g = gpu->g;
+    w.plan.B = cfg->batch, w.plan.T = cfg->ctx, w.plan.C = cfg->d_model;
+    w.plan.NH = cfg->n_head, w.plan.L = cfg->n_layer, w.plan.V = cfg->vocab;
+    w.plan.P = (size_t)tt_config_param_count(cfg);
+    w.plan.bind_cap = gpu->ops.bind_cap;
+    w.plan.dry = 1;
+    TT_CHECK(tt_layout_build(cfg, &lo, st));
+    w.plan.res = calloc((size_t)w.plan.L + 1, sizeof *w.plan.res);
+    w.plan.la = calloc((size_t)w.plan.L, sizeof *w.plan.la);
+    int rc = (!w.plan.res || !w.plan.la) ? tt_fail(st, TT_ENOMEM, "out of memory (webgpu preflight)")
+                                         : tt_wgpu_alloc_buffers(&w, cfg, &lo, st);
+    if (rc == TT_OK && (uint64_t)w.plan.P > 0xFFFFFFFFull)
+        rc = tt_fail(st, TT_EUNSUP, "webgpu: %zu parameters exceed 32-bit indexing", w.plan.P);
+    if (rc == TT_OK && gpu->ops.attn_ds >= 0) { /* + the attention backward's dS scratch where it runs (attention.c) */
         const tt_gpu_info *in = tt_gpu_get_info(w.g);
         uint64_t lim = in->max_storage_binding;
-        if (w.bind_cap && w.bind_cap < lim) lim = w.bind_cap;
+        if (w.plan.bind_cap && w.plan.bind_cap < lim) lim = w.plan.bind_cap;
         if (in->max_buffer && in->max_buffer < lim) lim = in->max_buffer;
         tt_attn_ds ds;
         if ((in->max_storage_per_stage == 0 || in->max_storage_per_stage >= 8) &&
-            tt_gop_attention_ds_plan(w.C / w.NH, w.B, w.T, w.NH, in->max_wg_storage, in->max_invocations, lim, &ds))
-            w.plan_bytes += 4.0 * (double)ds.elems;
+            tt_gop_attention_ds_plan(w.plan.C / w.plan.NH, w.plan.B, w.plan.T, w.plan.NH, in->max_wg_storage,
+                                     in->max_invocations, lim, &ds))
+            w.plan.plan_bytes += 4.0 * (double)ds.elems;
     }
-    if (bytes) *bytes = w.plan_bytes;
-    free(w.res);
-    free(w.la);
-    free(w.ch);
-    tt_layout_free(&be.layout);
-    return rc;
-}
-
-int tt_wgpu_plan_bytes(tt_backend *be, const tt_model_config *cfg, uint64_t *bytes, tt_status *st) {
-    double b = 0;
-    int rc = wgpu_fits(be, cfg, &b, st);
-    *bytes = rc == TT_OK ? (uint64_t)b : 0;
+    if (rc == TT_OK) *bytes = (uint64_t)w.plan.plan_bytes;
+    free(w.plan.res);
+    free(w.plan.la);
+    free(w.plan.ch);
+    tt_layout_free(&lo);
     return rc;
 }

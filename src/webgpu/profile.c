@@ -1,6 +1,8 @@
 /* profile.c — per-kernel timing of the WebGPU backend's recorded schedule
- * (webgpu_profile.h; `tinytrain profile`, bench/bench_webgpu.c), reached
- * through be->vt->get_proc(be, "webgpu.profile"). */
+ * (tt_wgpu_profile; its entry point is tt_webgpu_profile of webgpu_profile.h,
+ * in backend.c: `tinytrain profile`, bench/bench_webgpu.c, reached through
+ * be->vt->get_proc(be, "webgpu.profile")). Reads the schedule, runs it
+ * site by site after step.c's steps in flight are finished. */
 #include <stdio.h>
 #include <string.h>
 
@@ -16,18 +18,16 @@ static int time_sites(wgpu_impl *w, const tt_gsite *s, int n, int reps, double *
     double t0 = tt_now();
     TT_CHECK(tt_gpu_begin(w->g, st));
     for (int r = 0; s && r < reps; r++) tt_gops_run(w->g, s, n);
-    tt_gpu_copy(w->g, w->stats, 0, w->stage_eval, 0, 16);
+    tt_gpu_copy(w->g, w->plan.stats, 0, w->plan.stage_eval, 0, 16);
     TT_CHECK(tt_gpu_submit(w->g, st));
-    TT_CHECK(tt_gpu_read_start(w->g, w->stage_eval, 0, 16, st));
-    TT_CHECK(tt_gpu_read_finish(w->g, w->stage_eval, tmp, st));
+    TT_CHECK(tt_gpu_read_start(w->g, w->plan.stage_eval, 0, 16, st));
+    TT_CHECK(tt_gpu_read_finish(w->g, w->plan.stage_eval, tmp, st));
     *sec = tt_now() - t0;
     return TT_OK;
 }
 
-int tt_webgpu_profile(tt_backend *be, int reps, int detail, tt_webgpu_prof *out, int max, int *n, tt_status *st) {
+int tt_wgpu_profile(wgpu_impl *w, int reps, int detail, tt_webgpu_prof *out, int max, int *n, tt_status *st) {
     *n = 0;
-    wgpu_impl *w = tt_wgpu_of(be);
-    if (!w) return tt_fail(st, TT_EINVAL, "profile: not a webgpu backend");
     if (reps < 1) reps = 1;
     TT_CHECK(tt_wgpu_finish_pending(w, 0, st));
     TT_CHECK(tt_wgpu_finish_pending(w, 1, st));
@@ -36,8 +36,8 @@ int tt_webgpu_profile(tt_backend *be, int reps, int detail, tt_webgpu_prof *out,
         TT_CHECK(time_sites(w, NULL, 0, 0, &t, st));
         if (t < empty) empty = t;
     }
-    const tt_gsite *lists[3] = {w->plain.fwd, w->plain.bwd, w->opt};
-    const int counts[3] = {w->plain.n_fwd, w->plain.n_bwd, w->n_opt};
+    const tt_gsite *lists[3] = {w->rec.plain.fwd, w->rec.plain.bwd, w->rec.opt};
+    const int counts[3] = {w->rec.plain.n_fwd, w->rec.plain.n_bwd, w->rec.n_opt};
     /* warm-up: the whole schedule in step order, repeated for at least
      * WARM_S: every pipeline compiled and the GPU's clocks up before the
      * first site is timed. Without it the H200 gpt2b8 profile read the

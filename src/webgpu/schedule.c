@@ -16,14 +16,14 @@
  * With dropout the adapters' output joins its projection's branch before
  * the branch's dropout and residual add.
  *
- * Dropout (tt_optim_args.dropout > 0): a second schedule (w->dropout),
+ * Dropout (tt_optim_args.dropout > 0): a second schedule (w->rec.dropout),
  * recorded by the same code as the plain one (plan_sched with drop = 1),
  * planned once, at creation when tt_backend_opts.dropout says steps will
  * drop (else at the first step that asks, which then allocates): the attention
  * kernels' dropout variants, dropout sites on the embedding output and on
  * the two residual branches (the projection written without its residual,
  * then out = residual + mask * branch in place; backward: the branch
- * gradient mask * dres into the dq scratch (w->dq: the first third of
+ * gradient mask * dres into the dq scratch (w->plan.dq: the first third of
  * "dqkv" where dq, dk, dv share a buffer), free until attention backward
  * writes it). Keys: one per (layer, site) of the micro-batch (slot
  * layer * 4 + site, the embedding's n_layer * 4 + TT_DROP_EMBED), written
@@ -39,7 +39,7 @@ static tt_gref R(tt_gpu_buf b) {
     return r;
 }
 
-/* a parameter-sized tensor: set = w->pset (params) or w->gset (grads) */
+/* a parameter-sized tensor: set = w->plan.pset (params) or w->plan.gset (grads) */
 static tt_gref PR(tt_backend *be, const tt_gpu_buf *set, tt_tensor_kind kind, int layer) {
     return tt_wgpu_param_at(IMPL(be), set, tt_layout_offset(&be->layout, &be->cfg, kind, layer));
 }
@@ -78,7 +78,7 @@ static tt_gsite *bnext(wsched *sc, int n) {
  * loop for one row, so the column sum runs (docs/BENCHMARKS.md). The test
  * hook TT_WEBGPU_BIASFOLD=1 always folds, 0 never. */
 static int dw_fold(wgpu_impl *w, int M, int N, int BT) {
-    if (w->biasfold != 2) return w->biasfold == 1;
+    if (w->rec.biasfold != 2) return w->rec.biasfold == 1;
     int tile;
     uint32_t splits, kchunk;
     tt_gop_matmul_plan(&w->ops, 1, M + 1, N, BT, 1, &tile, &splits, &kchunk);
@@ -88,13 +88,13 @@ static int dw_fold(wgpu_impl *w, int M, int N, int BT) {
 static int dw_db(tt_backend *be, tt_gsite *s, tt_gref X, tt_gref dY, tt_tensor_kind kw, tt_tensor_kind kb, int l,
                  int M, int N, int BT, tt_status *st) {
     wgpu_impl *w = IMPL(be);
-    tt_gref gw = PR(be, w->gset, kw, l), gb = PR(be, w->gset, kb, l);
+    tt_gref gw = PR(be, w->plan.gset, kw, l), gb = PR(be, w->plan.gset, kb, l);
     memset(s, 0, 4 * sizeof *s);
     const int fold = dw_fold(w, M, N, BT);
     if (fold && gb.buf == gw.buf && gb.off == gw.off + (uint32_t)M * (uint32_t)N)
         return tt_gop_matmul_ex(&w->ops, s, gw, X, dY, NULL, NULL, M + 1, N, BT, 1, 0, 1, 1, st);
     TT_CHECK(tt_gop_matmul(&w->ops, s, gw, X, dY, NULL, NULL, M, N, BT, 1, 0, 1, st));
-    return tt_gop_matmul_backward_bias(&w->ops, s + 2, gb, dY, R(w->part_cs), BT, N, st);
+    return tt_gop_matmul_backward_bias(&w->ops, s + 2, gb, dY, R(w->plan.part_cs), BT, N, st);
 }
 
 /* ---- LoRA: the adapters of target tg in layer l, when the model has them
@@ -105,7 +105,7 @@ static int dw_db(tt_backend *be, tt_gsite *s, tt_gref X, tt_gref dY, tt_tensor_k
 
 static tt_gref lora_slot(tt_backend *be, int ia) {
     wgpu_impl *w = IMPL(be);
-    tt_gref r = {w->lora_t, (uint32_t)((size_t)(ia - be->layout.n_base) / 2 * w->lora_slot)};
+    tt_gref r = {w->plan.lora_t, (uint32_t)((size_t)(ia - be->layout.n_base) / 2 * w->plan.lora_slot)};
     return r;
 }
 
@@ -117,10 +117,10 @@ static int lora_fwd(tt_backend *be, wsched *sc, int l, int tg, const tt_gref *ou
     if (ia < 0) return TT_OK;
     int64_t in, ow;
     tt_lora_dims(&be->cfg, tg, &in, &ow);
-    if (sc->n_fwd + 2 + n_out > w->cap_fwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
-    return tt_gop_lora_forward(&w->ops, fnext(sc, 2 + n_out), out, n_out, lora_slot(be, ia), x, PRI(be, w->pset, ia),
-                               PRI(be, w->pset, ia + 1), w->B * w->T, (int)in, be->cfg.lora_rank, (int)ow / n_out,
-                               tt_lora_scale(&be->cfg), st);
+    if (sc->n_fwd + 2 + n_out > w->rec.cap_fwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
+    return tt_gop_lora_forward(&w->ops, fnext(sc, 2 + n_out), out, n_out, lora_slot(be, ia), x,
+                               PRI(be, w->plan.pset, ia), PRI(be, w->plan.pset, ia + 1), w->plan.B * w->plan.T, (int)in,
+                               be->cfg.lora_rank, (int)ow / n_out, tt_lora_scale(&be->cfg), st);
 }
 
 /* dA, dB +=, dx (rows, in) += the adapters' share, from dout[j] (rows, out_width / n_out) */
@@ -132,11 +132,11 @@ static int lora_bwd(tt_backend *be, wsched *sc, int l, int tg, tt_gref dx, const
     int64_t in, ow;
     tt_lora_dims(&be->cfg, tg, &in, &ow);
     const int n = 5 + 3 * n_out;
-    if (sc->n_bwd + n > w->cap_bwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
-    return tt_gop_lora_backward(&w->ops, bnext(sc, n), dx, PRI(be, w->gset, ia), PRI(be, w->gset, ia + 1), R(w->lora_dt),
-                                R(w->lora_prod), dout, n_out, lora_slot(be, ia), x, PRI(be, w->pset, ia),
-                                PRI(be, w->pset, ia + 1), w->B * w->T, (int)in, be->cfg.lora_rank, (int)ow / n_out,
-                                tt_lora_scale(&be->cfg), st);
+    if (sc->n_bwd + n > w->rec.cap_bwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
+    return tt_gop_lora_backward(&w->ops, bnext(sc, n), dx, PRI(be, w->plan.gset, ia), PRI(be, w->plan.gset, ia + 1),
+                                R(w->plan.lora_dt), R(w->plan.lora_prod), dout, n_out, lora_slot(be, ia), x,
+                                PRI(be, w->plan.pset, ia), PRI(be, w->plan.pset, ia + 1), w->plan.B * w->plan.T,
+                                (int)in, be->cfg.lora_rank, (int)ow / n_out, tt_lora_scale(&be->cfg), st);
 }
 
 /* q, k, v (BT,C) = ln1 (BT,C) @ W + b for W, b = the q, k, v weights and
@@ -147,11 +147,11 @@ static int lora_bwd(tt_backend *be, wsched *sc, int l, int tg, tt_gref dx, const
  * matmuls (6 sites). Each output is computed as by its own matmul. */
 static int qkv_forward(tt_backend *be, wsched *sc, int l, tt_status *st) {
     wgpu_impl *w = IMPL(be);
-    wl_acts *a = &w->la[l];
-    const int BT = w->B * w->T, C = w->C;
+    wl_acts *a = &w->plan.la[l];
+    const int BT = w->plan.B * w->plan.T, C = w->plan.C;
     const tt_tensor_kind wk[3] = {TT_QW, TT_KW, TT_VALW}, bk[3] = {TT_QB, TT_KB, TT_VALB};
     tt_gref W[3], bias[3];
-    for (int j = 0; j < 3; j++) W[j] = PR(be, w->pset, wk[j], l), bias[j] = PR(be, w->pset, bk[j], l);
+    for (int j = 0; j < 3; j++) W[j] = PR(be, w->plan.pset, wk[j], l), bias[j] = PR(be, w->plan.pset, bk[j], l);
     const uint32_t bstride = W[1].off - W[0].off, nout = (uint32_t)BT * (uint32_t)C;
     int batch = !(w->ops.qkv_unbatched & 1) && a->k.buf == a->q.buf && a->v.buf == a->q.buf && a->k.off == a->q.off + nout &&
                 a->v.off == a->k.off + nout && W[1].off > W[0].off && tt_gop_matmul_batch_fits(&w->ops, 3, BT, C, C);
@@ -159,13 +159,13 @@ static int qkv_forward(tt_backend *be, wsched *sc, int l, tt_status *st) {
         batch = W[j].buf == W[0].buf && bias[j].buf == W[0].buf && W[j].off == W[0].off + (uint32_t)j * bstride &&
                 bias[j].off == W[j].off + (uint32_t)(C * C);
     if (batch) {
-        if (sc->n_fwd + 2 > w->cap_fwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
+        if (sc->n_fwd + 2 > w->rec.cap_fwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
         return tt_gop_matmul_batch(&w->ops, fnext(sc, 2), 3, bstride, a->q, R(a->ln1), W[0], &bias[0], NULL, BT, C, C,
                                    0, 0, 0, 0, st);
     }
     const tt_gref out[3] = {a->q, a->k, a->v};
     for (int j = 0; j < 3; j++) {
-        if (sc->n_fwd + 2 > w->cap_fwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
+        if (sc->n_fwd + 2 > w->rec.cap_fwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
         TT_CHECK(tt_gop_matmul_group(&w->ops, fnext(sc, 2), 3, out[j], R(a->ln1), W[j], &bias[j], NULL, BT, C, C, 0, 0,
                                      0, 0, st));
     }
@@ -186,12 +186,12 @@ static int qkv_forward(tt_backend *be, wsched *sc, int l, tt_status *st) {
  * the three. */
 static int qkv_dw(tt_backend *be, wsched *sc, int l, tt_status *st) {
     wgpu_impl *w = IMPL(be);
-    wl_acts *a = &w->la[l];
-    const int BT = w->B * w->T, C = w->C;
+    wl_acts *a = &w->plan.la[l];
+    const int BT = w->plan.B * w->plan.T, C = w->plan.C;
     const tt_tensor_kind wk[3] = {TT_QW, TT_KW, TT_VALW}, bk[3] = {TT_QB, TT_KB, TT_VALB};
-    const tt_gref dx[3] = {w->dq, w->dk, w->dv};
+    const tt_gref dx[3] = {w->plan.dq, w->plan.dk, w->plan.dv};
     tt_gref gw[3], gb[3];
-    for (int j = 0; j < 3; j++) gw[j] = PR(be, w->gset, wk[j], l), gb[j] = PR(be, w->gset, bk[j], l);
+    for (int j = 0; j < 3; j++) gw[j] = PR(be, w->plan.gset, wk[j], l), gb[j] = PR(be, w->plan.gset, bk[j], l);
     const int fold = dw_fold(w, C, C, BT), M = fold ? C + 1 : C;
     const uint32_t nout = (uint32_t)BT * (uint32_t)C, cstride = gw[1].off - gw[0].off;
     int batch = !(w->ops.qkv_unbatched & 2) && gw[1].off > gw[0].off && (uint64_t)cstride >= (uint64_t)M * (uint64_t)C &&
@@ -203,16 +203,16 @@ static int qkv_dw(tt_backend *be, wsched *sc, int l, tt_status *st) {
     if (!batch) {
         for (int j = 0; j < 3; j++) {
             if (!trains(be, wk[j], l)) continue;
-            if (sc->n_bwd + 4 > w->cap_bwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
+            if (sc->n_bwd + 4 > w->rec.cap_bwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
             TT_CHECK(dw_db(be, bnext(sc, 4), R(a->ln1), dx[j], wk[j], bk[j], l, C, C, BT, st));
         }
         return TT_OK;
     }
-    if (sc->n_bwd + 8 > w->cap_bwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
+    if (sc->n_bwd + 8 > w->rec.cap_bwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
     TT_CHECK(tt_gop_matmul_batch_solo(&w->ops, bnext(sc, 2), 3, nout, cstride, gw[0], R(a->ln1), dx[0], NULL, NULL, M,
                                       C, BT, 1, 0, 1, fold, st));
     for (int j = 0; j < 3 && !fold; j++)
-        TT_CHECK(tt_gop_matmul_backward_bias(&w->ops, bnext(sc, 2), gb[j], dx[j], R(w->part_cs), BT, C, st));
+        TT_CHECK(tt_gop_matmul_backward_bias(&w->ops, bnext(sc, 2), gb[j], dx[j], R(w->plan.part_cs), BT, C, st));
     return TT_OK;
 }
 
@@ -220,30 +220,30 @@ static int qkv_dw(tt_backend *be, wsched *sc, int l, tt_status *st) {
 static uint32_t dslot(int layer, int site) { return (uint32_t)(layer * 4 + site); }
 
 /* The forward and backward sites of one micro-batch into sc (its arrays
- * hold w->cap_fwd, w->cap_bwd sites); drop: the dropout schedule (see the
+ * hold w->rec.cap_fwd, w->rec.cap_bwd sites); drop: the dropout schedule (see the
  * header), the same sites in the same order but for the dropout ones. */
 static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     tt_gops *o = &w->ops;
-    const int B = w->B, T = w->T, C = w->C, NH = w->NH, L = w->L, V = w->V;
+    const int B = w->plan.B, T = w->plan.T, C = w->plan.C, NH = w->plan.NH, L = w->plan.L, V = w->plan.V;
     const int BT = B * T;
     const int C4 = 4 * C;
     const size_t nBTC = (size_t)BT * C;
-    const tt_gpu_buf *P = w->pset, *G = w->gset;
-    tt_gref tokens = R(w->tok);
+    const tt_gpu_buf *P = w->plan.pset, *G = w->plan.gset;
+    tt_gref tokens = R(w->plan.tok);
 
     /* ---- forward ---- */
-#define FWD(call)                                                                              \
-    do {                                                                                       \
-        if (sc->n_fwd + 4 > w->cap_fwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow"); \
-        TT_CHECK(call);                                                                        \
+#define FWD(call)                                                                                                      \
+    do {                                                                                                               \
+        if (sc->n_fwd + 4 > w->rec.cap_fwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");                    \
+        TT_CHECK(call);                                                                                                \
     } while (0)
-    FWD(tt_gop_embedding_forward(o, fnext(sc, 1), drop ? w->dq : R(w->res[0]), tokens, PR(be, P, TT_WTE, -1),
+    FWD(tt_gop_embedding_forward(o, fnext(sc, 1), drop ? w->plan.dq : R(w->plan.res[0]), tokens, PR(be, P, TT_WTE, -1),
                                  PR(be, P, TT_WPE, -1), B, T, C, st));
-    if (drop) FWD(tt_gop_dropout(o, fnext(sc, 1), R(w->res[0]), w->dq, nBTC, 0, dslot(L, TT_DROP_EMBED), st));
+    if (drop) FWD(tt_gop_dropout(o, fnext(sc, 1), R(w->plan.res[0]), w->plan.dq, nBTC, 0, dslot(L, TT_DROP_EMBED), st));
     for (int l = 0; l < L; l++) {
-        wl_acts *a = &w->la[l];
-        FWD(tt_gop_layernorm_forward(o, fnext(sc, 1), R(a->ln1), R(a->st1), R(w->res[l]), PR(be, P, TT_LN1W, l),
+        wl_acts *a = &w->plan.la[l];
+        FWD(tt_gop_layernorm_forward(o, fnext(sc, 1), R(a->ln1), R(a->st1), R(w->plan.res[l]), PR(be, P, TT_LN1W, l),
                                      PR(be, P, TT_LN1B, l), BT, C, st));
         TT_CHECK(qkv_forward(be, sc, l, st));
         const tt_gref qkv[3] = {a->q, a->k, a->v};
@@ -252,7 +252,7 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
             FWD(tt_gop_attention_forward_drop(o, fnext(sc, 1), R(a->y), R(a->att), a->q, a->k, a->v, B, T, C, NH,
                                               dslot(l, TT_DROP_ATTN), st));
         else FWD(tt_gop_attention_forward(o, fnext(sc, 1), R(a->y), R(a->att), a->q, a->k, a->v, B, T, C, NH, st));
-        tt_gref ob = PR(be, P, TT_OB, l), res = R(w->res[l]);
+        tt_gref ob = PR(be, P, TT_OB, l), res = R(w->plan.res[l]);
         FWD(tt_gop_matmul(o, fnext(sc, 2), R(a->res2), R(a->y), PR(be, P, TT_OW, l), &ob, drop ? NULL : &res, BT, C, C, 0,
                           0, 0, st));
         TT_CHECK(lora_fwd(be, sc, l, TT_LORA_ATTN_C_PROJ, (tt_gref[1]){R(a->res2)}, 1, R(a->y), st));
@@ -265,83 +265,90 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
         TT_CHECK(lora_fwd(be, sc, l, TT_LORA_C_FC, (tt_gref[1]){R(a->h)}, 1, R(a->ln2), st));
         FWD(tt_gop_gelu_forward(o, fnext(sc, 1), R(a->g), R(a->h), (size_t)BT * C4, st));
         tt_gref pb = PR(be, P, TT_PROJB, l), res2 = R(a->res2);
-        FWD(tt_gop_matmul(o, fnext(sc, 2), R(w->res[l + 1]), R(a->g), PR(be, P, TT_PROJW, l), &pb, drop ? NULL : &res2,
-                          BT, C, C4, 0, 0, 0, st));
-        TT_CHECK(lora_fwd(be, sc, l, TT_LORA_MLP_C_PROJ, (tt_gref[1]){R(w->res[l + 1])}, 1, R(a->g), st));
-        if (drop) FWD(tt_gop_dropout(o, fnext(sc, 1), R(w->res[l + 1]), res2, nBTC, 1, dslot(l, TT_DROP_MLP_OUT), st));
+        FWD(tt_gop_matmul(o, fnext(sc, 2), R(w->plan.res[l + 1]), R(a->g), PR(be, P, TT_PROJW, l), &pb,
+                          drop ? NULL : &res2, BT, C, C4, 0, 0, 0, st));
+        TT_CHECK(lora_fwd(be, sc, l, TT_LORA_MLP_C_PROJ, (tt_gref[1]){R(w->plan.res[l + 1])}, 1, R(a->g), st));
+        if (drop)
+            FWD(tt_gop_dropout(o, fnext(sc, 1), R(w->plan.res[l + 1]), res2, nBTC, 1, dslot(l, TT_DROP_MLP_OUT), st));
     }
-    FWD(tt_gop_layernorm_forward(o, fnext(sc, 1), R(w->lnf), R(w->stf), R(w->res[L]), PR(be, P, TT_LNFW, -1),
-                                 PR(be, P, TT_LNFB, -1), BT, C, st));
+    FWD(tt_gop_layernorm_forward(o, fnext(sc, 1), R(w->plan.lnf), R(w->plan.stf), R(w->plan.res[L]),
+                                 PR(be, P, TT_LNFW, -1), PR(be, P, TT_LNFB, -1), BT, C, st));
     /* logits (BT,V) = lnf (BT,C) @ wte^T, wte stored (V,C) */
-    FWD(tt_gop_matmul(o, fnext(sc, 2), R(w->logits), R(w->lnf), PR(be, P, TT_WTE, -1), NULL, NULL, BT, V, C, 0, 1, 0,
-                      st));
-    FWD(tt_gop_crossentropy(o, fnext(sc, 1), R(w->logits), R(w->losses), tokens, BT, V, T, st));
-    FWD(tt_gop_crossentropy_loss_reduce(o, fnext(sc, 1), R(w->stats), R(w->losses), st));
+    FWD(tt_gop_matmul(o, fnext(sc, 2), R(w->plan.logits), R(w->plan.lnf), PR(be, P, TT_WTE, -1), NULL, NULL, BT, V, C,
+                      0, 1, 0, st));
+    FWD(tt_gop_crossentropy(o, fnext(sc, 1), R(w->plan.logits), R(w->plan.losses), tokens, BT, V, T, st));
+    FWD(tt_gop_crossentropy_loss_reduce(o, fnext(sc, 1), R(w->plan.stats), R(w->plan.losses), st));
 
     /* ---- backward ---- */
-#define BWD(n, call)                                                                             \
-    do {                                                                                         \
-        if (sc->n_bwd + (n) > w->cap_bwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow"); \
-        TT_CHECK(call);                                                                          \
+#define BWD(n, call)                                                                                                   \
+    do {                                                                                                               \
+        if (sc->n_bwd + (n) > w->rec.cap_bwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");                  \
+        TT_CHECK(call);                                                                                                \
     } while (0)
-    tt_gref part = R(w->part_cs);
+    tt_gref part = R(w->plan.part_cs);
     /* dlnf (BT,C) = dlogits (BT,V) @ wte (V,C); dwte += dlogits^T @ lnf */
-    BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->dtmp), R(w->logits), PR(be, P, TT_WTE, -1), NULL, NULL, BT, C, V, 0, 0,
-                         0, st));
+    BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->plan.dtmp), R(w->plan.logits), PR(be, P, TT_WTE, -1), NULL, NULL, BT, C,
+                         V, 0, 0, 0, st));
     if (trains(be, TT_WTE, -1))
-        BWD(2, tt_gop_matmul(o, bnext(sc, 2), PR(be, G, TT_WTE, -1), R(w->logits), R(w->lnf), NULL, NULL, V, C, BT, 1, 0,
-                             1, st));
-    BWD(3, tt_gop_layernorm_backward(o, bnext(sc, 3), R(w->dres), PR(be, G, TT_LNFW, -1), R(w->dtmp), R(w->res[L]),
-                                     PR(be, P, TT_LNFW, -1), R(w->stf), part, BT, C, 0, st));
+        BWD(2, tt_gop_matmul(o, bnext(sc, 2), PR(be, G, TT_WTE, -1), R(w->plan.logits), R(w->plan.lnf), NULL, NULL, V,
+                             C, BT, 1, 0, 1, st));
+    BWD(3, tt_gop_layernorm_backward(o, bnext(sc, 3), R(w->plan.dres), PR(be, G, TT_LNFW, -1), R(w->plan.dtmp),
+                                     R(w->plan.res[L]), PR(be, P, TT_LNFW, -1), R(w->plan.stf), part, BT, C, 0, st));
     if (!trains(be, TT_LNFW, -1)) sc->n_bwd -= 2; /* frozen: the dinp site alone (its first) */
     for (int l = L - 1; l >= 0; l--) {
-        wl_acts *a = &w->la[l];
+        wl_acts *a = &w->plan.la[l];
         /* mlp proj: res[l+1] = g @ projw + projb + res2 (dropout: the branch's gradient mask * dres in dq) */
-        const tt_gref dbr = drop ? w->dq : R(w->dres);
-        if (drop) BWD(1, tt_gop_dropout(o, bnext(sc, 1), w->dq, R(w->dres), nBTC, 0, dslot(l, TT_DROP_MLP_OUT), st));
-        BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->dg), dbr, PR(be, P, TT_PROJW, l), NULL, NULL, BT, C4, C, 0, 1, 0,
-                             st));
-        if (trains(be, TT_PROJW, l)) BWD(4, dw_db(be, bnext(sc, 4), R(a->g), dbr, TT_PROJW, TT_PROJB, l, C4, C, BT, st));
-        TT_CHECK(lora_bwd(be, sc, l, TT_LORA_MLP_C_PROJ, R(w->dg), (tt_gref[1]){dbr}, 1, R(a->g), st));
-        BWD(1, tt_gop_gelu_backward(o, bnext(sc, 1), R(w->dg), R(a->h), (size_t)BT * C4, st));
-        /* fc: h = ln2 @ fcw + fcb */
-        BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->dtmp), R(w->dg), PR(be, P, TT_FCW, l), NULL, NULL, BT, C, C4, 0, 1,
+        const tt_gref dbr = drop ? w->plan.dq : R(w->plan.dres);
+        if (drop)
+            BWD(1,
+                tt_gop_dropout(o, bnext(sc, 1), w->plan.dq, R(w->plan.dres), nBTC, 0, dslot(l, TT_DROP_MLP_OUT), st));
+        BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->plan.dg), dbr, PR(be, P, TT_PROJW, l), NULL, NULL, BT, C4, C, 0, 1,
                              0, st));
-        if (trains(be, TT_FCW, l)) BWD(4, dw_db(be, bnext(sc, 4), R(a->ln2), R(w->dg), TT_FCW, TT_FCB, l, C, C4, BT, st));
-        TT_CHECK(lora_bwd(be, sc, l, TT_LORA_C_FC, R(w->dtmp), (tt_gref[1]){R(w->dg)}, 1, R(a->ln2), st));
-        BWD(3, tt_gop_layernorm_backward(o, bnext(sc, 3), R(w->dres), PR(be, G, TT_LN2W, l), R(w->dtmp), R(a->res2),
-                                         PR(be, P, TT_LN2W, l), R(a->st2), part, BT, C, 1, st));
+        if (trains(be, TT_PROJW, l)) BWD(4, dw_db(be, bnext(sc, 4), R(a->g), dbr, TT_PROJW, TT_PROJB, l, C4, C, BT, st));
+        TT_CHECK(lora_bwd(be, sc, l, TT_LORA_MLP_C_PROJ, R(w->plan.dg), (tt_gref[1]){dbr}, 1, R(a->g), st));
+        BWD(1, tt_gop_gelu_backward(o, bnext(sc, 1), R(w->plan.dg), R(a->h), (size_t)BT * C4, st));
+        /* fc: h = ln2 @ fcw + fcb */
+        BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->plan.dtmp), R(w->plan.dg), PR(be, P, TT_FCW, l), NULL, NULL, BT, C,
+                             C4, 0, 1, 0, st));
+        if (trains(be, TT_FCW, l))
+            BWD(4, dw_db(be, bnext(sc, 4), R(a->ln2), R(w->plan.dg), TT_FCW, TT_FCB, l, C, C4, BT, st));
+        TT_CHECK(lora_bwd(be, sc, l, TT_LORA_C_FC, R(w->plan.dtmp), (tt_gref[1]){R(w->plan.dg)}, 1, R(a->ln2), st));
+        BWD(3, tt_gop_layernorm_backward(o, bnext(sc, 3), R(w->plan.dres), PR(be, G, TT_LN2W, l), R(w->plan.dtmp),
+                                         R(a->res2), PR(be, P, TT_LN2W, l), R(a->st2), part, BT, C, 1, st));
         if (!trains(be, TT_LN2W, l)) sc->n_bwd -= 2;
         /* attn out: res2 = y @ ow + ob + res[l] (dropout: as above; attention backward then overwrites dq) */
-        if (drop) BWD(1, tt_gop_dropout(o, bnext(sc, 1), w->dq, R(w->dres), nBTC, 0, dslot(l, TT_DROP_ATTN_OUT), st));
-        BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->dtmp), dbr, PR(be, P, TT_OW, l), NULL, NULL, BT, C, C, 0, 1, 0,
+        if (drop)
+            BWD(1,
+                tt_gop_dropout(o, bnext(sc, 1), w->plan.dq, R(w->plan.dres), nBTC, 0, dslot(l, TT_DROP_ATTN_OUT), st));
+        BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->plan.dtmp), dbr, PR(be, P, TT_OW, l), NULL, NULL, BT, C, C, 0, 1, 0,
                              st));
         if (trains(be, TT_OW, l)) BWD(4, dw_db(be, bnext(sc, 4), R(a->y), dbr, TT_OW, TT_OB, l, C, C, BT, st));
-        TT_CHECK(lora_bwd(be, sc, l, TT_LORA_ATTN_C_PROJ, R(w->dtmp), (tt_gref[1]){dbr}, 1, R(a->y), st));
+        TT_CHECK(lora_bwd(be, sc, l, TT_LORA_ATTN_C_PROJ, R(w->plan.dtmp), (tt_gref[1]){dbr}, 1, R(a->y), st));
         if (drop)
-            BWD(3, tt_gop_attention_backward_drop(o, bnext(sc, 3), w->dq, w->dk, w->dv, R(a->att), a->q,
-                                                  a->k, a->v, R(a->y), R(w->dtmp), B, T, C, NH,
+            BWD(3, tt_gop_attention_backward_drop(o, bnext(sc, 3), w->plan.dq, w->plan.dk, w->plan.dv, R(a->att), a->q,
+                                                  a->k, a->v, R(a->y), R(w->plan.dtmp), B, T, C, NH,
                                                   dslot(l, TT_DROP_ATTN), st));
         else
-            BWD(3, tt_gop_attention_backward(o, bnext(sc, 3), w->dq, w->dk, w->dv, R(a->att), a->q, a->k,
-                                             a->v, R(a->y), R(w->dtmp), B, T, C, NH, st));
+            BWD(3, tt_gop_attention_backward(o, bnext(sc, 3), w->plan.dq, w->plan.dk, w->plan.dv, R(a->att), a->q, a->k,
+                                             a->v, R(a->y), R(w->plan.dtmp), B, T, C, NH, st));
         /* q, k, v projections of ln1 */
         const tt_tensor_kind wk[3] = {TT_QW, TT_KW, TT_VALW};
-        const tt_gref dqkv[3] = {w->dq, w->dk, w->dv};
+        const tt_gref dqkv[3] = {w->plan.dq, w->plan.dk, w->plan.dv};
         for (int j = 0; j < 3; j++)
-            BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->dtmp), dqkv[j], PR(be, P, wk[j], l), NULL, NULL, BT, C, C, 0, 1,
-                                 j > 0, st));
+            BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->plan.dtmp), dqkv[j], PR(be, P, wk[j], l), NULL, NULL, BT, C, C,
+                                 0, 1, j > 0, st));
         TT_CHECK(qkv_dw(be, sc, l, st));
-        TT_CHECK(lora_bwd(be, sc, l, TT_LORA_C_ATTN, R(w->dtmp), dqkv, 3, R(a->ln1), st));
-        BWD(3, tt_gop_layernorm_backward(o, bnext(sc, 3), R(w->dres), PR(be, G, TT_LN1W, l), R(w->dtmp), R(w->res[l]),
-                                         PR(be, P, TT_LN1W, l), R(a->st1), part, BT, C, 1, st));
+        TT_CHECK(lora_bwd(be, sc, l, TT_LORA_C_ATTN, R(w->plan.dtmp), dqkv, 3, R(a->ln1), st));
+        BWD(3, tt_gop_layernorm_backward(o, bnext(sc, 3), R(w->plan.dres), PR(be, G, TT_LN1W, l), R(w->plan.dtmp),
+                                         R(w->plan.res[l]), PR(be, P, TT_LN1W, l), R(a->st1), part, BT, C, 1, st));
         if (!trains(be, TT_LN1W, l)) sc->n_bwd -= 2;
     }
     if (trains(be, TT_WTE, -1)) {
-        if (drop) BWD(1, tt_gop_dropout(o, bnext(sc, 1), w->dq, R(w->dres), nBTC, 0, dslot(L, TT_DROP_EMBED), st));
+        if (drop)
+            BWD(1, tt_gop_dropout(o, bnext(sc, 1), w->plan.dq, R(w->plan.dres), nBTC, 0, dslot(L, TT_DROP_EMBED), st));
         BWD(2, tt_gop_embedding_backward(o, bnext(sc, 2), PR(be, G, TT_WTE, -1), PR(be, G, TT_WPE, -1),
-                                         drop ? w->dq : R(w->dres), w->tok, (uint32_t)w->bucket_off, (uint32_t)w->pos_off,
-                                         B, T, C, V, st));
+                                         drop ? w->plan.dq : R(w->plan.dres), w->plan.tok, (uint32_t)w->plan.bucket_off,
+                                         (uint32_t)w->plan.pos_off, B, T, C, V, st));
     }
 #undef FWD
 #undef BWD
@@ -353,15 +360,16 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
  * the same way). */
 int tt_wgpu_plan_dropout(tt_backend *be, tt_status *st) {
     wgpu_impl *w = IMPL(be);
-    wsched *d = &w->dropout;
-    const uint32_t n_slots = (uint32_t)(w->L + 1) * 4;
+    wsched *d = &w->rec.dropout;
+    const uint32_t n_slots = (uint32_t)(w->plan.L + 1) * 4;
     memset(d, 0, sizeof *d);
-    d->fwd = calloc((size_t)w->cap_fwd, sizeof *d->fwd);
-    d->bwd = calloc((size_t)w->cap_bwd, sizeof *d->bwd);
-    if (!w->dkeys) w->dkeys = calloc(n_slots, sizeof *w->dkeys);
-    if (!w->dwords) w->dwords = calloc(4 + 2 * (size_t)n_slots, sizeof *w->dwords);
-    int rc = (!d->fwd || !d->bwd || !w->dkeys || !w->dwords) ? tt_fail(st, TT_ENOMEM, "out of memory (webgpu dropout)")
-                                                            : TT_OK;
+    d->fwd = calloc((size_t)w->rec.cap_fwd, sizeof *d->fwd);
+    d->bwd = calloc((size_t)w->rec.cap_bwd, sizeof *d->bwd);
+    if (!w->rec.dkeys) w->rec.dkeys = calloc(n_slots, sizeof *w->rec.dkeys);
+    if (!w->rec.dwords) w->rec.dwords = calloc(4 + 2 * (size_t)n_slots, sizeof *w->rec.dwords);
+    int rc = (!d->fwd || !d->bwd || !w->rec.dkeys || !w->rec.dwords)
+                 ? tt_fail(st, TT_ENOMEM, "out of memory (webgpu dropout)")
+                 : TT_OK;
     if (rc == TT_OK) rc = tt_gops_drop_init(&w->ops, n_slots, st);
     if (rc == TT_OK) rc = plan_sched(be, d, 1, st);
     if (rc == TT_OK) rc = tt_gpu_check(w->g, st);
@@ -376,10 +384,10 @@ int tt_wgpu_plan_dropout(tt_backend *be, tt_status *st) {
 /* the keys of micro-batch `micro` of a step with dropout, uploaded */
 int tt_wgpu_upload_drop_keys(tt_backend *be, const tt_optim_args *opt, int n_micro, int micro, tt_status *st) {
     wgpu_impl *w = IMPL(be);
-    for (int l = 0; l <= w->L; l++)
+    for (int l = 0; l <= w->plan.L; l++)
         for (int site = 0; site < 4; site++)
-            w->dkeys[dslot(l, site)] = tt_dropout_key_at(opt->seed, opt->step, n_micro, micro, w->L, l, site);
-    return tt_gops_set_drop(&w->ops, opt->dropout, w->dkeys, (uint32_t)(w->L + 1) * 4, w->dwords, st);
+            w->rec.dkeys[dslot(l, site)] = tt_dropout_key_at(opt->seed, opt->step, n_micro, micro, w->plan.L, l, site);
+    return tt_gops_set_drop(&w->ops, opt->dropout, w->rec.dkeys, (uint32_t)(w->plan.L + 1) * 4, w->rec.dwords, st);
 }
 
 /* The plain schedule (steps without dropout, eval, loss_and_grad) and the
@@ -389,31 +397,33 @@ int tt_wgpu_plan_schedule(tt_backend *be, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     tt_gops *o = &w->ops;
     /* the dropout schedule adds 1 + 2L sites each way; LoRA its adapter sites */
-    w->cap_fwd = 16 + 22 * w->L + 1;
-    w->cap_bwd = 16 + 62 * w->L + 1;
+    w->rec.cap_fwd = 16 + 22 * w->plan.L + 1;
+    w->rec.cap_bwd = 16 + 62 * w->plan.L + 1;
     if (be->cfg.lora_rank > 0) {
-        w->cap_fwd += w->L * TT_LORA_N_TARGETS * LORA_FWD_SITES;
-        w->cap_bwd += w->L * TT_LORA_N_TARGETS * LORA_BWD_SITES;
+        w->rec.cap_fwd += w->plan.L * TT_LORA_N_TARGETS * LORA_FWD_SITES;
+        w->rec.cap_bwd += w->plan.L * TT_LORA_N_TARGETS * LORA_BWD_SITES;
     }
-    w->plain.fwd = calloc((size_t)w->cap_fwd, sizeof *w->plain.fwd);
-    w->plain.bwd = calloc((size_t)w->cap_bwd, sizeof *w->plain.bwd);
-    w->opt = calloc((size_t)(2 * w->n_ch), sizeof *w->opt);
-    if (!w->plain.fwd || !w->plain.bwd || !w->opt) return tt_fail(st, TT_ENOMEM, "out of memory (webgpu schedule)");
-    TT_CHECK(plan_sched(be, &w->plain, 0, st));
+    w->rec.plain.fwd = calloc((size_t)w->rec.cap_fwd, sizeof *w->rec.plain.fwd);
+    w->rec.plain.bwd = calloc((size_t)w->rec.cap_bwd, sizeof *w->rec.plain.bwd);
+    w->rec.opt = calloc((size_t)(2 * w->plan.n_ch), sizeof *w->rec.opt);
+    if (!w->rec.plain.fwd || !w->rec.plain.bwd || !w->rec.opt)
+        return tt_fail(st, TT_ENOMEM, "out of memory (webgpu schedule)");
+    TT_CHECK(plan_sched(be, &w->rec.plain, 0, st));
     /* ---- optimizer ---- */
-    tt_gop_pchunk *pc = calloc((size_t)w->n_ch, sizeof *pc);
+    tt_gop_pchunk *pc = calloc((size_t)w->plan.n_ch, sizeof *pc);
     if (!pc) return tt_fail(st, TT_ENOMEM, "out of memory (webgpu schedule)");
     int n_pc = 0; /* the chunks' trainable ranges (every chunk whole without LoRA) */
-    for (int i = 0; i < w->n_ch; i++) {
-        const wchunk *c = &w->ch[i];
+    for (int i = 0; i < w->plan.n_ch; i++) {
+        const wchunk *c = &w->plan.ch[i];
         if (!c->tn) continue;
         tt_gop_pchunk x = {c->p,   c->g, c->m, c->v, c->mask, c->pad + (uint32_t)(c->t0 - c->g0), (uint32_t)c->tn,
                            c->part0, c->n_part};
         pc[n_pc++] = x;
     }
-    int rc = tt_gop_adamw_chunks(o, w->opt, pc, n_pc, w->parts, w->n_part, w->part_opt, w->stats, st);
+    int rc = tt_gop_adamw_chunks(o, w->rec.opt, pc, n_pc, w->plan.parts, w->plan.n_part, w->plan.part_opt,
+                                 w->plan.stats, st);
     free(pc);
     TT_CHECK(rc);
-    w->n_opt = 2 * n_pc;
+    w->rec.n_opt = 2 * n_pc;
     return TT_OK;
 }

@@ -125,7 +125,7 @@ TT_TEST(same_mask_on_any_thread_count) {
     tt_dropout_forward(&cpu3, y3, x, &m0, n);
     CHECK(memcmp(y3, x, n * 4) == 0);
     tt_dropout_residual_forward(&cpu3, y3, x, r, &m0, n);
-    tt_residual_forward(&cpu3, y1, x, r, n);
+    for (size_t i = 0; i < n; i++) y1[i] = r[i] + x[i];
     CHECK(memcmp(y1, y3, n * 4) == 0);
     free(x), free(r), free(y1), free(y3);
 }

@@ -1,4 +1,4 @@
-/* test_inspect.c — model inspection (src/inspect.c) on the CPU backend
+/* test_inspect.c — model inspection (src/engine/inspect.c) on the CPU backend
  * against the float64 reference (ref/ref64.c): the attention maps from the
  * reference forward's q and k, the logit lens from the reference's residual
  * stream, and the model's next-byte distribution from ref_gpt_forward's
@@ -9,7 +9,8 @@
 #include <string.h>
 
 #include "backend.h"
-#include "inspect.h"
+#include "engine/backend_create.h"
+#include "engine/inspect.h"
 #include "model.h"
 #include "ref64.h"
 #include "rng.h"

@@ -12,7 +12,7 @@
 
 #include "backend.h"
 #include "cpu/backend_cpu.h"
-#include "io/checkpoint.h"
+#include "train/checkpoint.h"
 #include "lora.h"
 #include "train/options.h"
 #include "model.h"

@@ -13,7 +13,7 @@
 #include "backend.h"
 #include "cpu/backend_cpu.h"
 #include "model.h"
-#include "cpu/pool.h"
+#include "pool.h"
 #include "ref64.h"
 #include "rng.h"
 #include "model_test.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cpu/pool.h"
+#include "pool.h"
 #include "cpu/runtime.h"
 #include "tt_test.h"
 

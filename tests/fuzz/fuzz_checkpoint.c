@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/checkpoint.h"
+#include "train/checkpoint.h"
 #include "io/json.h"
 #include "io/safetensors.h"
 #include "train/train.h"

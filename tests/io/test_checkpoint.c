@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "io/checkpoint.h"
+#include "train/checkpoint.h"
 #include "io/json.h"
 #include "rng.h"
 #include "io/safetensors.h"

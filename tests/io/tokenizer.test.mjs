@@ -1,5 +1,5 @@
 // tokenizer.test.mjs — the byte-level tokenizer of an exported folder
-// (src/io/hf.c), read by @huggingface/tokenizers (the tokenizers.js that
+// (src/train/hf.c), read by @huggingface/tokenizers (the tokenizers.js that
 // transformers.js uses): every id is the byte of the same value, encode gives
 // a text's UTF-8 bytes as ids, decode gives the text back, and for byte
 // strings that are not UTF-8 (which no text API can take as input) the ids'

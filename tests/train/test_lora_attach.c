@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/checkpoint.h"
+#include "train/checkpoint.h"
 #include "lora.h"
 #include "model.h"
 #include "tt_test.h"

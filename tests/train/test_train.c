@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "io/checkpoint.h"
+#include "train/checkpoint.h"
 #include "train/options.h"
 #include "io/plot.h"
 #include "rng.h"

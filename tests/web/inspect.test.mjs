@@ -1,5 +1,5 @@
 // inspect.test.mjs — the "Look inside" view (web/inspect.js, the Worker's
-// inspect message, src/web/web_inspect.c, src/inspect.c): the same model
+// inspect message, src/web/web_inspect.c, src/engine/inspect.c): the same model
 // inspected on the WebGPU engine and on the WASM engine agrees to 1e-5 in
 // every attention map and next-byte / logit-lens probability; the card in
 // the page shows a trained model's next bytes, attention heatmap and logit

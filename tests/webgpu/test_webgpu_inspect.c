@@ -1,4 +1,4 @@
-/* test_webgpu_inspect.c — model inspection (src/inspect.c) on the WebGPU
+/* test_webgpu_inspect.c — model inspection (src/engine/inspect.c) on the WebGPU
  * backend against the CPU backend: the same model and prompt give attention
  * maps and next-byte / logit-lens probabilities within 1e-5 absolute, for a
  * prompt shorter than the context (the batch and the sequence padded) and
@@ -9,8 +9,9 @@
 #include <string.h>
 
 #include "backend.h"
+#include "engine/backend_create.h"
 #include "gpu_test.h"
-#include "inspect.h"
+#include "engine/inspect.h"
 #include "model.h"
 #include "rng.h"
 #include "tt_test.h"

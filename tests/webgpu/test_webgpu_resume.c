@@ -27,7 +27,7 @@
 
 #include "backend.h"
 #include "gpu_test.h"
-#include "io/checkpoint.h"
+#include "train/checkpoint.h"
 #include "train/trainer.h"
 #include "tt_test.h"
 

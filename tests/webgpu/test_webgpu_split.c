@@ -284,17 +284,15 @@ static void refusal(const tt_model_config *cfg, const char *limit_mib, const cha
     CHECK_MSG(strstr(st.msg, want1) != NULL, "message lacks '%s'", want1);
     if (want2) CHECK_MSG(strstr(st.msg, want2) != NULL, "message lacks '%s'", want2);
     CHECK(strstr(st.msg, "maxStorageBufferBindingSize") != NULL);
-    /* the preflight on an existing (unhooked) backend, with the hook set */
-    unsetenv(HOOK);
+    /* the preflight of cfg on a small backend created with the hook set
+     * (hooks are read when the backend is created) */
     tt_model_config probe = {1, 32, 2, 16, 1, TT_VOCAB, 0, 0, 0.0f};
-    tt_backend *g = NULL;
-    CHECK(tt_backend_webgpu_create(&probe, NULL, &g, &st) == TT_OK);
+    tt_backend *g = gpu_create(&probe, limit_mib, &st);
+    CHECK(g != NULL);
     if (g) {
         tt_status fs;
         tt_status_clear(&fs);
-        setenv(HOOK, limit_mib, 1);
         CHECK(g->vt->plan_bytes(g, cfg, &(uint64_t){0}, &fs) == TT_EUNSUP);
-        unsetenv(HOOK);
         CHECK_MSG(strstr(fs.msg, want1) != NULL, "preflight message lacks '%s': %s", want1, fs.msg);
         tt_backend_destroy(g);
     }
@@ -315,32 +313,34 @@ TT_TEST(test_refusals) {
     tt_model_config t16 = with_batch("tiny", 16); /* fc 384 KiB, logits 512 KiB */
     refusal(&t16, "0.3", "MiB fc buffer", NULL);
 
-    /* the preflight accepts a limit that splits, and counts all four copies */
+    /* the preflight accepts a limit that splits, and counts all four copies;
+     * each preflight on a small backend created with the hooks it plans by */
     tt_status st;
     tt_model_config probe = {1, 32, 2, 16, 1, TT_VOCAB, 0, 0, 0.0f};
-    tt_backend *g = NULL;
-    unsetenv(HOOK);
-    CHECK(tt_backend_webgpu_create(&probe, NULL, &g, &st) == TT_OK);
-    if (g) {
-        /* without the attention dS scratch (its own limit check: the pair runs where it does not fit) */
+    tt_backend *g = gpu_create(&probe, NULL, &st);
+    setenv("TT_WEBGPU_ATTN_DS", "0",
+           1); /* without the attention dS scratch (its own limit check: the pair runs where it does not fit) */
+    tt_backend *g_one = gpu_create(&probe, NULL, &st);
+    third(&c, lim, sizeof lim);
+    tt_backend *g_split = gpu_create(&probe, lim, &st);
+    unsetenv("TT_WEBGPU_ATTN_DS");
+    CHECK(g && g_one && g_split);
+    if (g && g_one && g_split) {
         uint64_t b_one = 0, b_split = 0, b_ds = 0;
         CHECK(g->vt->plan_bytes(g, &c, &b_ds, &st) == TT_OK);
-        setenv("TT_WEBGPU_ATTN_DS", "0", 1);
-        CHECK(g->vt->plan_bytes(g, &c, &b_one, &st) == TT_OK);
+        CHECK(g_one->vt->plan_bytes(g_one, &c, &b_one, &st) == TT_OK);
         CHECK(b_ds > b_one); /* tiny: head size 16, the scratch counted */
-        third(&c, lim, sizeof lim);
-        setenv(HOOK, lim, 1);
-        int rc = g->vt->plan_bytes(g, &c, &b_split, &st);
-        unsetenv(HOOK);
-        unsetenv("TT_WEBGPU_ATTN_DS");
+        int rc = g_split->vt->plan_bytes(g_split, &c, &b_split, &st);
         if (rc) fprintf(stderr, "  preflight at %s MiB: %s\n", lim, st.msg);
         CHECK(rc == TT_OK);
         printf("  preflight: fits unsplit (%llu bytes) and split at %s MiB (%llu bytes)\n", (unsigned long long)b_one, lim,
                (unsigned long long)b_split);
         CHECK(b_split >= 16.0 * tt_config_param_count(&c));
         CHECK(b_split >= b_one && b_split <= b_one + 1024); /* pads and masks per chunk only */
-        tt_backend_destroy(g);
     }
+    tt_backend_destroy(g);
+    tt_backend_destroy(g_one);
+    tt_backend_destroy(g_split);
 }
 
 /* 1 when a step of be has a batched q, k, v weight-gradient site (profile

@@ -39,12 +39,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fileio.h"
+#include "io/fileio.h"
 #include "hf.h"
-#include "json.h"
+#include "io/json.h"
 #include "lora.h"
-#include "train/options.h"
-#include "safetensors.h"
+#include "options.h"
+#include "io/safetensors.h"
 
 #define CK_FORMAT "tinytrain-checkpoint"
 #define CK_VERSION "1"

@@ -3,7 +3,7 @@
  * Threads are created once in tt_pool_create and live until tt_pool_destroy.
  * A job is published by bumping a generation counter; parked workers spin on
  * it for a short while (so back-to-back ops wake in microseconds), then
- * yield, then sleep on a condition variable (policy in cpu/spin.h). The
+ * yield, then sleep on a condition variable (policy in spin.h). The
  * caller runs tid 0 itself and then waits for the others on a completion
  * counter. Only pthreads and C11
  * atomics are used, so the same code runs under Emscripten pthreads.

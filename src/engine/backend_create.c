@@ -1,7 +1,7 @@
-/* backend.c — the one backend constructor (kind "cpu" | "webgpu" | "auto")
- * over the per-kind constructors of src/cpu/backend.c and
- * src/webgpu/backend.c; the rule for "auto" lives here only. */
-#include "backend.h"
+/* backend_create.c — the one backend constructor (backend_create.h: kind
+ * "cpu" | "webgpu" | "auto") over the per-kind constructors of
+ * src/cpu/backend.c and src/webgpu/backend.c; the rule for "auto" lives here only. */
+#include "backend_create.h"
 
 #include <stdio.h>
 #include <string.h>

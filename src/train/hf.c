@@ -19,9 +19,9 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
-#include "fileio.h"
-#include "json.h"
-#include "safetensors.h"
+#include "io/fileio.h"
+#include "io/json.h"
+#include "io/safetensors.h"
 
 uint64_t tt_hf_hash(const float *p, size_t n) {
     const unsigned char *b = (const unsigned char *)p;

@@ -22,7 +22,7 @@
 #ifndef TT_CHECKPOINT_H
 #define TT_CHECKPOINT_H
 
-#include "train/train.h"
+#include "train.h"
 
 int tt_checkpoint_save(const char *path, const tt_train_state *s, tt_status *st);
 /* Loads into a fresh state (allocates; s is overwritten). Validates the whole

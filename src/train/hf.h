@@ -25,7 +25,7 @@
 #ifndef TT_HF_H
 #define TT_HF_H
 
-#include "train/train.h"
+#include "train.h"
 
 /* The GPT-2 tensors of a base model (lora off in c) under `prefix` ("" or
  * "transformer."), as .safetensors written atomically to path; metadata
