@@ -1,7 +1,7 @@
 /* inspect.c — the model inspection shared by every backend (inspect.h):
  * from a backend's activations of one prompt to attention maps, logit-lens
  * distributions and their JSON. Double arithmetic, float results. */
-#include "inspect.h"
+#include "engine/inspect.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -30,7 +30,7 @@
 #include <sys/stat.h>
 
 #include "cpu/sample.h"
-#include "io/hf.h"
+#include "train/hf.h"
 #include "io/safetensors.h"
 #include "model_test.h"
 #include "tt_test.h"

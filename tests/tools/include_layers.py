@@ -108,9 +108,11 @@ def nm_symbols(objs):
     return syms
 
 
-def object_files(objdirs):
+def object_files(objdirs, src=None):
     """object file -> its source path relative to src/ (from CMake's
-    <target>.dir/src/<folder>/<file>.c.o layout)"""
+    <target>.dir/src/<folder>/<file>.c.o layout); with src, objects whose
+    source no longer exists (left in a build folder by a moved file) are
+    not part of the library and are skipped"""
     objs = {}
     for d in objdirs:
         for root, _, files in os.walk(d):
@@ -121,12 +123,15 @@ def object_files(objdirs):
                 parts = os.path.relpath(path, d).split(os.sep)
                 if "src" in parts:
                     i = len(parts) - 1 - parts[::-1].index("src")
-                    objs[path] = os.path.splitext("/".join(parts[i + 1:]))[0]  # src/ relative source
+                    rel = os.path.splitext("/".join(parts[i + 1:]))[0]  # src/ relative source
+                    if src is not None and not os.path.exists(os.path.join(src, rel)):
+                        continue
+                    objs[path] = rel
     return objs
 
 
-def link_edges(objdirs):
-    objs = object_files(objdirs)
+def link_edges(objdirs, src=None):
+    objs = object_files(objdirs, src)
     if not objs:
         raise SystemExit(f"include_layers: no object files of src/ under {' '.join(objdirs)}")
     info = {}
@@ -252,7 +257,7 @@ def main():
     check("include", inc, rank, problems)
     n_link = 0
     if args.objects:
-        lk, fe = link_edges(args.objects)
+        lk, fe = link_edges(args.objects, src)
         n_link = len(lk)
         check("link", lk, rank, problems)
         check_files(fe, file_layers, problems)
