@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # ab.sh — the matmul kernel variants of dev/matmul/ against the product
 # kernel on the GPU host, in one device call: builds dev_matmul_check,
-# dev_matmul_bench and bench_webgpu (Release), writes the variant kernel
+# dev_matmul_bench and tinytrain_hooks (Release), writes the variant kernel
 # directories (make_variants.sh), then, each run only while the budget lasts:
 #   1. bits: build/dev_matmul_check tiles=128,0 (44 small products on the
 #      128 tile, where the options act, and on the planned tiles: every
 #      transpose, split-K, epilogue, odd size) with the embedded kernels and
 #      with each variant, the k loop as the GPU runs it; the output hashes
 #      compared with cmp ("bit-identical" or "DIFFERENT");
-#   2. the whole gpt2 step (build/bench_webgpu gpt2 STEPS 0, synchronous:
-#      the median ms per step), round 1 in the order base v1 .. vN, round 2
+#   2. the whole gpt2 step (build/tinytrain_hooks bench --backend webgpu
+#      --preset gpt2 --steps STEPS --pipeline 0 on data/tinyshakespeare.txt,
+#      synchronous: the median ms per step), round 1 in the order base v1 .. vN, round 2
 #      in the reverse order (odd rounds forward, even rounds reversed, so
 #      clock drift hits every configuration alike), then base once more;
 #   3. every matmul product of the training step at gpt2 (12 layers, d 768,
@@ -23,7 +24,7 @@
 # step medians of every round with their mean and ratio to base.
 #
 #   bash dev/matmul/ab.sh [--variants "pf db8 db16 kv"] [--rounds 2]
-#        [--step-rounds 2] [--budget 240] [--steps 5] [--no-bits] [--smoke]
+#        [--step-rounds 2] [--budget 240] [--steps 10] [--no-bits] [--smoke]
 #
 # --budget: seconds after which no further run starts (the build counts;
 # a run starts only if the longest run of its kind so far still fits;
@@ -38,7 +39,7 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-variants="pf db8 db16 kv" rounds=2 srounds=2 budget= steps=5 smoke=0 bits=1
+variants="pf db8 db16 kv" rounds=2 srounds=2 budget= steps=10 smoke=0 bits=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --variants) variants=$2; shift ;;
@@ -68,7 +69,7 @@ jobs=$(nproc 2>/dev/null || echo 4)
 [ $smoke = 1 ] && jobs=2
 mkdir -p build
 if ! { timeout 150 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >build/ab-build.log 2>&1 &&
-       timeout 150 cmake --build build -j"$jobs" --target dev_matmul_check dev_matmul_bench bench_webgpu >>build/ab-build.log 2>&1; }; then
+       timeout 150 cmake --build build -j"$jobs" --target dev_matmul_check dev_matmul_bench tinytrain_hooks >>build/ab-build.log 2>&1; }; then
   echo "ab.sh: build failed:"; tail -20 build/ab-build.log 2>/dev/null; exit 1
 fi
 bash dev/matmul/make_variants.sh build/dev-matmul-ab >/dev/null || { echo "ab.sh: make_variants.sh failed"; exit 1; }
@@ -116,6 +117,9 @@ s.bwd.attn.dw 24 384,384,16384,1,0,a"
 fi
 echo "$specs" > "$out/specs.txt"
 speclist=$(echo "$specs" | awk '{print $3}')
+# the whole step: the training loop's, synchronous (tinytrain bench)
+step_cmd=(./build/tinytrain_hooks bench --backend webgpu --preset "$preset" --steps "$steps" --pipeline 0
+          --data data/tinyshakespeare.txt)
 cfgs="base $variants"
 for v in $variants; do
   [ -f build/dev-matmul-ab/$v/matmul.wgsl ] || { echo "ab.sh: no variant $v (make_variants.sh knows: $(ls build/dev-matmul-ab | grep -v '^out$' | tr '\n' ' '))"; exit 2; }
@@ -132,7 +136,7 @@ run() {
   if [ $(( $(el) + need )) -gt "$budget" ]; then echo "  skip $kind $cfg round $r: budget ($(el) s spent, ~$need s needed)"; return 1; fi
   local dir= s=$(date +%s)
   [ "$cfg" != base ] && dir=$root/build/dev-matmul-ab/$cfg
-  env ${dir:+TT_WEBGPU_WGSL_DIR=$dir} TT_BENCH_PIPELINED=0 timeout "$to" "$@" > "$out/$kind.$cfg.$r" 2> "$out/$kind.$cfg.$r.err"
+  env ${dir:+TT_WEBGPU_WGSL_DIR=$dir} timeout "$to" "$@" > "$out/$kind.$cfg.$r" 2> "$out/$kind.$cfg.$r.err"
   local rc=$? d=$(( $(date +%s) - s ))
   [ "$d" -gt "${longest[$kind]}" ] && longest[$kind]=$d
   if [ $rc != 0 ]; then echo "  $kind $cfg round $r: FAILED (exit $rc$([ $rc = 124 ] && echo ', timeout')): $(tail -1 "$out/$kind.$cfg.$r.err")"
@@ -167,18 +171,17 @@ rcfgs=$(echo $cfgs | tr ' ' '\n' | tac | tr '\n' ' ')
 last=$rounds; [ "$srounds" -gt "$last" ] && last=$srounds
 for r in $(seq 1 "$srounds"); do
   order=$cfgs; [ $((r % 2)) = 0 ] && order=$rcfgs
-  echo "== whole step, round $r: bench_webgpu $preset $steps 0 ($(el) s)"
-  for c in $order; do run step "$c" "$r" "$step_to" ./build/bench_webgpu "$preset" "$steps" 0; done
+  echo "== whole step, round $r: ${step_cmd[*]} ($(el) s)"
+  for c in $order; do run step "$c" "$r" "$step_to" "${step_cmd[@]}"; done
 done
 echo "== whole step: base again ($(el) s)"
-run step base $((srounds + 1)) "$step_to" ./build/bench_webgpu "$preset" "$steps" 0
+run step base $((srounds + 1)) "$step_to" "${step_cmd[@]}"
 for r in $(seq 1 "$rounds"); do
   order=$cfgs; [ $((r % 2)) = 0 ] && order=$rcfgs
   echo "== matmul products, round $r: $order ($(el) s)"
   for c in $order; do run mm "$c" "$r" "$mm_to" ./build/dev_matmul_bench reps=$reps trials=$trials $speclist; done
 done
 grep -h '^# adapter' "$out"/mm.base.1 2>/dev/null | head -1
-grep -h '^matmul kernels' "$out"/step.base.1 2>/dev/null | head -1
 
 python3 - "$out" "$((last + 1))" "$cfgs" > "$out/table.txt" <<'PY'
 import sys, os, re
@@ -201,7 +204,7 @@ for c in cfgs:
                     if c == 'base': tag[f[0]] = f[1].replace('_', ' ')
         p = os.path.join(out, 'step.%s.%d' % (c, r))
         if os.path.exists(p):
-            m = re.search(r'step median ([0-9.]+) ms', open(p).read())
+            m = re.search(r'^steady +([0-9.]+) ms/step median', open(p).read(), re.M)
             if m: step[c].append((r, float(m.group(1))))
 def fmt(x, w, d):
     return ('%*.*f' % (w, d, x)) if x is not None else '%*s' % (w, '-')
@@ -212,7 +215,7 @@ if os.path.exists(p):
     print('bits (build/dev_matmul_check output hashes against the embedded kernel):')
     for l in open(p): print('  ' + l.rstrip())
 print()
-print('whole step (bench_webgpu, synchronous step median ms of each run; x/base: mean over rounds against the base mean)')
+print('whole step (tinytrain bench, synchronous step median ms of each run; x/base: mean over rounds against the base mean)')
 b = mean([x for _, x in step['base']])
 for c in cfgs:
     xs = [x for _, x in step[c]]

@@ -1,5 +1,5 @@
 /* profile.c — per-kernel timing of the WebGPU backend's recorded schedule
- * (webgpu_profile.h; `tinytrain profile`, bench/bench_webgpu.c), reached
+ * (webgpu_profile.h; `tinytrain profile`), reached
  * through be->vt->get_proc(be, "webgpu.profile"). */
 #include <stdio.h>
 #include <string.h>
