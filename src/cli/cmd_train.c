@@ -9,16 +9,11 @@
 #include "train/run.h"
 #include "train/runfile.h"
 
-#include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* The options of `train` beyond the training-option table (src/train/options.c,
