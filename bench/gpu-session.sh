@@ -69,16 +69,17 @@ fi
 
 echo "== WebGPU A/B: defaults vs robustness and a forced plan choice (ms/step, synchronous steps)"
 for p in huge mega gpt2; do
-  n=20; [ $p = gpt2 ] && n=5
+  n=20; [ $p = gpt2 ] && n=10
   for mode in default robust fold1 default2; do
     case $mode in
       default|default2) env=(X=1) ;;
       robust) env=(TT_WEBGPU_ROBUST=1) ;;          # Dawn's bounds clamps back on (off by default natively)
-      fold1) env=(TT_WEBGPU_BIASFOLD=1) ;;         # test hook (bench_webgpu links ttcore_hooks): bias grads always folded into dW
+      fold1) env=(TT_WEBGPU_BIASFOLD=1) ;;         # test hook (tinytrain_hooks): bias grads always folded into dW
     esac
     [ "$(left 540)" -lt 20 ] && { echo "skip $p $mode: time budget"; continue; }
     printf '%-6s %-9s ' $p $mode
-    env "${env[@]}" TT_BENCH_PIPELINED=0 timeout 60 ./build/bench_webgpu $p $n 0 2>/dev/null | grep -m1 'step median' || echo "failed/timeout"
+    env "${env[@]}" timeout 60 ./build/tinytrain_hooks bench --backend webgpu --preset $p --steps $n --pipeline 0 \
+      --data "${TT_BENCH_DATA:-data/tinyshakespeare.txt}" 2>/dev/null | grep -m1 '^steady' || echo "failed/timeout"
   done
 done 2>&1 | tee "$out/ab.txt"
 

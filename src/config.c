@@ -27,6 +27,16 @@ const tt_preset *tt_preset_find(const char *name) {
     return NULL;
 }
 
+const char *tt_preset_of(const tt_model_config *c) {
+    for (int i = 0; i < tt_n_presets; i++) {
+        const tt_model_config *p = &tt_presets[i].cfg;
+        if (p->n_layer == c->n_layer && p->d_model == c->d_model && p->n_head == c->n_head && p->ctx == c->ctx &&
+            p->batch == c->batch && p->vocab == c->vocab)
+            return tt_presets[i].name;
+    }
+    return NULL;
+}
+
 int tt_config_validate(const tt_model_config *c, tt_status *st) {
     if (c->n_layer < 1 || c->n_layer > 256) return tt_fail(st, TT_EINVAL, "layers must be in 1..256 (got %d)", c->n_layer);
     if (c->d_model < 1 || c->d_model > 16384) return tt_fail(st, TT_EINVAL, "d_model must be in 1..16384 (got %d)", c->d_model);

@@ -69,6 +69,8 @@ extern const int tt_n_presets;
 
 /* NULL if unknown. */
 const tt_preset *tt_preset_find(const char *name);
+/* The name of the preset whose shape and batch c has (LoRA aside), or NULL. */
+const char *tt_preset_of(const tt_model_config *c);
 /* Checks ranges (positive sizes, d_model % n_head == 0, ...). */
 int tt_config_validate(const tt_model_config *c, tt_status *st);
 /* Dropout probability p for model c: p in [0, 1), and for p > 0 every

@@ -11,8 +11,9 @@
 #      compared (cmp: "bit-identical" or "DIFFERENT");
 #   3. profile: build/tinytrain_hooks profile --preset gpt2 --detail, both
 #      backwards; the attention rows (ms per step, GFLOP/s);
-#   4. step: build/bench_webgpu gpt2 STEPS 0 (sync median), ds / pair /
-#      ds / pair.
+#   4. step: build/tinytrain_hooks bench --backend webgpu --preset gpt2
+#      --steps STEPS --pipeline 0 (the training loop's step, synchronous
+#      median), ds / pair / ds / pair.
 # Prediction (gpt2 at batch 8, H200; the pair: fwd 8.7 ms at 17.8 TFLOP/s,
 # dk/dv 15.9 at 19.5, dq 14.9 at 15.6, per step). One causal product is
 # 96 slices x 1024*1025/2 pairs x 2*64 flops = 6.45 GFLOP per layer, 77.4
@@ -64,7 +65,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-dev_build ds_h200 tinytrain tinytrain_hooks bench_webgpu test_webgpu_attention test_webgpu_dropout
+dev_build ds_h200 tinytrain tinytrain_hooks test_webgpu_attention test_webgpu_dropout
 out=build/dev-ds
 rm -rf "$out"; mkdir -p "$out"
 echo "built in $(el) s"
@@ -103,11 +104,12 @@ for m in ds pair; do
   echo "-- $m"; grep -E '^  (attention|kernel)' "$out/profile-$m.txt"; grep 'sum of the sites' "$out/profile-$m.txt"
 done
 
-echo "== step: bench_webgpu $preset $steps 0, ds pair ds pair ($(el) s)"
+echo "== step: tinytrain bench $preset, $steps synchronous steps, ds pair ds pair ($(el) s)"
 for m in ds pair ds pair; do
-  env_=(TT_BENCH_PIPELINED=0); [ $m = pair ] && env_+=(TT_WEBGPU_ATTN_DS=0)
-  env "${env_[@]}" timeout 300 ./build/bench_webgpu "$preset" "$steps" 0 >"$out/bench-$m.txt" 2>&1
-  echo "$m: $(grep -E 'step median' "$out/bench-$m.txt" | head -1)"
+  env_=(X=1); [ $m = pair ] && env_=(TT_WEBGPU_ATTN_DS=0)
+  env "${env_[@]}" timeout 300 ./build/tinytrain_hooks bench --backend webgpu --preset "$preset" --steps "$steps" \
+    --pipeline 0 --data "${datafile:-data/tinyshakespeare.txt}" >"$out/bench-$m.txt" 2>&1
+  echo "$m: $(grep -E '^steady' "$out/bench-$m.txt" | head -1)"
 done
 [ -d "${OUT:-}" ] && cp -r "$out" "$OUT/dev-ds"
 echo "done in $(el) s"

@@ -17,8 +17,8 @@
 #      64): the attention rows side by side (ms per step, GFLOP/s; a tag
 #      ending in " s2" is the split layout). Every site is timed alone, so
 #      each kernel's row is its own A/B;
-#   4. (--step) the whole step: build/bench_webgpu gpt2 STEPS 0, split and
-#      plain.
+#   4. (--step) the whole step: build/tinytrain_hooks bench --backend webgpu
+#      --preset gpt2 --steps STEPS --pipeline 0, split and plain.
 # Why: the plain dk/dv runs 128 threads holding ~100+ registers each in
 # 43 KiB: ~16 warps per SM, too few to cover 4 barriers per tile and the
 # shared-load latency; the split layout holds half the accumulators per
@@ -55,7 +55,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-targets=(tinytrain_hooks test_webgpu_attention); [ $step = 1 ] && targets+=(bench_webgpu)
+targets=(tinytrain_hooks test_webgpu_attention)
 dev_build split_h200 "${targets[@]}"
 out=build/dev-split
 rm -rf "$out"; mkdir -p "$out"
@@ -121,10 +121,11 @@ for s in "${shapes[@]}"; do
 done
 
 if [ $step = 1 ]; then
-  echo "== step: bench_webgpu $preset $steps 0, split and plain dk/dv ($(el) s)"
+  echo "== step: tinytrain bench $preset, $steps synchronous steps, split and plain dk/dv ($(el) s)"
   for m in split plain split plain; do
-    env TT_BENCH_PIPELINED=0 "$(menv $m)" timeout 300 ./build/bench_webgpu "$preset" "$steps" 0 >>"$out/bench-$m.txt" 2>&1
-    echo "$m: $(grep -E 'step median' "$out/bench-$m.txt" | tail -1)"
+    env "$(menv $m)" timeout 300 ./build/tinytrain_hooks bench --backend webgpu --preset "$preset" --steps "$steps" \
+      --pipeline 0 --data "${datafile:-data/tinyshakespeare.txt}" >>"$out/bench-$m.txt" 2>&1
+    echo "$m: $(grep -E '^steady' "$out/bench-$m.txt" | tail -1)"
   done
 fi
 # the text outputs only (the checkpoints are hundreds of MB at gpt2)

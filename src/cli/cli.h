@@ -89,7 +89,6 @@ void usage_opts(FILE *f, const opt_def *defs);
 void preset_list(char *buf, size_t cap);
 int model_config(const opts *o, const tt_model_config *base, const char *default_preset, tt_model_config *cfg,
                  const char **preset_name);
-const char *preset_of(const tt_model_config *c);
 int make_backend(const char *kind, const tt_model_config *cfg, const tt_backend_opts *bo, int quiet, tt_backend **be);
 /* A checkpoint file, a run folder (its checkpoint.safetensors) or a Hugging
  * Face folder (hf.h: weights only, step 0, default train config). */

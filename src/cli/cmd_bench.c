@@ -57,8 +57,10 @@ static const opt_def bench_opts[] = {
  * step (pipeline compilation, first-touch page faults, thread start-up) and
  * let clocks and caches settle. The --steps steps after them are timed one
  * by one; --min-time adds measured steps until their sum reaches S seconds
- * (short steps get more samples). A timed step = batch sampling on the host
- * + backend step + waiting for its loss on the host (step_result).
+ * (short steps get more samples). The steps are those of the training loop
+ * itself (train/loop.c, as `tinytrain train` and the web app run it), with
+ * no validation and no save point: a timed step = the loop's batch sampling
+ * on the host + backend step + its loss read back and recorded.
  * Output (--json): ONE JSON object, schema "tinytrain.bench/1", documented
  * field by field in docs/BENCHMARKS.md. Keep it stable: add fields, never
  * rename or remove them. */
@@ -115,11 +117,10 @@ typedef struct {
     char ph_why[160];
 } bench_rec;
 
-/* The loss of step j (0-based) is on the host now. Returns 0 or an exit code. */
-static int bench_record(bench_rec *r, int64_t j, float loss) {
+/* The loss of step j (0-based) is on the host now. */
+static void bench_record(bench_rec *r, int64_t j, float loss) {
     double now = tt_now(), dt = (now - r->t_last) * 1e3;
     r->t_last = now;
-    if (!isfinite(loss)) return error_line(EXIT_FAIL, "bench: loss is not finite (%g) at step %lld", loss, (long long)j + 1);
     for (int i = 0; i < 3; i++)
         if (j + 1 == bench_loss_at[i]) r->loss_at[i] = loss;
     if (j == 0) r->first_ms = dt;
@@ -144,7 +145,6 @@ static int bench_record(bench_rec *r, int64_t j, float loss) {
         }
     }
     r->n = j + 1;
-    return 0;
 }
 
 int cmd_bench(int argc, char **argv) {
@@ -169,7 +169,9 @@ int cmd_bench(int argc, char **argv) {
     tt_status st;
     tt_status_clear(&st);
     tt_train_config tc;
-    tt_train_config_default(&tc, warm + max_steps);
+    /* two steps more than are ever run: the loop's last step would add a validation */
+    tt_train_config_default(&tc, warm + max_steps + 2);
+    tc.eval_every = 0;
     tc.sched = TT_SCHED_CONSTANT;
     tc.warmup = BENCH_LR_WARMUP;
     tc.lr = tt_default_lr(&cfg);
@@ -200,33 +202,43 @@ int cmd_bench(int argc, char **argv) {
         return error_line(EXIT_FAIL, "%s", st.msg);
     }
 
-    const size_t row = (size_t)cfg.batch * (size_t)(cfg.ctx + 1);
-    uint8_t *tok = malloc((size_t)accum * row);
     double *ms = malloc((size_t)(max_steps + 2) * sizeof *ms);
     double *ph = malloc((size_t)(max_steps + 2) * 3 * sizeof *ph);
     tt_backend *be = NULL;
-    float loss_at[3] = {NAN, NAN, NAN};
-    if (!tok || !ms || !ph) {
+    tt_loop *L = NULL;
+    float loss_at[3] = {NAN, NAN, NAN}, loss = NAN;
+    if (!ms || !ph) {
         rc = error_line(EXIT_FAIL, "out of memory");
         goto out;
     }
     int threads = o.set[O_THREADS] ? o.threads : tt_default_threads();
     double t0 = tt_now();
     if ((rc = make_backend(o.backend ? o.backend : "cpu", &cfg, &(tt_backend_opts){.threads = threads, .timestamps = o.set[O_PHASES], .dropout = tc.dropout > 0.0f}, o.json, &be))) goto out;
+    /* the training loop (train/loop.c) with nothing but steps: no validation, no save point */
+    tt_trainer tr;
+    memset(&tr, 0, sizeof tr);
+    tr.s = &s;
+    tr.corpus = &corpus;
+    tr.be = be;
+    tr.no_pipeline = o.set[O_PIPELINE] && o.pipeline == 0;
+    tt_progress p;
+    if (tt_loop_create(&tr, &L, &st)) {
+        rc = error_line(EXIT_FAIL, "%s", st.msg);
+        goto out;
+    }
     double t1 = tt_now();
-    if (be->vt->set_state(be, s.params, s.m, s.v, &st)) {
+    if (tt_loop_advance(L, &p, &st)) { /* START: the state goes to the backend */
         rc = error_line(EXIT_FAIL, "%s", st.msg);
         goto out;
     }
     double t2 = tt_now();
-    int pipe = be->vt->step_result_prev != NULL && !(o.set[O_PIPELINE] && o.pipeline == 0);
+    int pipe = be->vt->step_result_prev != NULL && !tr.no_pipeline;
     /* A step's time = the interval between its loss reaching the host and the
-     * previous step's loss reaching it (step 1: from the start of its batch
-     * sampling). Synchronous loop: sample, step, step_result, so this is the
-     * step's own wall time. Pipelined loop (what the trainer does on a backend
-     * with step_result_prev): step k+1 is sampled and submitted before the
-     * loss of step k is read; the interval is then the steady-state time per
-     * step of a loop that never lets the device idle. */
+     * previous step's loss reaching it (step 1: from the start of the loop's
+     * first step). Synchronous loop: this is the step's own wall time.
+     * Pipelined loop (a backend with step_result_prev): step k+1 is submitted
+     * before the loss of step k is read; the interval is then the
+     * steady-state time per step of a loop that never lets the device idle. */
     bench_rec rec = {0};
     rec.warm = warm;
     rec.ms = ms;
@@ -236,42 +248,21 @@ int cmd_bench(int argc, char **argv) {
     rec.ph = ph;
     if (!be->vt->phase_times) snprintf(rec.ph_why, sizeof rec.ph_why, "the %s backend does not measure phases", be->desc.name);
     rec.t_last = tt_now();
-    float loss = NAN, gn = NAN;
-    int64_t pending = -1; /* a submitted step whose loss has not been read */
-    int64_t k = 0;
-    for (;; k++) {
-        if (rec.n >= warm && (rec.measured >= max_steps || (rec.measured >= steps && rec.measured_s >= min_time))) break;
-        tt_optim_args opt = tt_optim_args_at(&tc, k);
-        tt_step_tokens(&corpus, &tc, k, cfg.batch, cfg.ctx, tok);
-        if (be->vt->step(be, tok, accum, &opt, &st)) {
-            rc = error_line(EXIT_FAIL, "step %lld: %s", (long long)k + 1, st.msg);
+    int stopping = 0;
+    for (;;) {
+        if (tt_loop_advance(L, &p, &st)) {
+            rc = error_line(EXIT_FAIL, "bench: %s", st.msg);
             goto out;
         }
-        int64_t done = -1;
-        if (pipe && pending >= 0) {
-            if (be->vt->step_result_prev(be, &loss, &gn, &st)) {
-                rc = error_line(EXIT_FAIL, "step %lld: %s", (long long)pending + 1, st.msg);
-                goto out;
+        if (p.event == TT_EV_STEP) {
+            bench_record(&rec, p.step - 1, p.loss);
+            loss = p.loss;
+            if (!stopping && rec.n >= warm && (rec.measured >= max_steps || (rec.measured >= steps && rec.measured_s >= min_time))) {
+                tt_loop_stop(L); /* the step in flight, if any, is still read and recorded */
+                stopping = 1;
             }
-            done = pending;
-            pending = k;
-        } else if (pipe && k > 0) {
-            pending = k; /* step 1 ran synchronously: from step 2 on, one step is always in flight */
-        } else {
-            if (be->vt->step_result(be, &loss, &gn, &st)) {
-                rc = error_line(EXIT_FAIL, "step %lld: %s", (long long)k + 1, st.msg);
-                goto out;
-            }
-            done = k;
         }
-        if (done >= 0 && (rc = bench_record(&rec, done, loss))) goto out;
-    }
-    if (pending >= 0) {
-        if (be->vt->step_result(be, &loss, &gn, &st)) {
-            rc = error_line(EXIT_FAIL, "step %lld: %s", (long long)pending + 1, st.msg);
-            goto out;
-        }
-        if ((rc = bench_record(&rec, pending, loss))) goto out;
+        if ((stopping && tt_loop_in_flight(L) == 0) || p.event == TT_EV_END) break;
     }
     int64_t measured = rec.measured;
     double first_ms = rec.first_ms, warm_ms = rec.warm_ms, measured_s = rec.measured_s;
@@ -317,13 +308,15 @@ int cmd_bench(int argc, char **argv) {
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     const char *contains =
-        pipe ? "one optimizer step on batch x ctx tokens (x accum micro-batches): host batch sampling from the corpus + "
-               "forward + fused softmax/cross-entropy + backward + global grad-norm + clip + AdamW + the loss read back "
-               "to the host; pipelined as in the trainer (step k+1 is submitted before the loss of step k is read): "
-               "the time of a step is the interval between successive losses arriving on the host"
-             : "one optimizer step on batch x ctx tokens (x accum micro-batches): host batch sampling from the corpus + "
-               "forward + fused softmax/cross-entropy + backward + global grad-norm + clip + AdamW + the loss read back "
-               "to the host (the step is complete when its loss is on the host; steps run back to back)";
+        pipe ? "one optimizer step of the training loop (train/loop.c) on batch x ctx tokens (x accum micro-batches): "
+               "host batch sampling from the corpus + forward + fused softmax/cross-entropy + backward + global "
+               "grad-norm + clip + AdamW + the loss read back to the host and recorded; pipelined as in training (step "
+               "k+1 is submitted before the loss of step k is read): the time of a step is the interval between "
+               "successive losses arriving on the host"
+             : "one optimizer step of the training loop (train/loop.c) on batch x ctx tokens (x accum micro-batches): "
+               "host batch sampling from the corpus + forward + fused softmax/cross-entropy + backward + global "
+               "grad-norm + clip + AdamW + the loss read back to the host and recorded (the step is complete when its "
+               "loss is on the host; steps run back to back)";
     if (o.json) {
         printf("{\"schema\":\"%s\",\"kind\":\"result\",\"bench\":\"train_step\"", BENCH_SCHEMA);
         json_key_str(stdout, "label", o.label ? o.label : "");
@@ -422,8 +415,8 @@ int cmd_bench(int argc, char **argv) {
         printf("commit   %s, %s\n", commit, date);
     }
 out:
+    tt_loop_destroy(L);
     tt_backend_destroy(be);
-    free(tok);
     free(ms);
     free(ph);
     tt_state_free(&s);

@@ -1,21 +1,20 @@
-/* cmd_train.c — `tinytrain train`: options, progress output (terminal line, plain lines, JSON lines), Ctrl-C, resume checks, the closing sample. */
+/* cmd_train.c — `tinytrain train`: options, the output folder, the run's
+ * setup (train/run.h: resume, init-from and their checks), progress output
+ * (terminal line, plain lines, JSON lines), Ctrl-C, the closing report and
+ * sample. */
 #include "cli.h"
 
 #include "io/fileio.h"
 #include "train/hf.h"
 #include "train/options.h"
+#include "train/run.h"
 #include "train/runfile.h"
 
-#include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* The options of `train` beyond the training-option table (src/train/options.c,
@@ -240,259 +239,153 @@ static int train_args(int argc, char **argv, opts *o, tt_options *to, char *file
     return rc;
 }
 
-/* --init-from: the source's shape is the run's; the first difference, named */
-static int init_shape(const char *path, const tt_model_config *src, const tt_model_config *run) {
-    const struct {
-        const char *name;
-        int src, run;
-    } f[] = {{"layers", src->n_layer, run->n_layer}, {"d-model", src->d_model, run->d_model},
-             {"heads", src->n_head, run->n_head}, {"ctx", src->ctx, run->ctx}};
-    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
-        if (f[i].src != f[i].run)
-            return error_line(EXIT_FAIL, "init-from: %s has %s %d, the run asks for %d", path, f[i].name, f[i].src, f[i].run);
+/* ------------------------------------------------------------------ */
+/* the run: set up through train/run.h, trained by the loop, reported  */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+    opts o;
+    tt_options to;
+    tt_run r;          /* the setup: state, backend */
+    tt_corpus corpus;
+    char out_dir[4096], ckpt_path[4200], csv_path[4200], svg_path[4200];
+    int created_dir;   /* the output folder did not exist: removed again if the run writes nothing */
+    tt_dir_lock_t lock;
+    float init_val;    /* --init-from: the validation loss of the start weights */
+} train_job;
+
+/* The output folder: made, probed, locked and cleared of a killed save's
+ * temporary files before anything slow; never a folder whose checkpoint
+ * file is something else. Returns 0 or an exit code. */
+static int open_out_dir(train_job *j) {
+    const opts *o = &j->o;
+    char *d = j->out_dir;
+    size_t cap = sizeof j->out_dir;
+    if (o->out) snprintf(d, cap, "%s", o->out);
+    else if (o->resume) {
+        snprintf(d, cap, "%s", o->resume);
+        char *sl = strrchr(d, '/');
+        if (sl == d) d[1] = 0; /* "/ckpt" -> "/" */
+        else if (sl) *sl = 0;
+        else snprintf(d, cap, ".");
+    } else snprintf(d, cap, "runs/%s", j->r.preset ? j->r.preset : "custom");
+    int rc = check_out_dir(d, &j->created_dir);
+    if (rc) return rc;
+    tt_status st;
+    tt_status_clear(&st);
+    /* the folder is this run's until it ends: a second run into it is refused */
+    if (tt_dir_lock(d, &j->lock, &st)) return error_line(EXIT_FAIL, "%s", st.msg);
+    snprintf(j->ckpt_path, sizeof j->ckpt_path, "%s/%s", d, CKPT_NAME);
+    snprintf(j->csv_path, sizeof j->csv_path, "%s/loss.csv", d);
+    snprintf(j->svg_path, sizeof j->svg_path, "%s/loss.svg", d);
+    /* temporary files of a run killed during a save */
+    static const char *const ours[] = {CKPT_NAME, "loss.csv", "loss.svg", ".tinytrain-write-test"};
+    int n = tt_remove_stale_tmp(d, ours, 4);
+    if (n > 0 && !o->json) notice("removed %d temporary file%s left by an interrupted run in '%s'", n, n == 1 ? "" : "s", d);
+    if (!o->resume && tt_checkpoint_probe(j->ckpt_path) == TT_FILE_OTHER)
+        return error_line(EXIT_FAIL, "'%s' exists and is not a tinytrain training checkpoint (an export?); it will not be "
+                                     "overwritten: choose another --out", j->ckpt_path);
     return 0;
 }
 
 /* The validation loss of the weights the run starts from, on its corpus */
-static int init_eval(tt_backend *be, const tt_train_state *s, const tt_corpus *c, float *loss) {
+static int init_eval(train_job *j) {
     tt_status st;
     tt_status_clear(&st);
+    tt_backend *be = j->r.be;
+    const tt_train_state *s = &j->r.s;
     uint8_t *tok = malloc((size_t)s->cfg.batch * (size_t)(s->cfg.ctx + 1));
-    int rc = !tok                                                      ? tt_fail(&st, TT_ENOMEM, "out of memory")
+    int rc = !tok                                              ? tt_fail(&st, TT_ENOMEM, "out of memory")
              : be->vt->set_state(be, s->params, NULL, NULL, &st) ? st.code
-                                                                        : tt_evaluate(be, c, s->tc.eval_batches, tok, loss, &st);
+                                                                : tt_evaluate(be, &j->corpus, s->tc.eval_batches, tok, &j->init_val, &st);
     free(tok);
     return rc ? error_line(EXIT_FAIL, "init-from: evaluating the start weights: %s", st.msg) : 0;
 }
 
-int cmd_train(int argc, char **argv) {
-    opts o;
-    tt_options to;
-    static char file_data[4096]; /* "data" of the run file */
-    int rc = train_args(argc, argv, &o, &to, file_data, sizeof file_data);
-    if (rc) return rc < 0 ? 0 : rc;
-    if (!o.data && file_data[0]) o.data = file_data;
-    if (to.run.stop_at_target && !(to.run.target_val > 0) && !o.json && !o.print_config)
-        notice("--stop-at-target has no effect without --target-val");
-
+/* Everything before the first step: the run's plan (source, options), then
+ * --print-config, the output folder, the text, the state and the backend.
+ * Returns 0 (ready), -1 (nothing to train: print-config, a finished
+ * checkpoint; exit 0) or an exit code. */
+static int setup(train_job *j) {
+    const opts *o = &j->o;
     tt_status st;
     tt_status_clear(&st);
-    tt_train_state s;
-    memset(&s, 0, sizeof s);
-    tt_model_config cfg;
-    tt_train_config tc;
-    const char *preset_name = NULL;
-    int resuming = o.resume != NULL;
-    int created_dir = 0; /* the output folder did not exist: removed again if the run writes nothing */
-    tt_dir_lock_t lock = {-1};
-    int64_t old_steps = 0; /* resume with another --steps: the schedule the checkpoint was trained with */
-    tt_hf_weights init;    /* --init-from: the weights the run starts from */
-    memset(&init, 0, sizeof init);
-    float init_val = NAN;
-    if (o.init_from && resuming)
-        return error_line(EXIT_USAGE, "--init-from starts a new run from other weights, --resume continues a run with its "
-                                      "own: give one of them");
-    if (o.init_from && tt_hf_load(o.init_from, &init, &st)) return error_line(EXIT_FAIL, "init-from: %s", st.msg);
+    tt_run_source src = {.kind = o->resume ? TT_RUN_RESUME : o->init_from ? TT_RUN_INIT_FROM : TT_RUN_FRESH,
+                         .path = o->resume ? o->resume : o->init_from};
+    if (tt_run_plan(&j->r, &j->to, &src, &st)) return error_line(j->r.bad_options ? EXIT_USAGE : EXIT_FAIL, "%s", st.msg);
+    if (o->print_config) { /* the resolved options as a run file; nothing runs */
+        int rc = print_run_file(&j->r.cfg, &j->r.tc, &j->to.run, o->data);
+        return rc ? rc : -1;
+    }
+    int rc = open_out_dir(j);
+    if (rc) return rc;
+    if (tt_corpus_load(o->data, j->r.cfg.ctx, &j->corpus, &st) || tt_run_open(&j->r, &j->corpus, &st))
+        return error_line(EXIT_FAIL, "%s", st.msg);
+    if (j->r.done) {
+        notice("checkpoint '%s' is already at step %lld of %lld; pass --steps N (more than %lld) to train further", o->resume,
+               (long long)j->r.s.step, (long long)j->r.tc.steps, (long long)j->r.s.step);
+        return -1;
+    }
+    for (int i = 0; i < 2; i++)
+        if (j->r.note[i][0] && !o->json) notice("%s", j->r.note[i]);
+    if (tt_run_make_backend(&j->r, &st)) return error_line(EXIT_FAIL, "%s", st.msg);
+    if (j->r.backend_note[0] && !o->json) notice("%s", j->r.backend_note);
+    return o->init_from ? init_eval(j) : 0;
+}
 
-    if (resuming) {
-        if ((rc = load_ckpt(o.resume, &s))) return rc;
-        /* the model and the hyper-parameters are the checkpoint's: a different explicit value is a mismatch;
-         * the length, the warmup and the eval cadence may change */
-        tt_model_config want;
-        if (tt_options_check_resume(&to, &s.tc, &st) || tt_options_resolve(&to, &s.cfg, &s.tc, &want, &tc, &st)) {
-            rc = error_line(EXIT_FAIL, "%s", st.msg);
-            goto done;
+/* The first lines: what is trained, on what, where (a JSON start event with --json) */
+static void print_start(const train_job *j) {
+    const tt_train_state *s = &j->r.s;
+    const tt_model_config *cfg = &s->cfg;
+    const tt_train_config *tc = &s->tc;
+    const char *preset = j->r.preset ? j->r.preset : "custom", *device = j->r.be->desc.device;
+    char params[32];
+    fmt_count(params, sizeof params, tt_config_param_count(cfg));
+    int64_t tok_step = (int64_t)cfg->batch * cfg->ctx * tc->accum;
+    if (j->o.json) {
+        fputs("{\"event\":\"start\",\"model\":", stdout);
+        json_cfg(stdout, cfg);
+        printf(",\"preset\":");
+        json_str(stdout, preset, strlen(preset));
+        printf(",\"steps\":%lld,\"start_step\":%lld,\"lr\":", (long long)tc->steps, (long long)s->step);
+        json_num(stdout, tc->lr);
+        printf(",\"accum\":%d,\"seed\":%llu,\"tokens_per_step\":%lld,\"backend\":", tc->accum, (unsigned long long)tc->seed,
+               (long long)tok_step);
+        json_str(stdout, device, strlen(device));
+        fputs(",\"corpus\":", stdout);
+        json_str(stdout, j->corpus.desc, strlen(j->corpus.desc));
+        fputs(",\"out\":", stdout);
+        json_str(stdout, j->out_dir, strlen(j->out_dir));
+        if (s->init_from[0]) {
+            fputs(",\"init_from\":", stdout);
+            json_str(stdout, s->init_from, strlen(s->init_from));
+            printf(",\"init_hash\":\"%016llx\",\"init_val_loss\":", (unsigned long long)s->init_hash);
+            json_num(stdout, j->init_val);
         }
-        const tt_model_config *h = &s.cfg;
-        if (want.n_layer != h->n_layer || want.d_model != h->d_model || want.n_head != h->n_head || want.ctx != h->ctx ||
-            want.batch != h->batch) {
-            rc = error_line(EXIT_FAIL,
-                            "config mismatch on resume: checkpoint has layers %d, d_model %d, heads %d, ctx %d, batch %d; "
-                            "requested layers %d, d_model %d, heads %d, ctx %d, batch %d",
-                            h->n_layer, h->d_model, h->n_head, h->ctx, h->batch, want.n_layer, want.d_model, want.n_head,
-                            want.ctx, want.batch);
-            goto done;
-        }
-        if (want.lora_rank != h->lora_rank || (h->lora_rank > 0 && (want.lora_targets != h->lora_targets ||
-                                                                     want.lora_alpha != h->lora_alpha))) {
-            rc = error_line(EXIT_FAIL,
-                            "config mismatch on resume: checkpoint has lora-rank %d, lora-alpha %g; requested lora-rank %d, "
-                            "lora-alpha %g (a LoRA run on a trained model starts with --init-from)",
-                            h->lora_rank, (double)h->lora_alpha, want.lora_rank, (double)want.lora_alpha);
-            goto done;
-        }
-        cfg = s.cfg;
-        preset_name = preset_of(&cfg);
-        if (tc.steps != s.tc.steps) old_steps = s.tc.steps;
-        if (tc.warmup != s.tc.warmup && !o.json) {
-            if (tt_options_given(&to, "warmup"))
-                notice("warmup changes from %lld to %lld steps from here on", (long long)s.tc.warmup, (long long)tc.warmup);
-            else
-                notice("the run is now shorter than its warmup: warmup %lld -> %lld steps", (long long)s.tc.warmup,
-                       (long long)tc.warmup);
-        }
-    } else {
-        if (o.init_from) { /* the shape asked for (a preset, shape options) must be the source's */
-            tt_model_config want = to.preset[0] ? tt_preset_find(to.preset)->cfg : init.cfg;
-            if (tt_options_given(&to, "layers")) want.n_layer = to.model.n_layer;
-            if (tt_options_given(&to, "d-model")) want.d_model = to.model.d_model;
-            if (tt_options_given(&to, "heads")) want.n_head = to.model.n_head;
-            if (tt_options_given(&to, "ctx")) want.ctx = to.model.ctx;
-            if ((rc = init_shape(o.init_from, &init.cfg, &want))) goto done;
-        }
-        if (tt_options_resolve(&to, o.init_from ? &init.cfg : NULL, NULL, &cfg, &tc, &st)) {
-            rc = error_line(EXIT_USAGE, "%s", st.msg);
-            goto done;
-        }
-        preset_name = to.preset[0] ? to.preset : preset_of(&cfg);
-        if (tt_options_given(&to, "layers") || tt_options_given(&to, "d-model") || tt_options_given(&to, "heads") ||
-            tt_options_given(&to, "ctx") || tt_options_given(&to, "batch"))
-            preset_name = preset_of(&cfg);
-        if (!preset_name) preset_name = "custom";
+        fputs("}\n", stdout);
+        return;
     }
+    printf("tinytrain %s: %s model (%d layers, d_model %d, %d heads, ctx %d), %s params\n",
+           j->o.resume ? "resuming" : "training", preset, cfg->n_layer, cfg->d_model, cfg->n_head, cfg->ctx, params);
+    printf("  data    %s: %zu train / %zu validation bytes\n", j->corpus.desc, j->corpus.n_train,
+           j->corpus.n - j->corpus.n_train);
+    printf("  run     steps %lld..%lld, batch %d x %d%s = %lld tokens/step, lr %g (%s, warmup %lld), seed %llu\n",
+           (long long)s->step + 1, (long long)tc->steps, cfg->batch, cfg->ctx, tc->accum > 1 ? " x accum" : "",
+           (long long)tok_step, tc->lr, tc->sched == TT_SCHED_COSINE ? "cosine" : "constant", (long long)tc->warmup,
+           (unsigned long long)tc->seed);
+    if (s->init_from[0]) {
+        printf("  init    %s (weights %016llx)", s->init_from, (unsigned long long)s->init_hash);
+        if (isfinite(j->init_val)) printf(": val loss %.4f on this corpus at step 0", j->init_val);
+        printf("\n");
+    }
+    printf("  backend %s\n  output  %s/ (%s, loss.csv, loss.svg)\n", device, j->out_dir, CKPT_NAME);
+    fflush(stdout);
+}
 
-    if (o.print_config) { /* the resolved options as a run file; nothing runs */
-        rc = print_run_file(&cfg, &tc, &to.run, o.data);
-        goto done;
-    }
-
-    /* output folder: checked before anything slow */
-    char out_dir[4096], ckpt_path[4200], csv_path[4200], svg_path[4200];
-    out_dir[0] = ckpt_path[0] = 0;
-    if (o.out) snprintf(out_dir, sizeof out_dir, "%s", o.out);
-    else if (resuming) {
-        snprintf(out_dir, sizeof out_dir, "%s", o.resume);
-        char *sl = strrchr(out_dir, '/');
-        if (sl == out_dir) out_dir[1] = 0; /* "/ckpt" -> "/" */
-        else if (sl) *sl = 0;
-        else snprintf(out_dir, sizeof out_dir, ".");
-    } else snprintf(out_dir, sizeof out_dir, "runs/%s", preset_name ? preset_name : "custom");
-    if ((rc = check_out_dir(out_dir, &created_dir))) goto done;
-    /* the folder is this run's until it ends: a second run into it is refused */
-    if (tt_dir_lock(out_dir, &lock, &st)) {
-        rc = error_line(EXIT_FAIL, "%s", st.msg);
-        goto done;
-    }
-    snprintf(ckpt_path, sizeof ckpt_path, "%s/%s", out_dir, CKPT_NAME);
-    snprintf(csv_path, sizeof csv_path, "%s/loss.csv", out_dir);
-    snprintf(svg_path, sizeof svg_path, "%s/loss.svg", out_dir);
-    {
-        /* temporary files of a run killed during a save */
-        static const char *const ours[] = {CKPT_NAME, "loss.csv", "loss.svg", ".tinytrain-write-test"};
-        int n = tt_remove_stale_tmp(out_dir, ours, 4);
-        if (n > 0 && !o.json) notice("removed %d temporary file%s left by an interrupted run in '%s'", n, n == 1 ? "" : "s",
-                                     out_dir);
-    }
-    if (!resuming && tt_checkpoint_probe(ckpt_path) == TT_FILE_OTHER &&
-        !(o.resume && tt_same_file(o.resume, ckpt_path))) {
-        rc = error_line(EXIT_FAIL, "'%s' exists and is not a tinytrain training checkpoint (an export?); it will not be "
-                                   "overwritten: choose another --out", ckpt_path);
-        goto done;
-    }
-
-    tt_corpus corpus;
-    memset(&corpus, 0, sizeof corpus);
-    if (tt_corpus_load(o.data, cfg.ctx, &corpus, &st)) {
-        rc = error_line(EXIT_FAIL, "%s", st.msg);
-        goto done;
-    }
-    if (resuming) {
-        if (s.corpus_hash != corpus.hash) {
-            rc = error_line(EXIT_FAIL,
-                            "corpus mismatch on resume: the checkpoint was trained on a different corpus (%llu bytes, hash "
-                            "%016llx); this one is %s (hash %016llx) — pass the same --data",
-                            (unsigned long long)s.corpus_bytes, (unsigned long long)s.corpus_hash, corpus.desc,
-                            (unsigned long long)corpus.hash);
-            goto done_corpus;
-        }
-        if (s.step >= tc.steps) {
-            notice("checkpoint '%s' is already at step %lld of %lld; pass --steps N (more than %lld) to train further",
-                   o.resume, (long long)s.step, (long long)tc.steps, (long long)s.step);
-            rc = 0;
-            goto done_corpus;
-        }
-        if (old_steps > 0 && !o.json) {
-            tt_train_config was = tc;
-            was.steps = old_steps;
-            notice("the run changes from %lld to %lld steps, which %s its cosine schedule from here on "
-                   "(lr %.3g at step %lld instead of %.3g)",
-                   (long long)old_steps, (long long)tc.steps, tc.steps > old_steps ? "stretches" : "compresses",
-                   tt_lr_at(&tc, s.step), (long long)s.step + 1, tt_lr_at(&was, s.step));
-        }
-        s.tc = tc;
-    } else {
-        if (tt_state_init(&s, &cfg, &tc, &st)) {
-            rc = error_line(EXIT_FAIL, "%s", st.msg);
-            goto done_corpus;
-        }
-        if (o.init_from) {
-            /* the base tensors lead the layout; LoRA adapters (when asked for) keep the fresh init
-             * tt_state_init gave them (lora_a drawn, lora_b zero: the model starts as the source).
-             * HOOK(h-lora-cpu): tt_lora_attach, if it lands, replaces nothing here but goes after this copy. */
-            memcpy(s.params, init.params, s.layout.base_total * sizeof(float));
-            char full[PATH_MAX];
-            snprintf(s.init_from, sizeof s.init_from, "%s", realpath(o.init_from, full) ? full : o.init_from);
-            s.init_hash = init.hash;
-            tt_hf_weights_free(&init);
-        }
-    }
-
-    tt_backend *be = NULL;
-    if ((rc = make_backend(tt_run_backend(&to.run), &cfg, &(tt_backend_opts){.threads = to.run.threads, .dropout = s.tc.dropout > 0.0f}, o.json, &be)))
-        goto done_corpus;
-
-    if (o.init_from && (rc = init_eval(be, &s, &corpus, &init_val))) {
-        tt_backend_destroy(be);
-        goto done_corpus;
-    }
-
-    progress_ctx pc = {.json = o.json, .tty = !o.json && isatty(STDOUT_FILENO), .log_every = 1, .s = &s};
-    if (to.run.stop_after > 0) pc.stop_at = s.step + to.run.stop_after;
-    pc.log_every = o.set[O_LOG_EVERY] ? o.log_every : TT_MAX((int64_t)1, tc.steps / 50);
-    {
-        char params[32];
-        fmt_count(params, sizeof params, tt_config_param_count(&cfg));
-        int64_t tok_step = (int64_t)cfg.batch * cfg.ctx * tc.accum;
-        if (o.json) {
-            fputs("{\"event\":\"start\",\"model\":", stdout);
-            json_cfg(stdout, &cfg);
-            printf(",\"preset\":");
-            json_str(stdout, preset_name ? preset_name : "", preset_name ? strlen(preset_name) : 0);
-            printf(",\"steps\":%lld,\"start_step\":%lld,\"lr\":", (long long)tc.steps, (long long)s.step);
-            json_num(stdout, tc.lr);
-            printf(",\"accum\":%d,\"seed\":%llu,\"tokens_per_step\":%lld,\"backend\":", tc.accum, (unsigned long long)tc.seed,
-                   (long long)tok_step);
-            json_str(stdout, be->desc.device, strlen(be->desc.device));
-            fputs(",\"corpus\":", stdout);
-            json_str(stdout, corpus.desc, strlen(corpus.desc));
-            fputs(",\"out\":", stdout);
-            json_str(stdout, out_dir, strlen(out_dir));
-            if (s.init_from[0]) {
-                fputs(",\"init_from\":", stdout);
-                json_str(stdout, s.init_from, strlen(s.init_from));
-                printf(",\"init_hash\":\"%016llx\",\"init_val_loss\":", (unsigned long long)s.init_hash);
-                json_num(stdout, init_val);
-            }
-            fputs("}\n", stdout);
-        } else {
-            printf("tinytrain %s: %s model (%d layers, d_model %d, %d heads, ctx %d), %s params\n",
-                   resuming ? "resuming" : "training", preset_of(&cfg) ? preset_of(&cfg) : "custom", cfg.n_layer, cfg.d_model,
-                   cfg.n_head, cfg.ctx, params);
-            printf("  data    %s: %zu train / %zu validation bytes\n", corpus.desc, corpus.n_train, corpus.n - corpus.n_train);
-            printf("  run     steps %lld..%lld, batch %d x %d%s = %lld tokens/step, lr %g (%s, warmup %lld), seed %llu\n",
-                   (long long)s.step + 1, (long long)tc.steps, cfg.batch, cfg.ctx, tc.accum > 1 ? " x accum" : "",
-                   (long long)tok_step, tc.lr, tc.sched == TT_SCHED_COSINE ? "cosine" : "constant", (long long)tc.warmup,
-                   (unsigned long long)tc.seed);
-            if (s.init_from[0]) {
-                printf("  init    %s (weights %016llx)", s.init_from, (unsigned long long)s.init_hash);
-                if (isfinite(init_val)) printf(": val loss %.4f on this corpus at step 0", init_val);
-                printf("\n");
-            }
-            printf("  backend %s\n  output  %s/ (%s, loss.csv, loss.svg)\n", be->desc.device, out_dir, CKPT_NAME);
-            fflush(stdout);
-        }
-    }
-
+/* The training loop (train/loop.c) with progress output, Ctrl-C and the
+ * stop rules of the run options. Returns 0 or an exit code. */
+static int train_loop(train_job *j, progress_ctx *pc, int *stopped, double *wall) {
+    const tt_run_config *run = &j->to.run;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -503,96 +396,138 @@ int cmd_train(int argc, char **argv) {
 
     tt_trainer tr;
     memset(&tr, 0, sizeof tr);
-    tr.s = &s;
-    tr.corpus = &corpus;
-    tr.be = be;
-    tr.ckpt_path = ckpt_path;
-    tr.csv_path = csv_path;
-    tr.svg_path = svg_path;
-    tr.save_every = to.run.save_every;
-    tr.save_seconds = to.run.save_seconds;
-    tr.no_pipeline = !to.run.pipeline;
-    tr.target_val = to.run.target_val;
-    tr.stop_at_target = to.run.stop_at_target;
+    tr.s = &j->r.s;
+    tr.corpus = &j->corpus;
+    tr.be = j->r.be;
+    tr.ckpt_path = j->ckpt_path;
+    tr.csv_path = j->csv_path;
+    tr.svg_path = j->svg_path;
+    tr.save_every = run->save_every;
+    tr.save_seconds = run->save_seconds;
+    tr.no_pipeline = !run->pipeline;
+    tr.target_val = run->target_val;
+    tr.stop_at_target = run->stop_at_target;
     tr.progress = on_progress;
-    tr.user = &pc;
+    tr.user = pc;
     tr.stop_flag = &g_stop;
-    tr.stop_at = to.run.stop_after > 0 ? s.step + to.run.stop_after : 0; /* exact even when GPU steps overlap */
-    int stopped = 0;
+    tr.stop_at = pc->stop_at; /* exact even when GPU steps overlap */
+    tt_status st;
+    tt_status_clear(&st);
     double t0 = tt_now();
-    int trc = tt_train_run(&tr, &stopped, &st);
-    double wall = tt_now() - t0;
+    int trc = tt_train_run(&tr, stopped, &st);
+    *wall = tt_now() - t0;
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
-    clear_line(&pc);
-    tt_backend_destroy(be);
-    if (trc) {
-        rc = error_line(EXIT_FAIL, "%s", st.msg);
-        goto done_corpus;
-    }
-    if (o.json) {
-        printf("{\"event\":\"end\",\"step\":%lld,\"steps\":%lld,\"stopped\":%s,\"loss\":", (long long)s.step,
-               (long long)tc.steps, stopped ? "true" : "false");
-        json_num(stdout, s.step > 0 ? s.loss_hist[s.step - 1] : NAN);
+    clear_line(pc);
+    return trc ? error_line(EXIT_FAIL, "%s", st.msg) : 0;
+}
+
+/* The closing lines: how the run ended, what it saved, how to go on */
+static void print_end(const train_job *j, int stopped, double wall) {
+    const tt_train_state *s = &j->r.s;
+    int64_t steps = s->tc.steps;
+    float last_loss = s->step > 0 ? s->loss_hist[s->step - 1] : NAN;
+    if (j->o.json) {
+        printf("{\"event\":\"end\",\"step\":%lld,\"steps\":%lld,\"stopped\":%s,\"loss\":", (long long)s->step,
+               (long long)steps, stopped ? "true" : "false");
+        json_num(stdout, last_loss);
         fputs(",\"best_val\":", stdout);
-        json_num(stdout, s.best_val);
-        printf(",\"best_val_step\":%lld,\"wall_s\":", (long long)s.best_val_step);
+        json_num(stdout, s->best_val);
+        printf(",\"best_val_step\":%lld,\"wall_s\":", (long long)s->best_val_step);
         json_num(stdout, wall);
         fputs(",\"checkpoint\":", stdout);
-        json_str(stdout, ckpt_path, strlen(ckpt_path));
-        jnum("bpb", s.step > 0 ? bpb(s.loss_hist[s.step - 1]) : NAN);
-        jnum("best_val_bpb", bpb(s.best_val));
-        if (s.target_step > 0) {
-            printf(",\"target_step\":%lld", (long long)s.target_step);
-            jnum("target_s", s.target_s);
+        json_str(stdout, j->ckpt_path, strlen(j->ckpt_path));
+        jnum("bpb", bpb(last_loss));
+        jnum("best_val_bpb", bpb(s->best_val));
+        if (s->target_step > 0) {
+            printf(",\"target_step\":%lld", (long long)s->target_step);
+            jnum("target_s", s->target_s);
         }
         fputs("}\n", stdout);
     } else {
         char dur[32];
         fmt_duration(dur, sizeof dur, wall);
-        float last_loss = s.step > 0 ? s.loss_hist[s.step - 1] : NAN;
-        int at_target = to.run.stop_at_target && s.target_step > 0 && s.target_step == s.step;
+        int at_target = j->to.run.stop_at_target && s->target_step > 0 && s->target_step == s->step;
         if (stopped)
             printf("%s at step %lld of %lld; saved %s\ncontinue with: tinytrain train --resume %s\n",
                    g_stop ? "interrupted" : at_target ? "stopped at the target (--stop-at-target)" : "stopped (--stop-after)",
-                   (long long)s.step, (long long)tc.steps, ckpt_path, ckpt_path);
+                   (long long)s->step, (long long)steps, j->ckpt_path, j->ckpt_path);
         else
             printf("done: %lld steps in %s, final train loss %.4f (%.3f bpb), best val loss %.4f (%.3f bpb, step %lld)\n"
                    "saved %s, %s, %s\n",
-                   (long long)s.step, dur, last_loss, bpb(last_loss), s.best_val, bpb(s.best_val),
-                   (long long)s.best_val_step, ckpt_path, csv_path, svg_path);
-        if (to.run.target_val > 0 && s.target_step == 0)
-            printf("target val loss %g not reached\n", to.run.target_val);
+                   (long long)s->step, dur, last_loss, bpb(last_loss), s->best_val, bpb(s->best_val),
+                   (long long)s->best_val_step, j->ckpt_path, j->csv_path, j->svg_path);
+        if (j->to.run.target_val > 0 && s->target_step == 0) printf("target val loss %g not reached\n", j->to.run.target_val);
     }
     fflush(stdout);
-    if (stopped) {
-        rc = g_stop ? EXIT_INTERRUPTED : 0;
-        goto done_corpus;
-    }
-    int64_t n_sample = o.set[O_SAMPLE_TOKENS] ? o.sample_tokens : 400;
-    if (n_sample > 0) {
-        tt_sample_config sc;
-        tt_sample_config_default(&sc);
-        sc.max_tokens = n_sample;
-        sc.seed = tc.seed;
-        if (!o.json) printf("\n--- sample (temperature %.1f, top-k %d, top-p %.2f) ---\n", sc.temperature, sc.top_k, sc.top_p);
-        rc = print_sample(&cfg, s.params, NULL, &sc, sampler_threads(&cfg, &o), o.json);
-        if (!rc && !o.json) printf("---\nmore: tinytrain sample --ckpt %s --prompt \"...\"\n", ckpt_path);
-    }
-done_corpus:
-    tt_corpus_free(&corpus);
-done:
-    tt_hf_weights_free(&init);
-    tt_state_free(&s);
-    if (rc && rc != EXIT_INTERRUPTED && created_dir && ckpt_path[0] &&
-        tt_checkpoint_probe(ckpt_path) == TT_FILE_ABSENT) {
-        /* a run that failed before saving anything leaves no empty folder behind */
-        char lockf[4200];
-        snprintf(lockf, sizeof lockf, "%s/.tinytrain.lock", out_dir);
-        unlink(lockf);
-        rmdir(out_dir); /* only if empty */
-    }
-    tt_dir_unlock(&lock);
+}
+
+/* After a finished run: a sample of the model (--sample-tokens bytes) */
+static int closing_sample(const train_job *j) {
+    const opts *o = &j->o;
+    int64_t n_sample = o->set[O_SAMPLE_TOKENS] ? o->sample_tokens : 400;
+    if (n_sample <= 0) return 0;
+    const tt_train_state *s = &j->r.s;
+    tt_sample_config sc;
+    tt_sample_config_default(&sc);
+    sc.max_tokens = n_sample;
+    sc.seed = s->tc.seed;
+    if (!o->json) printf("\n--- sample (temperature %.1f, top-k %d, top-p %.2f) ---\n", sc.temperature, sc.top_k, sc.top_p);
+    int rc = print_sample(&s->cfg, s->params, NULL, &sc, sampler_threads(&s->cfg, o), o->json);
+    if (!rc && !o->json) printf("---\nmore: tinytrain sample --ckpt %s --prompt \"...\"\n", j->ckpt_path);
     return rc;
 }
 
+/* Frees the run; a run that failed before saving anything leaves no empty folder behind */
+static void finish(train_job *j, int rc) {
+    tt_run_close(&j->r);
+    tt_corpus_free(&j->corpus);
+    if (rc && rc != EXIT_INTERRUPTED && j->created_dir && j->ckpt_path[0] &&
+        tt_checkpoint_probe(j->ckpt_path) == TT_FILE_ABSENT) {
+        char lockf[4200];
+        snprintf(lockf, sizeof lockf, "%s/.tinytrain.lock", j->out_dir);
+        unlink(lockf);
+        rmdir(j->out_dir); /* only if empty */
+    }
+    tt_dir_unlock(&j->lock);
+}
+
+int cmd_train(int argc, char **argv) {
+    static train_job job; /* large (paths, options): not on the stack */
+    static char file_data[4096]; /* "data" of the run file */
+    train_job *j = &job;
+    memset(j, 0, sizeof *j);
+    j->lock.fd = -1;
+    j->init_val = NAN;
+    opts *o = &j->o;
+    int rc = train_args(argc, argv, o, &j->to, file_data, sizeof file_data);
+    if (rc) return rc < 0 ? 0 : rc;
+    if (!o->data && file_data[0]) o->data = file_data;
+    if (j->to.run.stop_at_target && !(j->to.run.target_val > 0) && !o->json && !o->print_config)
+        notice("--stop-at-target has no effect without --target-val");
+    if (o->init_from && o->resume)
+        return error_line(EXIT_USAGE, "--init-from starts a new run from other weights, --resume continues a run with its "
+                                      "own: give one of them");
+
+    rc = setup(j);
+    if (rc) {
+        finish(j, rc < 0 ? 0 : rc);
+        return rc < 0 ? 0 : rc;
+    }
+    progress_ctx pc = {.json = o->json, .tty = !o->json && isatty(STDOUT_FILENO), .s = &j->r.s};
+    if (j->to.run.stop_after > 0) pc.stop_at = j->r.s.step + j->to.run.stop_after;
+    pc.log_every = o->set[O_LOG_EVERY] ? o->log_every : TT_MAX((int64_t)1, j->r.s.tc.steps / 50);
+    print_start(j);
+    int stopped = 0;
+    double wall = 0;
+    rc = train_loop(j, &pc, &stopped, &wall);
+    tt_backend_destroy(j->r.be); /* the sample runs on the CPU */
+    j->r.be = NULL;
+    if (!rc) {
+        print_end(j, stopped, wall);
+        if (stopped) rc = g_stop ? EXIT_INTERRUPTED : 0;
+        else rc = closing_sample(j);
+    }
+    finish(j, rc);
+    return rc;
+}

@@ -291,17 +291,6 @@ int model_config(const opts *o, const tt_model_config *base, const char *default
     return 0;
 }
 
-/* name of the preset whose model config equals c, or NULL */
-const char *preset_of(const tt_model_config *c) {
-    for (int i = 0; i < tt_n_presets; i++) {
-        const tt_model_config *p = &tt_presets[i].cfg;
-        if (p->n_layer == c->n_layer && p->d_model == c->d_model && p->n_head == c->n_head && p->ctx == c->ctx &&
-            p->batch == c->batch && p->vocab == c->vocab)
-            return tt_presets[i].name;
-    }
-    return NULL;
-}
-
 /* Creates the backend named kind (cpu | webgpu | auto). Returns 0 or an exit code. */
 int make_backend(const char *kind, const tt_model_config *cfg, const tt_backend_opts *bo, int quiet, tt_backend **be) {
     tt_status st;

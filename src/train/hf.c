@@ -342,24 +342,31 @@ void tt_hf_weights_free(tt_hf_weights *w) {
     memset(w, 0, sizeof *w);
 }
 
+int tt_hf_from_state(const tt_train_state *s, tt_hf_weights *out, tt_status *st) {
+    memset(out, 0, sizeof *out);
+    const float *w;
+    float *owned;
+    TT_CHECK(tt_hf_merged(s, &w, &owned, st));
+    out->cfg = s->cfg;
+    out->cfg.lora_rank = out->cfg.lora_targets = 0;
+    out->cfg.lora_alpha = 0.0f;
+    size_t n = (size_t)tt_config_param_count(&out->cfg);
+    out->params = tt_alloc(n * sizeof(float), st);
+    int rc = out->params ? TT_OK : TT_ENOMEM;
+    if (!rc) {
+        memcpy(out->params, w, n * sizeof(float));
+        out->hash = tt_hf_hash(out->params, n);
+        out->from_checkpoint = 1;
+    }
+    tt_free(owned);
+    return rc;
+}
+
 static int load_checkpoint(const char *path, tt_hf_weights *out, tt_status *st) {
     tt_train_state s;
     TT_CHECK(tt_checkpoint_load(path, &s, st));
-    const float *w;
-    float *owned;
-    int rc = tt_hf_merged(&s, &w, &owned, st);
-    if (!rc) {
-        out->cfg = s.cfg;
-        out->cfg.lora_rank = out->cfg.lora_targets = 0;
-        out->cfg.lora_alpha = 0.0f;
-        size_t n = (size_t)tt_config_param_count(&out->cfg);
-        out->params = tt_alloc(n * sizeof(float), st);
-        if (out->params) memcpy(out->params, w, n * sizeof(float));
-        else rc = TT_ENOMEM;
-        out->from_checkpoint = 1;
-        snprintf(out->file, sizeof out->file, "%s", path);
-    }
-    tt_free(owned);
+    int rc = tt_hf_from_state(&s, out, st);
+    if (!rc) snprintf(out->file, sizeof out->file, "%s", path);
     tt_state_free(&s);
     return rc;
 }
@@ -596,6 +603,6 @@ int tt_hf_load(const char *path, tt_hf_weights *w, tt_status *st) {
         tt_hf_weights_free(w);
         return rc;
     }
-    w->hash = tt_hf_hash(w->params, (size_t)tt_config_param_count(&w->cfg));
+    if (!w->from_checkpoint) w->hash = tt_hf_hash(w->params, (size_t)tt_config_param_count(&w->cfg));
     return TT_OK;
 }

@@ -57,6 +57,9 @@ typedef struct {
 } tt_hf_weights;
 
 int tt_hf_load(const char *path, tt_hf_weights *w, tt_status *st);
+/* The same from a training state already read (a checkpoint in memory): its
+ * base weights with LoRA merged, lora off in cfg; file is left "". */
+int tt_hf_from_state(const tt_train_state *s, tt_hf_weights *w, tt_status *st);
 void tt_hf_weights_free(tt_hf_weights *w);
 /* FNV-1a 64 of n floats' bytes */
 uint64_t tt_hf_hash(const float *p, size_t n);

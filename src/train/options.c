@@ -291,6 +291,12 @@ int tt_options_parse(tt_options *o, const char *text, tt_status *st) {
 
 static int given(const tt_options *o, const tt_option *opt) { return opt && (o->given >> (opt - table) & 1); }
 int tt_options_given(const tt_options *o, const char *name) { return given(o, tt_option_find(name)); }
+void tt_options_forget(tt_options *o, const char *name) {
+    const tt_option *opt = tt_option_find(name);
+    if (!opt) return;
+    o->given &= ~(1ull << (opt - table));
+    if (opt->where == TT_OPT_PRESET) o->preset[0] = 0;
+}
 
 int tt_options_resolve(const tt_options *o, const tt_model_config *base_model, const tt_train_config *base_train,
                        tt_model_config *cfg, tt_train_config *tc, tt_status *st) {

@@ -66,6 +66,8 @@ int tt_options_set(tt_options *o, const char *name, const char *value, tt_status
 /* Space-separated name=value pairs (the web's form); later ones win. */
 int tt_options_parse(tt_options *o, const char *text, tt_status *st);
 int tt_options_given(const tt_options *o, const char *name);
+/* As if option `name` had not been given (its default applies again). */
+void tt_options_forget(tt_options *o, const char *name);
 /* The model and train config of a run: from base_model (NULL: the preset
  * given or the default preset) and base_train (NULL: defaults for the steps
  * given: warmup 5% of steps up to 100, lr tt_default_lr of the model, min-lr

@@ -3,7 +3,8 @@
  * (trainer.h's state machine, driven one event per call), checkpoints to and
  * from memory, token-by-token sampling and JSON read-outs for the page. It
  * owns no model code and no training rule: everything numeric goes through
- * trainer.h / backend.h / data.h / checkpoint.h / sample.h. */
+ * trainer.h / backend.h / data.h / checkpoint.h / sample.h, and every run
+ * is set up by train/run.h, the CLI's run setup. */
 #include "web_api.h"
 
 #include <math.h>
@@ -26,8 +27,8 @@
 #include "train/data.h"
 #include "train/hf.h"
 #include "io/json.h"
-#include "lora.h"
 #include "train/options.h"
+#include "train/run.h"
 #include "train/runfile.h"
 #include "cpu/sample.h"
 #include "cpu/simd.h"
@@ -41,6 +42,7 @@
 struct tt_web {
     tt_status st;
     /* options */
+    tt_options opts; /* as given (the run setup checks them), with the web's run defaults */
     char preset[32];
     tt_model_config cfg;
     tt_train_config tc;
@@ -132,6 +134,7 @@ EMSCRIPTEN_KEEPALIVE int tt_web_options(tt_web *w, const char *opts) {
     tt_train_config tc;
     TT_CHECK(tt_options_resolve(&o, NULL, NULL, &cfg, &tc, &w->st));
     snprintf(w->preset, sizeof w->preset, "%s", o.preset[0] ? o.preset : tt_option_find("preset")->def);
+    w->opts = o;
     w->cfg = cfg;
     w->tc = tc;
     w->run = o.run;
@@ -187,9 +190,8 @@ EMSCRIPTEN_KEEPALIVE int tt_web_corpus(tt_web *w, const uint8_t *bytes, size_t n
 
 /* ---- run lifetime -------------------------------------------------------------- */
 
-static int make_run(tt_web *w) {
-    tt_backend_opts bo = {.threads = w->run.threads, .dropout = w->s.tc.dropout > 0.0f};
-    TT_CHECK(tt_backend_create(tt_run_backend(&w->run), &w->s.cfg, &bo, &w->be, NULL, 0, &w->st));
+/* The loop of the run in w->s on w->be, held: tt_web_hold(w, 0) starts it */
+static int make_loop(tt_web *w) {
     tt_trainer t;
     memset(&t, 0, sizeof t);
     t.s = &w->s;
@@ -199,95 +201,82 @@ static int make_run(tt_web *w) {
     t.save_seconds = w->run.save_seconds;
     t.no_pipeline = !w->run.pipeline;
     TT_CHECK(tt_loop_create(&t, &w->loop, &w->st));
-    tt_loop_hold(w->loop, TT_HOLD_SAVE); /* a run starts held: tt_web_hold(w, 0) starts it */
+    tt_loop_hold(w->loop, TT_HOLD_SAVE);
     snprintf(w->info, sizeof w->info, "%s", w->be->desc.device);
     return TT_OK;
 }
 
-static int start_run(tt_web *w) {
-    int rc = make_run(w);
-    if (rc) {
-        tt_status keep = w->st;
+/* A run from a source through the run setup (train/run.h) on the corpus
+ * held, options o. keep: the current run stays until the source passed its
+ * checks (a load that fails leaves it as it was); else it goes first (a new
+ * run). */
+static int open_run(tt_web *w, const tt_options *o, const tt_run_source *src, int keep) {
+    if (!keep) drop_run(w);
+    if (!w->have_corpus) return werr(w, TT_EINVAL, "no corpus loaded");
+    tt_run *r = tt_calloc(sizeof *r, &w->st);
+    if (!r) return TT_ENOMEM;
+    int rc = tt_run_plan(r, o, src, &w->st);
+    if (!rc) rc = tt_run_open(r, &w->corpus, &w->st);
+    if (!rc) {
         drop_run(w);
-        w->st = keep;
+        rc = tt_run_make_backend(r, &w->st);
+    }
+    if (!rc) { /* the state and the backend are the handle's from here */
+        w->s = r->s;
+        memset(&r->s, 0, sizeof r->s);
+        w->have_state = 1;
+        w->be = r->be;
+        r->be = NULL;
+        w->cfg = w->s.cfg;
+        w->tc = w->s.tc;
+        rc = make_loop(w);
+    }
+    tt_run_close(r);
+    tt_free(r);
+    if (rc) {
+        tt_status keep_st = w->st;
+        drop_run(w);
+        w->st = keep_st;
     }
     return rc;
 }
 
 EMSCRIPTEN_KEEPALIVE int tt_web_init(tt_web *w) {
     tt_status_clear(&w->st);
-    drop_run(w);
-    if (!w->have_corpus) return werr(w, TT_EINVAL, "no corpus loaded");
-    TT_CHECK(tt_corpus_check(&w->corpus, w->cfg.ctx, &w->st));
-    TT_CHECK(tt_state_init(&w->s, &w->cfg, &w->tc, &w->st));
-    w->have_state = 1;
-    return start_run(w);
+    const tt_run_source src = {.kind = TT_RUN_FRESH};
+    return open_run(w, &w->opts, &src, 0);
 }
 
 /* Fine-tuning: a new run (step 0, fresh AdamW state and schedule, the
  * options and corpus given) that starts from the weights of a checkpoint in
  * memory (a LoRA checkpoint: its merged weights). The model's shape is the
- * checkpoint's; batch and LoRA come from the options (LoRA: the checkpoint's
- * weights become the frozen base, the adapters start fresh). */
+ * checkpoint's: the page's preset and shape fields are not asked for; batch
+ * and LoRA come from the options (LoRA: the checkpoint's weights become the
+ * frozen base, the adapters start fresh). */
 EMSCRIPTEN_KEEPALIVE int tt_web_init_from(tt_web *w, const uint8_t *bytes, size_t n, const char *name) {
     tt_status_clear(&w->st);
-    drop_run(w);
-    if (!w->have_corpus) return werr(w, TT_EINVAL, "no corpus loaded");
-    tt_train_state src;
-    memset(&src, 0, sizeof src);
-    TT_CHECK(tt_checkpoint_load_mem(bytes, n, &src, &w->st));
-    const float *base = NULL;
-    float *owned = NULL;
-    int rc = tt_hf_merged(&src, &base, &owned, &w->st);
-    tt_model_config cfg = tt_lora_base_config(&src.cfg);
-    cfg.batch = w->cfg.batch;
-    cfg.lora_rank = w->cfg.lora_rank;
-    cfg.lora_targets = w->cfg.lora_targets;
-    cfg.lora_alpha = w->cfg.lora_alpha;
-    if (!rc) rc = tt_config_validate(&cfg, &w->st);
-    if (!rc) rc = tt_corpus_check(&w->corpus, cfg.ctx, &w->st);
-    if (!rc) rc = tt_state_init(&w->s, &cfg, &w->tc, &w->st);
-    if (!rc) {
-        memcpy(w->s.params, base, w->s.layout.base_total * sizeof(float));
-        snprintf(w->s.init_from, sizeof w->s.init_from, "%s", name && *name ? name : "uploaded checkpoint");
-        w->s.init_hash = tt_hf_hash(base, w->s.layout.base_total);
-        w->cfg = cfg;
-        w->have_state = 1;
-    }
-    free(owned);
-    tt_state_free(&src);
-    return rc ? rc : start_run(w);
+    tt_options o = w->opts;
+    static const char *const shape[] = {"preset", "layers", "d-model", "heads", "ctx"};
+    for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++) tt_options_forget(&o, shape[i]);
+    const tt_run_source src = {.kind = TT_RUN_INIT_FROM, .bytes = bytes, .len = n, .name = name};
+    return open_run(w, &o, &src, 0);
 }
 
+/* A saved run, resumed as it was saved: the checkpoint's model and training
+ * options (the handle's run options: backend, threads, save cadence). force:
+ * go on with the corpus held even if the checkpoint was trained on another. */
 EMSCRIPTEN_KEEPALIVE int tt_web_load(tt_web *w, const uint8_t *bytes, size_t n, int force) {
     tt_status_clear(&w->st);
-    if (!w->have_corpus) return werr(w, TT_EINVAL, "no corpus loaded");
-    tt_train_state s;
-    memset(&s, 0, sizeof s);
-    TT_CHECK(tt_checkpoint_load_mem(bytes, n, &s, &w->st));
-    int rc = TT_OK;
-    /* the message is formatted from the loaded state before it is freed */
-    uint64_t want_bytes = s.corpus_bytes, want_hash = s.corpus_hash;
-    if (!force && (want_hash != w->corpus.hash || want_bytes != w->corpus.n))
-        rc = tt_fail(&w->st, TT_EMISMATCH,
-                     "checkpoint was trained on another text (%llu bytes, hash %016llx); the chosen text is %zu bytes, hash %016llx",
-                     (unsigned long long)want_bytes, (unsigned long long)want_hash, w->corpus.n,
-                     (unsigned long long)w->corpus.hash);
-    if (!rc) rc = tt_corpus_check(&w->corpus, s.cfg.ctx, &w->st);
-    if (rc) {
-        tt_state_free(&s);
-        return rc;
-    }
-    drop_run(w);
-    w->s = s;
-    w->have_state = 1;
-    w->cfg = s.cfg;
-    w->tc = s.tc;
-    for (int i = 0; i < tt_n_presets; i++)
-        if (!memcmp(&tt_presets[i].cfg, &s.cfg, sizeof s.cfg)) snprintf(w->preset, sizeof w->preset, "%s", tt_presets[i].name);
-    if (s.step > 0) w->p.loss = s.loss_hist[s.step - 1];
-    if (s.n_val > 0) w->p.val_loss = s.val_loss[s.n_val - 1];
-    return start_run(w);
+    tt_options o;
+    tt_options_init(&o);
+    o.run = w->opts.run;
+    const tt_run_source src = {.kind = TT_RUN_RESUME, .bytes = bytes, .len = n, .any_text = force, .open_done = 1};
+    TT_CHECK(open_run(w, &o, &src, 1));
+    const char *preset = tt_preset_of(&w->s.cfg);
+    if (preset) snprintf(w->preset, sizeof w->preset, "%s", preset);
+    if (w->s.step > 0) w->p.loss = w->s.loss_hist[w->s.step - 1];
+    if (w->s.n_val > 0) w->p.val_loss = w->s.val_loss[w->s.n_val - 1];
+    return TT_OK;
 }
 
 EMSCRIPTEN_KEEPALIVE int tt_web_set_steps(tt_web *w, double total) {

@@ -1,6 +1,6 @@
 /* profile.c — per-kernel timing of the WebGPU backend's recorded schedule
  * (tt_wgpu_profile; its entry point is tt_webgpu_profile of webgpu_profile.h,
- * in backend.c: `tinytrain profile`, bench/bench_webgpu.c, reached through
+ * in backend.c: `tinytrain profile`, reached through
  * be->vt->get_proc(be, "webgpu.profile")). Reads the schedule, runs it
  * site by site after step.c's steps in flight are finished. */
 #include <stdio.h>

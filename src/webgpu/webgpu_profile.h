@@ -1,5 +1,5 @@
 /* webgpu_profile.h — the WebGPU backend's extra beyond backend.h: per-kernel
- * timing of its training step (`tinytrain profile`, bench/bench_webgpu.c),
+ * timing of its training step (`tinytrain profile`),
  * reached through be->vt->get_proc(be, "webgpu.profile"). */
 #ifndef TT_WEBGPU_PROFILE_H
 #define TT_WEBGPU_PROFILE_H

@@ -1,0 +1,226 @@
+/* run.c — the one run setup (run.h): reading the source of a run (a
+ * checkpoint to resume, weights to start from), the checks of options, text
+ * and shape against it with their messages, the run's state and its backend. */
+#define _DEFAULT_SOURCE /* realpath */
+#include "run.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "train/checkpoint.h"
+
+#define CKPT_FILE "checkpoint.safetensors" /* a run folder's checkpoint */
+
+/* ---- reading the source -------------------------------------------------------- */
+
+/* resume: a checkpoint file or a run folder (never a Hugging Face folder: weights only) */
+static int read_checkpoint(const tt_run_source *src, tt_train_state *s, tt_status *st) {
+    if (!src->path) return tt_checkpoint_load_mem(src->bytes, src->len, s, st);
+    const char *path = src->path;
+    char inner[4200];
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        snprintf(inner, sizeof inner, "%s/" CKPT_FILE, path);
+        if (stat(inner, &sb) != 0) {
+            snprintf(inner, sizeof inner, "%s/config.json", path);
+            if (stat(inner, &sb) == 0)
+                return tt_fail(st, TT_EINVAL, "cannot resume from '%s': a Hugging Face folder holds weights, not a "
+                                              "training state (start a new run from it with init-from)", path);
+            return tt_fail(st, TT_EIO, "cannot load checkpoint: '%s' is a folder without " CKPT_FILE, path);
+        }
+        path = inner;
+    }
+    if (tt_checkpoint_load(path, s, st)) {
+        char m[sizeof st->msg];
+        snprintf(m, sizeof m, "%s", st->msg);
+        if (strstr(m, path)) return tt_fail(st, st->code, "cannot load checkpoint: %.480s", m);
+        return tt_fail(st, st->code, "cannot load checkpoint '%.200s': %.280s", path, m);
+    }
+    return TT_OK;
+}
+
+/* init-from: the base weights of a checkpoint, a run folder or a Hugging Face folder */
+static int read_weights(const tt_run_source *src, tt_hf_weights *w, tt_status *st) {
+    int rc;
+    if (src->path) {
+        rc = tt_hf_load(src->path, w, st);
+    } else {
+        tt_train_state s;
+        memset(&s, 0, sizeof s);
+        rc = tt_checkpoint_load_mem(src->bytes, src->len, &s, st);
+        if (!rc) rc = tt_hf_from_state(&s, w, st);
+        tt_state_free(&s);
+    }
+    if (rc) {
+        char m[sizeof st->msg];
+        snprintf(m, sizeof m, "%s", st->msg);
+        tt_fail(st, rc, "init-from: %.500s", m);
+    }
+    return rc;
+}
+
+static const char *source_name(const tt_run_source *src) {
+    return src->name && *src->name ? src->name : src->path ? src->path : "uploaded checkpoint";
+}
+
+/* ---- the checks against the source ---------------------------------------------- */
+
+/* resume: the model is the checkpoint's; the first difference, named */
+static int check_resume_model(const tt_model_config *h, const tt_model_config *want, tt_status *st) {
+    if (want->n_layer != h->n_layer || want->d_model != h->d_model || want->n_head != h->n_head || want->ctx != h->ctx ||
+        want->batch != h->batch)
+        return tt_fail(st, TT_EMISMATCH,
+                       "config mismatch on resume: checkpoint has layers %d, d_model %d, heads %d, ctx %d, batch %d; "
+                       "requested layers %d, d_model %d, heads %d, ctx %d, batch %d",
+                       h->n_layer, h->d_model, h->n_head, h->ctx, h->batch, want->n_layer, want->d_model, want->n_head,
+                       want->ctx, want->batch);
+    if (want->lora_rank != h->lora_rank ||
+        (h->lora_rank > 0 && (want->lora_targets != h->lora_targets || want->lora_alpha != h->lora_alpha)))
+        return tt_fail(st, TT_EMISMATCH,
+                       "config mismatch on resume: checkpoint has lora-rank %d, lora-alpha %g; requested lora-rank %d, "
+                       "lora-alpha %g (a LoRA run on a trained model starts with init-from)",
+                       h->lora_rank, (double)h->lora_alpha, want->lora_rank, (double)want->lora_alpha);
+    return TT_OK;
+}
+
+/* init-from: the shape asked for (a preset, shape options) is the source's; the first difference, named */
+static int check_init_shape(const tt_options *o, const char *name, const tt_model_config *src, tt_status *st) {
+    const tt_preset *p = o->preset[0] ? tt_preset_find(o->preset) : NULL;
+    tt_model_config want = p ? p->cfg : *src;
+    if (tt_options_given(o, "layers")) want.n_layer = o->model.n_layer;
+    if (tt_options_given(o, "d-model")) want.d_model = o->model.d_model;
+    if (tt_options_given(o, "heads")) want.n_head = o->model.n_head;
+    if (tt_options_given(o, "ctx")) want.ctx = o->model.ctx;
+    const struct {
+        const char *name;
+        int src, run;
+    } f[] = {{"layers", src->n_layer, want.n_layer}, {"d-model", src->d_model, want.d_model},
+             {"heads", src->n_head, want.n_head}, {"ctx", src->ctx, want.ctx}};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (f[i].src != f[i].run)
+            return tt_fail(st, TT_EMISMATCH, "init-from: %.300s has %s %d, the run asks for %d", name, f[i].name, f[i].src,
+                           f[i].run);
+    return TT_OK;
+}
+
+/* resume: the text is the one the checkpoint was trained on */
+static int check_text(const tt_train_state *s, const tt_corpus *c, tt_status *st) {
+    if (s->corpus_hash == c->hash && s->corpus_bytes == c->n) return TT_OK;
+    return tt_fail(st, TT_EMISMATCH,
+                   "corpus mismatch on resume: the checkpoint was trained on another text (%llu bytes, hash %016llx); "
+                   "this one is %.200s: %zu bytes, hash %016llx; resume on the text it was trained on",
+                   (unsigned long long)s->corpus_bytes, (unsigned long long)s->corpus_hash, c->desc, c->n,
+                   (unsigned long long)c->hash);
+}
+
+/* ---- the calls --------------------------------------------------------------------- */
+
+int tt_run_plan(tt_run *r, const tt_options *o, const tt_run_source *src, tt_status *st) {
+    memset(r, 0, sizeof *r);
+    r->s.best_val = INFINITY;
+    r->s.best_val_step = -1;
+    r->src = *src;
+    r->opts = *o;
+    switch (src->kind) {
+    case TT_RUN_FRESH:
+        if (tt_options_resolve(o, NULL, NULL, &r->cfg, &r->tc, st)) return r->bad_options = 1, st->code;
+        break;
+    case TT_RUN_RESUME: {
+        TT_CHECK(read_checkpoint(src, &r->s, st));
+        TT_CHECK(tt_options_check_resume(o, &r->s.tc, st));
+        tt_model_config want;
+        if (tt_options_resolve(o, &r->s.cfg, &r->s.tc, &want, &r->tc, st)) return r->bad_options = 1, st->code;
+        TT_CHECK(check_resume_model(&r->s.cfg, &want, st));
+        r->cfg = r->s.cfg;
+        r->ckpt_steps = r->s.tc.steps;
+        r->ckpt_warmup = r->s.tc.warmup;
+        break;
+    }
+    case TT_RUN_INIT_FROM:
+        TT_CHECK(read_weights(src, &r->init, st));
+        TT_CHECK(check_init_shape(o, source_name(src), &r->init.cfg, st));
+        if (tt_options_resolve(o, &r->init.cfg, NULL, &r->cfg, &r->tc, st)) return r->bad_options = 1, st->code;
+        break;
+    default: return tt_fail(st, TT_EINVAL, "unknown run source");
+    }
+    r->preset = tt_preset_of(&r->cfg);
+    return TT_OK;
+}
+
+/* resume: what the run changes from its checkpoint, in the user's words */
+static void resume_notes(tt_run *r) {
+    const tt_train_config *tc = &r->tc;
+    if (tc->warmup != r->ckpt_warmup) {
+        if (tt_options_given(&r->opts, "warmup"))
+            snprintf(r->note[0], sizeof r->note[0], "warmup changes from %lld to %lld steps from here on",
+                     (long long)r->ckpt_warmup, (long long)tc->warmup);
+        else
+            snprintf(r->note[0], sizeof r->note[0], "the run is now shorter than its warmup: warmup %lld -> %lld steps",
+                     (long long)r->ckpt_warmup, (long long)tc->warmup);
+    }
+    if (tc->steps != r->ckpt_steps) {
+        tt_train_config was = *tc;
+        was.steps = r->ckpt_steps;
+        int64_t k = r->s.step;
+        snprintf(r->note[1], sizeof r->note[1],
+                 "the run changes from %lld to %lld steps, which %s its cosine schedule from here on "
+                 "(lr %.3g at step %lld instead of %.3g)",
+                 (long long)r->ckpt_steps, (long long)tc->steps, tc->steps > r->ckpt_steps ? "stretches" : "compresses",
+                 tt_lr_at(tc, k), (long long)k + 1, tt_lr_at(&was, k));
+    }
+}
+
+int tt_run_open(tt_run *r, const tt_corpus *c, tt_status *st) {
+    tt_train_state *s = &r->s;
+    switch (r->src.kind) {
+    case TT_RUN_RESUME:
+        if (!r->src.any_text) TT_CHECK(check_text(s, c, st));
+        TT_CHECK(tt_corpus_check(c, r->cfg.ctx, st));
+        r->done = s->step >= r->tc.steps;
+        if (r->done && !r->src.open_done) return TT_OK;
+        resume_notes(r);
+        s->tc = r->tc;
+        return TT_OK;
+    case TT_RUN_FRESH:
+        TT_CHECK(tt_corpus_check(c, r->cfg.ctx, st));
+        return tt_state_init(s, &r->cfg, &r->tc, st);
+    case TT_RUN_INIT_FROM: {
+        TT_CHECK(tt_corpus_check(c, r->cfg.ctx, st));
+        TT_CHECK(tt_state_init(s, &r->cfg, &r->tc, st));
+        /* the base tensors lead the layout; LoRA adapters keep the fresh init tt_state_init gave
+         * them (lora_a drawn, lora_b zero: the model starts as the source) */
+        memcpy(s->params, r->init.params, s->layout.base_total * sizeof(float));
+        char full[PATH_MAX];
+        const char *name = r->src.name && *r->src.name ? r->src.name
+                           : r->src.path                ? (realpath(r->src.path, full) ? full : r->src.path)
+                                                        : "uploaded checkpoint";
+        snprintf(s->init_from, sizeof s->init_from, "%s", name);
+        s->init_hash = r->init.hash;
+        tt_hf_weights_free(&r->init);
+        return TT_OK;
+    }
+    }
+    return tt_fail(st, TT_EINVAL, "unknown run source");
+}
+
+int tt_run_make_backend(tt_run *r, tt_status *st) {
+    const char *kind = tt_run_backend(&r->opts.run);
+    tt_backend_opts bo = {.threads = r->opts.run.threads, .dropout = r->s.tc.dropout > 0.0f};
+    if (!tt_backend_create(kind, &r->s.cfg, &bo, &r->be, r->backend_note, sizeof r->backend_note, st)) return TT_OK;
+    r->be = NULL;
+    char m[sizeof st->msg];
+    snprintf(m, sizeof m, "%s", st->msg);
+    if (strcmp(kind, "webgpu") == 0) return tt_fail(st, st->code, "webgpu backend unavailable: %.480s", m);
+    return tt_fail(st, st->code, "%s backend: %.480s", kind, m);
+}
+
+void tt_run_close(tt_run *r) {
+    tt_backend_destroy(r->be);
+    r->be = NULL;
+    tt_state_free(&r->s);
+    tt_hf_weights_free(&r->init);
+}
