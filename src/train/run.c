@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "engine/backend_create.h"
 #include "train/checkpoint.h"
 
 #define CKPT_FILE "checkpoint.safetensors" /* a run folder's checkpoint */
