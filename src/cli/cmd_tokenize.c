@@ -146,7 +146,14 @@ int cmd_tokenize(int argc, char **argv) {
             tt_jw w;
             tt_jw_init(&w);
             tt_jw_raw(&w, "[", 1);
-            for (size_t i = 0; i < ids.n; i++) tt_jw_printf(&w, i ? ",%d" : "%d", (int)ids.ids[i]);
+            for (size_t i = 0; i < ids.n; i++) {
+                char num[16], *p = num + sizeof num;
+                uint32_t v = (uint32_t)ids.ids[i]; /* ids are >= 0 */
+                do *--p = (char)('0' + v % 10);
+                while (v /= 10);
+                if (i) *--p = ',';
+                tt_jw_raw(&w, p, (size_t)(num + sizeof num - p));
+            }
             tt_jw_raw(&w, "]\n", 2);
             if (w.oom) rc = error_line(EXIT_FAIL, "out of memory");
             else if (fwrite(w.buf, 1, w.len, stdout) != w.len) rc = error_line(EXIT_FAIL, "cannot write the output");
