@@ -301,6 +301,8 @@ static const char *type_of(const tt_json_doc *d, const tt_json_node *n) {
 
 static int check_settings(const tt_json_doc *d, const tt_json_node *root, const tt_json_node *model, const char *name,
                           tt_status *st) {
+    if (!str_is(tt_json_get(d, model, "type"), "BPE"))
+        return tt_fail(st, TT_EUNSUP, "%s: model %s is not supported (tinytrain reads byte-level BPE)", name, type_of(d, model));
     const tt_json_node *n = tt_json_get(d, root, "normalizer");
     if (!is_null_or_absent(n))
         return tt_fail(st, TT_EUNSUP, "%s: normalizer %s is not supported (tinytrain reads GPT-2's byte-level BPE: no normalizer)",
@@ -317,8 +319,6 @@ static int check_settings(const tt_json_doc *d, const tt_json_node *root, const 
     const tt_json_node *dec = tt_json_get(d, root, "decoder");
     if (!is_null_or_absent(dec) && !(dec->type == TT_JOBJECT && str_is(tt_json_get(d, dec, "type"), "ByteLevel")))
         return tt_fail(st, TT_EUNSUP, "%s: decoder %s is not supported (ByteLevel)", name, type_of(d, dec));
-    if (!str_is(tt_json_get(d, model, "type"), "BPE"))
-        return tt_fail(st, TT_EUNSUP, "%s: model %s is not supported (tinytrain reads byte-level BPE)", name, type_of(d, model));
     const tt_json_node *dr = tt_json_get(d, model, "dropout");
     double p = 0;
     if (!is_null_or_absent(dr) && (tt_json_get_f64(dr, &p) || p != 0))
