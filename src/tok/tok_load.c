@@ -22,31 +22,30 @@
 /* ------------------------------------------------------------ byte-level alphabet */
 
 /* GPT-2's bytes_to_unicode: printable bytes stand for themselves, the other
- * 68 take U+0100.. in byte order. cp_to_byte inverts it (-1: not in it). */
-static int cp_to_byte(uint32_t cp) {
-    static int16_t inv[324];
-    static int ready;
-    if (!ready) {
-        for (int i = 0; i < 324; i++) inv[i] = -1;
-        int n = 0;
-        for (int b = 0; b < 256; b++) {
-            int printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
-            inv[printable ? b : 256 + n++] = (int16_t)b;
-        }
-        ready = 1; /* idempotent: a second thread writes the same values */
+ * 68 take U+0100.. in byte order. The inverse, code point -> byte (-1: not
+ * in the alphabet), is made once per load. */
+typedef struct {
+    int16_t byte[324];
+} bl_table;
+
+static void bl_table_init(bl_table *t) {
+    for (int i = 0; i < 324; i++) t->byte[i] = -1;
+    int n = 0;
+    for (int b = 0; b < 256; b++) {
+        int printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
+        t->byte[printable ? b : 256 + n++] = (int16_t)b;
     }
-    return cp < 324 ? inv[cp] : -1;
 }
 
 /* The bytes a byte-level token string s[0..n) stands for, into out (room for
  * n bytes); -1 if a character is not in the alphabet. */
-static long bytelevel_decode(const char *s, size_t n, uint8_t *out) {
+static long bytelevel_decode(const bl_table *bl, const char *s, size_t n, uint8_t *out) {
     const uint8_t *u = (const uint8_t *)s;
     size_t i = 0, o = 0;
     while (i < n) {
         uint32_t cp;
         int l = tt_utf8_decode(u + i, n - i, &cp);
-        int b = cp_to_byte(cp);
+        int b = cp < 324 ? bl->byte[cp] : -1;
         if (b < 0) return -1;
         out[o++] = (uint8_t)b;
         i += (size_t)l;
@@ -133,6 +132,8 @@ typedef struct {
  * the byte-level alphabet. */
 static int fill_vocab(tt_tokenizer *t, const ventry *v, size_t nv, const char *name, tt_status *st) {
     char b1[80], b2[80];
+    bl_table bl;
+    bl_table_init(&bl);
     int64_t max_id = -1;
     size_t total = 0;
     for (size_t i = 0; i < nv; i++) {
@@ -199,7 +200,7 @@ static int fill_vocab(tt_tokenizer *t, const ventry *v, size_t nv, const char *n
         int is_added_text = 0;
         for (int k = 0; k < t->n_added && !is_added_text; k++)
             is_added_text = t->added[k].len == e->key_len && memcmp(t->added[k].s, e->key, e->key_len) == 0;
-        long nb = is_added_text ? -1 : bytelevel_decode(e->key, e->key_len, t->tok_bytes + o);
+        long nb = is_added_text ? -1 : bytelevel_decode(&bl, e->key, e->key_len, t->tok_bytes + o);
         if (is_added_text) {
             memcpy(t->tok_bytes + o, e->key, e->key_len);
             nb = (long)e->key_len;
@@ -224,6 +225,8 @@ typedef struct {
 } mentry;
 
 static int fill_merges(tt_tokenizer *t, const mentry *m, size_t nm, const char *name, tt_status *st) {
+    bl_table bl;
+    bl_table_init(&bl);
     vmap vm;
     TT_CHECK(vmap_build(&vm, t, st));
     size_t maxlen = 0;
@@ -238,8 +241,8 @@ static int fill_merges(tt_tokenizer *t, const mentry *m, size_t nm, const char *
     int rc = TT_OK;
     char b1[80], b2[80];
     for (size_t r = 0; r < nm && !rc; r++) {
-        long na = bytelevel_decode(m[r].a, m[r].a_len, buf);
-        long nb = na < 0 ? -1 : bytelevel_decode(m[r].b, m[r].b_len, buf + na);
+        long na = bytelevel_decode(&bl, m[r].a, m[r].a_len, buf);
+        long nb = na < 0 ? -1 : bytelevel_decode(&bl, m[r].b, m[r].b_len, buf + na);
         int32_t a = -1, b = -1, ab = -1;
         if (na > 0 && nb > 0) {
             a = vmap_get(&vm, buf, (size_t)na);
