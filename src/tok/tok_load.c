@@ -285,6 +285,13 @@ static void find_eot(tt_tokenizer *t) {
 
 /* ------------------------------------------------------------ tokenizer.json */
 
+/* the JSON reader's message, on one line (it may quote a key holding a line end) */
+static void json_msg(const tt_status *st, char msg[sizeof st->msg]) {
+    snprintf(msg, sizeof st->msg, "%s", st->msg);
+    for (char *p = msg; *p; p++)
+        if ((unsigned char)*p < 0x20) *p = ' ';
+}
+
 static int is_null_or_absent(const tt_json_node *n) { return !n || n->type == TT_JNULL; }
 static int is_false_or_absent(const tt_json_node *n) { return !n || n->type == TT_JNULL || n->type == TT_JFALSE; }
 static int is_empty_str_or_absent(const tt_json_node *n) {
@@ -394,7 +401,7 @@ static int tokenizer_json(const char *buf, size_t len, const char *name, tt_toke
     tt_json_doc d;
     if (tt_json_parse(buf, len, len + 16, &d, st)) {
         char msg[sizeof st->msg];
-        snprintf(msg, sizeof msg, "%s", st->msg);
+        json_msg(st, msg);
         return tt_fail(st, TT_EFORMAT, "%s: %s", name, msg);
     }
     int rc = TT_OK;
@@ -477,7 +484,7 @@ static int vocab_merges(const char *vbuf, size_t vlen, const char *mbuf, size_t 
     tt_json_doc d;
     if (tt_json_parse(vbuf, vlen, vlen + 16, &d, st)) {
         char msg[sizeof st->msg];
-        snprintf(msg, sizeof msg, "%s", st->msg);
+        json_msg(st, msg);
         return tt_fail(st, TT_EFORMAT, "%s: %s", vname, msg);
     }
     ventry *v = NULL;

@@ -711,6 +711,7 @@ TT_TEST(malformed_vocab_merges) {
     } cases[] = {
         {0, "{", "[", "vocab.json: JSON"},
         {0, "\"!\":33", "\"!\":33,\"!\":1", "duplicate key"},
+        {0, "\"!\":33", "\"\\n1\":1,\"\\n1\":2,\"!\":33", "duplicate key"}, /* a key with a line end: one line still */
         {0, "\"!\":33", "\"!\":\"0\"", "not an integer"},
         {0, ":265}", ":265", "vocab.json: JSON"},
         {1, "a b\n", "a\n", "merges.txt: line 2 is not two tokens separated by one space: 'a'"},
