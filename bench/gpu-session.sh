@@ -3,7 +3,8 @@
 # (< 10 minutes on an H200 host with 16 cores). Run from the repository root
 # on the device machine, with the carried folders described in
 # docs/BENCHMARKS.md (.gl: Vulkan loader .debs; .carry: node.xz, dawn/,
-# torch_presets.py; build-wasm: the WASM CLI built on the CI box):
+# torch_presets.py, unicode/ (UnicodeData.txt, PropList.txt from
+# /usr/share/unicode); build-wasm: the WASM CLI built on the CI box):
 #   bash bench/gpu-session.sh OUTDIR curve    # call 1: the full curve (~9 min)
 #   bash bench/gpu-session.sh OUTDIR checks   # call 2: WebGPU A/B + parity through mega
 #   bash bench/gpu-session.sh OUTDIR compute  # the compute-bound rows (shakespeare, gpt2b8) and
@@ -36,6 +37,8 @@ left() { echo $(( ${1} - ($(date +%s) - t0) )); }
 echo "== build"
 target=(); [ "$what" = compute ] && target=(--target tinytrain)
 cm=(); [ -f .carry/commit ] && cm=(-DTT_COMMIT="$(cat .carry/commit)")  # the tree's commit when no .git came along
+# the Unicode data the tokenizer's table is made from, carried when the host lacks Debian's unicode-data
+[ ! -f /usr/share/unicode/UnicodeData.txt ] && [ -f .carry/unicode/UnicodeData.txt ] && cm+=(-DTT_UNICODE_DIR="$PWD/.carry/unicode")
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${cm[@]}" >/dev/null && cmake --build build -j"$(nproc)" "${target[@]}" 2>&1 | grep -E 'error|Built target tinytrain'
 ./build/tinytrain info | tail -5
 

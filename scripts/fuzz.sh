@@ -2,10 +2,12 @@
 # scripts/fuzz.sh — fuzz the file readers with libFuzzer, AddressSanitizer
 # and UBSan: the checkpoint reader (tests/fuzz/fuzz_checkpoint.c:
 # tt_checkpoint_load_mem + the JSON parser; seeds made from a real checkpoint
-# of a tiny model) or the corpus reader (tests/fuzz/fuzz_corpus.c: binary
-# check, length rule, split, batches; and the option parser).
+# of a tiny model), the corpus reader (tests/fuzz/fuzz_corpus.c: binary
+# check, length rule, split, batches; and the option parser) or the
+# tokenizer's readers (tests/fuzz/fuzz_tokenizer.c: tokenizer.json, vocab.json
+# + merges.txt, the token cache).
 #
-#   scripts/fuzz.sh [checkpoint|corpus] [SECONDS]   (default: checkpoint, 60 s)
+#   scripts/fuzz.sh [checkpoint|corpus|tokenizer] [SECONDS]   (default: checkpoint, 60 s)
 # Environment: FUZZ_DIR (work folder, default <repo>/build-fuzz), FUZZ_JOBS
 # (parallel fuzzing processes, default 1), CC_FUZZ (default clang).
 # The corpus grows in $FUZZ_DIR/corpus across runs; crashes land in
@@ -14,7 +16,7 @@
 set -euo pipefail
 
 TARGET=checkpoint
-case "${1:-}" in checkpoint|corpus) TARGET=$1; shift ;; esac
+case "${1:-}" in checkpoint|corpus|tokenizer) TARGET=$1; shift ;; esac
 SECS="${1:-60}"
 case "$SECS" in '' | *[!0-9]*) echo "fuzz.sh: SECONDS must be a positive integer (got '$SECS')" >&2; exit 2 ;; esac
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,12 +35,14 @@ echo "fuzz.sh: building with $("$CC" --version | head -1)"
 # the archive only what the checkpoint reader needs.
 # A file that does not compile is skipped with a warning (if the reader needs
 # it, the link below fails and says which symbol is missing).
-for f in "$ROOT"/src/*.c "$ROOT"/src/io/*.c "$ROOT"/src/engine/*.c "$ROOT"/src/train/*.c; do
+# the tokenizer's Unicode table is generated (src/tok/unicode.cmake does the same in a build)
+python3 "$ROOT/src/tok/gen_unicode.py" /usr/share/unicode/UnicodeData.txt /usr/share/unicode/PropList.txt "$OUT/tt_unicode_table.c"
+for f in "$ROOT"/src/*.c "$ROOT"/src/io/*.c "$ROOT"/src/engine/*.c "$ROOT"/src/train/*.c "$ROOT"/src/tok/*.c "$OUT/tt_unicode_table.c"; do
     "$CC" "${FLAGS[@]}" -fsanitize=fuzzer-no-link -c "$f" -o "$OUT/obj/$(basename "${f%.c}").o" ||
         echo "fuzz.sh: warning: skipping $f (does not compile)" >&2
 done
 ar rcs "$OUT/libttfuzz.a" "$OUT"/obj/*.o
-for t in checkpoint corpus; do
+for t in checkpoint corpus tokenizer; do
     "$CC" "${FLAGS[@]}" -fsanitize=fuzzer "$ROOT/tests/fuzz/fuzz_$t.c" "$OUT/libttfuzz.a" -lm -lpthread -ldl \
         -o "$OUT/fuzz_$t"
 done
@@ -90,6 +94,27 @@ EOF
 mkdir -p "$OUT/corpus-$TARGET"
 if [ "$TARGET" = checkpoint ]; then
     RUN_IN=("$OUT/corpus-checkpoint" "$OUT/seeds" -dict="$OUT/checkpoint.dict")
+elif [ "$TARGET" = tokenizer ]; then
+    # seeds: a small byte-level BPE as tokenizer.json (byte 0 = 0) and as vocab.json NUL merges.txt (byte 0 = 1)
+    rm -rf "$OUT/seeds-tokenizer" && mkdir -p "$OUT/seeds-tokenizer"
+    python3 - "$OUT/seeds-tokenizer" <<'PY'
+import json, sys
+pr = [x for x in range(256) if 0x21 <= x <= 0x7e or 0xa1 <= x <= 0xac or 0xae <= x <= 0xff]
+np = [x for x in range(256) if x not in pr]
+ch = lambda b: chr(b) if b in pr else chr(256 + np.index(b))
+bl = lambda s: "".join(ch(b) for b in s.encode())
+vocab = {ch(b): b for b in range(256)}
+merges = [("t", "h"), ("th", "e"), (" ", "the"), ("a", "n"), ("'", "s")]
+for a, b in merges: vocab[bl(a + b)] = len(vocab)
+vocab["<|endoftext|>"] = len(vocab)
+tj = {"added_tokens": [{"id": vocab["<|endoftext|>"], "content": "<|endoftext|>", "special": True}], "normalizer": None,
+      "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False}, "decoder": {"type": "ByteLevel"},
+      "model": {"type": "BPE", "vocab": vocab, "merges": [f"{bl(a)} {bl(b)}" for a, b in merges]}}
+open(sys.argv[1] + "/json", "wb").write(b"\0" + json.dumps(tj).encode())
+open(sys.argv[1] + "/vm", "wb").write(b"\1" + json.dumps(vocab).encode() + b"\0#version: 0.2\n" +
+                                      "".join(f"{bl(a)} {bl(b)}\n" for a, b in merges).encode())
+PY
+    RUN_IN=("$OUT/corpus-tokenizer" "$OUT/seeds-tokenizer")
 else
     RUN_IN=("$OUT/corpus-corpus")
 fi

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # setup.sh — installs what tinytrain needs on Debian/Ubuntu, idempotently.
 #   scripts/setup.sh           core: C compiler, CMake, the fortunes corpus,
+#                              the Unicode data files (tokenizer tables),
 #                              Vulkan loader + Mesa lavapipe and Dawn (WebGPU),
-#                              python3 (test tools: tests/tools/*.py)
+#                              python3 (the tokenizer's table generator, test tools)
 #   scripts/setup.sh --all     core + web: Emscripten, Node/npm, Chromium,
 #                              npm packages (Playwright driver, chart library)
 # Nothing is downloaded at run time: Debian packages by name, npm packages
@@ -15,7 +16,7 @@ want_web=0
 for a in "$@"; do
   case "$a" in
     --all|--web) want_web=1 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option $a" >&2; exit 2 ;;
   esac
 done
@@ -30,9 +31,11 @@ need_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 have_cmd() { command -v "$1" >/dev/null 2>&1; }
 
 for p in gcc make cmake pkg-config fortunes libvulkan1 xz-utils; do need_pkg "$p"; done
+# unicode-data: the Unicode Character Database the tokenizer's class table is generated from (src/tok/unicode.cmake)
+need_pkg unicode-data
 # fortunes: the plain-text collection is split over fortunes + fortunes-min on Debian
 need_pkg fortunes-min
-# python3: tests/webgpu/test_webgpu_bounds.sh runs tests/tools/wgsl_bounds.py (any python3 on PATH will do)
+# python3: the build runs src/tok/gen_unicode.py; tests/webgpu/test_webgpu_bounds.sh runs tests/tools/wgsl_bounds.py (any python3 on PATH will do)
 have_cmd python3 || missing+=(python3)
 if [ $want_web = 1 ]; then
   for p in emscripten chromium; do need_pkg "$p"; done

@@ -125,5 +125,6 @@ int cmd_info(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
 
 #endif

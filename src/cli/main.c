@@ -18,7 +18,8 @@ void usage(FILE *f) {
             "  export   weights-only .safetensors with Hugging Face GPT-2 names\n"
             "  bench    steady-state speed of one training step\n"
             "  profile  time of every WebGPU kernel of one training step\n"
-            "  inspect  look inside a model for a prompt: next-byte probabilities, attention maps, logit lens\n\n"
+            "  inspect  look inside a model for a prompt: next-byte probabilities, attention maps, logit lens\n"
+            "  tokenize the token ids of a text (or --decode: the text of ids) with a Hugging Face tokenizer or \"byte\"\n\n"
             "`tinytrain <command> --help` lists the options of a command.\n\n"
             "environment:\n"
             "  TINYTRAIN_WEBGPU_LIB  path of the WebGPU library (Dawn's libwebgpu_wrapper.so; default: the npm\n"
@@ -52,7 +53,8 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "bench") == 0) return cmd_bench(argc, argv);
     if (strcmp(cmd, "profile") == 0) return cmd_profile(argc, argv);
     if (strcmp(cmd, "inspect") == 0) return cmd_inspect(argc, argv);
-    return error_line(EXIT_USAGE, "unknown command '%s' (commands: train, sample, eval, info, export, bench, profile, inspect)",
+    if (strcmp(cmd, "tokenize") == 0) return cmd_tokenize(argc, argv);
+    return error_line(EXIT_USAGE, "unknown command '%s' (commands: train, sample, eval, info, export, bench, profile, inspect, tokenize)",
                       cmd);
 }
 

@@ -33,7 +33,7 @@ import sys
 LAYERS = [
     ["."],               # base: tt (status), rng, config, pool, model init, lora, backend.h (the interface)
     ["io"],              # formats: json, fileio, safetensors, plot (know nothing of training)
-    ["cpu", "webgpu"],   # the backends (independent of each other)
+    ["cpu", "webgpu", "tok"],  # the backends (independent of each other), the tokenizer
     ["engine"],          # over any backend: the constructor, inspection
     ["train"],           # the run: options, data, state, loop, checkpoint, HF export, peft
     ["cli", "web"],      # front-ends
