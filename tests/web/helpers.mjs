@@ -77,6 +77,13 @@ export async function waitRun(page, states, timeout = 180000) {
   await page.waitForFunction((w) => w.includes(window.tinytrain.run), want, { timeout });
 }
 
+// The setup's size card once the engine has answered for the setup on screen
+// (app.js asks it on every change: data-pending is "1" until it answers).
+export async function setupInfo(page) {
+  await page.waitForFunction(() => document.getElementById('presetInfo').dataset.pending === '0', null, { timeout: 30000 });
+  return page.locator('#presetInfo').innerText();
+}
+
 export async function losses(page) {
   return page.evaluate(() => ({ x: [...window.tinytrain.data.x], loss: [...window.tinytrain.data.loss] }));
 }
