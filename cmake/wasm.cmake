@@ -7,7 +7,7 @@
 #                      Run: node --no-experimental-fetch tinytrain.js train ...
 #   tinytrain_web      the web app's CPU module: MODULARIZE + EXPORT_ES6,
 #                      SIMD128 + pthreads (the thread pool runs on nested
-#                      Workers), the C API of src/web/web_api.c. The Worker pool
+#                      Workers), the C API of src/web/web_api.c + web_info.c. The Worker pool
 #                      is started before any C code runs (Module.ttPoolSize,
 #                      set by web/worker.js), so creating the CPU thread pool
 #                      never waits on the event loop.
@@ -35,7 +35,7 @@ endif()
 
 
 set(TT_WEB_DIR ${CMAKE_SOURCE_DIR}/src/web)
-set(TT_WEB_API_SRC ${TT_WEB_DIR}/web_api.c ${TT_WEB_DIR}/web_sample.c ${TT_WEB_DIR}/web_inspect.c)
+set(TT_WEB_API_SRC ${TT_WEB_DIR}/web_api.c ${TT_WEB_DIR}/web_info.c ${TT_WEB_DIR}/web_sample.c ${TT_WEB_DIR}/web_inspect.c)
 set(TT_WEB_DEVICE ${CMAKE_SOURCE_DIR}/src/webgpu/device_web.c)
 set(TT_WEB_JSLIB ${CMAKE_SOURCE_DIR}/src/webgpu/device_web.js)
 set(TT_WEB_OUT ${CMAKE_BINARY_DIR}/web)

@@ -3,15 +3,16 @@
 // 'gpu'), opening the WebGPU device for the gpu variant, scheduling the
 // engine's training loop (pause/resume/stop/+N are requests to it), token
 // streaming for sampling, checkpoints to and from .safetensors bytes, the
-// OPFS autosave files + restore, and the benchmark runner. The page (app.js)
-// only sends messages; the protocol is documented at the message switch
-// below. No model code and no training rule lives here: when steps overlap,
+// autosave policy and restore (the files and locks: store.js), the
+// engine's answers about a setup (query: web_info.h) and the benchmark
+// runner. The page (engine.js) only sends messages; the protocol is
+// documented at the message switch below. No model code and no training rule lives here: when steps overlap,
 // when to evaluate, when to save and when the run ends are decided by the C
 // engine's loop (src/train/loop.c through src/web/web_api.c).
 
 import { autosaveInterval } from './autosave.js';
+import * as store from './store.js';
 
-const OPFS_DIR = 'tinytrain';
 const CHUNK_MS = 60;           // advance the engine for this long between progress posts
 // the engine's loop events (tt_event, src/train/trainer.h)
 const EV = { START: 0, STEP: 1, EVAL: 2, SAVE: 3, HOLD: 4, END: 5 };
@@ -38,7 +39,6 @@ let deviceLost = false; // the GPU device was lost: its state is unreadable, the
 let gpuLost = null;    // the GPUDeviceLostInfo, once the device's lost promise has settled
 let gen = 0;           // the run's generation: a save made for an earlier run (or before a Forget) is never written
 let autosaveOff = false; // the user removed this run's autosave (Forget): it is not written again
-let owned = false;     // this tab holds the saved run (the Web Lock OWNER_LOCK): only the owner writes it
 let lastWrite = { at: 0, step: -1 }; // the last autosave that reached OPFS (performance.now())
 let kernelsBuilt = 0;  // GPU compute pipelines created so far
 let startPhase = false; // a run is being built: kernel compiles are reported as its phase
@@ -103,6 +103,27 @@ function runfileCall(m) {
     if (!p) throw new Error(err() || 'run file failed');
     return readCString(p);
   } finally { M._free(a); if (b) M._free(b); }
+}
+// The engine's answers about a setup (src/web/web_info.h): pure functions of
+// their arguments that touch no run, so they are answered at once, between
+// two units of training work.
+function answerJson(p) { return JSON.parse(readCString(p)); }
+function withBytesNow(u8, fn) {
+  const p = M._malloc(Math.max(1, u8.length));
+  if (!p) return { error: 'out of memory copying ' + u8.length + ' bytes into the engine' };
+  heap().set(u8, p);
+  try { return fn(p, u8.length); } finally { M._free(p); }
+}
+function query(m) {
+  switch (m.what) {
+    case 'plan': {
+      const p = cstr(m.opts || '');
+      try { return answerJson(M._tt_web_plan(p)); } finally { M._free(p); }
+    }
+    case 'checkpointInfo': return withBytesNow(m.bytes, (p, n) => answerJson(M._tt_web_checkpoint_info(p, n)));
+    case 'textInfo': return withBytesNow(m.bytes, (p, n) => answerJson(M._tt_web_text_info(p, n, m.ctx || 1)));
+    default: return { error: 'unknown query ' + m.what };
+  }
 }
 // Histories are float32 in C, printed with 9 significant digits: fround gives
 // back the exact float, the same number the live getters return.
@@ -315,182 +336,16 @@ function autosaveDue(snap) {
   return (performance.now() - lastWrite.at) / 1000 >= autosaveInterval(snap.bytes.length);
 }
 
-// One tab at a time owns the saved run: it holds the Web Lock OWNER_LOCK for
-// as long as it lives. Another tab asks without waiting and is told the run is
-// open elsewhere; "take over" steals the lock, and the tab it is stolen from
-// stops training and writes nothing more (writes check \`owned\` inside the
-// OPFS lock, which the new owner's restore takes after the steal).
-const OWNER_LOCK = 'tinytrain-run-owner';
-let releaseOwner = null;
-function claimOwner(steal) {
-  if (owned) return Promise.resolve(true);
-  if (!self.navigator || !navigator.locks) { owned = true; return Promise.resolve(true); }
-  return new Promise((resolve) => {
-    const opt = steal ? { steal: true } : { ifAvailable: true };
-    navigator.locks.request(OWNER_LOCK, opt, (lock) => {
-      if (!lock) { resolve(false); return null; }
-      owned = true;
-      resolve(true);
-      return new Promise((r) => { releaseOwner = r; });
-    }).catch((e) => {
-      if (!owned) { resolve(false); return; }
-      owned = false; // stolen by another tab
-      releaseOwner = null;
-      onOwnerLost();
-    });
-  });
-}
 function onOwnerLost() {
   gen++;
   pendingSave = null;
   if (run === 'running') requestHold('paused');
   post({ type: 'ownerLost', run });
 }
+const claimOwner = (steal) => store.claimOwner(steal, onOwnerLost);
 
-// ---- OPFS persistence -----------------------------------------------------------
-// The autosave is the folder tinytrain/ of the origin's private file system:
-//   meta.json                  the commit record: the run's options and status,
-//                              and the name and size of its checkpoint file
-//   checkpoint-a.safetensors   the checkpoint meta.json names (or -b: the two
-//   checkpoint-b.safetensors   alternate, one save to the next)
-//   corpus.bin                 the run's training text
-// A save writes the checkpoint into the slot meta.json does not name, then
-// meta.json.tmp, then renames that over meta.json (the commit), then removes
-// the old slot. A write that fails (storage full) or a tab killed at any
-// point before the rename leaves meta.json and the files it names as they
-// were; anything else in the folder is a leftover, removed at startup
-// (cleanLeftovers). Every writer and the cleanup hold one Web Lock, so the
-// cleanup of a second tab never removes a save in progress.
-
-const SLOTS = ['checkpoint-a.safetensors', 'checkpoint-b.safetensors'];
-const LEGACY_CHECKPOINT = 'checkpoint.safetensors'; // autosaves made before the slots
 let corpusSaved = false; // corpus.bin holds the current run's corpus
 let storageFull = false; // an autosave failed for lack of storage: none is tried until the run is resumed
-
-async function opfsDir() {
-  if (!self.navigator || !navigator.storage || !navigator.storage.getDirectory) return null;
-  const root = await navigator.storage.getDirectory();
-  return root.getDirectoryHandle(OPFS_DIR, { create: true });
-}
-
-function opfsLocked(fn) {
-  return self.navigator && navigator.locks ? navigator.locks.request('tinytrain-opfs', fn) : fn();
-}
-
-const isStorageFull = (e) => !!e && e.name === 'QuotaExceededError';
-
-// Writes bytes as the whole content of dir/name. A sync access handle that
-// runs out of quota may store part of the bytes and return the error code
-// (-8, no space) as an unsigned byte count instead of throwing (Chromium):
-// every count is checked, and a short write throws QuotaExceededError like
-// the other write paths.
-async function writeBytes(dir, name, bytes) {
-  const fh = await dir.getFileHandle(name, { create: true });
-  if (!fh.createSyncAccessHandle) {
-    const w = await fh.createWritable(); // the file changes only at close
-    try {
-      await w.write(bytes);
-    } catch (e) {
-      await w.abort().catch(() => {});
-      throw e;
-    }
-    await w.close();
-    return;
-  }
-  const h = await fh.createSyncAccessHandle();
-  try {
-    h.truncate(0);
-    let off = 0;
-    while (off < bytes.length) {
-      const k = h.write(bytes.subarray(off), { at: off });
-      if (!(k > 0 && k <= bytes.length - off)) {
-        const code = k > bytes.length - off ? k | 0 : 0;
-        if (code === 0 || code === -8)
-          throw new DOMException(`the browser stored ${off} of the ${bytes.length} bytes of ${name}`, 'QuotaExceededError');
-        throw new Error(`could not write ${name} (error ${code})`);
-      }
-      off += k;
-    }
-    h.flush();
-  } finally { h.close(); }
-}
-
-async function renameOver(dir, from, to) {
-  const fh = await dir.getFileHandle(from);
-  if (fh.move) {
-    await fh.move(dir, to);
-    return;
-  }
-  // no rename: a writable stream replaces the file's content only at close
-  const w = await (await dir.getFileHandle(to, { create: true })).createWritable();
-  await w.write(await (await fh.getFile()).arrayBuffer());
-  await w.close();
-  await dir.removeEntry(from);
-}
-
-// Replaces dir/name as a whole: the bytes go to name.tmp, renamed over name.
-async function writeReplace(dir, name, bytes) {
-  await writeBytes(dir, name + '.tmp', bytes);
-  await renameOver(dir, name + '.tmp', name);
-}
-
-async function removeQuiet(dir, name) {
-  try { await dir.removeEntry(name); } catch (e) { /* not there */ }
-}
-
-async function readFile(dir, name) {
-  try {
-    const fh = await dir.getFileHandle(name);
-    return new Uint8Array(await (await fh.getFile()).arrayBuffer());
-  } catch (e) { return null; }
-}
-
-// The committed autosave's metadata; null when there is none. Throws when
-// meta.json cannot be parsed.
-async function readMeta(dir) {
-  const b = await readFile(dir, 'meta.json');
-  return b ? JSON.parse(new TextDecoder().decode(b)) : null;
-}
-const metaCheckpoint = (meta) => meta.checkpoint || LEGACY_CHECKPOINT;
-
-// Removes the files no committed autosave names: temporary files, the
-// checkpoint slot of a save that failed or was cut off by a closed or
-// crashed tab, all of them when nothing was committed. An unreadable
-// meta.json leaves the folder as it is.
-async function cleanLeftovers() {
-  const dir = await opfsDir();
-  if (!dir) return;
-  await opfsLocked(async () => {
-    let meta;
-    try { meta = await readMeta(dir); } catch (e) { return; }
-    const keep = new Set(meta ? ['meta.json', 'corpus.bin', metaCheckpoint(meta)] : []);
-    const gone = [];
-    for await (const [name, h] of dir.entries()) if (h.kind === 'file' && !keep.has(name)) gone.push(name);
-    for (const name of gone) await removeQuiet(dir, name);
-  });
-}
-
-// One save, committed by the rename of meta.json; on failure, what it wrote
-// is removed again (the space it took is given back) and the error thrown.
-async function commitSave(dir, snap) {
-  const old = await readMeta(dir).catch(() => null);
-  const oldCkpt = old ? metaCheckpoint(old) : null;
-  const slot = oldCkpt === SLOTS[0] ? SLOTS[1] : SLOTS[0];
-  try {
-    if (!corpusSaved) {
-      await writeReplace(dir, 'corpus.bin', corpusBytes);
-      corpusSaved = true;
-    }
-    await writeBytes(dir, slot, snap.bytes);
-    const meta = { version: 2, opts, corpusName, variant, backend: backendName, status: snap.status || run, step: snap.step,
-      loss: snap.loss, savedAt: Date.now(), elapsed: perf.elapsed, checkpoint: slot, checkpointBytes: snap.bytes.length };
-    await writeReplace(dir, 'meta.json', new TextEncoder().encode(JSON.stringify(meta)));
-  } catch (e) {
-    for (const name of [slot, 'meta.json.tmp', 'corpus.bin.tmp']) await removeQuiet(dir, name);
-    throw e;
-  }
-  if (oldCkpt && oldCkpt !== slot) await removeQuiet(dir, oldCkpt);
-}
 
 // The current state as checkpoint bytes (a paused or finished run, or one
 // settled first).
@@ -528,7 +383,7 @@ function onStorageFull(snap) {
         : 'Free space or download the checkpoint.') });
 }
 
-// Writes a save point to OPFS (commitSave), unless it belongs to an earlier
+// Writes a save point to OPFS (store.save), unless it belongs to an earlier
 // run, this tab no longer owns the saved run, the user removed this run's
 // autosave, or the interval policy says it is too soon (autosaveDue). Checked
 // again inside the OPFS lock: a New run or a Forget that came in while this
@@ -536,22 +391,19 @@ function onStorageFull(snap) {
 async function writeAutosave(snap, force) {
   if (!W || deviceLost || storageFull) return;
   const g = snap.gen === undefined ? gen : snap.gen;
-  if (g !== gen || !owned || autosaveOff) return;
+  if (g !== gen || !store.isOwner() || autosaveOff) return;
   if (!force && !autosaveDue(snap)) return;
   try {
-    const wrote = await opfsLocked(async () => {
-      if (g !== gen || !owned || autosaveOff) return false;
-      const dir = await opfsDir();
-      if (!dir) return false;
-      await commitSave(dir, snap);
-      return true;
-    });
+    const meta = { version: 2, opts, corpusName, variant, backend: backendName, status: snap.status || run, step: snap.step,
+      loss: snap.loss, savedAt: Date.now(), elapsed: perf.elapsed };
+    const wrote = await store.save(() => g === gen && !autosaveOff, { ckpt: snap.bytes, corpus: corpusSaved ? null : corpusBytes, meta });
     if (!wrote) return;
+    corpusSaved = true;
     savedStep = snap.step;
     lastWrite = { at: performance.now(), step: snap.step };
     post({ type: 'saved', where: 'opfs', step: snap.step, bytes: snap.bytes.length, nextIn: autosaveInterval(snap.bytes.length) });
   } catch (e) {
-    if (isStorageFull(e)) onStorageFull(snap);
+    if (store.isStorageFull(e)) onStorageFull(snap);
     else {
       const kept = savedStep > 0 ? `the autosave of step ${savedStep} is kept` : 'no earlier autosave of this run is in this browser';
       post({ type: 'error', where: 'autosave', message: `Autosave of step ${snap.step} failed, ${kept}.`, detail: String(e && e.message || e) });
@@ -567,19 +419,7 @@ async function writeSave() {
 }
 
 async function restore() {
-  const dir = await opfsDir();
-  if (!dir) return { found: false };
-  const saved = await opfsLocked(async () => {
-    let meta;
-    try { meta = await readMeta(dir); } catch (e) { return { message: 'saved run metadata is corrupt' }; }
-    if (!meta) return null;
-    const corpus = await readFile(dir, 'corpus.bin');
-    const ckpt = await readFile(dir, metaCheckpoint(meta));
-    if (!corpus || !ckpt) return { message: 'saved run is incomplete' };
-    if (meta.checkpointBytes != null && ckpt.length !== meta.checkpointBytes)
-      return { message: `saved checkpoint has ${ckpt.length} of its ${meta.checkpointBytes} bytes` };
-    return { meta, corpus, ckpt };
-  });
+  const saved = await store.readSaved();
   if (!saved) return { found: false };
   if (!saved.meta) return { found: false, message: saved.message };
   const { meta, corpus, ckpt } = saved;
@@ -604,17 +444,7 @@ async function restore() {
 
 // Removes the saved run; true when there was one.
 async function clearSaved() {
-  let removed = false;
-  try {
-    const root = await navigator.storage.getDirectory();
-    await opfsLocked(async () => {
-      try {
-        const dir = await root.getDirectoryHandle(OPFS_DIR);
-        removed = !!(await readFile(dir, 'meta.json'));
-      } catch (e) { return; }
-      await root.removeEntry(OPFS_DIR, { recursive: true });
-    });
-  } catch (e) { /* nothing saved */ }
+  const removed = await store.removeSaved();
   corpusSaved = false;
   storageFull = false;
   savedStep = 0;
@@ -725,14 +555,17 @@ async function bench(m) {
 
 // ---- messages ----------------------------------------------------------------------------
 // page -> worker:
-//   init {variant, threads}                 load the module; -> ready {presets, isa, webgpu, gpu}
+//   init {variant, threads}                 load the module; -> ready {presets, options (the option table), isa, webgpu, gpu}
+//   query {id, what: plan {opts} | checkpointInfo {bytes} | textInfo {bytes, ctx}}   -> answer {id, result}:
+//                                            web_info.h's JSON (result.error: the engine's reason to refuse)
 //   start {opts, corpus: Uint8Array, corpusName}   fresh run from seed; -> started, progress..., status
 //   pause | resume | stop | more {total}      continue to a total of `total` steps (or {n}: n more)
 //   sample {prompt, length, temperature, topK, topP, seed} | sampleStop   -> sampleStart, token..., sampleDone
 //   inspect {id, prompt, topK}               -> inspection {id, result (src/inspect.h's JSON), variant}
 //   download                                 -> checkpoint {bytes, name}
 //   exportHf                                 -> hfZip {bytes, name}: `tinytrain export`'s Hugging Face folder, zipped
-//   upload {bytes, corpus?, corpusName?, force}   load a .safetensors; -> started {state, loaded}
+//   upload {bytes, corpus?, corpusName?, force}   load a .safetensors; -> started {state, loaded}, or error
+//                                            {where: 'checkpoint', mismatch, want, chosen} (the texts, {bytes, hash})
 //   start, upload and restore first claim the saved run for this tab (Web Lock OWNER_LOCK; {steal: true} takes
 //   it from another tab, which gets ownerLost); without it: error {where: 'owner'} or restored {busy: true}
 //   restore {steal?}                         OPFS -> restored {found, meta, state} | {found: false, busy}
@@ -753,8 +586,8 @@ async function onMessage(m) {
         M = await loadModule(variant, threads);
         W = M._tt_web_new();
         if (!W) throw new Error('out of memory');
-        await cleanLeftovers().catch(() => {});
-        post({ type: 'ready', variant, threads, presets: JSON.parse(readCString(M._tt_web_presets_json(W))), isa: info(),
+        await store.cleanLeftovers().catch(() => {});
+        post({ type: 'ready', variant, threads, presets: answerJson(M._tt_web_presets_json()), options: answerJson(M._tt_web_options_json()), isa: info(),
           webgpu: !!M._tt_web_has_webgpu(), gpu: gpuInfo, gpuError: M.ttGpuError || null });
       } catch (e) {
         post({ type: 'error', where: 'init', message: 'could not load the WebAssembly module: ' + e.message });
@@ -806,7 +639,7 @@ async function onMessage(m) {
       if (run === 'running') requestHold('paused');
       break;
     case 'resume':
-      if (W && !owned && (run === 'paused' || run === 'stopped')) { // taken over by another tab: it trains the run now
+      if (W && !store.isOwner() && (run === 'paused' || run === 'stopped')) { // taken over by another tab: it trains the run now
         post({ type: 'error', where: 'owner', message: 'another tab holds the saved run' });
         break;
       }
@@ -825,7 +658,7 @@ async function onMessage(m) {
       break;
     case 'more': {
       if (!W || run === 'idle') break;
-      if (!owned) { post({ type: 'error', where: 'owner', message: 'another tab holds the saved run' }); break; }
+      if (!store.isOwner()) { post({ type: 'error', where: 'owner', message: 'another tab holds the saved run' }); break; }
       while (loopActive) await yieldNow();
       try {
         const total = m.total !== undefined ? Number(m.total) : M._tt_web_total_steps(W) + (m.n | 0);
@@ -898,7 +731,13 @@ async function onMessage(m) {
           return stateJson();
         });
       } catch (e) {
-        post({ type: 'error', where: 'checkpoint', message: e.message, mismatch: e.code === 7 });
+        const err = { type: 'error', where: 'checkpoint', message: e.message, mismatch: e.code === 7 };
+        if (err.mismatch) { // which text the checkpoint expects and which was chosen, as the engine identifies texts
+          const want = query({ what: 'checkpointInfo', bytes: m.bytes });
+          err.want = want.error ? null : { bytes: want.corpus_bytes, hash: want.corpus_hash };
+          err.chosen = query({ what: 'textInfo', bytes: m.corpus || corpusBytes });
+        }
+        post(err);
         post({ type: 'status', run });
         break;
       }
@@ -944,7 +783,7 @@ async function onMessage(m) {
     case 'clearSaved': {
       // Forget: the saved run goes, and this run is not autosaved again
       // (a later pause or the loop's next save point would bring it back)
-      if (!owned && !(await claimOwner(false))) { post({ type: 'cleared', removed: false, notOwner: true }); break; }
+      if (!store.isOwner() && !(await claimOwner(false))) { post({ type: 'cleared', removed: false, notOwner: true }); break; }
       gen++;
       pendingSave = null;
       autosaveOff = !!W && run !== 'idle';
@@ -964,6 +803,11 @@ async function onMessage(m) {
       break;
     case 'bench':
       await bench(m);
+      break;
+    case 'query': // {id, what, ...}: the engine's answer about a setup -> answer {id, result}
+      try {
+        post({ type: 'answer', id: m.id, result: query(m) });
+      } catch (e) { post({ type: 'answer', id: m.id, result: { error: e.message } }); }
       break;
     default:
       post({ type: 'error', where: 'protocol', message: 'unknown message ' + m.type });

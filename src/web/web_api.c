@@ -34,6 +34,7 @@
 #include "cpu/simd.h"
 #include "train/train.h"
 #include "train/trainer.h"
+#include "web_info.h"
 #include "web_inspect.h"
 #include "web_sample.h"
 
@@ -475,55 +476,7 @@ static void jnum(tt_jw *j, double x) {
     else tt_jw_cstr(j, "null");
 }
 
-/* "name":value for every option of a group (the option table's names) */
-static void jopts(tt_jw *j, tt_opt_where group, const void *src) {
-    char c[32];
-    for (int i = 0; i < tt_option_count(); i++) {
-        const tt_option *o = tt_option_at(i);
-        if (o->where != group) continue;
-        const char *p = (const char *)src + o->off;
-        tt_jw_printf(j, ",\"%s\":", o->name);
-        switch (o->type) {
-        case TT_OPT_INT: tt_jw_printf(j, "%d", *(const int *)p); break;
-        case TT_OPT_I64: tt_jw_printf(j, "%lld", (long long)*(const int64_t *)p); break;
-        case TT_OPT_U64: tt_jw_printf(j, "%llu", (unsigned long long)*(const uint64_t *)p); break;
-        case TT_OPT_F32: jnum(j, *(const float *)p); break;
-        case TT_OPT_F64: jnum(j, *(const double *)p); break;
-        case TT_OPT_CHOICE: tt_jw_printf(j, "\"%s\"", tt_option_choice(o, *(const int *)p, c, sizeof c)); break;
-        case TT_OPT_SET: {
-            char set[64];
-            tt_jw_printf(j, "\"%s\"", tt_option_set_text(o, *(const int *)p, set, sizeof set));
-            break;
-        }
-        case TT_OPT_TEXT: tt_jw_cstr(j, "null"); break;
-        }
-    }
-}
-
 static const char *jdone(tt_web *w, const char *fallback) { return w->json.buf && !w->json.oom ? w->json.buf : fallback; }
-
-EMSCRIPTEN_KEEPALIVE const char *tt_web_presets_json(tt_web *w) {
-    tt_jw *j = &w->json;
-    j->len = 0;
-    j->oom = 0;
-    tt_jw_cstr(j, "[");
-    for (int i = 0; i < tt_n_presets; i++) {
-        const tt_preset *p = &tt_presets[i];
-        const tt_model_config *c = &p->cfg;
-        tt_jw_printf(j, "%s{\"name\":", i ? "," : "");
-        tt_jw_string(j, p->name, strlen(p->name));
-        jopts(j, TT_OPT_MODEL, c);
-        tt_jw_printf(j, ",\"params\":%lld,\"train_bytes\":", (long long)p->n_params);
-        jnum(j, tt_config_train_bytes(c));
-        tt_jw_cstr(j, ",\"step_flops\":");
-        jnum(j, tt_config_step_flops(c));
-        tt_jw_cstr(j, ",\"lr\":"); /* the default learning rate for this size */
-        jnum(j, tt_default_lr(c));
-        tt_jw_cstr(j, "}");
-    }
-    tt_jw_cstr(j, "]");
-    return jdone(w, "[]");
-}
 
 EMSCRIPTEN_KEEPALIVE const char *tt_web_state_json(tt_web *w) {
     tt_jw *j = &w->json;
@@ -533,8 +486,8 @@ EMSCRIPTEN_KEEPALIVE const char *tt_web_state_json(tt_web *w) {
     const tt_train_config *tc = w->have_state ? &w->s.tc : &w->tc;
     tt_jw_cstr(j, "{\"preset\":");
     tt_jw_string(j, w->preset, strlen(w->preset));
-    jopts(j, TT_OPT_MODEL, c);
-    jopts(j, TT_OPT_TRAIN, tc);
+    tt_web_json_options(j, TT_OPT_MODEL, c);
+    tt_web_json_options(j, TT_OPT_TRAIN, tc);
     tt_jw_printf(j, ",\"params\":%lld,\"step\":%lld,\"corpus_bytes\":%zu,\"loss\":[", (long long)tt_config_param_count(c),
                  w->have_state ? (long long)w->s.step : 0LL, w->have_corpus ? w->corpus.n : (size_t)0);
     if (w->have_state)

@@ -31,8 +31,10 @@
  *                      run's backend, or NULL (tt_web_error); needs no step
  *                      in flight (the Worker settles the loop first)
  *   tt_web_free(w)
- * Numbers are read with small getters (loss, step, ...); the preset table and
- * the state's histories come out as JSON strings owned by the handle. */
+ * Numbers are read with small getters (loss, step, ...); the state's
+ * histories come out as JSON strings owned by the handle. What the engine
+ * says about a setup before a run (presets, option table, sizes, memory
+ * plans, checkpoint headers) is web_info.h. */
 #ifndef TT_WEB_API_H
 #define TT_WEB_API_H
 
@@ -93,7 +95,6 @@ int tt_web_sample_next(tt_web *w);
 
 const char *tt_web_inspect(tt_web *w, const uint8_t *prompt, int n, int top_k); /* JSON owned by w, or NULL */
 
-const char *tt_web_presets_json(tt_web *w);
 const char *tt_web_state_json(tt_web *w); /* config (option names) + histories of the current state */
 const char *tt_web_info(tt_web *w);        /* backend device name, ISA, threads */
 int tt_web_has_webgpu(void);               /* 1 in the WebGPU module (tinytrain_web_gpu) */

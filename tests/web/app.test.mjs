@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { unzipSync } from 'fflate';
-import { ARTIFACTS, WEB, closeBrowser, losses, mean, nativeCli, openApp, startBrowser, startServer, tmpDir, train, waitRun } from './helpers.mjs';
+import { ARTIFACTS, WEB, closeBrowser, losses, mean, nativeCli, openApp, setupInfo, startBrowser, startServer, tmpDir, train, waitRun } from './helpers.mjs';
 
 let browser, srv;
 
@@ -31,7 +31,7 @@ test('page loads cross-origin isolated, with capability chips and no console err
   assert.ok(chips.some((c) => c === `${caps.cores} CPU cores`), 'threads chip: ' + chips);
   const presets = await page.locator('#preset option').allTextContents();
   assert.ok(presets.length >= 8 && presets[0].startsWith('tiny'), 'presets from the engine: ' + presets);
-  assert.match(await page.locator('#presetInfo').innerText(), /70\.5K/);
+  assert.match(await setupInfo(page), /70\.5K/);
   await page.waitForTimeout(300);
   assert.deepEqual(page.errors, []);
   await ctx.close();

@@ -94,13 +94,13 @@ test('fine-tune from a checkpoint: a new run from its weights with LoRA, recorde
 test('fine-tune from a damaged file: refused in plain words, the engine\'s line one click away', async () => {
   const ctx = await browser.newContext();
   const page = await openApp(ctx, srv.url);
+  // the engine reads the file's header when it is chosen (tt_web_checkpoint_info): refused there
   await page.setInputFiles('#ftFile', { name: 'junk.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.alloc(4096, 7) });
-  await page.selectOption('#preset', 'tiny');
-  await page.fill('#steps', '20');
-  await page.click('#trainBtn');
-  await page.waitForFunction(() => document.getElementById('ftStatus').classList.contains('error'), null, { timeout: 120000 });
+  await page.waitForFunction(() => document.getElementById('ftStatus').classList.contains('error'), null, { timeout: 30000 });
   assert.match(await page.locator('#ftStatus').innerText(), /Could not fine-tune from that model/);
   assert.equal(await page.locator('#ftStatus details').count(), 1);
+  assert.match(await page.locator('#ftStatus details code').textContent(), /safetensors|header/i, "the engine's line");
+  assert.equal(await page.evaluate(() => window.tinytrain.initFrom), null, 'the next run is not a fine-tune');
   await ctx.close();
 });
 
@@ -109,10 +109,11 @@ test('fine-tune from a model too big for the page: sized by the model, not the f
   const page = await openApp(ctx, srv.url);
   // a .safetensors header that records a 48 x 6400 model (no tensors: the page refuses it before the engine reads them)
   const cfg = JSON.stringify({ layers: 48, 'd-model': 6400, heads: 50, ctx: 1024, batch: 8, vocab: 256 });
-  const head = Buffer.from(JSON.stringify({ __metadata__: { format: 'pt', config: cfg } }));
+  const head = Buffer.from(JSON.stringify({ __metadata__: { format: 'tinytrain-checkpoint', config: cfg } }));
   const len = Buffer.alloc(8);
   len.writeBigUInt64LE(BigInt(head.length));
   await page.setInputFiles('#ftFile', { name: 'huge.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.concat([len, head]) });
+  await page.waitForFunction(() => /fine-tunes huge\.safetensors/.test(document.getElementById('ftStatus').textContent), null, { timeout: 30000 });
   await page.selectOption('#preset', 'tiny');
   await page.fill('#steps', '20');
   await page.click('#trainBtn');

@@ -1,6 +1,7 @@
 // helpers.mjs — shared setup of the browser tests (tests/web/*.test.mjs):
 // the static server (scripts/serve.mjs), Debian's Chromium through
-// playwright-core (never a downloaded browser), pages that record console
+// playwright-core (never a downloaded browser; one shared by the files when
+// test_web.sh started it), pages that record console
 // errors, small waits on the app's state (window.tinytrain), and fixed
 // generated texts for tests whose loss bars must not move with the
 // repository's docs or sources.
@@ -25,13 +26,16 @@ export async function startServer(isolation = true) {
   return serve({ root: WEB, port: 0, isolation, quiet: true });
 }
 
+export const CHROMIUM_ARGS = ['--no-sandbox', '--no-first-run', '--disable-background-networking', '--disable-component-update',
+  '--disable-sync', '--disable-quic', '--enable-unsafe-webgpu'];
+
+// Chromium for a test file: the shared one test_web.sh started
+// (browser_server.mjs, TT_BROWSER_WS), else a browser of its own. Either way
+// browser.close() ends what this file made (a connected browser closes the
+// file's contexts and disconnects; the shared one lives on).
 export async function launch() {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--no-first-run', '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--disable-quic', '--enable-unsafe-webgpu'],
-  });
+  if (process.env.TT_BROWSER_WS) return chromium.connect(process.env.TT_BROWSER_WS);
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
 }
 
 // The server and browser a test file shares (its before hook starts them,
@@ -75,6 +79,13 @@ export async function waitReady(page) {
 export async function waitRun(page, states, timeout = 180000) {
   const want = Array.isArray(states) ? states : [states];
   await page.waitForFunction((w) => w.includes(window.tinytrain.run), want, { timeout });
+}
+
+// The setup's size card once the engine has answered for the setup on screen
+// (app.js asks it on every change: data-pending is "1" until it answers).
+export async function setupInfo(page) {
+  await page.waitForFunction(() => document.getElementById('presetInfo').dataset.pending === '0', null, { timeout: 30000 });
+  return page.locator('#presetInfo').innerText();
 }
 
 export async function losses(page) {

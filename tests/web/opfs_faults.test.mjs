@@ -162,7 +162,10 @@ test('OPFS full: the run pauses with one message, the previous autosave is kept 
   assert.equal(last.step, s.x.length, "the engine's step is the page's");
   assert.deepEqual(s.x, Array.from({ length: s.x.length }, (_, i) => i + 1), 'every step once, in order');
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#downloadBtn')]);
-  const md = ckptMeta(fs.readFileSync(await download.path()));
+  const dlPath = path.join(tmpDir('tt-web-dl-'), 'paused.safetensors');
+  await download.saveAs(dlPath); // a copy here: the browser may be a shared one (run_web.sh)
+  const md = ckptMeta(fs.readFileSync(dlPath));
+  fs.rmSync(path.dirname(dlPath), { recursive: true, force: true });
   assert.equal(Number(md.step), s.x.length, 'the download holds the paused step');
   assert.deepEqual(JSON.parse(md.loss_history).map(Math.fround), s.loss, "the download's losses are the page's");
 

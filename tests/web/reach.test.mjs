@@ -9,7 +9,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { closeBrowser, losses, openApp, startBrowser, tmpDir, train, waitRun } from './helpers.mjs';
+import { closeBrowser, losses, openApp, setupInfo, startBrowser, tmpDir, train, waitRun } from './helpers.mjs';
 import { serve } from '../../scripts/serve.mjs';
 
 let browser, srv;
@@ -78,7 +78,7 @@ test('presets smallest first with their shape; plain chips; the exact learning r
   assert.deepEqual(names, [...presets].sort((a, b) => a.params - b.params).map((p) => p.name), 'sorted by size');
   const texts = await page.locator('#preset option').allTextContents();
   assert.ok(texts.every((t) => /\d+×\d+, ctx \d+/.test(t)), 'each shows its shape: ' + texts);
-  assert.match(await page.locator('#presetInfo').innerText(), /2 layers × 48 wide, 3 heads, context 32/);
+  assert.match(await setupInfo(page), /2 layers × 48 wide, 3 heads, context 32/);
   const chips = await page.locator('#chips .chip').allTextContents();
   assert.ok(!chips.some((c) => /SIMD128|Memory64|shader-f16/.test(c)), 'no jargon on the chips: ' + chips);
   // every preset's learning rate shows whole in its field
@@ -134,7 +134,7 @@ test('a custom shape trains; the setup travels in a link; the first-visit guide 
   await page.fill('#ctx', '24');
   await page.fill('#seed', '77');
   await page.locator('#seed').dispatchEvent('change');
-  assert.match(await page.locator('#presetInfo').innerText(), /1 layers × 32 wide, 2 heads, context 24 \(custom\)/);
+  assert.match(await setupInfo(page), /1 layers × 32 wide, 2 heads, context 24 \(custom\)/);
   await train(page, { steps: 4, seed: 77 });
   await waitRun(page, 'done', 60000);
   const st = await page.evaluate(() => window.tinytrain.runState);

@@ -93,8 +93,9 @@ test('run file: a malformed file is refused with one line naming the file and ke
   assert.equal(await page.inputValue('#steps'), '300', 'a refused file changes nothing');
 
   await page.fill('#dropout', '1');
-  await page.click('#runSaveBtn');
-  assert.match(await status(), /Dropout must be a number in \[0, 1\)/);
+  await page.click('#runSaveBtn'); // the engine's option table checks it (its message)
+  await page.waitForFunction(() => /dropout/.test(document.getElementById('runfileStatus').textContent), null, { timeout: 30000 });
+  assert.match(await status(), /dropout must be in \[0, 1\) \(got 1\)/);
   assert.equal(await page.isDisabled('#loraRank'), true, 'LoRA rank is off until LoRA is on');
   await page.check('#loraOn');
   assert.equal(await page.isDisabled('#loraRank'), false);
