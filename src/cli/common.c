@@ -297,8 +297,8 @@ int make_backend(const char *kind, const tt_model_config *cfg, const tt_backend_
     tt_status_clear(&st);
     char why[400];
     if (tt_backend_create(kind, cfg, bo, be, why, sizeof why, &st)) {
-        if (strcmp(kind, "webgpu") == 0) return error_line(EXIT_FAIL, "webgpu backend unavailable: %s", st.msg);
-        return error_line(EXIT_FAIL, "%s backend: %s", kind, st.msg);
+        tt_backend_fail_line(kind, &st);
+        return error_line(EXIT_FAIL, "%s", st.msg);
     }
     if (why[0] && !quiet) notice("%s", why);
     return 0;

@@ -36,3 +36,11 @@ int tt_backend_create(const char *kind, const tt_model_config *cfg, const tt_bac
     }
     return tt_backend_cpu_create(cfg, opts, out, st);
 }
+
+void tt_backend_fail_line(const char *kind, tt_status *st) {
+    char m[sizeof st->msg];
+    const char *why = strncmp(st->msg, "webgpu: ", 8) == 0 ? st->msg + 8 : st->msg;
+    snprintf(m, sizeof m, "%s", why);
+    if (strcmp(kind, "webgpu") == 0) tt_fail(st, st->code, "webgpu backend unavailable: %.480s", m);
+    else tt_fail(st, st->code, "%.40s backend: %.480s", kind, m);
+}

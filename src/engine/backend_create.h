@@ -21,4 +21,9 @@ int tt_backend_create(const char *kind, const tt_model_config *cfg, const tt_bac
  * memory estimate) before choosing a real model. */
 extern const tt_model_config tt_probe_config;
 
+/* Rewrites st's message after a failed tt_backend_create(kind, ...) as the
+ * one line front-ends print: "webgpu backend unavailable: REASON" or
+ * "KIND backend: REASON". */
+void tt_backend_fail_line(const char *kind, tt_status *st);
+
 #endif

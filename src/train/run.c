@@ -213,10 +213,8 @@ int tt_run_make_backend(tt_run *r, tt_status *st) {
     tt_backend_opts bo = {.threads = r->opts.run.threads, .dropout = r->s.tc.dropout > 0.0f};
     if (!tt_backend_create(kind, &r->s.cfg, &bo, &r->be, r->backend_note, sizeof r->backend_note, st)) return TT_OK;
     r->be = NULL;
-    char m[sizeof st->msg];
-    snprintf(m, sizeof m, "%s", st->msg);
-    if (strcmp(kind, "webgpu") == 0) return tt_fail(st, st->code, "webgpu backend unavailable: %.480s", m);
-    return tt_fail(st, st->code, "%s backend: %.480s", kind, m);
+    tt_backend_fail_line(kind, st);
+    return st->code;
 }
 
 void tt_run_close(tt_run *r) {

@@ -146,7 +146,7 @@ if (self.GPUSupportedLimits) {
   await page.click('#trainBtn');
   await page.waitForSelector('#toast:not([hidden])', { timeout: 120000 });
   // the engine's reason (src/webgpu/plan.c): what the model needs, and what the adapter binds
-  assert.match(await page.locator('#toast').innerText(), /^webgpu: .*needs .* MiB.* but the adapter binds at most 0\.5 MiB/);
+  assert.match(await page.locator('#toast').innerText(), /^webgpu backend unavailable: this model needs .* MiB.* but the adapter binds at most 0\.5 MiB/);
   await waitRun(page, 'idle', 10000);
   assert.equal(await page.evaluate(() => window.tinytrain.data.x.length), 0, 'nothing trained');
   await ctx.close();
