@@ -31,7 +31,7 @@ const char *tt_preset_of(const tt_model_config *c) {
     for (int i = 0; i < tt_n_presets; i++) {
         const tt_model_config *p = &tt_presets[i].cfg;
         if (p->n_layer == c->n_layer && p->d_model == c->d_model && p->n_head == c->n_head && p->ctx == c->ctx &&
-            p->batch == c->batch && p->vocab == c->vocab)
+            p->batch == c->batch && p->vocab == c->vocab && p->act == c->act && tt_config_ln_eps(p) == tt_config_ln_eps(c))
             return tt_presets[i].name;
     }
     return NULL;
@@ -45,6 +45,8 @@ int tt_config_validate(const tt_model_config *c, tt_status *st) {
     if (c->ctx < 1 || c->ctx > 65536) return tt_fail(st, TT_EINVAL, "ctx must be in 1..65536 (got %d)", c->ctx);
     if (c->batch < 1 || c->batch > 65536) return tt_fail(st, TT_EINVAL, "batch must be in 1..65536 (got %d)", c->batch);
     if (c->vocab != TT_VOCAB) return tt_fail(st, TT_EINVAL, "vocab must be %d (byte-level)", TT_VOCAB);
+    if (c->act != TT_ACT_GELU && c->act != TT_ACT_GELU_TANH) return tt_fail(st, TT_EINVAL, "unknown activation %d", c->act);
+    if (!(c->ln_eps >= 0.0f) || c->ln_eps > 0.1f) return tt_fail(st, TT_EINVAL, "layer_norm_epsilon must be in (0, 0.1] (got %g)", (double)c->ln_eps);
     if (c->lora_rank < 0) return tt_fail(st, TT_EINVAL, "lora-rank must be >= 0 (got %d)", c->lora_rank);
     if (c->lora_rank > 0) {
         if (c->lora_targets <= 0 || (c->lora_targets & ~TT_LORA_ALL))
@@ -63,6 +65,8 @@ int tt_config_validate(const tt_model_config *c, tt_status *st) {
     }
     return TT_OK;
 }
+
+const char *tt_act_name(int act) { return act == TT_ACT_GELU_TANH ? "gelu_new" : "gelu"; }
 
 static void shape_of(const tt_model_config *c, tt_tensor_kind k, int *ndim, int64_t s[2]) {
     int64_t C = c->d_model;

@@ -33,7 +33,17 @@
 
 #include "tt.h"
 
-#define TT_VOCAB 256
+#define TT_VOCAB 256 /* the byte-level vocabulary (tinytrain's own models) */
+
+/* A token id as it travels from the data to the backends: any vocabulary
+ * up to 2^24 (tokenizer.h's TT_TOK_MAX_VOCAB). */
+typedef uint32_t tt_token;
+
+/* The MLP's GELU: the exact erf form (tinytrain's own models, PyTorch's
+ * "gelu") or the tanh approximation (GPT-2's "gelu_new"). */
+typedef enum { TT_ACT_GELU = 0, TT_ACT_GELU_TANH = 1 } tt_act;
+/* LayerNorm epsilon when the config's ln_eps is 0 (tinytrain's and GPT-2's). */
+#define TT_LN_EPS_DEFAULT 1e-5f
 
 typedef struct {
     int n_layer;
@@ -47,7 +57,15 @@ typedef struct {
     int lora_rank;
     int lora_targets;
     float lora_alpha;
+    /* The architecture's variants (zero: tinytrain's own models). */
+    int act;      /* tt_act */
+    float ln_eps; /* LayerNorm epsilon; 0 means TT_LN_EPS_DEFAULT (tt_config_ln_eps) */
 } tt_model_config;
+
+/* The LayerNorm epsilon model c uses. */
+static inline float tt_config_ln_eps(const tt_model_config *c) { return c->ln_eps > 0.0f ? c->ln_eps : TT_LN_EPS_DEFAULT; }
+/* "gelu" | "gelu_new" (the names of Hugging Face's activation_function). */
+const char *tt_act_name(int act);
 
 enum {
     TT_LORA_C_ATTN = 0,      /* the q, k, v projections as one (C -> 3C) */
