@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-const tt_model_config tt_probe_config = {1, 32, 2, 16, 1, TT_VOCAB, 0, 0, 0.0f};
+const tt_model_config tt_probe_config = {1, 32, 2, 16, 1, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f};
 
 int tt_backend_create(const char *kind, const tt_model_config *cfg, const tt_backend_opts *opts, tt_backend **out,
                       char *notice, size_t notice_cap, tt_status *st) {

@@ -133,12 +133,12 @@ TT_TEST(same_mask_on_any_thread_count) {
 /* the model shapes whose mask indices would not fit 32 bits are refused */
 TT_TEST(index_limit_is_checked) {
     tt_status st;
-    tt_model_config c = {1, 64, 4, 1024, 1024, TT_VOCAB, 0, 0, 0.0f}; /* B*NH*T*T = 2^32: fits */
+    tt_model_config c = {1, 64, 4, 1024, 1024, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f}; /* B*NH*T*T = 2^32: fits */
     CHECK(tt_dropout_check(&c, 0.1f, &st) == TT_OK);
     c.batch = 1025;
     CHECK(tt_dropout_check(&c, 0.1f, &st) == TT_EINVAL && strstr(st.msg, "2^32"));
     CHECK(tt_dropout_check(&c, 0.0f, &st) == TT_OK); /* no dropout: no limit */
-    tt_model_config w = {1, 16384, 1, 512, 600, TT_VOCAB, 0, 0, 0.0f}; /* B*T*C > 2^32 */
+    tt_model_config w = {1, 16384, 1, 512, 600, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f}; /* B*T*C > 2^32 */
     CHECK(tt_dropout_check(&w, 0.5f, &st) == TT_EINVAL);
     CHECK(tt_dropout_check(&c, 1.0f, &st) == TT_EINVAL && strstr(st.msg, "[0, 1)"));
     CHECK(tt_dropout_check(&c, -0.1f, &st) == TT_EINVAL);

@@ -30,7 +30,7 @@ static tt_model_config lora_cfg(tt_model_config c, int rank, int targets) {
 
 /* the reference's adapter gradients are the derivative of its loss */
 TT_TEST(reference_adapter_grads_match_finite_differences) {
-    tt_model_config c = lora_cfg((tt_model_config){1, 8, 2, 5, 2, TT_VOCAB, 0, 0, 0.0f}, 2, TT_LORA_ALL);
+    tt_model_config c = lora_cfg((tt_model_config){1, 8, 2, 5, 2, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f}, 2, TT_LORA_ALL);
     tt_layout lo;
     CHECK(tt_layout_build(&c, &lo, NULL) == TT_OK);
     float *p = tt_test_params(&c, &lo, 3);
@@ -59,7 +59,7 @@ TT_TEST(reference_adapter_grads_match_finite_differences) {
 /* attach: base weights copied, lora_b zero, so the loss is the base model's bit for bit;
  * merge: the merged base model computes the LoRA model's loss */
 TT_TEST(attach_gives_base_loss_and_merge_gives_lora_loss) {
-    tt_model_config bc = {2, 24, 3, 16, 2, TT_VOCAB, 0, 0, 0.0f};
+    tt_model_config bc = {2, 24, 3, 16, 2, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f};
     tt_model_config lc = lora_cfg(bc, 4, TT_LORA_ALL);
     tt_backend *bb = tt_test_cpu_backend(&bc, 2), *lb = tt_test_cpu_backend(&lc, 2);
     if (!bb || !lb) return;
@@ -100,7 +100,7 @@ TT_TEST(attach_gives_base_loss_and_merge_gives_lora_loss) {
 
 /* a few LoRA steps give the same bits on 1 and 3 threads, and lower the loss */
 TT_TEST(lora_training_is_bit_identical_across_threads) {
-    tt_model_config c = lora_cfg((tt_model_config){2, 32, 2, 24, 3, TT_VOCAB, 0, 0, 0.0f}, 8, TT_LORA_ALL);
+    tt_model_config c = lora_cfg((tt_model_config){2, 32, 2, 24, 3, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f}, 8, TT_LORA_ALL);
     float *out[2] = {NULL, NULL}, first = 0, last = 0;
     for (int k = 0; k < 2; k++) {
         tt_backend *be = tt_test_cpu_backend(&c, k ? 3 : 1);
@@ -129,7 +129,7 @@ TT_TEST(lora_training_is_bit_identical_across_threads) {
 }
 
 TT_TEST(rank_larger_than_a_layer_is_refused) {
-    tt_model_config c = lora_cfg((tt_model_config){1, 8, 2, 4, 1, TT_VOCAB, 0, 0, 0.0f}, 9, 1 << TT_LORA_ATTN_C_PROJ);
+    tt_model_config c = lora_cfg((tt_model_config){1, 8, 2, 4, 1, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f}, 9, 1 << TT_LORA_ATTN_C_PROJ);
     tt_status st;
     tt_backend *be = NULL;
     CHECK(tt_backend_cpu_create(&c, NULL, &be, &st) == TT_EINVAL && !be);

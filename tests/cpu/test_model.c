@@ -152,7 +152,7 @@ TT_TEST(tiny_model_matches_reference) {
 /* LoRA (each target alone, all of them; ranks 1, 4, 8): the reference
  * computes every gradient, the CPU only the adapters' */
 TT_TEST(lora_model_matches_reference) {
-    tt_model_config base = {2, 20, 4, 9, 3, TT_VOCAB, 0, 0, 0.0f};
+    tt_model_config base = {2, 20, 4, 9, 3, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f};
     for (int t = 0; t <= TT_LORA_N_TARGETS + 2; t++) {
         tt_model_config c = base;
         c.lora_rank = t < TT_LORA_N_TARGETS ? 4 : t == TT_LORA_N_TARGETS ? 1 : 8;
@@ -165,14 +165,14 @@ TT_TEST(lora_model_matches_reference) {
 }
 
 TT_TEST(odd_model_matches_reference) {
-    tt_model_config c = {1, 12, 3, 7, 3, TT_VOCAB, 0, 0, 0.0f};
+    tt_model_config c = {1, 12, 3, 7, 3, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f};
     check_model_vs_reference("L1 C12 H3 T7 B3", c, 3);
-    tt_model_config c2 = {2, 20, 4, 33, 2, TT_VOCAB, 0, 0, 0.0f}; /* head size 5, T past two SIMD widths */
+    tt_model_config c2 = {2, 20, 4, 33, 2, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f}; /* head size 5, T past two SIMD widths */
     check_model_vs_reference("L2 C20 H4 T33 B2", c2, 1);
 }
 
 TT_TEST(overfits_a_short_string) {
-    tt_model_config c = {2, 32, 2, 32, 4, TT_VOCAB, 0, 0, 0.0f};
+    tt_model_config c = {2, 32, 2, 32, 4, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f};
     tt_backend *be = tt_test_cpu_backend(&c, 2);
     if (!be) return;
     tt_status st;
@@ -240,7 +240,7 @@ TT_TEST(training_is_bit_identical_across_threads) {
 /* 2 micro-batches of B == one step on the concatenated 2B batch: compare the
  * loss and the first moment m = (1 - beta1) * grad (lr = 0, no clipping) */
 TT_TEST(grad_accumulation_matches_big_batch) {
-    tt_model_config c = {2, 24, 2, 16, 3, TT_VOCAB, 0, 0, 0.0f}, c2 = c;
+    tt_model_config c = {2, 24, 2, 16, 3, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f}, c2 = c;
     c2.batch = 2 * c.batch;
     tt_backend *a = tt_test_cpu_backend(&c, 2), *b = tt_test_cpu_backend(&c2, 2);
     if (!a || !b) return;
@@ -326,7 +326,7 @@ static void check_adamw_step(tt_model_config c) {
 }
 
 TT_TEST(adamw_step_matches_reference_with_clipping) {
-    tt_model_config c = {1, 16, 2, 8, 2, TT_VOCAB, 0, 0, 0.0f};
+    tt_model_config c = {1, 16, 2, 8, 2, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f};
     check_adamw_step(c);
     c.lora_rank = 4, c.lora_targets = TT_LORA_ALL, c.lora_alpha = 8.0f; /* only the adapters step */
     check_adamw_step(c);
@@ -387,14 +387,14 @@ static void check_dropout_step(const char *what, tt_model_config c, int threads,
 }
 
 TT_TEST(dropout_step_matches_reference) {
-    tt_model_config c = {2, 32, 2, 40, 2, TT_VOCAB, 0, 0, 0.0f}; /* head size 16, two query blocks */
+    tt_model_config c = {2, 32, 2, 40, 2, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f}; /* head size 16, two query blocks */
     check_dropout_step("dropout 0.1 L2 C32 H2 T40 B2", c, 3, 0.1f);
-    tt_model_config c2 = {1, 20, 4, 13, 3, TT_VOCAB, 0, 0, 0.0f}; /* head size 5: the row kernels */
+    tt_model_config c2 = {1, 20, 4, 13, 3, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f}; /* head size 5: the row kernels */
     check_dropout_step("dropout 0.5 L1 C20 H4 T13 B3", c2, 2, 0.5f);
 }
 
 TT_TEST(bad_arguments_are_errors) {
-    tt_model_config c = {1, 8, 2, 4, 2, TT_VOCAB, 0, 0, 0.0f};
+    tt_model_config c = {1, 8, 2, 4, 2, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f};
     tt_backend *be = tt_test_cpu_backend(&c, 1);
     if (!be) return;
     tt_status st;
@@ -407,7 +407,7 @@ TT_TEST(bad_arguments_are_errors) {
     CHECK(be->vt->eval(be, tok, 3, &l, &st) == TT_EINVAL);
     CHECK(be->vt->set_state(be, NULL, NULL, NULL, &st) == TT_EINVAL);
     tt_backend_destroy(be);
-    tt_model_config bad = {1, 10, 3, 4, 2, TT_VOCAB, 0, 0, 0.0f}; /* 10 % 3 != 0 */
+    tt_model_config bad = {1, 10, 3, 4, 2, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f}; /* 10 % 3 != 0 */
     tt_backend *b2 = NULL;
     CHECK(tt_backend_cpu_create(&bad, &(tt_backend_opts){.threads = 1}, &b2, &st) == TT_EINVAL && b2 == NULL);
     CHECK(strlen(st.msg) > 0 && strchr(st.msg, '\n') == NULL);
@@ -433,7 +433,7 @@ TT_TEST(behemoth_plan_allocates) {
     CHECK(plan < state + state / 4);   /* activations are small next to the state at B=1 */
     CHECK((double)plan <= est * 1.25 && (double)plan >= est * 0.75);
     /* sizes are 64-bit: the plan of a config past 4 GiB of activations too */
-    tt_model_config big = {8, 4096, 32, 4096, 64, TT_VOCAB, 0, 0, 0.0f};
+    tt_model_config big = {8, 4096, 32, 4096, 64, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f};
     CHECK(tt_backend_cpu_plan_bytes(&big, 4) > (1ull << 32));
     /* the allocation itself succeeds (pages stay untouched until used) */
     tt_backend *be = NULL;

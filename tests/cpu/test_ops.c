@@ -645,7 +645,7 @@ TT_TEST(crossentropy_threads_and_aliasing) {
 }
 
 TT_TEST(adamw_spans_threads_decay) {
-    tt_model_config cfg = {2, 20, 2, 9, 2, TT_VOCAB, 0, 0, 0.0f};
+    tt_model_config cfg = {2, 20, 2, 9, 2, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f};
     tt_layout lo;
     tt_status st;
     CHECK(tt_layout_build(&cfg, &lo, &st) == TT_OK);

@@ -81,20 +81,20 @@ static void check_kv_cache(const tt_model_config *cfg, int threads, int n_feed) 
 
 TT_TEST(test_kv_cache_matches_full_recompute) {
     /* widths that are not multiples of the SIMD width; 4C = 100 < one column chunk */
-    tt_model_config a = {2, 25, 5, 10, 1, TT_VOCAB, 0, 0, 0.0f};
+    tt_model_config a = {2, 25, 5, 10, 1, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f};
     check_kv_cache(&a, 1, 27);
     /* wide enough that mat-vecs take the pool path with several column chunks */
-    tt_model_config b = {1, 132, 4, 8, 1, TT_VOCAB, 0, 0, 0.0f};
+    tt_model_config b = {1, 132, 4, 8, 1, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f};
     check_kv_cache(&b, 3, 19);
     /* ctx 1: the window slides to nothing before each token */
-    tt_model_config c = {1, 8, 2, 1, 1, TT_VOCAB, 0, 0, 0.0f};
+    tt_model_config c = {1, 8, 2, 1, 1, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f};
     check_kv_cache(&c, 1, 5);
 }
 
 /* The sampler runs the same model as training: its cross-entropy over a
  * window equals the CPU backend's eval loss on that window. */
 TT_TEST(test_matches_backend_loss) {
-    tt_model_config cfg = {2, 48, 3, 32, 1, TT_VOCAB, 0, 0, 0.0f};
+    tt_model_config cfg = {2, 48, 3, 32, 1, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f};
     tt_layout lo;
     float *p = random_params(&cfg, &lo, 99);
     uint8_t tok[33];
@@ -215,7 +215,7 @@ static int stop_after_3(void *u, uint8_t t) {
 }
 
 TT_TEST(test_generate_deterministic) {
-    tt_model_config cfg = {2, 32, 4, 16, 1, TT_VOCAB, 0, 0, 0.0f};
+    tt_model_config cfg = {2, 32, 4, 16, 1, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f};
     tt_layout lo;
     float *p = random_params(&cfg, &lo, 5);
     tt_sampler *s = NULL;

@@ -85,7 +85,7 @@ static void *slurp(const char *path, size_t *n) {
 }
 
 static void make_seeds(const char *dir) {
-    tt_model_config cfg = {1, 4, 1, 4, 1, TT_VOCAB, 0, 0, 0.0f};
+    tt_model_config cfg = {1, 4, 1, 4, 1, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f};
     tt_train_config tc;
     tt_train_config_default(&tc, 50);
     tt_train_state s;

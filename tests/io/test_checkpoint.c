@@ -23,7 +23,7 @@
 
 /* ------------------------------------------------------------ helpers */
 
-static const tt_model_config small_cfg = {2, 8, 2, 8, 4, TT_VOCAB, 0, 0, 0.0f};
+static const tt_model_config small_cfg = {2, 8, 2, 8, 4, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f};
 
 static uint32_t rnd32(uint64_t seed, uint64_t i) { return (uint32_t)tt_rand_u64(seed, TT_STREAM_TEST, i); }
 

@@ -338,7 +338,7 @@ static void make_problem(const op_case *c, problem *p) {
     }
     case OP_ADAMW: {
         /* d[3] > 0: a LoRA layout of that rank (frozen base, adapters train) */
-        tt_model_config cfg = {c->d[0], c->d[1], c->d[2], 9, 2, TT_VOCAB, c->d[3], c->d[3] ? TT_LORA_ALL : 0, 8.0f};
+        tt_model_config cfg = {c->d[0], c->d[1], c->d[2], 9, 2, TT_VOCAB, c->d[3], c->d[3] ? TT_LORA_ALL : 0, 8.0f, 0, 0.0f};
         tt_layout_build(&cfg, &p->lo, NULL);
         size_t n = p->lo.total;
         float *pr = add_in(p, "params", n, -1, 1), *g = add_in(p, "grads", n, -1, 1);

@@ -96,7 +96,7 @@ TT_TEST(test_config_validation) {
 
 /* ---------------- training runs on the CPU backend ---------------- */
 
-static const tt_model_config CFG = {2, 32, 2, 16, 4, TT_VOCAB, 0, 0, 0.0f};
+static const tt_model_config CFG = {2, 32, 2, 16, 4, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f};
 
 /* pseudo-English: words from a small list, sentences, newlines */
 static void make_corpus(tt_corpus *c) {

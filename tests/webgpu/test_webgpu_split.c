@@ -48,7 +48,7 @@ static tt_backend *gpu_create(const tt_model_config *cfg, const char *limit_mib,
 }
 
 static void skip_or_fail_without_gpu(void) {
-    tt_model_config c = {1, 32, 2, 16, 1, TT_VOCAB, 0, 0, 0.0f};
+    tt_model_config c = {1, 32, 2, 16, 1, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f};
     unsetenv(HOOK);
     tt_backend *be = tt_gtest_backend_or_skip(&c);
     printf("adapter: %s\n", be->desc.device);
@@ -264,7 +264,7 @@ TT_TEST(test_split_small) {
 
 /* d_model 42: units start at offsets that are not multiples of 4 */
 TT_TEST(test_split_odd_width) {
-    tt_model_config c = {2, 42, 3, 16, 2, TT_VOCAB, 0, 0, 0.0f};
+    tt_model_config c = {2, 42, 3, 16, 2, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f};
     char lim[32];
     third(&c, lim, sizeof lim);
     split_case("odd width", &c, lim, 1);
@@ -286,7 +286,7 @@ static void refusal(const tt_model_config *cfg, const char *limit_mib, const cha
     CHECK(strstr(st.msg, "maxStorageBufferBindingSize") != NULL);
     /* the preflight of cfg on a small backend created with the hook set
      * (hooks are read when the backend is created) */
-    tt_model_config probe = {1, 32, 2, 16, 1, TT_VOCAB, 0, 0, 0.0f};
+    tt_model_config probe = {1, 32, 2, 16, 1, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f};
     tt_backend *g = gpu_create(&probe, limit_mib, &st);
     CHECK(g != NULL);
     if (g) {
@@ -316,7 +316,7 @@ TT_TEST(test_refusals) {
     /* the preflight accepts a limit that splits, and counts all four copies;
      * each preflight on a small backend created with the hooks it plans by */
     tt_status st;
-    tt_model_config probe = {1, 32, 2, 16, 1, TT_VOCAB, 0, 0, 0.0f};
+    tt_model_config probe = {1, 32, 2, 16, 1, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f};
     tt_backend *g = gpu_create(&probe, NULL, &st);
     setenv("TT_WEBGPU_ATTN_DS", "0",
            1); /* without the attention dS scratch (its own limit check: the pair runs where it does not fit) */
