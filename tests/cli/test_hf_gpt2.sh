@@ -15,7 +15,11 @@
 #   4 `info FOLDER` names the shape, activation, vocab, dtype, tokenizer files;
 #   5 train --init-from the folder (full and LoRA; ctx below n_positions):
 #     the checkpoint records vocab, act; --ctx above n_positions, an unknown
-#     activation and ids outside the vocabulary are refused with one line.
+#     activation and ids outside the vocabulary are refused with one line;
+#   6 tests/data/gpt2_tiny (written by transformers: GPT-2's 50257 tokens,
+#     gelu_new, float16; its README): the logits at its columns, the
+#     log-sum-exp over the vocabulary and the mean loss of every prompt are
+#     transformers' (max abs 1e-4), the greedy continuations its own.
 . "$(dirname "$0")/../support/cli_lib.sh" hf-gpt2
 command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 0; }
 PY="$(cd "$(dirname "$0")/../tools" && pwd)/hf_gpt2_folder.py"
@@ -120,6 +124,34 @@ check "ids outside the vocabulary: a usage error" test $rc -eq 2 -a "$(wc -l < r
 "$T" sample --ckpt g32 --prompt hello --tokens 1 > r.out 2> r.err
 rc=$?
 check "a text prompt for a model of another vocabulary is refused with one line" test $rc -ne 0 -a "$(wc -l < r.err)" -eq 1
+
+# ---------- 6: transformers' own ----------
+FX="$(cd "$(dirname "$0")/../data/gpt2_tiny" && pwd)"
+n=$(python3 -c "import json; print(len(json.load(open('$FX/reference.json'))['prompts']))")
+for i in $(seq 0 $((n - 1))); do
+    ids=$(python3 -c "import json; print(','.join(map(str, json.load(open('$FX/reference.json'))['prompts'][$i])))")
+    "$T" sample --ckpt "$FX" --ids "$ids" --logits --tokens 0 > fx$i.out 2> fx$i.err
+    "$T" sample --ckpt "$FX" --ids "$ids" --tokens 20 --temperature 0 > fg$i.out 2>&1
+    python3 - "$FX/reference.json" $i fx$i.out fg$i.out > fx$i.cmp 2>&1 <<'EOF'
+import json, math, sys
+ref, i = json.load(open(sys.argv[1])), int(sys.argv[2])
+got = json.load(open(sys.argv[3]))['logits']
+p, cols = ref['prompts'][i], ref['columns']
+d = max(abs(got[t][c] - ref['logits'][i][t][k]) for t in range(len(p)) for k, c in enumerate(cols))
+def logsumexp(r):
+    m = max(r)
+    return m + math.log(sum(math.exp(x - m) for x in r))
+lse = [logsumexp(r) for r in got]
+d = max(d, max(abs(a - b) for a, b in zip(lse, ref['lse'][i])))
+if ref['loss'][i] is not None:
+    loss = sum(lse[t] - got[t][p[t + 1]] for t in range(len(p) - 1)) / (len(p) - 1)
+    d = max(d, abs(loss - ref['loss'][i]))
+g = json.load(open(sys.argv[4]))['generated']
+print('max_abs %.3g greedy %s' % (d, 'same' if g == ref['greedy'][i] else 'differs: %s vs %s' % (g, ref['greedy'][i])))
+sys.exit(0 if d <= 1e-4 and g == ref['greedy'][i] else 1)
+EOF
+    check "gpt2_tiny prompt $i: transformers' logits, log-sum-exp, loss and greedy tokens ($(cat fx$i.cmp | tail -1))" test $? -eq 0
+done
 
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]
