@@ -32,6 +32,7 @@ static void wgpu_destroy(tt_backend *be) {
         free(w->rec.dkeys);
         free(w->rec.dwords);
         free(w->rec.opt);
+        free(w->rec.evh);
         free(w->run.tokhost);
         free(w->plan.ch);
         free(w->plan.pset);
@@ -49,12 +50,14 @@ static int wgpu_set_state(tt_backend *be, const float *params, const float *m, c
         const wchunk *c = &w->plan.ch[i];
         const uint64_t off = (uint64_t)c->pad * 4, bytes = (uint64_t)c->n * 4;
         TT_CHECK(tt_gpu_write(w->g, c->p, off, params + c->g0, bytes, st));
+        if (!c->tn) continue; /* frozen: no moments */
         if (m) TT_CHECK(tt_gpu_write(w->g, c->m, off, m + c->g0, bytes, st));
         if (v) TT_CHECK(tt_gpu_write(w->g, c->v, off, v + c->g0, bytes, st));
     }
     if (!m || !v) {
         TT_CHECK(tt_gpu_begin(w->g, st));
         for (int i = 0; i < w->plan.n_ch; i++) {
+            if (!w->plan.ch[i].tn) continue;
             if (!m) tt_gpu_clear(w->g, w->plan.ch[i].m, 0, tt_wgpu_chunk_bytes(&w->plan.ch[i]));
             if (!v) tt_gpu_clear(w->g, w->plan.ch[i].v, 0, tt_wgpu_chunk_bytes(&w->plan.ch[i]));
         }
@@ -70,6 +73,11 @@ static int wgpu_get_state(tt_backend *be, float *params, float *m, float *v, tt_
         const wchunk *c = &w->plan.ch[i];
         const uint64_t off = (uint64_t)c->pad * 4, bytes = (uint64_t)c->n * 4;
         if (params) TT_CHECK(tt_gpu_read_sync(w->g, c->p, off, bytes, params + c->g0, st));
+        if (!c->tn) { /* frozen: no moments on the device, zeros */
+            if (m) memset(m + c->g0, 0, c->n * sizeof *m);
+            if (v) memset(v + c->g0, 0, c->n * sizeof *v);
+            continue;
+        }
         if (m) TT_CHECK(tt_gpu_read_sync(w->g, c->m, off, bytes, m + c->g0, st));
         if (v) TT_CHECK(tt_gpu_read_sync(w->g, c->v, off, bytes, v + c->g0, st));
     }
@@ -146,6 +154,8 @@ int tt_backend_webgpu_create(const tt_model_config *cfg, const tt_backend_opts *
     {
         const char *e = tt_hook_get(TT_HOOK_BIASFOLD);
         w->rec.biasfold = e ? (atoi(e) != 0) : 2;
+        e = tt_hook_get(TT_HOOK_HEAD_ROWS);
+        w->plan.head_force = e ? atoi(e) : 0;
         e = tt_hook_get(TT_HOOK_FAULT_AT_STEP);
         w->run.fault_at = e ? atoll(e) : 0;
         e = tt_hook_get(TT_HOOK_FAULT_KIND);

@@ -633,7 +633,7 @@ static int gpu_run(const op_case *c, problem *p) {
         memcpy(wb, in[1], C * sizeof *wb), memcpy(wb + C, in[2], C * sizeof *wb);
         tt_gpu_buf bx = gup(in[0], n), bwb = gup(wb, 2 * (size_t)C), bo = gpois(n), bst = gpois(2 * (size_t)N);
         free(wb);
-        PLAN(tt_gop_layernorm_forward(O, &s[ns], GR(bo, 0), GR(bst, 0), GR(bx, 0), GR(bwb, 0), GR(bwb, C), N, C, &st));
+        PLAN(tt_gop_layernorm_forward(O, &s[ns], GR(bo, 0), GR(bst, 0), GR(bx, 0), GR(bwb, 0), GR(bwb, C), N, C, 1e-5f, &st));
         ns += 1;
         if (c->dir == FWD) {
             tt_gtest_run(s, ns);
@@ -748,13 +748,13 @@ static int gpu_run(const op_case *c, problem *p) {
         tt_gpu_buf bx = gup(in[0], n);
         if (c->dir == FWD) {
             tt_gpu_buf bo = gpois(n);
-            PLAN(tt_gop_gelu_forward(O, &s[ns], GR(bo, 0), GR(bx, 0), n, &st));
+            PLAN(tt_gop_gelu_forward(O, &s[ns], GR(bo, 0), GR(bx, 0), n, TT_ACT_GELU, &st));
             ns += 1;
             tt_gtest_run(s, ns);
             gdown(bo, 0, o[0], n);
         } else {
             tt_gpu_buf bd = gup(in[1], n); /* in place: d = dout * gelu'(inp) */
-            PLAN(tt_gop_gelu_backward(O, &s[ns], GR(bd, 0), GR(bx, 0), n, &st));
+            PLAN(tt_gop_gelu_backward(O, &s[ns], GR(bd, 0), GR(bx, 0), n, TT_ACT_GELU, &st));
             ns += 1;
             tt_gtest_run(s, ns);
             gdown(bd, 0, o[0], n);

@@ -471,7 +471,7 @@ static void ln_case(int rows, int C) {
     tt_gsite s[4];
     tt_gref w = {bwb, (uint32_t)woff}, b = {bwb, (uint32_t)(woff + C)}, gw = {bg, (uint32_t)woff};
     tt_gtest_die_on(
-        tt_gop_layernorm_forward(&O, &s[0], tt_gtest_R(bout), tt_gtest_R(bst), tt_gtest_R(bx), w, b, rows, C, &st), &st,
+        tt_gop_layernorm_forward(&O, &s[0], tt_gtest_R(bout), tt_gtest_R(bst), tt_gtest_R(bx), w, b, rows, C, 1e-5f, &st), &st,
         "ln plan");
     tt_gtest_die_on(tt_gop_layernorm_backward(&O, &s[1], tt_gtest_R(bdx), gw, tt_gtest_R(bdy), tt_gtest_R(bx), w,
                                               tt_gtest_R(bst), tt_gtest_R(part), rows, C, 1, &st),
@@ -552,8 +552,8 @@ TT_TEST(test_gelu) {
     free(X), free(Dd);
     tt_gpu_buf bx = tt_gtest_up(x, n), by = tt_gtest_poisoned(n), bd = tt_gtest_up(d, n);
     tt_gsite s[2];
-    tt_gtest_die_on(tt_gop_gelu_forward(&O, &s[0], tt_gtest_R(by), tt_gtest_R(bx), n, &st), &st, "gelu plan");
-    tt_gtest_die_on(tt_gop_gelu_backward(&O, &s[1], tt_gtest_R(bd), tt_gtest_R(bx), n, &st), &st, "gelu bwd plan");
+    tt_gtest_die_on(tt_gop_gelu_forward(&O, &s[0], tt_gtest_R(by), tt_gtest_R(bx), n, TT_ACT_GELU, &st), &st, "gelu plan");
+    tt_gtest_die_on(tt_gop_gelu_backward(&O, &s[1], tt_gtest_R(bd), tt_gtest_R(bx), n, TT_ACT_GELU, &st), &st, "gelu bwd plan");
     tt_gtest_run(s, 2);
     float *y = malloc(n * sizeof *y), *g = malloc(n * sizeof *g);
     tt_gtest_down(by, y, n);
