@@ -535,9 +535,19 @@ TT_TEST(test_bias_backward) {
     }
 }
 
-/* ---- gelu (and through it the fp32 erf) ---- */
+/* ---- gelu (and through it the fp32 erf), exact and tanh (gelu_new) ---- */
 
-TT_TEST(test_gelu) {
+/* gelu_new in double: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) and d * its derivative */
+static void gelu_tanh64(double *y, double *dx, const double *x, const double *d, size_t n) {
+    const double k = sqrt(2.0 / 3.14159265358979323846);
+    for (size_t i = 0; i < n; i++) {
+        const double t = tanh(k * (x[i] + 0.044715 * x[i] * x[i] * x[i]));
+        y[i] = 0.5 * x[i] * (1.0 + t);
+        dx[i] = d[i] * (0.5 * (1.0 + t) + 0.5 * x[i] * (1.0 - t * t) * k * (1.0 + 3.0 * 0.044715 * x[i] * x[i]));
+    }
+}
+
+static void gelu_case(int act) {
     tt_status st;
     const size_t n = 4099;
     float *x = tt_gtest_rnd(n, -7, 7);
@@ -547,13 +557,13 @@ TT_TEST(test_gelu) {
     x[2005] = -12.0f, x[2006] = 1e-30f, x[2007] = -30.0f;
     float *d = tt_gtest_rnd(n, -1, 1);
     double *X = ref_from_float(x, n), *Dd = ref_from_float(d, n), *ry = ref_alloc(n), *rd = ref_alloc(n);
-    ref_gelu_forward(ry, X, n);
-    ref_gelu_backward(rd, X, Dd, n);
+    if (act == TT_ACT_GELU_TANH) gelu_tanh64(ry, rd, X, Dd, n);
+    else ref_gelu_forward(ry, X, n), ref_gelu_backward(rd, X, Dd, n);
     free(X), free(Dd);
     tt_gpu_buf bx = tt_gtest_up(x, n), by = tt_gtest_poisoned(n), bd = tt_gtest_up(d, n);
     tt_gsite s[2];
-    tt_gtest_die_on(tt_gop_gelu_forward(&O, &s[0], tt_gtest_R(by), tt_gtest_R(bx), n, TT_ACT_GELU, &st), &st, "gelu plan");
-    tt_gtest_die_on(tt_gop_gelu_backward(&O, &s[1], tt_gtest_R(bd), tt_gtest_R(bx), n, TT_ACT_GELU, &st), &st, "gelu bwd plan");
+    tt_gtest_die_on(tt_gop_gelu_forward(&O, &s[0], tt_gtest_R(by), tt_gtest_R(bx), n, act, &st), &st, "gelu plan");
+    tt_gtest_die_on(tt_gop_gelu_backward(&O, &s[1], tt_gtest_R(bd), tt_gtest_R(bx), n, act, &st), &st, "gelu bwd plan");
     tt_gtest_run(s, 2);
     float *y = malloc(n * sizeof *y), *g = malloc(n * sizeof *g);
     tt_gtest_down(by, y, n);
@@ -571,6 +581,9 @@ TT_TEST(test_gelu) {
     CHECK(bad == 0);
     free(x), free(d), free(ry), free(rd), free(y), free(g);
 }
+
+TT_TEST(test_gelu) { gelu_case(TT_ACT_GELU); }
+TT_TEST(test_gelu_tanh) { gelu_case(TT_ACT_GELU_TANH); }
 
 /* ---- embedding ---- */
 TT_TEST(test_embedding) {
@@ -728,6 +741,7 @@ int main(void) {
     RUN(test_layernorm);
     RUN(test_bias_backward);
     RUN(test_gelu);
+    RUN(test_gelu_tanh);
     RUN(test_embedding);
     RUN(test_crossentropy);
     RUN(test_adamw);
