@@ -17,7 +17,13 @@
 static int upload_tokens(wgpu_impl *w, const uint8_t *tokens, int Brows, int buckets, tt_status *st) {
     size_t row = (size_t)w->plan.T + 1;
     size_t n = (size_t)Brows * row;
-    for (size_t i = 0; i < n; i++) w->run.tokhost[i] = tokens[i];
+    const uint32_t V = (uint32_t)w->plan.V;
+    for (size_t i = 0; i < n; i++) {
+        if ((uint32_t)tokens[i] >= V) /* the kernels index wte and the targets by it, unchecked */
+            return tt_fail(st, TT_EINVAL, "webgpu: token %u at position %zu is outside the vocabulary (%u)",
+                           (unsigned)tokens[i], i, V);
+        w->run.tokhost[i] = tokens[i];
+    }
     for (size_t i = n; i < (size_t)w->plan.B * row; i++) w->run.tokhost[i] = 0;
     size_t words = (size_t)w->plan.B * row;
     if (buckets) {
