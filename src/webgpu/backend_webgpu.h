@@ -79,8 +79,10 @@ typedef struct {
      * chunks of head_rows rows (tt_gop_head_crossentropy; logits holds one
      * chunk): each chunk's forward and backward run at the start of the
      * backward, and eval runs the forward chunks alone (wrec.evh).
-     * head_force: the test hook TT_WEBGPU_HEAD_ROWS (chunks of that many rows). */
-    int head_rows, head_force;
+     * head_force: the test hook TT_WEBGPU_HEAD_ROWS (chunks of that many rows).
+     * head_ldv: the chunks' logits row stride, V rounded up to a multiple
+     * of 4 (internal: the rows past wte read are wpe's, their gradient 0). */
+    int head_rows, head_force, head_ldv;
     tt_gpu_buf dres, dtmp, dg;
     tt_gref dq, dk, dv; /* one buffer "dqkv" at 0, BT*C, 2*BT*C where it fits one binding (plan.c) */
     tt_gpu_buf lora_t, lora_dt, lora_prod; /* LoRA: x A of every (layer, target), its gradient, t^T dout */

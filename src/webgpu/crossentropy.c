@@ -11,13 +11,15 @@
  * vocabularies (GPT-2's 50257) 256 */
 static uint32_t wg_xent(int V) { return V >= 8192 ? 256u : 64u; }
 
+/* rows of logits ld apart (ld >= V; columns [V, ld) get gradient 0) */
 static int xent_rows(tt_gops *o, tt_gsite *s, tt_gref logits, tt_gref losses, tt_gref tokens, int rows, int row0,
-                     int V, int T, tt_status *st) {
+                     int V, int ld, int T, tt_status *st) {
     char pf[96];
     if (logits.off || losses.off || tokens.off)
         return tt_fail(st, TT_EINVAL, "webgpu crossentropy: tensors must start their buffers");
-    TT_CHECK(tt_gops_check_u32((size_t)rows * (size_t)V, "crossentropy logits", st));
-    uint32_t args[16] = {(uint32_t)rows, (uint32_t)V, (uint32_t)T, (uint32_t)row0};
+    if (ld < V) return tt_fail(st, TT_EINVAL, "webgpu crossentropy: row stride %d < V %d", ld, V);
+    TT_CHECK(tt_gops_check_u32((size_t)rows * (size_t)ld, "crossentropy logits", st));
+    uint32_t args[16] = {(uint32_t)rows, (uint32_t)V, (uint32_t)T, (uint32_t)row0, (uint32_t)ld};
     tt_gpu_buf bufs[3] = {tokens.buf, logits.buf, losses.buf};
     static const uint8_t kinds[3] = {TT_GPU_BIND_READ, TT_GPU_BIND_RW, TT_GPU_BIND_RW};
     uint32_t x, y;
@@ -28,7 +30,7 @@ static int xent_rows(tt_gops *o, tt_gsite *s, tt_gref logits, tt_gref losses, tt
 
 int tt_gop_crossentropy(tt_gops *o, tt_gsite *s, tt_gref logits, tt_gref losses, tt_gref tokens, int rows, int V,
                         int T, tt_status *st) {
-    return xent_rows(o, s, logits, losses, tokens, rows, 0, V, T, st);
+    return xent_rows(o, s, logits, losses, tokens, rows, 0, V, V, T, st);
 }
 
 int tt_gop_crossentropy_loss_reduce(tt_gops *o, tt_gsite *s, tt_gref stats, tt_gref losses, tt_status *st) {
@@ -40,8 +42,8 @@ int tt_gop_crossentropy_loss_reduce(tt_gops *o, tt_gsite *s, tt_gref stats, tt_g
     return tt_gops_make_site(o, s, "crossentropy_loss_reduce", tt_gops_wg_prefix(TT_WG_ELEM, pf, sizeof pf), args, 1, 2, bufs, kinds, 1, 1, 1, st);
 }
 
-int tt_gop_head_chunk_rows(int V, uint64_t budget) {
-    uint64_t r = budget / (4u * (uint64_t)V);
+int tt_gop_head_chunk_rows(int ldv, uint64_t budget) {
+    uint64_t r = budget / (4u * (uint64_t)ldv);
     if (r >= 128) r -= r % 128; /* whole 128-row tiles of the head's matmuls */
     return r < 1 ? 1 : r > 0x7FFFFFFF ? 0x7FFFFFFF : (int)r;
 }
@@ -52,9 +54,10 @@ int tt_gop_head_crossentropy_sites(int rows, int chunk, int backward, int dwte) 
 }
 
 int tt_gop_head_crossentropy(tt_gops *o, tt_gsite *s, tt_gref logits, tt_gref losses, tt_gref tokens, tt_gref x,
-                             tt_gref wte, const tt_gref *dx, const tt_gref *dwte, int rows, int C, int V, int T,
-                             int chunk, tt_status *st) {
+                             tt_gref wte, const tt_gref *dx, const tt_gref *dwte, int rows, int C, int V, int ldv,
+                             int T, int chunk, tt_status *st) {
     if (chunk < 1) return tt_fail(st, TT_EINVAL, "webgpu head: chunk of %d rows", chunk);
+    if (ldv < V) return tt_fail(st, TT_EINVAL, "webgpu head: padded vocabulary %d < V %d", ldv, V);
     if (dwte && !dx) return tt_fail(st, TT_EINVAL, "webgpu head: dwte without dx");
     int k = 0;
     for (int r0 = 0; r0 < rows; r0 += chunk) {
@@ -63,19 +66,19 @@ int tt_gop_head_crossentropy(tt_gops *o, tt_gsite *s, tt_gref logits, tt_gref lo
         if (xo + x.off > 0xFFFFFFFFull || (dx && xo + dx->off > 0xFFFFFFFFull))
             return tt_fail(st, TT_EUNSUP, "webgpu head: offsets exceed 32-bit indexing");
         tt_gref xr = {x.buf, x.off + (uint32_t)xo};
-        /* logits (n,V) = x[r0:] (n,C) @ wte^T, wte stored (V,C) */
-        TT_CHECK(tt_gop_matmul(o, &s[k], logits, xr, wte, NULL, NULL, n, V, C, 0, 1, 0, st));
+        /* logits (n,ldv) = x[r0:] (n,C) @ wte^T, wte stored (V,C) (+ the ldv - V rows after it) */
+        TT_CHECK(tt_gop_matmul(o, &s[k], logits, xr, wte, NULL, NULL, n, ldv, C, 0, 1, 0, st));
         k += 2;
-        TT_CHECK(xent_rows(o, &s[k], logits, losses, tokens, n, r0, V, T, st));
+        TT_CHECK(xent_rows(o, &s[k], logits, losses, tokens, n, r0, V, ldv, T, st));
         k += 1;
         if (!dx) continue;
-        /* dx[r0:] (n,C) = dlogits (n,V) @ wte (V,C) */
+        /* dx[r0:] (n,C) = dlogits (n,ldv) @ wte (ldv,C) (the padded columns' dlogits 0) */
         tt_gref dxr = {dx->buf, dx->off + (uint32_t)xo};
-        TT_CHECK(tt_gop_matmul(o, &s[k], dxr, logits, wte, NULL, NULL, n, C, V, 0, 0, 0, st));
+        TT_CHECK(tt_gop_matmul(o, &s[k], dxr, logits, wte, NULL, NULL, n, C, ldv, 0, 0, 0, st));
         k += 2;
         if (!dwte) continue;
-        /* dwte (V,C) += dlogits^T (V,n) @ x[r0:] (n,C) */
-        TT_CHECK(tt_gop_matmul(o, &s[k], *dwte, logits, xr, NULL, NULL, V, C, n, 1, 0, 1, st));
+        /* dwte (ldv,C) += dlogits^T (ldv,n) @ x[r0:] (n,C): the rows past V += 0 */
+        TT_CHECK(tt_gop_matmul(o, &s[k], *dwte, logits, xr, NULL, NULL, ldv, C, n, 1, 0, 1, st));
         k += 2;
     }
     return TT_OK;

@@ -233,20 +233,25 @@ void tt_gop_embedding_buckets(const uint32_t *tokens, int B, int T, int V, uint3
 int tt_gop_crossentropy(tt_gops *o, tt_gsite *s, tt_gref logits, tt_gref losses, tt_gref tokens, int rows, int V,
                         int T, tt_status *st);
 /* The tied head and softmax + cross-entropy over rows in chunks of `chunk`
- * rows (the logits buffer holds chunk * V floats, whatever rows * V is). For
- * each chunk [r0, r0 + n): logits (n,V) = x[r0:] (n,C) @ wte^T (wte (V,C));
- * losses[r0:] = CE and logits <- dlogits * grad_scale (as tt_gop_crossentropy,
- * targets from tokens u32 (B,T+1)); then, when dx: dx[r0:] (n,C) = dlogits @
- * wte, and when dwte: dwte (V,C) += dlogits^T @ x[r0:]. Sites:
- * tt_gop_head_crossentropy_sites (3 per chunk forward, + 2 for dx, + 2 for
- * dwte). The loss sum is not included (tt_gop_crossentropy_loss_reduce). */
+ * rows (the logits buffer holds chunk * ldv floats, whatever rows * V is).
+ * For each chunk [r0, r0 + n): logits (n,ldv) = x[r0:] (n,C) @ wte^T (wte
+ * (V,C)); losses[r0:] = CE over the first V columns and logits <- dlogits *
+ * grad_scale (as tt_gop_crossentropy, targets from tokens u32 (B,T+1));
+ * then, when dx: dx[r0:] (n,C) = dlogits @ wte, and when dwte: dwte (V,C)
+ * += dlogits^T @ x[r0:]. ldv >= V pads the logits rows (ldv % 4 == 0 keeps
+ * the head's matmuls on vec4 loads): the ldv - V rows after wte in its
+ * buffer are read (they must exist and be finite: the layout's wpe), their
+ * logits ignored, their dlogits 0, so dx is unchanged and those rows of
+ * dwte get += 0 (values unchanged). Sites: tt_gop_head_crossentropy_sites
+ * (3 per chunk forward, + 2 for dx, + 2 for dwte). The loss sum is not
+ * included (tt_gop_crossentropy_loss_reduce). */
 int tt_gop_head_crossentropy(tt_gops *o, tt_gsite *s, tt_gref logits, tt_gref losses, tt_gref tokens, tt_gref x,
-                             tt_gref wte, const tt_gref *dx, const tt_gref *dwte, int rows, int C, int V, int T,
-                             int chunk, tt_status *st);
+                             tt_gref wte, const tt_gref *dx, const tt_gref *dwte, int rows, int C, int V, int ldv,
+                             int T, int chunk, tt_status *st);
 int tt_gop_head_crossentropy_sites(int rows, int chunk, int backward, int dwte);
-/* rows of a head chunk whose logits take at most `budget` bytes (whole
- * 128-row tiles where at least one fits; at least 1) */
-int tt_gop_head_chunk_rows(int V, uint64_t budget);
+/* rows of a head chunk whose logits (rows of ldv floats) take at most
+ * `budget` bytes (whole 128-row tiles where at least one fits; at least 1) */
+int tt_gop_head_chunk_rows(int ldv, uint64_t budget);
 /* stats[0] += loss_scale * sum(losses[0:valid_rows]). 1 site. */
 int tt_gop_crossentropy_loss_reduce(tt_gops *o, tt_gsite *s, tt_gref stats, tt_gref losses, tt_status *st);
 

@@ -211,11 +211,17 @@ int tt_wgpu_alloc_buffers(wgpu_impl *w, const tt_model_config *cfg, const tt_lay
     /* the head: whole where its logits fit WGPU_HEAD_LOGITS_BYTES and one binding, else in chunks of rows */
     {
         uint64_t budget = WGPU_HEAD_LOGITS_BYTES < lim ? WGPU_HEAD_LOGITS_BYTES : lim;
+        /* chunked logits rows padded to a multiple of 4 (vec4 loads in the head's matmuls) where
+         * the rows read past wte exist: wpe's (tt_gop_head_crossentropy) */
+        const size_t vp = (V + 3) / 4 * 4;
+        const int wpe_follows = lo->n_tensors > 1 && lo->t[1].offset == lo->t[0].offset + V * C;
+        w->plan.head_ldv = wpe_follows && vp - V <= T ? (int)vp : (int)V;
         w->plan.head_rows = 0;
         if (w->plan.head_force > 0) w->plan.head_rows = w->plan.head_force < (int)BT ? w->plan.head_force : (int)BT;
-        else if ((uint64_t)BT * V * 4 > budget) w->plan.head_rows = tt_gop_head_chunk_rows((int)V, budget);
+        else if ((uint64_t)BT * V * 4 > budget) w->plan.head_rows = tt_gop_head_chunk_rows(w->plan.head_ldv, budget);
     }
-    TT_CHECK(mkbuf(w, (w->plan.head_rows ? (size_t)w->plan.head_rows : BT) * V, "logits", &w->plan.logits, st));
+    TT_CHECK(mkbuf(w, w->plan.head_rows ? (size_t)w->plan.head_rows * w->plan.head_ldv : BT * V, "logits",
+                   &w->plan.logits, st));
     TT_CHECK(mkbuf(w, BT, "losses", &w->plan.losses, st));
     TT_CHECK(mkbuf(w, BT * C, "dres", &w->plan.dres, st));
     TT_CHECK(mkbuf(w, BT * C, "dtmp", &w->plan.dtmp, st));

@@ -297,7 +297,7 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
     } else if (!drop) { /* eval's head: the chunks' forward and the loss sum (after the plain forward) */
         const int n = tt_gop_head_crossentropy_sites(BT, hr, 0, 0);
         TT_CHECK(tt_gop_head_crossentropy(o, w->rec.evh, R(w->plan.logits), R(w->plan.losses), tokens, R(w->plan.lnf),
-                                          PR(be, P, TT_WTE, -1), NULL, NULL, BT, C, V, T, hr, st));
+                                          PR(be, P, TT_WTE, -1), NULL, NULL, BT, C, V, w->plan.head_ldv, T, hr, st));
         TT_CHECK(tt_gop_crossentropy_loss_reduce(o, &w->rec.evh[n], R(w->plan.stats), R(w->plan.losses), st));
         w->rec.n_evh = n + 1;
     }
@@ -321,7 +321,7 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
         const tt_gref dlnf = R(w->plan.dtmp), dwte = PR(be, G, TT_WTE, -1);
         BWD(n + 1, tt_gop_head_crossentropy(o, bnext(sc, n), R(w->plan.logits), R(w->plan.losses), tokens,
                                             R(w->plan.lnf), PR(be, P, TT_WTE, -1), &dlnf, dw ? &dwte : NULL, BT, C, V,
-                                            T, hr, st));
+                                            w->plan.head_ldv, T, hr, st));
         BWD(1, tt_gop_crossentropy_loss_reduce(o, bnext(sc, 1), R(w->plan.stats), R(w->plan.losses), st));
     }
     BWD(3, tt_gop_layernorm_backward(o, bnext(sc, 3), R(w->plan.dres), GLN(be, TT_LNFW, -1), R(w->plan.dtmp),

@@ -833,32 +833,47 @@ static int gpu_run(const op_case *c, problem *p) {
         break;
     }
     case OP_HEADXENT: {
-        /* one batch row of T = N (targets at tokens[1..N]); logits hold one chunk */
-        const int N = c->d[0], C = c->d[1], V = c->d[2], ch = c->d[3];
+        /* one batch row of T = N (targets at tokens[1..N]); logits hold one
+         * chunk of rows padded to ldv = V rounded up to 4: wte's buffer has
+         * ldv - V more rows (finite values the head must ignore), dwte's
+         * extra rows must keep their values */
+        const int N = c->d[0], C = c->d[1], V = c->d[2], ch = c->d[3], ldv = (V + 3) / 4 * 4;
+        const size_t VC = (size_t)V * C, PC = (size_t)ldv * C;
         uint32_t *tok = calloc((size_t)N + 1, sizeof *tok);
         for (int r = 0; r < N; r++) tok[r + 1] = (uint32_t)p->tok[r];
-        tt_gpu_buf btok = gup(tok, (size_t)N + 1), bx = gup(in[0], (size_t)N * C), bw = gup(in[1], (size_t)V * C);
-        tt_gpu_buf blg = gpois((size_t)ch * V), bl = gpois((size_t)N);
-        free(tok);
+        float *wp = malloc(PC * sizeof *wp), *gp = calloc(PC, sizeof *gp), *gback = malloc(PC * sizeof *gback);
+        memcpy(wp, in[1], VC * sizeof *wp);
+        for (size_t i = VC; i < PC; i++) wp[i] = 3.0f - (float)(i % 7), gp[i] = 1.5f;
+        tt_gpu_buf btok = gup(tok, (size_t)N + 1), bx = gup(in[0], (size_t)N * C), bw = gup(wp, PC);
+        tt_gpu_buf blg = gpois((size_t)ch * ldv), bl = gpois((size_t)N);
+        free(tok), free(wp);
         tt_gstep sp;
         memset(&sp, 0, sizeof sp);
         sp.grad_scale = p->dscale, sp.loss_scale = 1.0f / (float)N, sp.valid_rows = (uint32_t)N;
         PLAN(tt_gops_set_step(O, &sp, &st));
         const int bwd = c->dir == BWD, n = tt_gop_head_crossentropy_sites(N, ch, bwd, bwd);
         tt_gsite *hs = calloc((size_t)n, sizeof *hs);
-        tt_gpu_buf bdx = bwd ? gpois((size_t)N * C) : -1, bdw = bwd ? gzero((size_t)V * C) : -1;
+        tt_gpu_buf bdx = bwd ? gpois((size_t)N * C) : -1, bdw = bwd ? gup(gp, PC) : -1;
+        free(gp);
         const tt_gref dx = GR(bdx, 0), dw = GR(bdw, 0);
         if (tt_gop_head_crossentropy(O, hs, GR(blg, 0), GR(bl, 0), GR(btok, 0), GR(bx, 0), GR(bw, 0), bwd ? &dx : NULL,
-                                     bwd ? &dw : NULL, N, C, V, N, ch, &st)) {
+                                     bwd ? &dw : NULL, N, C, V, ldv, N, ch, &st)) {
             fprintf(stderr, "  webgpu plan: %s\n", st.msg);
-            free(hs);
+            free(hs), free(gback);
             rc = FAILED;
             goto done;
         }
         tt_gtest_run(hs, n);
         free(hs);
         if (!bwd) gdown(bl, 0, o[0], (size_t)N);
-        else gdown(bdx, 0, o[0], (size_t)N * C), gdown(bdw, 0, o[1], (size_t)V * C);
+        else {
+            gdown(bdx, 0, o[0], (size_t)N * C), gdown(bdw, 0, gback, PC);
+            memcpy(o[1], gback, VC * sizeof *gback);
+            int kept = 1;
+            for (size_t i = VC; i < PC; i++) kept &= gback[i] == 1.5f;
+            CHECK_MSG(kept, "webgpu headxent: the padded rows of dwte changed");
+        }
+        free(gback);
         break;
     }
     case OP_ADAMW: {

@@ -4,9 +4,11 @@
 //   losses[g] = logsumexp(logits[r]) - logits[r, target]
 //   logits[r] <- (softmax(logits[r]) - onehot(target)) * grad_scale
 // target = tokens[b*(T+1) + t + 1]; grad_scale (per step) = 1/(B*T*n_micro).
+// Rows are ld >= V floats apart; columns [V, ld) (the head's internal
+// padding) are ignored and their gradient written as 0.
 struct Args {
     rows: u32, V: u32, T: u32, row0: u32,
-    p4: u32, p5: u32, p6: u32, p7: u32,
+    ld: u32, p5: u32, p6: u32, p7: u32,
     p8: u32, p9: u32, p10: u32, p11: u32, p12: u32, p13: u32, p14: u32, p15: u32,
 }
 struct Step {
@@ -29,7 +31,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let row = wid.x + wid.y * nwg.x;
     if (row >= a.rows) { return; }
     let V = a.V;
-    let base = row * V;
+    let base = row * a.ld;
     var mx = -3.0e38;
     for (var i = lid; i < V; i += WG) { mx = max(mx, logits[base + i]); }
     red[lid] = mx;
@@ -60,4 +62,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let p = exp(logits[base + i] - lse);
         logits[base + i] = (p - select(0.0, 1.0, i == tgt)) * gs;
     }
+    for (var i = V + lid; i < a.ld; i += WG) { logits[base + i] = 0.0; }
 }
