@@ -21,7 +21,7 @@
 #include "rng.h"
 #include "tt_test.h"
 
-typedef uint8_t tok_t; /* the backends' token type */
+typedef tt_token tok_t; /* the backends' token type */
 
 /* a small model of vocabulary V and activation act */
 static tt_model_config model(int V, int act) {
@@ -148,6 +148,11 @@ static void steps_case(int V, int act, const char *head_rows) {
 /* 3 * 16 = 48 rows: chunks of 7 rows (6 whole, one of 6) */
 TT_TEST(test_byte_model_chunked_head) { grad_case(256, TT_ACT_GELU, "7"); }
 TT_TEST(test_byte_model_chunked_head_steps) { steps_case(256, TT_ACT_GELU, "7"); }
+/* vocabulary 997: the plain head (logits (48, 997)), and in chunks of 10
+ * rows (logits rows padded to 1000 inside) */
+TT_TEST(test_vocab_997) { grad_case(997, TT_ACT_GELU, NULL); }
+TT_TEST(test_vocab_997_chunked_head) { grad_case(997, TT_ACT_GELU, "10"); }
+TT_TEST(test_vocab_997_steps) { steps_case(997, TT_ACT_GELU, "10"); }
 
 int main(void) {
     tt_model_config c = model(256, TT_ACT_GELU);
@@ -155,5 +160,8 @@ int main(void) {
     tt_backend_destroy(probe);
     RUN(test_byte_model_chunked_head);
     RUN(test_byte_model_chunked_head_steps);
+    RUN(test_vocab_997);
+    RUN(test_vocab_997_chunked_head);
+    RUN(test_vocab_997_steps);
     return tt_test_summary();
 }
