@@ -153,6 +153,10 @@ TT_TEST(test_byte_model_chunked_head_steps) { steps_case(256, TT_ACT_GELU, "7");
 TT_TEST(test_vocab_997) { grad_case(997, TT_ACT_GELU, NULL); }
 TT_TEST(test_vocab_997_chunked_head) { grad_case(997, TT_ACT_GELU, "10"); }
 TT_TEST(test_vocab_997_steps) { steps_case(997, TT_ACT_GELU, "10"); }
+/* GPT-2's variant: gelu_new, vocabulary 997, the head plain and in chunks */
+TT_TEST(test_gelu_new_997) { grad_case(997, TT_ACT_GELU_TANH, NULL); }
+TT_TEST(test_gelu_new_997_chunked_head) { grad_case(997, TT_ACT_GELU_TANH, "10"); }
+TT_TEST(test_gelu_new_997_steps) { steps_case(997, TT_ACT_GELU_TANH, "10"); }
 
 int main(void) {
     tt_model_config c = model(256, TT_ACT_GELU);
@@ -163,5 +167,8 @@ int main(void) {
     RUN(test_vocab_997);
     RUN(test_vocab_997_chunked_head);
     RUN(test_vocab_997_steps);
+    RUN(test_gelu_new_997);
+    RUN(test_gelu_new_997_chunked_head);
+    RUN(test_gelu_new_997_steps);
     return tt_test_summary();
 }
