@@ -66,10 +66,12 @@ static float *init_params(const tt_backend *be, uint64_t seed) {
 
 /* loss_and_grad of the CPU and the GPU (head in chunks of head_rows) on one
  * batch; eval of the same rows on the GPU, chunked and not */
-static void grad_case(int V, int act, const char *head_rows) {
+static void grad_case_lora(int V, int act, const char *head_rows, int lora_rank) {
     tt_status st;
-    const tt_model_config cfg = model(V, act);
-    printf("  vocab %d, %s, head rows %s\n", V, tt_act_name(act), head_rows ? head_rows : "(plan)");
+    tt_model_config cfg = model(V, act);
+    if (lora_rank) cfg.lora_rank = lora_rank, cfg.lora_alpha = 8.0f, cfg.lora_targets = TT_LORA_ALL;
+    printf("  vocab %d, %s, head rows %s%s\n", V, tt_act_name(act), head_rows ? head_rows : "(plan)",
+           lora_rank ? ", LoRA (frozen wte)" : "");
     tt_backend *gpu = make_gpu(&cfg, head_rows), *cpu = make_cpu(&cfg);
     const size_t P = cpu->layout.total;
     float *p = init_params(cpu, 7);
@@ -127,6 +129,8 @@ static void grad_case(int V, int act, const char *head_rows) {
     tt_backend_destroy(cpu);
 }
 
+static void grad_case(int V, int act, const char *head_rows) { grad_case_lora(V, act, head_rows, 0); }
+
 /* a few AdamW steps on both backends: losses and grad norms close */
 static void steps_case(int V, int act, const char *head_rows) {
     tt_status st;
@@ -173,6 +177,8 @@ TT_TEST(test_vocab_997_steps) { steps_case(997, TT_ACT_GELU, "10"); }
 TT_TEST(test_gelu_new_997) { grad_case(997, TT_ACT_GELU_TANH, NULL); }
 TT_TEST(test_gelu_new_997_chunked_head) { grad_case(997, TT_ACT_GELU_TANH, "10"); }
 TT_TEST(test_gelu_new_997_steps) { steps_case(997, TT_ACT_GELU_TANH, "10"); }
+/* LoRA on a frozen base: the chunked head without wte's gradient */
+TT_TEST(test_lora_997_chunked_head) { grad_case_lora(997, TT_ACT_GELU_TANH, "10", 4); }
 
 int main(void) {
     tt_model_config c = model(256, TT_ACT_GELU);
@@ -186,5 +192,6 @@ int main(void) {
     RUN(test_gelu_new_997);
     RUN(test_gelu_new_997_chunked_head);
     RUN(test_gelu_new_997_steps);
+    RUN(test_lora_997_chunked_head);
     return tt_test_summary();
 }
