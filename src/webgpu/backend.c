@@ -32,6 +32,7 @@ static void wgpu_destroy(tt_backend *be) {
         free(w->rec.dkeys);
         free(w->rec.dwords);
         free(w->rec.opt);
+        free(w->rec.evh);
         free(w->run.tokhost);
         free(w->plan.ch);
         free(w->plan.pset);
@@ -49,12 +50,14 @@ static int wgpu_set_state(tt_backend *be, const float *params, const float *m, c
         const wchunk *c = &w->plan.ch[i];
         const uint64_t off = (uint64_t)c->pad * 4, bytes = (uint64_t)c->n * 4;
         TT_CHECK(tt_gpu_write(w->g, c->p, off, params + c->g0, bytes, st));
+        if (!c->tn) continue; /* frozen: no moments */
         if (m) TT_CHECK(tt_gpu_write(w->g, c->m, off, m + c->g0, bytes, st));
         if (v) TT_CHECK(tt_gpu_write(w->g, c->v, off, v + c->g0, bytes, st));
     }
     if (!m || !v) {
         TT_CHECK(tt_gpu_begin(w->g, st));
         for (int i = 0; i < w->plan.n_ch; i++) {
+            if (!w->plan.ch[i].tn) continue;
             if (!m) tt_gpu_clear(w->g, w->plan.ch[i].m, 0, tt_wgpu_chunk_bytes(&w->plan.ch[i]));
             if (!v) tt_gpu_clear(w->g, w->plan.ch[i].v, 0, tt_wgpu_chunk_bytes(&w->plan.ch[i]));
         }
@@ -70,6 +73,11 @@ static int wgpu_get_state(tt_backend *be, float *params, float *m, float *v, tt_
         const wchunk *c = &w->plan.ch[i];
         const uint64_t off = (uint64_t)c->pad * 4, bytes = (uint64_t)c->n * 4;
         if (params) TT_CHECK(tt_gpu_read_sync(w->g, c->p, off, bytes, params + c->g0, st));
+        if (!c->tn) { /* frozen: no moments on the device, zeros */
+            if (m) memset(m + c->g0, 0, c->n * sizeof *m);
+            if (v) memset(v + c->g0, 0, c->n * sizeof *v);
+            continue;
+        }
         if (m) TT_CHECK(tt_gpu_read_sync(w->g, c->m, off, bytes, m + c->g0, st));
         if (v) TT_CHECK(tt_gpu_read_sync(w->g, c->v, off, bytes, v + c->g0, st));
     }
@@ -97,18 +105,6 @@ int tt_webgpu_profile(tt_backend *be, int reps, int detail, tt_webgpu_prof *out,
     return tt_wgpu_profile(w, reps, detail, out, max, n, st);
 }
 
-/* the architecture this backend computes: the exact GELU and LayerNorm eps
- * 1e-5 (GPT-2's gelu_new and other eps run on the CPU backend) */
-static int wgpu_supports(const tt_model_config *cfg, tt_status *st) {
-    if (cfg->act != TT_ACT_GELU)
-        return tt_fail(st, TT_EUNSUP, "webgpu: the %s activation is not implemented on WebGPU yet (use --backend cpu)",
-                       tt_act_name(cfg->act));
-    if (tt_config_ln_eps(cfg) != TT_LN_EPS_DEFAULT)
-        return tt_fail(st, TT_EUNSUP, "webgpu: LayerNorm epsilon %g is not implemented on WebGPU yet (use --backend cpu)",
-                       (double)tt_config_ln_eps(cfg));
-    return TT_OK;
-}
-
 /* the vtable's plan_bytes: plan.c's preflight on this backend's device */
 static int wgpu_plan_bytes(tt_backend *be, const tt_model_config *cfg, uint64_t *bytes, tt_status *st) {
     const wgpu_impl *w = tt_wgpu_of(be);
@@ -132,7 +128,6 @@ static const tt_backend_vtable wgpu_vt = {
 int tt_backend_webgpu_create(const tt_model_config *cfg, const tt_backend_opts *opts, tt_backend **out, tt_status *st) {
     *out = NULL;
     TT_CHECK(tt_config_validate(cfg, st));
-    TT_CHECK(wgpu_supports(cfg, st));
     tt_backend *be = calloc(1, sizeof *be);
     wgpu_impl *w = calloc(1, sizeof *w);
     if (!be || !w) {
@@ -159,6 +154,8 @@ int tt_backend_webgpu_create(const tt_model_config *cfg, const tt_backend_opts *
     {
         const char *e = tt_hook_get(TT_HOOK_BIASFOLD);
         w->rec.biasfold = e ? (atoi(e) != 0) : 2;
+        e = tt_hook_get(TT_HOOK_HEAD_ROWS);
+        w->plan.head_force = e ? atoi(e) : 0;
         e = tt_hook_get(TT_HOOK_FAULT_AT_STEP);
         w->run.fault_at = e ? atoll(e) : 0;
         e = tt_hook_get(TT_HOOK_FAULT_KIND);

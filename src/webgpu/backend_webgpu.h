@@ -73,6 +73,16 @@ typedef struct {
     tt_gpu_buf *res; /* L+1 residual streams */
     wl_acts *la;
     tt_gpu_buf lnf, stf, logits, losses;
+    /* The head and cross-entropy: one product over the B*T rows whose
+     * logits (B*T*V floats) fit WGPU_HEAD_LOGITS_BYTES and one binding
+     * (head_rows = 0: the plain schedule, logits in the forward), else in
+     * chunks of head_rows rows (tt_gop_head_crossentropy; logits holds one
+     * chunk): each chunk's forward and backward run at the start of the
+     * backward, and eval runs the forward chunks alone (wrec.evh).
+     * head_force: the test hook TT_WEBGPU_HEAD_ROWS (chunks of that many rows).
+     * head_ldv: the chunks' logits row stride, V rounded up to a multiple
+     * of 4 (internal: the rows past wte read are wpe's, their gradient 0). */
+    int head_rows, head_force, head_ldv;
     tt_gpu_buf dres, dtmp, dg;
     tt_gref dq, dk, dv; /* one buffer "dqkv" at 0, BT*C, 2*BT*C where it fits one binding (plan.c) */
     tt_gpu_buf lora_t, lora_dt, lora_prod; /* LoRA: x A of every (layer, target), its gradient, t^T dout */
@@ -90,6 +100,8 @@ typedef struct {
     wsched plain;           /* the schedule of steps without dropout, eval, loss_and_grad */
     wsched dropout;         /* the dropout schedule (fwd NULL until planned) */
     int cap_fwd, cap_bwd;   /* sites each forward, backward array holds */
+    tt_gsite *evh;          /* chunked head (plan.head_rows): eval's head chunks and loss sum, after the forward */
+    int n_evh;
     tt_gsite *opt;          /* the optimizer: grad norm, clip, AdamW */
     int n_opt;
     tt_dropout_key *dkeys;  /* (L+1)*4 keys of a micro-batch */
@@ -142,6 +154,7 @@ typedef struct {
     wrun run;
 } wgpu_impl;
 
+#define WGPU_HEAD_LOGITS_BYTES (128ull << 20) /* the head's logits above this run in chunks of rows */
 #define WGPU_TS_SLOTS 64 /* up to (64-1)/3 = 21 micro-batches per step are timed */
 
 static inline wgpu_impl *IMPL(tt_backend *be) { return (wgpu_impl *)be->impl; }

@@ -172,9 +172,10 @@ typedef struct {
 void tt_gop_mm_kcfg(uint32_t wg_storage, int tile, int trans_b, tt_mm_kcfg *k);
 
 /* out (rows,C), stats (2*rows: mean then rstd; own buffer), inp (rows,C),
- * w (C), b (C) (w and b in one buffer). 1 site. */
+ * w (C), b (C) (w and b in one buffer); eps: the epsilon added to the
+ * variance (tt_config_ln_eps), a constant of the kernel. 1 site. */
 int tt_gop_layernorm_forward(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref stats, tt_gref inp, tt_gref w, tt_gref b,
-                             int rows, int C, tt_status *st);
+                             int rows, int C, float eps, tt_status *st);
 /* dinp (rows,C) (+= if accum), dwb (2C: dw then db, +=), dout (rows,C),
  * inp (rows,C), w (C), stats (2*rows), part (colsum_part_elems(rows, 2C)). 3 sites. */
 int tt_gop_layernorm_backward(tt_gops *o, tt_gsite *s, tt_gref dinp, tt_gref dwb, tt_gref dout, tt_gref inp, tt_gref w,
@@ -200,9 +201,10 @@ int tt_gop_lora_backward(tt_gops *o, tt_gsite *s, tt_gref dx, tt_gref dA, tt_gre
                          const tt_gref *dout, int n_out, tt_gref t, tt_gref x, tt_gref A, tt_gref Bm, int rows, int in,
                          int R, int w, float scale, tt_status *st);
 
-/* out (n) = gelu(inp (n)); 1 site.  d (n) *= gelu'(inp); 1 site. */
-int tt_gop_gelu_forward(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref inp, size_t n, tt_status *st);
-int tt_gop_gelu_backward(tt_gops *o, tt_gsite *s, tt_gref d, tt_gref inp, size_t n, tt_status *st);
+/* out (n) = gelu(inp (n)); 1 site.  d (n) *= gelu'(inp); 1 site. act: the
+ * form (config.h tt_act: TT_ACT_GELU exact, TT_ACT_GELU_TANH gelu_new). */
+int tt_gop_gelu_forward(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref inp, size_t n, int act, tt_status *st);
+int tt_gop_gelu_backward(tt_gops *o, tt_gsite *s, tt_gref d, tt_gref inp, size_t n, int act, tt_status *st);
 
 /* y (B,T,C), stats (2*B*NH*T: lse then D; own buffer), q, k, v (B,T,C). 1 site. */
 int tt_gop_attention_forward(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v,
@@ -230,6 +232,26 @@ void tt_gop_embedding_buckets(const uint32_t *tokens, int B, int T, int V, uint3
  * tokens u32 (B,T+1) (rows = B*T). 1 site. */
 int tt_gop_crossentropy(tt_gops *o, tt_gsite *s, tt_gref logits, tt_gref losses, tt_gref tokens, int rows, int V,
                         int T, tt_status *st);
+/* The tied head and softmax + cross-entropy over rows in chunks of `chunk`
+ * rows (the logits buffer holds chunk * ldv floats, whatever rows * V is).
+ * For each chunk [r0, r0 + n): logits (n,ldv) = x[r0:] (n,C) @ wte^T (wte
+ * (V,C)); losses[r0:] = CE over the first V columns and logits <- dlogits *
+ * grad_scale (as tt_gop_crossentropy, targets from tokens u32 (B,T+1));
+ * then, when dx: dx[r0:] (n,C) = dlogits @ wte, and when dwte: dwte (V,C)
+ * += dlogits^T @ x[r0:]. ldv >= V pads the logits rows (ldv % 4 == 0 keeps
+ * the head's matmuls on vec4 loads): the ldv - V rows after wte in its
+ * buffer are read (they must exist and be finite: the layout's wpe), their
+ * logits ignored, their dlogits 0, so dx is unchanged and those rows of
+ * dwte get += 0 (values unchanged). Sites: tt_gop_head_crossentropy_sites
+ * (3 per chunk forward, + 2 for dx, + 2 for dwte). The loss sum is not
+ * included (tt_gop_crossentropy_loss_reduce). */
+int tt_gop_head_crossentropy(tt_gops *o, tt_gsite *s, tt_gref logits, tt_gref losses, tt_gref tokens, tt_gref x,
+                             tt_gref wte, const tt_gref *dx, const tt_gref *dwte, int rows, int C, int V, int ldv,
+                             int T, int chunk, tt_status *st);
+int tt_gop_head_crossentropy_sites(int rows, int chunk, int backward, int dwte);
+/* rows of a head chunk whose logits (rows of ldv floats) take at most
+ * `budget` bytes (whole 128-row tiles where at least one fits; at least 1) */
+int tt_gop_head_chunk_rows(int ldv, uint64_t budget);
 /* stats[0] += loss_scale * sum(losses[0:valid_rows]). 1 site. */
 int tt_gop_crossentropy_loss_reduce(tt_gops *o, tt_gsite *s, tt_gref stats, tt_gref losses, tt_status *st);
 

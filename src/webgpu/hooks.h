@@ -27,6 +27,8 @@
  *                                  weight gradients (else three, each its lone plan, as batched); 0: none
  *   TT_WEBGPU_ATTN_SPLIT=0|1       attention dk/dv in the plain / split layout (two threads
  *                                  per 4x4 tile, where it fits; GPUs only by default)
+ *   TT_WEBGPU_HEAD_ROWS=N          the head and cross-entropy in chunks of N rows (plan.c;
+ *                                  by default only where the logits exceed 128 MiB)
  *
  * An empty value is the same as unset. */
 #ifndef TT_WEBGPU_HOOKS_H
@@ -50,6 +52,7 @@ typedef enum {
     TT_HOOK_ATTN_DS,
     TT_HOOK_QKV_BATCH,
     TT_HOOK_ATTN_SPLIT,
+    TT_HOOK_HEAD_ROWS,
     TT_HOOK_COUNT
 } tt_hook;
 

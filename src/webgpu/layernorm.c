@@ -1,8 +1,11 @@
 /* layernorm.c — the WebGPU LayerNorm planner (gpu_ops.h): forward
- * (layernorm_forward.wgsl: one workgroup per row, mean and rstd saved) and
+ * (layernorm_forward.wgsl: one workgroup per row, mean and rstd saved; the
+ * model's epsilon a constant of its prefix) and
  * backward (layernorm_backward_dx.wgsl per row; the weight and bias
  * gradients as two-stage column sums: layernorm_backward_dwdb.wgsl, then
  * matmul_colsum_final.wgsl). */
+#include <stdio.h>
+
 #include "gpu_ops.h"
 
 /* one workgroup per row, about 4 columns per thread */
@@ -13,16 +16,19 @@ static uint32_t wg_ln(int C) {
 }
 
 int tt_gop_layernorm_forward(tt_gops *o, tt_gsite *s, tt_gref out, tt_gref stats, tt_gref inp, tt_gref w, tt_gref b,
-                             int rows, int C, tt_status *st) {
+                             int rows, int C, float eps, tt_status *st) {
     if (w.buf != b.buf) return tt_fail(st, TT_EINVAL, "webgpu layernorm: w and b must share a buffer");
     if (stats.off != 0) return tt_fail(st, TT_EINVAL, "webgpu layernorm: stats must start its buffer");
-    char pf[96];
+    if (!(eps > 0.0f) || !(eps < 1.0f)) return tt_fail(st, TT_EINVAL, "webgpu layernorm: epsilon %g outside (0, 1)", (double)eps);
+    char pf[96], pfe[160];
+    /* the epsilon as a constant: %.9g gives back the same float */
+    snprintf(pfe, sizeof pfe, "%sconst LN_EPS: f32 = %.9g;\n", tt_gops_wg_prefix(wg_ln(C), pf, sizeof pf), (double)eps);
     uint32_t args[16] = {(uint32_t)rows, (uint32_t)C, inp.off, w.off, b.off, out.off};
     tt_gpu_buf bufs[4] = {inp.buf, w.buf, out.buf, stats.buf};
     static const uint8_t kinds[4] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW, TT_GPU_BIND_RW};
     uint32_t x, y;
     tt_gops_grid1(o, (uint64_t)rows, &x, &y);
-    return tt_gops_make_site(o, s, "layernorm_forward", tt_gops_wg_prefix(wg_ln(C), pf, sizeof pf), args, 0, 4, bufs,
+    return tt_gops_make_site(o, s, "layernorm_forward", pfe, args, 0, 4, bufs,
                              kinds, x, y, 1, st);
 }
 

@@ -6,10 +6,13 @@
  * config.h; tensors addressed by element offset), each split into "chunks"
  * (one buffer per chunk, the same chunking for all four) when it exceeds the
  * adapter's maxStorageBufferBindingSize / maxBufferSize (see plan_chunks);
+ * a LoRA model's frozen base is in chunks of its own that hold parameters
+ * alone (no grads, m, v or decay mask: handles -1);
  * one buffer per activation tensor (but q, k, v and their gradients dq, dk,
  * dv: three tensors in one buffer where that fits one binding, so their
  * projections and weight gradients run as batched matmuls); a u32 token buffer (tokens, then the
- * embedding-gradient buckets); small stats (loss, grad norm) copied to
+ * embedding-gradient buckets); the logits of the head, whole or one chunk of
+ * rows (backend_webgpu.h, head_rows); small stats (loss, grad norm) copied to
  * alternating readback buffers; with LoRA, x A of every adapter pair kept
  * from forward to backward (lora-t). Each chunk's decay mask and grad-norm
  * part table are written here from the layout. */
@@ -104,7 +107,9 @@ static int plan_chunks(wgpu_impl *w, const tt_layout *lo, tt_status *st) {
                            a->name, b->name, n * 4 / 1048576.0, lim / 1048576.0, which);
         }
         wchunk *c = w->plan.n_ch ? &w->plan.ch[w->plan.n_ch - 1] : NULL;
-        if (!c || ((uint64_t)c->pad + c->n + n) * 4 > lim) {
+        /* a new chunk where the limit is reached, and where the frozen base
+         * ends (a frozen chunk has no gradient, moments or mask) */
+        if (!c || ((uint64_t)c->pad + c->n + n) * 4 > lim || (a->trainable && !c->tn && c->n)) {
             c = &w->plan.ch[w->plan.n_ch++];
             c->g0 = a->offset;
             c->pad = (uint32_t)(a->offset & 3);
@@ -160,10 +165,13 @@ int tt_wgpu_alloc_buffers(wgpu_impl *w, const tt_model_config *cfg, const tt_lay
         wchunk *c = &w->plan.ch[i];
         const size_t e = c->pad + c->n;
         TT_CHECK(mkbuf(w, e, "params", &c->p, st));
-        TT_CHECK(mkbuf(w, e, "grads", &c->g, st));
-        TT_CHECK(mkbuf(w, e, "adam-m", &c->m, st));
-        TT_CHECK(mkbuf(w, e, "adam-v", &c->v, st));
-        TT_CHECK(mkbuf(w, (c->n + 31) / 32, "decay-mask", &c->mask, st));
+        c->g = c->m = c->v = c->mask = -1; /* frozen (a LoRA model's base): parameters alone */
+        if (c->tn) {
+            TT_CHECK(mkbuf(w, e, "grads", &c->g, st));
+            TT_CHECK(mkbuf(w, e, "adam-m", &c->m, st));
+            TT_CHECK(mkbuf(w, e, "adam-v", &c->v, st));
+            TT_CHECK(mkbuf(w, (c->n + 31) / 32, "decay-mask", &c->mask, st));
+        }
         if (!w->plan.dry) w->plan.pset[i] = c->p, w->plan.gset[i] = c->g;
     }
     TT_CHECK(mkbuf(w, 2 * (size_t)w->plan.n_part, "norm-parts", &w->plan.parts, st));
@@ -200,7 +208,20 @@ int tt_wgpu_alloc_buffers(wgpu_impl *w, const tt_model_config *cfg, const tt_lay
     }
     TT_CHECK(mkbuf(w, BT * C, "lnf", &w->plan.lnf, st));
     TT_CHECK(mkbuf(w, 2 * BT, "lnf-stats", &w->plan.stf, st));
-    TT_CHECK(mkbuf(w, BT * V, "logits", &w->plan.logits, st));
+    /* the head: whole where its logits fit WGPU_HEAD_LOGITS_BYTES and one binding, else in chunks of rows */
+    {
+        uint64_t budget = WGPU_HEAD_LOGITS_BYTES < lim ? WGPU_HEAD_LOGITS_BYTES : lim;
+        /* chunked logits rows padded to a multiple of 4 (vec4 loads in the head's matmuls) where
+         * the rows read past wte exist: wpe's (tt_gop_head_crossentropy) */
+        const size_t vp = (V + 3) / 4 * 4;
+        const int wpe_follows = lo->n_tensors > 1 && lo->t[1].offset == lo->t[0].offset + V * C;
+        w->plan.head_ldv = wpe_follows && vp - V <= T ? (int)vp : (int)V;
+        w->plan.head_rows = 0;
+        if (w->plan.head_force > 0) w->plan.head_rows = w->plan.head_force < (int)BT ? w->plan.head_force : (int)BT;
+        else if ((uint64_t)BT * V * 4 > budget) w->plan.head_rows = tt_gop_head_chunk_rows(w->plan.head_ldv, budget);
+    }
+    TT_CHECK(mkbuf(w, w->plan.head_rows ? (size_t)w->plan.head_rows * w->plan.head_ldv : BT * V, "logits",
+                   &w->plan.logits, st));
     TT_CHECK(mkbuf(w, BT, "losses", &w->plan.losses, st));
     TT_CHECK(mkbuf(w, BT * C, "dres", &w->plan.dres, st));
     TT_CHECK(mkbuf(w, BT * C, "dtmp", &w->plan.dtmp, st));
@@ -226,6 +247,7 @@ int tt_wgpu_alloc_buffers(wgpu_impl *w, const tt_model_config *cfg, const tt_lay
     int rc = desc ? TT_OK : tt_fail(st, TT_ENOMEM, "out of memory (norm parts)");
     for (int i = 0; rc == TT_OK && i < w->plan.n_ch; i++) {
         const wchunk *c = &w->plan.ch[i];
+        if (!c->tn) continue; /* frozen: no mask, no parts */
         size_t nw = (c->n + 31) / 32;
         free(mask);
         mask = calloc(nw, sizeof *mask);
@@ -271,6 +293,7 @@ int tt_wgpu_plan_bytes(const wgpu_impl *gpu, const tt_model_config *cfg, uint64_
     w.plan.NH = cfg->n_head, w.plan.L = cfg->n_layer, w.plan.V = cfg->vocab;
     w.plan.P = (size_t)tt_config_param_count(cfg);
     w.plan.bind_cap = gpu->ops.bind_cap;
+    w.plan.head_force = gpu->plan.head_force;
     w.plan.dry = 1;
     TT_CHECK(tt_layout_build(cfg, &lo, st));
     w.plan.res = calloc((size_t)w.plan.L + 1, sizeof *w.plan.res);

@@ -15,6 +15,10 @@
  * range is the whole chunk and the schedule is the plain model's.
  * With dropout the adapters' output joins its projection's branch before
  * the branch's dropout and residual add.
+ * The head and cross-entropy run in the forward where their logits fit one
+ * buffer (WGPU_HEAD_LOGITS_BYTES); else in chunks of rows at the start of
+ * the backward, each chunk's forward then its backward (the logits buffer
+ * holds one chunk), and eval runs the chunks' forward alone (w->rec.evh).
  *
  * Dropout (tt_optim_args.dropout > 0): a second schedule (w->rec.dropout),
  * recorded by the same code as the plain one (plan_sched with drop = 1),
@@ -52,6 +56,14 @@ static tt_gref PRI(tt_backend *be, const tt_gpu_buf *set, int i) {
 /* 0: the tensor is frozen (the base of a LoRA model): no gradient sites */
 static int trains(const tt_backend *be, tt_tensor_kind kind, int layer) {
     return be->layout.t[tt_layout_index(&be->cfg, kind, layer)].trainable;
+}
+
+/* a LayerNorm's weight-and-bias gradient: its place in the grads, or where
+ * the LayerNorm is frozen (no gradient buffer: plan.c) a stand-in buffer
+ * for the two gradient sites that the schedule then drops */
+static tt_gref GLN(tt_backend *be, tt_tensor_kind kind, int layer) {
+    if (!trains(be, kind, layer)) return R(IMPL(be)->plan.part_cs);
+    return PR(be, IMPL(be)->plan.gset, kind, layer);
 }
 
 /* the next n forward (backward) sites of schedule sc */
@@ -231,6 +243,8 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
     const size_t nBTC = (size_t)BT * C;
     const tt_gpu_buf *P = w->plan.pset, *G = w->plan.gset;
     tt_gref tokens = R(w->plan.tok);
+    const float eps = tt_config_ln_eps(&be->cfg);
+    const int act = be->cfg.act;
 
     /* ---- forward ---- */
 #define FWD(call)                                                                                                      \
@@ -244,7 +258,7 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
     for (int l = 0; l < L; l++) {
         wl_acts *a = &w->plan.la[l];
         FWD(tt_gop_layernorm_forward(o, fnext(sc, 1), R(a->ln1), R(a->st1), R(w->plan.res[l]), PR(be, P, TT_LN1W, l),
-                                     PR(be, P, TT_LN1B, l), BT, C, st));
+                                     PR(be, P, TT_LN1B, l), BT, C, eps, st));
         TT_CHECK(qkv_forward(be, sc, l, st));
         const tt_gref qkv[3] = {a->q, a->k, a->v};
         TT_CHECK(lora_fwd(be, sc, l, TT_LORA_C_ATTN, qkv, 3, R(a->ln1), st));
@@ -258,12 +272,12 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
         TT_CHECK(lora_fwd(be, sc, l, TT_LORA_ATTN_C_PROJ, (tt_gref[1]){R(a->res2)}, 1, R(a->y), st));
         if (drop) FWD(tt_gop_dropout(o, fnext(sc, 1), R(a->res2), res, nBTC, 1, dslot(l, TT_DROP_ATTN_OUT), st));
         FWD(tt_gop_layernorm_forward(o, fnext(sc, 1), R(a->ln2), R(a->st2), R(a->res2), PR(be, P, TT_LN2W, l),
-                                     PR(be, P, TT_LN2B, l), BT, C, st));
+                                     PR(be, P, TT_LN2B, l), BT, C, eps, st));
         tt_gref fb = PR(be, P, TT_FCB, l);
         FWD(tt_gop_matmul(o, fnext(sc, 2), R(a->h), R(a->ln2), PR(be, P, TT_FCW, l), &fb, NULL, BT, C4, C, 0, 0, 0,
                           st));
         TT_CHECK(lora_fwd(be, sc, l, TT_LORA_C_FC, (tt_gref[1]){R(a->h)}, 1, R(a->ln2), st));
-        FWD(tt_gop_gelu_forward(o, fnext(sc, 1), R(a->g), R(a->h), (size_t)BT * C4, st));
+        FWD(tt_gop_gelu_forward(o, fnext(sc, 1), R(a->g), R(a->h), (size_t)BT * C4, act, st));
         tt_gref pb = PR(be, P, TT_PROJB, l), res2 = R(a->res2);
         FWD(tt_gop_matmul(o, fnext(sc, 2), R(w->plan.res[l + 1]), R(a->g), PR(be, P, TT_PROJW, l), &pb,
                           drop ? NULL : &res2, BT, C, C4, 0, 0, 0, st));
@@ -272,12 +286,21 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
             FWD(tt_gop_dropout(o, fnext(sc, 1), R(w->plan.res[l + 1]), res2, nBTC, 1, dslot(l, TT_DROP_MLP_OUT), st));
     }
     FWD(tt_gop_layernorm_forward(o, fnext(sc, 1), R(w->plan.lnf), R(w->plan.stf), R(w->plan.res[L]),
-                                 PR(be, P, TT_LNFW, -1), PR(be, P, TT_LNFB, -1), BT, C, st));
-    /* logits (BT,V) = lnf (BT,C) @ wte^T, wte stored (V,C) */
-    FWD(tt_gop_matmul(o, fnext(sc, 2), R(w->plan.logits), R(w->plan.lnf), PR(be, P, TT_WTE, -1), NULL, NULL, BT, V, C,
-                      0, 1, 0, st));
-    FWD(tt_gop_crossentropy(o, fnext(sc, 1), R(w->plan.logits), R(w->plan.losses), tokens, BT, V, T, st));
-    FWD(tt_gop_crossentropy_loss_reduce(o, fnext(sc, 1), R(w->plan.stats), R(w->plan.losses), st));
+                                 PR(be, P, TT_LNFW, -1), PR(be, P, TT_LNFB, -1), BT, C, eps, st));
+    const int hr = w->plan.head_rows; /* 0: the whole head here; else in chunks (backend_webgpu.h) */
+    if (!hr) {
+        /* logits (BT,V) = lnf (BT,C) @ wte^T, wte stored (V,C) */
+        FWD(tt_gop_matmul(o, fnext(sc, 2), R(w->plan.logits), R(w->plan.lnf), PR(be, P, TT_WTE, -1), NULL, NULL, BT, V,
+                          C, 0, 1, 0, st));
+        FWD(tt_gop_crossentropy(o, fnext(sc, 1), R(w->plan.logits), R(w->plan.losses), tokens, BT, V, T, st));
+        FWD(tt_gop_crossentropy_loss_reduce(o, fnext(sc, 1), R(w->plan.stats), R(w->plan.losses), st));
+    } else if (!drop) { /* eval's head: the chunks' forward and the loss sum (after the plain forward) */
+        const int n = tt_gop_head_crossentropy_sites(BT, hr, 0, 0);
+        TT_CHECK(tt_gop_head_crossentropy(o, w->rec.evh, R(w->plan.logits), R(w->plan.losses), tokens, R(w->plan.lnf),
+                                          PR(be, P, TT_WTE, -1), NULL, NULL, BT, C, V, w->plan.head_ldv, T, hr, st));
+        TT_CHECK(tt_gop_crossentropy_loss_reduce(o, &w->rec.evh[n], R(w->plan.stats), R(w->plan.losses), st));
+        w->rec.n_evh = n + 1;
+    }
 
     /* ---- backward ---- */
 #define BWD(n, call)                                                                                                   \
@@ -286,13 +309,22 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
         TT_CHECK(call);                                                                                                \
     } while (0)
     tt_gref part = R(w->plan.part_cs);
-    /* dlnf (BT,C) = dlogits (BT,V) @ wte (V,C); dwte += dlogits^T @ lnf */
-    BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->plan.dtmp), R(w->plan.logits), PR(be, P, TT_WTE, -1), NULL, NULL, BT, C,
-                         V, 0, 0, 0, st));
-    if (trains(be, TT_WTE, -1))
-        BWD(2, tt_gop_matmul(o, bnext(sc, 2), PR(be, G, TT_WTE, -1), R(w->plan.logits), R(w->plan.lnf), NULL, NULL, V,
-                             C, BT, 1, 0, 1, st));
-    BWD(3, tt_gop_layernorm_backward(o, bnext(sc, 3), R(w->plan.dres), PR(be, G, TT_LNFW, -1), R(w->plan.dtmp),
+    if (!hr) {
+        /* dlnf (BT,C) = dlogits (BT,V) @ wte (V,C); dwte += dlogits^T @ lnf */
+        BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->plan.dtmp), R(w->plan.logits), PR(be, P, TT_WTE, -1), NULL, NULL,
+                             BT, C, V, 0, 0, 0, st));
+        if (trains(be, TT_WTE, -1))
+            BWD(2, tt_gop_matmul(o, bnext(sc, 2), PR(be, G, TT_WTE, -1), R(w->plan.logits), R(w->plan.lnf), NULL, NULL,
+                                 V, C, BT, 1, 0, 1, st));
+    } else { /* each chunk: logits, loss and dlogits, dlnf rows, dwte += (then the loss sum) */
+        const int dw = trains(be, TT_WTE, -1), n = tt_gop_head_crossentropy_sites(BT, hr, 1, dw);
+        const tt_gref dlnf = R(w->plan.dtmp), dwte = PR(be, G, TT_WTE, -1);
+        BWD(n + 1, tt_gop_head_crossentropy(o, bnext(sc, n), R(w->plan.logits), R(w->plan.losses), tokens,
+                                            R(w->plan.lnf), PR(be, P, TT_WTE, -1), &dlnf, dw ? &dwte : NULL, BT, C, V,
+                                            w->plan.head_ldv, T, hr, st));
+        BWD(1, tt_gop_crossentropy_loss_reduce(o, bnext(sc, 1), R(w->plan.stats), R(w->plan.losses), st));
+    }
+    BWD(3, tt_gop_layernorm_backward(o, bnext(sc, 3), R(w->plan.dres), GLN(be, TT_LNFW, -1), R(w->plan.dtmp),
                                      R(w->plan.res[L]), PR(be, P, TT_LNFW, -1), R(w->plan.stf), part, BT, C, 0, st));
     if (!trains(be, TT_LNFW, -1)) sc->n_bwd -= 2; /* frozen: the dinp site alone (its first) */
     for (int l = L - 1; l >= 0; l--) {
@@ -306,14 +338,14 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
                              0, st));
         if (trains(be, TT_PROJW, l)) BWD(4, dw_db(be, bnext(sc, 4), R(a->g), dbr, TT_PROJW, TT_PROJB, l, C4, C, BT, st));
         TT_CHECK(lora_bwd(be, sc, l, TT_LORA_MLP_C_PROJ, R(w->plan.dg), (tt_gref[1]){dbr}, 1, R(a->g), st));
-        BWD(1, tt_gop_gelu_backward(o, bnext(sc, 1), R(w->plan.dg), R(a->h), (size_t)BT * C4, st));
+        BWD(1, tt_gop_gelu_backward(o, bnext(sc, 1), R(w->plan.dg), R(a->h), (size_t)BT * C4, act, st));
         /* fc: h = ln2 @ fcw + fcb */
         BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->plan.dtmp), R(w->plan.dg), PR(be, P, TT_FCW, l), NULL, NULL, BT, C,
                              C4, 0, 1, 0, st));
         if (trains(be, TT_FCW, l))
             BWD(4, dw_db(be, bnext(sc, 4), R(a->ln2), R(w->plan.dg), TT_FCW, TT_FCB, l, C, C4, BT, st));
         TT_CHECK(lora_bwd(be, sc, l, TT_LORA_C_FC, R(w->plan.dtmp), (tt_gref[1]){R(w->plan.dg)}, 1, R(a->ln2), st));
-        BWD(3, tt_gop_layernorm_backward(o, bnext(sc, 3), R(w->plan.dres), PR(be, G, TT_LN2W, l), R(w->plan.dtmp),
+        BWD(3, tt_gop_layernorm_backward(o, bnext(sc, 3), R(w->plan.dres), GLN(be, TT_LN2W, l), R(w->plan.dtmp),
                                          R(a->res2), PR(be, P, TT_LN2W, l), R(a->st2), part, BT, C, 1, st));
         if (!trains(be, TT_LN2W, l)) sc->n_bwd -= 2;
         /* attn out: res2 = y @ ow + ob + res[l] (dropout: as above; attention backward then overwrites dq) */
@@ -339,7 +371,7 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
                                  0, 1, j > 0, st));
         TT_CHECK(qkv_dw(be, sc, l, st));
         TT_CHECK(lora_bwd(be, sc, l, TT_LORA_C_ATTN, R(w->plan.dtmp), dqkv, 3, R(a->ln1), st));
-        BWD(3, tt_gop_layernorm_backward(o, bnext(sc, 3), R(w->plan.dres), PR(be, G, TT_LN1W, l), R(w->plan.dtmp),
+        BWD(3, tt_gop_layernorm_backward(o, bnext(sc, 3), R(w->plan.dres), GLN(be, TT_LN1W, l), R(w->plan.dtmp),
                                          R(w->plan.res[l]), PR(be, P, TT_LN1W, l), R(a->st1), part, BT, C, 1, st));
         if (!trains(be, TT_LN1W, l)) sc->n_bwd -= 2;
     }
@@ -405,6 +437,12 @@ int tt_wgpu_plan_schedule(tt_backend *be, tt_status *st) {
     }
     w->rec.plain.fwd = calloc((size_t)w->rec.cap_fwd, sizeof *w->rec.plain.fwd);
     w->rec.plain.bwd = calloc((size_t)w->rec.cap_bwd, sizeof *w->rec.plain.bwd);
+    if (w->plan.head_rows) { /* the head's chunks (plan.c) */
+        const int BT = w->plan.B * w->plan.T;
+        w->rec.cap_bwd += tt_gop_head_crossentropy_sites(BT, w->plan.head_rows, 1, 1) + 1;
+        w->rec.evh = calloc((size_t)tt_gop_head_crossentropy_sites(BT, w->plan.head_rows, 0, 0) + 1, sizeof *w->rec.evh);
+        if (!w->rec.evh) return tt_fail(st, TT_ENOMEM, "out of memory (webgpu schedule)");
+    }
     w->rec.opt = calloc((size_t)(2 * w->plan.n_ch), sizeof *w->rec.opt);
     if (!w->rec.plain.fwd || !w->rec.plain.bwd || !w->rec.opt)
         return tt_fail(st, TT_ENOMEM, "out of memory (webgpu schedule)");

@@ -73,8 +73,7 @@ int tt_wgpu_finish_pending(wgpu_impl *w, int i, tt_status *st) {
     return TT_OK;
 }
 
-/* zero a chunk's gradients: the whole buffer, or with LoRA its trainable
- * range (the frozen ones are never written) */
+/* zero a chunk's gradients (a frozen chunk has none) */
 static void clear_grads(wgpu_impl *w, const wchunk *c) {
     if (c->tn == c->n) tt_gpu_clear(w->g, c->g, 0, tt_wgpu_chunk_bytes(c));
     else if (c->tn) tt_gpu_clear(w->g, c->g, ((uint64_t)c->pad + (c->t0 - c->g0)) * 4, (uint64_t)c->tn * 4);
@@ -201,11 +200,11 @@ static int run_forward_only(tt_backend *be, const tt_token *tokens, int Brows, i
     TT_CHECK(tt_gops_set_step(&w->ops, &sp, st));
     TT_CHECK(upload_tokens(w, tokens, Brows, with_backward, st));
     TT_CHECK(tt_gpu_begin(w->g, st));
-    for (int c = 0; with_backward && c < w->plan.n_ch; c++)
-        tt_gpu_clear(w->g, w->plan.ch[c].g, 0, tt_wgpu_chunk_bytes(&w->plan.ch[c]));
+    for (int c = 0; with_backward && c < w->plan.n_ch; c++) clear_grads(w, &w->plan.ch[c]);
     tt_gpu_clear(w->g, w->plan.stats, 0, 16);
     tt_gops_run(w->g, w->rec.plain.fwd, w->rec.plain.n_fwd);
     if (with_backward) tt_gops_run(w->g, w->rec.plain.bwd, w->rec.plain.n_bwd);
+    else tt_gops_run(w->g, w->rec.evh, w->rec.n_evh); /* the chunked head's forward (none unless chunked) */
     tt_gpu_copy(w->g, w->plan.stats, 0, w->plan.stage_eval, 0, 16);
     TT_CHECK(tt_gpu_submit(w->g, st));
     float s[4];
@@ -229,6 +228,10 @@ int tt_wgpu_loss_and_grad(tt_backend *be, const tt_token *tokens, float *loss, f
     TT_CHECK(run_forward_only(be, tokens, w->plan.B, 1, loss, st));
     for (int i = 0; i < w->plan.n_ch; i++) {
         const wchunk *c = &w->plan.ch[i];
+        if (!c->tn) { /* frozen: no gradient buffer, zeros */
+            memset(grads + c->g0, 0, c->n * sizeof *grads);
+            continue;
+        }
         TT_CHECK(tt_gpu_read_sync(w->g, c->g, (uint64_t)c->pad * 4, (uint64_t)c->n * 4, grads + c->g0, st));
     }
     return TT_OK;

@@ -40,13 +40,13 @@
 #include "tt_test.h"
 
 typedef enum { OP_EMBEDDING, OP_LAYERNORM, OP_MATMUL, OP_HEAD, OP_ATTENTION, OP_GELU, OP_CROSSENTROPY, OP_ADAMW, OP_DROPOUT,
-               OP_LORA } op_kind;
-#define N_OPS (OP_LORA + 1)
+               OP_LORA, OP_HEADXENT } op_kind;
+#define N_OPS (OP_HEADXENT + 1)
 /* the names --op takes, and the labels of the messages */
 static const char *OP_KEYS[N_OPS] = {"embedding", "layernorm", "matmul", "head", "attention", "gelu",
-                                     "crossentropy", "adamw", "dropout", "lora"};
+                                     "crossentropy", "adamw", "dropout", "lora", "headxent"};
 static const char *OP_NAMES[N_OPS] = {"embedding", "layernorm", "matmul", "matmul (head, W^T)", "attention", "gelu",
-                                      "crossentropy", "adamw", "dropout", "lora"};
+                                      "crossentropy", "adamw", "dropout", "lora", "head + crossentropy"};
 enum { FWD = 0, BWD = 1 };
 
 /* d[] per op:
@@ -63,6 +63,13 @@ enum { FWD = 0, BWD = 1 };
  *                 inp, a, b, dout (N,OC); outputs dinp (the adapter's part),
  *                 da, db.
  *   dropout       B T C            (a (B,T,C) activation; element index (b*T + t)*C + c)
+ *   headxent      N C V chunk      the tied head and cross-entropy of a model's
+ *                 last rows: inputs x (N,C), wte (V,C), targets; forward: the
+ *                 losses (N); backward: dx (N,C) and dwte (V,C) of the mean
+ *                 scaled loss. The CPU runs its head and cross-entropy ops
+ *                 over all rows; WebGPU in chunks of `chunk` rows
+ *                 (tt_gop_head_crossentropy, the schedule's head where the
+ *                 logits exceed one buffer).
  * drop: the dropout probability of a dropout case, and of the attention
  * probabilities in an attention case (0: none); the mask's key is the
  * problem's dkey (rng.h's contract: every backend drops the same elements). */
@@ -118,6 +125,17 @@ static const op_case CASES[] = {
     {OP_HEAD, FWD, {17, 13, 1000}, 1e-6, 0},             {OP_HEAD, FWD, {3, 16, 1003}, 1e-6, 0},
     {OP_HEAD, BWD, {9, 17, 1003}, 1e-6, 0},              {OP_CROSSENTROPY, FWD, {5, 1000}, 2e-6, 0},
     {OP_CROSSENTROPY, BWD, {3, 1003}, 2e-6, 0},          {OP_CROSSENTROPY, FWD, {2, 50257}, 2e-6, 0},
+    /* vocabularies other than 256: 1000, an odd 997, GPT-2's 50257 */
+    {OP_EMBEDDING, FWD, {2, 9, 12, 997}, 1e-7, 0},       {OP_EMBEDDING, BWD, {2, 33, 8, 1000}, 1e-6, 0},
+    {OP_EMBEDDING, BWD, {3, 17, 5, 997}, 1e-6, 0},       {OP_HEAD, FWD, {17, 12, 997}, 1e-6, 0},
+    {OP_HEAD, BWD, {33, 8, 1000}, 1e-6, 0},              {OP_CROSSENTROPY, FWD, {5, 997}, 2e-6, 0},
+    {OP_CROSSENTROPY, BWD, {9, 1000}, 2e-6, 0},          {OP_CROSSENTROPY, FWD, {3, 50257}, 2e-6, 0},
+    {OP_CROSSENTROPY, BWD, {2, 50257}, 2e-6, 0},
+    /* the head and cross-entropy in chunks (WebGPU): several chunks, a last
+     * partial one, one chunk of all rows */
+    {OP_HEADXENT, FWD, {37, 12, 997, 8}, 2e-6, 0},       {OP_HEADXENT, FWD, {20, 8, 1000, 20}, 2e-6, 0},
+    {OP_HEADXENT, BWD, {37, 12, 997, 8}, 5e-6, 0},       {OP_HEADXENT, BWD, {33, 16, 1000, 16}, 5e-6, 0},
+    {OP_HEADXENT, BWD, {5, 4, 256, 1}, 5e-6, 0},
 };
 #define N_CASES (int)(sizeof CASES / sizeof CASES[0])
 
@@ -318,6 +336,25 @@ static void make_problem(const op_case *c, problem *p) {
         free(dl);
         break;
     }
+    case OP_HEADXENT: {
+        const int N = c->d[0], C = c->d[1], V = c->d[2];
+        const size_t nv = (size_t)N * V;
+        float *x = add_in(p, "inp", (size_t)N * C, -1, 1), *w = add_in(p, "wte", (size_t)V * C, -1, 1);
+        p->tok = tokens(N, V);
+        p->dscale = 1.0f / (float)(3 * N);
+        double *dx = D(x, (size_t)N * C), *dw = D(w, (size_t)V * C), *lg = ref_alloc(nv);
+        ref_head_forward(lg, dx, dw, N, C, V);
+        if (c->dir == FWD) ref_crossentropy_forward(add_out(p, "losses", N), NULL, lg, p->tok, N, V, p->dscale);
+        else {
+            double *dl = ref_alloc(nv);
+            ref_crossentropy_backward(dl, lg, p->tok, N, V, p->dscale);
+            double *rdx = add_out(p, "dinp", (size_t)N * C), *rdw = add_out(p, "dwte", (size_t)V * C);
+            ref_head_backward(rdx, rdw, dl, dx, dw, N, C, V);
+            free(dl);
+        }
+        free(dx), free(dw), free(lg);
+        break;
+    }
     case OP_DROPOUT: {
         size_t n = (size_t)c->d[0] * c->d[1] * c->d[2];
         float *x = add_in(p, c->dir == FWD ? "inp" : "dout", n, -2, 2);
@@ -459,6 +496,21 @@ static int cpu_run(const op_case *c, problem *p) {
         if (c->dir == FWD) tt_crossentropy_forward(cpu, o[0], NULL, in[0], p->tok, c->d[0], c->d[1], p->dscale);
         else tt_crossentropy_backward(cpu, o[0], in[0], p->tok, c->d[0], c->d[1], p->dscale);
         break;
+    case OP_HEADXENT: {
+        const int N = c->d[0], C = c->d[1], V = c->d[2];
+        float *lg = malloc((size_t)N * V * sizeof(float));
+        tt_head_forward(cpu, lg, in[0], in[1], N, C, V);
+        if (c->dir == FWD) tt_crossentropy_forward(cpu, o[0], NULL, lg, p->tok, N, V, p->dscale);
+        else {
+            float *dl = malloc((size_t)N * V * sizeof(float));
+            tt_crossentropy_backward(cpu, dl, lg, p->tok, N, V, p->dscale);
+            memset(o[1], 0, p->out[1].n * sizeof(float));
+            tt_head_backward(cpu, o[0], o[1], dl, in[0], in[1], N, C, V);
+            free(dl);
+        }
+        free(lg);
+        break;
+    }
     case OP_DROPOUT: {
         tt_dropout_mask dm = tt_dropout_mask_make(p->drop, p->dkey);
         if (c->dir == FWD) tt_dropout_forward(cpu, o[0], in[0], &dm, p->out[0].n);
@@ -641,15 +693,12 @@ static int gpu_run(const op_case *c, problem *p) {
     case OP_LAYERNORM: {
         const int N = c->d[0], C = c->d[1];
         const size_t n = (size_t)N * C;
-        if (c->d[2]) { /* the WebGPU layernorm has eps 1e-5 only */
-            rc = SKIPPED;
-            goto done;
-        }
+        const float eps = case_eps_f(c); /* a constant of the kernel (its prefix) */
         float *wb = malloc(2 * (size_t)C * sizeof *wb); /* [w (C); b (C)] */
         memcpy(wb, in[1], C * sizeof *wb), memcpy(wb + C, in[2], C * sizeof *wb);
         tt_gpu_buf bx = gup(in[0], n), bwb = gup(wb, 2 * (size_t)C), bo = gpois(n), bst = gpois(2 * (size_t)N);
         free(wb);
-        PLAN(tt_gop_layernorm_forward(O, &s[ns], GR(bo, 0), GR(bst, 0), GR(bx, 0), GR(bwb, 0), GR(bwb, C), N, C, &st));
+        PLAN(tt_gop_layernorm_forward(O, &s[ns], GR(bo, 0), GR(bst, 0), GR(bx, 0), GR(bwb, 0), GR(bwb, C), N, C, eps, &st));
         ns += 1;
         if (c->dir == FWD) {
             tt_gtest_run(s, ns);
@@ -761,20 +810,17 @@ static int gpu_run(const op_case *c, problem *p) {
     }
     case OP_GELU: {
         const size_t n = (size_t)c->d[0];
-        if (c->d[1] != TT_ACT_GELU) { /* the WebGPU GELU is the exact form only */
-            rc = SKIPPED;
-            goto done;
-        }
+        const int act = c->d[1]; /* the kernel's form, chosen when its site is planned */
         tt_gpu_buf bx = gup(in[0], n);
         if (c->dir == FWD) {
             tt_gpu_buf bo = gpois(n);
-            PLAN(tt_gop_gelu_forward(O, &s[ns], GR(bo, 0), GR(bx, 0), n, &st));
+            PLAN(tt_gop_gelu_forward(O, &s[ns], GR(bo, 0), GR(bx, 0), n, act, &st));
             ns += 1;
             tt_gtest_run(s, ns);
             gdown(bo, 0, o[0], n);
         } else {
             tt_gpu_buf bd = gup(in[1], n); /* in place: d = dout * gelu'(inp) */
-            PLAN(tt_gop_gelu_backward(O, &s[ns], GR(bd, 0), GR(bx, 0), n, &st));
+            PLAN(tt_gop_gelu_backward(O, &s[ns], GR(bd, 0), GR(bx, 0), n, act, &st));
             ns += 1;
             tt_gtest_run(s, ns);
             gdown(bd, 0, o[0], n);
@@ -798,6 +844,50 @@ static int gpu_run(const op_case *c, problem *p) {
         tt_gtest_run(s, ns);
         if (c->dir == FWD) gdown(bl, 0, o[0], (size_t)N);
         else gdown(blg, 0, o[0], nv);
+        break;
+    }
+    case OP_HEADXENT: {
+        /* one batch row of T = N (targets at tokens[1..N]); logits hold one
+         * chunk of rows padded to ldv = V rounded up to 4: wte's buffer has
+         * ldv - V more rows (finite values the head must ignore), dwte's
+         * extra rows must keep their values */
+        const int N = c->d[0], C = c->d[1], V = c->d[2], ch = c->d[3], ldv = (V + 3) / 4 * 4;
+        const size_t VC = (size_t)V * C, PC = (size_t)ldv * C;
+        uint32_t *tok = calloc((size_t)N + 1, sizeof *tok);
+        for (int r = 0; r < N; r++) tok[r + 1] = (uint32_t)p->tok[r];
+        float *wp = malloc(PC * sizeof *wp), *gp = calloc(PC, sizeof *gp), *gback = malloc(PC * sizeof *gback);
+        memcpy(wp, in[1], VC * sizeof *wp);
+        for (size_t i = VC; i < PC; i++) wp[i] = 3.0f - (float)(i % 7), gp[i] = 1.5f;
+        tt_gpu_buf btok = gup(tok, (size_t)N + 1), bx = gup(in[0], (size_t)N * C), bw = gup(wp, PC);
+        tt_gpu_buf blg = gpois((size_t)ch * ldv), bl = gpois((size_t)N);
+        free(tok), free(wp);
+        tt_gstep sp;
+        memset(&sp, 0, sizeof sp);
+        sp.grad_scale = p->dscale, sp.loss_scale = 1.0f / (float)N, sp.valid_rows = (uint32_t)N;
+        PLAN(tt_gops_set_step(O, &sp, &st));
+        const int bwd = c->dir == BWD, n = tt_gop_head_crossentropy_sites(N, ch, bwd, bwd);
+        tt_gsite *hs = calloc((size_t)n, sizeof *hs);
+        tt_gpu_buf bdx = bwd ? gpois((size_t)N * C) : -1, bdw = bwd ? gup(gp, PC) : -1;
+        free(gp);
+        const tt_gref dx = GR(bdx, 0), dw = GR(bdw, 0);
+        if (tt_gop_head_crossentropy(O, hs, GR(blg, 0), GR(bl, 0), GR(btok, 0), GR(bx, 0), GR(bw, 0), bwd ? &dx : NULL,
+                                     bwd ? &dw : NULL, N, C, V, ldv, N, ch, &st)) {
+            fprintf(stderr, "  webgpu plan: %s\n", st.msg);
+            free(hs), free(gback);
+            rc = FAILED;
+            goto done;
+        }
+        tt_gtest_run(hs, n);
+        free(hs);
+        if (!bwd) gdown(bl, 0, o[0], (size_t)N);
+        else {
+            gdown(bdx, 0, o[0], (size_t)N * C), gdown(bdw, 0, gback, PC);
+            memcpy(o[1], gback, VC * sizeof *gback);
+            int kept = 1;
+            for (size_t i = VC; i < PC; i++) kept &= gback[i] == 1.5f;
+            CHECK_MSG(kept, "webgpu headxent: the padded rows of dwte changed");
+        }
+        free(gback);
         break;
     }
     case OP_ADAMW: {
@@ -936,7 +1026,7 @@ static const backend BACKENDS[] = {
 };
 
 static void case_label(const op_case *c, char *buf, size_t cap) {
-    int nd = c->op == OP_ATTENTION || c->op == OP_LORA ? 5 : c->op == OP_ADAMW ? 4 : c->op == OP_EMBEDDING ? 4 : c->op == OP_GELU || c->op == OP_CROSSENTROPY ? 2 : 3;
+    int nd = c->op == OP_ATTENTION || c->op == OP_LORA ? 5 : c->op == OP_ADAMW ? 4 : c->op == OP_EMBEDDING ? 4 : c->op == OP_GELU || c->op == OP_CROSSENTROPY ? 2 : c->op == OP_HEADXENT ? 4 : 3;
     int k = snprintf(buf, cap, "%s %s [", OP_NAMES[c->op], c->dir == FWD ? "fwd" : "bwd");
     for (int i = 0; i < nd && k < (int)cap; i++) k += snprintf(buf + k, cap - (size_t)k, i ? " %d" : "%d", c->d[i]);
     if (k < (int)cap) k += snprintf(buf + k, cap - (size_t)k, "]");

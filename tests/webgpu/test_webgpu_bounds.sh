@@ -21,8 +21,9 @@
 #     TT_WEBGPU_ATTN_SPLIT=1 with it at head size 52, T 37: the split
 #     dk/dv layout of GPUs, whose instrumented tile fits lavapipe's 32 KiB;
 #     TT_WEBGPU_BIASFOLD=0: the separate bias-gradient column sums of big
-#     shapes; TT_WEBGPU_SPLITK=3), and LoRA (test_webgpu_lora, whose
-#     backends train adapters): each exits 0 and reports "clean", and
+#     shapes; TT_WEBGPU_SPLITK=3), LoRA (test_webgpu_lora, whose
+#     backends train adapters) and GPT-2's variants (test_webgpu_vocab:
+#     gelu_new, vocabulary 997, the head in chunks): each exits 0 and reports "clean", and
 #     together they compiled every kernel file of src/webgpu/wgsl (the
 #     include-only ones run inside others);
 #   - the check can fail: the same tools on a copy with a planted
@@ -111,6 +112,16 @@ if [ -x "$BIN/test_webgpu_lora" ]; then
     bounds_clean lora $? run-lora.log
 else
     bad "$BIN/test_webgpu_lora is not built (the LoRA kernels run in it)"
+fi
+
+# GPT-2's variants (gelu_tanh_*.wgsl; vocabulary 997, the head and
+# cross-entropy in chunks with padded logits rows, LoRA with a frozen wte):
+# test_webgpu_vocab's models
+if [ -x "$BIN/test_webgpu_vocab" ]; then
+    TT_WEBGPU_WGSL_DIR="$PWD/W" TT_WEBGPU_BOUNDS_CHECK=1 "$BIN/test_webgpu_vocab" > run-vocab.log 2>&1
+    bounds_clean vocab $? run-vocab.log
+else
+    bad "$BIN/test_webgpu_vocab is not built (the gelu_new kernels run in it)"
 fi
 
 # every kernel file (one with an entry point) was compiled instrumented and ran clean

@@ -56,7 +56,7 @@ TT_TEST(test_gelu_beyond_one_dimension) {
     tt_gsite s;
     memset(&s, 0, sizeof s);
     tt_gref out = {by, 0}, inp = {bx, 0};
-    int rc = tt_gop_gelu_forward(&O, &s, out, inp, n, &st);
+    int rc = tt_gop_gelu_forward(&O, &s, out, inp, n, TT_ACT_GELU, &st);
     if (rc) fprintf(stderr, "gelu plan: %s\n", st.msg);
     CHECK(rc == TT_OK);
     printf("  gelu: %zu elements (%zu workgroups of 256 at one per thread), grid %ux%ux%u, limit %u\n", n,
@@ -94,7 +94,7 @@ TT_TEST(test_layernorm_rows_folded_2d) {
     tt_gsite s;
     memset(&s, 0, sizeof s);
     tt_gref out = {by, 0}, rs = {bs, 0}, inp = {bx, 0}, w = {bw, 0}, b = {bw, (uint32_t)C};
-    int rc = tt_gop_layernorm_forward(&O, &s, out, rs, inp, w, b, rows, C, &st);
+    int rc = tt_gop_layernorm_forward(&O, &s, out, rs, inp, w, b, rows, C, 1e-5f, &st);
     if (rc) fprintf(stderr, "ln plan: %s\n", st.msg);
     CHECK(rc == TT_OK);
     printf("  layernorm: %d rows (one workgroup each), grid %ux%ux%u, limit %u\n", rows, s.x, s.y, s.z, LIM);

@@ -471,7 +471,7 @@ static void ln_case(int rows, int C) {
     tt_gsite s[4];
     tt_gref w = {bwb, (uint32_t)woff}, b = {bwb, (uint32_t)(woff + C)}, gw = {bg, (uint32_t)woff};
     tt_gtest_die_on(
-        tt_gop_layernorm_forward(&O, &s[0], tt_gtest_R(bout), tt_gtest_R(bst), tt_gtest_R(bx), w, b, rows, C, &st), &st,
+        tt_gop_layernorm_forward(&O, &s[0], tt_gtest_R(bout), tt_gtest_R(bst), tt_gtest_R(bx), w, b, rows, C, 1e-5f, &st), &st,
         "ln plan");
     tt_gtest_die_on(tt_gop_layernorm_backward(&O, &s[1], tt_gtest_R(bdx), gw, tt_gtest_R(bdy), tt_gtest_R(bx), w,
                                               tt_gtest_R(bst), tt_gtest_R(part), rows, C, 1, &st),
@@ -535,9 +535,9 @@ TT_TEST(test_bias_backward) {
     }
 }
 
-/* ---- gelu (and through it the fp32 erf) ---- */
+/* ---- gelu (and through it the fp32 erf), exact and tanh (gelu_new) ---- */
 
-TT_TEST(test_gelu) {
+static void gelu_case(int act) {
     tt_status st;
     const size_t n = 4099;
     float *x = tt_gtest_rnd(n, -7, 7);
@@ -547,13 +547,13 @@ TT_TEST(test_gelu) {
     x[2005] = -12.0f, x[2006] = 1e-30f, x[2007] = -30.0f;
     float *d = tt_gtest_rnd(n, -1, 1);
     double *X = ref_from_float(x, n), *Dd = ref_from_float(d, n), *ry = ref_alloc(n), *rd = ref_alloc(n);
-    ref_gelu_forward(ry, X, n, TT_ACT_GELU);
-    ref_gelu_backward(rd, X, Dd, n, TT_ACT_GELU);
+    ref_gelu_forward(ry, X, n, act);
+    ref_gelu_backward(rd, X, Dd, n, act);
     free(X), free(Dd);
     tt_gpu_buf bx = tt_gtest_up(x, n), by = tt_gtest_poisoned(n), bd = tt_gtest_up(d, n);
     tt_gsite s[2];
-    tt_gtest_die_on(tt_gop_gelu_forward(&O, &s[0], tt_gtest_R(by), tt_gtest_R(bx), n, &st), &st, "gelu plan");
-    tt_gtest_die_on(tt_gop_gelu_backward(&O, &s[1], tt_gtest_R(bd), tt_gtest_R(bx), n, &st), &st, "gelu bwd plan");
+    tt_gtest_die_on(tt_gop_gelu_forward(&O, &s[0], tt_gtest_R(by), tt_gtest_R(bx), n, act, &st), &st, "gelu plan");
+    tt_gtest_die_on(tt_gop_gelu_backward(&O, &s[1], tt_gtest_R(bd), tt_gtest_R(bx), n, act, &st), &st, "gelu bwd plan");
     tt_gtest_run(s, 2);
     float *y = malloc(n * sizeof *y), *g = malloc(n * sizeof *g);
     tt_gtest_down(by, y, n);
@@ -571,6 +571,9 @@ TT_TEST(test_gelu) {
     CHECK(bad == 0);
     free(x), free(d), free(ry), free(rd), free(y), free(g);
 }
+
+TT_TEST(test_gelu) { gelu_case(TT_ACT_GELU); }
+TT_TEST(test_gelu_tanh) { gelu_case(TT_ACT_GELU_TANH); }
 
 /* ---- embedding ---- */
 TT_TEST(test_embedding) {
@@ -728,6 +731,7 @@ int main(void) {
     RUN(test_layernorm);
     RUN(test_bias_backward);
     RUN(test_gelu);
+    RUN(test_gelu_tanh);
     RUN(test_embedding);
     RUN(test_crossentropy);
     RUN(test_adamw);

@@ -312,6 +312,11 @@ TT_TEST(test_refusals) {
     /* parameters split fine, an activation does not fit: named */
     tt_model_config t16 = with_batch("tiny", 16); /* fc 384 KiB, logits 512 KiB */
     refusal(&t16, "0.3", "MiB fc buffer", NULL);
+    /* GPT-2's vocabulary: wte (50257 x 768) is 147.2 MiB, over a 128 MiB
+     * binding (lavapipe's, and WebGPU's default): named with its size */
+    tt_model_config g2 = tt_preset_find("gpt2")->cfg;
+    g2.vocab = 50257, g2.act = TT_ACT_GELU_TANH;
+    refusal(&g2, "128", "parameter tensor wte.weight needs 147.2 MiB", "at most 128 MiB");
 
     /* the preflight accepts a limit that splits, and counts all four copies;
      * each preflight on a small backend created with the hooks it plans by */

@@ -1,10 +1,14 @@
-// crossentropy.wgsl — fused softmax + cross-entropy, one workgroup per row (b, t):
-//   loss[row] = logsumexp(logits[row]) - logits[row, target]
-//   logits[row] <- (softmax(logits[row]) - onehot(target)) * grad_scale
+// crossentropy.wgsl — fused softmax + cross-entropy, one workgroup per row of
+// logits; logits row r is the model's row g = row0 + r = b*T + t (row0 > 0: a
+// chunk of the rows, the head in chunks):
+//   losses[g] = logsumexp(logits[r]) - logits[r, target]
+//   logits[r] <- (softmax(logits[r]) - onehot(target)) * grad_scale
 // target = tokens[b*(T+1) + t + 1]; grad_scale (per step) = 1/(B*T*n_micro).
+// Rows are ld >= V floats apart; columns [V, ld) (the head's internal
+// padding) are ignored and their gradient written as 0.
 struct Args {
-    rows: u32, V: u32, T: u32, p3: u32,
-    p4: u32, p5: u32, p6: u32, p7: u32,
+    rows: u32, V: u32, T: u32, row0: u32,
+    ld: u32, p5: u32, p6: u32, p7: u32,
     p8: u32, p9: u32, p10: u32, p11: u32, p12: u32, p13: u32, p14: u32, p15: u32,
 }
 struct Step {
@@ -27,7 +31,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let row = wid.x + wid.y * nwg.x;
     if (row >= a.rows) { return; }
     let V = a.V;
-    let base = row * V;
+    let base = row * a.ld;
     var mx = -3.0e38;
     for (var i = lid; i < V; i += WG) { mx = max(mx, logits[base + i]); }
     red[lid] = mx;
@@ -47,14 +51,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         workgroupBarrier();
     }
     let lse = mx + log(red[0]);
-    let b = row / a.T;
-    let t = row % a.T;
+    let g = a.row0 + row;
+    let b = g / a.T;
+    let t = g % a.T;
     let tgt = tokens[b * (a.T + 1u) + t + 1u];
-    if (lid == 0u) { losses[row] = lse - logits[base + tgt]; }
+    if (lid == 0u) { losses[g] = lse - logits[base + tgt]; }
     workgroupBarrier();  // the loss read above happens before the overwrite below
     let gs = stp.grad_scale;
     for (var i = lid; i < V; i += WG) {
         let p = exp(logits[base + i] - lse);
         logits[base + i] = (p - select(0.0, 1.0, i == tgt)) * gs;
     }
+    for (var i = V + lid; i < a.ld; i += WG) { logits[base + i] = 0.0; }
 }

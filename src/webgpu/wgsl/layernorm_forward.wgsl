@@ -1,5 +1,6 @@
 // layernorm_forward.wgsl — LayerNorm forward, one workgroup (WG threads) per row:
-//   out = (x - mean) * rstd * w + b,  rstd = 1/sqrt(var + 1e-5) (biased var)
+//   out = (x - mean) * rstd * w + b,  rstd = 1/sqrt(var + LN_EPS) (biased var;
+//   LN_EPS: a constant of the C prefix, the model's epsilon)
 //   stats[row] = mean, stats[rows + row] = rstd (kept for the backward).
 // x (rows, C) at x_off; w, b in params at w_off, b_off; out (rows, C) at out_off.
 struct Args {
@@ -39,7 +40,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let mean = wg_sum(s, lid) / f32(C);
     var s2 = 0.0;
     for (var c = lid; c < C; c += WG) { let d = x[xb + c] - mean; s2 += d * d; }
-    let rstd = 1.0 / sqrt(wg_sum(s2, lid) / f32(C) + 1e-5);
+    let rstd = 1.0 / sqrt(wg_sum(s2, lid) / f32(C) + LN_EPS);
     let ob = a.out_off + row * C;
     for (var c = lid; c < C; c += WG) {
         out[ob + c] = (x[xb + c] - mean) * rstd * params[a.w_off + c] + params[a.b_off + c];

@@ -1,0 +1,31 @@
+// gelu_tanh_forward.wgsl — out = gelu_tanh(inp) (GPT-2's "gelu_new"):
+//   0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), n elements, grid-stride loop.
+//   tanh(u) = sign(u) (1 - e) / (1 + e), e = exp(-2|u|): no overflow for any u.
+struct Args {
+    n: u32, in_off: u32, out_off: u32, p3: u32,
+    p4: u32, p5: u32, p6: u32, p7: u32,
+    p8: u32, p9: u32, p10: u32, p11: u32, p12: u32, p13: u32, p14: u32, p15: u32,
+}
+@group(0) @binding(0) var<uniform> a: Args;
+@group(0) @binding(1) var<storage, read> inp: array<f32>;
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+
+fn tt_tanh_stable(u: f32) -> f32 {
+    let e = exp(-2.0 * abs(u));
+    let t = (1.0 - e) / (1.0 + e);
+    return select(t, -t, u < 0.0);
+}
+
+fn tt_gelu_tanh(x: f32) -> f32 {
+    let u = 0.79788456080286536 * (x + 0.044715 * x * x * x);
+    return 0.5 * x * (1.0 + tt_tanh_stable(u));
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let stride = nwg.x * nwg.y * WG;
+    for (var i = (wid.x + wid.y * nwg.x) * WG + lid; i < a.n; i += stride) {
+        out[a.out_off + i] = tt_gelu_tanh(inp[a.in_off + i]);
+    }
+}
