@@ -54,8 +54,9 @@ typedef struct {
     const tt_train_state *s;
 } progress_ctx;
 
-/* bits per byte of a loss in nats per byte (byte-level tokens) */
-static double bpb(double loss) { return loss / log(2.0); }
+/* the run's corpus: bits per byte of a loss in nats per token (data.h) */
+static const tt_corpus *g_corpus;
+static double bpb(double loss) { return g_corpus ? tt_corpus_bpb(g_corpus, loss) : loss / log(2.0); }
 /* ,"key":number on stdout */
 static void jnum(const char *key, double x) {
     printf(",\"%s\":", key);
@@ -302,6 +303,24 @@ static int init_eval(train_job *j) {
     return rc ? error_line(EXIT_FAIL, "init-from: evaluating the start weights: %s", st.msg) : 0;
 }
 
+/* tokenizing a large corpus into the token cache: progress on stderr */
+typedef struct {
+    double last;
+    int shown;
+} tok_progress;
+
+static void on_tok_progress(void *ctx, uint64_t done, uint64_t total, uint64_t tokens) {
+    tok_progress *tp = ctx;
+    if (total < (16u << 20)) return; /* small corpora take well under a second */
+    double now = tt_now();
+    if (done < total && now - tp->last < 0.5) return;
+    tp->last = now;
+    fprintf(stderr, "\rtinytrain: tokenizing the corpus: %.1f of %.1f MB, %llu tokens\033[K", done / 1e6, total / 1e6,
+            (unsigned long long)tokens);
+    fflush(stderr);
+    tp->shown = 1;
+}
+
 /* Everything before the first step: the run's plan (source, options), then
  * --print-config, the output folder, the text, the state and the backend.
  * Returns 0 (ready), -1 (nothing to train: print-config, a finished
@@ -319,8 +338,20 @@ static int setup(train_job *j) {
     }
     int rc = open_out_dir(j);
     if (rc) return rc;
-    if (tt_corpus_load(o->data, j->r.cfg.ctx, &j->corpus, &st) || tt_run_open(&j->r, &j->corpus, &st))
+    tok_progress tp = {0, 0};
+    if (tt_corpus_open(o->data, j->r.tok.tok, j->out_dir, j->r.cfg.ctx, o->json ? NULL : on_tok_progress, &tp, &j->corpus,
+                       &st)) {
+        if (tp.shown) fputc('\n', stderr);
         return error_line(EXIT_FAIL, "%s", st.msg);
+    }
+    if (tp.shown) fputc('\n', stderr);
+    g_corpus = &j->corpus;
+    if (j->corpus.tokens.count && !o->json)
+        notice("%s the token cache of %s: %llu tokens (%.3f per byte)", j->corpus.cache_built ? "built" : "reused",
+               j->corpus.desc, (unsigned long long)j->corpus.n_tok, tt_corpus_tok_per_byte(&j->corpus));
+    if (tt_run_open(&j->r, &j->corpus, &st)) return error_line(EXIT_FAIL, "%s", st.msg);
+    /* the tokenizer travels with the run: its files beside the checkpoint (train/runtok.h) */
+    if (!j->r.done && tt_runtok_save(&j->r.tok, j->out_dir, &st)) return error_line(EXIT_FAIL, "%s", st.msg);
     if (j->r.done) {
         notice("checkpoint '%s' is already at step %lld of %lld; pass --steps N (more than %lld) to train further", o->resume,
                (long long)j->r.s.step, (long long)j->r.tc.steps, (long long)j->r.s.step);
@@ -354,6 +385,11 @@ static void print_start(const train_job *j) {
         json_str(stdout, device, strlen(device));
         fputs(",\"corpus\":", stdout);
         json_str(stdout, j->corpus.desc, strlen(j->corpus.desc));
+        printf(",\"tokenizer\":\"%s\",\"vocab\":%d", tt_tokenizer_kind_name(j->r.tok.tok), cfg->vocab);
+        if (j->corpus.tokens.count)
+            printf(",\"tokenizer_hash\":\"%016llx\",\"corpus_tokens\":%llu", (unsigned long long)s->tok_hash,
+                   (unsigned long long)j->corpus.n_tok);
+        jnum("val_tokens_per_byte", tt_corpus_tok_per_byte(&j->corpus));
         fputs(",\"out\":", stdout);
         json_str(stdout, j->out_dir, strlen(j->out_dir));
         if (s->init_from[0]) {
@@ -367,8 +403,15 @@ static void print_start(const train_job *j) {
     }
     printf("tinytrain %s: %s model (%d layers, d_model %d, %d heads, ctx %d), %s params\n",
            j->o.resume ? "resuming" : "training", preset, cfg->n_layer, cfg->d_model, cfg->n_head, cfg->ctx, params);
-    printf("  data    %s: %zu train / %zu validation bytes\n", j->corpus.desc, j->corpus.n_train,
-           j->corpus.n - j->corpus.n_train);
+    if (j->corpus.tokens.count)
+        printf("  data    %s: %llu train / %llu validation tokens, %.3f tokens per byte\n"
+               "  tokens  BPE, %d ids (hash %016llx); losses per token, bpb = loss x tokens/byte / ln 2\n",
+               j->corpus.desc, (unsigned long long)j->corpus.n_tok_train,
+               (unsigned long long)(j->corpus.n_tok - j->corpus.n_tok_train), tt_corpus_tok_per_byte(&j->corpus), cfg->vocab,
+               (unsigned long long)s->tok_hash);
+    else
+        printf("  data    %s: %zu train / %zu validation bytes\n", j->corpus.desc, j->corpus.n_train,
+               j->corpus.n - j->corpus.n_train);
     printf("  run     steps %lld..%lld, batch %d x %d%s = %lld tokens/step, lr %g (%s, warmup %lld), seed %llu\n",
            (long long)s->step + 1, (long long)tc->steps, cfg->batch, cfg->ctx, tc->accum > 1 ? " x accum" : "",
            (long long)tok_step, tc->lr, tc->sched == TT_SCHED_COSINE ? "cosine" : "constant", (long long)tc->warmup,

@@ -17,6 +17,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,7 +251,22 @@ static int length_check(size_t n, size_t added, int ctx, const char *what, tt_st
                    need, min_n, ctx);
 }
 
-int tt_corpus_check(const tt_corpus *c, int ctx, tt_status *st) { return length_check(c->n, 0, ctx, "", st); }
+/* token data: both splits hold ctx+1 tokens */
+static int token_length_check(uint64_t n, int ctx, const char *what, tt_status *st) {
+    if (ctx < 1) return tt_fail(st, TT_EINVAL, "ctx must be >= 1 (got %d)", ctx);
+    uint64_t n_train = train_bytes((size_t)n), need = (uint64_t)ctx + 1;
+    if (n_train >= need && n - n_train >= need) return TT_OK;
+    return tt_fail(st, TT_EINVAL,
+                   "corpus %.300s is too short: %llu tokens, but the %s split needs at least ctx+1 = %llu tokens "
+                   "(a corpus of at least %llu tokens for ctx %d)",
+                   what, (unsigned long long)n, n_train < need ? "train" : "validation", (unsigned long long)need,
+                   (unsigned long long)(10 * need - 9), ctx);
+}
+
+int tt_corpus_check(const tt_corpus *c, int ctx, tt_status *st) {
+    if (c->tokens.count) return token_length_check(c->n_tok, ctx, c->desc, st);
+    return length_check(c->n, 0, ctx, "", st);
+}
 
 /* Split and length checks; takes ownership of bytes (freed on error). */
 static int corpus_finish(uint8_t *bytes, size_t n, size_t added, int ctx, const char *what, tt_corpus *c,
@@ -263,6 +280,7 @@ static int corpus_finish(uint8_t *bytes, size_t n, size_t added, int ctx, const 
     c->bytes = bytes;
     c->n = n;
     c->n_train = train_bytes(n);
+    c->val_bytes = n - c->n_train;
     c->hash = fnv1a64(bytes, n);
     return TT_OK;
 }
@@ -328,6 +346,7 @@ int tt_corpus_load(const char *path, int ctx, tt_corpus *c, tt_status *st) {
 
 void tt_corpus_free(tt_corpus *c) {
     free(c->bytes);
+    tt_tokfile_close(&c->tokens);
     memset(c, 0, sizeof *c);
 }
 
@@ -356,4 +375,115 @@ void tt_batch_val(const tt_corpus *c, int64_t k, int B, int T, uint8_t *out) {
         uint64_t start = c->n_train + mulhi64(frac, range);
         memcpy(out + (size_t)b * (size_t)(T + 1), c->bytes + start, (size_t)T + 1);
     }
+}
+
+/* ---- token data (a BPE tokenizer) ---- */
+
+double tt_corpus_tok_per_byte(const tt_corpus *c) {
+    if (!c->tokens.count || !c->val_bytes) return 1.0;
+    return (double)(c->n_tok - c->n_tok_train) / (double)c->val_bytes;
+}
+
+double tt_corpus_bpb(const tt_corpus *c, double nats) { return nats * tt_corpus_tok_per_byte(c) / log(2.0); }
+
+/* a corpus read into memory (a folder) as a token source */
+typedef struct {
+    const uint8_t *p;
+    size_t n, at;
+} mem_src;
+
+static int64_t mem_read(void *ctx, uint8_t *buf, size_t cap, tt_status *st) {
+    (void)st;
+    mem_src *m = ctx;
+    size_t k = TT_MIN(cap, m->n - m->at);
+    memcpy(buf, m->p + m->at, k);
+    m->at += k;
+    return (int64_t)k;
+}
+
+int tt_corpus_open(const char *path, tt_tokenizer *tok, const char *cache_dir, int ctx, tt_tokfile_progress progress,
+                   void *progress_ctx, tt_corpus *c, tt_status *st) {
+    if (!tok || tt_tokenizer_kind(tok) != TT_TOK_BPE) return tt_corpus_load(path, ctx, c, st);
+    memset(c, 0, sizeof *c);
+    int is_default = !path || !*path;
+    if (is_default) path = tt_default_corpus_dir();
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        if (is_default)
+            return tt_fail(st, TT_EIO, "default corpus not found (%s): install the `fortunes` package or pass --data FILE", path);
+        return tt_fail(st, TT_EIO, "cannot open corpus '%s': %s", path, strerror(errno));
+    }
+    /* the cache's name: the corpus path made absolute */
+    char full[PATH_MAX], cache[4400];
+    const char *id = realpath(path, full) ? full : path;
+    if ((size_t)snprintf(cache, sizeof cache, "%s/tokens-%016llx.bin", cache_dir && *cache_dir ? cache_dir : ".",
+                         (unsigned long long)fnv1a64((const uint8_t *)id, strlen(id))) >= sizeof cache)
+        return tt_fail(st, TT_EINVAL, "token cache path too long");
+    tt_tok_source src;
+    tt_tokfile_key key;
+    tt_corpus text; /* a folder: read as tt_corpus_load does, then tokenized from memory */
+    memset(&text, 0, sizeof text);
+    mem_src ms = {0};
+    int rc;
+    if (S_ISDIR(sb.st_mode)) {
+        TT_CHECK(tt_corpus_load(path, 1, &text, st));
+        ms.p = text.bytes;
+        ms.n = text.n;
+        src.read = mem_read;
+        src.close = NULL;
+        src.ctx = &ms;
+        key.bytes = text.n;
+        key.stamp = text.hash;
+        rc = TT_OK;
+    } else {
+        rc = tt_tokfile_key_of_file(path, &key, st);
+        if (!rc) rc = tt_tok_source_file(path, &src, st);
+        if (!rc && key.bytes == 0) {
+            tt_tok_source_close(&src);
+            rc = tt_fail(st, TT_EINVAL, "corpus '%s' is empty", path);
+        }
+    }
+    if (rc) {
+        tt_corpus_free(&text);
+        return rc;
+    }
+    tt_tokfile_build_opts bo = {0, 0, progress, progress_ctx};
+    int built = 0;
+    rc = tt_tokfile_ensure(cache, tok, &src, &key, &bo, &c->tokens, &built, st);
+    tt_tok_source_close(&src);
+    char desc_text[256];
+    snprintf(desc_text, sizeof desc_text, "%s", text.desc);
+    tt_corpus_free(&text);
+    if (rc) {
+        if (!strstr(st->msg, cache)) {
+            char m[sizeof st->msg];
+            snprintf(m, sizeof m, "%s", st->msg);
+            tt_fail(st, rc, "token cache '%.200s': %.300s", cache, m);
+        }
+        memset(&c->tokens, 0, sizeof c->tokens);
+        return rc;
+    }
+    c->cache_built = built;
+    c->n = (size_t)c->tokens.corpus_bytes;
+    c->hash = c->tokens.corpus_hash;
+    c->n_tok = c->tokens.count;
+    c->n_tok_train = train_bytes((size_t)c->n_tok);
+    /* the validation split's text: the bytes of its tokens */
+    uint64_t vb = 0;
+    for (uint64_t i = c->n_tok_train; i < c->n_tok; i++) {
+        size_t len = 0;
+        tt_tokenizer_token(tok, (int32_t)tt_tokfile_id(&c->tokens, i), &len);
+        vb += len;
+    }
+    c->val_bytes = vb;
+    char hb[32];
+    human_bytes(hb, sizeof hb, (double)c->n);
+    const char *base = strrchr(path, '/');
+    base = base && base[1] ? base + 1 : path;
+    if (S_ISDIR(sb.st_mode)) snprintf(c->desc, sizeof c->desc, "%.200s, %llu tokens", is_default ? "fortunes" : desc_text,
+                                      (unsigned long long)c->n_tok);
+    else snprintf(c->desc, sizeof c->desc, "%.160s (%s, %llu tokens)", base, hb, (unsigned long long)c->n_tok);
+    rc = tt_corpus_check(c, ctx, st);
+    if (rc) tt_corpus_free(c);
+    return rc;
 }

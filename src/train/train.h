@@ -58,6 +58,11 @@ typedef struct {
     /* corpus identity, checked on resume (not the text itself) */
     uint64_t corpus_hash;
     uint64_t corpus_bytes;
+    /* the model's tokenizer (tokenizer.h): 0 byte, 1 BPE, with its content
+     * hash (tt_tokenizer_hash; 0 for byte); its files are kept beside the
+     * checkpoint (train/runtok.h) */
+    int tok_kind;
+    uint64_t tok_hash;
     /* where the weights came from (train --init-from): the path and the
      * FNV-1a 64 hash of the base weights read there (hf.h); "" if none */
     char init_from[4096];
