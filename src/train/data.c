@@ -350,6 +350,24 @@ void tt_corpus_free(tt_corpus *c) {
     memset(c, 0, sizeof *c);
 }
 
+/* token data: the ids [start, start + n) of the token cache */
+static void copy_ids(const tt_corpus *c, uint64_t start, size_t n, tt_token *out) {
+    const tt_tokfile *f = &c->tokens;
+    if (f->width == 4)
+        for (size_t i = 0; i < n; i++) out[i] = ((const uint32_t *)f->ids)[start + i];
+    else
+        for (size_t i = 0; i < n; i++) out[i] = ((const uint16_t *)f->ids)[start + i];
+}
+
+/* token data: the batch rule of the bytes (train.h), counted in tokens */
+static void batch_train_ids(const tt_corpus *c, uint64_t seed, int64_t first_seq, int B, int T, tt_token *out) {
+    uint64_t range = c->n_tok_train - (uint64_t)T;
+    for (int b = 0; b < B; b++) {
+        uint64_t start = tt_rand_below(seed, TT_STREAM_BATCH, (uint64_t)(first_seq + b), range);
+        copy_ids(c, start, (size_t)T + 1, out + (size_t)b * (size_t)(T + 1));
+    }
+}
+
 void tt_batch_train(const tt_corpus *c, uint64_t seed, int64_t first_seq, int B, int T, uint8_t *out) {
     uint64_t range = (uint64_t)(c->n_train - (size_t)T); /* starts 0 .. n_train-T-1 */
     for (int b = 0; b < B; b++) {
@@ -364,6 +382,15 @@ static uint64_t mulhi64(uint64_t a, uint64_t b) {
     uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
     uint64_t mid = (ll >> 32) + (uint32_t)lh + (uint32_t)hl;
     return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+}
+
+static void batch_val_ids(const tt_corpus *c, int64_t k, int B, int T, tt_token *out) {
+    uint64_t range = c->n_tok - c->n_tok_train - (uint64_t)T;
+    for (int b = 0; b < B; b++) {
+        uint64_t j = (uint64_t)k * (uint64_t)B + (uint64_t)b;
+        uint64_t start = c->n_tok_train + mulhi64(j * 0x9E3779B97F4A7C15ull, range);
+        copy_ids(c, start, (size_t)T + 1, out + (size_t)b * (size_t)(T + 1));
+    }
 }
 
 void tt_batch_val(const tt_corpus *c, int64_t k, int B, int T, uint8_t *out) {

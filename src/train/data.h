@@ -10,7 +10,7 @@
 #define TT_DATA_H
 
 #include "tok/tokfile.h"
-#include "tt.h"
+#include "config.h"
 
 typedef struct {
     uint8_t *bytes;  /* byte-level: the text; NULL for token data */
