@@ -108,8 +108,8 @@ int main(int argc, char **argv) {
     float *p = malloc(be->layout.total * sizeof(float));
     tt_model_init_params(&c, &be->layout, 1, p, NULL);
     be->vt->set_state(be, p, NULL, NULL, &st);
-    uint8_t *tok = malloc((size_t)B * (T + 1));
-    for (size_t i = 0; i < (size_t)B * (T + 1); i++) tok[i] = (uint8_t)tt_rand_below(1, 1, i, 256);
+    tt_token *tok = malloc(((size_t)B * (T + 1)) * sizeof *tok);
+    for (size_t i = 0; i < (size_t)B * (T + 1); i++) tok[i] = (tt_token)tt_rand_below(1, 1, i, 256);
     tt_optim_args opt = {1e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 1.0f, 0.1f, 0.05f, 0.0f, 0, 0};
     BENCH("full step (fwd+bwd+adamw)", tt_config_step_flops(&c), reps, be->vt->step(be, tok, 1, &opt, &st));
     if (!only || strstr("full step", only)) {

@@ -67,13 +67,13 @@ static int omit(wgpu_impl *w, const char *pat, uint32_t *xs, int restore) {
     return n;
 }
 
-static double median_step(tt_backend *be, uint8_t *tok, size_t ntok, int steps, int seed, double *ms) {
+static double median_step(tt_backend *be, tt_token *tok, size_t ntok, int steps, int seed, double *ms) {
     tt_status st;
     tt_optim_args o = {1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 1.0f, 0.1f, 0.05f, 0.0f, 0, 0};
     float loss, gn;
     for (int k = 0; k < steps; k++) {
         for (size_t i = 0; i < ntok; i++)
-            tok[i] = (uint8_t)(97 + tt_rand_below((uint64_t)seed, TT_STREAM_TEST, (uint64_t)k * ntok + i, 26));
+            tok[i] = (tt_token)(97 + tt_rand_below((uint64_t)seed, TT_STREAM_TEST, (uint64_t)k * ntok + i, 26));
         double a = tt_now();
         if (be->vt->step(be, tok, 1, &o, &st) || be->vt->step_result(be, &loss, &gn, &st)) {
             fprintf(stderr, "dev_step_omit: step: %s\n", st.msg);
@@ -115,7 +115,7 @@ int main(int argc, char **argv) {
     wgpu_impl *w = tt_wgpu_of(be);
     size_t P = be->layout.total, ntok = (size_t)cfg.batch * (cfg.ctx + 1);
     float *p = malloc(P * sizeof *p);
-    uint8_t *tok = malloc(ntok);
+    tt_token *tok = malloc((ntok) * sizeof *tok);
     tt_model_init_params(&be->cfg, &be->layout, 1337, p, NULL);
     if (be->vt->set_state(be, p, NULL, NULL, &st)) {
         fprintf(stderr, "dev_step_omit: set_state: %s\n", st.msg);

@@ -563,13 +563,13 @@ void ref_gpt_forward(const tt_model_config *cfg, const tt_layout *lo, const doub
     gpt_run(cfg, lo, params, inp, NULL, B, T, logits, NULL, NULL);
 }
 
-double ref_gpt_loss_grad(const tt_model_config *cfg, const tt_layout *lo, const double *params, const uint8_t *tokens,
+double ref_gpt_loss_grad(const tt_model_config *cfg, const tt_layout *lo, const double *params, const tt_token *tokens,
                          int B, double *grads) {
     return ref_gpt_loss_grad_dropout(cfg, lo, params, tokens, B, grads, 0.0f, 0, 0, 1, 0);
 }
 
 double ref_gpt_loss_grad_dropout(const tt_model_config *cfg, const tt_layout *lo, const double *params,
-                                 const uint8_t *tokens, int B, double *grads, float p, uint64_t seed, int64_t step,
+                                 const tt_token *tokens, int B, double *grads, float p, uint64_t seed, int64_t step,
                                  int n_micro, int micro) {
     const gpt_drop dr = {p, seed, step, n_micro, micro};
     int T = cfg->ctx, N = B * T;
@@ -577,8 +577,8 @@ double ref_gpt_loss_grad_dropout(const tt_model_config *cfg, const tt_layout *lo
     if (!inp || !tgt) abort();
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++) {
-            inp[b * T + t] = tokens[(size_t)b * (T + 1) + t];
-            tgt[b * T + t] = tokens[(size_t)b * (T + 1) + t + 1];
+            inp[b * T + t] = (int32_t)tokens[(size_t)b * (T + 1) + t];
+            tgt[b * T + t] = (int32_t)tokens[(size_t)b * (T + 1) + t + 1];
         }
     double loss = gpt_run(cfg, lo, params, inp, tgt, B, T, NULL, grads, &dr);
     free(inp), free(tgt);

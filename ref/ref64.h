@@ -197,17 +197,17 @@ double ref_adamw_update_masked(double *params,       // (n)
  * logits (B,T,V) of the inputs inp (B,T), T <= cfg->ctx. */
 void ref_gpt_forward(const tt_model_config *cfg, const tt_layout *lo, const double *params, const int32_t *inp, int B,
                      int T, double *logits);
-/* tokens (B, T+1) bytes with T = cfg->ctx (inputs [0,T), targets [1,T+1]).
+/* tokens (B, T+1) token ids with T = cfg->ctx (inputs [0,T), targets [1,T+1]).
  * Returns the mean token loss; grads (layout total, may be NULL) receives
  * d(mean loss)/d(params). B may differ from cfg->batch. */
-double ref_gpt_loss_grad(const tt_model_config *cfg, const tt_layout *lo, const double *params, const uint8_t *tokens,
+double ref_gpt_loss_grad(const tt_model_config *cfg, const tt_layout *lo, const double *params, const tt_token *tokens,
                          int B, double *grads);
 /* The same for micro-batch `micro` of n_micro of optimizer step `step`
  * with dropout p at the four sites of a training step (embedding output,
  * attention probabilities, after the attention and MLP output projections),
  * masks keyed by tt_dropout_key_at(seed, step, n_micro, micro, ...). */
 double ref_gpt_loss_grad_dropout(const tt_model_config *cfg, const tt_layout *lo, const double *params,
-                                 const uint8_t *tokens, int B, double *grads, float p, uint64_t seed, int64_t step,
+                                 const tt_token *tokens, int B, double *grads, float p, uint64_t seed, int64_t step,
                                  int n_micro, int micro);
 
 #endif

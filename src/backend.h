@@ -74,15 +74,15 @@ typedef struct {
     int (*set_state)(tt_backend *be, const float *params, const float *m, const float *v, tt_status *st);
     /* Download state; any pointer may be NULL to skip it. Waits for pending work. */
     int (*get_state)(tt_backend *be, float *params, float *m, float *v, tt_status *st);
-    /* tokens: (n_micro, B, T+1) bytes, B = cfg.batch, T = cfg.ctx. inputs are
+    /* tokens: (n_micro, B, T+1) token ids (< cfg.vocab), B = cfg.batch, T = cfg.ctx. inputs are
      * [.., 0:T], targets [.., 1:T+1]. */
-    int (*step)(tt_backend *be, const uint8_t *tokens, int n_micro, const tt_optim_args *opt, tt_status *st);
+    int (*step)(tt_backend *be, const tt_token *tokens, int n_micro, const tt_optim_args *opt, tt_status *st);
     int (*step_result)(tt_backend *be, float *loss, float *grad_norm, tt_status *st);
     /* Forward only: mean loss over (B, T) with B <= cfg.batch. Synchronous. */
-    int (*eval)(tt_backend *be, const uint8_t *tokens, int B, float *loss, tt_status *st);
+    int (*eval)(tt_backend *be, const tt_token *tokens, int B, float *loss, tt_status *st);
     /* Optional (may be NULL): mean loss AND full gradient of one micro-batch
      * without updating; grads (layout.total floats) overwritten. For tests. */
-    int (*loss_and_grad)(tt_backend *be, const uint8_t *tokens, float *loss, float *grads, tt_status *st);
+    int (*loss_and_grad)(tt_backend *be, const tt_token *tokens, float *loss, float *grads, tt_status *st);
     /* Optional (may be NULL; then callers use step() then step_result()):
      * pipelining for asynchronous backends. Waits for and returns the loss
      * and pre-clip norm of the step BEFORE the most recent one, so a caller
@@ -108,7 +108,7 @@ typedef struct {
      * "webgpu.profile" -> tt_webgpu_profile_fn (webgpu_profile.h). */
     void *(*get_proc)(tt_backend *be, const char *name);
     /* Optional (may be NULL: this backend cannot inspect): the forward of one
-     * sequence of T bytes (1 <= T <= cfg.ctx), for inspect.h, and the
+     * sequence of T tokens (1 <= T <= cfg.ctx), for inspect.h, and the
      * activations it needs: resid (L+1, T, C) the residual stream after the
      * embedding, then after each block; q, k (L, T, C) each layer's queries
      * and keys (heads side by side). The eval forward (no dropout; LoRA
@@ -116,7 +116,7 @@ typedef struct {
      * not change 0..T-1 (causal). Synchronous; parameters and optimizer
      * state are untouched, activation buffers overwritten (call it between
      * steps, none in flight). */
-    int (*inspect)(tt_backend *be, const uint8_t *tokens, int T, float *resid, float *q, float *k, tt_status *st);
+    int (*inspect)(tt_backend *be, const tt_token *tokens, int T, float *resid, float *q, float *k, tt_status *st);
 } tt_backend_vtable;
 
 struct tt_backend {

@@ -44,7 +44,8 @@ int tt_config_validate(const tt_model_config *c, tt_status *st) {
     if (c->d_model % c->n_head) return tt_fail(st, TT_EINVAL, "d_model (%d) must be divisible by heads (%d)", c->d_model, c->n_head);
     if (c->ctx < 1 || c->ctx > 65536) return tt_fail(st, TT_EINVAL, "ctx must be in 1..65536 (got %d)", c->ctx);
     if (c->batch < 1 || c->batch > 65536) return tt_fail(st, TT_EINVAL, "batch must be in 1..65536 (got %d)", c->batch);
-    if (c->vocab != TT_VOCAB) return tt_fail(st, TT_EINVAL, "vocab must be %d (byte-level)", TT_VOCAB);
+    if (c->vocab < 1 || c->vocab > TT_TOK_MAX_VOCAB)
+        return tt_fail(st, TT_EINVAL, "vocab must be in 1..%d (got %d)", TT_TOK_MAX_VOCAB, c->vocab);
     if (c->act != TT_ACT_GELU && c->act != TT_ACT_GELU_TANH) return tt_fail(st, TT_EINVAL, "unknown activation %d", c->act);
     if (!(c->ln_eps >= 0.0f) || c->ln_eps > 0.1f) return tt_fail(st, TT_EINVAL, "layer_norm_epsilon must be in (0, 0.1] (got %g)", (double)c->ln_eps);
     if (c->lora_rank < 0) return tt_fail(st, TT_EINVAL, "lora-rank must be >= 0 (got %d)", c->lora_rank);

@@ -36,8 +36,9 @@
 #define TT_VOCAB 256 /* the byte-level vocabulary (tinytrain's own models) */
 
 /* A token id as it travels from the data to the backends: any vocabulary
- * up to 2^24 (tokenizer.h's TT_TOK_MAX_VOCAB). */
+ * up to TT_TOK_MAX_VOCAB (a model's and a tokenizer's limit). */
 typedef uint32_t tt_token;
+#define TT_TOK_MAX_VOCAB (1 << 24)
 
 /* The MLP's GELU: the exact erf form (tinytrain's own models, PyTorch's
  * "gelu") or the tanh approximation (GPT-2's "gelu_new"). */
@@ -51,7 +52,7 @@ typedef struct {
     int n_head;
     int ctx;    /* maximum sequence length (T) */
     int batch;  /* sequences per micro-batch (B) */
-    int vocab;  /* always TT_VOCAB for now */
+    int vocab;  /* token ids 0..vocab-1, 1..TT_TOK_MAX_VOCAB (TT_VOCAB: byte-level) */
     /* LoRA (0 rank: off). Targets are named as GPT-2's modules (peft's
      * target_modules): bit TT_LORA_* of lora_targets. */
     int lora_rank;

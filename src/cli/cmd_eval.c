@@ -53,10 +53,10 @@ int cmd_eval(int argc, char **argv) {
         return error_line(EXIT_FAIL, "%s", st.msg);
     }
     tt_backend *be = NULL;
-    uint8_t *tok = NULL;
+    tt_token *tok = NULL;
     int n = o.set[O_BATCHES] ? o.batches : (s.tc.eval_batches > 0 ? s.tc.eval_batches : 8);
     if ((rc = make_backend(o.backend ? o.backend : "cpu", &s.cfg, &(tt_backend_opts){.threads = o.set[O_THREADS] ? o.threads : 0}, 1, &be))) goto out;
-    tok = malloc((size_t)s.cfg.batch * (size_t)(s.cfg.ctx + 1));
+    tok = malloc((size_t)s.cfg.batch * (size_t)(s.cfg.ctx + 1) * sizeof *tok);
     if (!tok) {
         rc = error_line(EXIT_FAIL, "out of memory");
         goto out;

@@ -99,6 +99,11 @@ int cmd_inspect(int argc, char **argv) {
     tt_train_state s;
     memset(&s, 0, sizeof s);
     if ((rc = load_ckpt(path, &s))) return rc;
+    if (s.cfg.vocab != TT_VOCAB) {
+        tt_state_free(&s);
+        return error_line(EXIT_USAGE, "inspect: a text prompt needs the model's tokenizer; this model has a vocabulary of %d, not bytes",
+                          s.cfg.vocab);
+    }
     if (tt_inspect_check(&s.cfg, (int64_t)np, &st)) {
         tt_state_free(&s);
         return error_line(EXIT_USAGE, "--prompt: %s", st.msg);
@@ -114,7 +119,11 @@ int cmd_inspect(int argc, char **argv) {
     tt_inspect r;
     memset(&r, 0, sizeof r);
     rc = be->vt->set_state(be, s.params, NULL, NULL, &st);
-    if (!rc) rc = tt_inspect_run(be, s.params, (const uint8_t *)o.prompt, (int)np, &r, &st);
+    tt_token *ids = rc ? NULL : malloc(np * sizeof *ids);
+    if (!rc && !ids) rc = tt_fail(&st, TT_ENOMEM, "out of memory");
+    for (size_t i = 0; ids && i < np; i++) ids[i] = (uint8_t)o.prompt[i]; /* byte-level: one token per byte */
+    if (!rc) rc = tt_inspect_run(be, s.params, ids, (int)np, &r, &st);
+    free(ids);
     tt_backend_destroy(be);
     tt_state_free(&s);
     if (rc) return error_line(EXIT_FAIL, "inspect: %s", st.msg);

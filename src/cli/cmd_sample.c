@@ -32,7 +32,7 @@ typedef struct {
     size_t n, cap;
 } sample_sink;
 
-int on_token(void *user, uint8_t tok) {
+int on_token(void *user, tt_token tok) {
     sample_sink *ss = user;
     if (ss->json) {
         if (ss->n == ss->cap) {
@@ -44,7 +44,7 @@ int on_token(void *user, uint8_t tok) {
         }
         ss->buf[ss->n++] = (char)tok;
     } else {
-        fputc(tok, stdout);
+        fputc((int)tok, stdout);
         fflush(stdout);
     }
     return 0;
@@ -55,16 +55,26 @@ int print_sample(const tt_model_config *cfg, const float *params, const char *pr
                         int threads, int json) {
     tt_status st;
     tt_status_clear(&st);
+    if (cfg->vocab != TT_VOCAB)
+        return error_line(EXIT_USAGE, "sample: text needs the model's tokenizer; this model has a vocabulary of %d, not bytes",
+                          cfg->vocab);
     tt_sampler *smp = NULL;
-    if (tt_sampler_create(cfg, params, threads, &smp, &st)) return error_line(EXIT_FAIL, "sampler: %s", st.msg);
-    sample_sink ss = {json, NULL, 0, 0};
     size_t np = prompt ? strlen(prompt) : 0;
+    tt_token *ids = malloc((np ? np : 1) * sizeof *ids);
+    if (!ids) return error_line(EXIT_FAIL, "out of memory");
+    for (size_t i = 0; i < np; i++) ids[i] = (uint8_t)prompt[i]; /* byte-level: one token per byte */
+    if (tt_sampler_create(cfg, params, threads, &smp, &st)) {
+        free(ids);
+        return error_line(EXIT_FAIL, "sampler: %s", st.msg);
+    }
+    sample_sink ss = {json, NULL, 0, 0};
     if (!json && np) {
         fputs(prompt, stdout);
         fflush(stdout);
     }
-    int rc = tt_generate(smp, (const uint8_t *)prompt, np, sc, on_token, &ss, &st);
+    int rc = tt_generate(smp, ids, np, sc, on_token, &ss, &st);
     tt_sampler_destroy(smp);
+    free(ids);
     if (rc) {
         free(ss.buf);
         return error_line(EXIT_FAIL, "sampling: %s", st.msg);

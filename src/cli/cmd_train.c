@@ -295,7 +295,7 @@ static int init_eval(train_job *j) {
     tt_status_clear(&st);
     tt_backend *be = j->r.be;
     const tt_train_state *s = &j->r.s;
-    uint8_t *tok = malloc((size_t)s->cfg.batch * (size_t)(s->cfg.ctx + 1));
+    tt_token *tok = malloc((size_t)s->cfg.batch * (size_t)(s->cfg.ctx + 1) * sizeof *tok);
     int rc = !tok                                              ? tt_fail(&st, TT_ENOMEM, "out of memory")
              : be->vt->set_state(be, s->params, NULL, NULL, &st) ? st.code
                                                                 : tt_evaluate(be, &j->corpus, s->tc.eval_batches, tok, &j->init_val, &st);

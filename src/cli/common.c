@@ -193,7 +193,7 @@ int parse_opts(const char *cmd, const opt_def *defs, int argc, char **argv, int 
         case O_DETAIL: break;
         case O_PHASES: break;
         case O_PIPELINE: rc = set_int(name, val, 0, 1, &o->pipeline); break;
-        case O_TOPK: rc = set_int(name, val, 0, TT_VOCAB, &o->top_k); break;
+        case O_TOPK: rc = set_int(name, val, 0, TT_TOK_MAX_VOCAB, &o->top_k); break;
         case O_SEED: {
             /* every seed a checkpoint can hold: 0 .. 2^64-1 */
             char *end = NULL;

@@ -182,12 +182,12 @@ static inline int has_lora(const cpu_impl *c, int l, int t) {
 
 /* ---- forward / backward ---- */
 
-static void load_tokens(cpu_impl *c, const uint8_t *tokens, int B) {
+static void load_tokens(cpu_impl *c, const tt_token *tokens, int B) {
     int T = c->T;
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++) {
-            c->inp[b * T + t] = tokens[(size_t)b * (T + 1) + t];
-            c->tgt[b * T + t] = tokens[(size_t)b * (T + 1) + t + 1];
+            c->inp[b * T + t] = (int32_t)tokens[(size_t)b * (T + 1) + t];
+            c->tgt[b * T + t] = (int32_t)tokens[(size_t)b * (T + 1) + t + 1];
         }
 }
 
@@ -371,7 +371,7 @@ static int cpu_get_state(tt_backend *be, float *params, float *m, float *v, tt_s
     return TT_OK;
 }
 
-static int cpu_step(tt_backend *be, const uint8_t *tokens, int n_micro, const tt_optim_args *opt, tt_status *st) {
+static int cpu_step(tt_backend *be, const tt_token *tokens, int n_micro, const tt_optim_args *opt, tt_status *st) {
     cpu_impl *c = be->impl;
     if (!tokens || !opt) return tt_fail(st, TT_EINVAL, "step: tokens or optimizer arguments missing");
     if (n_micro < 1) return tt_fail(st, TT_EINVAL, "step: n_micro must be >= 1 (got %d)", n_micro);
@@ -418,7 +418,7 @@ static int cpu_step_result(tt_backend *be, float *loss, float *grad_norm, tt_sta
     return TT_OK;
 }
 
-static int cpu_eval(tt_backend *be, const uint8_t *tokens, int B, float *loss, tt_status *st) {
+static int cpu_eval(tt_backend *be, const tt_token *tokens, int B, float *loss, tt_status *st) {
     cpu_impl *c = be->impl;
     if (!tokens || !loss) return tt_fail(st, TT_EINVAL, "eval: tokens or loss missing");
     if (B < 1 || B > c->B) return tt_fail(st, TT_EINVAL, "eval: batch %d outside 1..%d", B, c->B);
@@ -427,7 +427,7 @@ static int cpu_eval(tt_backend *be, const uint8_t *tokens, int B, float *loss, t
     return tt_cpu_status(&c->cpu, st);
 }
 
-static int cpu_loss_and_grad(tt_backend *be, const uint8_t *tokens, float *loss, float *grads, tt_status *st) {
+static int cpu_loss_and_grad(tt_backend *be, const tt_token *tokens, float *loss, float *grads, tt_status *st) {
     cpu_impl *c = be->impl;
     if (!tokens || !loss || !grads) return tt_fail(st, TT_EINVAL, "loss_and_grad: missing argument");
     int B = c->B, T = c->T;
@@ -463,12 +463,12 @@ static int cpu_plan_bytes(tt_backend *be, const tt_model_config *cfg, uint64_t *
 
 /* backend.h inspect: the eval forward on one sequence padded with zeros to
  * ctx, then the first T rows of the stream and of q, k (packed in qkv) */
-static int cpu_inspect(tt_backend *be, const uint8_t *tokens, int T, float *resid, float *q, float *k, tt_status *st) {
+static int cpu_inspect(tt_backend *be, const tt_token *tokens, int T, float *resid, float *q, float *k, tt_status *st) {
     cpu_impl *c = be->impl;
     if (!tokens || !resid || !q || !k) return tt_fail(st, TT_EINVAL, "inspect: missing argument");
-    if (T < 1 || T > c->T) return tt_fail(st, TT_EINVAL, "inspect: %d bytes outside 1..%d", T, c->T);
+    if (T < 1 || T > c->T) return tt_fail(st, TT_EINVAL, "inspect: %d tokens outside 1..%d", T, c->T);
     const size_t C = (size_t)c->C, rows = (size_t)T;
-    for (int t = 0; t < c->T; t++) c->inp[t] = t < T ? tokens[t] : 0;
+    for (int t = 0; t < c->T; t++) c->inp[t] = t < T ? (int32_t)tokens[t] : 0;
     for (int t = 0; t < c->T; t++) c->tgt[t] = 0;
     forward(be, 1, 0, 0.0f, NULL);
     TT_CHECK(tt_cpu_status(&c->cpu, st));

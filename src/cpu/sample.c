@@ -22,7 +22,7 @@ struct tt_sampler {
     float *merged;    /* a LoRA model's merged weights (owned), else NULL */
     tt_cpu cpu;
     int len;          /* tokens in the window */
-    uint8_t *toks;    /* (ctx) tokens of the window */
+    tt_token *toks;   /* (ctx) tokens of the window */
     float *kc, *vc;   /* (L, ctx, C) caches */
     float *x;         /* (C) residual stream */
     float *h;         /* (C) normed input */
@@ -31,6 +31,7 @@ struct tt_sampler {
     float *y;         /* (C) attention output */
     float *fpre, *f;  /* (4C) MLP hidden before and after GELU */
     float *logits;    /* (V) */
+    tt_sample_item *pick; /* (V) tt_sample_pick's work */
 };
 
 void tt_sample_config_default(tt_sample_config *sc) {
@@ -44,7 +45,8 @@ void tt_sample_config_default(tt_sample_config *sc) {
 int tt_sample_config_validate(const tt_sample_config *sc, tt_status *st) {
     if (!isfinite(sc->temperature) || sc->temperature < 0.0f || sc->temperature > 100.0f)
         return tt_fail(st, TT_EINVAL, "temperature must be in [0, 100] (got %g)", sc->temperature);
-    if (sc->top_k < 0 || sc->top_k > TT_VOCAB) return tt_fail(st, TT_EINVAL, "top-k must be in 0..%d (got %d)", TT_VOCAB, sc->top_k);
+    if (sc->top_k < 0 || sc->top_k > TT_TOK_MAX_VOCAB)
+        return tt_fail(st, TT_EINVAL, "top-k must be in 0..%d (got %d)", TT_TOK_MAX_VOCAB, sc->top_k);
     if (!isfinite(sc->top_p) || sc->top_p <= 0.0f || sc->top_p > 1.0f)
         return tt_fail(st, TT_EINVAL, "top-p must be in (0, 1] (got %g)", sc->top_p);
     if (sc->max_tokens < 0) return tt_fail(st, TT_EINVAL, "tokens must be >= 0 (got %lld)", (long long)sc->max_tokens);
@@ -89,11 +91,12 @@ int tt_sampler_create(const tt_model_config *cfg, const float *params, int threa
         free(s);
         return rc;
     }
-    s->toks = malloc(T);
+    s->toks = malloc(T * sizeof *s->toks);
+    s->pick = malloc(V * sizeof *s->pick);
     s->kc = tt_alloc(L * T * C * sizeof(float), st);
     s->vc = tt_alloc(L * T * C * sizeof(float), st);
     s->x = tt_alloc((12 * C + 2 + V) * sizeof(float), st);
-    if (!s->toks || !s->kc || !s->vc || !s->x) {
+    if (!s->toks || !s->pick || !s->kc || !s->vc || !s->x) {
         tt_sampler_destroy(s);
         return tt_fail(st, TT_ENOMEM, "out of memory (sampler caches)");
     }
@@ -112,6 +115,7 @@ void tt_sampler_destroy(tt_sampler *s) {
     if (!s) return;
     tt_cpu_destroy(&s->cpu);
     free(s->toks);
+    free(s->pick);
     tt_free(s->kc);
     tt_free(s->vc);
     tt_free(s->x);
@@ -131,11 +135,11 @@ static const float *P(const tt_sampler *s, tt_tensor_kind kind, int layer) {
 }
 
 /* forward of token tok at position pos = s->len (cache rows pos written) */
-static void forward_token(tt_sampler *s, uint8_t tok) {
+static void forward_token(tt_sampler *s, tt_token tok) {
     tt_cpu *cpu = &s->cpu;
     const int C = s->cfg.d_model, NH = s->cfg.n_head, T = s->cfg.ctx;
     const int pos = s->len;
-    const int32_t tok32 = tok;
+    const int32_t tok32 = (int32_t)tok;
     const float *wte = P(s, TT_WTE, 0);
     tt_embedding_forward(cpu, s->x, &tok32, wte, P(s, TT_WPE, 0) + (size_t)pos * C, 1, 1, C);
     for (int l = 0; l < s->cfg.n_layer; l++) {
@@ -156,15 +160,15 @@ static void forward_token(tt_sampler *s, uint8_t tok) {
     s->len = pos + 1;
 }
 
-void tt_sampler_feed(tt_sampler *s, uint8_t tok) {
+void tt_sampler_feed(tt_sampler *s, tt_token tok) {
     const int T = s->cfg.ctx;
     if (s->len == T) {
-        /* slide: keep the last T/2 tokens (at least 0 when T == 1), recompute their cache */
+        /* slide: keep the last T/2 tokens (at least 0 when T == 1), recompute
+         * their cache (forward_token rewrites toks[i] with the same id) */
         int keep = T / 2;
-        uint8_t tmp[65536];
-        memcpy(tmp, s->toks + (T - keep), (size_t)keep);
+        memmove(s->toks, s->toks + (T - keep), (size_t)keep * sizeof *s->toks);
         s->len = 0;
-        for (int i = 0; i < keep; i++) forward_token(s, tmp[i]);
+        for (int i = 0; i < keep; i++) forward_token(s, s->toks[i]);
     }
     forward_token(s, tok);
 }
@@ -178,36 +182,63 @@ static int argmax(const float *x, int n) {
     return best;
 }
 
-int tt_sample_pick(const float *logits, int V, const tt_sample_config *sc, uint64_t draw) {
-    if (sc->temperature <= 0.0f || sc->top_k == 1 || V > TT_VOCAB) return argmax(logits, V);
-    float prob[TT_VOCAB];
-    int idx[TT_VOCAB]; /* indices sorted by prob, descending */
+/* the order of the candidates: probability descending, ties by the lower
+ * index first (a total order: any sort gives the same sequence) */
+static inline int item_before(const tt_sample_item *a, const tt_sample_item *b) {
+    return a->p > b->p || (a->p == b->p && a->i < b->i);
+}
+
+static int item_cmp(const void *x, const void *y) {
+    const tt_sample_item *a = x, *b = y;
+    return item_before(a, b) ? -1 : item_before(b, a) ? 1 : 0;
+}
+
+/* min-heap on the order (the root is the candidate that comes last) */
+static void heap_down(tt_sample_item *h, int n, int i) {
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && item_before(&h[m], &h[l])) m = l;
+        if (r < n && item_before(&h[m], &h[r])) m = r;
+        if (m == i) return;
+        tt_sample_item t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+int tt_sample_pick(const float *logits, int V, const tt_sample_config *sc, uint64_t draw, tt_sample_item *work) {
+    if (sc->temperature <= 0.0f || sc->top_k == 1) return argmax(logits, V);
+    tt_sample_item *it = work;
     float mx = logits[argmax(logits, V)];
     double sum = 0.0;
     for (int i = 0; i < V; i++) {
-        prob[i] = expf((logits[i] - mx) / sc->temperature);
-        sum += prob[i];
-    }
-    /* insertion sort by probability, descending; ties keep the lower index first */
-    for (int i = 0; i < V; i++) {
-        int j = i;
-        while (j > 0 && prob[idx[j - 1]] < prob[i]) {
-            idx[j] = idx[j - 1];
-            j--;
-        }
-        idx[j] = i;
+        it[i].p = expf((logits[i] - mx) / sc->temperature);
+        it[i].i = i;
+        sum += it[i].p;
     }
     int n = V;
-    if (sc->top_k > 0 && sc->top_k < n) {
-        n = sc->top_k;
+    if (sc->top_k > 0 && sc->top_k < V) {
+        /* the top k: a heap of the k best seen so far, then sorted */
+        int k = sc->top_k;
+        for (int i = k / 2 - 1; i >= 0; i--) heap_down(it, k, i);
+        for (int i = k; i < V; i++)
+            if (item_before(&it[i], &it[0])) {
+                it[0] = it[i];
+                heap_down(it, k, 0);
+            }
+        qsort(it, (size_t)k, sizeof *it, item_cmp);
+        n = k;
         sum = 0.0;
-        for (int i = 0; i < n; i++) sum += prob[idx[i]];
+        for (int i = 0; i < n; i++) sum += it[i].p;
+    } else {
+        qsort(it, (size_t)V, sizeof *it, item_cmp);
     }
     if (sc->top_p < 1.0f) {
         double cum = 0.0, target = (double)sc->top_p * sum;
         int m = 0;
         while (m < n) {
-            cum += prob[idx[m++]];
+            cum += it[m++].p;
             if (cum >= target) break;
         }
         n = m;
@@ -215,24 +246,34 @@ int tt_sample_pick(const float *logits, int V, const tt_sample_config *sc, uint6
     }
     double u = (double)tt_rand_uniform(sc->seed, TT_STREAM_SAMPLE, draw) * sum, cum = 0.0;
     for (int i = 0; i < n; i++) {
-        cum += prob[idx[i]];
-        if (u < cum) return idx[i];
+        cum += it[i].p;
+        if (u < cum) return it[i].i;
     }
-    return idx[n - 1];
+    return it[n - 1].i;
 }
 
-int tt_generate(tt_sampler *s, const uint8_t *prompt, size_t n_prompt, const tt_sample_config *sc, tt_token_fn cb,
+int tt_sampler_pick(tt_sampler *s, const tt_sample_config *sc, uint64_t draw) {
+    return tt_sample_pick(s->logits, s->cfg.vocab, sc, draw, s->pick);
+}
+
+int tt_generate(tt_sampler *s, const tt_token *prompt, size_t n_prompt, const tt_sample_config *sc, tt_token_fn cb,
                 void *user, tt_status *st) {
     TT_CHECK(tt_sample_config_validate(sc, st));
-    if (s->cfg.vocab != TT_VOCAB) return tt_fail(st, TT_EINVAL, "vocab must be %d", TT_VOCAB);
+    if (n_prompt == 0 && s->cfg.vocab != TT_VOCAB)
+        return tt_fail(st, TT_EINVAL, "an empty prompt starts from byte '\\n'; a model of vocabulary %d needs a prompt",
+                       s->cfg.vocab);
+    for (size_t i = 0; i < n_prompt; i++)
+        if (prompt[i] >= (tt_token)s->cfg.vocab)
+            return tt_fail(st, TT_EINVAL, "prompt token %u is outside the vocabulary (0..%d)", (unsigned)prompt[i],
+                           s->cfg.vocab - 1);
     tt_sampler_reset(s);
     if (n_prompt == 0) tt_sampler_feed(s, '\n');
     for (size_t i = 0; i < n_prompt; i++) tt_sampler_feed(s, prompt[i]);
     for (int64_t i = 0; i < sc->max_tokens; i++) {
         TT_CHECK(tt_cpu_status(&s->cpu, st));
-        int tok = tt_sample_pick(s->logits, s->cfg.vocab, sc, (uint64_t)i);
-        if (cb && cb(user, (uint8_t)tok)) break;
-        if (i + 1 < sc->max_tokens) tt_sampler_feed(s, (uint8_t)tok);
+        int tok = tt_sampler_pick(s, sc, (uint64_t)i);
+        if (cb && cb(user, (tt_token)tok)) break;
+        if (i + 1 < sc->max_tokens) tt_sampler_feed(s, (tt_token)tok);
     }
     return tt_cpu_status(&s->cpu, st);
 }

@@ -34,14 +34,14 @@ static void softmax(double *x, int n) {
     for (int i = 0; i < n; i++) x[i] /= s;
 }
 
-int tt_inspect_from_acts(const tt_model_config *cfg, const tt_layout *lo, const float *params, const uint8_t *tokens,
+int tt_inspect_from_acts(const tt_model_config *cfg, const tt_layout *lo, const float *params, const tt_token *tokens,
                          int T, const float *resid, const float *q, const float *k, tt_inspect *out, tt_status *st) {
     memset(out, 0, sizeof *out);
     const int L = cfg->n_layer, NH = cfg->n_head, C = cfg->d_model, V = cfg->vocab, hs = C / NH;
     if (T < 1 || T > tt_inspect_max_len(cfg))
         return tt_fail(st, TT_EINVAL, "inspect: prompt of %d bytes outside 1..%d", T, tt_inspect_max_len(cfg));
     out->T = T, out->L = L, out->NH = NH, out->V = V;
-    out->tokens = malloc((size_t)T);
+    out->tokens = malloc((size_t)T * sizeof *out->tokens);
     out->attn = malloc((size_t)L * NH * T * T * sizeof(float));
     out->lens = malloc((size_t)(L + 1) * T * V * sizeof(float));
     double *row = malloc((size_t)(T > V ? T : V) * sizeof(double)), *x = malloc((size_t)C * sizeof(double));
@@ -51,7 +51,7 @@ int tt_inspect_from_acts(const tt_model_config *cfg, const tt_layout *lo, const 
         tt_inspect_free(out);
         return tt_fail(st, TT_ENOMEM, "out of memory (inspect, %d bytes of prompt)", T);
     }
-    memcpy(out->tokens, tokens, (size_t)T);
+    memcpy(out->tokens, tokens, (size_t)T * sizeof *out->tokens);
     /* attention: scores of query i against keys j <= i, per head */
     const double scale = 1.0 / sqrt((double)hs);
     for (int l = 0; l < L; l++)
@@ -95,7 +95,7 @@ int tt_inspect_from_acts(const tt_model_config *cfg, const tt_layout *lo, const 
     return TT_OK;
 }
 
-int tt_inspect_run(tt_backend *be, const float *params, const uint8_t *tokens, int T, tt_inspect *out, tt_status *st) {
+int tt_inspect_run(tt_backend *be, const float *params, const tt_token *tokens, int T, tt_inspect *out, tt_status *st) {
     memset(out, 0, sizeof *out);
     const tt_model_config *cfg = &be->cfg;
     if (!be->vt->inspect) return tt_fail(st, TT_EUNSUP, "the %s backend cannot inspect a model", be->desc.name);
@@ -155,7 +155,7 @@ void tt_inspect_json(const tt_inspect *r, int top_k, tt_jw *j) {
         tt_jw_cstr(j, ",");
     }
     tt_jw_cstr(j, "\"bytes\":[");
-    for (int t = 0; t < T; t++) tt_jw_printf(j, "%s%d", t ? "," : "", r->tokens[t]);
+    for (int t = 0; t < T; t++) tt_jw_printf(j, "%s%u", t ? "," : "", (unsigned)r->tokens[t]);
     tt_jw_printf(j, "],\"n_layer\":%d,\"n_head\":%d,\"top_k\":%d,\"attention\":[", L, NH, k);
     for (int l = 0; l < L; l++) {
         tt_jw_cstr(j, l ? ",[" : "[");

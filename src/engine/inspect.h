@@ -34,7 +34,7 @@
 typedef struct {
     int T, L, NH, V;
     const char *backend; /* the backend whose forward ran ("cpu", "webgpu"); NULL from tt_inspect_from_acts */
-    uint8_t *tokens; /* (T) the prompt */
+    tt_token *tokens; /* (T) the prompt */
     float *attn;     /* (L, NH, T, T): row i over keys j, zero above the diagonal, each row sums to 1 */
     float *lens;     /* (L+1, T, V): next-byte probabilities read from the stream after the
                       * embedding (0) and after block l (l+1); lens[L] is the model's output */
@@ -51,12 +51,12 @@ int tt_inspect_check(const tt_model_config *cfg, int64_t T, tt_status *st);
  * copy of the parameters the backend holds (ln_f and the tied head are read
  * from it). TT_EUNSUP when the backend has no inspect entry; TT_EINVAL for a
  * prompt out of range. */
-int tt_inspect_run(tt_backend *be, const float *params, const uint8_t *tokens, int T, tt_inspect *out, tt_status *st);
+int tt_inspect_run(tt_backend *be, const float *params, const tt_token *tokens, int T, tt_inspect *out, tt_status *st);
 
 /* The math alone, from activations (what tt_inspect_run does after the
  * backend's forward; tests feed it activations of their own):
  * resid (L+1, T, C), q and k (L, T, C) with heads side by side. */
-int tt_inspect_from_acts(const tt_model_config *cfg, const tt_layout *lo, const float *params, const uint8_t *tokens,
+int tt_inspect_from_acts(const tt_model_config *cfg, const tt_layout *lo, const float *params, const tt_token *tokens,
                          int T, const float *resid, const float *q, const float *k, tt_inspect *out, tt_status *st);
 
 void tt_inspect_free(tt_inspect *r);

@@ -20,7 +20,7 @@
 #ifndef TT_TOK_TOKENIZER_H
 #define TT_TOK_TOKENIZER_H
 
-#include "tt.h"
+#include "config.h"
 
 typedef enum { TT_TOK_BYTE = 0, TT_TOK_BPE = 1 } tt_tok_kind;
 
@@ -34,8 +34,8 @@ typedef struct {
 } tt_tok_ids;
 void tt_tok_ids_free(tt_tok_ids *v);
 
-/* The largest vocabulary a tokenizer file may have (ids 0 .. 2^24 - 1). */
-#define TT_TOK_MAX_VOCAB (1 << 24)
+/* The largest vocabulary a tokenizer file may have: TT_TOK_MAX_VOCAB (config.h,
+ * ids 0 .. 2^24 - 1), the models' limit too. */
 
 /* ---- loading ---- */
 /* The byte tokenizer. */

@@ -368,11 +368,21 @@ static void batch_train_ids(const tt_corpus *c, uint64_t seed, int64_t first_seq
     }
 }
 
-void tt_batch_train(const tt_corpus *c, uint64_t seed, int64_t first_seq, int B, int T, uint8_t *out) {
+/* one window of T+1 tokens of the corpus from position start */
+static void window(const tt_corpus *c, uint64_t start, int T, tt_token *out) {
+    const uint8_t *p = c->bytes + start;
+    for (int t = 0; t <= T; t++) out[t] = p[t];
+}
+
+void tt_batch_train(const tt_corpus *c, uint64_t seed, int64_t first_seq, int B, int T, tt_token *out) {
+    if (c->tokens.count) {
+        batch_train_ids(c, seed, first_seq, B, T, out);
+        return;
+    }
     uint64_t range = (uint64_t)(c->n_train - (size_t)T); /* starts 0 .. n_train-T-1 */
     for (int b = 0; b < B; b++) {
         uint64_t start = tt_rand_below(seed, TT_STREAM_BATCH, (uint64_t)(first_seq + b), range);
-        memcpy(out + (size_t)b * (size_t)(T + 1), c->bytes + start, (size_t)T + 1);
+        window(c, start, T, out + (size_t)b * (size_t)(T + 1));
     }
 }
 
@@ -393,14 +403,18 @@ static void batch_val_ids(const tt_corpus *c, int64_t k, int B, int T, tt_token 
     }
 }
 
-void tt_batch_val(const tt_corpus *c, int64_t k, int B, int T, uint8_t *out) {
+void tt_batch_val(const tt_corpus *c, int64_t k, int B, int T, tt_token *out) {
+    if (c->tokens.count) {
+        batch_val_ids(c, k, B, T, out);
+        return;
+    }
     size_t n_val = c->n - c->n_train;
     uint64_t range = (uint64_t)(n_val - (size_t)T);
     for (int b = 0; b < B; b++) {
         uint64_t j = (uint64_t)k * (uint64_t)B + (uint64_t)b;
         uint64_t frac = j * 0x9E3779B97F4A7C15ull; /* frac(j * phi) in units of 2^-64 */
         uint64_t start = c->n_train + mulhi64(frac, range);
-        memcpy(out + (size_t)b * (size_t)(T + 1), c->bytes + start, (size_t)T + 1);
+        window(c, start, T, out + (size_t)b * (size_t)(T + 1));
     }
 }
 

@@ -61,9 +61,9 @@ double tt_corpus_tok_per_byte(const tt_corpus *c);
 /* Default corpus folder (fortunes). */
 const char *tt_default_corpus_dir(void);
 
-/* Training windows: out = (B, T+1) bytes for sequences first_seq .. first_seq+B-1. */
-void tt_batch_train(const tt_corpus *c, uint64_t seed, int64_t first_seq, int B, int T, uint8_t *out);
+/* Training windows: out = (B, T+1) tokens for sequences first_seq .. first_seq+B-1. */
+void tt_batch_train(const tt_corpus *c, uint64_t seed, int64_t first_seq, int B, int T, tt_token *out);
 /* Validation batch k of the fixed validation set (evenly spaced windows). */
-void tt_batch_val(const tt_corpus *c, int64_t k, int B, int T, uint8_t *out);
+void tt_batch_val(const tt_corpus *c, int64_t k, int B, int T, tt_token *out);
 
 #endif

@@ -33,7 +33,7 @@ float tt_default_lr(const tt_model_config *cfg) {
 
 /* ---------------- the loop ---------------- */
 
-int tt_evaluate(tt_backend *be, const tt_corpus *c, int n_batches, uint8_t *tokens, float *loss, tt_status *st) {
+int tt_evaluate(tt_backend *be, const tt_corpus *c, int n_batches, tt_token *tokens, float *loss, tt_status *st) {
     int B = be->cfg.batch, T = be->cfg.ctx;
     double sum = 0.0;
     for (int k = 0; k < n_batches; k++) {
@@ -58,10 +58,11 @@ int tt_write_curves(const tt_train_state *s, const char *csv_path, const char *s
 
 static int same_cfg(const tt_model_config *a, const tt_model_config *b) {
     return a->n_layer == b->n_layer && a->d_model == b->d_model && a->n_head == b->n_head && a->ctx == b->ctx &&
-           a->batch == b->batch && a->vocab == b->vocab;
+           a->batch == b->batch && a->vocab == b->vocab && a->act == b->act &&
+           tt_config_ln_eps(a) == tt_config_ln_eps(b);
 }
 
-void tt_step_tokens(const tt_corpus *c, const tt_train_config *tc, int64_t step, int B, int T, uint8_t *out) {
+void tt_step_tokens(const tt_corpus *c, const tt_train_config *tc, int64_t step, int B, int T, tt_token *out) {
     size_t micro = (size_t)B * (size_t)(T + 1);
     for (int i = 0; i < tc->accum; i++)
         tt_batch_train(c, tc->seed, (step * tc->accum + i) * B, B, T, out + (size_t)i * micro);
@@ -114,7 +115,7 @@ struct tt_loop {
     double t_start, t_prev, step_time, first_step_time;
     tt_progress p;
     tt_status err;       /* A_FAILED: the error */
-    uint8_t *buf;        /* two token slots of a step + one validation batch */
+    tt_token *buf;       /* two token slots of a step + one validation batch */
     size_t per_step;
 };
 
@@ -131,7 +132,7 @@ int tt_loop_create(const tt_trainer *t, tt_loop **out, tt_status *st) {
     const int B = s->cfg.batch, T = s->cfg.ctx;
     size_t micro = (size_t)B * (size_t)(T + 1);
     L->per_step = micro * (size_t)tc->accum;
-    L->buf = tt_alloc(2 * L->per_step + micro, st);
+    L->buf = tt_alloc((2 * L->per_step + micro) * sizeof *L->buf, st);
     if (!L->buf) {
         tt_free(L);
         return st ? st->code : TT_ENOMEM;
@@ -179,8 +180,8 @@ int tt_loop_set_steps(tt_loop *L, int64_t steps, tt_status *st) {
     return TT_OK;
 }
 
-static uint8_t *tokens_of(tt_loop *L, int64_t k) {
-    uint8_t *slot = L->buf + (size_t)(k & 1) * L->per_step;
+static tt_token *tokens_of(tt_loop *L, int64_t k) {
+    tt_token *slot = L->buf + (size_t)(k & 1) * L->per_step;
     if (L->tok_step[k & 1] != k) {
         tt_train_state *s = L->t.s;
         tt_step_tokens(L->t.corpus, &s->tc, k, s->cfg.batch, s->cfg.ctx, slot);
@@ -330,7 +331,7 @@ static int advance(tt_loop *L, tt_status *st) {
             L->next = A_SAVE;
             if ((!stop_asked(L) || last) && (last || (tc->eval_every > 0 && s->step % tc->eval_every == 0))) {
                 float vl = NAN;
-                uint8_t *valbuf = L->buf + 2 * L->per_step;
+                tt_token *valbuf = L->buf + 2 * L->per_step;
                 TT_CHECK(tt_evaluate(be, L->t.corpus, tc->eval_batches, valbuf, &vl, st));
                 TT_CHECK(tt_state_push_val(s, s->step, vl, st));
                 p->event = TT_EV_EVAL;

@@ -136,9 +136,9 @@ float tt_default_lr(const tt_model_config *cfg);
  * schedule, bias corrections 1-b^(step+1) computed in double. Every front-end
  * (trainer, bench, web) builds its steps with this. */
 tt_optim_args tt_optim_args_at(const tt_train_config *tc, int64_t step);
-/* The tokens of step `step`: tc->accum micro-batches of (B, T+1) bytes, by
+/* The tokens of step `step`: tc->accum micro-batches of (B, T+1) tokens, by
  * the batch rule of train.h. */
-void tt_step_tokens(const tt_corpus *c, const tt_train_config *tc, int64_t step, int B, int T, uint8_t *out);
+void tt_step_tokens(const tt_corpus *c, const tt_train_config *tc, int64_t step, int B, int T, tt_token *out);
 
 /* Runs steps s->step .. s->tc.steps - 1 (a loop over tt_loop_advance),
  * writing the checkpoint, CSV and SVG at save points and after an eval.
@@ -148,8 +148,8 @@ void tt_step_tokens(const tt_corpus *c, const tt_train_config *tc, int64_t step,
 int tt_train_run(const tt_trainer *t, int *stopped, tt_status *st);
 
 /* Mean validation loss of s->tc.eval_batches fixed batches with the backend's
- * current weights. tokens: scratch of cfg.batch * (cfg.ctx + 1) bytes. */
-int tt_evaluate(tt_backend *be, const tt_corpus *c, int n_batches, uint8_t *tokens, float *loss, tt_status *st);
+ * current weights. tokens: scratch of cfg.batch * (cfg.ctx + 1) tokens. */
+int tt_evaluate(tt_backend *be, const tt_corpus *c, int n_batches, tt_token *tokens, float *loss, tt_status *st);
 
 /* Writes the loss CSV and SVG of s (either path may be NULL). */
 int tt_write_curves(const tt_train_state *s, const char *csv_path, const char *svg_path, tt_status *st);

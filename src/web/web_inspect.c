@@ -3,6 +3,8 @@
  * code and messages as the CLI's `tinytrain inspect --json`. */
 #include "web_inspect.h"
 
+#include <stdlib.h>
+
 #include "engine/inspect.h"
 
 int tt_web_inspect_json(tt_backend *be, const float *params, const uint8_t *prompt, int n, int top_k, tt_jw *j,
@@ -10,7 +12,12 @@ int tt_web_inspect_json(tt_backend *be, const float *params, const uint8_t *prom
     if (top_k < 1 || top_k > TT_INSPECT_MAX_K)
         return tt_fail(st, TT_EINVAL, "top-k must be in 1..%d (got %d)", TT_INSPECT_MAX_K, top_k);
     tt_inspect r;
-    TT_CHECK(tt_inspect_run(be, params, prompt, n, &r, st));
+    tt_token *ids = malloc((size_t)(n > 0 ? n : 1) * sizeof *ids);
+    if (!ids) return tt_fail(st, TT_ENOMEM, "out of memory (inspect prompt)");
+    for (int i = 0; i < n; i++) ids[i] = prompt[i];
+    int rc = tt_inspect_run(be, params, prompt ? ids : NULL, n, &r, st);
+    free(ids);
+    TT_CHECK(rc);
     j->len = 0;
     j->oom = 0;
     tt_inspect_json(&r, top_k, j);

@@ -43,7 +43,7 @@ int tt_web_sampler_new(const tt_train_state *s, const char *prompt, int max_toke
     tt_sampler_reset(ws->s);
     size_t n = strlen(prompt);
     if (n == 0) tt_sampler_feed(ws->s, '\n');
-    for (size_t k = 0; k < n; k++) tt_sampler_feed(ws->s, (uint8_t)prompt[k]);
+    for (size_t k = 0; k < n; k++) tt_sampler_feed(ws->s, (uint8_t)prompt[k]); /* bytes: the web app's models are byte-level */
     *out = ws;
     return TT_OK;
 }
@@ -52,9 +52,9 @@ int tt_web_sampler_next(tt_web_sampler *ws, int *tok, tt_status *st) {
     (void)st;
     *tok = -1;
     if (ws->i >= ws->sc.max_tokens) return TT_OK;
-    int t = tt_sample_pick(tt_sampler_logits(ws->s), TT_VOCAB, &ws->sc, (uint64_t)ws->i);
+    int t = tt_sampler_pick(ws->s, &ws->sc, (uint64_t)ws->i);
     ws->i++;
-    if (ws->i < ws->sc.max_tokens) tt_sampler_feed(ws->s, (uint8_t)t);
+    if (ws->i < ws->sc.max_tokens) tt_sampler_feed(ws->s, (tt_token)t);
     *tok = t;
     return TT_OK;
 }

@@ -172,13 +172,13 @@ int tt_wgpu_plan_dropout(tt_backend *be, tt_status *st);  /* the dropout schedul
 int tt_wgpu_upload_drop_keys(tt_backend *be, const tt_optim_args *opt, int n_micro, int micro, tt_status *st);
 
 /* step.c: the vtable's step functions (w->run), and the readback of slot i */
-int tt_wgpu_step(tt_backend *be, const uint8_t *tokens, int n_micro, const tt_optim_args *opt, tt_status *st);
+int tt_wgpu_step(tt_backend *be, const tt_token *tokens, int n_micro, const tt_optim_args *opt, tt_status *st);
 int tt_wgpu_step_result(tt_backend *be, float *loss, float *grad_norm, tt_status *st);
 int tt_wgpu_step_result_prev(tt_backend *be, float *loss, float *grad_norm, tt_status *st);
-int tt_wgpu_eval(tt_backend *be, const uint8_t *tokens, int B, float *loss, tt_status *st);
-int tt_wgpu_loss_and_grad(tt_backend *be, const uint8_t *tokens, float *loss, float *grads, tt_status *st);
+int tt_wgpu_eval(tt_backend *be, const tt_token *tokens, int B, float *loss, tt_status *st);
+int tt_wgpu_loss_and_grad(tt_backend *be, const tt_token *tokens, float *loss, float *grads, tt_status *st);
 int tt_wgpu_phase_times(tt_backend *be, double ms[3], tt_status *st);
-int tt_wgpu_inspect(tt_backend *be, const uint8_t *tokens, int T, float *resid, float *q, float *k, tt_status *st);
+int tt_wgpu_inspect(tt_backend *be, const tt_token *tokens, int T, float *resid, float *q, float *k, tt_status *st);
 int tt_wgpu_finish_pending(wgpu_impl *w, int i, tt_status *st);
 
 /* profile.c: per-kernel timing of the schedule (tt_webgpu_profile of

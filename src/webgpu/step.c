@@ -14,7 +14,7 @@
 
 #include "backend_webgpu.h"
 
-static int upload_tokens(wgpu_impl *w, const uint8_t *tokens, int Brows, int buckets, tt_status *st) {
+static int upload_tokens(wgpu_impl *w, const tt_token *tokens, int Brows, int buckets, tt_status *st) {
     size_t row = (size_t)w->plan.T + 1;
     size_t n = (size_t)Brows * row;
     for (size_t i = 0; i < n; i++) w->run.tokhost[i] = tokens[i];
@@ -70,7 +70,7 @@ static void clear_grads(wgpu_impl *w, const wchunk *c) {
     else if (c->tn) tt_gpu_clear(w->g, c->g, ((uint64_t)c->pad + (c->t0 - c->g0)) * 4, (uint64_t)c->tn * 4);
 }
 
-int tt_wgpu_step(tt_backend *be, const uint8_t *tokens, int n_micro, const tt_optim_args *opt, tt_status *st) {
+int tt_wgpu_step(tt_backend *be, const tt_token *tokens, int n_micro, const tt_optim_args *opt, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     if (!tokens || !opt) return tt_fail(st, TT_EINVAL, "step: tokens or optimizer arguments missing");
     if (n_micro < 1) return tt_fail(st, TT_EINVAL, "step: n_micro must be >= 1 (got %d)", n_micro);
@@ -177,7 +177,7 @@ int tt_wgpu_step_result_prev(tt_backend *be, float *loss, float *grad_norm, tt_s
     return TT_OK;
 }
 
-static int run_forward_only(tt_backend *be, const uint8_t *tokens, int Brows, int with_backward, float *loss,
+static int run_forward_only(tt_backend *be, const tt_token *tokens, int Brows, int with_backward, float *loss,
                             tt_status *st) {
     wgpu_impl *w = IMPL(be);
     const double bt = (double)Brows * w->plan.T;
@@ -204,14 +204,14 @@ static int run_forward_only(tt_backend *be, const uint8_t *tokens, int Brows, in
     return TT_OK;
 }
 
-int tt_wgpu_eval(tt_backend *be, const uint8_t *tokens, int B, float *loss, tt_status *st) {
+int tt_wgpu_eval(tt_backend *be, const tt_token *tokens, int B, float *loss, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     if (!tokens || !loss) return tt_fail(st, TT_EINVAL, "eval: tokens or loss missing");
     if (B < 1 || B > w->plan.B) return tt_fail(st, TT_EINVAL, "eval batch %d out of range 1..%d", B, w->plan.B);
     return run_forward_only(be, tokens, B, 0, loss, st);
 }
 
-int tt_wgpu_loss_and_grad(tt_backend *be, const uint8_t *tokens, float *loss, float *grads, tt_status *st) {
+int tt_wgpu_loss_and_grad(tt_backend *be, const tt_token *tokens, float *loss, float *grads, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     if (!tokens || !loss || !grads) return tt_fail(st, TT_EINVAL, "loss_and_grad: missing argument");
     TT_CHECK(tt_wgpu_fault_check(w, st));
@@ -234,13 +234,13 @@ int tt_wgpu_phase_times(tt_backend *be, double ms[3], tt_status *st) {
 /* backend.h inspect: the recorded forward on one sequence (row 0, padded
  * with zeros to ctx; the other rows of the batch zeros), then the first T
  * rows of the residual streams and of each layer's q and k read back */
-int tt_wgpu_inspect(tt_backend *be, const uint8_t *tokens, int T, float *resid, float *q, float *k, tt_status *st) {
+int tt_wgpu_inspect(tt_backend *be, const tt_token *tokens, int T, float *resid, float *q, float *k, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     if (!tokens || !resid || !q || !k) return tt_fail(st, TT_EINVAL, "inspect: missing argument");
-    if (T < 1 || T > w->plan.T) return tt_fail(st, TT_EINVAL, "inspect: %d bytes outside 1..%d", T, w->plan.T);
-    uint8_t *row = calloc((size_t)w->plan.T + 1, 1);
+    if (T < 1 || T > w->plan.T) return tt_fail(st, TT_EINVAL, "inspect: %d tokens outside 1..%d", T, w->plan.T);
+    tt_token *row = calloc((size_t)w->plan.T + 1, sizeof *row);
     if (!row) return tt_fail(st, TT_ENOMEM, "out of memory (inspect)");
-    memcpy(row, tokens, (size_t)T);
+    memcpy(row, tokens, (size_t)T * sizeof *row);
     float loss;
     int rc = run_forward_only(be, row, 1, 0, &loss, st);
     free(row);

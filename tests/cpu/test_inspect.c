@@ -83,7 +83,7 @@ typedef struct {
     float *xf, *qf, *kf; /* the reference activations as floats */
 } ref_view;
 
-static void ref_view_make(const tt_model_config *cfg, const tt_layout *lo, const float *params, const uint8_t *tok, int T,
+static void ref_view_make(const tt_model_config *cfg, const tt_layout *lo, const float *params, const tt_token *tok, int T,
                           ref_view *rv) {
     const int C = cfg->d_model, L = cfg->n_layer, NH = cfg->n_head, V = cfg->vocab, hs = C / NH;
     double *P = ref_from_float(params, lo->total);
@@ -166,8 +166,8 @@ static void cpu_vs_ref(tt_model_config cfg, int T, uint64_t seed) {
     tt_layout lo;
     CHECK(tt_layout_build(&cfg, &lo, &st) == TT_OK);
     float *params = model_params(&cfg, &lo, seed);
-    uint8_t tok[256];
-    for (int t = 0; t < T; t++) tok[t] = (uint8_t)tt_rand_below(seed, TT_STREAM_TEST, 1000 + t, 256);
+    tt_token tok[256];
+    for (int t = 0; t < T; t++) tok[t] = (tt_token)tt_rand_below(seed, TT_STREAM_TEST, 1000 + t, 256);
     ref_view rv;
     ref_view_make(&cfg, &lo, params, tok, T, &rv);
     tt_backend *be = NULL;
@@ -247,7 +247,7 @@ TT_TEST(json_is_what_the_view_reads) {
     tt_backend *be = NULL;
     CHECK(tt_backend_create("cpu", &c, &(tt_backend_opts){.threads = 1}, &be, NULL, 0, &st) == TT_OK);
     CHECK(be->vt->set_state(be, params, NULL, NULL, &st) == TT_OK);
-    const uint8_t tok[3] = {'a', '"', 0xE9};
+    const tt_token tok[3] = {'a', '"', 0xE9};
     tt_inspect r;
     CHECK(tt_inspect_run(be, params, tok, 3, &r, &st) == TT_OK);
     tt_jw j;
@@ -278,7 +278,7 @@ TT_TEST(bad_prompts_are_refused) {
     tt_backend *be = NULL;
     CHECK(tt_backend_create("cpu", &c, &(tt_backend_opts){.threads = 1}, &be, NULL, 0, &st) == TT_OK);
     float *params = calloc(be->layout.total, sizeof(float));
-    uint8_t tok[9] = "abcdefgh";
+    tt_token tok[9] = {'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 0};
     tt_inspect r;
     CHECK(tt_inspect_run(be, params, tok, 0, &r, &st) == TT_EINVAL);
     CHECK(strstr(st.msg, "empty") != NULL);

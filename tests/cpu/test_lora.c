@@ -35,7 +35,7 @@ TT_TEST(reference_adapter_grads_match_finite_differences) {
     CHECK(tt_layout_build(&c, &lo, NULL) == TT_OK);
     float *p = tt_test_params(&c, &lo, 3);
     double *dp = ref_from_float(p, lo.total), *rg = ref_alloc(lo.total);
-    uint8_t *tok = tt_test_tokens(1, c.batch, c.ctx, 5);
+    tt_token *tok = tt_test_tokens(1, c.batch, c.ctx, 5);
     ref_gpt_loss_grad(&c, &lo, dp, tok, c.batch, rg);
     int checked = 0;
     for (int i = lo.n_base; i < lo.n_tensors; i++)
@@ -73,7 +73,7 @@ TT_TEST(attach_gives_base_loss_and_merge_gives_lora_loss) {
     tt_model_init_params(&lc, &lb->layout, 99, ip, NULL);
     size_t bt = lb->layout.base_total;
     CHECK(memcmp(lp + bt, ip + bt, (lb->layout.total - bt) * sizeof *ip) == 0);
-    uint8_t *tok = tt_test_tokens(1, lc.batch, lc.ctx, 13);
+    tt_token *tok = tt_test_tokens(1, lc.batch, lc.ctx, 13);
     float l0, l1, l2;
     CHECK(bb->vt->set_state(bb, bp, NULL, NULL, &st) == TT_OK && bb->vt->eval(bb, tok, bc.batch, &l0, &st) == TT_OK);
     CHECK(lb->vt->set_state(lb, lp, NULL, NULL, &st) == TT_OK && lb->vt->eval(lb, tok, lc.batch, &l1, &st) == TT_OK);
@@ -108,7 +108,7 @@ TT_TEST(lora_training_is_bit_identical_across_threads) {
         tt_status st;
         float *p = malloc(be->layout.total * 4);
         tt_model_init_params(&c, &be->layout, 4, p, NULL);
-        uint8_t *tok = tt_test_tokens(1, c.batch, c.ctx, 31);
+        tt_token *tok = tt_test_tokens(1, c.batch, c.ctx, 31);
         CHECK(be->vt->set_state(be, p, NULL, NULL, &st) == TT_OK);
         for (int s = 1; s <= 20; s++) {
             tt_optim_args a = tt_test_optim_at(1e-2f, 1.0f, s);

@@ -119,7 +119,7 @@ static void check_model_vs_reference(const char *what, tt_model_config c, int th
     tt_status st;
     const tt_layout *lo = &be->layout;
     float *p = tt_test_params(&c, lo, 42);
-    uint8_t *tok = tt_test_tokens(1, c.batch, c.ctx, 7);
+    tt_token *tok = tt_test_tokens(1, c.batch, c.ctx, 7);
     float *g = malloc(lo->total * sizeof *g);
     float loss = tt_test_loss_and_grad(be, p, tok, g);
     double *dp = ref_from_float(p, lo->total), *rg = ref_alloc(lo->total);
@@ -178,7 +178,7 @@ TT_TEST(overfits_a_short_string) {
     tt_status st;
     const char *text = "tinytrain learns this line by heart. tinytrain learns this line by heart.";
     size_t len = strlen(text);
-    uint8_t *tok = malloc((size_t)c.batch * (c.ctx + 1));
+    tt_token *tok = malloc(((size_t)c.batch * (c.ctx + 1)) * sizeof *tok);
     for (int b = 0; b < c.batch; b++)
         for (int t = 0; t <= c.ctx; t++) tok[b * (c.ctx + 1) + t] = (uint8_t)text[(size_t)(b * 9 + t) % len];
     float *p = malloc(be->layout.total * sizeof *p);
@@ -206,7 +206,7 @@ TT_TEST(training_is_bit_identical_across_threads) {
     const int steps = 5, threads[3] = {1, 2, 3};
     float losses[3][5], norms[3][5];
     float *w[3] = {0}, *mm[3] = {0}, *vv[3] = {0};
-    uint8_t *tok = tt_test_tokens(2 * steps, c.batch, c.ctx, 99);
+    tt_token *tok = tt_test_tokens(2 * steps, c.batch, c.ctx, 99);
     for (int k = 0; k < 3; k++) {
         tt_backend *be = tt_test_cpu_backend(&c, threads[k]);
         if (!be) return;
@@ -247,7 +247,7 @@ TT_TEST(grad_accumulation_matches_big_batch) {
     tt_status st;
     size_t n = a->layout.total;
     float *p = tt_test_params(&c, &a->layout, 3);
-    uint8_t *tok = tt_test_tokens(2, c.batch, c.ctx, 11); /* (2, B, T+1) == (2B, T+1) */
+    tt_token *tok = tt_test_tokens(2, c.batch, c.ctx, 11); /* (2, B, T+1) == (2B, T+1) */
     CHECK(a->vt->set_state(a, p, NULL, NULL, &st) == TT_OK);
     CHECK(b->vt->set_state(b, p, NULL, NULL, &st) == TT_OK);
     tt_optim_args o = tt_test_optim_at(0.0f, 0.0f, 1);
@@ -287,7 +287,7 @@ static void check_adamw_step(tt_model_config c) {
     float *m = malloc(n * 4), *v = malloc(n * 4);
     tt_test_fill(m, n, 21, -1e-3f, 1e-3f);
     tt_test_fill(v, n, 22, 1e-6f, 1e-5f);
-    uint8_t *tok = tt_test_tokens(1, c.batch, c.ctx, 23);
+    tt_token *tok = tt_test_tokens(1, c.batch, c.ctx, 23);
     double *dp = ref_from_float(p, n), *dm = ref_from_float(m, n), *dv = ref_from_float(v, n), *rg = ref_alloc(n);
     double rl = ref_gpt_loss_grad(&c, lo, dp, tok, c.batch, rg);
     /* the norm over the trainable tensors: a LoRA model's frozen base takes no part */
@@ -344,7 +344,7 @@ static void check_dropout_step(const char *what, tt_model_config c, int threads,
     const tt_layout *lo = &be->layout;
     size_t n = lo->total;
     float *prm = tt_test_params(&c, lo, 31);
-    uint8_t *tok = tt_test_tokens(2, c.batch, c.ctx, 32);
+    tt_token *tok = tt_test_tokens(2, c.batch, c.ctx, 32);
     tt_optim_args o = {0.0f, 0.0f, 0.95f, 1e-8f, 0.0f, 0.0f, 1.0f, 1.0f, p, 4242, 6};
     float loss[3], norm, *m = malloc(n * 4), *m2 = malloc(n * 4);
     for (int k = 0; k < 3; k++) {
@@ -398,7 +398,7 @@ TT_TEST(bad_arguments_are_errors) {
     tt_backend *be = tt_test_cpu_backend(&c, 1);
     if (!be) return;
     tt_status st;
-    uint8_t tok[2 * 5] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    tt_token tok[2 * 5] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
     tt_optim_args a = tt_test_optim_at(1e-3f, 1.0f, 1);
     float l;
     CHECK(be->vt->step(be, tok, 0, &a, &st) == TT_EINVAL);

@@ -14,7 +14,7 @@
 #include "tt_test.h"
 
 /* ---- float64 reference (ref/ref64.h): full forward of tokens[0..n), logits of the last position ---- */
-static void ref_forward(const tt_model_config *cfg, const tt_layout *lo, const float *p, const uint8_t *tok, int n,
+static void ref_forward(const tt_model_config *cfg, const tt_layout *lo, const float *p, const tt_token *tok, int n,
                         double *logits) {
     double *dp = ref_from_float(p, lo->total), *all = ref_alloc((size_t)n * cfg->vocab);
     int32_t *inp = malloc((size_t)n * sizeof *inp);
@@ -47,18 +47,18 @@ static void check_kv_cache(const tt_model_config *cfg, int threads, int n_feed) 
     tt_status_clear(&st);
     CHECK(tt_sampler_create(cfg, p, threads, &s, &st) == TT_OK);
     if (!s) { free(p); tt_layout_free(&lo); return; }
-    uint8_t win[4096];
+    tt_token win[4096];
     int len = 0;
     double *ref = malloc(sizeof(double) * cfg->vocab);
     double worst = 0;
     int slid = 0;
     for (int i = 0; i < n_feed; i++) {
-        uint8_t tok = (uint8_t)tt_rand_below(5, TT_STREAM_TEST, (uint64_t)i, 256);
+        tt_token tok = (tt_token)tt_rand_below(5, TT_STREAM_TEST, (uint64_t)i, 256);
         tt_sampler_feed(s, tok);
         /* the window the sampler should hold: slide to the last ctx/2 when full */
         if (len == cfg->ctx) {
             int keep = cfg->ctx / 2;
-            memmove(win, win + (cfg->ctx - keep), (size_t)keep);
+            memmove(win, win + (cfg->ctx - keep), (size_t)keep * sizeof *win);
             len = keep;
             slid++;
         }
@@ -97,7 +97,7 @@ TT_TEST(test_matches_backend_loss) {
     tt_model_config cfg = {2, 48, 3, 32, 1, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f};
     tt_layout lo;
     float *p = random_params(&cfg, &lo, 99);
-    uint8_t tok[33];
+    tt_token tok[33];
     for (int i = 0; i < 33; i++) tok[i] = (uint8_t)("The quick brown fox jumps over the lazy dog"[i]);
     tt_sampler *s = NULL;
     CHECK(tt_sampler_create(&cfg, p, 1, &s, NULL) == TT_OK);
@@ -129,6 +129,7 @@ TT_TEST(test_matches_backend_loss) {
 
 TT_TEST(test_greedy) {
     float lg[256];
+    tt_sample_item work[256];
     tt_sample_config sc;
     tt_sample_config_default(&sc);
     for (int trial = 0; trial < 50; trial++) {
@@ -139,17 +140,18 @@ TT_TEST(test_greedy) {
         sc.temperature = 1.0f;
         sc.top_k = 1;
         sc.top_p = 1.0f;
-        for (uint64_t d = 0; d < 5; d++) CHECK(tt_sample_pick(lg, 256, &sc, d) == best);
+        for (uint64_t d = 0; d < 5; d++) CHECK(tt_sample_pick(lg, 256, &sc, d, work) == best);
         sc.top_k = 0;
         sc.temperature = 0.0f;
-        CHECK(tt_sample_pick(lg, 256, &sc, 0) == best);
+        CHECK(tt_sample_pick(lg, 256, &sc, 0, work) == best);
     }
 }
 
 /* frequencies of many draws match the restricted, renormalised distribution */
 static void draw_freq(const float *lg, const tt_sample_config *sc, int n, double *freq) {
+    tt_sample_item work[256];
     memset(freq, 0, 256 * sizeof(double));
-    for (int i = 0; i < n; i++) freq[tt_sample_pick(lg, 256, sc, (uint64_t)i)] += 1.0 / n;
+    for (int i = 0; i < n; i++) freq[tt_sample_pick(lg, 256, sc, (uint64_t)i, work)] += 1.0 / n;
 }
 
 TT_TEST(test_top_k_top_p_temperature) {
@@ -203,13 +205,13 @@ typedef struct {
     uint8_t buf[512];
     int n;
 } collect;
-static int collect_fn(void *u, uint8_t t) {
+static int collect_fn(void *u, tt_token t) {
     collect *c = u;
-    if (c->n < 512) c->buf[c->n++] = t;
+    if (c->n < 512) c->buf[c->n++] = (uint8_t)t;
     return 0;
 }
 
-static int stop_after_3(void *u, uint8_t t) {
+static int stop_after_3(void *u, tt_token t) {
     collect_fn(u, t);
     return ((collect *)u)->n >= 3;
 }
@@ -227,11 +229,11 @@ TT_TEST(test_generate_deterministic) {
     sc.top_k = 0;
     sc.top_p = 1.0f;
     collect a = {{0}, 0}, b = {{0}, 0}, c = {{0}, 0};
-    const char *prompt = "Hello";
-    CHECK(tt_generate(s, (const uint8_t *)prompt, 5, &sc, collect_fn, &a, NULL) == TT_OK);
-    CHECK(tt_generate(s, (const uint8_t *)prompt, 5, &sc, collect_fn, &b, NULL) == TT_OK);
+    const tt_token prompt[5] = {'H', 'e', 'l', 'l', 'o'};
+    CHECK(tt_generate(s, prompt, 5, &sc, collect_fn, &a, NULL) == TT_OK);
+    CHECK(tt_generate(s, prompt, 5, &sc, collect_fn, &b, NULL) == TT_OK);
     sc.seed += 1;
-    CHECK(tt_generate(s, (const uint8_t *)prompt, 5, &sc, collect_fn, &c, NULL) == TT_OK);
+    CHECK(tt_generate(s, prompt, 5, &sc, collect_fn, &c, NULL) == TT_OK);
     CHECK(a.n == 100 && b.n == 100 && c.n == 100);
     CHECK(memcmp(a.buf, b.buf, 100) == 0);
     CHECK(memcmp(a.buf, c.buf, 100) != 0);

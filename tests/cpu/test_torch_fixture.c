@@ -224,10 +224,10 @@ TT_TEST(cpu_matches_pytorch) {
         return;
     }
     const tt_layout *lo = &be->layout;
-    uint8_t *tok = malloc((size_t)B * (T + 1));
+    tt_token *tok = malloc(((size_t)B * (T + 1)) * sizeof *tok);
     for (int b = 0; b < B; b++) {
-        for (int t = 0; t < T; t++) tok[(size_t)b * (T + 1) + t] = (uint8_t)fx.inputs[b * T + t];
-        tok[(size_t)b * (T + 1) + T] = (uint8_t)fx.targets[b * T + T - 1];
+        for (int t = 0; t < T; t++) tok[(size_t)b * (T + 1) + t] = (tt_token)fx.inputs[b * T + t];
+        tok[(size_t)b * (T + 1) + T] = (tt_token)fx.targets[b * T + T - 1];
     }
     float *g = malloc(lo->total * sizeof *g);
     double *rg = calloc(lo->total, sizeof *rg);
@@ -253,7 +253,7 @@ TT_TEST(cpu_matches_pytorch) {
         for (int b = 0; b < B; b++) {
             tt_sampler_reset(s);
             for (int t = 0; t < T; t++) {
-                tt_sampler_feed(s, (uint8_t)fx.inputs[b * T + t]);
+                tt_sampler_feed(s, (tt_token)fx.inputs[b * T + t]);
                 memcpy(lg + ((size_t)b * T + t) * V, tt_sampler_logits(s), (size_t)V * sizeof *lg);
             }
         }

@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     } else {
         check(c.n == size - 1 && c.n_train >= (size_t)ctx + 1 && c.n - c.n_train >= (size_t)ctx + 1);
         check(tt_corpus_check(&c, ctx, &st) == TT_OK);
-        uint8_t *out = malloc((size_t)4 * (size_t)(ctx + 1));
+        tt_token *out = malloc(((size_t)4 * (size_t)(ctx + 1)) * sizeof *out);
         if (out) {
             tt_batch_train(&c, data[0], (int64_t)size, 4, ctx, out);
             tt_batch_val(&c, (int64_t)size, 4, ctx, out);

@@ -10,10 +10,10 @@
 #include "rng.h"
 #include "tt_test.h"
 
-uint8_t *tt_test_tokens(int n_micro, int B, int T, uint64_t seed) {
+tt_token *tt_test_tokens(int n_micro, int B, int T, uint64_t seed) {
     size_t n = (size_t)n_micro * B * (T + 1);
-    uint8_t *t = malloc(n);
-    for (size_t i = 0; i < n; i++) t[i] = (uint8_t)tt_rand_below(seed, TT_STREAM_TEST, i, 256);
+    tt_token *t = malloc(n * sizeof *t);
+    for (size_t i = 0; i < n; i++) t[i] = (tt_token)tt_rand_below(seed, TT_STREAM_TEST, i, 256);
     return t;
 }
 
@@ -32,7 +32,7 @@ tt_optim_args tt_test_optim_at(float lr, float clip, int step) {
     return a;
 }
 
-float tt_test_loss_and_grad(tt_backend *be, const float *params, const uint8_t *tok, float *g) {
+float tt_test_loss_and_grad(tt_backend *be, const float *params, const tt_token *tok, float *g) {
     tt_status st;
     float loss = NAN;
     tt_test_poison(g, be->layout.total);

@@ -8,7 +8,7 @@
 #include "backend.h"
 
 /* n_micro * B windows of T+1 random bytes (malloc'd) */
-uint8_t *tt_test_tokens(int n_micro, int B, int T, uint64_t seed);
+tt_token *tt_test_tokens(int n_micro, int B, int T, uint64_t seed);
 /* a CPU backend for c (CHECKs that creation succeeds; NULL if not) */
 tt_backend *tt_test_cpu_backend(const tt_model_config *c, int threads);
 /* AdamW 0.9 / 0.95 / 1e-8, weight decay 0.1, bias corrections of step (1-based) */
@@ -19,7 +19,7 @@ tt_optim_args tt_test_optim_at(float lr, float clip, int step);
 float *tt_test_params(const tt_model_config *c, const tt_layout *lo, uint64_t seed);
 /* set_state(params), then loss_and_grad of tok (one batch) into g (poisoned
  * first); CHECKs both calls; returns the loss */
-float tt_test_loss_and_grad(tt_backend *be, const float *params, const uint8_t *tok, float *g);
+float tt_test_loss_and_grad(tt_backend *be, const float *params, const tt_token *tok, float *g);
 
 /* The per-tensor error of got against ref over tensors [t0, t1) of lo:
  * max |got - ref| / max(max |ref| of the tensor, 1e-2 * max |ref| over those

@@ -23,6 +23,13 @@ static void write_file(const char *dir, const char *name, const void *data, size
 }
 
 /* printable text of n bytes, varied so windows are distinguishable */
+/* tokens w (n) are the bytes p (byte-level windows) */
+static int same_bytes(const tt_token *w, const uint8_t *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (w[i] != p[i]) return 0;
+    return 1;
+}
+
 static uint8_t *make_text(size_t n, uint64_t seed) {
     uint8_t *p = malloc(n);
     for (size_t i = 0; i < n; i++) {
@@ -77,9 +84,9 @@ TT_TEST(test_minimum_length) {
     CHECK(tt_corpus_from_memory(p, need, ctx, &c, &st) == TT_OK);
     CHECK(c.n - c.n_train == (size_t)ctx + 1);
     /* the only validation window is the whole validation split */
-    uint8_t win[33];
+    tt_token win[33];
     tt_batch_val(&c, 0, 1, ctx, win);
-    CHECK(memcmp(win, p + c.n_train, (size_t)ctx + 1) == 0);
+    CHECK(same_bytes(win, p + c.n_train, (size_t)ctx + 1));
     tt_corpus_free(&c);
     tt_status_clear(&st);
     CHECK(tt_corpus_from_memory(p, need - 1, ctx, &c, &st) == TT_EINVAL);
@@ -95,24 +102,24 @@ TT_TEST(test_batches_follow_the_rule) {
     uint8_t *p = make_text(n, 11);
     tt_corpus c;
     CHECK(tt_corpus_from_memory(p, n, T, &c, NULL) == TT_OK);
-    uint8_t *out = malloc((size_t)B * (T + 1)), *out2 = malloc((size_t)2 * B * (T + 1));
+    tt_token *out = malloc((size_t)B * (T + 1) * sizeof *out), *out2 = malloc((size_t)2 * B * (T + 1) * sizeof *out2);
     uint64_t seed = 42;
     for (int64_t first = 0; first < 40; first += 8) {
-        memset(out, 0, (size_t)B * (T + 1));
+        memset(out, 0, (size_t)B * (T + 1) * sizeof *out);
         tt_batch_train(&c, seed, first, B, T, out);
         for (int b = 0; b < B; b++) {
             uint64_t start = tt_rand_below(seed, TT_STREAM_BATCH, (uint64_t)(first + b), c.n_train - T);
             CHECK(start + T + 1 <= c.n_train);
-            CHECK(memcmp(out + (size_t)b * (T + 1), p + start, (size_t)T + 1) == 0);
+            CHECK(same_bytes(out + (size_t)b * (T + 1), p + start, (size_t)T + 1));
         }
     }
     /* sequence numbers, not call boundaries, decide the windows */
     tt_batch_train(&c, seed, 0, 2 * B, T, out2);
     tt_batch_train(&c, seed, B, B, T, out);
-    CHECK(memcmp(out2 + (size_t)B * (T + 1), out, (size_t)B * (T + 1)) == 0);
+    CHECK(memcmp(out2 + (size_t)B * (T + 1), out, (size_t)B * (T + 1) * sizeof *out) == 0);
     /* another seed gives other windows */
     tt_batch_train(&c, seed + 1, B, B, T, out2);
-    CHECK(memcmp(out2, out, (size_t)B * (T + 1)) != 0);
+    CHECK(memcmp(out2, out, (size_t)B * (T + 1) * sizeof *out) != 0);
     /* windows reach the end of the train split but never cross it (many draws) */
     size_t max_start = 0;
     for (int64_t q = 0; q < 20000; q++) {
@@ -134,18 +141,18 @@ TT_TEST(test_val_batches_fixed_and_spread) {
     tt_corpus c;
     CHECK(tt_corpus_from_memory(p, n, T, &c, NULL) == TT_OK);
     size_t n_val = c.n - c.n_train;
-    uint8_t *a = malloc((size_t)B * (T + 1)), *b = malloc((size_t)B * (T + 1));
+    tt_token *a = malloc((size_t)B * (T + 1) * sizeof *a), *b = malloc((size_t)B * (T + 1) * sizeof *b);
     int buckets[10] = {0};
     for (int64_t k = 0; k < 8; k++) {
         tt_batch_val(&c, k, B, T, a);
         tt_batch_val(&c, k, B, T, b);
-        CHECK(memcmp(a, b, (size_t)B * (T + 1)) == 0);
+        CHECK(memcmp(a, b, (size_t)B * (T + 1) * sizeof *a) == 0);
         for (int i = 0; i < B; i++) {
             /* find the window in the validation split */
-            const uint8_t *w = a + (size_t)i * (T + 1);
+            const tt_token *w = a + (size_t)i * (T + 1);
             int found = 0;
             for (size_t s = c.n_train; s + T + 1 <= c.n && !found; s++)
-                if (memcmp(p + s, w, (size_t)T + 1) == 0) {
+                if (same_bytes(w, p + s, (size_t)T + 1)) {
                     found = 1;
                     buckets[(s - c.n_train) * 10 / n_val]++;
                 }
@@ -158,7 +165,7 @@ TT_TEST(test_val_batches_fixed_and_spread) {
     tt_batch_val(&c, 3, B, T, a);
     for (int i = 0; i < B; i++) {
         tt_batch_val(&c, 3 * B + i, 1, T, b);
-        CHECK(memcmp(a + (size_t)i * (T + 1), b, (size_t)T + 1) == 0);
+        CHECK(memcmp(a + (size_t)i * (T + 1), b, ((size_t)T + 1) * sizeof *a) == 0);
     }
     free(a);
     free(b);

@@ -303,7 +303,7 @@ TT_TEST(test_accumulation_and_batch_rule) {
     tt_backend *be = make_be(&half);
     if (!be) { tt_state_free(&s0); tt_corpus_free(&corpus); return; }
     CHECK(be->vt->set_state(be, s0.params, NULL, NULL, &st) == TT_OK);
-    uint8_t tok[8 * 17];
+    tt_token tok[8 * 17];
     float l0 = 0, l1 = 0;
     tt_batch_train(&corpus, tc.seed, 0, 4, 16, tok);
     CHECK(be->vt->eval(be, tok, 4, &l0, &st) == TT_OK);
@@ -388,7 +388,7 @@ TT_TEST(test_best_val_and_curves) {
     CHECK(s.best_val == best && s.best_val_step == best_step);
     CHECK(c.last_val == s.val_loss[s.n_val - 1]);
     /* the last validation used the final weights on the fixed batches */
-    uint8_t *tok = malloc((size_t)CFG.batch * (CFG.ctx + 1));
+    tt_token *tok = malloc(((size_t)CFG.batch * (CFG.ctx + 1)) * sizeof *tok);
     float again = NAN;
     CHECK(tt_evaluate(be, &corpus, 3, tok, &again, &st) == TT_OK);
     CHECK(again == s.val_loss[s.n_val - 1]);

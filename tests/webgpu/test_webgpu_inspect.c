@@ -36,7 +36,7 @@ static double max_abs(const float *a, const float *b, size_t n) {
     return e;
 }
 
-static void compare(tt_backend *cpu, tt_backend *gpu, const float *params, const uint8_t *tok, int T) {
+static void compare(tt_backend *cpu, tt_backend *gpu, const float *params, const tt_token *tok, int T) {
     tt_status st;
     tt_inspect a, b;
     int ra = tt_inspect_run(cpu, params, tok, T, &a, &st);
@@ -65,12 +65,12 @@ TT_TEST(webgpu_matches_cpu) {
     float *params = params_for(&cpu->layout, 77);
     CHECK(cpu->vt->set_state(cpu, params, NULL, NULL, &st) == TT_OK);
     CHECK(gpu->vt->set_state(gpu, params, NULL, NULL, &st) == TT_OK);
-    uint8_t tok[16];
-    for (int t = 0; t < 16; t++) tok[t] = (uint8_t)tt_rand_below(78, TT_STREAM_TEST, (uint64_t)t, 256);
+    tt_token tok[16];
+    for (int t = 0; t < 16; t++) tok[t] = (tt_token)tt_rand_below(78, TT_STREAM_TEST, (uint64_t)t, 256);
     compare(cpu, gpu, params, tok, 16);
     /* an eval of a full random batch first: the shorter prompt's padding must hide it */
-    uint8_t batch[2 * 17];
-    for (int i = 0; i < 2 * 17; i++) batch[i] = (uint8_t)tt_rand_below(79, TT_STREAM_TEST, (uint64_t)i, 256);
+    tt_token batch[2 * 17];
+    for (int i = 0; i < 2 * 17; i++) batch[i] = (tt_token)tt_rand_below(79, TT_STREAM_TEST, (uint64_t)i, 256);
     float loss;
     CHECK(gpu->vt->eval(gpu, batch, 2, &loss, &st) == TT_OK);
     compare(cpu, gpu, params, tok + 3, 9);

@@ -124,7 +124,7 @@ static void project(const float *p, const float *gb, double *g) {
     each_adapted(project_elem, &(elem_ctx){p, gb, NULL, g});
 }
 
-static void random_tokens(uint8_t *tok, size_t n, uint64_t seed) {
+static void random_tokens(tt_token *tok, size_t n, uint64_t seed) {
     for (size_t i = 0; i < n; i++) {
         uint64_t r = tt_rand_u64(seed, TT_STREAM_TEST, i);
         tok[i] = (r & 3) ? (uint8_t)(97 + (r >> 8) % 12) : (uint8_t)(r >> 16);
@@ -150,7 +150,7 @@ TT_TEST(test_lora_vs_merged) {
     CHECK(GPU->vt->set_state(GPU, p, NULL, NULL, &st) == TT_OK);
     CHECK(CPU_BASE->vt->set_state(CPU_BASE, base, NULL, NULL, &st) == TT_OK);
     size_t ntok = (size_t)LCFG.batch * (LCFG.ctx + 1);
-    uint8_t *tok = malloc(ntok);
+    tt_token *tok = malloc((ntok) * sizeof *tok);
     random_tokens(tok, ntok, 11);
     float *gb = malloc(BLO.total * sizeof *gb), *gg = malloc(LLO.total * sizeof *gg);
     double *ref = malloc(LLO.total * sizeof *ref);
@@ -199,7 +199,7 @@ static tt_optim_args args_at(const tt_train_config *tc, int k) {
 /* one step of the host reference: merged CPU loss + gradient, the adapters'
  * gradient, clip + AdamW (ref64.h's, float64 moments) on the adapters alone
  * (the trainable tensors of the LoRA layout; none of them decays) */
-static void ref_step(float *p, double *m, double *v, double *g, float *base, float *gb, const uint8_t *tok,
+static void ref_step(float *p, double *m, double *v, double *g, float *base, float *gb, const tt_token *tok,
                      const tt_optim_args *o, float *loss, float *norm) {
     tt_status st;
     merge(p, base);
@@ -236,7 +236,7 @@ TT_TEST(test_lora_finetune) {
     memcpy(pr, p0, P * sizeof *pr);
     CHECK(GPU->vt->set_state(GPU, p0, NULL, NULL, &st) == TT_OK);
     CHECK(CPU_LORA->vt->set_state(CPU_LORA, p0, NULL, NULL, &st) == TT_OK);
-    uint8_t *tok = malloc(micro);
+    tt_token *tok = malloc((micro) * sizeof *tok);
     double worst[2] = {0, 0}, worst_norm[2] = {0, 0};
     float first = 0, last = 0;
     for (int k = 0; k < steps; k++) {
@@ -298,7 +298,7 @@ TT_TEST(test_lora_split) {
     const size_t P = LLO.total, micro = (size_t)LCFG.batch * (LCFG.ctx + 1);
     int straddled = 0;
     float *p0 = lora_params(5, 0.05f);
-    uint8_t *tok = malloc(micro);
+    tt_token *tok = malloc((micro) * sizeof *tok);
     float *a[3], *b[3];
     for (int i = 0; i < 3; i++) a[i] = malloc(P * sizeof(float)), b[i] = malloc(P * sizeof(float));
     for (size_t li = 0; li < sizeof limits / sizeof *limits; li++) {

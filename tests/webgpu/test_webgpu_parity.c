@@ -67,7 +67,7 @@ static tt_backend *make_cpu(const tt_model_config *cfg) {
     return be;
 }
 
-static void random_tokens(uint8_t *tok, size_t n, uint64_t seed) {
+static void random_tokens(tt_token *tok, size_t n, uint64_t seed) {
     /* a skewed byte distribution (like text): a few tokens are frequent */
     for (size_t i = 0; i < n; i++) {
         uint64_t r = tt_rand_u64(seed, TT_STREAM_TEST, i);
@@ -94,7 +94,7 @@ TT_TEST(test_loss_and_grad) {
     float *p = init_params(CPU, 7);
     set_both(CPU, GPU, p);
     size_t ntok = (size_t)CFG.batch * (CFG.ctx + 1), P = CPU->layout.total;
-    uint8_t *tok = malloc(ntok);
+    tt_token *tok = malloc((ntok) * sizeof *tok);
     random_tokens(tok, ntok, 11);
     float *gc = malloc(P * sizeof *gc), *gg = malloc(P * sizeof *gg);
     tt_test_poison(gg, P);
@@ -150,7 +150,7 @@ static void train_both(int steps, int n_micro, double tol, int print, float drop
     float *p = init_params(CPU, tc.seed);
     set_both(CPU, GPU, p);
     size_t micro = (size_t)CFG.batch * (CFG.ctx + 1), ntok = (size_t)n_micro * micro, P = CPU->layout.total;
-    uint8_t *tok = malloc(ntok);
+    tt_token *tok = malloc((ntok) * sizeof *tok);
     double worst = 0, worst_norm = 0;
     for (int k = 0; k < steps; k++) {
         for (int i = 0; i < n_micro; i++)
@@ -226,7 +226,7 @@ TT_TEST(test_dropout_masks_matter) {
     product_config(&tc, CLI_DEFAULT_STEPS, 1);
     float *p = init_params(CPU, tc.seed);
     size_t ntok = (size_t)CFG.batch * (CFG.ctx + 1);
-    uint8_t *tok = malloc(ntok);
+    tt_token *tok = malloc((ntok) * sizeof *tok);
     tt_batch_train(&CORPUS, tc.seed, 0, CFG.batch, CFG.ctx, tok);
     float l[3] = {0, 0, 0}, gn[3] = {0, 0, 0};
     const size_t P = CPU->layout.total;
@@ -350,7 +350,7 @@ TT_TEST(test_eval_partial_batch) {
     set_both(CPU, GPU, p);
     int B = CFG.batch > 1 ? CFG.batch - 1 : 1;
     size_t ntok = (size_t)B * (CFG.ctx + 1);
-    uint8_t *tok = malloc(ntok);
+    tt_token *tok = malloc((ntok) * sizeof *tok);
     random_tokens(tok, ntok, 99);
     float lc = 0, lg = 0;
     CHECK(CPU->vt->eval(CPU, tok, B, &lc, &st) == TT_OK);
@@ -391,7 +391,7 @@ TT_TEST(test_state_roundtrip) {
 TT_TEST(test_bad_arguments) {
     tt_status st;
     size_t ntok = (size_t)CFG.batch * (CFG.ctx + 1);
-    uint8_t *tok = calloc(ntok, 1);
+    tt_token *tok = calloc(ntok, sizeof *tok);
     tt_optim_args o = {0};
     o.lr = 1e-3f, o.beta1 = 0.9f, o.beta2 = 0.95f, o.eps = 1e-8f, o.bc1 = 0.1f, o.bc2 = 0.05f;
     CHECK(GPU->vt->step(GPU, tok, 0, &o, &st) == TT_EINVAL);

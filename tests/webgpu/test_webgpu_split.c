@@ -55,7 +55,7 @@ static void skip_or_fail_without_gpu(void) {
     tt_backend_destroy(be);
 }
 
-static void random_tokens(uint8_t *tok, size_t n, uint64_t seed) {
+static void random_tokens(tt_token *tok, size_t n, uint64_t seed) {
     for (size_t i = 0; i < n; i++) {
         uint64_t r = tt_rand_u64(seed, TT_STREAM_TEST, i);
         tok[i] = (r & 3) ? (uint8_t)(97 + (r >> 8) % 12) : (uint8_t)(r >> 16);
@@ -130,7 +130,7 @@ static void split_case(const char *name, const tt_model_config *cfg, const char 
     float *g1 = malloc(P * sizeof *g1), *g2 = malloc(P * sizeof *g2), *gc = malloc(P * sizeof *gc);
     float *a[3], *b[3], *c = malloc(P * sizeof *c);
     for (int i = 0; i < 3; i++) a[i] = malloc(P * sizeof *a[i]), b[i] = malloc(P * sizeof *b[i]);
-    uint8_t *tok = malloc(2 * micro);
+    tt_token *tok = malloc((2 * micro) * sizeof *tok);
     tt_model_init_params(cfg, &cpu->layout, 1234, p0, NULL);
     tt_backend *all[3] = {one, sp, cpu};
     for (int i = 0; i < 3; i++) CHECK(all[i]->vt->set_state(all[i], p0, NULL, NULL, &st) == TT_OK);
@@ -378,7 +378,7 @@ static void qkv_pair(const char *biasfold, const char *splitk) {
     if (b1 && b3) {
         const size_t P = b1->layout.total, micro = (size_t)c.batch * (c.ctx + 1);
         float *p0 = malloc(P * sizeof *p0), *g1 = malloc(P * sizeof *g1), *g3 = malloc(P * sizeof *g3);
-        uint8_t *tok = malloc(micro);
+        tt_token *tok = malloc((micro) * sizeof *tok);
         tt_model_init_params(&c, &b1->layout, 77, p0, NULL);
         random_tokens(tok, micro, 5);
         float l1 = 0, l3 = -1;
