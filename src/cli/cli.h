@@ -113,8 +113,8 @@ void json_cfg(FILE *f, const tt_model_config *c);
 void json_key_str(FILE *f, const char *key, const char *val);
 
 /* cmd_sample.c: generation shared with train's closing sample */
-int print_sample(const tt_model_config *cfg, const float *params, const char *prompt, const tt_sample_config *sc,
-                 int threads, int json);
+int print_sample(const tt_model_config *cfg, const float *params, const tt_tokenizer *tok, const char *prompt,
+                 const tt_sample_config *sc, int threads, int json);
 int sampler_threads(const tt_model_config *cfg, const opts *o);
 const char *default_ckpt(void);
 

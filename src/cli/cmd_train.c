@@ -516,7 +516,7 @@ static int closing_sample(const train_job *j) {
     sc.max_tokens = n_sample;
     sc.seed = s->tc.seed;
     if (!o->json) printf("\n--- sample (temperature %.1f, top-k %d, top-p %.2f) ---\n", sc.temperature, sc.top_k, sc.top_p);
-    int rc = print_sample(&s->cfg, s->params, NULL, &sc, sampler_threads(&s->cfg, o), o->json);
+    int rc = print_sample(&s->cfg, s->params, j->r.tok.tok, NULL, &sc, sampler_threads(&s->cfg, o), o->json);
     if (!rc && !o->json) printf("---\nmore: tinytrain sample --ckpt %s --prompt \"...\"\n", j->ckpt_path);
     return rc;
 }
