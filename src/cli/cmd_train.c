@@ -347,8 +347,8 @@ static int setup(train_job *j) {
     if (tp.shown) fputc('\n', stderr);
     g_corpus = &j->corpus;
     if (j->corpus.tokens.count && !o->json)
-        notice("%s the token cache of %s: %llu tokens (%.3f per byte)", j->corpus.cache_built ? "built" : "reused",
-               j->corpus.desc, (unsigned long long)j->corpus.n_tok, tt_corpus_tok_per_byte(&j->corpus));
+        notice("%s the token cache of %s (%.3f tokens per byte)", j->corpus.cache_built ? "built" : "reused", j->corpus.desc,
+               tt_corpus_tok_per_byte(&j->corpus));
     if (tt_run_open(&j->r, &j->corpus, &st)) return error_line(EXIT_FAIL, "%s", st.msg);
     /* the tokenizer travels with the run: its files beside the checkpoint (train/runtok.h) */
     if (!j->r.done && tt_runtok_save(&j->r.tok, j->out_dir, &st)) return error_line(EXIT_FAIL, "%s", st.msg);
