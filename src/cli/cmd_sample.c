@@ -16,9 +16,9 @@ static const opt_def sample_opts[] = {
     {"ckpt", O_CKPT, 1, "checkpoint (default runs/" DEFAULT_PRESET "/" CKPT_NAME ")"},
     {"prompt", O_PROMPT, 1, "text to continue (default: a new line)"},
     {"temperature", O_TEMP, 1, "0 = greedy (default 0.8)"},
-    {"top-k", O_TOPK, 1, "keep the k most likely bytes, 0 = all (default 40)"},
+    {"top-k", O_TOPK, 1, "keep the k most likely tokens, 0 = all (default 40)"},
     {"top-p", O_TOPP, 1, "nucleus probability, 1 = off (default 0.95)"},
-    {"tokens", O_TOKENS, 1, "bytes to generate (default 500)"},
+    {"tokens", O_TOKENS, 1, "tokens to generate: bytes for a byte-level model (default 500)"},
     {"seed", O_SEED, 1, "sampling seed (default 1337)"},
     {"threads", O_THREADS, 1, "CPU threads for generation"},
     {"json", O_JSON, 0, "print one JSON object"},
@@ -176,7 +176,7 @@ const char *default_ckpt(void) { return "runs/" DEFAULT_PRESET "/" CKPT_NAME; }
 
 int cmd_sample(int argc, char **argv) {
     opts o;
-    int rc = command_args("sample", "Generate text from a checkpoint (streams bytes as they come).", sample_opts, argc, argv, &o);
+    int rc = command_args("sample", "Generate text from a checkpoint with the model's tokenizer (streams text as it comes).", sample_opts, argc, argv, &o);
     if (rc) return rc < 0 ? 0 : rc;
     tt_sample_config sc;
     tt_sample_config_default(&sc);

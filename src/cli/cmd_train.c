@@ -27,7 +27,7 @@ static const opt_def train_opts[] = {
     {"init-from", O_INIT_FROM, 1, "start from the weights of a checkpoint, run folder or Hugging Face folder (fresh "
                                   "optimizer, schedule and step 0; the model shape is the source's)"},
     {"log-every", O_LOG_EVERY, 1, "plain progress line every N steps when not on a terminal"},
-    {"sample-tokens", O_SAMPLE_TOKENS, 1, "bytes of sample text printed after training (default 400, 0 = none)"},
+    {"sample-tokens", O_SAMPLE_TOKENS, 1, "tokens of sample text printed after training (default 400, 0 = none)"},
     {"json", O_JSON, 0, "JSON lines on stdout"},
     {"config", O_CONFIG, 1, "run file: a JSON object of training options (+ \"data\"); flags win over it"},
     {"print-config", O_PRINT_CONFIG, 0, "print the resolved options as a run file (for --config) and exit"},

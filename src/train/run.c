@@ -167,7 +167,9 @@ static int plan_tokenizer(tt_run *r, const tt_options *o, const tt_run_source *s
         return TT_OK;
     case TT_RUN_INIT_FROM: {
         int found = 0;
-        if (src->path && (r->init.cfg.vocab != TT_VOCAB || !r->init.from_checkpoint)) {
+        /* a model of 256 ids is byte-level (our exports carry a byte-level tokenizer.json); another
+         * vocabulary comes with its tokenizer's files beside the weights */
+        if (src->path && r->init.cfg.vocab != TT_VOCAB) {
             char dir[4200];
             struct stat sb;
             snprintf(dir, sizeof dir, "%s", src->path);
@@ -271,6 +273,11 @@ static void resume_notes(tt_run *r) {
 
 int tt_run_open(tt_run *r, const tt_corpus *c, tt_status *st) {
     tt_train_state *s = &r->s;
+    /* the text must be in the run's tokens: token data made with its tokenizer, or bytes for byte */
+    int bpe = r->tok.tok && tt_tokenizer_kind(r->tok.tok) == TT_TOK_BPE;
+    if (bpe != (c->tokens.count > 0) || (bpe && c->tokens.tok_hash != tt_tokenizer_hash(r->tok.tok)))
+        return tt_fail(st, TT_EINVAL, "the text was loaded for another tokenizer than the run's (%s): load it with the "
+                                      "run's tokenizer (tt_corpus_open)", bpe ? "BPE" : "byte");
     switch (r->src.kind) {
     case TT_RUN_RESUME:
         if (!r->src.any_text) TT_CHECK(check_text(s, c, st));

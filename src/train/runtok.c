@@ -139,6 +139,7 @@ int tt_runtok_for_state(const char *path, const tt_train_state *s, tt_runtok *rt
         else *sl = 0;
     }
     int found = 0;
+    if (hf && s->cfg.vocab == TT_VOCAB) return byte_tok(rt, st); /* byte-level: the folder's tokenizer.json is bytes */
     if (hf || s->tok_kind) TT_CHECK(tt_runtok_load_dir(dir, &found, rt, st));
     else return byte_tok(rt, st);
     if (hf) { /* a Hugging Face folder: its own files decide */

@@ -10,7 +10,9 @@
  * from the checkpoint's folder and checks its hash against the checkpoint's:
  * missing or different files are one clear line, never a silent fallback to
  * bytes. The byte tokenizer has no files. A Hugging Face folder's tokenizer
- * is its own tokenizer files (none: byte). */
+ * is its own tokenizer files, for a model whose vocabulary is not 256 (a
+ * model of 256 ids is byte-level: our exports hold a byte-level
+ * tokenizer.json). */
 #ifndef TT_RUNTOK_H
 #define TT_RUNTOK_H
 
