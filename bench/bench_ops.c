@@ -181,10 +181,10 @@ int main(int argc, char **argv) {
     BENCH("attention fwd", f, reps, tt_attention_forward(&cpu, y, ast, qkv, qkv + C, qkv + 2 * C, 3 * C, B, T, C, NH, NULL));
     BENCH("attention bwd", 2 * f, reps,
           tt_attention_backward(&cpu, dqkv, dqkv + C, dqkv + 2 * C, ast, qkv, qkv + C, qkv + 2 * C, y, x, 3 * C, B, T, C, NH, NULL));
-    BENCH("layernorm fwd", 0, reps, tt_layernorm_forward(&cpu, y, lst, x, b, b, N, C));
+    BENCH("layernorm fwd", 0, reps, tt_layernorm_forward(&cpu, y, lst, x, b, b, N, C, TT_LN_EPS_DEFAULT));
     BENCH("layernorm bwd", 0, reps, tt_layernorm_backward(&cpu, dx, db, db, y, x, b, lst, N, C, 1));
-    BENCH("gelu fwd (N x 4C)", 0, reps, tt_gelu_forward(&cpu, y, x, (size_t)N * 4 * C));
-    BENCH("gelu bwd", 0, reps, tt_gelu_backward(&cpu, dx, x, y, (size_t)N * 4 * C));
+    BENCH("gelu fwd (N x 4C)", 0, reps, tt_gelu_forward(&cpu, y, x, (size_t)N * 4 * C, TT_ACT_GELU));
+    BENCH("gelu bwd", 0, reps, tt_gelu_backward(&cpu, dx, x, y, (size_t)N * 4 * C, TT_ACT_GELU));
     BENCH("softmax+CE fwd+bwd", 0, reps, tt_crossentropy_forward(&cpu, losses, lg, lg, tg, N, V, 1e-3f));
     if (tt_cpu_status(&cpu, &st)) printf("  %s\n", st.msg);
     tt_backend_destroy(be);

@@ -66,37 +66,35 @@ void ref_dropout_backward(double *dinp, const double *dout, float p, tt_dropout_
 
 /* ---- layernorm ---- */
 
-#define REF_LN_EPS 1e-5
-
-static void ln_stats(const double *x, int C, double *mean, double *rstd) {
+static void ln_stats(const double *x, int C, double eps, double *mean, double *rstd) {
     double m = 0.0, v = 0.0;
     for (int c = 0; c < C; c++) m += x[c];
     m /= C;
     for (int c = 0; c < C; c++) v += (x[c] - m) * (x[c] - m);
     v /= C;
     *mean = m;
-    *rstd = 1.0 / sqrt(v + REF_LN_EPS);
+    *rstd = 1.0 / sqrt(v + eps);
 }
 
 void ref_layernorm_forward(double *out, double *stats, const double *inp, const double *weight, const double *bias,
-                           int N, int C) {
+                           int N, int C, double eps) {
     for (int i = 0; i < N; i++) {
         const double *x = inp + (size_t)i * C;
         double m, s;
-        ln_stats(x, C, &m, &s);
+        ln_stats(x, C, eps, &m, &s);
         for (int c = 0; c < C; c++) out[(size_t)i * C + c] = (x[c] - m) * s * weight[c] + bias[c];
         if (stats) stats[i] = m, stats[N + i] = s;
     }
 }
 
 void ref_layernorm_backward(double *dinp, double *dweight, double *dbias, const double *dout, const double *inp,
-                            const double *weight, int N, int C) {
+                            const double *weight, int N, int C, double eps) {
     if (dweight) memset(dweight, 0, (size_t)C * sizeof(double));
     if (dbias) memset(dbias, 0, (size_t)C * sizeof(double));
     for (int i = 0; i < N; i++) {
         const double *x = inp + (size_t)i * C, *dy = dout + (size_t)i * C;
         double m, s;
-        ln_stats(x, C, &m, &s);
+        ln_stats(x, C, eps, &m, &s);
         double a = 0.0, b = 0.0;
         for (int c = 0; c < C; c++) {
             double xh = (x[c] - m) * s, dn = dy[c] * weight[c];
@@ -116,11 +114,11 @@ void ref_layernorm_backward(double *dinp, double *dweight, double *dbias, const 
 }
 
 void ref_layernorm_backward_scale(double *scale, const double *dout, const double *inp, const double *weight, int N,
-                                  int C) {
+                                  int C, double eps) {
     for (int i = 0; i < N; i++) {
         const double *x = inp + (size_t)i * C, *dy = dout + (size_t)i * C;
         double m, s;
-        ln_stats(x, C, &m, &s);
+        ln_stats(x, C, eps, &m, &s);
         double a = 0.0, b = 0.0;
         for (int c = 0; c < C; c++) {
             double g = dy[c] * weight[c];
@@ -307,16 +305,25 @@ void ref_attention_backward_dropout(double *dq, double *dk, double *dv, double *
 
 double ref_gelu(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
 
-void ref_gelu_forward(double *out, const double *inp, size_t n) {
-    for (size_t i = 0; i < n; i++) out[i] = ref_gelu(inp[i]);
+/* u = sqrt(2/pi) (x + 0.044715 x^3) */
+static double gelu_tanh_u(double x) { return sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x); }
+
+double ref_gelu_tanh(double x) { return 0.5 * x * (1.0 + tanh(gelu_tanh_u(x))); }
+
+static double gelu_grad(double x, int act) {
+    if (act == TT_ACT_GELU_TANH) {
+        double t = tanh(gelu_tanh_u(x)), du = sqrt(2.0 / M_PI) * (1.0 + 3.0 * 0.044715 * x * x);
+        return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du;
+    }
+    return 0.5 * (1.0 + erf(x / sqrt(2.0))) + x * exp(-0.5 * x * x) / sqrt(2.0 * M_PI);
 }
 
-void ref_gelu_backward(double *dinp, const double *inp, const double *dout, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        double x = inp[i];
-        double g = 0.5 * (1.0 + erf(x / sqrt(2.0))) + x * exp(-0.5 * x * x) / sqrt(2.0 * M_PI);
-        dinp[i] = g * dout[i];
-    }
+void ref_gelu_forward(double *out, const double *inp, size_t n, int act) {
+    for (size_t i = 0; i < n; i++) out[i] = act == TT_ACT_GELU_TANH ? ref_gelu_tanh(inp[i]) : ref_gelu(inp[i]);
+}
+
+void ref_gelu_backward(double *dinp, const double *inp, const double *dout, size_t n, int act) {
+    for (size_t i = 0; i < n; i++) dinp[i] = gelu_grad(inp[i], act) * dout[i];
 }
 
 /* ---- cross-entropy ---- */
@@ -458,6 +465,7 @@ static double gpt_run(const tt_model_config *cfg, const tt_layout *lo, const dou
 #define LORA_ADD(l, tg, y, xin, Cin, OC) lora_add(cfg, lo, params, (l), (tg), (y), (xin), N, (Cin), (OC), ltmp)
 #define LORA_BWD(l, tg, dx, dy, xin, Cin, OC) lora_bwd(cfg, lo, params, grads, (l), (tg), (dx), (dy), (xin), N, (Cin), (OC), ltmp)
     /* activations: x[l] is the input of layer l, x[L] the input of ln_f */
+    const double eps = cfg->ln_eps > 0.0f ? (double)cfg->ln_eps : 1e-5; /* tt_config_ln_eps (the default: 1e-5 exactly) */
     double **x = malloc((size_t)(L + 1) * sizeof *x);
     double **ln1 = malloc((size_t)L * sizeof *ln1), **qkv = malloc((size_t)L * sizeof *qkv);
     double **att = malloc((size_t)L * sizeof *att), **res2 = malloc((size_t)L * sizeof *res2);
@@ -478,7 +486,7 @@ static double gpt_run(const tt_model_config *cfg, const tt_layout *lo, const dou
         fch[l] = ref_alloc(4 * NC);
         fchg[l] = ref_alloc(4 * NC);
         x[l + 1] = ref_alloc(NC);
-        ref_layernorm_forward(ln1[l], NULL, x[l], PR(TT_LN1W, l), PR(TT_LN1B, l), N, C);
+        ref_layernorm_forward(ln1[l], NULL, x[l], PR(TT_LN1W, l), PR(TT_LN1B, l), N, C, eps);
         for (int s = 0; s < 3; s++) {
             ref_matmul_forward(tmp, ln1[l], PR(wk[s], l), PR(bk[s], l), N, C, C);
             for (int i = 0; i < N; i++) memcpy(qkv[l] + (size_t)i * 3 * C + (size_t)s * C, tmp + (size_t)i * C, (size_t)C * sizeof(double));
@@ -490,17 +498,17 @@ static double gpt_run(const tt_model_config *cfg, const tt_layout *lo, const dou
         LORA_ADD(l, TT_LORA_ATTN_C_PROJ, tmp, att[l], C, C);
         ref_dropout_forward(tmp, tmp, dr->p, drop_key(dr, L, l, TT_DROP_ATTN_OUT), NC);
         for (size_t i = 0; i < NC; i++) res2[l][i] = x[l][i] + tmp[i];
-        ref_layernorm_forward(ln2[l], NULL, res2[l], PR(TT_LN2W, l), PR(TT_LN2B, l), N, C);
+        ref_layernorm_forward(ln2[l], NULL, res2[l], PR(TT_LN2W, l), PR(TT_LN2B, l), N, C, eps);
         ref_matmul_forward(fch[l], ln2[l], PR(TT_FCW, l), PR(TT_FCB, l), N, C, 4 * C);
         LORA_ADD(l, TT_LORA_C_FC, fch[l], ln2[l], C, 4 * C);
-        ref_gelu_forward(fchg[l], fch[l], 4 * NC);
+        ref_gelu_forward(fchg[l], fch[l], 4 * NC, cfg->act);
         ref_matmul_forward(tmp, fchg[l], PR(TT_PROJW, l), PR(TT_PROJB, l), N, 4 * C, C);
         LORA_ADD(l, TT_LORA_MLP_C_PROJ, tmp, fchg[l], 4 * C, C);
         ref_dropout_forward(tmp, tmp, dr->p, drop_key(dr, L, l, TT_DROP_MLP_OUT), NC);
         for (size_t i = 0; i < NC; i++) x[l + 1][i] = res2[l][i] + tmp[i];
     }
     double *lnf = ref_alloc(NC), *logits = ref_alloc((size_t)N * V), *dlogits = ref_alloc((size_t)N * V);
-    ref_layernorm_forward(lnf, NULL, x[L], PR(TT_LNFW, 0), PR(TT_LNFB, 0), N, C);
+    ref_layernorm_forward(lnf, NULL, x[L], PR(TT_LNFW, 0), PR(TT_LNFB, 0), N, C, eps);
     ref_head_forward(logits, lnf, PR(TT_WTE, 0), N, C, V);
     if (logits_out) memcpy(logits_out, logits, (size_t)N * V * sizeof(double));
     double loss = tgt ? ref_crossentropy_forward(NULL, dlogits, logits, tgt, N, V, 1.0 / N) : 0.0;
@@ -513,16 +521,16 @@ static double gpt_run(const tt_model_config *cfg, const tt_layout *lo, const dou
         /* head + ln_f */
         ref_head_backward(dln, gw2, dlogits, lnf, PR(TT_WTE, 0), N, C, V);
         for (size_t i = 0; i < (size_t)V * C; i++) GR(TT_WTE, 0)[i] += gw2[i];
-        ref_layernorm_backward(dx, GR(TT_LNFW, 0), GR(TT_LNFB, 0), dln, x[L], PR(TT_LNFW, 0), N, C);
+        ref_layernorm_backward(dx, GR(TT_LNFW, 0), GR(TT_LNFB, 0), dln, x[L], PR(TT_LNFW, 0), N, C, eps);
         for (int l = L - 1; l >= 0; l--) {
             /* x[l+1] = res2 + proj(gelu(fc(ln2(res2)))) */
             ref_dropout_backward(dbr, dx, dr->p, drop_key(dr, L, l, TT_DROP_MLP_OUT), NC);
             ref_matmul_backward(dfchg, GR(TT_PROJW, l), GR(TT_PROJB, l), dbr, fchg[l], PR(TT_PROJW, l), N, 4 * C, C);
             LORA_BWD(l, TT_LORA_MLP_C_PROJ, dfchg, dbr, fchg[l], 4 * C, C);
-            ref_gelu_backward(dfch, fch[l], dfchg, 4 * NC);
+            ref_gelu_backward(dfch, fch[l], dfchg, 4 * NC, cfg->act);
             ref_matmul_backward(dln, GR(TT_FCW, l), GR(TT_FCB, l), dfch, ln2[l], PR(TT_FCW, l), N, C, 4 * C);
             LORA_BWD(l, TT_LORA_C_FC, dln, dfch, ln2[l], C, 4 * C);
-            ref_layernorm_backward(dtmp, GR(TT_LN2W, l), GR(TT_LN2B, l), dln, res2[l], PR(TT_LN2W, l), N, C);
+            ref_layernorm_backward(dtmp, GR(TT_LN2W, l), GR(TT_LN2B, l), dln, res2[l], PR(TT_LN2W, l), N, C, eps);
             for (size_t i = 0; i < NC; i++) dx[i] += dtmp[i]; /* dx = d res2 */
             /* res2 = x[l] + o(att(qkv(ln1(x[l])))) */
             ref_dropout_backward(dbr, dx, dr->p, drop_key(dr, L, l, TT_DROP_ATTN_OUT), NC);
@@ -537,7 +545,7 @@ static double gpt_run(const tt_model_config *cfg, const tt_layout *lo, const dou
                 for (size_t i = 0; i < NC; i++) dln[i] += dtmp[i];
             }
             LORA_BWD(l, TT_LORA_C_ATTN, dln, dqkv, ln1[l], C, 3 * C);
-            ref_layernorm_backward(dtmp, GR(TT_LN1W, l), GR(TT_LN1B, l), dln, x[l], PR(TT_LN1W, l), N, C);
+            ref_layernorm_backward(dtmp, GR(TT_LN1W, l), GR(TT_LN1B, l), dln, x[l], PR(TT_LN1W, l), N, C, eps);
             for (size_t i = 0; i < NC; i++) dx[i] += dtmp[i];
         }
         ref_dropout_backward(dx, dx, dr->p, drop_key(dr, L, L, TT_DROP_EMBED), NC);

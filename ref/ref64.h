@@ -52,20 +52,20 @@ void ref_embedding_backward(double *dwte,       // (V,C) or NULL
                             const int32_t *inp, // (B,T)
                             int B, int T, int C, int V);
 
-/* ---- layernorm, eps 1e-5 ---- */
+/* ---- layernorm, rstd = 1 / sqrt(var + eps) (tinytrain's and GPT-2's eps: 1e-5) ---- */
 void ref_layernorm_forward(double *out,          // (N,C)
                            double *stats,        // (2N) mean then rstd, or NULL
                            const double *inp,    // (N,C)
                            const double *weight, // (C)
                            const double *bias,   // (C)
-                           int N, int C);
+                           int N, int C, double eps);
 void ref_layernorm_backward(double *dinp,         // (N,C) or NULL
                             double *dweight,      // (C) or NULL
                             double *dbias,        // (C) or NULL
                             const double *dout,   // (N,C)
                             const double *inp,    // (N,C)
                             const double *weight, // (C)
-                            int N, int C);
+                            int N, int C, double eps);
 /* the size of the terms whose sum is dinp: per element
  * rstd (|g| + |mean(g)| + |xh mean(g xh)|) with g = dout weight, xh the
  * normalised input. The terms cancel and rstd reaches 1/sqrt(eps) on a row of
@@ -75,7 +75,7 @@ void ref_layernorm_backward_scale(double *scale,        // (N,C)
                                   const double *dout,   // (N,C)
                                   const double *inp,    // (N,C)
                                   const double *weight, // (C)
-                                  int N, int C);
+                                  int N, int C, double eps);
 
 /* ---- matmul: out = inp . weight + bias ---- */
 void ref_matmul_forward(double *out,            // (N,OC)
@@ -130,15 +130,18 @@ void ref_attention_backward_dropout(double *dq, double *dk, double *dv, double *
                                     const double *v, const double *dout, int ld, int B, int T, int C, int NH, float p,
                                     tt_dropout_key key);
 
-/* ---- gelu, exact: 0.5 x (1 + erf(x / sqrt 2)) ---- */
+/* ---- gelu: act TT_ACT_GELU exact, 0.5 x (1 + erf(x / sqrt 2)) (ref_gelu);
+ * act TT_ACT_GELU_TANH GPT-2's gelu_new, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+ * (ref_gelu_tanh) ---- */
 double ref_gelu(double x);
+double ref_gelu_tanh(double x);
 void ref_gelu_forward(double *out,              // (n)
                       const double *inp,        // (n)
-                      size_t n);
+                      size_t n, int act);
 void ref_gelu_backward(double *dinp,            // (n)
                        const double *inp,       // (n)
                        const double *dout,      // (n)
-                       size_t n);
+                       size_t n, int act);
 
 /* ---- crossentropy: losses[i] = logsumexp(logits[i]) - logits[i][targets[i]];
  * returns the mean loss; dlogits = (softmax - onehot) * dscale ---- */

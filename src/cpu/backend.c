@@ -10,6 +10,12 @@
  *   ln1 -> q,k,v -> causal attention -> o (+ x, fused)      = res2
  *   ln2 -> fc + gelu (fused) -> proj (+ res2, fused)        = res3 = next x
  * then ln_f and logits = x . wte^T (tied head), fused softmax + CE.
+ * The logits buffer holds at most HEAD_CHUNK_BYTES: when all B*T rows fit
+ * (every byte-level model up to 65536 rows) the head runs once, its
+ * backward in backward(); otherwise the forward runs head -> CE -> head
+ * backward (dln rows, dwte +=) on chunks of rows, each row's arithmetic
+ * unchanged, so a vocabulary of 50257 at 8 x 1024 tokens needs 64 MiB of
+ * logits, not 1.6 GB.
  *
  * Dropout (training steps with p > 0 only; rng.h keys one mask per
  * micro-batch, layer and site): x0 is dropped in place, the attention op
@@ -50,6 +56,8 @@ typedef struct {
 typedef struct {
     tt_cpu cpu;
     int B, T, C, L, NH, V;
+    int act;   /* the MLP's GELU (config.h tt_act) */
+    float eps; /* LayerNorm epsilon (tt_config_ln_eps) */
     size_t total;
     float *params, *grads, *m, *v;
     void *raw[5];
@@ -61,7 +69,8 @@ typedef struct {
     float *encoded;     /* (N,C) */
     layer_acts *layers;
     float *lnf, *lnf_stats;
-    float *logits; /* (N,V), becomes dlogits in place */
+    float *logits; /* (HR,V), becomes dlogits in place */
+    int HR;        /* rows of logits: head_rows */
     float *losses; /* (N) */
     /* backward */
     float *dres, *dln, *datty; /* (N,C) */
@@ -80,6 +89,15 @@ typedef struct {
 
 /* ---- memory plan ---- */
 
+#define HEAD_CHUNK_BYTES ((size_t)64 << 20)
+
+/* rows of the head + cross-entropy per pass (all B*T when they fit) */
+static int head_rows(const tt_model_config *c) {
+    size_t N = (size_t)c->batch * (size_t)c->ctx, r = HEAD_CHUNK_BYTES / ((size_t)c->vocab * sizeof(float));
+    if (r < 1) r = 1;
+    return (int)(r < N ? r : N);
+}
+
 size_t tt_backend_cpu_shared_scratch(const tt_model_config *c) {
     int N = c->batch * c->ctx, C = c->d_model, V = c->vocab;
     int R = c->lora_rank > 0 ? c->lora_rank : 1;
@@ -88,8 +106,8 @@ size_t tt_backend_cpu_shared_scratch(const tt_model_config *c) {
         tt_matmul_forward_scratch(N, C, 4 * C), tt_matmul_forward_scratch(N, 4 * C, C),
         tt_matmul_backward_scratch(N, C, C),    tt_matmul_backward_scratch(N, C, 4 * C),
         tt_matmul_backward_scratch(N, 4 * C, C), tt_qkv_forward_scratch(N, C),
-        tt_qkv_backward_scratch(N, C),          tt_head_forward_scratch(N, C, V),
-        tt_head_backward_scratch(N, C, V),      tt_layernorm_backward_scratch(N, C),
+        tt_qkv_backward_scratch(N, C),          tt_head_forward_scratch(head_rows(c), C, V),
+        tt_head_backward_scratch(head_rows(c), C, V), tt_layernorm_backward_scratch(N, C),
     };
     size_t m = 0;
     for (int i = 0; i < 12; i++) m = TT_MAX(m, s[i]);
@@ -111,7 +129,7 @@ static int make_plan(const tt_model_config *c, int threads, plan *p) {
     uint64_t NH = (uint64_t)c->n_head, V = (uint64_t)c->vocab, N = B * T;
     uint64_t P = (uint64_t)tt_config_param_count(c);
     uint64_t per_layer = N * C * (1 + 3 + 1 + 1 + 1 + 4 + 4 + 1) + 4 * N + 2 * B * NH * T;
-    p->act_floats = 2 * N /* inp, tgt (int32) */ + N * C + L * per_layer + N * C + 2 * N + N * V + N +
+    p->act_floats = 2 * N /* inp, tgt (int32) */ + N * C + L * per_layer + N * C + 2 * N + (uint64_t)head_rows(c) * V + N +
                     N * C * (1 + 1 + 1 + 3 + 4) + 16 * (L * 14 + 16) /* alignment slack */;
     if (c->lora_rank > 0) /* h of every adapter + dh, each 16-aligned */
         p->act_floats += (L * TT_LORA_N_TARGETS + 1) * (N * (uint64_t)c->lora_rank + 16);
@@ -235,6 +253,28 @@ static const float *branch_backward(cpu_impl *c, const drop_args *dr, int l, int
     return c->dln;
 }
 
+/* the head and cross-entropy on chunks of c->HR rows (N > HR): losses of
+ * every row, and with with_grad the head's backward too (dln (N,C)
+ * overwritten, dwte += unless the base is frozen); returns the mean loss,
+ * summed as tt_crossentropy_forward sums it */
+static float head_chunked(tt_backend *be, int N, int with_grad, float dscale) {
+    cpu_impl *c = be->impl;
+    tt_cpu *cpu = &c->cpu;
+    const int C = c->C, V = c->V;
+    const float *wte = PT(c, be, c->params, TT_WTE, 0);
+    float *dwte = with_grad && !c->lora_h ? PT(c, be, c->grads, TT_WTE, 0) : NULL;
+    for (int r0 = 0; r0 < N; r0 += c->HR) {
+        const int n = TT_MIN(c->HR, N - r0);
+        const float *x = c->lnf + (size_t)r0 * C;
+        tt_head_forward(cpu, c->logits, x, wte, n, C, V);
+        tt_crossentropy_forward(cpu, c->losses + r0, with_grad ? c->logits : NULL, c->logits, c->tgt + r0, n, V, dscale);
+        if (with_grad) tt_head_backward(cpu, c->dln + (size_t)r0 * C, dwte, c->logits, x, wte, n, C, V);
+    }
+    double s = 0.0;
+    for (int i = 0; i < N; i++) s += c->losses[i];
+    return (float)(s / N);
+}
+
 /* returns the mean loss; with_grad: logits become dlogits scaled by dscale;
  * dr: this micro-batch's dropout, NULL for none */
 static float forward(tt_backend *be, int B, int with_grad, float dscale, const drop_args *dr) {
@@ -251,7 +291,7 @@ static float forward(tt_backend *be, int B, int with_grad, float dscale, const d
     for (int l = 0; l < c->L; l++) {
         layer_acts *a = &c->layers[l];
         tt_dropout_mask ma;
-        tt_layernorm_forward(cpu, a->ln1, a->ln1_stats, x, PT(c, be, p, TT_LN1W, l), PT(c, be, p, TT_LN1B, l), N, C);
+        tt_layernorm_forward(cpu, a->ln1, a->ln1_stats, x, PT(c, be, p, TT_LN1W, l), PT(c, be, p, TT_LN1B, l), N, C, c->eps);
         tt_qkv_forward(cpu, a->qkv, a->ln1, PT(c, be, p, TT_QW, l), PT(c, be, p, TT_QB, l), PT(c, be, p, TT_KW, l),
                        PT(c, be, p, TT_KB, l), PT(c, be, p, TT_VALW, l), PT(c, be, p, TT_VALB, l), N, C);
         lora_fwd(be, l, TT_LORA_C_ATTN, a->qkv, a->ln1, N, C, 3 * C);
@@ -259,22 +299,25 @@ static float forward(tt_backend *be, int B, int with_grad, float dscale, const d
                              attn_mask(c, dr, l, &ma));
         branch_forward(be, dr, l, TT_DROP_ATTN_OUT, TT_LORA_ATTN_C_PROJ, a->res2, a->atty, PT(c, be, p, TT_OW, l),
                        PT(c, be, p, TT_OB, l), x, N, C, C);
-        tt_layernorm_forward(cpu, a->ln2, a->ln2_stats, a->res2, PT(c, be, p, TT_LN2W, l), PT(c, be, p, TT_LN2B, l), N, C);
+        tt_layernorm_forward(cpu, a->ln2, a->ln2_stats, a->res2, PT(c, be, p, TT_LN2W, l), PT(c, be, p, TT_LN2B, l), N, C, c->eps);
         if (has_lora(c, l, TT_LORA_C_FC)) { /* the adapter adds before the GELU */
             tt_matmul_forward(cpu, a->fch, a->ln2, PT(c, be, p, TT_FCW, l), PT(c, be, p, TT_FCB, l), N, C, 4 * C);
             lora_fwd(be, l, TT_LORA_C_FC, a->fch, a->ln2, N, C, 4 * C);
-            tt_gelu_forward(cpu, a->fchg, a->fch, (size_t)N * 4 * C);
+            tt_gelu_forward(cpu, a->fchg, a->fch, (size_t)N * 4 * C, c->act);
         } else {
             tt_matmul_gelu_forward(cpu, a->fch, a->fchg, a->ln2, PT(c, be, p, TT_FCW, l), PT(c, be, p, TT_FCB, l), N, C,
-                                   4 * C);
+                                   4 * C, c->act);
         }
         branch_forward(be, dr, l, TT_DROP_MLP_OUT, TT_LORA_MLP_C_PROJ, a->res3, a->fchg, PT(c, be, p, TT_PROJW, l),
                        PT(c, be, p, TT_PROJB, l), a->res2, N, 4 * C, C);
         x = a->res3;
     }
-    tt_layernorm_forward(cpu, c->lnf, c->lnf_stats, x, PT(c, be, p, TT_LNFW, 0), PT(c, be, p, TT_LNFB, 0), N, C);
-    tt_head_forward(cpu, c->logits, c->lnf, PT(c, be, p, TT_WTE, 0), N, C, V);
-    return tt_crossentropy_forward(cpu, c->losses, with_grad ? c->logits : NULL, c->logits, c->tgt, N, V, dscale);
+    tt_layernorm_forward(cpu, c->lnf, c->lnf_stats, x, PT(c, be, p, TT_LNFW, 0), PT(c, be, p, TT_LNFB, 0), N, C, c->eps);
+    if (N <= c->HR) { /* one pass; the head's backward runs in backward() */
+        tt_head_forward(cpu, c->logits, c->lnf, PT(c, be, p, TT_WTE, 0), N, C, V);
+        return tt_crossentropy_forward(cpu, c->losses, with_grad ? c->logits : NULL, c->logits, c->tgt, N, V, dscale);
+    }
+    return head_chunked(be, N, with_grad, dscale);
 }
 
 /* gradients accumulate into c->grads; needs forward(with_grad = 1) first,
@@ -288,7 +331,8 @@ static void backward(tt_backend *be, int B, const drop_args *dr) {
     const int frozen = c->lora_h != NULL;
 #define GB(k, l) (frozen ? NULL : PT(c, be, g, (k), (l)))
     float *xl = c->L > 0 ? c->layers[c->L - 1].res3 : c->encoded;
-    tt_head_backward(cpu, c->dln, GB(TT_WTE, 0), c->logits, c->lnf, PT(c, be, p, TT_WTE, 0), N, C, V);
+    if (N <= c->HR) /* else head_chunked did it in the forward */
+        tt_head_backward(cpu, c->dln, GB(TT_WTE, 0), c->logits, c->lnf, PT(c, be, p, TT_WTE, 0), N, C, V);
     tt_layernorm_backward(cpu, c->dres, GB(TT_LNFW, 0), GB(TT_LNFB, 0), c->dln, xl, PT(c, be, p, TT_LNFW, 0),
                           c->lnf_stats, N, C, 0);
     for (int l = c->L - 1; l >= 0; l--) {
@@ -299,10 +343,10 @@ static void backward(tt_backend *be, int B, const drop_args *dr) {
             tt_matmul_backward(cpu, c->dfch, GB(TT_PROJW, l), GB(TT_PROJB, l), dmlp, a->fchg, PT(c, be, p, TT_PROJW, l),
                                N, 4 * C, C);
             lora_bwd(be, l, TT_LORA_MLP_C_PROJ, c->dfch, dmlp, a->fchg, N, 4 * C, C);
-            tt_gelu_backward(cpu, c->dfch, a->fch, c->dfch, (size_t)N * 4 * C);
+            tt_gelu_backward(cpu, c->dfch, a->fch, c->dfch, (size_t)N * 4 * C, c->act);
         } else {
             tt_matmul_gelu_backward(cpu, c->dfch, GB(TT_PROJW, l), GB(TT_PROJB, l), dmlp, a->fchg,
-                                    PT(c, be, p, TT_PROJW, l), a->fch, N, 4 * C, C);
+                                    PT(c, be, p, TT_PROJW, l), a->fch, N, 4 * C, C, c->act);
         }
         tt_matmul_backward(cpu, c->dln, GB(TT_FCW, l), GB(TT_FCB, l), c->dfch, a->ln2, PT(c, be, p, TT_FCW, l), N, C,
                            4 * C);
@@ -515,6 +559,8 @@ int tt_backend_cpu_create(const tt_model_config *cfg, const tt_backend_opts *opt
     rc = tt_layout_build(cfg, &be->layout, st);
     if (rc) goto fail;
     c->B = cfg->batch, c->T = cfg->ctx, c->C = cfg->d_model, c->L = cfg->n_layer, c->NH = cfg->n_head, c->V = cfg->vocab;
+    c->act = cfg->act, c->eps = tt_config_ln_eps(cfg);
+    c->HR = head_rows(cfg);
     c->total = be->layout.total;
     rc = TT_ENOMEM;
     if (!(c->params = big_calloc(c->total, &c->raw[0], st))) goto fail;
@@ -561,7 +607,7 @@ int tt_backend_cpu_create(const tt_model_config *cfg, const tt_backend_opts *opt
         }
         c->lnf = TAKE(N * C);
         c->lnf_stats = TAKE(2 * N);
-        c->logits = TAKE(N * (size_t)c->V);
+        c->logits = TAKE((size_t)c->HR * (size_t)c->V);
         c->losses = TAKE(N);
         c->dres = TAKE(N * C);
         c->dln = TAKE(N * C);

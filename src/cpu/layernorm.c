@@ -1,4 +1,4 @@
-/* layernorm.c — LayerNorm (eps 1e-5), forward and backward (ops.h). The
+/* layernorm.c — LayerNorm (epsilon eps, the model's tt_config_ln_eps), forward and backward (ops.h). The
  * forward keeps its statistics in one buffer, mean then rstd, as the WebGPU
  * backend does. The backward writes each row chunk's partial dweight/dbias
  * to shared scratch and sums the partials in chunk order in a second phase
@@ -8,7 +8,6 @@
 
 #include "ops_internal.h"
 
-#define LN_EPS 1e-5f
 #define LN_ROWS 32 /* rows per chunk of the backward's partial sums */
 #define LN_COLS (4 * TT_VW)
 
@@ -26,6 +25,7 @@ typedef struct {
     float *out, *mean, *rstd;
     const float *inp, *weight, *bias;
     int N, C, rows;
+    float eps;
     /* backward */
     float *dinp, *dweight, *dbias, *partial;
     const float *dout;
@@ -50,7 +50,7 @@ static void fwd_task(void *arg, int64_t chunk, int tid) {
         float var = tt_vsum(acc);
         for (; i < C; i++) var += (x[i] - m) * (x[i] - m);
         var /= (float)C;
-        float s = 1.0f / sqrtf(var + LN_EPS);
+        float s = 1.0f / sqrtf(var + l->eps);
         float *o = l->out + (size_t)r * C;
         i = 0;
         for (; i + TT_VW <= C; i += TT_VW)
@@ -62,9 +62,10 @@ static void fwd_task(void *arg, int64_t chunk, int tid) {
 }
 
 void tt_layernorm_forward(tt_cpu *cpu, float *out, float *stats, const float *inp, const float *weight,
-                          const float *bias, int N, int C) {
+                          const float *bias, int N, int C, float eps) {
     ln_ctx l;
     memset(&l, 0, sizeof l);
+    l.eps = eps;
     l.out = out, l.mean = stats, l.rstd = stats + N, l.inp = inp, l.weight = weight, l.bias = bias;
     l.N = N, l.C = C, l.rows = tt_rows_per_chunk(C);
     tt_cpu_run1(cpu, fwd_task, &l, tt_n_chunks((size_t)N, (size_t)l.rows));

@@ -34,7 +34,7 @@ static void mv_task(void *arg, int64_t chunk, int tid) {
     memcpy(j->C + j0, acc, (size_t)n * sizeof(float));
     if (j->gelu_out) {
         for (int c = n; c < nv + TT_VW; c++) acc[c] = 0.0f;
-        for (int c = 0; c < n; c += TT_VW) tt_vstore(acc + c, tt_vgelu(tt_vload(acc + c)));
+        for (int c = 0; c < n; c += TT_VW) tt_vstore(acc + c, tt_vact(tt_vload(acc + c), j->act));
         memcpy(j->gelu_out + j0, acc, (size_t)n * sizeof(float));
     }
 }
@@ -49,12 +49,13 @@ static void mv_run(tt_cpu *cpu, tt_mm_job *j) {
 /* ---- the linear-layer ops ---- */
 
 static void mm_forward(tt_cpu *cpu, float *out, float *gelu_out, const float *inp, const float *weight, const float *bias,
-                       const float *resid, int N, int C, int OC, const char *op) {
+                       const float *resid, int N, int C, int OC, int act, const char *op) {
     tt_mm_job m = tt_mm_nn_job(out, (size_t)OC, inp, (size_t)C, weight, (size_t)OC, N, OC, C);
     m.bias = bias;
     m.R = resid;
     m.ldr = (size_t)OC;
     m.gelu_out = gelu_out;
+    m.act = act;
     if (N == 1) {
         mv_run(cpu, &m);
         return;
@@ -65,21 +66,21 @@ static void mm_forward(tt_cpu *cpu, float *out, float *gelu_out, const float *in
 
 void tt_matmul_forward(tt_cpu *cpu, float *out, const float *inp, const float *weight, const float *bias, int N, int C,
                        int OC) {
-    mm_forward(cpu, out, NULL, inp, weight, bias, NULL, N, C, OC, "matmul forward");
+    mm_forward(cpu, out, NULL, inp, weight, bias, NULL, N, C, OC, 0, "matmul forward");
 }
 
 void tt_matmul_residual_forward(tt_cpu *cpu, float *out, const float *inp, const float *weight, const float *bias,
                                 const float *resid, int N, int C, int OC) {
-    mm_forward(cpu, out, NULL, inp, weight, bias, resid, N, C, OC, "matmul forward");
+    mm_forward(cpu, out, NULL, inp, weight, bias, resid, N, C, OC, 0, "matmul forward");
 }
 
 void tt_matmul_gelu_forward(tt_cpu *cpu, float *pre, float *out, const float *inp, const float *weight,
-                            const float *bias, int N, int C, int OC) {
-    mm_forward(cpu, pre, out, inp, weight, bias, NULL, N, C, OC, "matmul forward");
+                            const float *bias, int N, int C, int OC, int act) {
+    mm_forward(cpu, pre, out, inp, weight, bias, NULL, N, C, OC, act, "matmul forward");
 }
 
 static void mm_backward(tt_cpu *cpu, float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                        const float *weight, const float *gelu_inp, int N, int C, int OC) {
+                        const float *weight, const float *gelu_inp, int N, int C, int OC, int act) {
     tt_mm_set set;
     memset(&set, 0, sizeof set);
     set.op = "matmul backward";
@@ -90,6 +91,7 @@ static void mm_backward(tt_cpu *cpu, float *dinp, float *dweight, float *dbias, 
         md = tt_mm_nn_job(dinp, (size_t)C, dout, (size_t)OC, weight, (size_t)OC, N, C, OC);
         md.seg[0].transB = 1;
         md.gelu_in = gelu_inp;
+        md.act = act;
         set.jobs[set.n++] = &md;
     }
     if (dweight) {
@@ -110,12 +112,13 @@ static void mm_backward(tt_cpu *cpu, float *dinp, float *dweight, float *dbias, 
 
 void tt_matmul_backward(tt_cpu *cpu, float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                         const float *weight, int N, int C, int OC) {
-    mm_backward(cpu, dinp, dweight, dbias, dout, inp, weight, NULL, N, C, OC);
+    mm_backward(cpu, dinp, dweight, dbias, dout, inp, weight, NULL, N, C, OC, 0);
 }
 
 void tt_matmul_gelu_backward(tt_cpu *cpu, float *dinp, float *dweight, float *dbias, const float *dout,
-                             const float *inp, const float *weight, const float *gelu_inp, int N, int C, int OC) {
-    mm_backward(cpu, dinp, dweight, dbias, dout, inp, weight, gelu_inp, N, C, OC);
+                             const float *inp, const float *weight, const float *gelu_inp, int N, int C, int OC,
+                             int act) {
+    mm_backward(cpu, dinp, dweight, dbias, dout, inp, weight, gelu_inp, N, C, OC, act);
 }
 
 void tt_qkv_forward(tt_cpu *cpu, float *qkv, const float *inp, const float *wq, const float *bq, const float *wk,

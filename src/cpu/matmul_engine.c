@@ -494,13 +494,13 @@ static inline __attribute__((always_inline)) void tile(const tile_env *e, const 
         if (last && j->gelu_in) {
             const float *g = j->gelu_in + (size_t)i * ldc + jc;
             for (int r = 0; r < MR; r++)
-                for (int v = 0; v < NV; v++) acc[r][v] = acc[r][v] * tt_vgelu_grad(tt_vload(g + (size_t)r * ldc + v * TT_VW));
+                for (int v = 0; v < NV; v++) acc[r][v] = acc[r][v] * tt_vact_grad(tt_vload(g + (size_t)r * ldc + v * TT_VW), j->act);
         }
         TT_UNROLL for (int r = 0; r < MR; r++) TT_UNROLL for (int v = 0; v < NV; v++) tt_vstore(c + (size_t)r * ldc + v * TT_VW, acc[r][v]);
         if (last && j->gelu_out) {
             float *g = j->gelu_out + (size_t)i * ldc + jc;
             for (int r = 0; r < MR; r++)
-                for (int v = 0; v < NV; v++) tt_vstore(g + (size_t)r * ldc + v * TT_VW, tt_vgelu(acc[r][v]));
+                for (int v = 0; v < NV; v++) tt_vstore(g + (size_t)r * ldc + v * TT_VW, tt_vact(acc[r][v], j->act));
         }
     } else {
         float *t = e->edge_c;
@@ -511,12 +511,12 @@ static inline __attribute__((always_inline)) void tile(const tile_env *e, const 
             memset(x, 0, (size_t)MR * NR * sizeof(float));
             for (int r = 0; r < rows; r++)
                 for (int cc = 0; cc < cols; cc++) x[r * NR + cc] = j->gelu_in[(size_t)(i + r) * ldc + jc + cc];
-            for (int q = 0; q < MR * NR; q += TT_VW) tt_vstore(t + q, tt_vload(t + q) * tt_vgelu_grad(tt_vload(x + q)));
+            for (int q = 0; q < MR * NR; q += TT_VW) tt_vstore(t + q, tt_vload(t + q) * tt_vact_grad(tt_vload(x + q), j->act));
         }
         for (int r = 0; r < rows; r++)
             for (int cc = 0; cc < cols; cc++) c[(size_t)r * ldc + cc] = t[r * NR + cc];
         if (last && j->gelu_out) {
-            for (int q = 0; q < MR * NR; q += TT_VW) tt_vstore(t + q, tt_vgelu(tt_vload(t + q)));
+            for (int q = 0; q < MR * NR; q += TT_VW) tt_vstore(t + q, tt_vact(tt_vload(t + q), j->act));
             for (int r = 0; r < rows; r++)
                 for (int cc = 0; cc < cols; cc++) j->gelu_out[(size_t)(i + r) * ldc + jc + cc] = t[r * NR + cc];
         }

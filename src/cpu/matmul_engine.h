@@ -40,6 +40,7 @@ typedef struct {
      * C = acc * gelu'(gelu_in) (the GELU backward fused into a dinp product) */
     float *gelu_out;
     const float *gelu_in;
+    int act;               /* the GELU of both epilogues (config.h tt_act; 0: exact) */
     /* filled by tt_mm_plan */
     int mc, nc, mb, nb, npanel;
     float *pb;             /* packed B, segment s at pb + seg_off[s] */

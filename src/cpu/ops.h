@@ -82,14 +82,15 @@ void tt_embedding_backward(tt_cpu *cpu,
                            const int32_t *inp,   // (B,T)
                            int B, int T, int C, int V);
 
-/* ================= layernorm (layernorm.c), eps 1e-5 ================= */
+/* ================= layernorm (layernorm.c), epsilon eps (tt_config_ln_eps) =================
+ * rstd = 1 / sqrt(var + eps); the backward reads rstd from the stats. */
 void tt_layernorm_forward(tt_cpu *cpu,
                           float *out,          // (N,C)
                           float *stats,        // (2N): mean (N), then rstd (N)
                           const float *inp,    // (N,C)
                           const float *weight, // (C)
                           const float *bias,   // (C)
-                          int N, int C);
+                          int N, int C, float eps);
 /* accumulate_dinp: 0 overwrites dinp, 1 adds to it (a residual stream).
  * Shared scratch: tt_layernorm_backward_scratch(N, C). */
 void tt_layernorm_backward(tt_cpu *cpu,
@@ -136,7 +137,7 @@ void tt_matmul_gelu_forward(tt_cpu *cpu,
                             const float *inp,        // (N,C)
                             const float *weight,     // (C,OC)
                             const float *bias,       // (OC) or NULL
-                            int N, int C, int OC);
+                            int N, int C, int OC, int act);
 /* tt_matmul_backward whose dinp continues through GELU's backward:
  * dinp = (dout . weight^T) * gelu'(gelu_inp) */
 void tt_matmul_gelu_backward(tt_cpu *cpu,
@@ -147,7 +148,7 @@ void tt_matmul_gelu_backward(tt_cpu *cpu,
                              const float *inp,       // (N,C)
                              const float *weight,    // (C,OC)
                              const float *gelu_inp,  // (N,C) the GELU's input (pre-activation)
-                             int N, int C, int OC);
+                             int N, int C, int OC, int act);
 /* the q, k, v projections of one input into qkv (N,3C) = [q | k | v] */
 void tt_qkv_forward(tt_cpu *cpu,
                     float *qkv,                // (N,3C)
@@ -223,17 +224,20 @@ void tt_attention_decode(tt_cpu *cpu,
                          int ldk, int n, int C, int NH);
 size_t tt_attention_thread_scratch(int T, int hs);
 
-/* ================= gelu (gelu.c), exact: 0.5 x (1 + erf(x / sqrt 2)) ================= */
+/* ================= gelu (gelu.c) =================
+ * act TT_ACT_GELU: exact, 0.5 x (1 + erf(x / sqrt 2));
+ * act TT_ACT_GELU_TANH: GPT-2's gelu_new, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+ * The fused matmul forms above take the same act. */
 void tt_gelu_forward(tt_cpu *cpu,
                      float *out,               // (n)
                      const float *inp,         // (n)
-                     size_t n);
+                     size_t n, int act);
 /* dinp may alias dout */
 void tt_gelu_backward(tt_cpu *cpu,
                       float *dinp,             // (n) overwritten
                       const float *inp,        // (n)
                       const float *dout,       // (n)
-                      size_t n);
+                      size_t n, int act);
 
 /* ================= crossentropy (crossentropy.c): fused softmax + cross-entropy =================
  * forward: losses[i] = logsumexp(logits[i]) - logits[i][targets[i]];

@@ -139,22 +139,23 @@ static void forward_token(tt_sampler *s, tt_token tok) {
     tt_cpu *cpu = &s->cpu;
     const int C = s->cfg.d_model, NH = s->cfg.n_head, T = s->cfg.ctx;
     const int pos = s->len;
+    const float eps = tt_config_ln_eps(&s->cfg);
     const int32_t tok32 = (int32_t)tok;
     const float *wte = P(s, TT_WTE, 0);
     tt_embedding_forward(cpu, s->x, &tok32, wte, P(s, TT_WPE, 0) + (size_t)pos * C, 1, 1, C);
     for (int l = 0; l < s->cfg.n_layer; l++) {
         float *kl = s->kc + (size_t)l * T * C, *vl = s->vc + (size_t)l * T * C;
-        tt_layernorm_forward(cpu, s->h, s->stats, s->x, P(s, TT_LN1W, l), P(s, TT_LN1B, l), 1, C);
+        tt_layernorm_forward(cpu, s->h, s->stats, s->x, P(s, TT_LN1W, l), P(s, TT_LN1B, l), 1, C, eps);
         tt_matmul_forward(cpu, s->q, s->h, P(s, TT_QW, l), P(s, TT_QB, l), 1, C, C);
         tt_matmul_forward(cpu, kl + (size_t)pos * C, s->h, P(s, TT_KW, l), P(s, TT_KB, l), 1, C, C);
         tt_matmul_forward(cpu, vl + (size_t)pos * C, s->h, P(s, TT_VALW, l), P(s, TT_VALB, l), 1, C, C);
         tt_attention_decode(cpu, s->y, s->q, kl, vl, C, pos + 1, C, NH);
         tt_matmul_residual_forward(cpu, s->x, s->y, P(s, TT_OW, l), P(s, TT_OB, l), s->x, 1, C, C);
-        tt_layernorm_forward(cpu, s->h, s->stats, s->x, P(s, TT_LN2W, l), P(s, TT_LN2B, l), 1, C);
-        tt_matmul_gelu_forward(cpu, s->fpre, s->f, s->h, P(s, TT_FCW, l), P(s, TT_FCB, l), 1, C, 4 * C);
+        tt_layernorm_forward(cpu, s->h, s->stats, s->x, P(s, TT_LN2W, l), P(s, TT_LN2B, l), 1, C, eps);
+        tt_matmul_gelu_forward(cpu, s->fpre, s->f, s->h, P(s, TT_FCW, l), P(s, TT_FCB, l), 1, C, 4 * C, s->cfg.act);
         tt_matmul_residual_forward(cpu, s->x, s->f, P(s, TT_PROJW, l), P(s, TT_PROJB, l), s->x, 1, 4 * C, C);
     }
-    tt_layernorm_forward(cpu, s->h, s->stats, s->x, P(s, TT_LNFW, 0), P(s, TT_LNFB, 0), 1, C);
+    tt_layernorm_forward(cpu, s->h, s->stats, s->x, P(s, TT_LNFW, 0), P(s, TT_LNFB, 0), 1, C, eps);
     tt_head_forward(cpu, s->logits, s->h, wte, 1, C, s->cfg.vocab);
     s->toks[pos] = tok;
     s->len = pos + 1;

@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 
+#include "config.h"
 #include "simd.h"
 
 typedef int32_t tt_vi __attribute__((vector_size(TT_VW * 4)));
@@ -117,6 +118,35 @@ static inline tt_vf tt_vgelu_grad(tt_vf x) {
     tt_vf e;
     tt_vf erf = tt_verf_ex(x * TT_GELU_S, &e); /* e = exp(-x^2/2) */
     return 0.5f * (1.0f + erf) + x * e * TT_GELU_P;
+}
+
+/* GPT-2's GELU (Hugging Face "gelu_new"), the tanh form, and its derivative:
+ *   gelu_tanh(x)  = 0.5 x (1 + tanh(u)) = x s,   u = sqrt(2/pi) (x + 0.044715 x^3),
+ *                   s = sigmoid(2u) = 1 / (1 + e^(-2u))  (no cancellation near 0)
+ *   gelu_tanh'(x) = s + x s (1 - s) 2 u',      u' = sqrt(2/pi) (1 + 3 * 0.044715 x^2),
+ *                   s (1 - s) = e^(-2u) s^2
+ * The derivative reads x clamped to [-30, 30], where it is exactly 0 or 1
+ * in float (no inf * 0 for huge inputs). */
+#define TT_GELU_TANH_K 0.79788456080286536f /* sqrt(2/pi) */
+#define TT_GELU_TANH_A 0.044715f
+static inline tt_vf tt_vgelu_tanh(tt_vf x) {
+    tt_vf u = TT_GELU_TANH_K * (x + TT_GELU_TANH_A * x * x * x);
+    return x / (1.0f + tt_vexp(-2.0f * u));
+}
+static inline tt_vf tt_vgelu_tanh_grad(tt_vf x) {
+    x = tt_vmin(tt_vmax(x, tt_vdup(-30.0f)), tt_vdup(30.0f));
+    tt_vf x2 = x * x;
+    tt_vf u = TT_GELU_TANH_K * x * (1.0f + TT_GELU_TANH_A * x2);
+    tt_vf e = tt_vexp(-2.0f * u);
+    tt_vf s = 1.0f / (1.0f + e);
+    tt_vf du = TT_GELU_TANH_K * (1.0f + (3.0f * TT_GELU_TANH_A) * x2);
+    return s + 2.0f * x * ((e * s) * s) * du; /* s (1 - s) = e s^2: no cancellation as s -> 1 */
+}
+
+/* the MLP activation act (config.h tt_act) and its derivative */
+static inline tt_vf tt_vact(tt_vf x, int act) { return act == TT_ACT_GELU_TANH ? tt_vgelu_tanh(x) : tt_vgelu(x); }
+static inline tt_vf tt_vact_grad(tt_vf x, int act) {
+    return act == TT_ACT_GELU_TANH ? tt_vgelu_tanh_grad(x) : tt_vgelu_grad(x);
 }
 
 #endif

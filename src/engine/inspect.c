@@ -68,7 +68,8 @@ int tt_inspect_from_acts(const tt_model_config *cfg, const tt_layout *lo, const 
                 float *a = out->attn + (((size_t)l * NH + h) * T + i) * T;
                 for (int j = 0; j < T; j++) a[j] = j <= i ? (float)row[j] : 0.0f;
             }
-    /* logit lens: ln_f (eps 1e-5) and the tied head on every stream row */
+    /* logit lens: ln_f (the model's eps; the default exactly 1e-5) and the tied head on every stream row */
+    const double eps = cfg->ln_eps > 0.0f ? (double)cfg->ln_eps : 1e-5;
     const float *wte = params + tt_layout_offset(lo, cfg, TT_WTE, 0);
     const float *gw = params + tt_layout_offset(lo, cfg, TT_LNFW, 0), *gb = params + tt_layout_offset(lo, cfg, TT_LNFB, 0);
     for (int l = 0; l <= L; l++)
@@ -78,7 +79,7 @@ int tt_inspect_from_acts(const tt_model_config *cfg, const tt_layout *lo, const 
             for (int c = 0; c < C; c++) mean += xr[c];
             mean /= C;
             for (int c = 0; c < C; c++) var += (xr[c] - mean) * (xr[c] - mean);
-            const double rstd = 1.0 / sqrt(var / C + 1e-5);
+            const double rstd = 1.0 / sqrt(var / C + eps);
             for (int c = 0; c < C; c++) x[c] = (xr[c] - mean) * rstd * gw[c] + gb[c];
             for (int v = 0; v < V; v++) {
                 const float *e = wte + (size_t)v * C;

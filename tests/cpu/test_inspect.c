@@ -42,6 +42,7 @@ static void ref_acts(const tt_model_config *cfg, const tt_layout *lo, const doub
                      double *x, double *q, double *k) {
     const int C = cfg->d_model, L = cfg->n_layer, NH = cfg->n_head;
     const size_t NC = (size_t)T * C;
+    const double eps = cfg->ln_eps > 0.0f ? (double)cfg->ln_eps : 1e-5;
 #define PD(kind, l) (P + tt_layout_offset(lo, cfg, (kind), (l)))
     double *ln = ref_alloc(NC), *qkv = ref_alloc(3 * NC), *tmp = ref_alloc(NC), *att = ref_alloc(NC),
            *res2 = ref_alloc(NC), *h = ref_alloc(4 * NC), *g = ref_alloc(4 * NC);
@@ -50,7 +51,7 @@ static void ref_acts(const tt_model_config *cfg, const tt_layout *lo, const doub
     for (int l = 0; l < L; l++) {
         const double *xl = x + (size_t)l * NC;
         double *xn = x + (size_t)(l + 1) * NC;
-        ref_layernorm_forward(ln, NULL, xl, PD(TT_LN1W, l), PD(TT_LN1B, l), T, C);
+        ref_layernorm_forward(ln, NULL, xl, PD(TT_LN1W, l), PD(TT_LN1B, l), T, C, eps);
         for (int s = 0; s < 3; s++) {
             ref_matmul_forward(tmp, ln, PD(wk[s], l), PD(bk[s], l), T, C, C);
             for (int t = 0; t < T; t++) memcpy(qkv + (size_t)t * 3 * C + (size_t)s * C, tmp + (size_t)t * C, C * sizeof(double));
@@ -59,9 +60,9 @@ static void ref_acts(const tt_model_config *cfg, const tt_layout *lo, const doub
         ref_attention_forward(att, NULL, qkv, qkv + C, qkv + 2 * C, 3 * C, 1, T, C, NH);
         ref_matmul_forward(tmp, att, PD(TT_OW, l), PD(TT_OB, l), T, C, C);
         for (size_t i = 0; i < NC; i++) res2[i] = xl[i] + tmp[i];
-        ref_layernorm_forward(ln, NULL, res2, PD(TT_LN2W, l), PD(TT_LN2B, l), T, C);
+        ref_layernorm_forward(ln, NULL, res2, PD(TT_LN2W, l), PD(TT_LN2B, l), T, C, eps);
         ref_matmul_forward(h, ln, PD(TT_FCW, l), PD(TT_FCB, l), T, C, 4 * C);
-        ref_gelu_forward(g, h, 4 * NC);
+        ref_gelu_forward(g, h, 4 * NC, cfg->act);
         ref_matmul_forward(tmp, g, PD(TT_PROJW, l), PD(TT_PROJB, l), T, 4 * C, C);
         for (size_t i = 0; i < NC; i++) xn[i] = res2[i] + tmp[i];
     }
@@ -108,7 +109,8 @@ static void ref_view_make(const tt_model_config *cfg, const tt_layout *lo, const
     double *ln = ref_alloc((size_t)T * C);
     for (int l = 0; l <= L; l++) {
         ref_layernorm_forward(ln, NULL, x + (size_t)l * T * C, P + tt_layout_offset(lo, cfg, TT_LNFW, 0),
-                              P + tt_layout_offset(lo, cfg, TT_LNFB, 0), T, C);
+                              P + tt_layout_offset(lo, cfg, TT_LNFB, 0), T, C,
+                              cfg->ln_eps > 0.0f ? (double)cfg->ln_eps : 1e-5);
         double *pl = rv->lens + (size_t)l * T * V;
         ref_head_forward(pl, ln, P + tt_layout_offset(lo, cfg, TT_WTE, 0), T, C, V);
         for (int t = 0; t < T; t++) dsoftmax(pl + (size_t)t * V, V);

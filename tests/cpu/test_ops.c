@@ -127,13 +127,15 @@ static double *drand(size_t n, double lo, double hi) {
 
 typedef struct {
     int B, T, C, OC, V, NH, N;
+    int act;    /* gelu */
+    double eps; /* layernorm */
     double *x, *w, *b, *wy, *y;
     int32_t *tok;
 } fd_ctx;
 
 static double obj_ln(void *v) {
     fd_ctx *c = v;
-    ref_layernorm_forward(c->y, NULL, c->x, c->w, c->b, c->N, c->C);
+    ref_layernorm_forward(c->y, NULL, c->x, c->w, c->b, c->N, c->C, c->eps);
     return wsum(c->wy, c->y, (size_t)c->N * c->C);
 }
 static double obj_mm(void *v) {
@@ -153,7 +155,7 @@ static double obj_att(void *v) {
 }
 static double obj_gelu(void *v) {
     fd_ctx *c = v;
-    ref_gelu_forward(c->y, c->x, (size_t)c->N);
+    ref_gelu_forward(c->y, c->x, (size_t)c->N, c->act);
     return wsum(c->wy, c->y, (size_t)c->N);
 }
 static double obj_ce(void *v) {
@@ -169,17 +171,20 @@ static double obj_enc(void *v) {
 TT_TEST(fd_reference_backwards) {
     fd_ctx c;
     memset(&c, 0, sizeof c);
-    /* layernorm */
-    c.N = 5, c.C = 13;
-    size_t nc = (size_t)c.N * c.C;
-    c.x = drand(nc, -2, 2), c.w = drand(c.C, 0.5, 1.5), c.b = drand(c.C, -0.5, 0.5), c.wy = drand(nc, -1, 1);
-    c.y = ref_alloc(nc);
-    double *dx = ref_alloc(nc), *dw = ref_alloc(c.C), *db = ref_alloc(c.C);
-    ref_layernorm_backward(dx, dw, db, c.wy, c.x, c.w, c.N, c.C);
-    fd_check("layernorm dinp", obj_ln, &c, c.x, dx, nc);
-    fd_check("layernorm dweight", obj_ln, &c, c.w, dw, c.C);
-    fd_check("layernorm dbias", obj_ln, &c, c.b, db, c.C);
-    free(c.x), free(c.w), free(c.b), free(c.wy), free(c.y), free(dx), free(dw), free(db);
+    /* layernorm, with the default eps and a large one (whose effect shows) */
+    double *dx, *dw, *db;
+    for (int e = 0; e < 2; e++) {
+        c.N = 5, c.C = 13, c.eps = e ? 0.05 : 1e-5;
+        size_t nc = (size_t)c.N * c.C;
+        c.x = drand(nc, -2, 2), c.w = drand(c.C, 0.5, 1.5), c.b = drand(c.C, -0.5, 0.5), c.wy = drand(nc, -1, 1);
+        c.y = ref_alloc(nc);
+        dx = ref_alloc(nc), dw = ref_alloc(c.C), db = ref_alloc(c.C);
+        ref_layernorm_backward(dx, dw, db, c.wy, c.x, c.w, c.N, c.C, c.eps);
+        fd_check("layernorm dinp", obj_ln, &c, c.x, dx, nc);
+        fd_check("layernorm dweight", obj_ln, &c, c.w, dw, c.C);
+        fd_check("layernorm dbias", obj_ln, &c, c.b, db, c.C);
+        free(c.x), free(c.w), free(c.b), free(c.wy), free(c.y), free(dx), free(dw), free(db);
+    }
     /* matmul */
     c.N = 4, c.C = 7, c.OC = 5;
     c.x = drand((size_t)c.N * c.C, -1, 1), c.w = drand((size_t)c.C * c.OC, -1, 1), c.b = drand(c.OC, -1, 1);
@@ -207,13 +212,15 @@ TT_TEST(fd_reference_backwards) {
     ref_attention_backward(dx, dx + c.C, dx + 2 * c.C, NULL, c.x, c.x + c.C, c.x + 2 * c.C, c.wy, 3 * c.C, c.B, c.T, c.C, c.NH);
     fd_check("attention dqkv", obj_att, &c, c.x, dx, n3);
     free(c.x), free(c.wy), free(c.y), free(dx);
-    /* gelu */
-    c.N = 50;
-    c.x = drand(c.N, -5, 5), c.wy = drand(c.N, -1, 1), c.y = ref_alloc(c.N);
-    dx = ref_alloc(c.N);
-    ref_gelu_backward(dx, c.x, c.wy, c.N);
-    fd_check("gelu", obj_gelu, &c, c.x, dx, c.N);
-    free(c.x), free(c.wy), free(c.y), free(dx);
+    /* gelu, exact and the tanh form */
+    for (c.act = 0; c.act < 2; c.act++) {
+        c.N = 50;
+        c.x = drand(c.N, -5, 5), c.wy = drand(c.N, -1, 1), c.y = ref_alloc(c.N);
+        dx = ref_alloc(c.N);
+        ref_gelu_backward(dx, c.x, c.wy, c.N, c.act);
+        fd_check(c.act ? "gelu (tanh)" : "gelu", obj_gelu, &c, c.x, dx, c.N);
+        free(c.x), free(c.wy), free(c.y), free(dx);
+    }
     /* cross-entropy (mean loss) */
     c.N = 3, c.V = 11;
     c.x = drand((size_t)c.N * c.V, -3, 3), c.tok = irand(c.N, c.V);
@@ -278,8 +285,8 @@ TT_TEST(layernorm_threads_and_accumulate) {
         size_t n = (size_t)N * C;
         float *x = frand(n, -3, 3), *w = frand(C, 0.5f, 1.5f), *b = frand(C, -0.5f, 0.5f);
         float *out = fpoison(n), *st = fpoison(2 * (size_t)N), *out3 = fpoison(n), *st3 = fpoison(2 * (size_t)N);
-        tt_layernorm_forward(&cpu1, out, st, x, w, b, N, C);
-        tt_layernorm_forward(&cpu3, out3, st3, x, w, b, N, C);
+        tt_layernorm_forward(&cpu1, out, st, x, w, b, N, C, TT_LN_EPS_DEFAULT);
+        tt_layernorm_forward(&cpu3, out3, st3, x, w, b, N, C, TT_LN_EPS_DEFAULT);
         CHECK(same_bits(out, out3, n) && same_bits(st, st3, 2 * (size_t)N));
         float *dy = frand(n, -1, 1), *gw0 = frand(C, -1, 1), *gb0 = frand(C, -1, 1), *dx0 = frand(n, -1, 1);
         float *zdx = fpoison(n), *zw = calloc(C, sizeof(float)), *zb = calloc(C, sizeof(float));
@@ -426,9 +433,12 @@ TT_TEST(matmul_single_row_matches_engine) {
         tt_matmul_residual_forward(&cpu3, o2, x, w, NULL, r, 2, C, OC);
         tt_matmul_residual_forward(&cpu1, o1, x, w, NULL, r, 1, C, OC);
         CHECK_MSG(same_bits(o1, o2, OC), "single row residual %dx%d differs", C, OC);
-        tt_matmul_gelu_forward(&cpu3, o2, g2, x, w, b, 2, C, OC);
-        tt_matmul_gelu_forward(&cpu3, o1, g1, x, w, b, 1, C, OC);
-        CHECK_MSG(same_bits(o1, o2, OC) && same_bits(g1, g2, OC), "single row gelu %dx%d differs", C, OC);
+        for (int act = 0; act < 2; act++) {
+            tt_matmul_gelu_forward(&cpu3, o2, g2, x, w, b, 2, C, OC, act);
+            tt_matmul_gelu_forward(&cpu3, o1, g1, x, w, b, 1, C, OC, act);
+            CHECK_MSG(same_bits(o1, o2, OC) && same_bits(g1, g2, OC), "single row gelu (%s) %dx%d differs",
+                      tt_act_name(act), C, OC);
+        }
         free(x), free(w), free(b), free(r), free(o2), free(g2), free(o1), free(g1);
     }
 }
@@ -436,15 +446,15 @@ TT_TEST(matmul_single_row_matches_engine) {
 /* the GELU-fused linear ops give the same bits as the separate ops */
 TT_TEST(matmul_gelu_fused_matches_separate_ops) {
     const int shapes[][3] = {{1, 3, 17}, {17, 65, 127}, {65, 48, 192}, {127, 17, 65}, {300, 290, 45}, {40, 300, 64}};
-    for (int s = 0; s < 6; s++) {
-        int N = shapes[s][0], C = shapes[s][1], OC = shapes[s][2];
+    for (int s = 0; s < 12; s++) { /* each shape with the exact GELU, then with the tanh form */
+        int N = shapes[s % 6][0], C = shapes[s % 6][1], OC = shapes[s % 6][2], act = s / 6;
         size_t nc = (size_t)N * C, no = (size_t)N * OC, co = (size_t)C * OC;
         float *x = frand(nc, -2, 2), *w = frand(co, -1, 1), *b = frand(OC, -1, 1);
         float *pre1 = fpoison(no), *out1 = fpoison(no), *pre2 = fpoison(no), *out2 = fpoison(no), *pre3 = fpoison(no), *out3 = fpoison(no);
-        tt_matmul_gelu_forward(&cpu1, pre1, out1, x, w, b, N, C, OC);
-        tt_matmul_gelu_forward(&cpu3, pre3, out3, x, w, b, N, C, OC);
+        tt_matmul_gelu_forward(&cpu1, pre1, out1, x, w, b, N, C, OC, act);
+        tt_matmul_gelu_forward(&cpu3, pre3, out3, x, w, b, N, C, OC, act);
         tt_matmul_forward(&cpu1, pre2, x, w, b, N, C, OC);
-        tt_gelu_forward(&cpu1, out2, pre2, no);
+        tt_gelu_forward(&cpu1, out2, pre2, no, act);
         CHECK_MSG(same_bits(pre1, pre2, no) && same_bits(out1, out2, no), "fused fwd %dx%dx%d differs", N, C, OC);
         CHECK(same_bits(pre1, pre3, no) && same_bits(out1, out3, no));
         /* backward of a layer whose input went through GELU: x plays the pre-activation */
@@ -453,10 +463,10 @@ TT_TEST(matmul_gelu_fused_matches_separate_ops) {
         float *gw1 = fcopy(gw0, co), *gw2 = fcopy(gw0, co), *gw3 = fcopy(gw0, co);
         float *gb1 = fcopy(gb0, OC), *gb2 = fcopy(gb0, OC), *gb3 = fcopy(gb0, OC);
         float *gx = frand(nc, -3, 3); /* GELU input */
-        tt_matmul_gelu_backward(&cpu1, dx1, gw1, gb1, dy, x, w, gx, N, C, OC);
-        tt_matmul_gelu_backward(&cpu3, dx3, gw3, gb3, dy, x, w, gx, N, C, OC);
+        tt_matmul_gelu_backward(&cpu1, dx1, gw1, gb1, dy, x, w, gx, N, C, OC, act);
+        tt_matmul_gelu_backward(&cpu3, dx3, gw3, gb3, dy, x, w, gx, N, C, OC, act);
         tt_matmul_backward(&cpu1, dx2, gw2, gb2, dy, x, w, N, C, OC);
-        tt_gelu_backward(&cpu1, dx2, gx, dx2, nc);
+        tt_gelu_backward(&cpu1, dx2, gx, dx2, nc, act);
         CHECK_MSG(same_bits(dx1, dx2, nc) && same_bits(gw1, gw2, co) && same_bits(gb1, gb2, OC),
                   "fused bwd %dx%dx%d differs", N, C, OC);
         CHECK(same_bits(dx1, dx3, nc) && same_bits(gw1, gw3, co) && same_bits(gb1, gb3, OC));
@@ -594,18 +604,19 @@ TT_TEST(attention_threads_layouts_decode) {
 
 TT_TEST(gelu_threads_and_aliasing) {
     const size_t ns[] = {1, 17, 20000};
-    for (int k = 0; k < 3; k++) {
-        size_t n = ns[k];
+    for (int k = 0; k < 6; k++) { /* the exact GELU, then the tanh form */
+        size_t n = ns[k % 3];
+        int act = k / 3;
         float *x = frand(n, -7, 7), *dy = frand(n, -1, 1);
         float *y1 = fpoison(n), *y3 = fpoison(n), *dx1 = fpoison(n), *dx3 = fpoison(n);
-        tt_gelu_forward(&cpu1, y1, x, n);
-        tt_gelu_forward(&cpu3, y3, x, n);
-        tt_gelu_backward(&cpu1, dx1, x, dy, n);
-        tt_gelu_backward(&cpu3, dx3, x, dy, n);
+        tt_gelu_forward(&cpu1, y1, x, n, act);
+        tt_gelu_forward(&cpu3, y3, x, n, act);
+        tt_gelu_backward(&cpu1, dx1, x, dy, n, act);
+        tt_gelu_backward(&cpu3, dx3, x, dy, n, act);
         CHECK(same_bits(y1, y3, n) && same_bits(dx1, dx3, n));
         /* in place (dinp aliasing dout) */
         float *dyc = fcopy(dy, n);
-        tt_gelu_backward(&cpu3, dyc, x, dyc, n);
+        tt_gelu_backward(&cpu3, dyc, x, dyc, n, act);
         CHECK(same_bits(dyc, dx1, n));
         free(x), free(dy), free(y1), free(y3), free(dx1), free(dx3), free(dyc);
     }

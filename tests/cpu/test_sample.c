@@ -89,6 +89,39 @@ TT_TEST(test_kv_cache_matches_full_recompute) {
     /* ctx 1: the window slides to nothing before each token */
     tt_model_config c = {1, 8, 2, 1, 1, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f};
     check_kv_cache(&c, 1, 5);
+    /* GPT-2's variants: gelu_new, another LayerNorm epsilon, a vocabulary of 1003 */
+    tt_model_config d = {2, 24, 4, 12, 1, 1003, 0, 0, 0.0f, TT_ACT_GELU_TANH, 1e-3f};
+    check_kv_cache(&d, 2, 30);
+}
+
+/* a big vocabulary picks as a small one: the same four likely tokens at
+ * other ids among 50257 give the same draws under top-k (the rest is cut) */
+TT_TEST(test_big_vocab_pick) {
+    enum { V = 50257 };
+    float *big = malloc(V * sizeof *big), small[256];
+    tt_sample_item *wb = malloc(V * sizeof *wb), ws[256];
+    for (int i = 0; i < V; i++) big[i] = -30.0f - (float)(i % 256) * 0.01f;
+    for (int i = 0; i < 256; i++) small[i] = -30.0f - (float)i * 0.01f;
+    const double pr[4] = {0.5, 0.3, 0.15, 0.05};
+    const int at_s[4] = {200, 7, 64, 3}, at_b[4] = {50000, 7, 30001, 256};
+    for (int j = 0; j < 4; j++) small[at_s[j]] = big[at_b[j]] = (float)log(pr[j]);
+    tt_sample_config sc;
+    tt_sample_config_default(&sc);
+    sc.temperature = 1.0f;
+    sc.top_p = 1.0f;
+    for (int k = 1; k <= 4; k++) {
+        sc.top_k = k;
+        for (uint64_t d = 0; d < 500; d++) {
+            int a = tt_sample_pick(small, 256, &sc, d, ws), b = tt_sample_pick(big, V, &sc, d, wb);
+            int ja = -1, jb = -1;
+            for (int j = 0; j < 4; j++) ja = at_s[j] == a ? j : ja, jb = at_b[j] == b ? j : jb;
+            CHECK_MSG(ja >= 0 && ja < k && ja == jb, "top-k %d draw %d: %d (small) vs %d (big)", k, (int)d, a, b);
+        }
+    }
+    /* greedy: the argmax, whatever the vocabulary */
+    sc.temperature = 0.0f;
+    CHECK(tt_sample_pick(big, V, &sc, 0, wb) == at_b[0]);
+    free(big), free(wb);
 }
 
 /* The sampler runs the same model as training: its cross-entropy over a
@@ -263,6 +296,7 @@ int main(void) {
     RUN(test_matches_backend_loss);
     RUN(test_greedy);
     RUN(test_top_k_top_p_temperature);
+    RUN(test_big_vocab_pick);
     RUN(test_generate_deterministic);
     return tt_test_summary();
 }

@@ -50,10 +50,10 @@ static const char *OP_NAMES[N_OPS] = {"embedding", "layernorm", "matmul", "matmu
 enum { FWD = 0, BWD = 1 };
 
 /* d[] per op:
- *   embedding     B T C V          layernorm  N C
+ *   embedding     B T C V          layernorm  N C eps6 (eps = eps6 * 1e-6 as a float; 0: 1e-5)
  *   matmul        N C OC           head       N C V
  *   attention     B T NH hs packed (packed: q, k, v interleaved in one (B,T,3C) buffer)
- *   gelu          n                crossentropy N V
+ *   gelu          n act (tt_act)   crossentropy N V
  *   adamw         L C NH R (a tiny model's layout; one step with clipping;
  *                 R > 0: a LoRA layout, only the adapters update)
  *   lora          N C OC R target (target: TT_LORA_*, whose shape C -> OC has;
@@ -111,10 +111,21 @@ static const op_case CASES[] = {
     {OP_LORA, BWD, {17, 13, 39, 4, 0}, 3e-6, 0},         {OP_LORA, BWD, {33, 17, 17, 8, 1}, 3e-6, 0},
     {OP_LORA, BWD, {65, 9, 36, 8, 2}, 3e-6, 0},          {OP_LORA, BWD, {31, 52, 13, 4, 3}, 3e-6, 0},
     {OP_LORA, BWD, {300, 20, 60, 8, 0}, 3e-6, 0},
+    /* the architecture's variants (GPT-2: gelu_new, another eps) and vocabularies that are not 256 */
+    {OP_GELU, FWD, {1, TT_ACT_GELU_TANH}, 1e-6, 0},      {OP_GELU, FWD, {20001, TT_ACT_GELU_TANH}, 1e-6, 0},
+    {OP_GELU, BWD, {17, TT_ACT_GELU_TANH}, 1e-6, 0},     {OP_GELU, BWD, {8195, TT_ACT_GELU_TANH}, 1e-6, 0},
+    {OP_LAYERNORM, FWD, {17, 65, 1000}, 2e-5, 0},        {OP_LAYERNORM, BWD, {65, 33, 1000}, 5e-5, 0},
+    {OP_HEAD, FWD, {17, 13, 1000}, 1e-6, 0},             {OP_HEAD, FWD, {3, 16, 1003}, 1e-6, 0},
+    {OP_HEAD, BWD, {9, 17, 1003}, 1e-6, 0},              {OP_CROSSENTROPY, FWD, {5, 1000}, 2e-6, 0},
+    {OP_CROSSENTROPY, BWD, {3, 1003}, 2e-6, 0},          {OP_CROSSENTROPY, FWD, {2, 50257}, 2e-6, 0},
 };
 #define N_CASES (int)(sizeof CASES / sizeof CASES[0])
 
 /* ---- problems: inputs and reference outputs ---- */
+
+/* a layernorm case's epsilon as the float the backends get */
+static float case_eps_f(const op_case *c) { return c->d[2] ? (float)(c->d[2] * 1e-6) : TT_LN_EPS_DEFAULT; }
+static double case_eps(const op_case *c) { return c->d[2] ? (double)case_eps_f(c) : 1e-5; }
 
 #define MAX_T 8
 typedef struct {
@@ -202,6 +213,7 @@ static void make_problem(const op_case *c, problem *p) {
     case OP_LAYERNORM: {
         int N = c->d[0], C = c->d[1];
         size_t n = (size_t)N * C;
+        const double eps = case_eps(c);
         float *x = add_in(p, "inp", n, -3, 3), *w = add_in(p, "weight", C, 0.5f, 1.5f), *b = add_in(p, "bias", C, -0.5f, 0.5f);
         for (int i = 0; i < N; i++) /* rows with different means and scales */
             for (int k = 0; k < C; k++) x[(size_t)i * C + k] = x[(size_t)i * C + k] * (1.0f + i % 4) + (float)(i % 7) - 3.0f;
@@ -209,7 +221,7 @@ static void make_problem(const op_case *c, problem *p) {
         if (c->dir == FWD) {
             double *out = add_out(p, "out", n), *stats = add_out(p, "mean", N);
             double *both = ref_alloc(2 * (size_t)N);
-            ref_layernorm_forward(out, both, dx, dw, db, N, C);
+            ref_layernorm_forward(out, both, dx, dw, db, N, C, eps);
             memcpy(stats, both, (size_t)N * sizeof(double));
             free(both);
         } else {
@@ -217,7 +229,7 @@ static void make_problem(const op_case *c, problem *p) {
             double *dd = D(dout, n);
             /* C == 1: the normalised value is exactly 0 and dinp is rounding noise */
             double *rdx = add_out(p, "dinp", n), *rdw = add_out(p, "dweight", C), *rdb = add_out(p, "dbias", C);
-            ref_layernorm_backward(rdx, rdw, rdb, dd, dx, dw, N, C);
+            ref_layernorm_backward(rdx, rdw, rdb, dd, dx, dw, N, C, eps);
             if (C == 1) memset(rdx, 0, n * sizeof(double));
             free(dd);
         }
@@ -284,11 +296,11 @@ static void make_problem(const op_case *c, problem *p) {
         size_t n = (size_t)c->d[0];
         float *x = add_in(p, "inp", n, -7, 7);
         double *dx = D(x, n);
-        if (c->dir == FWD) ref_gelu_forward(add_out(p, "out", n), dx, n);
+        if (c->dir == FWD) ref_gelu_forward(add_out(p, "out", n), dx, n, c->d[1]);
         else {
             float *dout = add_in(p, "dout", n, -1, 1);
             double *dd = D(dout, n);
-            ref_gelu_backward(add_out(p, "dinp", n), dx, dd, n);
+            ref_gelu_backward(add_out(p, "dinp", n), dx, dd, n, c->d[1]);
             free(dd);
         }
         free(dx);
@@ -388,7 +400,7 @@ static int cpu_run(const op_case *c, problem *p) {
     case OP_LAYERNORM: {
         int N = c->d[0], C = c->d[1];
         float *stats = malloc(2 * (size_t)N * sizeof(float)), *out = malloc((size_t)N * C * sizeof(float));
-        tt_layernorm_forward(cpu, out, stats, in[0], in[1], in[2], N, C);
+        tt_layernorm_forward(cpu, out, stats, in[0], in[1], in[2], N, C, case_eps_f(c));
         if (c->dir == FWD) memcpy(o[0], out, (size_t)N * C * sizeof(float)), memcpy(o[1], stats, (size_t)N * sizeof(float));
         else {
             memset(o[1], 0, (size_t)C * sizeof(float)), memset(o[2], 0, (size_t)C * sizeof(float));
@@ -440,8 +452,8 @@ static int cpu_run(const op_case *c, problem *p) {
         break;
     }
     case OP_GELU:
-        if (c->dir == FWD) tt_gelu_forward(cpu, o[0], in[0], (size_t)c->d[0]);
-        else tt_gelu_backward(cpu, o[0], in[0], in[1], (size_t)c->d[0]);
+        if (c->dir == FWD) tt_gelu_forward(cpu, o[0], in[0], (size_t)c->d[0], c->d[1]);
+        else tt_gelu_backward(cpu, o[0], in[0], in[1], (size_t)c->d[0], c->d[1]);
         break;
     case OP_CROSSENTROPY:
         if (c->dir == FWD) tt_crossentropy_forward(cpu, o[0], NULL, in[0], p->tok, c->d[0], c->d[1], p->dscale);
@@ -629,6 +641,10 @@ static int gpu_run(const op_case *c, problem *p) {
     case OP_LAYERNORM: {
         const int N = c->d[0], C = c->d[1];
         const size_t n = (size_t)N * C;
+        if (c->d[2]) { /* the WebGPU layernorm has eps 1e-5 only */
+            rc = SKIPPED;
+            goto done;
+        }
         float *wb = malloc(2 * (size_t)C * sizeof *wb); /* [w (C); b (C)] */
         memcpy(wb, in[1], C * sizeof *wb), memcpy(wb + C, in[2], C * sizeof *wb);
         tt_gpu_buf bx = gup(in[0], n), bwb = gup(wb, 2 * (size_t)C), bo = gpois(n), bst = gpois(2 * (size_t)N);
@@ -745,6 +761,10 @@ static int gpu_run(const op_case *c, problem *p) {
     }
     case OP_GELU: {
         const size_t n = (size_t)c->d[0];
+        if (c->d[1] != TT_ACT_GELU) { /* the WebGPU GELU is the exact form only */
+            rc = SKIPPED;
+            goto done;
+        }
         tt_gpu_buf bx = gup(in[0], n);
         if (c->dir == FWD) {
             tt_gpu_buf bo = gpois(n);
@@ -916,7 +936,7 @@ static const backend BACKENDS[] = {
 };
 
 static void case_label(const op_case *c, char *buf, size_t cap) {
-    int nd = c->op == OP_ATTENTION || c->op == OP_LORA ? 5 : c->op == OP_ADAMW ? 4 : c->op == OP_EMBEDDING ? 4 : c->op == OP_GELU ? 1 : c->op == OP_LAYERNORM || c->op == OP_CROSSENTROPY ? 2 : 3;
+    int nd = c->op == OP_ATTENTION || c->op == OP_LORA ? 5 : c->op == OP_ADAMW ? 4 : c->op == OP_EMBEDDING ? 4 : c->op == OP_GELU || c->op == OP_CROSSENTROPY ? 2 : 3;
     int k = snprintf(buf, cap, "%s %s [", OP_NAMES[c->op], c->dir == FWD ? "fwd" : "bwd");
     for (int i = 0; i < nd && k < (int)cap; i++) k += snprintf(buf + k, cap - (size_t)k, i ? " %d" : "%d", c->d[i]);
     if (k < (int)cap) k += snprintf(buf + k, cap - (size_t)k, "]");

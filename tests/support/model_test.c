@@ -10,12 +10,14 @@
 #include "rng.h"
 #include "tt_test.h"
 
-tt_token *tt_test_tokens(int n_micro, int B, int T, uint64_t seed) {
+tt_token *tt_test_tokens_vocab(int n_micro, int B, int T, uint64_t seed, int V) {
     size_t n = (size_t)n_micro * B * (T + 1);
     tt_token *t = malloc(n * sizeof *t);
-    for (size_t i = 0; i < n; i++) t[i] = (tt_token)tt_rand_below(seed, TT_STREAM_TEST, i, 256);
+    for (size_t i = 0; i < n; i++) t[i] = (tt_token)tt_rand_below(seed, TT_STREAM_TEST, i, (uint64_t)V);
     return t;
 }
+
+tt_token *tt_test_tokens(int n_micro, int B, int T, uint64_t seed) { return tt_test_tokens_vocab(n_micro, B, T, seed, 256); }
 
 tt_backend *tt_test_cpu_backend(const tt_model_config *c, int threads) {
     tt_backend *be = NULL;

@@ -9,6 +9,8 @@
 
 /* n_micro * B windows of T+1 random bytes (malloc'd) */
 tt_token *tt_test_tokens(int n_micro, int B, int T, uint64_t seed);
+/* the same with ids drawn from 0 .. V-1 */
+tt_token *tt_test_tokens_vocab(int n_micro, int B, int T, uint64_t seed, int V);
 /* a CPU backend for c (CHECKs that creation succeeds; NULL if not) */
 tt_backend *tt_test_cpu_backend(const tt_model_config *c, int threads);
 /* AdamW 0.9 / 0.95 / 1e-8, weight decay 0.1, bias corrections of step (1-based) */
