@@ -167,12 +167,16 @@ static int on_progress(void *user, const tt_progress *p) {
 /* --print-config: the corpus as an absolute path, so the file gives the same
  * run wherever it is saved (recipes in the repository use relative paths). */
 static int print_run_file(const tt_model_config *cfg, const tt_train_config *tc, const tt_run_config *run,
-                          const char *data) {
+                          const tt_runtok *tok, const char *data) {
     char *abs = data ? realpath(data, NULL) : NULL;
+    /* the tokenizer: where its files are (a BPE run's), made absolute too */
+    const char *tp = tok->dir[0] ? tok->dir : tok->files[0];
+    char *tabs = tt_tokenizer_kind(tok->tok) == TT_TOK_BPE && tp[0] ? realpath(tp, NULL) : NULL;
     tt_jw w;
     tt_jw_init(&w);
-    tt_runfile_write(&w, cfg, tc, run, abs ? abs : data);
+    tt_runfile_write_tok(&w, cfg, tc, run, tabs, abs ? abs : data);
     free(abs);
+    free(tabs);
     int rc = w.oom ? error_line(EXIT_FAIL, "out of memory") : 0;
     if (!rc) fputs(w.buf, stdout);
     tt_jw_free(&w);
@@ -333,7 +337,7 @@ static int setup(train_job *j) {
                          .path = o->resume ? o->resume : o->init_from};
     if (tt_run_plan(&j->r, &j->to, &src, &st)) return error_line(j->r.bad_options ? EXIT_USAGE : EXIT_FAIL, "%s", st.msg);
     if (o->print_config) { /* the resolved options as a run file; nothing runs */
-        int rc = print_run_file(&j->r.cfg, &j->r.tc, &j->to.run, o->data);
+        int rc = print_run_file(&j->r.cfg, &j->r.tc, &j->to.run, &j->r.tok, o->data);
         return rc ? rc : -1;
     }
     int rc = open_out_dir(j);

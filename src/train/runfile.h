@@ -39,5 +39,8 @@ void tt_runfile_given_text(const tt_options *o, tt_jw *w);
  * then "data" when non-NULL. Applying the output gives the same configs. */
 void tt_runfile_write(tt_jw *w, const tt_model_config *cfg, const tt_train_config *tc, const tt_run_config *run,
                       const char *data);
+/* The same with the run's tokenizer (a path; NULL or "byte": left out, the default) before "data". */
+void tt_runfile_write_tok(tt_jw *w, const tt_model_config *cfg, const tt_train_config *tc, const tt_run_config *run,
+                          const char *tokenizer, const char *data);
 
 #endif

@@ -139,5 +139,11 @@ check "... and writes nothing" test ! -e J
 rc=$?
 check "a tokenizer that does not exist: one line, exit 2" bash -c "test $rc -eq 2 && test \$(wc -l < k.err) -eq 1"
 
+# ---------- the run file names the tokenizer ----------
+"$T" train "${run[@]}" --print-config > rf.json 2> rf.err
+check "--print-config names the tokenizer's folder" grep -q "\"tokenizer\": \"$WORK/gpt2\"" rf.json
+"$T" train --config rf.json --print-config > rf2.json 2>&1
+check "... and the run file reads it back" cmp -s rf.json rf2.json
+
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]
