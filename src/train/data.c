@@ -54,6 +54,7 @@ typedef struct {
     size_t n, cap;
     int n_files, n_skipped_binary;
     size_t n_added; /* line ends appended to files that lacked one */
+    const char *sep; /* NULL, or the document separator written after each file (a BPE run's <|endoftext|>) */
     /* (dev, ino) of files already read */
     struct { dev_t dev; ino_t ino; } *seen;
     size_t n_seen, cap_seen;
@@ -149,6 +150,12 @@ static int read_file(buf_t *b, const char *path, int binary_is_error, tt_status 
         b->n_added++;
     }
     b->n_files++;
+    if (b->sep) { /* the file is a document: the separator follows it (the last one is cut off again) */
+        size_t k = strlen(b->sep);
+        TT_CHECK(buf_reserve(b, k, st));
+        memcpy(b->p + b->n, b->sep, k);
+        b->n += k;
+    }
     return TT_OK;
 }
 
@@ -302,7 +309,8 @@ int tt_corpus_from_memory(const uint8_t *bytes, size_t n, int ctx, tt_corpus *c,
     return TT_OK;
 }
 
-int tt_corpus_load(const char *path, int ctx, tt_corpus *c, tt_status *st) {
+/* tt_corpus_load; sep: a separator between the files of a folder (NULL: none) */
+static int corpus_load(const char *path, int ctx, const char *sep, tt_corpus *c, tt_status *st) {
     memset(c, 0, sizeof *c);
     int is_default = !path || !*path;
     if (is_default) path = tt_default_corpus_dir();
@@ -317,12 +325,14 @@ int tt_corpus_load(const char *path, int ctx, tt_corpus *c, tt_status *st) {
     }
     buf_t b;
     memset(&b, 0, sizeof b);
+    b.sep = S_ISDIR(sb.st_mode) && sep && *sep ? sep : NULL;
     int rc;
     if (S_ISDIR(sb.st_mode)) rc = read_dir(&b, path, !is_default, 0, st);
     else if (S_ISREG(sb.st_mode)) rc = read_file(&b, path, 1, st);
     else rc = tt_fail(st, TT_EINVAL, "corpus '%s' is neither a file nor a folder", path);
     free(b.seen);
     if (rc) { free(b.p); return rc; }
+    if (b.sep && b.n_files > 0) b.n -= strlen(b.sep); /* separators between documents, not after the last */
     if (b.n == 0) {
         free(b.p);
         if (S_ISDIR(sb.st_mode))
@@ -343,6 +353,8 @@ int tt_corpus_load(const char *path, int ctx, tt_corpus *c, tt_status *st) {
         snprintf(c->desc, sizeof c->desc, "%.200s (%s)", base, hb);
     return TT_OK;
 }
+
+int tt_corpus_load(const char *path, int ctx, tt_corpus *c, tt_status *st) { return corpus_load(path, ctx, NULL, c, st); }
 
 void tt_corpus_free(tt_corpus *c) {
     free(c->bytes);
@@ -466,8 +478,14 @@ int tt_corpus_open(const char *path, tt_tokenizer *tok, const char *cache_dir, i
     memset(&text, 0, sizeof text);
     mem_src ms = {0};
     int rc;
+    /* a folder's files are documents: <|endoftext|> between them (the tokenizer's added token) */
+    int32_t eot = tt_tokenizer_eot(tok);
+    char sep[64] = "";
+    size_t sep_len = 0;
+    const uint8_t *e = eot >= 0 ? tt_tokenizer_token(tok, eot, &sep_len) : NULL;
+    if (e && sep_len < sizeof sep) memcpy(sep, e, sep_len), sep[sep_len] = 0;
     if (S_ISDIR(sb.st_mode)) {
-        TT_CHECK(tt_corpus_load(path, 1, &text, st));
+        TT_CHECK(corpus_load(path, 1, sep, &text, st));
         ms.p = text.bytes;
         ms.n = text.n;
         src.read = mem_read;
@@ -509,11 +527,12 @@ int tt_corpus_open(const char *path, tt_tokenizer *tok, const char *cache_dir, i
     c->hash = c->tokens.corpus_hash;
     c->n_tok = c->tokens.count;
     c->n_tok_train = train_bytes((size_t)c->n_tok);
-    /* the validation split's text: the bytes of its tokens */
+    /* the validation split's text: the bytes of its tokens (a document separator is no text) */
     uint64_t vb = 0;
     for (uint64_t i = c->n_tok_train; i < c->n_tok; i++) {
         size_t len = 0;
-        tt_tokenizer_token(tok, (int32_t)tt_tokfile_id(&c->tokens, i), &len);
+        int32_t id = (int32_t)tt_tokfile_id(&c->tokens, i);
+        if (id != eot) tt_tokenizer_token(tok, id, &len);
         vb += len;
     }
     c->val_bytes = vb;

@@ -54,7 +54,8 @@ int tt_corpus_check(const tt_corpus *c, int ctx, tt_status *st);
 int tt_corpus_open(const char *path, tt_tokenizer *tok, const char *cache_dir, int ctx, tt_tokfile_progress progress,
                    void *progress_ctx, tt_corpus *c, tt_status *st);
 /* Bits per byte of a mean loss in nats per token on the validation split:
- * nats * (validation tokens / validation bytes) / ln 2 (byte-level: nats / ln 2). */
+ * nats * (validation tokens / validation bytes) / ln 2 (byte-level: nats / ln 2);
+ * a document separator counts as a token of no bytes. */
 double tt_corpus_bpb(const tt_corpus *c, double nats);
 /* Tokens per byte of the validation split (1 for byte-level). */
 double tt_corpus_tok_per_byte(const tt_corpus *c);

@@ -3,14 +3,16 @@
  * the 90/10 split and the batch rule of train.h counted in tokens, the
  * validation windows inside the validation split, bits per byte from the
  * validation split's tokens and bytes, the cache reused while the text is the
- * same and rebuilt when it changes, the length rule in tokens, and the byte
- * tokenizer giving today's byte corpus. */
+ * same and rebuilt when it changes, the length rule in tokens, the byte
+ * tokenizer giving today's byte corpus, and a folder's files as documents
+ * separated by <|endoftext|>. */
 #define _DEFAULT_SOURCE
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "rng.h"
 #include "tok/tokenizer.h"
@@ -149,7 +151,62 @@ TT_TEST(test_token_cache_split_batches_bpb) {
     free(text);
 }
 
+/* a folder's files are documents: <|endoftext|> between them, never after the last; no bytes in bpb */
+TT_TEST(test_folder_documents) {
+    const char *dir = tt_test_tmpdir();
+    char sub[4200], cache[4200], path[4400];
+    snprintf(sub, sizeof sub, "%s/docs", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    CHECK(mkdir(sub, 0777) == 0 && mkdir(cache, 0777) == 0);
+    size_t n[3];
+    char *t[3];
+    for (int i = 0; i < 3; i++) {
+        t[i] = make_words(700, (uint64_t)(20 + i), &n[i]);
+        t[i][n[i] - 1] = '\n';
+        snprintf(path, sizeof path, "%s/doc%d.txt", sub, i);
+        write_all(path, t[i], n[i]);
+    }
+    tt_tokenizer *tok = small_bpe();
+    int32_t eot = tt_tokenizer_eot(tok);
+    CHECK(eot >= 0);
+    tt_status st;
+    tt_status_clear(&st);
+    tt_corpus c;
+    CHECK_MSG(tt_corpus_open(sub, tok, cache, 8, NULL, NULL, &c, &st) == TT_OK, "%s", st.msg);
+    /* the ids: doc0 <eot> doc1 <eot> doc2, as one encode of the joined text */
+    char *joined = malloc(n[0] + n[1] + n[2] + 64);
+    size_t k = 0;
+    for (int i = 0; i < 3; i++) {
+        memcpy(joined + k, t[i], n[i]);
+        k += n[i];
+        if (i < 2) memcpy(joined + k, "<|endoftext|>", 13), k += 13;
+    }
+    tt_tok_ids ref = {0};
+    CHECK(tt_tokenizer_encode(tok, joined, k, &ref, &st) == TT_OK);
+    CHECK(c.n == k && c.n_tok == ref.n);
+    int n_eot = 0;
+    for (uint64_t i = 0; i < c.n_tok && i < ref.n; i++) {
+        CHECK(tt_tokfile_id(&c.tokens, i) == (uint32_t)ref.ids[i]);
+        n_eot += ref.ids[i] == eot;
+    }
+    CHECK(n_eot == 2 && ref.ids[ref.n - 1] != eot);
+    uint64_t vb = 0, vt = 0;
+    for (uint64_t i = c.n_tok_train; i < c.n_tok; i++) {
+        size_t len = 0;
+        if (ref.ids[i] != eot) tt_tokenizer_token(tok, ref.ids[i], &len);
+        vb += len;
+        vt++;
+    }
+    CHECK(c.val_bytes == vb && fabs(tt_corpus_tok_per_byte(&c) - (double)vt / (double)vb) < 1e-12);
+    tt_corpus_free(&c);
+    tt_tok_ids_free(&ref);
+    free(joined);
+    for (int i = 0; i < 3; i++) free(t[i]);
+    tt_tokenizer_free(tok);
+}
+
 int main(void) {
     RUN(test_token_cache_split_batches_bpb);
+    RUN(test_folder_documents);
     return tt_test_summary();
 }
