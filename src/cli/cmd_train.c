@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <sys/stat.h>
 
 /* The options of `train` beyond the training-option table (src/train/options.c,
  * whose names are also the web app's and the checkpoint's): where the data
@@ -284,8 +286,9 @@ static int open_out_dir(train_job *j) {
     snprintf(j->csv_path, sizeof j->csv_path, "%s/loss.csv", d);
     snprintf(j->svg_path, sizeof j->svg_path, "%s/loss.svg", d);
     /* temporary files of a run killed during a save */
-    static const char *const ours[] = {CKPT_NAME, "loss.csv", "loss.svg", ".tinytrain-write-test"};
-    int n = tt_remove_stale_tmp(d, ours, 4);
+    static const char *const ours[] = {CKPT_NAME, "loss.csv", "loss.svg", ".tinytrain-write-test", "tokenizer.json",
+                                       "vocab.json", "merges.txt"};
+    int n = tt_remove_stale_tmp(d, ours, 7);
     if (n > 0 && !o->json) notice("removed %d temporary file%s left by an interrupted run in '%s'", n, n == 1 ? "" : "s", d);
     if (!o->resume && tt_checkpoint_probe(j->ckpt_path) == TT_FILE_OTHER)
         return error_line(EXIT_FAIL, "'%s' exists and is not a tinytrain training checkpoint (an export?); it will not be "
@@ -342,6 +345,13 @@ static int setup(train_job *j) {
     }
     int rc = open_out_dir(j);
     if (rc) return rc;
+    /* a BPE run resumed on a text file of another size: said before tokenizing it */
+    struct stat sb;
+    if (o->resume && j->r.s.tok_kind && o->data && stat(o->data, &sb) == 0 && S_ISREG(sb.st_mode) &&
+        (uint64_t)sb.st_size != j->r.s.corpus_bytes)
+        return error_line(EXIT_FAIL, "corpus mismatch on resume: the checkpoint was trained on another text (%llu bytes); "
+                                     "'%s' has %llu bytes; resume on the text it was trained on",
+                          (unsigned long long)j->r.s.corpus_bytes, o->data, (unsigned long long)sb.st_size);
     tok_progress tp = {0, 0};
     if (tt_corpus_open(o->data, j->r.tok.tok, j->out_dir, j->r.cfg.ctx, o->json ? NULL : on_tok_progress, &tp, &j->corpus,
                        &st)) {
@@ -534,6 +544,20 @@ static void finish(train_job *j, int rc) {
         char lockf[4200];
         snprintf(lockf, sizeof lockf, "%s/.tinytrain.lock", j->out_dir);
         unlink(lockf);
+        /* what this run wrote before it failed: the tokenizer's files, the token cache */
+        for (int i = 0; i < TT_RUNTOK_FILES; i++) {
+            snprintf(lockf, sizeof lockf, "%s/%s", j->out_dir, tt_runtok_names[i]);
+            unlink(lockf);
+        }
+        DIR *d = opendir(j->out_dir);
+        for (struct dirent *e; d && (e = readdir(d));) {
+            size_t n = strlen(e->d_name);
+            if (strncmp(e->d_name, "tokens-", 7) == 0 && n > 4 && strcmp(e->d_name + n - 4, ".bin") == 0) {
+                snprintf(lockf, sizeof lockf, "%s/%s", j->out_dir, e->d_name);
+                unlink(lockf);
+            }
+        }
+        if (d) closedir(d);
         rmdir(j->out_dir); /* only if empty */
     }
     tt_dir_unlock(&j->lock);

@@ -139,6 +139,14 @@ check "... and writes nothing" test ! -e J
 rc=$?
 check "a tokenizer that does not exist: one line, exit 2" bash -c "test $rc -eq 2 && test \$(wc -l < k.err) -eq 1"
 
+head -c 300 text.txt > short.txt
+"$T" train --preset tiny --tokenizer gpt2 --data short.txt --out S > sh.out 2> sh.err
+one_error "a text too short in tokens: one line" $? sh.err
+check "... saying tokens, and leaving no folder behind" bash -c 'grep -q "tokens" sh.err && test ! -e S'
+"$T" train --resume B/checkpoint.safetensors --data text.txt --steps 30 > m.out 2> m.err
+one_error "resume on another text (size) is refused before tokenizing it" $? m.err
+check "... no second cache" test "$(ls B/tokens-*.bin | wc -l)" -eq 1
+
 # ---------- the run file names the tokenizer ----------
 "$T" train "${run[@]}" --print-config > rf.json 2> rf.err
 check "--print-config names the tokenizer's folder" grep -q "\"tokenizer\": \"$WORK/gpt2\"" rf.json
