@@ -134,6 +134,14 @@ int tt_runfile_apply(tt_options *o, const char *text, size_t len, const char *na
         }
         seen |= bit;
         rc = apply_member(o, opt, m, name, key, st);
+        /* a tokenizer path is read from the file's folder, as "data" is */
+        if (!rc && opt->where == TT_OPT_TOKENIZER && o->tokenizer[0] != '/' && strcmp(o->tokenizer, "byte") != 0 && dir &&
+            dir[0]) {
+            char rel[sizeof o->tokenizer];
+            snprintf(rel, sizeof rel, "%s", o->tokenizer);
+            if ((size_t)snprintf(o->tokenizer, sizeof o->tokenizer, "%s/%s", dir, rel) >= sizeof o->tokenizer)
+                rc = tt_fail(st, TT_EINVAL, "%s: 'tokenizer': path too long", name);
+        }
     }
 out:
     tt_json_free(&doc);

@@ -23,7 +23,8 @@
 
 /* Applies run file text (len bytes) onto *o, as tt_options_set would each
  * key. name: what messages call the file (its path). dir: the folder a
- * relative "data" path is resolved against (NULL or "": as written). data:
+ * relative "data" or "tokenizer" path is resolved against (NULL or "": as
+ * written). data:
  * receives the resolved "data" path ("" when the file has none); may be NULL,
  * and then a "data" key is an error. */
 int tt_runfile_apply(tt_options *o, const char *text, size_t len, const char *name, const char *dir, char *data,

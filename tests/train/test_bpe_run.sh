@@ -152,6 +152,9 @@ check "... no second cache" test "$(ls B/tokens-*.bin | wc -l)" -eq 1
 check "--print-config names the tokenizer's folder" grep -q "\"tokenizer\": \"$WORK/gpt2\"" rf.json
 "$T" train --config rf.json --print-config > rf2.json 2>&1
 check "... and the run file reads it back" cmp -s rf.json rf2.json
+mkdir sub && printf '{"tokenizer": "../gpt2", "preset": "tiny"}\n' > sub/run.json
+"$T" train --config sub/run.json --data text.txt --print-config > rf3.json 2>&1
+check "a relative tokenizer path in a run file is the file's folder's" grep -q "\"tokenizer\": \"$WORK/gpt2\"" rf3.json
 
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]
