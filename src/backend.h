@@ -70,7 +70,9 @@ typedef struct {
 
 typedef struct {
     void (*destroy)(tt_backend *be);
-    /* Upload full state. m, v may be NULL (zeros). Arrays have layout.total floats. */
+    /* Upload full state. m, v may be NULL (zeros). Arrays have layout.total floats.
+     * A frozen tensor (a LoRA model's base) has no moments: set_state may
+     * ignore its m, v and get_state gives zeros there (CPU). */
     int (*set_state)(tt_backend *be, const float *params, const float *m, const float *v, tt_status *st);
     /* Download state; any pointer may be NULL to skip it. Waits for pending work. */
     int (*get_state)(tt_backend *be, float *params, float *m, float *v, tt_status *st);

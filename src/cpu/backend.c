@@ -30,8 +30,11 @@
  * GELU, the c_proj's into their branch before its dropout and residual
  * add); the base tensors get no gradient (their weight/bias products are
  * skipped), and AdamW and the
- * norm see only the adapters (the spans, adamw.c). Without LoRA the step
- * is the plain one, call for call. */
+ * norm see only the adapters (the spans, adamw.c). Gradients and AdamW
+ * moments exist only for the adapters: grads, m and v hold elements
+ * [g0, total) of the layout (g0 = the base's size; 0 without LoRA), so a
+ * frozen base costs its parameters alone. Without LoRA the step is the
+ * plain one, call for call. */
 #include "backend_cpu.h"
 
 #include <math.h>
@@ -59,7 +62,9 @@ typedef struct {
     int act;   /* the MLP's GELU (config.h tt_act) */
     float eps; /* LayerNorm epsilon (tt_config_ln_eps) */
     size_t total;
-    float *params, *grads, *m, *v;
+    size_t g0;     /* grads, m, v hold layout elements [g0, total): 0, or a LoRA model's base_total */
+    float *params; /* (total) */
+    float *grads, *m, *v; /* (total - g0) */
     void *raw[5];
     tt_span *spans;
     int64_t n_spans;
@@ -128,6 +133,7 @@ static int make_plan(const tt_model_config *c, int threads, plan *p) {
     uint64_t B = (uint64_t)c->batch, T = (uint64_t)c->ctx, C = (uint64_t)c->d_model, L = (uint64_t)c->n_layer;
     uint64_t NH = (uint64_t)c->n_head, V = (uint64_t)c->vocab, N = B * T;
     uint64_t P = (uint64_t)tt_config_param_count(c);
+    uint64_t PT = c->lora_rank > 0 ? (uint64_t)tt_config_lora_count(c) : P; /* with grads and moments */
     uint64_t per_layer = N * C * (1 + 3 + 1 + 1 + 1 + 4 + 4 + 1) + 4 * N + 2 * B * NH * T;
     p->act_floats = 2 * N /* inp, tgt (int32) */ + N * C + L * per_layer + N * C + 2 * N + (uint64_t)head_rows(c) * V + N +
                     N * C * (1 + 1 + 1 + 3 + 4) + 16 * (L * 14 + 16) /* alignment slack */;
@@ -137,7 +143,7 @@ static int make_plan(const tt_model_config *c, int threads, plan *p) {
     p->shared = (uint64_t)tt_backend_cpu_shared_scratch(c);
     p->thread = ((uint64_t)tt_backend_cpu_thread_scratch(c) + 15) & ~(uint64_t)15;
     uint64_t n_spans = P / TT_SPAN_MAX + 4 + L * (TT_PER_LAYER + 2 * TT_LORA_N_TARGETS);
-    p->total = 4 * (4 * P + p->act_floats + p->shared + p->thread * (uint64_t)threads) + 8 * n_spans + 6 * 64;
+    p->total = 4 * (P + 3 * PT + p->act_floats + p->shared + p->thread * (uint64_t)threads) + 8 * n_spans + 6 * 64;
     if (p->total > (uint64_t)SIZE_MAX / 2) return TT_ENOMEM;
     return TT_OK;
 }
@@ -183,13 +189,20 @@ static void lora_fwd(tt_backend *be, int l, int t, float *out, const float *inp,
                     c->lora_scale, N, C, OC, c->R);
 }
 
+/* its gradient in grads (which hold elements from g0 on) */
+static inline float *LG(const tt_backend *be, int l, int t, tt_tensor_kind which) {
+    const cpu_impl *c = be->impl;
+    int i = tt_layout_lora_index(&be->cfg, l, t, which);
+    return i < 0 ? NULL : c->grads + (be->layout.t[i].offset - c->g0);
+}
+
 /* its backward: dinp (N,C) +=, adapter gradients += */
 static void lora_bwd(tt_backend *be, int l, int t, float *dinp, const float *dout, const float *inp, int N, int C,
                      int OC) {
     cpu_impl *c = be->impl;
     float *h = c->lora_h ? c->lora_h[l * TT_LORA_N_TARGETS + t] : NULL;
     if (!h) return;
-    tt_lora_backward(&c->cpu, dinp, LA(be, c->grads, l, t, TT_LORA_A), LA(be, c->grads, l, t, TT_LORA_B), c->lora_dh,
+    tt_lora_backward(&c->cpu, dinp, LG(be, l, t, TT_LORA_A), LG(be, l, t, TT_LORA_B), c->lora_dh,
                      dout, inp, LA(be, c->params, l, t, TT_LORA_A), LA(be, c->params, l, t, TT_LORA_B), h,
                      c->lora_scale, N, C, OC, c->R);
 }
@@ -398,20 +411,22 @@ static void cpu_destroy(tt_backend *be) {
 static int cpu_set_state(tt_backend *be, const float *params, const float *m, const float *v, tt_status *st) {
     cpu_impl *c = be->impl;
     if (!params) return tt_fail(st, TT_EINVAL, "set_state: params is NULL");
+    const size_t n = c->total - c->g0;
     tt_cpu_copy(&c->cpu, c->params, params, c->total);
-    if (m) tt_cpu_copy(&c->cpu, c->m, m, c->total);
-    else tt_cpu_zero(&c->cpu, c->m, c->total);
-    if (v) tt_cpu_copy(&c->cpu, c->v, v, c->total);
-    else tt_cpu_zero(&c->cpu, c->v, c->total);
+    if (m) tt_cpu_copy(&c->cpu, c->m, m + c->g0, n);
+    else tt_cpu_zero(&c->cpu, c->m, n);
+    if (v) tt_cpu_copy(&c->cpu, c->v, v + c->g0, n);
+    else tt_cpu_zero(&c->cpu, c->v, n);
     return TT_OK;
 }
 
 static int cpu_get_state(tt_backend *be, float *params, float *m, float *v, tt_status *st) {
     (void)st;
     cpu_impl *c = be->impl;
+    const size_t n = c->total - c->g0;
     if (params) tt_cpu_copy(&c->cpu, params, c->params, c->total);
-    if (m) tt_cpu_copy(&c->cpu, m, c->m, c->total);
-    if (v) tt_cpu_copy(&c->cpu, v, c->v, c->total);
+    if (m) tt_cpu_zero(&c->cpu, m, c->g0), tt_cpu_copy(&c->cpu, m + c->g0, c->m, n); /* a frozen base has no moments */
+    if (v) tt_cpu_zero(&c->cpu, v, c->g0), tt_cpu_copy(&c->cpu, v + c->g0, c->v, n);
     return TT_OK;
 }
 
@@ -443,7 +458,7 @@ static int cpu_step(tt_backend *be, const tt_token *tokens, int n_micro, const t
     double norm = sqrt(tt_adamw_grad_sumsq(&c->cpu, c->grads, c->spans, c->n_spans, c->partials));
     float scale = 1.0f;
     if (opt->clip > 0.0f && norm > opt->clip) scale = (float)(opt->clip / (norm + 1e-6));
-    tt_adamw_update(&c->cpu, c->params, c->grads, c->m, c->v, c->spans, c->n_spans, opt, scale, 1);
+    tt_adamw_update(&c->cpu, c->params + c->g0, c->grads, c->m, c->v, c->spans, c->n_spans, opt, scale, 1);
     TT_CHECK(tt_cpu_status(&c->cpu, st));
     c->phase_s[0] = tf;
     c->phase_s[1] = tb;
@@ -475,14 +490,15 @@ static int cpu_loss_and_grad(tt_backend *be, const tt_token *tokens, float *loss
     cpu_impl *c = be->impl;
     if (!tokens || !loss || !grads) return tt_fail(st, TT_EINVAL, "loss_and_grad: missing argument");
     int B = c->B, T = c->T;
-    tt_cpu_zero(&c->cpu, c->grads, c->total);
+    tt_cpu_zero(&c->cpu, c->grads, c->total - c->g0);
     load_tokens(c, tokens, B);
     *loss = forward(be, B, 1, (float)(1.0 / ((double)B * T)), NULL);
     TT_CHECK(tt_cpu_status(&c->cpu, st));
     backward(be, B, NULL);
     TT_CHECK(tt_cpu_status(&c->cpu, st));
-    tt_cpu_copy(&c->cpu, grads, c->grads, c->total);
-    tt_cpu_zero(&c->cpu, c->grads, c->total);
+    tt_cpu_zero(&c->cpu, grads, c->g0);
+    tt_cpu_copy(&c->cpu, grads + c->g0, c->grads, c->total - c->g0);
+    tt_cpu_zero(&c->cpu, c->grads, c->total - c->g0);
     return TT_OK;
 }
 
@@ -562,11 +578,12 @@ int tt_backend_cpu_create(const tt_model_config *cfg, const tt_backend_opts *opt
     c->act = cfg->act, c->eps = tt_config_ln_eps(cfg);
     c->HR = head_rows(cfg);
     c->total = be->layout.total;
+    c->g0 = cfg->lora_rank > 0 ? be->layout.base_total : 0;
     rc = TT_ENOMEM;
     if (!(c->params = big_calloc(c->total, &c->raw[0], st))) goto fail;
-    if (!(c->grads = big_calloc(c->total, &c->raw[1], st))) goto fail;
-    if (!(c->m = big_calloc(c->total, &c->raw[2], st))) goto fail;
-    if (!(c->v = big_calloc(c->total, &c->raw[3], st))) goto fail;
+    if (!(c->grads = big_calloc(c->total - c->g0, &c->raw[1], st))) goto fail;
+    if (!(c->m = big_calloc(c->total - c->g0, &c->raw[2], st))) goto fail;
+    if (!(c->v = big_calloc(c->total - c->g0, &c->raw[3], st))) goto fail;
     float *act = big_calloc((size_t)pl.act_floats, &c->raw[4], st);
     if (!act) goto fail;
     c->layers = calloc((size_t)c->L, sizeof *c->layers);
@@ -579,6 +596,13 @@ int tt_backend_cpu_create(const tt_model_config *cfg, const tt_backend_opts *opt
     }
     rc = tt_spans_build(&be->layout, &c->spans, &c->n_spans, st);
     if (rc) goto fail;
+    for (int64_t i = 0; i < c->n_spans; i++) { /* into grads, m, v (and params + g0) */
+        if (c->spans[i].off < c->g0) {
+            rc = tt_fail(st, TT_EINVAL, "internal error: a trainable tensor inside the frozen base");
+            goto fail;
+        }
+        c->spans[i].off -= c->g0;
+    }
     c->partials = malloc((size_t)c->n_spans * sizeof(double) + 8);
     if (!c->partials) {
         rc = tt_fail(st, TT_ENOMEM, "out of memory (CPU backend)");

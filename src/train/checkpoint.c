@@ -60,9 +60,12 @@ static int absent_at_zero(const tt_option *o, const char *p) {
 }
 
 /* The config / train_config objects: one member per option of the group,
- * named as in the option table (options.h), plus the model's vocab. A model
- * option that may be absent is left out at 0, so a model without LoRA is
- * written as older builds wrote it. */
+ * named as in the option table (options.h), plus the model's vocab, and its
+ * architecture's variants where they are not tinytrain's own: "act"
+ * ("gelu_new") and "ln_eps" (a number). A model option that may be absent is
+ * left out at 0, so a model without LoRA (or a byte-level one with the exact
+ * GELU and eps 1e-5) is written as older builds wrote it, and reads back as
+ * one. */
 static void options_json(tt_jw *w, tt_opt_where group, const void *src) {
     char c[64];
     int first = 1;
@@ -85,7 +88,12 @@ static void options_json(tt_jw *w, tt_opt_where group, const void *src) {
         case TT_OPT_TEXT: tt_jw_cstr(w, "null"); break;
         }
     }
-    if (group == TT_OPT_MODEL) tt_jw_printf(w, ",\"vocab\":%d", ((const tt_model_config *)src)->vocab);
+    if (group == TT_OPT_MODEL) {
+        const tt_model_config *m = src;
+        tt_jw_printf(w, ",\"vocab\":%d", m->vocab);
+        if (m->act) tt_jw_printf(w, ",\"act\":\"%s\"", tt_act_name(m->act));
+        if (m->ln_eps > 0.0f) tt_jw_cstr(w, ",\"ln_eps\":"), tt_jw_f32(w, m->ln_eps);
+    }
     tt_jw_raw(w, "}", 1);
 }
 
@@ -98,6 +106,8 @@ static void train_json(tt_jw *w, const tt_train_config *tc) { options_json(w, TT
  * keeps the value `out` holds (the caller zero-fills: 0 is each such
  * option's default). */
 #define VOCAB_BIT 63
+#define ACT_BIT 62
+#define EPS_BIT 61
 
 static int parse_fields(const char *what, const char *text, tt_opt_where group, void *out, tt_status *st) {
     tt_json_doc d;
@@ -125,12 +135,29 @@ static int parse_fields(const char *what, const char *text, tt_opt_where group, 
         } else if (group == TT_OPT_MODEL && strcmp(c->key, "vocab") == 0) {
             bit = VOCAB_BIT;
             off = offsetof(tt_model_config, vocab);
+        } else if (group == TT_OPT_MODEL && strcmp(c->key, "ln_eps") == 0) {
+            bit = EPS_BIT;
+            type = TT_OPT_F32;
+            off = offsetof(tt_model_config, ln_eps);
+        } else if (group == TT_OPT_MODEL && strcmp(c->key, "act") == 0) {
+            bit = ACT_BIT;
+            if (seen & (1ull << bit)) goto twice;
+            seen |= 1ull << bit;
+            int *act = (int *)((char *)out + offsetof(tt_model_config, act));
+            if (c->type == TT_JSTRING && !strcmp(c->str, tt_act_name(TT_ACT_GELU_TANH))) *act = TT_ACT_GELU_TANH;
+            else if (c->type == TT_JSTRING && !strcmp(c->str, tt_act_name(TT_ACT_GELU))) *act = TT_ACT_GELU;
+            else {
+                rc = tt_fail(st, TT_EFORMAT, "checkpoint: metadata '%s': bad value for 'act'", what);
+                goto out;
+            }
+            continue;
         }
         if (bit < 0) {
             rc = tt_fail(st, TT_EFORMAT, "checkpoint: metadata '%s' has unknown field '%.40s'", what, c->key);
             goto out;
         }
         if (seen & (1ull << bit)) {
+        twice:
             rc = tt_fail(st, TT_EFORMAT, "checkpoint: metadata '%s' gives '%s' twice", what, name);
             goto out;
         }

@@ -170,8 +170,11 @@ static void special_ids(tt_jw *w, int eot) {
 }
 
 static void config_text(tt_jw *w, const tt_model_config *c, float dropout, int eot) {
-    tt_jw_cstr(w, "{\n  \"architectures\": [\"GPT2LMHeadModel\"],\n  \"model_type\": \"gpt2\",\n"
-                  "  \"activation_function\": \"gelu\",\n  \"layer_norm_epsilon\": 1e-05,\n");
+    tt_jw_printf(w, "{\n  \"architectures\": [\"GPT2LMHeadModel\"],\n  \"model_type\": \"gpt2\",\n"
+                    "  \"activation_function\": \"%s\",\n  \"layer_norm_epsilon\": ", tt_act_name(c->act));
+    if (c->ln_eps > 0.0f) jw_float(w, c->ln_eps);
+    else tt_jw_cstr(w, "1e-05");
+    tt_jw_cstr(w, ",\n");
     tt_jw_printf(w, "  \"n_positions\": %d,\n  \"n_ctx\": %d,\n  \"n_embd\": %d,\n  \"n_layer\": %d,\n  \"n_head\": %d,\n"
                     "  \"n_inner\": null,\n  \"vocab_size\": %d,\n", c->ctx, c->ctx, c->d_model, c->n_layer, c->n_head, c->vocab);
     const char *drop[3] = {"resid_pdrop", "embd_pdrop", "attn_pdrop"};
@@ -345,10 +348,10 @@ static int write_files(const char *dir, const tt_model_config *c, const float *w
     tt_jw_init(&j);
     if (!rc) config_text(&j, c, dropout, eot), rc = write_text(dir, "config.json", &j, st);
     if (!rc) j.len = 0, generation_text(&j, gen, eot), rc = write_text(dir, "generation_config.json", &j, st);
-    if (!bpe) {
+    if (!bpe && c->vocab == TT_VOCAB) { /* byte-level: the tokenizer is ours */
         if (!rc) j.len = 0, tokenizer_text(&j), rc = write_text(dir, "tokenizer.json", &j, st);
         if (!rc) j.len = 0, tokenizer_config_text(&j, c), rc = write_text(dir, "tokenizer_config.json", &j, st);
-    } else {
+    } else if (bpe) { /* the run's tokenizer: its files as given, GPT-2's special tokens */
         for (int i = 0; i < TT_RUNTOK_FILES && !rc; i++)
             if (rt->files[i][0]) rc = copy_into(rt->files[i], dir, tt_runtok_names[i], st);
         if (!rc) j.len = 0, bpe_tokenizer_config_text(&j, c, bpe), rc = write_text(dir, "tokenizer_config.json", &j, st);
@@ -484,7 +487,8 @@ static int cfg_bool(const tt_json_doc *d, const tt_json_node *root, const char *
     return TT_OK;
 }
 
-static int parse_config(const char *file, tt_model_config *c, int *tied, tt_status *st) {
+/* GPT-2's config.json into c (batch 1; ctx = n_positions, *n_pos too) */
+static int parse_config(const char *file, tt_model_config *c, int *tied, int *n_pos, tt_status *st) {
     char *text = NULL;
     size_t len = 0;
     TT_CHECK(read_file(file, &text, &len, st));
@@ -504,24 +508,29 @@ static int parse_config(const char *file, tt_model_config *c, int *tied, tt_stat
         rc = tt_fail(st, TT_EFORMAT, "'%s': model_type is %s%.40s%s, not \"gpt2\"", file, n && n->type == TT_JSTRING ? "\"" : "",
                      n ? (n->type == TT_JSTRING ? n->str : "not a string") : "missing", n && n->type == TT_JSTRING ? "\"" : "");
     if (!rc) rc = cfg_int(&d, root, "vocab_size", -1, &v, file, st);
-    if (!rc && v != TT_VOCAB)
-        rc = tt_fail(st, TT_EFORMAT, "'%s': vocab_size is %d; tinytrain models are byte-level (vocab_size %d)", file, v, TT_VOCAB);
-    c->vocab = TT_VOCAB;
+    c->vocab = v;
     if (!rc) rc = cfg_int(&d, root, "n_layer", -1, &c->n_layer, file, st);
     if (!rc) rc = cfg_int(&d, root, "n_embd", -1, &c->d_model, file, st);
     if (!rc) rc = cfg_int(&d, root, "n_head", -1, &c->n_head, file, st);
     if (!rc) rc = cfg_int(&d, root, "n_positions", -1, &c->ctx, file, st);
+    *n_pos = c->ctx;
     if (!rc) rc = cfg_int(&d, root, "n_inner", 4 * c->d_model, &inner, file, st);
     if (!rc && inner != 4 * c->d_model)
         rc = tt_fail(st, TT_EFORMAT, "'%s': n_inner is %d; tinytrain's MLP is 4 x n_embd = %d", file, inner, 4 * c->d_model);
     if (!rc && (n = tt_json_get(&d, root, "activation_function"))) act = n->type == TT_JSTRING ? n->str : "?";
-    if (!rc && strcmp(act, "gelu") != 0)
-        rc = tt_fail(st, TT_EFORMAT, "'%s': activation_function is \"%.40s\"%s; tinytrain computes the exact erf GELU (\"gelu\")", file,
-                     act, tt_json_get(&d, root, "activation_function") ? "" : " (the default)");
-    if (!rc && (n = tt_json_get(&d, root, "layer_norm_epsilon")) && tt_json_get_f64(n, &eps))
+    if (!rc) {
+        if (!strcmp(act, "gelu")) c->act = TT_ACT_GELU;
+        else if (!strcmp(act, "gelu_new") || !strcmp(act, "gelu_pytorch_tanh")) c->act = TT_ACT_GELU_TANH;
+        else
+            rc = tt_fail(st, TT_EFORMAT, "'%s': activation_function is \"%.40s\"; tinytrain computes \"gelu\" (exact erf) and "
+                                         "\"gelu_new\" / \"gelu_pytorch_tanh\" (the tanh form)", file, act);
+    }
+    if (!rc && (n = tt_json_get(&d, root, "layer_norm_epsilon")) && n->type != TT_JNULL && tt_json_get_f64(n, &eps))
         rc = tt_fail(st, TT_EFORMAT, "'%s': layer_norm_epsilon is not a number", file);
-    if (!rc && fabs(eps - 1e-5) > 1e-12)
-        rc = tt_fail(st, TT_EFORMAT, "'%s': layer_norm_epsilon is %g; tinytrain's LayerNorm uses 1e-5", file, eps);
+    if (!rc && !(eps > 0.0 && eps <= 0.1))
+        rc = tt_fail(st, TT_EFORMAT, "'%s': layer_norm_epsilon is %g; tinytrain takes (0, 0.1]", file, eps);
+    /* the default (1e-5, tinytrain's and GPT-2's) stays 0 in the config: the same model as tinytrain's own */
+    if (!rc) c->ln_eps = (float)eps == TT_LN_EPS_DEFAULT ? 0.0f : (float)eps;
     if (!rc) rc = cfg_bool(&d, root, "tie_word_embeddings", 1, file, tied, st);
     if (!rc) rc = cfg_bool(&d, root, "scale_attn_weights", 1, file, &scale, st);
     if (!rc) rc = cfg_bool(&d, root, "scale_attn_by_inverse_layer_idx", 0, file, &by_layer, st);
@@ -543,7 +552,44 @@ static int is_buffer(const char *name, const char *prefix) {
     return (n > 10 && !strcmp(name + n - 10, ".attn.bias")) || (n > 17 && !strcmp(name + n - 17, ".attn.masked_bias"));
 }
 
-static int load_tensors(const tt_st_reader *r, const char *file, int tied, tt_hf_weights *w, tt_status *st) {
+/* IEEE half and bfloat16 to float, exactly (every value of both is a float) */
+static float f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 0x1F, m = h & 0x3FF, u;
+    if (e == 0x1F) u = sign | 0x7F800000u | (m << 13);           /* inf, nan */
+    else if (e) u = sign | ((e + 112) << 23) | (m << 13);         /* normal */
+    else if (!m) u = sign;                                        /* zero */
+    else {                                                        /* subnormal: m * 2^-24 */
+        float f = (float)m * 5.9604644775390625e-8f;
+        return sign ? -f : f;
+    }
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static float bf16_to_f32(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* n elements of tensor t from element off, as floats: F32 as stored, F16 and
+ * BF16 widened (exact). A 16-bit tensor is read into the upper half of dst
+ * and widened in place, ascending (element i's float never reaches the
+ * 16-bit values after it). */
+static int read_floats(const tt_st_reader *r, const tt_st_tensor *t, size_t off, size_t n, float *dst, tt_status *st) {
+    if (t->dtype == TT_ST_F32) return tt_st_read(r, t, (uint64_t)off * 4, dst, n * 4, st);
+    unsigned char *raw = (unsigned char *)dst + 2 * n;
+    TT_CHECK(tt_st_read(r, t, (uint64_t)off * 2, raw, n * 2, st));
+    for (size_t i = 0; i < n; i++) {
+        uint16_t h;
+        memcpy(&h, raw + 2 * i, 2);
+        dst[i] = t->dtype == TT_ST_F16 ? f16_to_f32(h) : bf16_to_f32(h);
+    }
+    return TT_OK;
+}
+
+static int load_tensors(const tt_st_reader *r, const char *file, int tied, int n_pos, tt_hf_weights *w, tt_status *st) {
     const tt_model_config *c = &w->cfg;
     const int64_t C = c->d_model;
     const char *prefix = tt_st_find(r, "transformer.wte.weight") ? "transformer." : "";
@@ -552,19 +598,23 @@ static int load_tensors(const tt_st_reader *r, const char *file, int tied, tt_hf
     tt_layout lo;
     TT_CHECK(tt_layout_build(c, &lo, st));
     char *used = calloc((size_t)r->n_tensors + 1, 1);
-    float *tmp = tt_alloc((size_t)TT_MAX(3 * C * C, (int64_t)c->vocab * C) * sizeof(float), st);
+    const size_t block = (size_t)1 << 20; /* lm_head is compared to wte block by block */
+    float *tmp = tt_alloc(TT_MAX((size_t)(3 * C * C), block) * sizeof(float), st);
     int rc = used && tmp ? TT_OK : tt_fail(st, TT_ENOMEM, "out of memory");
     gpt2_tensor g;
+    tt_st_dtype dt = TT_ST_F32;
     for (int k = 0; k < gpt2_count(c) && !rc; k++) {
         gpt2_at(c, &lo, prefix, k, &g);
+        if (g.kind == TT_WPE) g.shape[0] = n_pos; /* the file's rows; the model keeps the first ctx */
         const tt_st_tensor *t = tt_st_find(r, g.name);
         if (!t) {
             rc = tt_fail(st, TT_EFORMAT, "'%s' lacks tensor '%s'", file, g.name);
             break;
         }
         used[t - r->t] = 1;
-        if (t->dtype != TT_ST_F32)
-            rc = tt_fail(st, TT_EFORMAT, "'%s': tensor '%s' is %s; tinytrain reads F32 (save the model in float32)", file, g.name,
+        if (k == 0) dt = t->dtype;
+        if (t->dtype != TT_ST_F32 && t->dtype != TT_ST_F16 && t->dtype != TT_ST_BF16)
+            rc = tt_fail(st, TT_EFORMAT, "'%s': tensor '%s' is %s; tinytrain reads F32, F16 and BF16", file, g.name,
                          tt_st_dtype_name(t->dtype));
         else if (t->ndim != g.ndim || t->shape[0] != g.shape[0] || (g.ndim == 2 && t->shape[1] != g.shape[1]))
             rc = tt_fail(st, TT_EFORMAT, "'%s': tensor '%s' has the wrong shape for config.json (expected (%lld%s%lld))", file,
@@ -573,14 +623,14 @@ static int load_tensors(const tt_st_reader *r, const char *file, int tied, tt_hf
         const tt_tensor_info *ti = &lo.t[tt_layout_index(c, g.kind, g.layer)];
         if (g.kind == TT_QW || g.kind == TT_QB) { /* [q | k | v] along the output dimension */
             const int rows = g.kind == TT_QW ? (int)C : 1;
-            rc = tt_st_read(r, t, 0, tmp, (size_t)(rows * 3 * C) * sizeof(float), st);
+            rc = read_floats(r, t, 0, (size_t)(rows * 3 * C), tmp, st);
             tt_tensor_kind part[3] = {g.kind, g.kind == TT_QW ? TT_KW : TT_KB, g.kind == TT_QW ? TT_VALW : TT_VALB};
             for (int p = 0; p < 3 && !rc; p++) {
                 float *dst = w->params + tt_layout_offset(&lo, c, part[p], g.layer);
                 for (int i = 0; i < rows; i++) memcpy(dst + (size_t)i * C, tmp + (size_t)i * 3 * C + (size_t)p * C, (size_t)C * sizeof(float));
             }
-        } else {
-            rc = tt_st_read(r, t, 0, w->params + ti->offset, ti->numel * sizeof(float), st);
+        } else { /* wpe: its first ctx rows (ti->numel) */
+            rc = read_floats(r, t, 0, ti->numel, w->params + ti->offset, st);
         }
     }
     int head = 0;
@@ -592,12 +642,17 @@ static int load_tensors(const tt_st_reader *r, const char *file, int tied, tt_hf
             break;
         }
         const float *wte = w->params + tt_layout_offset(&lo, c, TT_WTE, 0);
-        size_t nb = (size_t)c->vocab * (size_t)C * sizeof(float);
-        if (t->dtype != TT_ST_F32 || t->ndim != 2 || t->shape[0] != c->vocab || t->shape[1] != C)
-            rc = tt_fail(st, TT_EFORMAT, "'%s': lm_head.weight is not an F32 (%d, %lld) tensor", file, c->vocab, (long long)C);
-        else if (!(rc = tt_st_read(r, t, 0, tmp, nb, st)) && memcmp(tmp, wte, nb) != 0)
-            rc = tt_fail(st, TT_EFORMAT, "'%s': lm_head.weight differs from the token embedding (an untied head); tinytrain "
-                                         "models tie the output head to wte", file);
+        const size_t n = (size_t)c->vocab * (size_t)C;
+        if ((t->dtype != TT_ST_F32 && t->dtype != TT_ST_F16 && t->dtype != TT_ST_BF16) || t->ndim != 2 ||
+            t->shape[0] != c->vocab || t->shape[1] != C)
+            rc = tt_fail(st, TT_EFORMAT, "'%s': lm_head.weight is not a (%d, %lld) F32, F16 or BF16 tensor", file, c->vocab,
+                         (long long)C);
+        for (size_t o = 0; o < n && !rc; o += block) {
+            size_t m = TT_MIN(block, n - o);
+            if (!(rc = read_floats(r, t, o, m, tmp, st)) && memcmp(tmp, wte + o, m * sizeof(float)) != 0)
+                rc = tt_fail(st, TT_EFORMAT, "'%s': lm_head.weight differs from the token embedding (an untied head); tinytrain "
+                                             "models tie the output head to wte", file);
+        }
         head = 1;
     }
     if (!rc && !tied && !head)
@@ -605,17 +660,23 @@ static int load_tensors(const tt_st_reader *r, const char *file, int tied, tt_hf
     size_t total = (size_t)tt_config_param_count(c);
     for (size_t i = 0; i < total && !rc; i++)
         if (!isfinite(w->params[i])) rc = tt_fail(st, TT_EFORMAT, "'%s' holds a non-finite weight (element %zu)", file, i);
+    if (!rc) w->dtype = tt_st_dtype_name(dt);
     free(used);
     tt_free(tmp);
     tt_layout_free(&lo);
     return rc;
 }
 
-static int load_folder(const char *dir, tt_hf_weights *w, tt_status *st) {
+static int load_folder(const char *dir, int ctx, tt_hf_weights *w, tt_status *st) {
     char file[4200];
-    int tied = 1;
+    int tied = 1, n_pos = 0;
     snprintf(file, sizeof file, "%s/config.json", dir);
-    TT_CHECK(parse_config(file, &w->cfg, &tied, st));
+    TT_CHECK(parse_config(file, &w->cfg, &tied, &n_pos, st));
+    /* ctx: the one asked for (at most n_positions: wpe keeps its first rows), else n_positions up to 1024 */
+    if (ctx > n_pos)
+        return tt_fail(st, TT_EINVAL, "'%s' has %d positions (n_positions); ctx %d is longer", dir, n_pos, ctx);
+    w->cfg.ctx = ctx > 0 ? ctx : TT_MIN(n_pos, TT_HF_DEFAULT_CTX);
+    w->n_positions = n_pos;
     /* batch: the preset of this shape, else the default preset's */
     w->cfg.batch = tt_preset_find("small")->cfg.batch;
     for (int i = 0; i < tt_n_presets; i++) {
@@ -648,13 +709,15 @@ static int load_folder(const char *dir, tt_hf_weights *w, tt_status *st) {
     }
     size_t n = (size_t)tt_config_param_count(&w->cfg);
     w->params = tt_calloc(n * sizeof(float), st);
-    int rc = w->params ? load_tensors(&r, file, tied, w, st) : TT_ENOMEM;
+    int rc = w->params ? load_tensors(&r, file, tied, n_pos, w, st) : TT_ENOMEM;
     tt_st_close(&r);
     snprintf(w->file, sizeof w->file, "%s", file);
     return rc;
 }
 
-int tt_hf_load(const char *path, tt_hf_weights *w, tt_status *st) {
+int tt_hf_load(const char *path, tt_hf_weights *w, tt_status *st) { return tt_hf_load_ctx(path, 0, w, st); }
+
+int tt_hf_load_ctx(const char *path, int ctx, tt_hf_weights *w, tt_status *st) {
     memset(w, 0, sizeof *w);
     struct stat sb;
     int rc;
@@ -663,7 +726,7 @@ int tt_hf_load(const char *path, tt_hf_weights *w, tt_status *st) {
     if (S_ISDIR(sb.st_mode)) {
         char f[4400];
         snprintf(f, sizeof f, "%s/config.json", path);
-        if (stat(f, &sb) == 0) rc = load_folder(path, w, st);
+        if (stat(f, &sb) == 0) rc = load_folder(path, ctx, w, st);
         else {
             snprintf(f, sizeof f, "%s/checkpoint.safetensors", path);
             if (stat(f, &sb) == 0) rc = load_checkpoint(f, w, st);

@@ -45,11 +45,12 @@ static int read_checkpoint(const tt_run_source *src, tt_train_state *s, tt_statu
     return TT_OK;
 }
 
-/* init-from: the base weights of a checkpoint, a run folder or a Hugging Face folder */
-static int read_weights(const tt_run_source *src, tt_hf_weights *w, tt_status *st) {
+/* init-from: the base weights of a checkpoint, a run folder or a Hugging Face
+ * folder (whose model takes the run's ctx, else min(n_positions, 1024)) */
+static int read_weights(const tt_run_source *src, int ctx, tt_hf_weights *w, tt_status *st) {
     int rc;
     if (src->path) {
-        rc = tt_hf_load(src->path, w, st);
+        rc = tt_hf_load_ctx(src->path, ctx, w, st);
     } else {
         tt_train_state s;
         memset(&s, 0, sizeof s);
@@ -237,7 +238,7 @@ int tt_run_plan(tt_run *r, const tt_options *o, const tt_run_source *src, tt_sta
         break;
     }
     case TT_RUN_INIT_FROM:
-        TT_CHECK(read_weights(src, &r->init, st));
+        TT_CHECK(read_weights(src, tt_options_given(o, "ctx") ? o->model.ctx : 0, &r->init, st));
         TT_CHECK(check_init_shape(o, source_name(src), &r->init.cfg, st));
         if (tt_options_resolve(o, &r->init.cfg, NULL, &r->cfg, &r->tc, st)) return r->bad_options = 1, st->code;
         TT_CHECK(plan_tokenizer(r, o, src, st));

@@ -15,9 +15,11 @@
 #     the same weights hash and, at step 0, the same validation loss as `eval`
 #     of the source; the checkpoint records the source;
 #   4 refused with one line and nothing written: another shape, --resume
-#     with --init-from, a folder without config.json, another vocab, another
-#     activation, a truncated model.safetensors, an untied head, a missing
-#     tensor.
+#     with --init-from, a folder without config.json, a vocab_size its wte
+#     does not have, an unknown activation, a truncated model.safetensors, an
+#     untied head, a missing tensor;
+#   5 GPT-2's tanh GELU ("gelu_new") and another layer_norm_epsilon train:
+#     the checkpoint records them, and the export writes them back.
 . "$(dirname "$0")/../support/cli_lib.sh" export-hf
 command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 0; }
 make_text text.txt
@@ -173,8 +175,9 @@ mkdir nocfg && cp hf/model.safetensors nocfg/
 refused "init-from a folder without config.json" --init-from nocfg
 cp -r hf vocab && sed -i 's/"vocab_size": 256/"vocab_size": 300/' vocab/config.json
 refused "init-from a folder of another vocab" --init-from vocab
-cp -r hf act && sed -i 's/"activation_function": "gelu"/"activation_function": "gelu_new"/' act/config.json
-refused "init-from a folder with the tanh GELU" --init-from act
+cp -r hf act && sed -i 's/"activation_function": "gelu"/"activation_function": "relu"/' act/config.json
+refused "init-from a folder with an activation tinytrain lacks" --init-from act
+check "  the message names it" grep -q '"relu"' r.err
 cp -r hf trunc && truncate -s -100 trunc/model.safetensors
 refused "init-from a truncated model.safetensors" --init-from trunc
 cp -r sp untied && python3 - untied/model.safetensors <<'EOF'
@@ -205,6 +208,30 @@ refused "init-from a folder missing a tensor" --init-from nofc
 check "--init-from with --resume: one usage line, exit 2" test $? -eq 2 -a "$(wc -l < r.err)" -eq 1
 "$T" sample --ckpt vocab --tokens 5 > r.out 2> r.err
 one_error "sample from a bad folder: one line" $? r.err
+
+# ---------- 5: GPT-2's variants ----------
+cp -r hf tanh && sed -i 's/"activation_function": "gelu"/"activation_function": "gelu_new"/; s/"layer_norm_epsilon": 1e-05/"layer_norm_epsilon": 0.001/' tanh/config.json
+"$T" train --init-from tanh --data text.txt --steps 2 --out G --sample-tokens 0 --threads 1 --backend cpu > g.out 2>&1
+check "init-from a folder with gelu_new and eps 1e-3 trains" test $? -eq 0 -a -f G/checkpoint.safetensors
+python3 - G/checkpoint.safetensors > meta.out 2>&1 <<'EOF'
+import json, struct, sys
+b = open(sys.argv[1], 'rb').read()
+c = json.loads(json.loads(b[8:8 + struct.unpack('<Q', b[:8])[0]])['__metadata__']['config'])
+assert c['act'] == 'gelu_new' and abs(c['ln_eps'] - 1e-3) < 1e-9 and c['vocab'] == 256, c
+print('meta ok')
+EOF
+check "  the checkpoint records act gelu_new and ln_eps 0.001" grep -q '^meta ok' meta.out
+"$T" export G Ghf > /dev/null 2>&1
+python3 - Ghf/config.json > cfg.out 2>&1 <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c['activation_function'] == 'gelu_new' and c['layer_norm_epsilon'] == 0.001 and c['vocab_size'] == 256, c
+print('config ok')
+EOF
+check "  the export writes activation_function gelu_new and layer_norm_epsilon 0.001" grep -q '^config ok' cfg.out
+"$T" eval --ckpt G --data text.txt --json > e1.out 2>&1
+"$T" eval --ckpt Ghf --data text.txt --json > e2.out 2>&1
+check "  the export evaluates as the checkpoint does" test -n "$(grep -o '"val_loss":[^,}]*' e1.out)" -a "$(grep -o '"val_loss":[^,}]*' e1.out)" = "$(grep -o '"val_loss":[^,}]*' e2.out)"
 
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]
