@@ -16,7 +16,9 @@
 #   5 export: the folder's tokenizer files equal the inputs, tokenizer_config /
 #     special_tokens_map name <|endoftext|> as bos, eos and unk, config.json
 #     vocab 50257 and eos 50256; init-from the run keeps its tokenizer; a
-#     byte model with a BPE tokenizer is refused.
+#     byte model with a BPE tokenizer is refused; init-from the exported folder
+#     takes its tokenizer files, a folder of 50257 ids without them needs
+#     --tokenizer.
 # Skipped, with the reason, when the npm package or the text is missing.
 set -u
 src=${TT_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -130,6 +132,16 @@ check "tokenizer_config.json, special_tokens_map.json, config.json name <|endoft
 "$T" train --init-from A --data text.txt --steps 2 --out I --sample-tokens 0 --backend cpu --threads 2 > i.out 2> i.err
 check "init-from a BPE run exits 0" test $? -eq 0
 check "... and keeps its tokenizer" cmp -s I/merges.txt gpt2/merges.txt
+"$T" train --init-from hf --data text.txt --steps 2 --out H --sample-tokens 0 --backend cpu --threads 2 > h.out 2> h.err
+check "init-from the exported folder takes its tokenizer files" bash -c 'test $(cat h.out | wc -l) -gt 0 && cmp -s H/vocab.json gpt2/vocab.json'
+"$T" sample --ckpt hf --prompt "ROMEO:" --tokens 8 > hs.txt 2> hs.err
+check "sample of the exported folder decodes with its tokenizer" grep -q '^ROMEO:' hs.txt
+mkdir bare && cp hf/config.json hf/model.safetensors bare/
+"$T" train --init-from bare --data text.txt --steps 2 --out G --sample-tokens 0 > g.out 2> g.err
+one_error "init-from a folder of 50257 ids without tokenizer files is refused" $? g.err
+check "... saying to give --tokenizer" grep -q -- '--tokenizer' g.err
+"$T" train --init-from bare --tokenizer gpt2 --data text.txt --steps 2 --out G --sample-tokens 0 --backend cpu > g2.out 2> g2.err
+check "... and starts with --tokenizer" cmp -s G/merges.txt gpt2/merges.txt
 "$T" train --preset tiny --steps 2 --data text.txt --out byte --sample-tokens 0 --backend cpu > y.out 2>&1
 "$T" train --init-from byte --tokenizer gpt2 --data text.txt --steps 2 --out J --sample-tokens 0 > j.out 2> j.err
 one_error "init-from a byte model with a BPE tokenizer is refused" $? j.err
