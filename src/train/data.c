@@ -454,6 +454,29 @@ static int64_t mem_read(void *ctx, uint8_t *buf, size_t cap, tt_status *st) {
     return (int64_t)k;
 }
 
+/* a text file, as tt_corpus_load checks it, on its first MiB (the rest is not read twice) */
+static int head_is_text(const char *path, tt_status *st) {
+    int fd = -1;
+    uint64_t size = 0;
+    TT_CHECK(tt_open_regular(path, &fd, &size, st));
+    size_t want = (size_t)TT_MIN(size, (uint64_t)1 << 20), got = 0;
+    uint8_t *p = malloc(want ? want : 1);
+    if (!p) {
+        close(fd);
+        return tt_fail(st, TT_ENOMEM, "out of memory");
+    }
+    while (got < want) {
+        ssize_t k = read(fd, p + got, want - got);
+        if (k <= 0) break;
+        got += (size_t)k;
+    }
+    close(fd);
+    int bin = got > 0 && (memchr(p, 0, got) != NULL || looks_binary(p, got));
+    free(p);
+    if (bin) return tt_fail(st, TT_EINVAL, "corpus '%s' looks binary (NUL bytes or mostly invalid UTF-8); give a text file", path);
+    return TT_OK;
+}
+
 int tt_corpus_open(const char *path, tt_tokenizer *tok, const char *cache_dir, int ctx, tt_tokfile_progress progress,
                    void *progress_ctx, tt_corpus *c, tt_status *st) {
     if (!tok || tt_tokenizer_kind(tok) != TT_TOK_BPE) return tt_corpus_load(path, ctx, c, st);
@@ -496,6 +519,7 @@ int tt_corpus_open(const char *path, tt_tokenizer *tok, const char *cache_dir, i
         rc = TT_OK;
     } else {
         rc = tt_tokfile_key_of_file(path, &key, st);
+        if (!rc) rc = head_is_text(path, st);
         if (!rc) rc = tt_tok_source_file(path, &src, st);
         if (!rc && key.bytes == 0) {
             tt_tok_source_close(&src);

@@ -151,6 +151,9 @@ check "... and writes nothing" test ! -e J
 rc=$?
 check "a tokenizer that does not exist: one line, exit 2" bash -c "test $rc -eq 2 && test \$(wc -l < k.err) -eq 1"
 
+head -c 3000 "$T" > binary.dat
+"$T" train --preset tiny --tokenizer gpt2 --data binary.dat --out Q > q.out 2> q.err
+one_error "a binary corpus is refused before tokenizing" $? q.err
 head -c 300 text.txt > short.txt
 "$T" train --preset tiny --tokenizer gpt2 --data short.txt --out S > sh.out 2> sh.err
 one_error "a text too short in tokens: one line" $? sh.err
