@@ -435,7 +435,8 @@ static void print_start(const train_job *j) {
         if (isfinite(j->init_val)) printf(": val loss %.4f on this corpus at step 0", j->init_val);
         printf("\n");
     }
-    printf("  backend %s\n  output  %s/ (%s, loss.csv, loss.svg)\n", device, j->out_dir, CKPT_NAME);
+    printf("  backend %s\n  output  %s/ (%s, loss.csv, loss.svg%s)\n", device, j->out_dir, CKPT_NAME,
+           j->corpus.tokens.count ? ", the tokenizer's files, the token cache" : "");
     fflush(stdout);
 }
 

@@ -28,7 +28,7 @@ static const tt_option table[] = {
     {"layers", TT_OPT_INT, M(n_layer), 1, 256, 0, 0, NULL, "preset", "layers", "transformer blocks", 0, 0},
     {"d-model", TT_OPT_INT, M(d_model), 1, 16384, 0, 0, NULL, "preset", "d-model", "embedding width", 0, 0},
     {"heads", TT_OPT_INT, M(n_head), 1, 16384, 0, 0, NULL, "preset", "heads", "attention heads", 0, 0},
-    {"ctx", TT_OPT_INT, M(ctx), 1, 65536, 0, 0, NULL, "preset", "ctx", "context length (bytes)", 0, 0},
+    {"ctx", TT_OPT_INT, M(ctx), 1, 65536, 0, 0, NULL, "preset", "ctx", "context length in tokens (bytes for a byte-level model)", 0, 0},
     {"batch", TT_OPT_INT, M(batch), 1, 65536, 0, 0, NULL, "preset", "batch", "sequences per micro-batch", 0, 0},
     {"lora-rank", TT_OPT_INT, M(lora_rank), 0, 65536, 0, 0, NULL, "0", "lora-rank",
      "LoRA adapter rank, 0 = off (the base is frozen, only the adapters train)", 0, 1},
