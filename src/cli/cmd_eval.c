@@ -1,7 +1,7 @@
 /* cmd_eval.c — `tinytrain eval`: validation loss of a checkpoint on a corpus,
  * per token and in bits per byte (data.h: the model's tokenizer decides what
  * a token is; a BPE model's corpus goes through the token cache beside the
- * checkpoint, or in $TMPDIR where that folder cannot be written). */
+ * checkpoint, or in /tmp where that folder cannot be written). */
 #include "cli.h"
 
 #include <errno.h>
@@ -48,10 +48,7 @@ int cmd_eval(int argc, char **argv) {
         else *sl = 0;
     }
     /* the token cache beside the model; a folder that cannot be written (a downloaded model): the temp folder */
-    if (access(dir, W_OK) != 0) {
-        const char *tmp = getenv("TMPDIR");
-        snprintf(dir, sizeof dir, "%s", tmp && *tmp ? tmp : "/tmp");
-    }
+    if (access(dir, W_OK) != 0) snprintf(dir, sizeof dir, "/tmp");
     if (tt_corpus_open(o.data, rt.tok, dir, s.cfg.ctx, NULL, NULL, &c, &st)) {
         tt_state_free(&s);
         tt_runtok_free(&rt);
