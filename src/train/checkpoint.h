@@ -11,7 +11,9 @@
  *   best_val, best_val_step; and, for a run started with --init-from (optional),
  *   init_from (the path) and init_from_hash (16 hex digits, hf.h's hash);
  *   for a BPE model (optional; absent = byte) tokenizer "bpe" and
- *   tokenizer_hash (16 hex digits, tt_tokenizer_hash): the tokenizer's files
+ *   tokenizer_hash (16 hex digits, tt_tokenizer_hash) and val_tokens_per_byte
+ *   (the validation split's tokens per byte: loss x it / ln 2 = bits per
+ *   byte, for the histories); the tokenizer's files
  *   are not in the checkpoint but beside it (train/runtok.h).
  * Writes are atomic: <path>.tmp.<pid>, fsync, rename, fsync(dir).
  *

@@ -575,9 +575,10 @@ TT_TEST(checkpoint_tokenizer) {
     free(buf);
     a.tok_kind = 1;
     a.tok_hash = 0x0123456789abcdefull;
+    a.tok_per_byte = 0.2987654321012345;
     CHECK(tt_checkpoint_save(p, &a, &st) == 0);
     CHECK_MSG(tt_checkpoint_load(p, &b, &st) == 0, "%s", st.msg);
-    CHECK(b.tok_kind == 1 && b.tok_hash == 0x0123456789abcdefull);
+    CHECK(b.tok_kind == 1 && b.tok_hash == 0x0123456789abcdefull && b.tok_per_byte == a.tok_per_byte);
     tt_state_free(&b);
     buf = read_all(p, &len);
     size_t n = 0;
@@ -586,6 +587,9 @@ TT_TEST(checkpoint_tokenizer) {
     free(e);
     e = buf ? edit_header(buf, len, "0123456789abcdef", "0123456789abcdeg", &n) : NULL;
     if (e) expect_fail(e, n, "tokenizer_hash", "a tokenizer hash that is not hex");
+    free(e);
+    e = buf ? edit_header(buf, len, "0.2987654321012345", "-0.2987654321012", &n) : NULL;
+    if (e) expect_fail(e, n, "val_tokens_per_byte", "a negative tokens per byte");
     free(e);
     e = buf ? edit_header(buf, len, "\"tokenizer_hash\"", "\"tokenizer_hasx\"", &n) : NULL;
     if (e) expect_fail(e, n, "tokenizer_hash", "a tokenizer without its hash");
