@@ -39,7 +39,7 @@ enum {
     O_ACCUM, O_SEED, O_EVAL_EVERY, O_EVAL_BATCHES, O_DATA, O_OUT, O_RESUME, O_THREADS, O_BACKEND, O_JSON,
     O_SAVE_EVERY, O_SAMPLE_TOKENS, O_CKPT, O_PROMPT, O_TEMP, O_TOPK, O_TOPP, O_TOKENS, O_BATCHES, O_WARMUP_STEPS,
     O_LOG_EVERY, O_WD, O_CLIP, O_STOP_AFTER, O_MIN_TIME, O_MAX_STEPS, O_LABEL, O_REPS, O_DETAIL, O_PHASES, O_PIPELINE,
-    O_FORCE, O_INIT_FROM, O_CONFIG, O_PRINT_CONFIG, O_ADAPTER,
+    O_FORCE, O_INIT_FROM, O_CONFIG, O_PRINT_CONFIG, O_ADAPTER, O_IDS, O_LOGITS,
     O_TABLE /* an option of the training option table (src/train/options.c), passed on by name */
 };
 
@@ -68,6 +68,8 @@ typedef struct {
     int sched, accum, eval_batches, threads, top_k, json, batches, reps, pipeline, print_config;
     uint64_t seed;
     const char *data, *out, *resume, *backend, *ckpt, *prompt, *label, *init_from, *config;
+    const char *ids; /* --ids: token ids, comma-separated */
+    int logits;      /* --logits */
     /* O_TABLE options as given, in order: applied with tt_options_set by the command */
     const char *table_name[8], *table_val[8];
     int n_table;

@@ -222,6 +222,8 @@ int parse_opts(const char *cmd, const opt_def *defs, int argc, char **argv, int 
             else o->ckpt = val;
             break;
         case O_PROMPT: o->prompt = val; break;
+        case O_IDS: o->ids = val; break;
+        case O_LOGITS: o->logits = 1; break;
         case O_BACKEND:
             if (strcmp(val, "cpu") && strcmp(val, "webgpu") && strcmp(val, "auto")) rc = bad_value(name, val, "cpu, webgpu or auto");
             o->backend = val;

@@ -34,6 +34,26 @@ static void softmax(double *x, int n) {
     for (int i = 0; i < n; i++) x[i] /= s;
 }
 
+void tt_logits_of_row(const tt_model_config *cfg, const tt_layout *lo, const float *params, const float *xr, double *x,
+                      double *logits) {
+    const int C = cfg->d_model, V = cfg->vocab;
+    const double eps = cfg->ln_eps > 0.0f ? (double)cfg->ln_eps : 1e-5; /* the default exactly 1e-5 */
+    const float *wte = params + tt_layout_offset(lo, cfg, TT_WTE, 0);
+    const float *gw = params + tt_layout_offset(lo, cfg, TT_LNFW, 0), *gb = params + tt_layout_offset(lo, cfg, TT_LNFB, 0);
+    double mean = 0.0, var = 0.0;
+    for (int c = 0; c < C; c++) mean += xr[c];
+    mean /= C;
+    for (int c = 0; c < C; c++) var += (xr[c] - mean) * (xr[c] - mean);
+    const double rstd = 1.0 / sqrt(var / C + eps);
+    for (int c = 0; c < C; c++) x[c] = (xr[c] - mean) * rstd * gw[c] + gb[c];
+    for (int v = 0; v < V; v++) {
+        const float *e = wte + (size_t)v * C;
+        double s = 0.0;
+        for (int c = 0; c < C; c++) s += x[c] * e[c];
+        logits[v] = s;
+    }
+}
+
 int tt_inspect_from_acts(const tt_model_config *cfg, const tt_layout *lo, const float *params, const tt_token *tokens,
                          int T, const float *resid, const float *q, const float *k, tt_inspect *out, tt_status *st) {
     memset(out, 0, sizeof *out);
@@ -68,25 +88,10 @@ int tt_inspect_from_acts(const tt_model_config *cfg, const tt_layout *lo, const 
                 float *a = out->attn + (((size_t)l * NH + h) * T + i) * T;
                 for (int j = 0; j < T; j++) a[j] = j <= i ? (float)row[j] : 0.0f;
             }
-    /* logit lens: ln_f (the model's eps; the default exactly 1e-5) and the tied head on every stream row */
-    const double eps = cfg->ln_eps > 0.0f ? (double)cfg->ln_eps : 1e-5;
-    const float *wte = params + tt_layout_offset(lo, cfg, TT_WTE, 0);
-    const float *gw = params + tt_layout_offset(lo, cfg, TT_LNFW, 0), *gb = params + tt_layout_offset(lo, cfg, TT_LNFB, 0);
+    /* logit lens: ln_f and the tied head on every stream row */
     for (int l = 0; l <= L; l++)
         for (int t = 0; t < T; t++) {
-            const float *xr = resid + ((size_t)l * T + t) * C;
-            double mean = 0.0, var = 0.0;
-            for (int c = 0; c < C; c++) mean += xr[c];
-            mean /= C;
-            for (int c = 0; c < C; c++) var += (xr[c] - mean) * (xr[c] - mean);
-            const double rstd = 1.0 / sqrt(var / C + eps);
-            for (int c = 0; c < C; c++) x[c] = (xr[c] - mean) * rstd * gw[c] + gb[c];
-            for (int v = 0; v < V; v++) {
-                const float *e = wte + (size_t)v * C;
-                double s = 0.0;
-                for (int c = 0; c < C; c++) s += x[c] * e[c];
-                row[v] = s;
-            }
+            tt_logits_of_row(cfg, lo, params, resid + ((size_t)l * T + t) * C, x, row);
             softmax(row, V);
             float *p = out->lens + ((size_t)l * T + t) * V;
             for (int v = 0; v < V; v++) p[v] = (float)row[v];

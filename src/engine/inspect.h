@@ -61,6 +61,12 @@ int tt_inspect_from_acts(const tt_model_config *cfg, const tt_layout *lo, const 
 
 void tt_inspect_free(tt_inspect *r);
 
+/* The next-token logits (V) of one row xr (C) of the stream after the last
+ * block: ln_f (the model's eps) and the tied head, in double from the float
+ * row and parameters (the lens's math). x: C doubles of scratch. */
+void tt_logits_of_row(const tt_model_config *cfg, const tt_layout *lo, const float *params, const float *xr, double *x,
+                      double *logits);
+
 /* The k most likely bytes of a distribution p (V), most likely first (ties:
  * the smaller byte first); k <= TT_INSPECT_MAX_K. */
 void tt_inspect_top(const float *p, int V, int k, int *bytes, float *probs);
