@@ -373,6 +373,7 @@ static int setup(train_job *j) {
     }
     for (int i = 0; i < 2; i++)
         if (j->r.note[i][0] && !o->json) notice("%s", j->r.note[i]);
+    if (j->r.tok_note[0] && !o->json) notice("%s", j->r.tok_note);
     if (tt_run_make_backend(&j->r, &st)) return error_line(EXIT_FAIL, "%s", st.msg);
     if (j->r.backend_note[0] && !o->json) notice("%s", j->r.backend_note);
     return o->init_from ? init_eval(j) : 0;

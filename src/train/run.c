@@ -198,6 +198,12 @@ static int plan_tokenizer(tt_run *r, const tt_options *o, const tt_run_source *s
             TT_CHECK(tt_runtok_load("byte", &r->tok, st));
         }
         int32_t v = tt_tokenizer_vocab_size(r->tok.tok);
+        if (!found && !o->tokenizer[0] && v < r->init.cfg.vocab) { /* no tokenizer came with the weights: bytes */
+            snprintf(r->tok_note, sizeof r->tok_note,
+                     "%.200s has a vocabulary of %d and no tokenizer files: the text goes in as bytes (ids 0..255); "
+                     "give --tokenizer for its own", source_name(src), r->init.cfg.vocab);
+            return TT_OK;
+        }
         if (v != r->init.cfg.vocab) {
             tok_text(&r->tok, a, sizeof a);
             return tt_fail(st, TT_EMISMATCH, "init-from: the weights of %.200s have a vocabulary of %d tokens, the %s tokenizer "

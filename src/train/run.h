@@ -22,7 +22,9 @@
  * tokenizer's); a resume the checkpoint's, read from the files beside it and
  * checked by hash (a --tokenizer given must be the same one); init-from the
  * source's (a Hugging Face folder's tokenizer files, a run's), or the option's
- * where the source has none; its vocabulary must be the weights'. The front-end
+ * where the source has none; its vocabulary must be the weights' (weights of
+ * a larger vocabulary without any tokenizer take the text as bytes, said in
+ * tok_note). The front-end
  * loads the text with r->tok (tt_corpus_open) and keeps the tokenizer's files
  * in the run folder (tt_runtok_save).
  *
@@ -66,6 +68,7 @@ typedef struct {
     tt_train_config tc;   /* the run's training config */
     const char *preset;   /* the preset of cfg's shape and batch, NULL for a custom shape */
     tt_runtok tok;        /* the model's tokenizer and its files */
+    char tok_note[400];   /* init-from weights of another vocabulary without a tokenizer: what the run does, or "" */
     int bad_options;      /* the failure is the options' own (a usage error), not the source's */
     /* tt_run_open */
     tt_train_state s;     /* the state the loop starts from (s.cfg = cfg, s.tc = tc); a front-end
