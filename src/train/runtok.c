@@ -142,9 +142,9 @@ int tt_runtok_for_state(const char *path, const tt_train_state *s, tt_runtok *rt
     if (hf && s->cfg.vocab == TT_VOCAB) return byte_tok(rt, st); /* byte-level: the folder's tokenizer.json is bytes */
     if (hf || s->tok_kind) TT_CHECK(tt_runtok_load_dir(dir, &found, rt, st));
     else return byte_tok(rt, st);
-    if (hf) { /* a Hugging Face folder: its own files decide */
+    if (hf) { /* a Hugging Face folder: its own files decide (none: bytes, ids 0..255 of its vocabulary) */
         int32_t v = tt_tokenizer_vocab_size(rt->tok);
-        if (v != s->cfg.vocab) {
+        if (found ? v != s->cfg.vocab : v > s->cfg.vocab) {
             tt_runtok_free(rt);
             return tt_fail(st, TT_EMISMATCH, "'%.300s': the model's vocabulary is %d but its tokenizer%s has %d ids", dir,
                            s->cfg.vocab, found ? "" : " (none: bytes)", (int)v);

@@ -12,7 +12,7 @@
  * bytes. The byte tokenizer has no files. A Hugging Face folder's tokenizer
  * is its own tokenizer files, for a model whose vocabulary is not 256 (a
  * model of 256 ids is byte-level: our exports hold a byte-level
- * tokenizer.json). */
+ * tokenizer.json); a folder without any is fed bytes (ids 0..255). */
 #ifndef TT_RUNTOK_H
 #define TT_RUNTOK_H
 
