@@ -1,6 +1,8 @@
 /* config.c — presets, validation, parameter layout, size and FLOP estimates. */
 #include "config.h"
 
+#include <math.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,10 +233,13 @@ int64_t tt_config_param_count(const tt_model_config *c) {
 double tt_config_train_bytes(const tt_model_config *c) {
     double P = (double)tt_config_param_count(c);
     double BT = (double)c->batch * c->ctx, C = c->d_model, L = c->n_layer, V = c->vocab;
-    /* params, grads, m, v */
-    double bytes = 4.0 * 4.0 * P;
+    /* params; grads, m, v of the trainable ones (a LoRA model's frozen base has none) */
+    double PT = c->lora_rank > 0 ? (double)tt_config_lora_count(c) : P;
+    double bytes = 4.0 * (P + 3.0 * PT);
+    /* the logits: at most 64 MiB of rows at a time (the CPU backend's head runs in chunks) */
+    double rows = fmin(BT, fmax(1.0, floor((double)(64 << 20) / (4.0 * V))));
     /* activations: per layer ~ 12 C-wide + 2 4C-wide rows per token, + stats */
-    double act = L * BT * (12.0 * C + 8.0 * C + 4.0) + BT * (2.0 * C + 2.0 * V + 4.0);
+    double act = L * BT * (12.0 * C + 8.0 * C + 4.0) + BT * (2.0 * C + 4.0) + 2.0 * rows * V;
     /* backward scratch: a few (BT, 4C) buffers */
     act += 3.0 * BT * 4.0 * C + 4.0 * C * C * 4.0;
     return bytes + 4.0 * act;

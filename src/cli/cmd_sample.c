@@ -223,32 +223,46 @@ static int on_id(void *user, tt_token tok) {
 /* --ids on a backend: its forward (the inspect entry: the stream after the
  * last block) on the window (the last ctx tokens), the logits of a row in
  * double on the host (tt_logits_of_row), greedy argmax (lowest id on ties)
- * for each generated token by running the forward again. */
+ * for each generated token by running the forward again. The backend's
+ * model is the checkpoint's with ctx cut to the longest window used (wpe's
+ * first rows: the same model on those positions, a smaller plan). */
 static int ids_on_backend(const opts *o, const tt_train_state *s, const tt_token *prompt, size_t np, int64_t n_gen) {
     const tt_model_config *cfg = &s->cfg;
-    const int T = cfg->ctx, C = cfg->d_model, L = cfg->n_layer, V = cfg->vocab;
+    const int C = cfg->d_model, L = cfg->n_layer, V = cfg->vocab;
+    size_t total = np + (size_t)n_gen;
+    const int T = total < (size_t)cfg->ctx ? (int)total : cfg->ctx;
     tt_model_config one = *cfg;
     one.batch = 1;
+    one.ctx = T;
+    /* the parameters of `one`: wte, the first T rows of wpe, then the rest as they are (config.h's layout) */
+    const size_t wte_n = (size_t)V * C, rest = s->layout.total - wte_n - (size_t)cfg->ctx * C;
+    float *p1 = malloc((wte_n + (size_t)T * C + rest) * sizeof *p1);
+    if (!p1) return error_line(EXIT_FAIL, "out of memory");
+    memcpy(p1, s->params, (wte_n + (size_t)T * C) * sizeof *p1);
+    memcpy(p1 + wte_n + (size_t)T * C, s->params + wte_n + (size_t)cfg->ctx * C, rest * sizeof *p1);
     tt_backend *be = NULL;
     tt_backend_opts bo = {.threads = o->set[O_THREADS] ? o->threads : 0};
     int rc = make_backend(o->backend ? o->backend : "cpu", &one, &bo, 1, &be);
-    if (rc) return rc;
+    if (rc) {
+        free(p1);
+        return rc;
+    }
     tt_status st;
     tt_status_clear(&st);
-    size_t total = np + (size_t)n_gen, nrow = (size_t)T * C;
+    size_t nrow = (size_t)T * C;
     tt_token *all = malloc(total * sizeof *all);
     float *resid = malloc(((size_t)L + 1) * nrow * sizeof(float)), *q = malloc((size_t)L * nrow * sizeof(float) + 4),
           *k = malloc((size_t)L * nrow * sizeof(float) + 4);
     double *x = malloc((size_t)C * sizeof(double)), *lg = malloc((size_t)V * sizeof(double));
     if (!all || !resid || !q || !k || !x || !lg) rc = error_line(EXIT_FAIL, "out of memory");
-    if (!rc && be->vt->set_state(be, s->params, NULL, NULL, &st)) rc = error_line(EXIT_FAIL, "%s", st.msg);
+    if (!rc && be->vt->set_state(be, p1, NULL, NULL, &st)) rc = error_line(EXIT_FAIL, "%s", st.msg);
     if (!rc && !be->vt->inspect) rc = error_line(EXIT_FAIL, "the %s backend cannot run this forward", be->desc.name);
     if (rc) goto out;
     memcpy(all, prompt, np * sizeof *all);
     printf("{\"backend\":\"%s\",\"device\":", be->desc.name);
     json_str(stdout, be->desc.device, strlen(be->desc.device));
     json_ids("ids", prompt, np);
-    for (size_t len = np;; len++) { /* the forward on all[len - w .. len) */
+    for (size_t len = np; len == np || len < total; len++) { /* the forward on all[len - w .. len) */
         const int w = (int)(len < (size_t)T ? len : (size_t)T);
         const tt_token *win = all + len - w;
         if (be->vt->inspect(be, win, w, resid, q, k, &st)) {
@@ -269,7 +283,7 @@ static int ids_on_backend(const opts *o, const tt_train_state *s, const tt_token
             putchar(']');
             if (w < (int)np) printf(",\"logits_from\":%d", (int)np - w); /* the window: the last ctx positions */
         }
-        if (len == total) break;
+        if (len == total) break; /* no tokens to generate */
         tt_logits_of_row(cfg, &s->layout, s->params, last + (size_t)(w - 1) * C, x, lg);
         int best = 0;
         for (int v = 1; v < V; v++)
@@ -280,7 +294,7 @@ static int ids_on_backend(const opts *o, const tt_train_state *s, const tt_token
     fputs("}\n", stdout);
 out:
     tt_backend_destroy(be);
-    free(all), free(resid), free(q), free(k), free(x), free(lg);
+    free(all), free(resid), free(q), free(k), free(x), free(lg), free(p1);
     return rc;
 }
 

@@ -213,13 +213,24 @@ static inline int has_lora(const cpu_impl *c, int l, int t) {
 
 /* ---- forward / backward ---- */
 
-static void load_tokens(cpu_impl *c, const tt_token *tokens, int B) {
+/* every id of n tokens inside the vocabulary */
+static int check_tokens(const cpu_impl *c, const tt_token *tokens, size_t n, tt_status *st) {
+    for (size_t i = 0; i < n; i++)
+        if (tokens[i] >= (tt_token)c->V)
+            return tt_fail(st, TT_EINVAL, "token id %u is outside the model's vocabulary (0..%d)", (unsigned)tokens[i], c->V - 1);
+    return TT_OK;
+}
+
+/* the (B, T+1) windows into inp and tgt; an id outside the vocabulary is an error */
+static int load_tokens(cpu_impl *c, const tt_token *tokens, int B, tt_status *st) {
     int T = c->T;
+    TT_CHECK(check_tokens(c, tokens, (size_t)B * (T + 1), st));
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++) {
             c->inp[b * T + t] = (int32_t)tokens[(size_t)b * (T + 1) + t];
             c->tgt[b * T + t] = (int32_t)tokens[(size_t)b * (T + 1) + t + 1];
         }
+    return TT_OK;
 }
 
 /* dropout of one micro-batch of a training step (what keys its masks) */
@@ -437,6 +448,7 @@ static int cpu_step(tt_backend *be, const tt_token *tokens, int n_micro, const t
     if (!(opt->bc1 > 0.0f) || !(opt->bc2 > 0.0f)) return tt_fail(st, TT_EINVAL, "step: bias corrections must be > 0");
     int B = c->B, T = c->T;
     TT_CHECK(tt_dropout_check(&be->cfg, opt->dropout, st));
+    TT_CHECK(check_tokens(c, tokens, (size_t)n_micro * B * (T + 1), st)); /* before any gradient accumulates */
     drop_args d = {opt->dropout, opt->seed, opt->step, n_micro, 0};
     const drop_args *dr = opt->dropout > 0.0f ? &d : NULL;
     float dscale = (float)(1.0 / ((double)B * T * n_micro));
@@ -444,7 +456,7 @@ static int cpu_step(tt_backend *be, const tt_token *tokens, int n_micro, const t
     double t0 = tt_now();
     for (int i = 0; i < n_micro; i++) {
         d.micro = i;
-        load_tokens(c, tokens + (size_t)i * B * (T + 1), B);
+        TT_CHECK(load_tokens(c, tokens + (size_t)i * B * (T + 1), B, st));
         loss += forward(be, B, 1, dscale, dr);
         TT_CHECK(tt_cpu_status(&c->cpu, st));
         double t1 = tt_now();
@@ -481,7 +493,7 @@ static int cpu_eval(tt_backend *be, const tt_token *tokens, int B, float *loss, 
     cpu_impl *c = be->impl;
     if (!tokens || !loss) return tt_fail(st, TT_EINVAL, "eval: tokens or loss missing");
     if (B < 1 || B > c->B) return tt_fail(st, TT_EINVAL, "eval: batch %d outside 1..%d", B, c->B);
-    load_tokens(c, tokens, B);
+    TT_CHECK(load_tokens(c, tokens, B, st));
     *loss = forward(be, B, 0, 0.0f, NULL);
     return tt_cpu_status(&c->cpu, st);
 }
@@ -491,7 +503,7 @@ static int cpu_loss_and_grad(tt_backend *be, const tt_token *tokens, float *loss
     if (!tokens || !loss || !grads) return tt_fail(st, TT_EINVAL, "loss_and_grad: missing argument");
     int B = c->B, T = c->T;
     tt_cpu_zero(&c->cpu, c->grads, c->total - c->g0);
-    load_tokens(c, tokens, B);
+    TT_CHECK(load_tokens(c, tokens, B, st));
     *loss = forward(be, B, 1, (float)(1.0 / ((double)B * T)), NULL);
     TT_CHECK(tt_cpu_status(&c->cpu, st));
     backward(be, B, NULL);
@@ -528,6 +540,7 @@ static int cpu_inspect(tt_backend *be, const tt_token *tokens, int T, float *res
     if (!tokens || !resid || !q || !k) return tt_fail(st, TT_EINVAL, "inspect: missing argument");
     if (T < 1 || T > c->T) return tt_fail(st, TT_EINVAL, "inspect: %d tokens outside 1..%d", T, c->T);
     const size_t C = (size_t)c->C, rows = (size_t)T;
+    TT_CHECK(check_tokens(c, tokens, (size_t)T, st));
     for (int t = 0; t < c->T; t++) c->inp[t] = t < T ? (int32_t)tokens[t] : 0;
     for (int t = 0; t < c->T; t++) c->tgt[t] = 0;
     forward(be, 1, 0, 0.0f, NULL);

@@ -97,6 +97,18 @@ int tt_webgpu_profile(tt_backend *be, int reps, int detail, tt_webgpu_prof *out,
     return tt_wgpu_profile(w, reps, detail, out, max, n, st);
 }
 
+/* the architecture this backend computes: the exact GELU and LayerNorm eps
+ * 1e-5 (GPT-2's gelu_new and other eps run on the CPU backend) */
+static int wgpu_supports(const tt_model_config *cfg, tt_status *st) {
+    if (cfg->act != TT_ACT_GELU)
+        return tt_fail(st, TT_EUNSUP, "webgpu: the %s activation is not implemented on WebGPU yet (use --backend cpu)",
+                       tt_act_name(cfg->act));
+    if (tt_config_ln_eps(cfg) != TT_LN_EPS_DEFAULT)
+        return tt_fail(st, TT_EUNSUP, "webgpu: LayerNorm epsilon %g is not implemented on WebGPU yet (use --backend cpu)",
+                       (double)tt_config_ln_eps(cfg));
+    return TT_OK;
+}
+
 /* the vtable's plan_bytes: plan.c's preflight on this backend's device */
 static int wgpu_plan_bytes(tt_backend *be, const tt_model_config *cfg, uint64_t *bytes, tt_status *st) {
     const wgpu_impl *w = tt_wgpu_of(be);
@@ -120,6 +132,7 @@ static const tt_backend_vtable wgpu_vt = {
 int tt_backend_webgpu_create(const tt_model_config *cfg, const tt_backend_opts *opts, tt_backend **out, tt_status *st) {
     *out = NULL;
     TT_CHECK(tt_config_validate(cfg, st));
+    TT_CHECK(wgpu_supports(cfg, st));
     tt_backend *be = calloc(1, sizeof *be);
     wgpu_impl *w = calloc(1, sizeof *w);
     if (!be || !w) {

@@ -14,9 +14,19 @@
 
 #include "backend_webgpu.h"
 
+/* every id of n tokens inside the vocabulary */
+static int check_tokens(const wgpu_impl *w, const tt_token *tokens, size_t n, tt_status *st) {
+    for (size_t i = 0; i < n; i++)
+        if (tokens[i] >= (tt_token)w->plan.V)
+            return tt_fail(st, TT_EINVAL, "token id %u is outside the model's vocabulary (0..%d)", (unsigned)tokens[i],
+                           w->plan.V - 1);
+    return TT_OK;
+}
+
 static int upload_tokens(wgpu_impl *w, const tt_token *tokens, int Brows, int buckets, tt_status *st) {
     size_t row = (size_t)w->plan.T + 1;
     size_t n = (size_t)Brows * row;
+    TT_CHECK(check_tokens(w, tokens, n, st));
     for (size_t i = 0; i < n; i++) w->run.tokhost[i] = tokens[i];
     for (size_t i = n; i < (size_t)w->plan.B * row; i++) w->run.tokhost[i] = 0;
     size_t words = (size_t)w->plan.B * row;
@@ -76,6 +86,7 @@ int tt_wgpu_step(tt_backend *be, const tt_token *tokens, int n_micro, const tt_o
     if (n_micro < 1) return tt_fail(st, TT_EINVAL, "step: n_micro must be >= 1 (got %d)", n_micro);
     if (!(opt->bc1 > 0.0f) || !(opt->bc2 > 0.0f)) return tt_fail(st, TT_EINVAL, "step: bias corrections must be > 0");
     TT_CHECK(tt_dropout_check(&be->cfg, opt->dropout, st)); /* [0, 1), 32-bit mask indices */
+    TT_CHECK(check_tokens(w, tokens, (size_t)n_micro * w->plan.B * (w->plan.T + 1), st)); /* before anything is submitted */
     TT_CHECK(tt_wgpu_fault_check(w, st));
     const int drop = opt->dropout > 0.0f;
     if (drop && !w->rec.dropout.fwd) TT_CHECK(tt_wgpu_plan_dropout(be, st));

@@ -429,6 +429,15 @@ TT_TEST(bad_arguments_are_errors) {
     CHECK(be->vt->eval(be, tok, 0, &l, &st) == TT_EINVAL);
     CHECK(be->vt->eval(be, tok, 3, &l, &st) == TT_EINVAL);
     CHECK(be->vt->set_state(be, NULL, NULL, NULL, &st) == TT_EINVAL);
+    /* a token id outside the vocabulary (the last of the second micro-batch): refused before anything runs */
+    float *g = malloc(be->layout.total * sizeof *g);
+    tt_token big[2 * 2 * 5];
+    for (int i = 0; i < 20; i++) big[i] = (tt_token)(i * 13 % 256);
+    big[19] = 256;
+    CHECK(be->vt->step(be, big, 2, &a, &st) == TT_EINVAL && strstr(st.msg, "256") && strstr(st.msg, "vocabulary"));
+    CHECK(be->vt->eval(be, big + 10, 2, &l, &st) == TT_EINVAL);
+    CHECK(be->vt->loss_and_grad(be, big + 10, &l, g, &st) == TT_EINVAL);
+    free(g);
     tt_backend_destroy(be);
     tt_model_config bad = {1, 10, 3, 4, 2, TT_VOCAB, 0, 0, 0.0f, 0, 0.0f}; /* 10 % 3 != 0 */
     tt_backend *b2 = NULL;
