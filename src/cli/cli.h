@@ -22,6 +22,7 @@
 #include "cpu/sample.h"
 #include "cpu/simd.h"
 #include "train/trainer.h"
+#include "train/runtok.h"
 
 #define EXIT_USAGE 2
 #define EXIT_FAIL 1
@@ -95,6 +96,9 @@ int make_backend(const char *kind, const tt_model_config *cfg, const tt_backend_
 /* A checkpoint file, a run folder (its checkpoint.safetensors) or a Hugging
  * Face folder (hf.h: weights only, step 0, default train config). */
 int load_ckpt(const char *path, tt_train_state *s);
+/* load_ckpt and the model's tokenizer (train/runtok.h: the files beside the
+ * checkpoint, checked against its hash; a Hugging Face folder's own) */
+int load_model(const char *path, tt_train_state *s, tt_runtok *rt);
 int make_dirs(const char *path);
 int check_out_dir(const char *dir, int *created);
 /* path, or its first and last 60 characters when it is too long for a message line */
@@ -111,8 +115,8 @@ void json_cfg(FILE *f, const tt_model_config *c);
 void json_key_str(FILE *f, const char *key, const char *val);
 
 /* cmd_sample.c: generation shared with train's closing sample */
-int print_sample(const tt_model_config *cfg, const float *params, const char *prompt, const tt_sample_config *sc,
-                 int threads, int json);
+int print_sample(const tt_model_config *cfg, const float *params, const tt_tokenizer *tok, const char *prompt,
+                 const tt_sample_config *sc, int threads, int json);
 int sampler_threads(const tt_model_config *cfg, const opts *o);
 const char *default_ckpt(void);
 

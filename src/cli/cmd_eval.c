@@ -1,4 +1,7 @@
-/* cmd_eval.c — `tinytrain eval`: validation loss of a checkpoint on a corpus. */
+/* cmd_eval.c — `tinytrain eval`: validation loss of a checkpoint on a corpus,
+ * per token and in bits per byte (data.h: the model's tokenizer decides what
+ * a token is; a BPE model's corpus goes through the token cache beside the
+ * checkpoint, or in /tmp where that folder cannot be written). */
 #include "cli.h"
 
 #include <errno.h>
@@ -32,10 +35,23 @@ int cmd_eval(int argc, char **argv) {
     tt_train_state s;
     memset(&s, 0, sizeof s);
     const char *path = o.ckpt ? o.ckpt : default_ckpt();
-    if ((rc = load_ckpt(path, &s))) return rc;
+    tt_runtok rt;
+    if ((rc = load_model(path, &s, &rt))) return rc;
     tt_corpus c;
-    if (tt_corpus_load(o.data, s.cfg.ctx, &c, &st)) {
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s", path);
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        char *sl = strrchr(dir, '/');
+        if (!sl) snprintf(dir, sizeof dir, ".");
+        else if (sl == dir) dir[1] = 0;
+        else *sl = 0;
+    }
+    /* the token cache beside the model; a folder that cannot be written (a downloaded model): the temp folder */
+    if (access(dir, W_OK) != 0) snprintf(dir, sizeof dir, "/tmp");
+    if (tt_corpus_open(o.data, rt.tok, dir, s.cfg.ctx, NULL, NULL, &c, &st)) {
         tt_state_free(&s);
+        tt_runtok_free(&rt);
         return error_line(EXIT_FAIL, "%s", st.msg);
     }
     tt_backend *be = NULL;
@@ -62,18 +78,21 @@ int cmd_eval(int argc, char **argv) {
                (long long)n * s.cfg.batch * s.cfg.ctx);
         json_num(stdout, loss);
         fputs(",\"bits_per_byte\":", stdout);
-        json_num(stdout, loss / log(2.0));
+        json_num(stdout, tt_corpus_bpb(&c, loss));
+        printf(",\"tokenizer\":\"%s\",\"tokens_per_byte\":", tt_tokenizer_kind_name(rt.tok));
+        json_num(stdout, tt_corpus_tok_per_byte(&c));
         fputs("}\n", stdout);
     } else {
-        printf("%s (step %lld) on %s%s\nval loss %.4f (%.3f bits/byte) over %d batches x %d x %d bytes\n", path,
-               (long long)s.step, c.desc, same ? "" : " (not the training corpus)", loss, loss / log(2.0), n, s.cfg.batch,
-               s.cfg.ctx);
+        printf("%s (step %lld) on %s%s\nval loss %.4f%s (%.3f bits/byte) over %d batches x %d x %d %s\n", path,
+               (long long)s.step, c.desc, same ? "" : " (not the training corpus)", loss, c.tokens.count ? " per token" : "",
+               tt_corpus_bpb(&c, loss), n, s.cfg.batch, s.cfg.ctx, c.tokens.count ? "tokens" : "bytes");
     }
 out:
     free(tok);
     tt_backend_destroy(be);
     tt_corpus_free(&c);
     tt_state_free(&s);
+    tt_runtok_free(&rt);
     return rc;
 }
 

@@ -1,5 +1,6 @@
 /* cmd_export.c — `tinytrain export RUN OUTDIR`: the Hugging Face folder
- * (src/train/hf.h; a LoRA run: its weights merged); an OUTDIR ending in
+ * (src/train/hf.h; a LoRA run: its weights merged; a BPE model: its
+ * tokenizer's files, found beside the checkpoint); an OUTDIR ending in
  * .safetensors writes the weights file alone, with GPT-2 names; with
  * --adapter a LoRA run's adapters alone, as a peft folder (src/io/peft.h). */
 #include "cli.h"
@@ -102,7 +103,9 @@ int cmd_export(int argc, char **argv) {
                                      "(choose another --out)", out);
     tt_train_state s;
     memset(&s, 0, sizeof s);
-    if ((rc = load_ckpt(path, &s))) return rc;
+    tt_runtok rt;
+    if ((rc = load_model(path, &s, &rt))) return rc;
+    int bpe = tt_tokenizer_kind(rt.tok) == TT_TOK_BPE;
     tt_status st;
     tt_status_clear(&st);
     tt_sample_config sc;
@@ -110,15 +113,18 @@ int cmd_export(int argc, char **argv) {
     const tt_hf_generation gen = {sc.temperature, sc.top_k, sc.top_p};
     char params[32];
     fmt_count(params, sizeof params, tt_config_param_count(&s.cfg) - tt_config_lora_count(&s.cfg));
-    if (single ? tt_export_hf(out, &s, &st) : tt_hf_export_dir(out, &s, &gen, o.set[O_FORCE], &st))
+    if (single ? tt_export_hf(out, &s, &st) : tt_hf_export_dir_tok(out, &s, &gen, &rt, o.set[O_FORCE], &st))
         rc = error_line(EXIT_FAIL, "export to '%s': %s", out, st.msg);
     else if (single)
         printf("wrote %s (%s parameters, Hugging Face GPT-2 names)\n", out, params);
     else
-        printf("wrote %s/ (%s parameters%s): config.json, model.safetensors, generation_config.json, tokenizer.json, "
-               "tokenizer_config.json\nload it with AutoModelForCausalLM.from_pretrained(\"%s\") and "
-               "AutoTokenizer.from_pretrained(\"%s\")\n",
-               out, params, s.cfg.lora_rank ? ", LoRA adapters merged" : "", out, out);
+        printf("wrote %s/ (%s parameters%s): config.json, model.safetensors, generation_config.json, %s\nload it with "
+               "AutoModelForCausalLM.from_pretrained(\"%s\") and AutoTokenizer.from_pretrained(\"%s\")\n",
+               out, params, s.cfg.lora_rank ? ", LoRA adapters merged" : "",
+               bpe ? "the BPE tokenizer's files, tokenizer_config.json, special_tokens_map.json"
+                   : "tokenizer.json, tokenizer_config.json",
+               out, out);
     tt_state_free(&s);
+    tt_runtok_free(&rt);
     return rc;
 }

@@ -21,9 +21,9 @@ static const opt_def sample_opts[] = {
     {"logits", O_LOGITS, 0, "with --ids: print the logits of every prompt position too (the --backend's forward)"},
     {"backend", O_BACKEND, 1, "with --ids: run the forward on cpu or webgpu (greedy, no KV cache; default: the CPU sampler)"},
     {"temperature", O_TEMP, 1, "0 = greedy (default 0.8)"},
-    {"top-k", O_TOPK, 1, "keep the k most likely bytes, 0 = all (default 40)"},
+    {"top-k", O_TOPK, 1, "keep the k most likely tokens, 0 = all (default 40)"},
     {"top-p", O_TOPP, 1, "nucleus probability, 1 = off (default 0.95)"},
-    {"tokens", O_TOKENS, 1, "bytes to generate (default 500)"},
+    {"tokens", O_TOKENS, 1, "tokens to generate: bytes for a byte-level model (default 500)"},
     {"seed", O_SEED, 1, "sampling seed (default 1337)"},
     {"threads", O_THREADS, 1, "CPU threads for generation"},
     {"json", O_JSON, 0, "print one JSON object"},
@@ -31,53 +31,122 @@ static const opt_def sample_opts[] = {
     {NULL, 0, 0, NULL}};
 
 
+/* The sample's text: the bytes of each token as it comes; a BPE token may
+ * end inside a UTF-8 character, so the bytes that may still be completed
+ * wait for the next token (tt_utf8_complete) and are printed with it. */
 typedef struct {
     int json;
-    char *buf;
-    size_t n, cap;
+    const tt_tokenizer *tok; /* NULL: byte-level (the token is the byte) */
+    char *buf;               /* json: the whole text; else the bytes not printed yet */
+    size_t n, cap, printed;
+    size_t n_tokens;
 } sample_sink;
 
-int on_token(void *user, tt_token tok) {
-    sample_sink *ss = user;
-    if (ss->json) {
-        if (ss->n == ss->cap) {
-            size_t cap = ss->cap ? ss->cap * 2 : 1024;
-            char *p = realloc(ss->buf, cap);
-            if (!p) return 1;
-            ss->buf = p;
-            ss->cap = cap;
-        }
-        ss->buf[ss->n++] = (char)tok;
-    } else {
-        fputc((int)tok, stdout);
-        fflush(stdout);
+static size_t tt_utf8_complete(const uint8_t *p, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        uint8_t c = p[i];
+        size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 1;
+        size_t k = 1;
+        while (k < len && i + k < n && (p[i + k] & 0xC0) == 0x80) k++;
+        if (k < len && i + k == n) return i; /* a character begun, not ended: wait */
+        i += k == len ? len : 1;             /* a whole character, or a byte that cannot start or end one */
     }
+    return n;
+}
+
+static int sink_put(sample_sink *ss, const uint8_t *b, size_t n) {
+    if (ss->n + n > ss->cap) {
+        size_t cap = ss->cap ? ss->cap : 1024;
+        while (cap < ss->n + n) cap *= 2;
+        char *p = realloc(ss->buf, cap);
+        if (!p) return 1;
+        ss->buf = p;
+        ss->cap = cap;
+    }
+    memcpy(ss->buf + ss->n, b, n);
+    ss->n += n;
     return 0;
 }
 
-/* generate and print a sample (plain or JSON) */
-int print_sample(const tt_model_config *cfg, const float *params, const char *prompt, const tt_sample_config *sc,
-                        int threads, int json) {
+/* plain output: print what completed since the last token (all of it at the end) */
+static void sink_flush(sample_sink *ss, int all) {
+    size_t k = all ? ss->n - ss->printed
+                   : tt_utf8_complete((const uint8_t *)ss->buf + ss->printed, ss->n - ss->printed);
+    if (!k) return;
+    fwrite(ss->buf + ss->printed, 1, k, stdout);
+    fflush(stdout);
+    ss->printed += k;
+    if (ss->printed == ss->n) ss->n = ss->printed = 0;
+}
+
+int on_token(void *user, tt_token tok) {
+    sample_sink *ss = user;
+    ss->n_tokens++;
+    uint8_t byte = (uint8_t)tok;
+    const uint8_t *b = &byte;
+    size_t n = 1;
+    if (ss->tok) b = tt_tokenizer_token(ss->tok, (int32_t)tok, &n);
+    if (!b) n = 0; /* an id the tokenizer does not use: no text */
+    if (n && sink_put(ss, b, n)) return 1;
+    if (!ss->json) sink_flush(ss, !ss->tok);
+    return 0;
+}
+
+/* generate and print a sample (plain or JSON): the prompt encoded with the
+ * model's tokenizer (tok NULL or byte: one token per byte), the tokens
+ * decoded as they come */
+int print_sample(const tt_model_config *cfg, const float *params, const tt_tokenizer *tok, const char *prompt,
+                 const tt_sample_config *sc, int threads, int json) {
     tt_status st;
     tt_status_clear(&st);
-    if (cfg->vocab != TT_VOCAB)
+    int bpe = tok && tt_tokenizer_kind(tok) == TT_TOK_BPE;
+    if (!bpe && cfg->vocab != TT_VOCAB)
         return error_line(EXIT_USAGE, "sample: text needs the model's tokenizer; this model has a vocabulary of %d, not bytes",
                           cfg->vocab);
+    if (bpe && tt_tokenizer_vocab_size(tok) != cfg->vocab)
+        return error_line(EXIT_FAIL, "sample: the tokenizer has %d ids, the model a vocabulary of %d",
+                          (int)tt_tokenizer_vocab_size(tok), cfg->vocab);
     tt_sampler *smp = NULL;
     size_t np = prompt ? strlen(prompt) : 0;
-    tt_token *ids = malloc((np ? np : 1) * sizeof *ids);
+    tt_token *ids = NULL;
+    size_t n_ids = 0;
+    if (bpe) {
+        tt_tok_ids v = {0};
+        /* an empty prompt starts a new document: <|endoftext|> (else a line end) */
+        const char *text = np ? prompt : tt_tokenizer_eot(tok) >= 0 ? "" : "\n";
+        if (!np && tt_tokenizer_eot(tok) >= 0) {
+            int32_t e = tt_tokenizer_eot(tok);
+            v.ids = malloc(sizeof *v.ids);
+            if (v.ids) v.ids[0] = e, v.n = v.cap = 1;
+            else tt_fail(&st, TT_ENOMEM, "out of memory");
+        } else {
+            tt_tokenizer_encode((tt_tokenizer *)tok, text, strlen(text), &v, &st);
+        }
+        if (st.code) {
+            tt_tok_ids_free(&v);
+            return error_line(EXIT_FAIL, "sample: %s", st.msg);
+        }
+        ids = malloc((v.n ? v.n : 1) * sizeof *ids);
+        for (size_t i = 0; ids && i < v.n; i++) ids[i] = (tt_token)v.ids[i];
+        n_ids = v.n;
+        tt_tok_ids_free(&v);
+    } else {
+        ids = malloc((np ? np : 1) * sizeof *ids);
+        for (size_t i = 0; ids && i < np; i++) ids[i] = (uint8_t)prompt[i]; /* byte-level: one token per byte */
+        n_ids = np;
+    }
     if (!ids) return error_line(EXIT_FAIL, "out of memory");
-    for (size_t i = 0; i < np; i++) ids[i] = (uint8_t)prompt[i]; /* byte-level: one token per byte */
     if (tt_sampler_create(cfg, params, threads, &smp, &st)) {
         free(ids);
         return error_line(EXIT_FAIL, "sampler: %s", st.msg);
     }
-    sample_sink ss = {json, NULL, 0, 0};
+    sample_sink ss = {json, bpe ? tok : NULL, NULL, 0, 0, 0, 0};
     if (!json && np) {
         fputs(prompt, stdout);
         fflush(stdout);
     }
-    int rc = tt_generate(smp, ids, np, sc, on_token, &ss, &st);
+    int rc = tt_generate(smp, ids, n_ids, sc, on_token, &ss, &st);
     tt_sampler_destroy(smp);
     free(ids);
     if (rc) {
@@ -89,12 +158,13 @@ int print_sample(const tt_model_config *cfg, const float *params, const char *pr
         json_str(stdout, prompt ? prompt : "", np);
         fputs(",\"text\":", stdout);
         json_str(stdout, ss.buf ? ss.buf : "", ss.n);
-        printf(",\"tokens\":%zu,\"seed\":%llu,\"temperature\":", ss.n, (unsigned long long)sc->seed);
+        printf(",\"tokens\":%zu,\"seed\":%llu,\"temperature\":", ss.n_tokens, (unsigned long long)sc->seed);
         json_num(stdout, sc->temperature);
         printf(",\"top_k\":%d,\"top_p\":", sc->top_k);
         json_num(stdout, sc->top_p);
         fputs("}\n", stdout);
     } else {
+        sink_flush(&ss, 1);
         fputc('\n', stdout);
     }
     fflush(stdout);
@@ -237,7 +307,7 @@ const char *default_ckpt(void) { return "runs/" DEFAULT_PRESET "/" CKPT_NAME; }
 
 int cmd_sample(int argc, char **argv) {
     opts o;
-    int rc = command_args("sample", "Generate text from a checkpoint (streams bytes as they come).", sample_opts, argc, argv, &o);
+    int rc = command_args("sample", "Generate text from a checkpoint with the model's tokenizer (streams text as it comes).", sample_opts, argc, argv, &o);
     if (rc) return rc < 0 ? 0 : rc;
     tt_sample_config sc;
     tt_sample_config_default(&sc);
@@ -255,7 +325,11 @@ int cmd_sample(int argc, char **argv) {
     if ((o.logits || o.backend) && !o.ids) return error_line(EXIT_USAGE, "--logits and --backend go with --ids");
     if (o.backend && sc.max_tokens > 0 && o.set[O_TEMP] && sc.temperature > 0.0f)
         return error_line(EXIT_USAGE, "generation on --backend is greedy: pass --temperature 0 (or leave --backend out)");
-    if ((rc = load_ckpt(o.ckpt ? o.ckpt : default_ckpt(), &s))) return rc;
+    tt_runtok rt;
+    memset(&rt, 0, sizeof rt);
+    /* ids need no tokenizer; text needs the model's (beside its checkpoint) */
+    if ((rc = o.ids ? load_ckpt(o.ckpt ? o.ckpt : default_ckpt(), &s) : load_model(o.ckpt ? o.ckpt : default_ckpt(), &s, &rt)))
+        return rc;
     if (o.ids) {
         tt_token *ids = NULL;
         size_t n = 0;
@@ -282,8 +356,9 @@ int cmd_sample(int argc, char **argv) {
         tt_state_free(&s);
         return rc;
     }
-    rc = print_sample(&s.cfg, s.params, o.prompt, &sc, sampler_threads(&s.cfg, &o), o.json);
+    rc = print_sample(&s.cfg, s.params, rt.tok, o.prompt, &sc, sampler_threads(&s.cfg, &o), o.json);
     tt_state_free(&s);
+    tt_runtok_free(&rt);
     return rc;
 }
 

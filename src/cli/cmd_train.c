@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <sys/stat.h>
 
 /* The options of `train` beyond the training-option table (src/train/options.c,
  * whose names are also the web app's and the checkpoint's): where the data
@@ -27,7 +29,7 @@ static const opt_def train_opts[] = {
     {"init-from", O_INIT_FROM, 1, "start from the weights of a checkpoint, run folder or Hugging Face folder (fresh "
                                   "optimizer, schedule and step 0; the model shape is the source's)"},
     {"log-every", O_LOG_EVERY, 1, "plain progress line every N steps when not on a terminal"},
-    {"sample-tokens", O_SAMPLE_TOKENS, 1, "bytes of sample text printed after training (default 400, 0 = none)"},
+    {"sample-tokens", O_SAMPLE_TOKENS, 1, "tokens of sample text printed after training (default 400, 0 = none)"},
     {"json", O_JSON, 0, "JSON lines on stdout"},
     {"config", O_CONFIG, 1, "run file: a JSON object of training options (+ \"data\"); flags win over it"},
     {"print-config", O_PRINT_CONFIG, 0, "print the resolved options as a run file (for --config) and exit"},
@@ -54,8 +56,9 @@ typedef struct {
     const tt_train_state *s;
 } progress_ctx;
 
-/* bits per byte of a loss in nats per byte (byte-level tokens) */
-static double bpb(double loss) { return loss / log(2.0); }
+/* the run's corpus: bits per byte of a loss in nats per token (data.h) */
+static const tt_corpus *g_corpus;
+static double bpb(double loss) { return g_corpus ? tt_corpus_bpb(g_corpus, loss) : loss / log(2.0); }
 /* ,"key":number on stdout */
 static void jnum(const char *key, double x) {
     printf(",\"%s\":", key);
@@ -166,12 +169,16 @@ static int on_progress(void *user, const tt_progress *p) {
 /* --print-config: the corpus as an absolute path, so the file gives the same
  * run wherever it is saved (recipes in the repository use relative paths). */
 static int print_run_file(const tt_model_config *cfg, const tt_train_config *tc, const tt_run_config *run,
-                          const char *data) {
+                          const tt_runtok *tok, const char *data) {
     char *abs = data ? realpath(data, NULL) : NULL;
+    /* the tokenizer: where its files are (a BPE run's), made absolute too */
+    const char *tp = tok->dir[0] ? tok->dir : tok->files[0];
+    char *tabs = tt_tokenizer_kind(tok->tok) == TT_TOK_BPE && tp[0] ? realpath(tp, NULL) : NULL;
     tt_jw w;
     tt_jw_init(&w);
-    tt_runfile_write(&w, cfg, tc, run, abs ? abs : data);
+    tt_runfile_write_tok(&w, cfg, tc, run, tabs, abs ? abs : data);
     free(abs);
+    free(tabs);
     int rc = w.oom ? error_line(EXIT_FAIL, "out of memory") : 0;
     if (!rc) fputs(w.buf, stdout);
     tt_jw_free(&w);
@@ -279,8 +286,9 @@ static int open_out_dir(train_job *j) {
     snprintf(j->csv_path, sizeof j->csv_path, "%s/loss.csv", d);
     snprintf(j->svg_path, sizeof j->svg_path, "%s/loss.svg", d);
     /* temporary files of a run killed during a save */
-    static const char *const ours[] = {CKPT_NAME, "loss.csv", "loss.svg", ".tinytrain-write-test"};
-    int n = tt_remove_stale_tmp(d, ours, 4);
+    static const char *const ours[] = {CKPT_NAME, "loss.csv", "loss.svg", ".tinytrain-write-test", "tokenizer.json",
+                                       "vocab.json", "merges.txt"};
+    int n = tt_remove_stale_tmp(d, ours, 7);
     if (n > 0 && !o->json) notice("removed %d temporary file%s left by an interrupted run in '%s'", n, n == 1 ? "" : "s", d);
     if (!o->resume && tt_checkpoint_probe(j->ckpt_path) == TT_FILE_OTHER)
         return error_line(EXIT_FAIL, "'%s' exists and is not a tinytrain training checkpoint (an export?); it will not be "
@@ -302,6 +310,24 @@ static int init_eval(train_job *j) {
     return rc ? error_line(EXIT_FAIL, "init-from: evaluating the start weights: %s", st.msg) : 0;
 }
 
+/* tokenizing a large corpus into the token cache: progress on stderr */
+typedef struct {
+    double last;
+    int shown;
+} tok_progress;
+
+static void on_tok_progress(void *ctx, uint64_t done, uint64_t total, uint64_t tokens) {
+    tok_progress *tp = ctx;
+    if (total < (16u << 20)) return; /* small corpora take well under a second */
+    double now = tt_now();
+    if (done < total && now - tp->last < 0.5) return;
+    tp->last = now;
+    fprintf(stderr, "\rtinytrain: tokenizing the corpus: %.1f of %.1f MB, %llu tokens\033[K", done / 1e6, total / 1e6,
+            (unsigned long long)tokens);
+    fflush(stderr);
+    tp->shown = 1;
+}
+
 /* Everything before the first step: the run's plan (source, options), then
  * --print-config, the output folder, the text, the state and the backend.
  * Returns 0 (ready), -1 (nothing to train: print-config, a finished
@@ -314,13 +340,32 @@ static int setup(train_job *j) {
                          .path = o->resume ? o->resume : o->init_from};
     if (tt_run_plan(&j->r, &j->to, &src, &st)) return error_line(j->r.bad_options ? EXIT_USAGE : EXIT_FAIL, "%s", st.msg);
     if (o->print_config) { /* the resolved options as a run file; nothing runs */
-        int rc = print_run_file(&j->r.cfg, &j->r.tc, &j->to.run, o->data);
+        int rc = print_run_file(&j->r.cfg, &j->r.tc, &j->to.run, &j->r.tok, o->data);
         return rc ? rc : -1;
     }
     int rc = open_out_dir(j);
     if (rc) return rc;
-    if (tt_corpus_load(o->data, j->r.cfg.ctx, &j->corpus, &st) || tt_run_open(&j->r, &j->corpus, &st))
+    /* a BPE run resumed on a text file of another size: said before tokenizing it */
+    struct stat sb;
+    if (o->resume && j->r.s.tok_kind && o->data && stat(o->data, &sb) == 0 && S_ISREG(sb.st_mode) &&
+        (uint64_t)sb.st_size != j->r.s.corpus_bytes)
+        return error_line(EXIT_FAIL, "corpus mismatch on resume: the checkpoint was trained on another text (%llu bytes); "
+                                     "'%s' has %llu bytes; resume on the text it was trained on",
+                          (unsigned long long)j->r.s.corpus_bytes, o->data, (unsigned long long)sb.st_size);
+    tok_progress tp = {0, 0};
+    if (tt_corpus_open(o->data, j->r.tok.tok, j->out_dir, j->r.cfg.ctx, o->json ? NULL : on_tok_progress, &tp, &j->corpus,
+                       &st)) {
+        if (tp.shown) fputc('\n', stderr);
         return error_line(EXIT_FAIL, "%s", st.msg);
+    }
+    if (tp.shown) fputc('\n', stderr);
+    g_corpus = &j->corpus;
+    if (j->corpus.tokens.count && !o->json)
+        notice("%s the token cache of %s (%.3f tokens per byte)", j->corpus.cache_built ? "built" : "reused", j->corpus.desc,
+               tt_corpus_tok_per_byte(&j->corpus));
+    if (tt_run_open(&j->r, &j->corpus, &st)) return error_line(EXIT_FAIL, "%s", st.msg);
+    /* the tokenizer travels with the run: its files beside the checkpoint (train/runtok.h) */
+    if (!j->r.done && tt_runtok_save(&j->r.tok, j->out_dir, &st)) return error_line(EXIT_FAIL, "%s", st.msg);
     if (j->r.done) {
         notice("checkpoint '%s' is already at step %lld of %lld; pass --steps N (more than %lld) to train further", o->resume,
                (long long)j->r.s.step, (long long)j->r.tc.steps, (long long)j->r.s.step);
@@ -328,6 +373,7 @@ static int setup(train_job *j) {
     }
     for (int i = 0; i < 2; i++)
         if (j->r.note[i][0] && !o->json) notice("%s", j->r.note[i]);
+    if (j->r.tok_note[0] && !o->json) notice("%s", j->r.tok_note);
     if (tt_run_make_backend(&j->r, &st)) return error_line(EXIT_FAIL, "%s", st.msg);
     if (j->r.backend_note[0] && !o->json) notice("%s", j->r.backend_note);
     return o->init_from ? init_eval(j) : 0;
@@ -354,6 +400,11 @@ static void print_start(const train_job *j) {
         json_str(stdout, device, strlen(device));
         fputs(",\"corpus\":", stdout);
         json_str(stdout, j->corpus.desc, strlen(j->corpus.desc));
+        printf(",\"tokenizer\":\"%s\",\"vocab\":%d", tt_tokenizer_kind_name(j->r.tok.tok), cfg->vocab);
+        if (j->corpus.tokens.count)
+            printf(",\"tokenizer_hash\":\"%016llx\",\"corpus_tokens\":%llu", (unsigned long long)s->tok_hash,
+                   (unsigned long long)j->corpus.n_tok);
+        jnum("val_tokens_per_byte", tt_corpus_tok_per_byte(&j->corpus));
         fputs(",\"out\":", stdout);
         json_str(stdout, j->out_dir, strlen(j->out_dir));
         if (s->init_from[0]) {
@@ -367,8 +418,15 @@ static void print_start(const train_job *j) {
     }
     printf("tinytrain %s: %s model (%d layers, d_model %d, %d heads, ctx %d), %s params\n",
            j->o.resume ? "resuming" : "training", preset, cfg->n_layer, cfg->d_model, cfg->n_head, cfg->ctx, params);
-    printf("  data    %s: %zu train / %zu validation bytes\n", j->corpus.desc, j->corpus.n_train,
-           j->corpus.n - j->corpus.n_train);
+    if (j->corpus.tokens.count)
+        printf("  data    %s: %llu train / %llu validation tokens, %.3f tokens per byte\n"
+               "  tokens  BPE, %d ids (hash %016llx); losses per token, bpb = loss x tokens/byte / ln 2\n",
+               j->corpus.desc, (unsigned long long)j->corpus.n_tok_train,
+               (unsigned long long)(j->corpus.n_tok - j->corpus.n_tok_train), tt_corpus_tok_per_byte(&j->corpus), cfg->vocab,
+               (unsigned long long)s->tok_hash);
+    else
+        printf("  data    %s: %zu train / %zu validation bytes\n", j->corpus.desc, j->corpus.n_train,
+               j->corpus.n - j->corpus.n_train);
     printf("  run     steps %lld..%lld, batch %d x %d%s = %lld tokens/step, lr %g (%s, warmup %lld), seed %llu\n",
            (long long)s->step + 1, (long long)tc->steps, cfg->batch, cfg->ctx, tc->accum > 1 ? " x accum" : "",
            (long long)tok_step, tc->lr, tc->sched == TT_SCHED_COSINE ? "cosine" : "constant", (long long)tc->warmup,
@@ -378,7 +436,8 @@ static void print_start(const train_job *j) {
         if (isfinite(j->init_val)) printf(": val loss %.4f on this corpus at step 0", j->init_val);
         printf("\n");
     }
-    printf("  backend %s\n  output  %s/ (%s, loss.csv, loss.svg)\n", device, j->out_dir, CKPT_NAME);
+    printf("  backend %s\n  output  %s/ (%s, loss.csv, loss.svg%s)\n", device, j->out_dir, CKPT_NAME,
+           j->corpus.tokens.count ? ", the tokenizer's files, the token cache" : "");
     fflush(stdout);
 }
 
@@ -478,7 +537,7 @@ static int closing_sample(const train_job *j) {
     sc.max_tokens = n_sample;
     sc.seed = s->tc.seed;
     if (!o->json) printf("\n--- sample (temperature %.1f, top-k %d, top-p %.2f) ---\n", sc.temperature, sc.top_k, sc.top_p);
-    int rc = print_sample(&s->cfg, s->params, NULL, &sc, sampler_threads(&s->cfg, o), o->json);
+    int rc = print_sample(&s->cfg, s->params, j->r.tok.tok, NULL, &sc, sampler_threads(&s->cfg, o), o->json);
     if (!rc && !o->json) printf("---\nmore: tinytrain sample --ckpt %s --prompt \"...\"\n", j->ckpt_path);
     return rc;
 }
@@ -492,6 +551,20 @@ static void finish(train_job *j, int rc) {
         char lockf[4200];
         snprintf(lockf, sizeof lockf, "%s/.tinytrain.lock", j->out_dir);
         unlink(lockf);
+        /* what this run wrote before it failed: the tokenizer's files, the token cache */
+        for (int i = 0; i < TT_RUNTOK_FILES; i++) {
+            snprintf(lockf, sizeof lockf, "%s/%s", j->out_dir, tt_runtok_names[i]);
+            unlink(lockf);
+        }
+        DIR *d = opendir(j->out_dir);
+        for (struct dirent *e; d && (e = readdir(d));) {
+            size_t n = strlen(e->d_name);
+            if (strncmp(e->d_name, "tokens-", 7) == 0 && n > 4 && strcmp(e->d_name + n - 4, ".bin") == 0) {
+                snprintf(lockf, sizeof lockf, "%s/%s", j->out_dir, e->d_name);
+                unlink(lockf);
+            }
+        }
+        if (d) closedir(d);
         rmdir(j->out_dir); /* only if empty */
     }
     tt_dir_unlock(&j->lock);

@@ -333,6 +333,18 @@ int load_ckpt(const char *path, tt_train_state *s) {
     return 0;
 }
 
+int load_model(const char *path, tt_train_state *s, tt_runtok *rt) {
+    int rc = load_ckpt(path, s);
+    if (rc) return rc;
+    tt_status st;
+    tt_status_clear(&st);
+    if (tt_runtok_for_state(path, s, rt, &st)) {
+        tt_state_free(s);
+        return error_line(EXIT_FAIL, "%s", st.msg);
+    }
+    return 0;
+}
+
 /* mkdir -p */
 int make_dirs(const char *path) {
     char buf[4096];

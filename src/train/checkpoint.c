@@ -286,6 +286,15 @@ static int save_body(FILE *f, const char *path, const void *ctx, tt_status *st) 
     META("best_val", tt_json_fmt_f32(num, s->best_val));
     snprintf(num, sizeof num, "%lld", (long long)s->best_val_step);
     META("best_val_step", num);
+    if (s->tok_kind != 0) { /* optional: a BPE model names its tokenizer (absent: byte) */
+        META("tokenizer", "bpe");
+        snprintf(num, sizeof num, "%016llx", (unsigned long long)s->tok_hash);
+        META("tokenizer_hash", num);
+        if (s->tok_per_byte > 0) {
+            snprintf(num, sizeof num, "%.17g", s->tok_per_byte);
+            META("val_tokens_per_byte", num);
+        }
+    }
     if (s->init_from[0]) { /* optional: a run started from other weights says which */
         META("init_from", s->init_from);
         snprintf(num, sizeof num, "%016llx", (unsigned long long)s->init_hash);
@@ -507,6 +516,20 @@ static int load_reader(const tt_st_reader *r, tt_train_state *s, tt_status *st) 
     float best_val;
     if (!(v = need_meta(r, "best_val", st))) return TT_EFORMAT;
     if (tt_json_parse_f32_text(v, strlen(v), &best_val)) return tt_fail(st, TT_EFORMAT, "checkpoint: metadata 'best_val' is not a number");
+    int tok_kind = 0;
+    uint64_t tok_hash = 0;
+    double tok_per_byte = 0.0;
+    if ((v = tt_st_meta_get(r, "tokenizer"))) { /* may be absent: byte */
+        const char *h = tt_st_meta_get(r, "tokenizer_hash");
+        char *end = NULL;
+        if (strcmp(v, "bpe") == 0 && h && strlen(h) == 16) tok_hash = strtoull(h, &end, 16);
+        if (strcmp(v, "bpe") != 0 || !h || strlen(h) != 16 || !end || *end)
+            return tt_fail(st, TT_EFORMAT, "checkpoint: metadata tokenizer / tokenizer_hash are not \"bpe\" and 16 hex digits");
+        tok_kind = 1;
+        if ((v = tt_st_meta_get(r, "val_tokens_per_byte")) && /* may be absent */
+            (tt_json_parse_f64(v, strlen(v), &tok_per_byte) || !(tok_per_byte > 0 && tok_per_byte <= 1e6)))
+            return tt_fail(st, TT_EFORMAT, "checkpoint: metadata 'val_tokens_per_byte' is not a positive number");
+    }
     float target_val = 0;
     int64_t target_step = 0;
     double target_s = 0;
@@ -606,6 +629,9 @@ static int load_reader(const tt_st_reader *r, tt_train_state *s, tt_status *st) 
     s->target_s = target_s;
     s->corpus_hash = chash;
     s->corpus_bytes = cbytes;
+    s->tok_kind = tok_kind;
+    s->tok_hash = tok_hash;
+    s->tok_per_byte = tok_per_byte;
     if ((v = tt_st_meta_get(r, "init_from")) && (size_t)snprintf(s->init_from, sizeof s->init_from, "%s", v) < sizeof s->init_from) {
         const char *h = tt_st_meta_get(r, "init_from_hash");
         s->init_hash = h ? strtoull(h, NULL, 16) : 0;

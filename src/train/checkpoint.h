@@ -9,7 +9,12 @@
  *   config), train_config (JSON), step, seed, corpus_hash, corpus_bytes,
  *   loss_history (JSON array), val_history (JSON array of [step, loss]),
  *   best_val, best_val_step; and, for a run started with --init-from (optional),
- *   init_from (the path) and init_from_hash (16 hex digits, hf.h's hash).
+ *   init_from (the path) and init_from_hash (16 hex digits, hf.h's hash);
+ *   for a BPE model (optional; absent = byte) tokenizer "bpe" and
+ *   tokenizer_hash (16 hex digits, tt_tokenizer_hash) and val_tokens_per_byte
+ *   (the validation split's tokens per byte: loss x it / ln 2 = bits per
+ *   byte, for the histories); the tokenizer's files
+ *   are not in the checkpoint but beside it (train/runtok.h).
  * Writes are atomic: <path>.tmp.<pid>, fsync, rename, fsync(dir).
  *
  * Export: weights only with Hugging Face GPT-2 names and shapes (wte.weight,

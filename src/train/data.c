@@ -17,6 +17,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +54,7 @@ typedef struct {
     size_t n, cap;
     int n_files, n_skipped_binary;
     size_t n_added; /* line ends appended to files that lacked one */
+    const char *sep; /* NULL, or the document separator written after each file (a BPE run's <|endoftext|>) */
     /* (dev, ino) of files already read */
     struct { dev_t dev; ino_t ino; } *seen;
     size_t n_seen, cap_seen;
@@ -147,6 +150,12 @@ static int read_file(buf_t *b, const char *path, int binary_is_error, tt_status 
         b->n_added++;
     }
     b->n_files++;
+    if (b->sep) { /* the file is a document: the separator follows it (the last one is cut off again) */
+        size_t k = strlen(b->sep);
+        TT_CHECK(buf_reserve(b, k, st));
+        memcpy(b->p + b->n, b->sep, k);
+        b->n += k;
+    }
     return TT_OK;
 }
 
@@ -249,7 +258,22 @@ static int length_check(size_t n, size_t added, int ctx, const char *what, tt_st
                    need, min_n, ctx);
 }
 
-int tt_corpus_check(const tt_corpus *c, int ctx, tt_status *st) { return length_check(c->n, 0, ctx, "", st); }
+/* token data: both splits hold ctx+1 tokens */
+static int token_length_check(uint64_t n, int ctx, const char *what, tt_status *st) {
+    if (ctx < 1) return tt_fail(st, TT_EINVAL, "ctx must be >= 1 (got %d)", ctx);
+    uint64_t n_train = train_bytes((size_t)n), need = (uint64_t)ctx + 1;
+    if (n_train >= need && n - n_train >= need) return TT_OK;
+    return tt_fail(st, TT_EINVAL,
+                   "corpus %.300s is too short: %llu tokens, but the %s split needs at least ctx+1 = %llu tokens "
+                   "(a corpus of at least %llu tokens for ctx %d)",
+                   what, (unsigned long long)n, n_train < need ? "train" : "validation", (unsigned long long)need,
+                   (unsigned long long)(10 * need - 9), ctx);
+}
+
+int tt_corpus_check(const tt_corpus *c, int ctx, tt_status *st) {
+    if (c->tokens.count) return token_length_check(c->n_tok, ctx, c->desc, st);
+    return length_check(c->n, 0, ctx, "", st);
+}
 
 /* Split and length checks; takes ownership of bytes (freed on error). */
 static int corpus_finish(uint8_t *bytes, size_t n, size_t added, int ctx, const char *what, tt_corpus *c,
@@ -263,6 +287,7 @@ static int corpus_finish(uint8_t *bytes, size_t n, size_t added, int ctx, const 
     c->bytes = bytes;
     c->n = n;
     c->n_train = train_bytes(n);
+    c->val_bytes = n - c->n_train;
     c->hash = fnv1a64(bytes, n);
     return TT_OK;
 }
@@ -284,7 +309,8 @@ int tt_corpus_from_memory(const uint8_t *bytes, size_t n, int ctx, tt_corpus *c,
     return TT_OK;
 }
 
-int tt_corpus_load(const char *path, int ctx, tt_corpus *c, tt_status *st) {
+/* tt_corpus_load; sep: a separator between the files of a folder (NULL: none) */
+static int corpus_load(const char *path, int ctx, const char *sep, tt_corpus *c, tt_status *st) {
     memset(c, 0, sizeof *c);
     int is_default = !path || !*path;
     if (is_default) path = tt_default_corpus_dir();
@@ -299,12 +325,14 @@ int tt_corpus_load(const char *path, int ctx, tt_corpus *c, tt_status *st) {
     }
     buf_t b;
     memset(&b, 0, sizeof b);
+    b.sep = S_ISDIR(sb.st_mode) && sep && *sep ? sep : NULL;
     int rc;
     if (S_ISDIR(sb.st_mode)) rc = read_dir(&b, path, !is_default, 0, st);
     else if (S_ISREG(sb.st_mode)) rc = read_file(&b, path, 1, st);
     else rc = tt_fail(st, TT_EINVAL, "corpus '%s' is neither a file nor a folder", path);
     free(b.seen);
     if (rc) { free(b.p); return rc; }
+    if (b.sep && b.n_files > 0) b.n -= strlen(b.sep); /* separators between documents, not after the last */
     if (b.n == 0) {
         free(b.p);
         if (S_ISDIR(sb.st_mode))
@@ -326,9 +354,30 @@ int tt_corpus_load(const char *path, int ctx, tt_corpus *c, tt_status *st) {
     return TT_OK;
 }
 
+int tt_corpus_load(const char *path, int ctx, tt_corpus *c, tt_status *st) { return corpus_load(path, ctx, NULL, c, st); }
+
 void tt_corpus_free(tt_corpus *c) {
     free(c->bytes);
+    tt_tokfile_close(&c->tokens);
     memset(c, 0, sizeof *c);
+}
+
+/* token data: the ids [start, start + n) of the token cache */
+static void copy_ids(const tt_corpus *c, uint64_t start, size_t n, tt_token *out) {
+    const tt_tokfile *f = &c->tokens;
+    if (f->width == 4)
+        for (size_t i = 0; i < n; i++) out[i] = ((const uint32_t *)f->ids)[start + i];
+    else
+        for (size_t i = 0; i < n; i++) out[i] = ((const uint16_t *)f->ids)[start + i];
+}
+
+/* token data: the batch rule of the bytes (train.h), counted in tokens */
+static void batch_train_ids(const tt_corpus *c, uint64_t seed, int64_t first_seq, int B, int T, tt_token *out) {
+    uint64_t range = c->n_tok_train - (uint64_t)T;
+    for (int b = 0; b < B; b++) {
+        uint64_t start = tt_rand_below(seed, TT_STREAM_BATCH, (uint64_t)(first_seq + b), range);
+        copy_ids(c, start, (size_t)T + 1, out + (size_t)b * (size_t)(T + 1));
+    }
 }
 
 /* one window of T+1 tokens of the corpus from position start */
@@ -338,6 +387,10 @@ static void window(const tt_corpus *c, uint64_t start, int T, tt_token *out) {
 }
 
 void tt_batch_train(const tt_corpus *c, uint64_t seed, int64_t first_seq, int B, int T, tt_token *out) {
+    if (c->tokens.count) {
+        batch_train_ids(c, seed, first_seq, B, T, out);
+        return;
+    }
     uint64_t range = (uint64_t)(c->n_train - (size_t)T); /* starts 0 .. n_train-T-1 */
     for (int b = 0; b < B; b++) {
         uint64_t start = tt_rand_below(seed, TT_STREAM_BATCH, (uint64_t)(first_seq + b), range);
@@ -353,7 +406,20 @@ static uint64_t mulhi64(uint64_t a, uint64_t b) {
     return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
 }
 
+static void batch_val_ids(const tt_corpus *c, int64_t k, int B, int T, tt_token *out) {
+    uint64_t range = c->n_tok - c->n_tok_train - (uint64_t)T;
+    for (int b = 0; b < B; b++) {
+        uint64_t j = (uint64_t)k * (uint64_t)B + (uint64_t)b;
+        uint64_t start = c->n_tok_train + mulhi64(j * 0x9E3779B97F4A7C15ull, range);
+        copy_ids(c, start, (size_t)T + 1, out + (size_t)b * (size_t)(T + 1));
+    }
+}
+
 void tt_batch_val(const tt_corpus *c, int64_t k, int B, int T, tt_token *out) {
+    if (c->tokens.count) {
+        batch_val_ids(c, k, B, T, out);
+        return;
+    }
     size_t n_val = c->n - c->n_train;
     uint64_t range = (uint64_t)(n_val - (size_t)T);
     for (int b = 0; b < B; b++) {
@@ -362,4 +428,146 @@ void tt_batch_val(const tt_corpus *c, int64_t k, int B, int T, tt_token *out) {
         uint64_t start = c->n_train + mulhi64(frac, range);
         window(c, start, T, out + (size_t)b * (size_t)(T + 1));
     }
+}
+
+/* ---- token data (a BPE tokenizer) ---- */
+
+double tt_corpus_tok_per_byte(const tt_corpus *c) {
+    if (!c->tokens.count || !c->val_bytes) return 1.0;
+    return (double)(c->n_tok - c->n_tok_train) / (double)c->val_bytes;
+}
+
+double tt_corpus_bpb(const tt_corpus *c, double nats) { return nats * tt_corpus_tok_per_byte(c) / log(2.0); }
+
+/* a corpus read into memory (a folder) as a token source */
+typedef struct {
+    const uint8_t *p;
+    size_t n, at;
+} mem_src;
+
+static int64_t mem_read(void *ctx, uint8_t *buf, size_t cap, tt_status *st) {
+    (void)st;
+    mem_src *m = ctx;
+    size_t k = TT_MIN(cap, m->n - m->at);
+    memcpy(buf, m->p + m->at, k);
+    m->at += k;
+    return (int64_t)k;
+}
+
+/* a text file, as tt_corpus_load checks it, on its first MiB (the rest is not read twice) */
+static int head_is_text(const char *path, tt_status *st) {
+    int fd = -1;
+    uint64_t size = 0;
+    TT_CHECK(tt_open_regular(path, &fd, &size, st));
+    size_t want = (size_t)TT_MIN(size, (uint64_t)1 << 20), got = 0;
+    uint8_t *p = malloc(want ? want : 1);
+    if (!p) {
+        close(fd);
+        return tt_fail(st, TT_ENOMEM, "out of memory");
+    }
+    while (got < want) {
+        ssize_t k = read(fd, p + got, want - got);
+        if (k <= 0) break;
+        got += (size_t)k;
+    }
+    close(fd);
+    int bin = got > 0 && (memchr(p, 0, got) != NULL || looks_binary(p, got));
+    free(p);
+    if (bin) return tt_fail(st, TT_EINVAL, "corpus '%s' looks binary (NUL bytes or mostly invalid UTF-8); give a text file", path);
+    return TT_OK;
+}
+
+int tt_corpus_open(const char *path, tt_tokenizer *tok, const char *cache_dir, int ctx, tt_tokfile_progress progress,
+                   void *progress_ctx, tt_corpus *c, tt_status *st) {
+    if (!tok || tt_tokenizer_kind(tok) != TT_TOK_BPE) return tt_corpus_load(path, ctx, c, st);
+    memset(c, 0, sizeof *c);
+    int is_default = !path || !*path;
+    if (is_default) path = tt_default_corpus_dir();
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        if (is_default)
+            return tt_fail(st, TT_EIO, "default corpus not found (%s): install the `fortunes` package or pass --data FILE", path);
+        return tt_fail(st, TT_EIO, "cannot open corpus '%s': %s", path, strerror(errno));
+    }
+    /* the cache's name: the corpus path made absolute */
+    char full[PATH_MAX], cache[4400];
+    const char *id = realpath(path, full) ? full : path;
+    if ((size_t)snprintf(cache, sizeof cache, "%s/tokens-%016llx.bin", cache_dir && *cache_dir ? cache_dir : ".",
+                         (unsigned long long)fnv1a64((const uint8_t *)id, strlen(id))) >= sizeof cache)
+        return tt_fail(st, TT_EINVAL, "token cache path too long");
+    tt_tok_source src;
+    tt_tokfile_key key;
+    tt_corpus text; /* a folder: read as tt_corpus_load does, then tokenized from memory */
+    memset(&text, 0, sizeof text);
+    mem_src ms = {0};
+    int rc;
+    /* a folder's files are documents: <|endoftext|> between them (the tokenizer's added token) */
+    int32_t eot = tt_tokenizer_eot(tok);
+    char sep[64] = "";
+    size_t sep_len = 0;
+    const uint8_t *e = eot >= 0 ? tt_tokenizer_token(tok, eot, &sep_len) : NULL;
+    if (e && sep_len < sizeof sep) memcpy(sep, e, sep_len), sep[sep_len] = 0;
+    if (S_ISDIR(sb.st_mode)) {
+        TT_CHECK(corpus_load(path, 1, sep, &text, st));
+        ms.p = text.bytes;
+        ms.n = text.n;
+        src.read = mem_read;
+        src.close = NULL;
+        src.ctx = &ms;
+        key.bytes = text.n;
+        key.stamp = text.hash;
+        rc = TT_OK;
+    } else {
+        rc = tt_tokfile_key_of_file(path, &key, st);
+        if (!rc) rc = head_is_text(path, st);
+        if (!rc) rc = tt_tok_source_file(path, &src, st);
+        if (!rc && key.bytes == 0) {
+            tt_tok_source_close(&src);
+            rc = tt_fail(st, TT_EINVAL, "corpus '%s' is empty", path);
+        }
+    }
+    if (rc) {
+        tt_corpus_free(&text);
+        return rc;
+    }
+    tt_tokfile_build_opts bo = {0, 0, progress, progress_ctx};
+    int built = 0;
+    rc = tt_tokfile_ensure(cache, tok, &src, &key, &bo, &c->tokens, &built, st);
+    tt_tok_source_close(&src);
+    char desc_text[256];
+    snprintf(desc_text, sizeof desc_text, "%s", text.desc);
+    tt_corpus_free(&text);
+    if (rc) {
+        if (!strstr(st->msg, cache)) {
+            char m[sizeof st->msg];
+            snprintf(m, sizeof m, "%s", st->msg);
+            tt_fail(st, rc, "token cache '%.200s': %.300s", cache, m);
+        }
+        memset(&c->tokens, 0, sizeof c->tokens);
+        return rc;
+    }
+    c->cache_built = built;
+    c->n = (size_t)c->tokens.corpus_bytes;
+    c->hash = c->tokens.corpus_hash;
+    c->n_tok = c->tokens.count;
+    c->n_tok_train = train_bytes((size_t)c->n_tok);
+    /* the validation split's text: the bytes of its tokens (a document separator is no text) */
+    uint64_t vb = 0;
+    for (uint64_t i = c->n_tok_train; i < c->n_tok; i++) {
+        size_t len = 0;
+        int32_t id = (int32_t)tt_tokfile_id(&c->tokens, i);
+        if (id != eot) tt_tokenizer_token(tok, id, &len);
+        vb += len;
+    }
+    c->val_bytes = vb;
+    char hb[32];
+    human_bytes(hb, sizeof hb, (double)c->n);
+    const char *base = strrchr(path, '/');
+    base = base && base[1] ? base + 1 : path;
+    if (S_ISDIR(sb.st_mode)) snprintf(c->desc, sizeof c->desc, "%.200s, %llu tokens", is_default ? "fortunes" : desc_text,
+                                      (unsigned long long)c->n_tok);
+    else snprintf(c->desc, sizeof c->desc, "%.160s (%s, %llu tokens)", base, hb, (unsigned long long)c->n_tok);
+    rc = tt_corpus_check(c, ctx, st);
+    if (rc) tt_corpus_free(c);
+    return rc;
 }

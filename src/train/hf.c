@@ -164,7 +164,12 @@ static void jw_float(tt_jw *w, float x) {
     tt_jw_cstr(w, b);
 }
 
-static void config_text(tt_jw *w, const tt_model_config *c, float dropout) {
+static void special_ids(tt_jw *w, int eot) {
+    if (eot >= 0) tt_jw_printf(w, "  \"bos_token_id\": %d,\n  \"eos_token_id\": %d,\n", eot, eot);
+    else tt_jw_cstr(w, "  \"bos_token_id\": null,\n  \"eos_token_id\": null,\n");
+}
+
+static void config_text(tt_jw *w, const tt_model_config *c, float dropout, int eot) {
     tt_jw_printf(w, "{\n  \"architectures\": [\"GPT2LMHeadModel\"],\n  \"model_type\": \"gpt2\",\n"
                     "  \"activation_function\": \"%s\",\n  \"layer_norm_epsilon\": ", tt_act_name(c->act));
     if (c->ln_eps > 0.0f) jw_float(w, c->ln_eps);
@@ -178,13 +183,16 @@ static void config_text(tt_jw *w, const tt_model_config *c, float dropout) {
         jw_float(w, dropout);
         tt_jw_cstr(w, ",\n");
     }
-    tt_jw_cstr(w, "  \"tie_word_embeddings\": true,\n  \"bos_token_id\": null,\n  \"eos_token_id\": null,\n"
-                  "  \"scale_attn_weights\": true,\n  \"scale_attn_by_inverse_layer_idx\": false,\n"
+    tt_jw_cstr(w, "  \"tie_word_embeddings\": true,\n");
+    special_ids(w, eot);
+    tt_jw_cstr(w, "  \"scale_attn_weights\": true,\n  \"scale_attn_by_inverse_layer_idx\": false,\n"
                   "  \"reorder_and_upcast_attn\": false,\n  \"initializer_range\": 0.02,\n  \"use_cache\": true\n}\n");
 }
 
-static void generation_text(tt_jw *w, const tt_hf_generation *sc) {
-    tt_jw_cstr(w, "{\n  \"bos_token_id\": null,\n  \"eos_token_id\": null,\n  \"do_sample\": true,\n  \"temperature\": ");
+static void generation_text(tt_jw *w, const tt_hf_generation *sc, int eot) {
+    tt_jw_cstr(w, "{\n");
+    special_ids(w, eot);
+    tt_jw_cstr(w, "  \"do_sample\": true,\n  \"temperature\": ");
     jw_float(w, sc->temperature);
     tt_jw_printf(w, ",\n  \"top_k\": %d,\n  \"top_p\": ", sc->top_k);
     jw_float(w, sc->top_p);
@@ -279,25 +287,89 @@ static void fsync_parent(const char *path) {
     fsync_dir(p);
 }
 
+/* a BPE tokenizer's config, as transformers' GPT-2 folders have it: "<|endoftext|>" is bos, eos and unk */
+static void bpe_tokenizer_config_text(tt_jw *w, const tt_model_config *c, const tt_tokenizer *t) {
+    int32_t eot = tt_tokenizer_eot(t);
+    size_t n = 0;
+    const uint8_t *e = eot >= 0 ? tt_tokenizer_token(t, eot, &n) : NULL;
+    tt_jw_cstr(w, "{\n  \"add_bos_token\": false,\n  \"add_prefix_space\": false,\n  \"added_tokens_decoder\": {");
+    if (e) {
+        tt_jw_printf(w, "\n    \"%d\": {\n      \"content\": ", (int)eot);
+        tt_jw_string(w, (const char *)e, n);
+        tt_jw_cstr(w, ",\n      \"lstrip\": false,\n      \"normalized\": true,\n      \"rstrip\": false,\n"
+                      "      \"single_word\": false,\n      \"special\": true\n    }\n  ");
+    }
+    tt_jw_cstr(w, "},\n");
+    const char *keys[3] = {"bos_token", "eos_token", "unk_token"};
+    for (int i = 0; i < 3 && e; i++) {
+        tt_jw_printf(w, "  \"%s\": ", keys[i]);
+        tt_jw_string(w, (const char *)e, n);
+        tt_jw_cstr(w, ",\n");
+    }
+    tt_jw_printf(w, "  \"clean_up_tokenization_spaces\": false,\n  \"errors\": \"replace\",\n  \"model_max_length\": %d,\n"
+                    "  \"pad_token\": null,\n  \"tokenizer_class\": \"GPT2Tokenizer\"\n}\n", c->ctx);
+}
+
+static void special_tokens_map_text(tt_jw *w, const tt_tokenizer *t) {
+    int32_t eot = tt_tokenizer_eot(t);
+    size_t n = 0;
+    const uint8_t *e = eot >= 0 ? tt_tokenizer_token(t, eot, &n) : NULL;
+    tt_jw_cstr(w, "{");
+    const char *keys[3] = {"bos_token", "eos_token", "unk_token"};
+    for (int i = 0; i < 3 && e; i++) {
+        tt_jw_printf(w, "%s\n  \"%s\": ", i ? "," : "", keys[i]);
+        tt_jw_string(w, (const char *)e, n);
+    }
+    tt_jw_cstr(w, e ? "\n}\n" : "}\n");
+}
+
+/* a file of the tokenizer, byte for byte, into dir */
+static int copy_into(const char *from, const char *dir, const char *name, tt_status *st) {
+    int fd;
+    uint64_t size;
+    char *buf = NULL, path[4400];
+    TT_CHECK(tt_open_regular(from, &fd, &size, st));
+    if (tt_read_all(fd, size, &buf, st)) return tt_fail(st, st->code, "cannot read '%.300s'", from);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int rc = tt_write_atomic_buf(path, buf, (size_t)size, st);
+    free(buf);
+    return rc;
+}
+
 /* the files of the folder, into dir */
 static int write_files(const char *dir, const tt_model_config *c, const float *w, float dropout, const tt_hf_generation *gen,
-                       tt_status *st) {
+                       const tt_runtok *rt, tt_status *st) {
     char path[4400];
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
     int rc = tt_hf_write_safetensors(path, c, w, "transformer.", NULL, st);
+    const tt_tokenizer *bpe = rt && rt->tok && tt_tokenizer_kind(rt->tok) == TT_TOK_BPE ? rt->tok : NULL;
+    int eot = bpe ? (int)tt_tokenizer_eot(bpe) : -1;
     tt_jw j;
     tt_jw_init(&j);
-    if (!rc) config_text(&j, c, dropout), rc = write_text(dir, "config.json", &j, st);
-    if (!rc) j.len = 0, generation_text(&j, gen), rc = write_text(dir, "generation_config.json", &j, st);
-    if (c->vocab == TT_VOCAB) { /* byte-level: the tokenizer is ours; another vocabulary's is the run's own */
+    if (!rc) config_text(&j, c, dropout, eot), rc = write_text(dir, "config.json", &j, st);
+    if (!rc) j.len = 0, generation_text(&j, gen, eot), rc = write_text(dir, "generation_config.json", &j, st);
+    if (!bpe && c->vocab == TT_VOCAB) { /* byte-level: the tokenizer is ours */
         if (!rc) j.len = 0, tokenizer_text(&j), rc = write_text(dir, "tokenizer.json", &j, st);
         if (!rc) j.len = 0, tokenizer_config_text(&j, c), rc = write_text(dir, "tokenizer_config.json", &j, st);
+    } else if (bpe) { /* the run's tokenizer: its files as given, GPT-2's special tokens */
+        for (int i = 0; i < TT_RUNTOK_FILES && !rc; i++)
+            if (rt->files[i][0]) rc = copy_into(rt->files[i], dir, tt_runtok_names[i], st);
+        if (!rc) j.len = 0, bpe_tokenizer_config_text(&j, c, bpe), rc = write_text(dir, "tokenizer_config.json", &j, st);
+        if (!rc) j.len = 0, special_tokens_map_text(&j, bpe), rc = write_text(dir, "special_tokens_map.json", &j, st);
     }
     tt_jw_free(&j);
     return rc;
 }
 
-int tt_hf_export_dir(const char *dir_in, const tt_train_state *s, const tt_hf_generation *gen, int force, tt_status *st) {
+int tt_hf_export_dir(const char *dir, const tt_train_state *s, const tt_hf_generation *gen, int force, tt_status *st) {
+    return tt_hf_export_dir_tok(dir, s, gen, NULL, force, st);
+}
+
+int tt_hf_export_dir_tok(const char *dir_in, const tt_train_state *s, const tt_hf_generation *gen, const tt_runtok *rt,
+                         int force, tt_status *st) {
+    if (s->tok_kind && (!rt || !rt->tok || tt_tokenizer_kind(rt->tok) != TT_TOK_BPE || tt_tokenizer_hash(rt->tok) != s->tok_hash))
+        return tt_fail(st, TT_EINVAL, "the model was trained with a BPE tokenizer (hash %016llx): export it with its tokenizer",
+                       (unsigned long long)s->tok_hash);
     char dir[4096], tmp[4200], old[4200];
     size_t n = dir_in ? strlen(dir_in) : 0;
     if (n == 0 || n >= sizeof dir) return tt_fail(st, TT_EINVAL, "the output folder name is empty or too long");
@@ -321,7 +393,7 @@ int tt_hf_export_dir(const char *dir_in, const tt_train_state *s, const tt_hf_ge
     snprintf(old, sizeof old, "%s.old.%ld", dir, (long)getpid());
     int rc = TT_OK;
     if (mkdir(tmp, 0777) != 0) rc = tt_fail(st, TT_EIO, "cannot create '%s': %s", tmp, strerror(errno));
-    else rc = write_files(tmp, &c, w, s->tc.dropout, gen, st);
+    else rc = write_files(tmp, &c, w, s->tc.dropout, gen, rt, st);
     if (!rc) {
         fsync_dir(tmp);
         if (state == 2) { /* --force: the old folder goes aside, the new one in, then the old one away */

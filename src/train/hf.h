@@ -17,6 +17,10 @@
  *                           prefix space, no regex split) and decoder: id i = byte i
  *   tokenizer_config.json   PreTrainedTokenizerFast, model_max_length = ctx, no
  *                           clean-up of spaces on decode
+ * A model with a BPE tokenizer (tt_hf_export_dir_tok) has instead the
+ * tokenizer's own files (tokenizer.json and/or vocab.json + merges.txt, as
+ * given), tokenizer_config.json (GPT2Tokenizer) and special_tokens_map.json
+ * with "<|endoftext|>" as bos, eos and unk, its id in config.json.
  *
  * Reading accepts a tinytrain checkpoint, a run folder holding one, or a
  * folder with config.json + model.safetensors: our export, a save_pretrained
@@ -31,6 +35,7 @@
 #define TT_HF_H
 
 #include "train.h"
+#include "train/runtok.h"
 
 /* The GPT-2 tensors of a base model (lora off in c) under `prefix` ("" or
  * "transformer."), as .safetensors written atomically to path; metadata
@@ -47,6 +52,14 @@ typedef struct {
     float top_p;
 } tt_hf_generation; /* generation_config.json: the sampling defaults of `tinytrain sample` */
 int tt_hf_export_dir(const char *dir, const tt_train_state *s, const tt_hf_generation *gen, int force, tt_status *st);
+/* The same for a model with a BPE tokenizer (runtok.h; NULL or byte: as
+ * above): its files as it was given them (tokenizer.json and/or vocab.json +
+ * merges.txt, byte for byte), tokenizer_config.json and
+ * special_tokens_map.json with "<|endoftext|>" as bos, eos and unk (as
+ * transformers' GPT-2 folders have), and its id as bos/eos_token_id in
+ * config.json and generation_config.json. */
+int tt_hf_export_dir_tok(const char *dir, const tt_train_state *s, const tt_hf_generation *gen, const tt_runtok *rt,
+                         int force, tt_status *st);
 
 /* The weights a model hands on: its base, with LoRA adapters merged in.
  * *w points at s->params (no LoRA) or at *owned (free with tt_free). */

@@ -294,6 +294,7 @@ static int advance(tt_loop *L, tt_status *st) {
         case A_START:
             s->corpus_hash = L->t.corpus->hash;
             s->corpus_bytes = L->t.corpus->n;
+            s->tok_per_byte = tt_corpus_tok_per_byte(L->t.corpus);
             TT_CHECK(be->vt->set_state(be, s->params, s->m, s->v, st));
             L->t_start = L->t_prev = L->t_last_save = tt_now();
             memset(p, 0, sizeof *p);

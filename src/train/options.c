@@ -22,10 +22,13 @@
 
 static const tt_option table[] = {
     {"preset", TT_OPT_TEXT, TT_OPT_PRESET, 0, 0, 0, 0, 0, NULL, "small", "preset", "model preset (see `tinytrain info`)", 0, 0},
+    {"tokenizer", TT_OPT_TEXT, TT_OPT_TOKENIZER, 0, 0, 0, 0, 0, NULL, "byte", "tokenizer",
+     "byte, or GPT-2 BPE: a Hugging Face folder (tokenizer.json or vocab.json + merges.txt) or a tokenizer.json; "
+     "the model's vocabulary is the tokenizer's; a resumed run keeps its own", 0, 1},
     {"layers", TT_OPT_INT, M(n_layer), 1, 256, 0, 0, NULL, "preset", "layers", "transformer blocks", 0, 0},
     {"d-model", TT_OPT_INT, M(d_model), 1, 16384, 0, 0, NULL, "preset", "d-model", "embedding width", 0, 0},
     {"heads", TT_OPT_INT, M(n_head), 1, 16384, 0, 0, NULL, "preset", "heads", "attention heads", 0, 0},
-    {"ctx", TT_OPT_INT, M(ctx), 1, 65536, 0, 0, NULL, "preset", "ctx", "context length (bytes)", 0, 0},
+    {"ctx", TT_OPT_INT, M(ctx), 1, 65536, 0, 0, NULL, "preset", "ctx", "context length in tokens (bytes for a byte-level model)", 0, 0},
     {"batch", TT_OPT_INT, M(batch), 1, 65536, 0, 0, NULL, "preset", "batch", "sequences per micro-batch", 0, 0},
     {"lora-rank", TT_OPT_INT, M(lora_rank), 0, 65536, 0, 0, NULL, "0", "lora-rank",
      "LoRA adapter rank, 0 = off (the base is frozen, only the adapters train)", 0, 1},
@@ -261,6 +264,10 @@ int tt_options_set(tt_options *o, const char *name, const char *value, tt_status
             return tt_fail(st, TT_EINVAL, "unknown preset '%.40s' (valid: %s)", value, list);
         }
         snprintf(o->preset, sizeof o->preset, "%s", value);
+    } else if (opt->where == TT_OPT_TOKENIZER) {
+        if (!value[0] || strlen(value) >= sizeof o->tokenizer)
+            return tt_fail(st, TT_EINVAL, "tokenizer must be byte or a path of at most %zu bytes", sizeof o->tokenizer - 1);
+        snprintf(o->tokenizer, sizeof o->tokenizer, "%s", value);
     } else {
         TT_CHECK(parse_value(opt, value, field(opt, &o->model, &o->train, &o->run), st));
     }
@@ -296,6 +303,7 @@ void tt_options_forget(tt_options *o, const char *name) {
     if (!opt) return;
     o->given &= ~(1ull << (opt - table));
     if (opt->where == TT_OPT_PRESET) o->preset[0] = 0;
+    if (opt->where == TT_OPT_TOKENIZER) o->tokenizer[0] = 0;
 }
 
 int tt_options_resolve(const tt_options *o, const tt_model_config *base_model, const tt_train_config *base_train,

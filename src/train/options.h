@@ -15,7 +15,10 @@
  * an int bitmask (bit i: name i); the extra words of tt_option_set_parse are
  * read too. Written back as the comma list of canonical names. */
 typedef enum { TT_OPT_INT, TT_OPT_I64, TT_OPT_U64, TT_OPT_F32, TT_OPT_F64, TT_OPT_CHOICE, TT_OPT_TEXT, TT_OPT_SET } tt_opt_type;
-typedef enum { TT_OPT_PRESET, TT_OPT_MODEL, TT_OPT_TRAIN, TT_OPT_RUN } tt_opt_where;
+/* TT_OPT_TOKENIZER: the run's tokenizer (text, in tt_options.tokenizer): a
+ * property of the model, recorded in a checkpoint by kind and hash
+ * (checkpoint.h), its files kept in the run folder (train/runtok.h). */
+typedef enum { TT_OPT_PRESET, TT_OPT_MODEL, TT_OPT_TRAIN, TT_OPT_RUN, TT_OPT_TOKENIZER } tt_opt_where;
 
 /* Run options: how a run is driven, not what is trained (not in checkpoints). */
 typedef struct {
@@ -52,6 +55,7 @@ const tt_option *tt_option_find(const char *name);
 /* Options given by a user, before defaults are filled in. */
 typedef struct {
     char preset[32];
+    char tokenizer[4096]; /* "byte" or a tokenizer path (train/runtok.h); "" = not given */
     tt_model_config model;
     tt_train_config train;
     tt_run_config run;

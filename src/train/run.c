@@ -1,6 +1,7 @@
 /* run.c — the one run setup (run.h): reading the source of a run (a
- * checkpoint to resume, weights to start from), the checks of options, text
- * and shape against it with their messages, the run's state and its backend. */
+ * checkpoint to resume, weights to start from), the checks of options,
+ * tokenizer, text and shape against it with their messages, the run's state
+ * and its backend. */
 #define _DEFAULT_SOURCE /* realpath */
 #include "run.h"
 
@@ -119,6 +120,102 @@ static int check_text(const tt_train_state *s, const tt_corpus *c, tt_status *st
                    (unsigned long long)c->hash);
 }
 
+/* ---- the tokenizer ------------------------------------------------------------------ */
+
+static void tok_text(const tt_runtok *rt, char *buf, size_t cap) {
+    if (!rt->tok || tt_tokenizer_kind(rt->tok) != TT_TOK_BPE) snprintf(buf, cap, "byte");
+    else snprintf(buf, cap, "BPE (%d ids, hash %016llx)", (int)tt_tokenizer_vocab_size(rt->tok),
+                  (unsigned long long)tt_tokenizer_hash(rt->tok));
+}
+
+static uint64_t tok_id(const tt_runtok *rt) {
+    return rt->tok && tt_tokenizer_kind(rt->tok) == TT_TOK_BPE ? tt_tokenizer_hash(rt->tok) : 0;
+}
+
+/* the tokenizer option given, loaded; one line naming it on failure */
+static int given_tokenizer(const tt_options *o, tt_runtok *rt, tt_status *st) {
+    if (!tt_runtok_load(o->tokenizer, rt, st)) return TT_OK;
+    if (strncmp(st->msg, "tokenizer", 9) == 0) return st->code;
+    char m[sizeof st->msg];
+    snprintf(m, sizeof m, "%s", st->msg);
+    return tt_fail(st, st->code, "tokenizer: %.480s", m);
+}
+
+static int plan_tokenizer(tt_run *r, const tt_options *o, const tt_run_source *src, tt_status *st) {
+    char a[96], b[96];
+    tt_runtok given;
+    memset(&given, 0, sizeof given);
+    switch (src->kind) {
+    case TT_RUN_FRESH:
+        if (given_tokenizer(o, &r->tok, st)) return r->bad_options = 1, st->code;
+        return TT_OK;
+    case TT_RUN_RESUME:
+        if (src->path) TT_CHECK(tt_runtok_for_state(src->path, &r->s, &r->tok, st));
+        else if (r->s.tok_kind)
+            return tt_fail(st, TT_EINVAL, "this checkpoint was trained with a BPE tokenizer: resume it from its run folder, "
+                                          "where its tokenizer files are");
+        else TT_CHECK(tt_runtok_load("byte", &r->tok, st));
+        if (!o->tokenizer[0]) return TT_OK;
+        TT_CHECK(given_tokenizer(o, &given, st));
+        if (tok_id(&given) != tok_id(&r->tok)) {
+            tok_text(&r->tok, a, sizeof a);
+            tok_text(&given, b, sizeof b);
+            tt_runtok_free(&given);
+            return tt_fail(st, TT_EMISMATCH, "tokenizer mismatch on resume: the checkpoint was trained with the %s tokenizer; "
+                                             "--tokenizer %.200s is %s", a, o->tokenizer, b);
+        }
+        tt_runtok_free(&given);
+        return TT_OK;
+    case TT_RUN_INIT_FROM: {
+        int found = 0;
+        /* a model of 256 ids is byte-level (our exports carry a byte-level tokenizer.json); another
+         * vocabulary comes with its tokenizer's files beside the weights */
+        if (src->path && r->init.cfg.vocab != TT_VOCAB) {
+            char dir[4200];
+            struct stat sb;
+            snprintf(dir, sizeof dir, "%s", src->path);
+            if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+                char *sl = strrchr(dir, '/');
+                if (!sl) snprintf(dir, sizeof dir, ".");
+                else if (sl == dir) dir[1] = 0;
+                else *sl = 0;
+            }
+            TT_CHECK(tt_runtok_load_dir(dir, &found, &r->tok, st));
+            if (!found) tt_runtok_free(&r->tok);
+        }
+        if (o->tokenizer[0]) {
+            TT_CHECK(given_tokenizer(o, &given, st));
+            if (found && tok_id(&given) != tok_id(&r->tok)) {
+                tok_text(&r->tok, a, sizeof a);
+                tok_text(&given, b, sizeof b);
+                tt_runtok_free(&given);
+                return tt_fail(st, TT_EMISMATCH, "init-from: %.200s comes with its own %s tokenizer; --tokenizer %.100s is %s",
+                               source_name(src), a, o->tokenizer, b);
+            }
+            if (found) tt_runtok_free(&given);
+            else r->tok = given;
+        } else if (!found) {
+            TT_CHECK(tt_runtok_load("byte", &r->tok, st));
+        }
+        int32_t v = tt_tokenizer_vocab_size(r->tok.tok);
+        if (!found && !o->tokenizer[0] && v < r->init.cfg.vocab) { /* no tokenizer came with the weights: bytes */
+            snprintf(r->tok_note, sizeof r->tok_note,
+                     "%.200s has a vocabulary of %d and no tokenizer files: the text goes in as bytes (ids 0..255); "
+                     "give --tokenizer for its own", source_name(src), r->init.cfg.vocab);
+            return TT_OK;
+        }
+        if (v != r->init.cfg.vocab) {
+            tok_text(&r->tok, a, sizeof a);
+            return tt_fail(st, TT_EMISMATCH, "init-from: the weights of %.200s have a vocabulary of %d tokens, the %s tokenizer "
+                                             "has %d (give the tokenizer the model was trained with: --tokenizer)",
+                           source_name(src), r->init.cfg.vocab, a, (int)v);
+        }
+        return TT_OK;
+    }
+    }
+    return TT_OK;
+}
+
 /* ---- the calls --------------------------------------------------------------------- */
 
 int tt_run_plan(tt_run *r, const tt_options *o, const tt_run_source *src, tt_status *st) {
@@ -130,6 +227,9 @@ int tt_run_plan(tt_run *r, const tt_options *o, const tt_run_source *src, tt_sta
     switch (src->kind) {
     case TT_RUN_FRESH:
         if (tt_options_resolve(o, NULL, NULL, &r->cfg, &r->tc, st)) return r->bad_options = 1, st->code;
+        TT_CHECK(plan_tokenizer(r, o, src, st));
+        r->cfg.vocab = tt_tokenizer_vocab_size(r->tok.tok); /* the model's vocabulary is the tokenizer's */
+        if (tt_config_validate(&r->cfg, st)) return r->bad_options = 1, st->code;
         break;
     case TT_RUN_RESUME: {
         TT_CHECK(read_checkpoint(src, &r->s, st));
@@ -137,6 +237,7 @@ int tt_run_plan(tt_run *r, const tt_options *o, const tt_run_source *src, tt_sta
         tt_model_config want;
         if (tt_options_resolve(o, &r->s.cfg, &r->s.tc, &want, &r->tc, st)) return r->bad_options = 1, st->code;
         TT_CHECK(check_resume_model(&r->s.cfg, &want, st));
+        TT_CHECK(plan_tokenizer(r, o, src, st));
         r->cfg = r->s.cfg;
         r->ckpt_steps = r->s.tc.steps;
         r->ckpt_warmup = r->s.tc.warmup;
@@ -146,6 +247,7 @@ int tt_run_plan(tt_run *r, const tt_options *o, const tt_run_source *src, tt_sta
         TT_CHECK(read_weights(src, tt_options_given(o, "ctx") ? o->model.ctx : 0, &r->init, st));
         TT_CHECK(check_init_shape(o, source_name(src), &r->init.cfg, st));
         if (tt_options_resolve(o, &r->init.cfg, NULL, &r->cfg, &r->tc, st)) return r->bad_options = 1, st->code;
+        TT_CHECK(plan_tokenizer(r, o, src, st));
         break;
     default: return tt_fail(st, TT_EINVAL, "unknown run source");
     }
@@ -178,6 +280,11 @@ static void resume_notes(tt_run *r) {
 
 int tt_run_open(tt_run *r, const tt_corpus *c, tt_status *st) {
     tt_train_state *s = &r->s;
+    /* the text must be in the run's tokens: token data made with its tokenizer, or bytes for byte */
+    int bpe = r->tok.tok && tt_tokenizer_kind(r->tok.tok) == TT_TOK_BPE;
+    if (bpe != (c->tokens.count > 0) || (bpe && c->tokens.tok_hash != tt_tokenizer_hash(r->tok.tok)))
+        return tt_fail(st, TT_EINVAL, "the text was loaded for another tokenizer than the run's (%s): load it with the "
+                                      "run's tokenizer (tt_corpus_open)", bpe ? "BPE" : "byte");
     switch (r->src.kind) {
     case TT_RUN_RESUME:
         if (!r->src.any_text) TT_CHECK(check_text(s, c, st));
@@ -189,10 +296,13 @@ int tt_run_open(tt_run *r, const tt_corpus *c, tt_status *st) {
         return TT_OK;
     case TT_RUN_FRESH:
         TT_CHECK(tt_corpus_check(c, r->cfg.ctx, st));
-        return tt_state_init(s, &r->cfg, &r->tc, st);
+        TT_CHECK(tt_state_init(s, &r->cfg, &r->tc, st));
+        tt_runtok_mark(&r->tok, s);
+        return TT_OK;
     case TT_RUN_INIT_FROM: {
         TT_CHECK(tt_corpus_check(c, r->cfg.ctx, st));
         TT_CHECK(tt_state_init(s, &r->cfg, &r->tc, st));
+        tt_runtok_mark(&r->tok, s);
         /* the base tensors lead the layout; LoRA adapters keep the fresh init tt_state_init gave
          * them (lora_a drawn, lora_b zero: the model starts as the source) */
         memcpy(s->params, r->init.params, s->layout.base_total * sizeof(float));
@@ -223,4 +333,5 @@ void tt_run_close(tt_run *r) {
     r->be = NULL;
     tt_state_free(&r->s);
     tt_hf_weights_free(&r->init);
+    tt_runtok_free(&r->tok);
 }

@@ -15,7 +15,18 @@
  *               shape option given that differs is refused); batch and LoRA come
  *               from the options (LoRA: the weights become the frozen base, the
  *               adapters start fresh, so the model starts as the source).
- *   Every run: both splits of the text hold more than ctx bytes.
+ *   Every run: both splits of the text hold more than ctx tokens.
+ *
+ * The tokenizer (option "tokenizer", runtok.h) is part of the model: a fresh
+ * run takes the option's (byte by default; the model's vocabulary is the
+ * tokenizer's); a resume the checkpoint's, read from the files beside it and
+ * checked by hash (a --tokenizer given must be the same one); init-from the
+ * source's (a Hugging Face folder's tokenizer files, a run's), or the option's
+ * where the source has none; its vocabulary must be the weights' (weights of
+ * a larger vocabulary without any tokenizer take the text as bytes, said in
+ * tok_note). The front-end
+ * loads the text with r->tok (tt_corpus_open) and keeps the tokenizer's files
+ * in the run folder (tt_runtok_save).
  *
  * Three calls, in order, each a front-end's point to act between:
  *   tt_run_plan          reads the source, checks the options against it and
@@ -30,6 +41,7 @@
 #define TT_RUN_H
 
 #include "train/hf.h"
+#include "train/runtok.h"
 #include "data.h"
 #include "options.h"
 #include "train.h"
@@ -55,6 +67,8 @@ typedef struct {
     tt_model_config cfg;  /* the run's model */
     tt_train_config tc;   /* the run's training config */
     const char *preset;   /* the preset of cfg's shape and batch, NULL for a custom shape */
+    tt_runtok tok;        /* the model's tokenizer and its files */
+    char tok_note[400];   /* init-from weights of another vocabulary without a tokenizer: what the run does, or "" */
     int bad_options;      /* the failure is the options' own (a usage error), not the source's */
     /* tt_run_open */
     tt_train_state s;     /* the state the loop starts from (s.cfg = cfg, s.tc = tc); a front-end

@@ -134,6 +134,14 @@ int tt_runfile_apply(tt_options *o, const char *text, size_t len, const char *na
         }
         seen |= bit;
         rc = apply_member(o, opt, m, name, key, st);
+        /* a tokenizer path is read from the file's folder, as "data" is */
+        if (!rc && opt->where == TT_OPT_TOKENIZER && o->tokenizer[0] != '/' && strcmp(o->tokenizer, "byte") != 0 && dir &&
+            dir[0]) {
+            char rel[sizeof o->tokenizer];
+            snprintf(rel, sizeof rel, "%s", o->tokenizer);
+            if ((size_t)snprintf(o->tokenizer, sizeof o->tokenizer, "%s/%s", dir, rel) >= sizeof o->tokenizer)
+                rc = tt_fail(st, TT_EINVAL, "%s: 'tokenizer': path too long", name);
+        }
     }
 out:
     tt_json_free(&doc);
@@ -216,6 +224,11 @@ void tt_runfile_given_text(const tt_options *o, tt_jw *w) {
 
 void tt_runfile_write(tt_jw *w, const tt_model_config *cfg, const tt_train_config *tc, const tt_run_config *run,
                       const char *data) {
+    tt_runfile_write_tok(w, cfg, tc, run, NULL, data);
+}
+
+void tt_runfile_write_tok(tt_jw *w, const tt_model_config *cfg, const tt_train_config *tc, const tt_run_config *run,
+                          const char *tokenizer, const char *data) {
     int first = 1;
     tt_jw_cstr(w, "{");
     for (int i = 0; i < tt_option_count(); i++) {
@@ -230,6 +243,11 @@ void tt_runfile_write(tt_jw *w, const tt_model_config *cfg, const tt_train_confi
         tt_jw_printf(w, "%s\n  \"%s\": ", first ? "" : ",", opt->name);
         if (opt->type == TT_OPT_CHOICE || opt->type == TT_OPT_SET) tt_jw_string(w, v, strlen(v));
         else tt_jw_cstr(w, v);
+        first = 0;
+    }
+    if (tokenizer && *tokenizer && strcmp(tokenizer, "byte") != 0) {
+        tt_jw_printf(w, "%s\n  \"tokenizer\": ", first ? "" : ",");
+        tt_jw_string(w, tokenizer, strlen(tokenizer));
         first = 0;
     }
     if (data) {

@@ -23,7 +23,8 @@
 
 /* Applies run file text (len bytes) onto *o, as tt_options_set would each
  * key. name: what messages call the file (its path). dir: the folder a
- * relative "data" path is resolved against (NULL or "": as written). data:
+ * relative "data" or "tokenizer" path is resolved against (NULL or "": as
+ * written). data:
  * receives the resolved "data" path ("" when the file has none); may be NULL,
  * and then a "data" key is an error. */
 int tt_runfile_apply(tt_options *o, const char *text, size_t len, const char *name, const char *dir, char *data,
@@ -39,5 +40,8 @@ void tt_runfile_given_text(const tt_options *o, tt_jw *w);
  * then "data" when non-NULL. Applying the output gives the same configs. */
 void tt_runfile_write(tt_jw *w, const tt_model_config *cfg, const tt_train_config *tc, const tt_run_config *run,
                       const char *data);
+/* The same with the run's tokenizer (a path; NULL or "byte": left out, the default) before "data". */
+void tt_runfile_write_tok(tt_jw *w, const tt_model_config *cfg, const tt_train_config *tc, const tt_run_config *run,
+                          const char *tokenizer, const char *data);
 
 #endif

@@ -58,6 +58,15 @@ typedef struct {
     /* corpus identity, checked on resume (not the text itself) */
     uint64_t corpus_hash;
     uint64_t corpus_bytes;
+    /* the model's tokenizer (tokenizer.h): 0 byte, 1 BPE, with its content
+     * hash (tt_tokenizer_hash; 0 for byte); its files are kept beside the
+     * checkpoint (train/runtok.h) */
+    int tok_kind;
+    uint64_t tok_hash;
+    /* tokens per byte of the validation split the run trained on (data.h;
+     * 1 for byte, 0 where not recorded): a loss in nats per token times this
+     * / ln 2 is bits per byte */
+    double tok_per_byte;
     /* where the weights came from (train --init-from): the path and the
      * FNV-1a 64 hash of the base weights read there (hf.h); "" if none */
     char init_from[4096];

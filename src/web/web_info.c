@@ -96,7 +96,7 @@ EMSCRIPTEN_KEEPALIVE const char *tt_web_presets_json(void) {
 }
 
 static const char *const type_names[] = {"int", "i64", "u64", "f32", "f64", "choice", "text", "set"};
-static const char *const group_names[] = {"preset", "model", "train", "run"};
+static const char *const group_names[] = {"preset", "model", "train", "run", "tokenizer"};
 
 /* "a|b|c" as a JSON array of strings */
 static void json_choices(tt_jw *j, const char *choices) {

@@ -560,6 +560,44 @@ TT_TEST(checkpoint_round_trip) {
     tt_state_free(&b);
 }
 
+/* a BPE model's checkpoint names its tokenizer (kind and hash); a byte model's does not */
+TT_TEST(checkpoint_tokenizer) {
+    tt_train_state a, b;
+    tt_status st = {0};
+    const char *p = tpath("tok.safetensors");
+    make_state(&a, 5, 0);
+    CHECK(tt_checkpoint_save(p, &a, &st) == 0);
+    size_t len = 0;
+    uint8_t *buf = read_all(p, &len);
+    CHECK(buf && !memmem(buf, len, "tokenizer", 9));
+    CHECK(tt_checkpoint_load(p, &b, &st) == 0 && b.tok_kind == 0 && b.tok_hash == 0);
+    tt_state_free(&b);
+    free(buf);
+    a.tok_kind = 1;
+    a.tok_hash = 0x0123456789abcdefull;
+    a.tok_per_byte = 0.2987654321012345;
+    CHECK(tt_checkpoint_save(p, &a, &st) == 0);
+    CHECK_MSG(tt_checkpoint_load(p, &b, &st) == 0, "%s", st.msg);
+    CHECK(b.tok_kind == 1 && b.tok_hash == 0x0123456789abcdefull && b.tok_per_byte == a.tok_per_byte);
+    tt_state_free(&b);
+    buf = read_all(p, &len);
+    size_t n = 0;
+    uint8_t *e = buf ? edit_header(buf, len, "\"bpe\"", "\"bpx\"", &n) : NULL;
+    if (e) expect_fail(e, n, "tokenizer", "an unknown tokenizer kind");
+    free(e);
+    e = buf ? edit_header(buf, len, "0123456789abcdef", "0123456789abcdeg", &n) : NULL;
+    if (e) expect_fail(e, n, "tokenizer_hash", "a tokenizer hash that is not hex");
+    free(e);
+    e = buf ? edit_header(buf, len, "0.2987654321012345", "-0.2987654321012", &n) : NULL;
+    if (e) expect_fail(e, n, "val_tokens_per_byte", "a negative tokens per byte");
+    free(e);
+    e = buf ? edit_header(buf, len, "\"tokenizer_hash\"", "\"tokenizer_hasx\"", &n) : NULL;
+    if (e) expect_fail(e, n, "tokenizer_hash", "a tokenizer without its hash");
+    free(e);
+    free(buf);
+    tt_state_free(&a);
+}
+
 TT_TEST(checkpoint_long_history) {
     /* a million steps of history (about 16 MB of header) round-trips exactly */
     tt_train_state a, b;
@@ -1076,6 +1114,7 @@ int main(void) {
     RUN(json_writer);
     RUN(safetensors_generic);
     RUN(checkpoint_round_trip);
+    RUN(checkpoint_tokenizer);
     RUN(checkpoint_long_history);
     RUN(checkpoint_export_hf);
     RUN(checkpoint_malformed);

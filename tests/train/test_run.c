@@ -5,7 +5,8 @@
  * checkpoint, a bad option as a usage error, a Hugging Face folder refused);
  * init-from (weights, hash and name recorded, step 0, LoRA adapters on the
  * source as a frozen base, a shape asked for that differs refused); a text
- * too short for the model; the backend. */
+ * too short for the model; the backend; the run's tokenizer (fresh, resume,
+ * init-from, refusals). */
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "rng.h"
 #include "train/run.h"
 #include "train/trainer.h"
+#include "tok_test.h"
 #include "tt_test.h"
 
 /* words from a small list; seed picks the text */
@@ -198,7 +200,88 @@ TT_TEST(test_run_sources) {
     tt_corpus_free(&tiny);
 }
 
+/* the run's tokenizer: a fresh run takes the option's (vocabulary = the tokenizer's), the text must be
+ * in its tokens, the checkpoint names it and resume finds it beside the checkpoint; another one, or a
+ * BPE checkpoint in memory without its files, is refused */
+TT_TEST(test_run_tokenizer) {
+    static const pair_s merges[] = {{"t", "h"}, {"th", "e"}, {" ", "the"}, {"a", "n"}, {"s", "a"}, {"sa", "t"}};
+    const char *dir = tt_test_tmpdir();
+    char tdir[4200], rdir[4200], text[4200], ckpt[4400], opts[4400];
+    snprintf(tdir, sizeof tdir, "%s/tok", dir);
+    snprintf(rdir, sizeof rdir, "%s/run", dir);
+    snprintf(text, sizeof text, "%s/text.txt", dir);
+    snprintf(ckpt, sizeof ckpt, "%s/checkpoint.safetensors", rdir);
+    CHECK(mkdir(tdir, 0777) == 0 && mkdir(rdir, 0777) == 0);
+    char *json = make_tokenizer_json(merges, 6, 1, 0);
+    char p[4400];
+    snprintf(p, sizeof p, "%s/tokenizer.json", tdir);
+    FILE *f = fopen(p, "wb");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs(json, f);
+    fclose(f);
+    free(json);
+    tt_corpus bytes;
+    make_text(&bytes, 5, 20000);
+    f = fopen(text, "wb");
+    fwrite(bytes.bytes, 1, bytes.n, f);
+    fclose(f);
+
+    tt_run r;
+    tt_status st;
+    tt_run_source fresh = {.kind = TT_RUN_FRESH};
+    snprintf(opts, sizeof opts, "preset=tiny steps=3 eval-every=0 eval-batches=1 tokenizer=%s", tdir);
+    CHECK(setup(&r, opts, &fresh, &bytes, 0, &st) == TT_EINVAL);
+    CHECK_MSG(strstr(st.msg, "another tokenizer") != NULL, "%s", st.msg);
+    CHECK(r.cfg.vocab == 256 + 6 + 1 && tt_tokenizer_kind(r.tok.tok) == TT_TOK_BPE);
+    tt_corpus c;
+    CHECK_MSG(tt_corpus_open(text, r.tok.tok, rdir, r.cfg.ctx, NULL, NULL, &c, &st) == TT_OK, "%s", st.msg);
+    CHECK_MSG(tt_run_open(&r, &c, &st) == TT_OK, "%s", st.msg);
+    CHECK(r.s.tok_kind == 1 && r.s.tok_hash == tt_tokenizer_hash(r.tok.tok) && r.s.cfg.vocab == 263);
+    CHECK(tt_runtok_save(&r.tok, rdir, &st) == TT_OK);
+    r.s.corpus_hash = c.hash; /* as the loop records it */
+    r.s.corpus_bytes = c.n;
+    CHECK(tt_checkpoint_save(ckpt, &r.s, &st) == TT_OK);
+    uint64_t h = r.s.tok_hash;
+    tt_run_close(&r);
+
+    /* resume: from the run folder and the file, the tokenizer beside it */
+    tt_run_source res = {.kind = TT_RUN_RESUME, .path = rdir};
+    CHECK_MSG(setup(&r, "steps=5", &res, &c, 0, &st) == TT_OK, "%s", st.msg);
+    CHECK(tt_tokenizer_hash(r.tok.tok) == h && r.s.tok_kind == 1);
+    tt_run_close(&r);
+    res.path = ckpt;
+    CHECK_MSG(setup(&r, "steps=5", &res, &c, 0, &st) == TT_OK, "%s", st.msg);
+    tt_run_close(&r);
+    CHECK(setup(&r, "steps=5 tokenizer=byte", &res, &c, 0, &st) == TT_EMISMATCH);
+    CHECK_MSG(strstr(st.msg, "tokenizer mismatch on resume") != NULL, "%s", st.msg);
+    tt_run_close(&r);
+    /* in memory: the files are not there */
+    f = fopen(ckpt, "rb");
+    fseek(f, 0, SEEK_END);
+    size_t len = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *buf = malloc(len);
+    CHECK(fread(buf, 1, len, f) == len);
+    fclose(f);
+    tt_run_source mem = {.kind = TT_RUN_RESUME, .bytes = buf, .len = len};
+    CHECK(setup(&r, "steps=5", &mem, &c, 0, &st) == TT_EINVAL);
+    CHECK_MSG(strstr(st.msg, "run folder") != NULL, "%s", st.msg);
+    tt_run_close(&r);
+    /* init-from the run: its tokenizer comes along; a byte text is refused */
+    tt_run_source init = {.kind = TT_RUN_INIT_FROM, .path = rdir};
+    CHECK_MSG(setup(&r, "steps=2", &init, &c, 0, &st) == TT_OK, "%s", st.msg);
+    CHECK_MSG(tt_tokenizer_hash(r.tok.tok) == h && r.s.tok_kind == 1 && r.s.tok_hash == h, "%d %d %llx %llx", (int)tt_tokenizer_kind(r.tok.tok), r.s.tok_kind, (unsigned long long)r.s.tok_hash, (unsigned long long)h);
+    tt_run_close(&r);
+    CHECK(setup(&r, "steps=2", &init, &bytes, 0, &st) == TT_EINVAL);
+    tt_run_close(&r);
+    free(buf);
+    tt_corpus_free(&c);
+    tt_corpus_free(&bytes);
+}
+
 int main(void) {
     RUN(test_run_sources);
+    RUN(test_run_tokenizer);
     return tt_test_summary();
 }
