@@ -9,13 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <time.h>
 
+#include "train/hf.h"
 #include "train/options.h"
+#include "train/runtok.h"
 #include "webgpu/webgpu_profile.h"
 
 static const opt_def bench_opts[] = {
@@ -28,6 +31,7 @@ static const opt_def bench_opts[] = {
     {"threads", O_THREADS, 1, "CPU threads (default: all cores)"},
     {"accum", O_ACCUM, 1, "micro-batches per step (default 1)"},
     {"data", O_DATA, 1, "text file or folder for the batches (default: the fortunes collection)"},
+    {"init-from", O_INIT_FROM, 1, "the model of a Hugging Face folder or checkpoint (its shape, weights and tokenizer; --batch/--ctx apply)"},
     {"seed", O_SEED, 1, "seed for weights and batches (default 1337)"},
     {"label", O_LABEL, 1, "name of this cell in the JSON output (e.g. cpu-16t)"},
     {"pipeline", O_PIPELINE, 1, "1: overlap step k+1 with step k where the backend can, as training does (default); 0: synchronous steps"},
@@ -157,6 +161,34 @@ int cmd_bench(int argc, char **argv) {
     tt_model_config cfg;
     const char *preset_name = NULL;
     if ((rc = model_config(&o, NULL, DEFAULT_PRESET, &cfg, &preset_name))) return rc;
+    tt_status st;
+    tt_status_clear(&st);
+    /* --init-from: the source's shape and weights (tt_hf_load_ctx), its
+     * tokenizer for the batches (runtok.h), the run's batch and ctx */
+    tt_hf_weights init;
+    tt_runtok rt;
+    memset(&init, 0, sizeof init);
+    memset(&rt, 0, sizeof rt);
+    if (o.init_from) {
+        if (tt_hf_load_ctx(o.init_from, o.set[O_CTX] ? o.ctx : 0, &init, &st)) return error_line(EXIT_FAIL, "%s", st.msg);
+        int found = 0;
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s", o.init_from);
+        struct stat sb;
+        if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) { /* a checkpoint file: its folder */
+            char *slash = strrchr(dir, '/');
+            if (slash) *slash = 0;
+            else snprintf(dir, sizeof dir, ".");
+        }
+        if (tt_runtok_load_dir(dir, &found, &rt, &st)) {
+            tt_hf_weights_free(&init);
+            return error_line(EXIT_FAIL, "%s", st.msg);
+        }
+        int b = o.set[O_BATCH] ? o.batch : cfg.batch;
+        cfg = init.cfg;
+        cfg.batch = b;
+        preset_name = NULL;
+    }
     int64_t steps = o.set[O_STEPS] ? o.steps : BENCH_DEFAULT_STEPS;
     int64_t warm = o.set[O_WARMUP_STEPS] ? o.bench_warmup : BENCH_DEFAULT_WARMUP;
     int64_t max_steps = o.set[O_MAX_STEPS] ? o.max_steps : BENCH_DEFAULT_MAX_STEPS;
@@ -166,8 +198,6 @@ int cmd_bench(int argc, char **argv) {
         return error_line(EXIT_USAGE, "bench needs --steps in 10..1000000 measured steps (got %lld)", (long long)steps);
     if (warm > 1000000) return error_line(EXIT_USAGE, "--warmup must be at most 1000000 (got %lld)", (long long)warm);
     if (max_steps < steps) max_steps = steps;
-    tt_status st;
-    tt_status_clear(&st);
     tt_train_config tc;
     /* two steps more than are ever run: the loop's last step would add a validation */
     tt_train_config_default(&tc, warm + max_steps + 2);
@@ -193,13 +223,36 @@ int cmd_bench(int argc, char **argv) {
     tt_corpus corpus;
     memset(&corpus, 0, sizeof corpus);
     double tc0 = tt_now();
-    if (tt_corpus_load(o.data, cfg.ctx, &corpus, &st)) return error_line(EXIT_FAIL, "%s", st.msg);
+    char cache[] = "/tmp/tinytrain-bench-XXXXXX";
+    int tokenized = rt.tok && tt_tokenizer_kind(rt.tok) == TT_TOK_BPE;
+    if (tokenized && !mkdtemp(cache)) return error_line(EXIT_FAIL, "cannot create a folder for the token cache in /tmp");
+    rc = tokenized ? tt_corpus_open(o.data, rt.tok, cache, cfg.ctx, NULL, NULL, &corpus, &st)
+                   : tt_corpus_load(o.data, cfg.ctx, &corpus, &st);
+    if (tokenized) { /* the cache is mapped: its file can go now */
+        char f[4300];
+        DIR *d = opendir(cache);
+        for (struct dirent *e; d && (e = readdir(d));)
+            if (e->d_name[0] != '.') snprintf(f, sizeof f, "%s/%s", cache, e->d_name), unlink(f);
+        if (d) closedir(d);
+        rmdir(cache);
+    }
+    if (rc) {
+        tt_hf_weights_free(&init);
+        tt_runtok_free(&rt);
+        return error_line(EXIT_FAIL, "%s", st.msg);
+    }
     double corpus_ms = (tt_now() - tc0) * 1e3;
     tt_train_state s;
     memset(&s, 0, sizeof s);
     if (tt_state_init(&s, &cfg, &tc, &st)) {
         tt_corpus_free(&corpus);
+        tt_hf_weights_free(&init);
+        tt_runtok_free(&rt);
         return error_line(EXIT_FAIL, "%s", st.msg);
+    }
+    if (init.params) { /* the base weights; adapters keep their init */
+        memcpy(s.params, init.params, (size_t)tt_config_param_count(&init.cfg) * sizeof(float));
+        tt_hf_weights_free(&init);
     }
 
     double *ms = malloc((size_t)(max_steps + 2) * sizeof *ms);
@@ -421,6 +474,7 @@ out:
     free(ph);
     tt_state_free(&s);
     tt_corpus_free(&corpus);
+    tt_runtok_free(&rt);
     return rc;
 }
 
