@@ -9,6 +9,10 @@
 #   bash bench/gpu-session.sh OUTDIR checks   # call 2: WebGPU A/B + parity through mega
 #   bash bench/gpu-session.sh OUTDIR compute  # the compute-bound rows (shakespeare, gpt2b8) and
 #                                             # their matmuls against cuBLAS (~3 min)
+#   bash bench/gpu-session.sh OUTDIR gpt2     # Hugging Face GPT-2: parity with transformers, fine-tunes,
+#                                             # the fine-tune rows beside PyTorch (~8 min; needs
+#                                             # .carry/gpt2tok: vocab.json, merges.txt), then, with time
+#                                             # left, the presets old (.carry/old.tar.xz) vs new
 # Writes OUTDIR/curve/ (results.jsonl, report.md, speedup.svg), or ab.txt
 # (WebGPU defaults vs the settings below, side by side) and parity.txt. Env TT_BENCH_DATA: the corpus of the parity
 # test and the curve (default: fortunes, else the curve builds one from
@@ -16,7 +20,7 @@
 set -u
 out=${1:-out/gpu-session}
 what=${2:-checks}
-case "$what" in curve|checks|compute) ;; *) echo "gpu-session.sh: second argument must be curve, checks or compute" >&2; exit 2 ;; esac
+case "$what" in curve|checks|compute|gpt2) ;; *) echo "gpu-session.sh: second argument must be curve, checks, compute or gpt2" >&2; exit 2 ;; esac
 mkdir -p "$out"
 if ls .gl/*.deb >/dev/null 2>&1; then for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
 if [ -z "${VK_DRIVER_FILES:-}" ]; then
@@ -35,7 +39,7 @@ t0=$(date +%s)
 left() { echo $(( ${1} - ($(date +%s) - t0) )); }
 
 echo "== build"
-target=(); [ "$what" = compute ] && target=(--target tinytrain)
+target=(); [ "$what" = compute ] || [ "$what" = gpt2 ] && target=(--target tinytrain)
 cm=(); [ -f .carry/commit ] && cm=(-DTT_COMMIT="$(cat .carry/commit)")  # the tree's commit when no .git came along
 # the Unicode data the tokenizer's table is made from, carried when the host lacks Debian's unicode-data
 [ ! -f /usr/share/unicode/UnicodeData.txt ] && [ -f .carry/unicode/UnicodeData.txt ] && cm+=(-DTT_UNICODE_DIR="$PWD/.carry/unicode")
@@ -59,6 +63,25 @@ if [ "$what" = compute ]; then
     echo "== matmuls vs cuBLAS: $s ($(( $(date +%s) - t0 )) s)"
     timeout 120 bash bench/matmul_vs_cublas.sh $s --out "$out/matmul-$s" 2>&1
   done
+  echo "done in $(( $(date +%s) - t0 )) s"
+  exit 0
+fi
+
+if [ "$what" = gpt2 ]; then
+  nvidia-smi --query-gpu=name --format=csv,noheader
+  echo "== GPT-2 parity with transformers ($(( $(date +%s) - t0 )) s)"
+  timeout 240 bash bench/hf/gpt2_parity.sh "$out/parity"
+  cp .carry/gpt2tok/vocab.json .carry/gpt2tok/merges.txt "$out/parity/gpt2/"
+  echo "== GPT-2 fine-tunes ($(( $(date +%s) - t0 )) s)"
+  timeout 300 bash bench/hf/gpt2_finetune.sh "$out/parity/gpt2" "$out/ft"
+  echo "finetune rc=$?"
+  if [ -f .carry/old.tar.xz ] && [ "$(left 560)" -gt 100 ]; then
+    echo "== presets, old ($(cat .carry/old_commit 2>/dev/null)) vs new, WebGPU ($(( $(date +%s) - t0 )) s)"
+    mkdir -p /tmp/old && tar -xJf .carry/old.tar.xz -C /tmp/old &&
+      cmake -S /tmp/old -B /tmp/old/build -DCMAKE_BUILD_TYPE=Release "${cm[@]}" >/dev/null &&
+      cmake --build /tmp/old/build -j"$(nproc)" --target tinytrain 2>&1 | grep -E 'error' ;
+    timeout "$(left 590)" bash bench/ab.sh /tmp/old/build/tinytrain build/tinytrain --presets tiny,mega,gpt2 --steps 20 --check-steps 20
+  fi
   echo "done in $(( $(date +%s) - t0 )) s"
   exit 0
 fi
