@@ -527,7 +527,7 @@ static int closing_sample(const train_job *j) {
     int64_t n_sample = o->set[O_SAMPLE_TOKENS] ? o->sample_tokens : 400;
     if (n_sample <= 0) return 0;
     const tt_train_state *s = &j->r.s;
-    if (s->cfg.vocab != TT_VOCAB) { /* text needs the model's tokenizer */
+    if (s->cfg.vocab != TT_VOCAB && (!j->r.tok.tok || tt_tokenizer_kind(j->r.tok.tok) != TT_TOK_BPE)) { /* text needs a tokenizer */
         if (!o->json) printf("\n(no closing sample: a model of vocabulary %d samples ids with tinytrain sample --ckpt %s --ids ...)\n",
                              s->cfg.vocab, j->ckpt_path);
         return 0;
