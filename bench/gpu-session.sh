@@ -80,7 +80,8 @@ if [ "$what" = gpt2 ]; then
     mkdir -p /tmp/old && tar -xJf .carry/old.tar.xz -C /tmp/old &&
       cmake -S /tmp/old -B /tmp/old/build -DCMAKE_BUILD_TYPE=Release "${cm[@]}" >/dev/null &&
       cmake --build /tmp/old/build -j"$(nproc)" --target tinytrain 2>&1 | grep -E 'error' ;
-    timeout "$(left 590)" bash bench/ab.sh /tmp/old/build/tinytrain build/tinytrain --presets tiny,mega,gpt2 --steps 20 --check-steps 20
+    timeout "$(left 590)" bash bench/ab.sh /tmp/old/build/tinytrain build/tinytrain --presets tiny,mega,gpt2 --steps 20 --check-steps 20 \
+      --data "${TT_BENCH_DATA:-data/tinyshakespeare.txt}"
   fi
   echo "done in $(( $(date +%s) - t0 )) s"
   exit 0
