@@ -5,7 +5,8 @@
 #                              Vulkan loader + Mesa lavapipe and Dawn (WebGPU),
 #                              python3 (the tokenizer's table generator, test tools)
 #   scripts/setup.sh --all     core + web: Emscripten, Node/npm, Chromium,
-#                              npm packages (Playwright driver, chart library)
+#                              npm packages (Playwright driver, chart library, Node 24 and
+#                              Dawn's Node binding for the browser engine under Node)
 # Nothing is downloaded at run time: Debian packages by name, npm packages
 # pinned in package.json / package-lock.json. Safe to run again: it installs
 # only what is missing.
@@ -76,7 +77,8 @@ if [ ${#missing[@]} -gt 0 ] || [ $backports = 1 ]; then
   fi
 fi
 
-# npm packages (Dawn for native WebGPU; Playwright driver + chart library for the web app)
+# npm packages (Dawn for native WebGPU; Playwright driver + chart library for the web app;
+# Node 24 (JSPI) + Dawn's Node binding: the browser engine run headless, bench/browser_engine.mjs)
 if have_cmd npm; then
   if [ ! -f node_modules/.package-lock.json ] || ! cmp -s package-lock.json node_modules/.tt-lock 2>/dev/null; then
     echo "setup: npm ci"

@@ -527,7 +527,8 @@ async function bench(m) {
   try {
     for (const preset of m.presets) {
       const o = `preset=${preset} steps=${m.steps + 1} seed=1337 eval-every=0 save-every=0 save-seconds=0` +
-        ` backend=${variant === 'gpu' ? 'webgpu' : 'cpu'}` + (variant === 'threads' ? ` threads=${threads}` : ' threads=1');
+        ` backend=${variant === 'gpu' ? 'webgpu' : 'cpu'}` + (variant === 'threads' ? ` threads=${threads}` : ' threads=1') +
+        (m.opts ? ' ' + m.opts : '');
       setOptions(o);
       await withBytes(m.corpus, async (p, n) => check(await call('tt_web_corpus', W, p, n), 'corpus'));
       check(await call('tt_web_init', W), 'init');
@@ -571,7 +572,7 @@ async function bench(m) {
 //   restore {steal?}                         OPFS -> restored {found, meta, state} | {found: false, busy}
 //   clearSaved                               Forget -> cleared {removed, autosaveOff}: this run is not autosaved again
 //   autosaveOn                               autosave this run again (after a Forget)
-//   bench {presets, steps, corpus}           -> benchRow..., benchDone
+//   bench {presets, steps, corpus, opts?}    -> benchRow..., benchDone (opts: more options, e.g. 'batch=8')
 // worker -> page: phase {phase} while a run is being set up; saved {step, bytes, nextIn}; ownerLost {run};
 //   error {where, message, detail?} (where: init | corpus | options | train | checkpoint | sample | inspect | runfile | finetune | autosave | bench;
 //   autosave with storageFull: true when the browser's storage refused it: the run pauses)

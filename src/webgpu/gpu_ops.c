@@ -101,8 +101,11 @@ int tt_gops_set_step(tt_gops *o, const tt_gstep *s, tt_status *st) {
     return tt_gpu_write(o->g, o->stepu, 0, s, sizeof *s, st);
 }
 
+/* A site of zero workgroups is a slot its op reserved and did not need (the
+ * split-K reduce of a matmul that is not split): nothing to dispatch. */
 void tt_gops_run(tt_gpu *g, const tt_gsite *s, int n) {
-    for (int i = 0; i < n; i++) tt_gpu_dispatch(g, s[i].k, s[i].grp, s[i].x, s[i].y, s[i].z);
+    for (int i = 0; i < n; i++)
+        if (s[i].x) tt_gpu_dispatch(g, s[i].k, s[i].grp, s[i].x, s[i].y, s[i].z);
 }
 
 /* ---- kernels ------------------------------------------------------------- */

