@@ -310,19 +310,25 @@ int tt_corpus_from_memory(const uint8_t *bytes, size_t n, int ctx, tt_corpus *c,
 }
 
 /* tt_corpus_load; sep: a separator between the files of a folder (NULL: none) */
+/* The corpus path (NULL or "": the default collection) and its stat, or the
+ * one-line reason it cannot be had. */
+static int corpus_path(const char **path, int *is_default, struct stat *sb, tt_status *st) {
+    *is_default = !*path || !**path;
+    if (*is_default) *path = tt_default_corpus_dir();
+    if (stat(*path, sb) == 0) return TT_OK;
+    if (*is_default)
+        return tt_fail(st, TT_EIO,
+                       "default corpus not found (%s): install the `fortunes` package (sudo apt-get install fortunes, "
+                       "or run the setup script) or pass --data FILE",
+                       *path);
+    return tt_fail(st, TT_EIO, "cannot open corpus '%s': %s", *path, strerror(errno));
+}
+
 static int corpus_load(const char *path, int ctx, const char *sep, tt_corpus *c, tt_status *st) {
     memset(c, 0, sizeof *c);
-    int is_default = !path || !*path;
-    if (is_default) path = tt_default_corpus_dir();
+    int is_default;
     struct stat sb;
-    if (stat(path, &sb) != 0) {
-        if (is_default)
-            return tt_fail(st, TT_EIO,
-                           "default corpus not found (%s): install the `fortunes` package (sudo apt-get install fortunes, "
-                           "or run the setup script) or pass --data FILE",
-                           path);
-        return tt_fail(st, TT_EIO, "cannot open corpus '%s': %s", path, strerror(errno));
-    }
+    TT_CHECK(corpus_path(&path, &is_default, &sb, st));
     buf_t b;
     memset(&b, 0, sizeof b);
     b.sep = S_ISDIR(sb.st_mode) && sep && *sep ? sep : NULL;
@@ -481,14 +487,9 @@ int tt_corpus_open(const char *path, tt_tokenizer *tok, const char *cache_dir, i
                    void *progress_ctx, tt_corpus *c, tt_status *st) {
     if (!tok || tt_tokenizer_kind(tok) != TT_TOK_BPE) return tt_corpus_load(path, ctx, c, st);
     memset(c, 0, sizeof *c);
-    int is_default = !path || !*path;
-    if (is_default) path = tt_default_corpus_dir();
+    int is_default;
     struct stat sb;
-    if (stat(path, &sb) != 0) {
-        if (is_default)
-            return tt_fail(st, TT_EIO, "default corpus not found (%s): install the `fortunes` package or pass --data FILE", path);
-        return tt_fail(st, TT_EIO, "cannot open corpus '%s': %s", path, strerror(errno));
-    }
+    TT_CHECK(corpus_path(&path, &is_default, &sb, st));
     /* the cache's name: the corpus path made absolute */
     char full[PATH_MAX], cache[4400];
     const char *id = realpath(path, full) ? full : path;
