@@ -342,7 +342,10 @@ EMSCRIPTEN_KEEPALIVE int tt_web_init_from(tt_web *w, const uint8_t *bytes, size_
  * any ctx up to its n_positions (default min(n_positions, 1024)). */
 EMSCRIPTEN_KEEPALIVE int tt_web_init_from_path(tt_web *w, const char *path, const char *name) {
     const tt_run_source src = {.kind = TT_RUN_INIT_FROM, .path = path, .name = name && *name ? name : NULL};
-    return init_from(w, &src, 1);
+    TT_CHECK(init_from(w, &src, 1));
+    const char *preset = tt_preset_of(&w->s.cfg); /* the run is the folder's model, not the options' preset */
+    snprintf(w->preset, sizeof w->preset, "%s", preset ? preset : "custom");
+    return TT_OK;
 }
 
 /* A saved run, resumed as it was saved: the checkpoint's model and training
@@ -604,7 +607,8 @@ EMSCRIPTEN_KEEPALIVE const char *tt_web_inspect(tt_web *w, const uint8_t *prompt
         return NULL;
     }
     if (tt_loop_sync(w->loop, &w->st)) return NULL;
-    if (tt_web_inspect_json(w->be, w->s.params, prompt, n, top_k, &w->json, &w->st)) return NULL;
+    if (tt_web_inspect_json(w->be, w->s.params, w->have_tok ? w->tok.tok : NULL, prompt, n, top_k, &w->json, &w->st))
+        return NULL;
     return w->json.buf;
 }
 
