@@ -16,7 +16,7 @@ import { $, fmtBytes, fmtParams, setStatus } from './render.js';
 
 const CACHE_DIR = 'tinytrain-models';
 const LAST_KEY = 'tinytrain.model';   // the cached model chosen last (its cache key), restored on reload
-const PART = 16 << 20;                // bytes per cached part of a large file
+const PART = 1 << 20;                 // bytes per cached part of a large file (a cut download loses less than this)
 const NEEDED = ['config.json', 'model.safetensors'];
 const TOKENIZER = [['vocab.json', 'merges.txt'], ['tokenizer.json']];
 const OPTIONAL = ['tokenizer_config.json', 'special_tokens_map.json', 'generation_config.json'];
