@@ -746,6 +746,7 @@ async function startTraining() {
     setInitFrom(null);
   }
   ui.worker.postMessage(ui.startMsg);
+  delete ui.startMsg.model; // the Worker has its copy: the page does not keep the weights
   ui.notOwner = false;
 }
 
