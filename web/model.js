@@ -277,6 +277,7 @@ export function mountModel(anchor, { options, onChange }) {
   $('modelUrl').addEventListener('keydown', (e) => { if (e.key === 'Enter' && !busy) fetchLinks($('modelUrl').value); });
   $('modelClear').addEventListener('click', () => { setModel(null); setStatus('modelStatus', ''); });
   $('modelRemove').addEventListener('click', removeCached);
+  $('ckptFile').accept += ',.zip'; // a fine-tuned model's run folder (its Download) loads back too
 }
 
 // The cached model chosen last, chosen again from the cache (no download), once the engine is ready.

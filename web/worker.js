@@ -44,6 +44,7 @@ let kernelsBuilt = 0;  // GPU compute pipelines created so far
 let startPhase = false; // a run is being built: kernel compiles are reported as its phase
 let runTok = null;     // a BPE run's tokenizer files {name: bytes} (saved with its autosave and downloads); {} for bytes
 let modelName = '';    // the model folder the run started from ('' for none)
+let presetNames = [];  // the engine's presets
 
 const post = (msg, transfer) => self.postMessage(msg, transfer || []);
 
@@ -641,6 +642,21 @@ async function zipFolder(dir, files) {
   for (const [name, bytes] of Object.entries(files)) tree[`${dir}/${name}`] = [bytes, { level: 0 }];
   return zipSync(tree);
 }
+// A run folder zip (what `download` gives for a BPE run): {ckpt, tok, name}, or null for other bytes.
+async function runZip(bytes) {
+  if (!(bytes.length > 4 && bytes[0] === 0x50 && bytes[1] === 0x4b)) return null; // "PK"
+  const { unzipSync } = await import('./dist/fflate.js');
+  let files;
+  try { files = unzipSync(bytes); } catch (e) { throw new Error('the zip cannot be read: ' + e.message); }
+  const out = { ckpt: null, tok: {}, name: '' };
+  for (const [path, b] of Object.entries(files)) {
+    const parts = path.split('/'), n = parts.pop();
+    if (n === 'checkpoint.safetensors') { out.ckpt = b; out.name = (parts.pop() || '').replace(/-step\d+$/, '').replace(/^tinytrain-/, ''); }
+    else if (TOK_FILES.includes(n)) out.tok[n] = b;
+  }
+  if (!out.ckpt) throw new Error('the zip holds no checkpoint.safetensors (a run folder has one)');
+  return out;
+}
 // what a download is called: the model folder the run came from, else its preset
 const modelTag = (st) => (modelName ? modelName.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 60) : st.preset || 'custom');
 
@@ -666,7 +682,8 @@ const modelTag = (st) => (modelName ? modelName.replace(/[^A-Za-z0-9._-]+/g, '_'
 //                                            + its tokenizer files, what `tinytrain train --resume` reads), name, files}
 //   exportHf                                 -> hfZip {bytes, name}: `tinytrain export`'s Hugging Face folder, zipped
 //   exportAdapter                            -> adapterZip {bytes, name, files}: `tinytrain export --adapter`'s peft folder, zipped
-//   upload {bytes, corpus?, corpusName?, force}   load a .safetensors; -> started {state, loaded}, or error
+//   upload {bytes, corpus?, corpusName?, force}   load a .safetensors, or a run folder's zip (a BPE run's download:
+//                                            checkpoint.safetensors + its tokenizer files); -> started {state, loaded}, or error
 //                                            {where: 'checkpoint', mismatch, want, chosen} (the texts, {bytes, hash})
 //   start, upload and restore first claim the saved run for this tab (Web Lock OWNER_LOCK; {steal: true} takes
 //   it from another tab, which gets ownerLost); without it: error {where: 'owner'} or restored {busy: true}
@@ -692,6 +709,7 @@ async function onMessage(m) {
         W = M._tt_web_new();
         if (!W) throw new Error('out of memory');
         await store.cleanLeftovers().catch(() => {});
+        presetNames = answerJson(M._tt_web_presets_json()).map((p) => p.name);
         post({ type: 'ready', variant, threads, presets: answerJson(M._tt_web_presets_json()), options: answerJson(M._tt_web_options_json()), isa: info(),
           webgpu: !!M._tt_web_has_webgpu(), gpu: gpuInfo, gpuError: M.ttGpuError || null });
       } catch (e) {
@@ -840,7 +858,11 @@ async function onMessage(m) {
           }
           // the run options the engine builds the loaded run with: this worker's backend and threads
           setOptions(`backend=${variant === 'gpu' ? 'webgpu' : 'cpu'}` + (variant === 'threads' ? ` threads=${threads}` : ' threads=1'));
-          await withBytes(m.bytes, async (p, n) => check(await call('tt_web_load', W, p, n, m.force ? 1 : 0), 'checkpoint'));
+          const folder = await runZip(m.bytes);
+          if (folder) await loadRunFolder(folder.ckpt, folder.tok, m.force);
+          else await withBytes(m.bytes, async (p, n) => check(await call('tt_web_load', W, p, n, m.force ? 1 : 0), 'checkpoint'));
+          runTok = runTokFiles();
+          modelName = folder ? folder.name : '';
           return stateJson();
         });
       } catch (e) {
@@ -855,7 +877,7 @@ async function onMessage(m) {
         break;
       }
       if (m.corpus) { corpusBytes = m.corpus; corpusName = m.corpusName || corpusName; }
-      opts = `preset=${st.preset} layers=${st.layers} d-model=${st['d-model']} heads=${st.heads} ctx=${st.ctx} batch=${st.batch}` +
+      opts = (presetNames.includes(st.preset) ? `preset=${st.preset} ` : '') + `layers=${st.layers} d-model=${st['d-model']} heads=${st.heads} ctx=${st.ctx} batch=${st.batch}` +
         ` steps=${st.steps} seed=${st.seed}` + (variant === 'threads' ? ` threads=${threads}` : ' threads=1') +
         (variant === 'gpu' ? ' backend=webgpu' : '');
       backendName = variant === 'gpu' ? 'webgpu' : 'cpu';

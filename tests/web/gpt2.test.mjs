@@ -263,6 +263,30 @@ test('GPT-2 folder from links: LoRA on WASM and WebGPU agree, downloads equal th
     gpu.losses.forEach(([s, x], i) => near(`step ${s}, WebGPU vs WASM`, x, cpu.losses[i][1]));
     assert.equal(gpu.losses.length, STEPS);
   }
+  // the downloaded run folder (zip) loads back into the page: the run at its step, with its tokenizer
+  const back = await page.evaluate(async ({ zip, corpus }) => {
+    const w = new Worker(new URL('./worker.js', location.href), { type: 'module' });
+    const b = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+    const r = await new Promise((resolve) => {
+      w.onmessage = (e) => {
+        const m = e.data;
+        if (m.type === 'ready') w.postMessage({ type: 'upload', bytes: b(zip), corpus: b(corpus), corpusName: 't.txt' });
+        else if (m.type === 'started') resolve({ state: m.state });
+        else if (m.type === 'error' && m.where !== 'autosave') resolve({ error: m.message });
+      };
+      w.postMessage({ type: 'init', variant: 'single', threads: 1 });
+    });
+    if (!r.error) {
+      w.postMessage({ type: 'exportAdapter' });
+      r.adapter = await new Promise((resolve) => { w.onmessage = (e) => { if (e.data.type === 'adapterZip' || e.data.type === 'error') resolve(e.data.type); }; });
+    }
+    w.terminate();
+    return r;
+  }, { zip: cpu.download.bytes, corpus });
+  assert.equal(back.error, undefined);
+  assert.equal(back.state.step, STEPS);
+  back.state.loss.forEach((x, i) => assert.equal(Math.fround(x), Math.fround(cpu.losses[i][1])));
+  assert.equal(back.adapter, 'adapterZip');
   await ctx.close();
   if (!cli) { t.diagnostic('no native tinytrain: the CLI checks are skipped'); return; }
 
