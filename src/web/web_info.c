@@ -331,7 +331,9 @@ static void model_run(tt_jw *j, const char *kind, const tt_model_config *c, int 
     tt_jw_printf(j, ",\"fits\":%s", fits ? "true" : "false");
     if (!fits) {
         char why[300];
-        if (!webgpu && !plan) snprintf(why, sizeof why, "the CPU backend cannot plan this model");
+        if (!webgpu && !plan) /* tt_backend_cpu_plan_bytes: 0 past what this build addresses */
+            snprintf(why, sizeof why, "a %s fine-tune on the CPU needs more memory than this browser engine can address (%.2f GB)",
+                     c->lora_rank > 0 ? "LoRA" : "full", TT_WEB_HEAP_MAX / 1e9);
         else
             snprintf(why, sizeof why, "a %s fine-tune needs %.2f GB in the engine's memory; this browser engine has %.2f GB at most",
                      c->lora_rank > 0 ? "LoRA" : "full", host / 1e9, limit / 1e9);

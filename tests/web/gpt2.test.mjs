@@ -195,6 +195,7 @@ test('model info from the engine; a model beyond the limits is refused with one 
   assert.equal(xl.modelInfo.full.fits, false);
   assert.equal(xl.modelInfo.lora.fits, false);
   assert.ok(!/\n/.test(xl.modelInfo.lora.why));
+  assert.match(xl.modelInfo.full.why, /^a full fine-tune (on the CPU needs more memory than this browser engine can address \(4\.29 GB\)|needs [\d.]+ GB)/);
   const bad = await session(page, { variant: 'single', base: `${models.url}/gpt2-tiny/resolve/main`, names: ['vocab.json'],
     opts: '', infoOnly: true });
   assert.match(bad.modelInfo.error, /config\.json/);
