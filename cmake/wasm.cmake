@@ -64,7 +64,8 @@ set(TT_WEB_COMMON_LINK
   -sMAXIMUM_MEMORY=4GB
   -sINITIAL_MEMORY=64MB
   -sEXPORTED_FUNCTIONS=_malloc,_free
-  -sEXPORTED_RUNTIME_METHODS=ccall,UTF8ToString,stringToUTF8,lengthBytesUTF8
+  -sEXPORTED_RUNTIME_METHODS=ccall,UTF8ToString,stringToUTF8,lengthBytesUTF8,FS
+  -sFORCE_FILESYSTEM=1
   -Wno-pthreads-mem-growth
 )
 

@@ -7,6 +7,7 @@
 // worker.js. This file keeps no engine formula or range: a value the engine
 // refuses comes back as the engine's message.
 import { mountInspect } from './inspect.js';
+import { mountModel, restoreModel, chosenModel, modelPlan, modelFiles } from './model.js';
 import { autosaveInterval } from './autosave.js';
 import * as engine from './engine.js';
 import {
@@ -107,6 +108,11 @@ function onWorker(m) {
       setStatus('ckptStatus', `Downloaded ${m.name} (${fmtBytes(m.bytes.byteLength)}).`, 'ok');
       break;
     }
+    case 'adapterZip':
+      saveBlob(m.bytes, m.name, 'application/zip');
+      setStatus('ckptStatus', `Downloaded ${m.name} (${fmtBytes(m.bytes.byteLength)}): the LoRA adapters as a peft folder ` +
+        '(PeftModel.from_pretrained(base, folder)).', 'ok');
+      break;
     case 'hfZip': {
       saveBlob(m.bytes, m.name, 'application/zip');
       setStatus('ckptStatus', `Downloaded ${m.name} (${fmtBytes(m.bytes.byteLength)}): unzip it, then ` +
@@ -446,6 +452,15 @@ function initControls() {
   });
   $('downloadBtn').addEventListener('click', () => ui.worker && ui.worker.postMessage({ type: 'download' }));
   $('hfBtn').addEventListener('click', () => ui.worker && ui.worker.postMessage({ type: 'exportHf' }));
+  { // the LoRA adapters alone (peft folder), beside the merged Hugging Face folder
+    const b = document.createElement('button');
+    b.id = 'adapterBtn'; b.type = 'button'; b.disabled = true; b.textContent = 'Adapters (peft .zip)';
+    b.title = 'A LoRA run\'s adapters as the folder Hugging Face peft loads — what tinytrain export --adapter writes';
+    $('hfBtn').after(b);
+    b.addEventListener('click', () => ui.worker && ui.worker.postMessage({ type: 'exportAdapter' }));
+    new MutationObserver(() => { b.disabled = $('hfBtn').disabled; }).observe($('hfBtn'), { attributes: true, attributeFilter: ['disabled'] });
+  }
+  mountModel($('ftStatus').parentElement, { options: () => planOptions(ui.runVariant || 'single'), onChange: () => refreshSetup() });
   $('ckptFile').addEventListener('change', uploadCheckpoint);
   $('ftFile').addEventListener('change', chooseInitFrom);
   $('ftClear').addEventListener('click', () => setInitFrom(null));
@@ -692,9 +707,11 @@ async function startTraining() {
   const variant = variantForChoice(backendChoice());
   let opts = formOptions();
   // the engine checks and sizes the setup first; a fine-tune has the shape of the model it starts from
-  const p = await engine.plan(planOptions(variant)).catch((e) => ({ error: e.message }));
+  // (a model folder's: model.js asks the engine about it)
+  const model = chosenModel();
+  const p = model ? await modelPlan(planOptions(variant)) : await engine.plan(planOptions(variant)).catch((e) => ({ error: e.message }));
   if (p.error) { showError(p.error); return; }
-  const v = verdict(p, variant);
+  const v = model ? {} : verdict(p, variant);
   if (v.message) { showError(v.message); return; }
   // the engine's timed save points no more often than the autosave writes them
   opts += ` save-seconds=${Math.ceil(autosaveInterval(p.state_bytes))}`;
@@ -721,12 +738,15 @@ async function startTraining() {
   ui.runVariant = variant;
   rememberText(corpus.info, corpus.name);
   ui.startMsg = { type: 'start', opts, corpus: corpus.bytes.slice(), corpusName: corpus.name, steal };
-  if (ui.initFrom) { // fine-tune: this run starts from the chosen model's weights (once)
+  if (model) {
+    try { ui.startMsg.model = await modelFiles(); } catch (e) { setRun('idle'); showError(e.message); return; }
+  } else if (ui.initFrom) { // fine-tune: this run starts from the chosen model's weights (once)
     ui.startMsg.initFrom = ui.initFrom.bytes;
     ui.startMsg.initFromName = ui.initFrom.name;
     setInitFrom(null);
   }
   ui.worker.postMessage(ui.startMsg);
+  delete ui.startMsg.model; // the Worker has its copy: the page does not keep the weights
   ui.notOwner = false;
 }
 
@@ -1102,6 +1122,7 @@ async function main() {
   mountInspect(ui);
   setRun('idle');
   await refreshSetup();
+  await restoreModel().catch(() => false);
   if (meta) ui.worker.postMessage({ type: 'restore' });
   document.body.dataset.ready = '1';
 }

@@ -76,6 +76,11 @@ export const checkpointInfo = (bytes) => query('checkpointInfo', { bytes });
 // A text as the engine takes it for a model of context ctx
 // (tt_web_text_info): {bytes, hash}, or {error} (empty, binary, too short).
 export const textInfo = (bytes, ctx = 1) => query('textInfo', { bytes, ctx });
+// A Hugging Face GPT-2 folder's small files ({name: bytes}: config.json and
+// the tokenizer's; no weights needed) as the engine reads it
+// (tt_web_model_info): model, tokenizer, and the full / LoRA fine-tune's
+// memory with fits / why for these options; heapLimit (bytes, 0: 4 GB).
+export const modelInfo = (files, opts, heapLimit = 0) => query('modelInfo', { files, opts, heapLimit });
 
 // Runs presets on one engine in a Worker of its own (the benchmark and the
 // speed probe); ui.benchCancel ends it. onRow gets each {preset, ms, losses}.

@@ -9,14 +9,19 @@
 // (ui.worker is the current Worker; the last result lands in ui.inspect).
 
 const BYTE_NAMES = { 10: '↵', 9: '⇥', 32: '␣', 13: '␍' };
-// a byte as one short visible token (printable ASCII as itself)
+// a BPE model's tokens: the text of each id the result names (its "pieces"); null for a byte-level model
+let pieces = null;
+const pieceText = (b) => (pieces[b] === undefined ? `#${b}` : pieces[b].replace(/ /g, '␣').replace(/\n/g, '↵').replace(/\t/g, '⇥') || `#${b}`);
+// a byte (or a BPE token) as one short visible token (printable ASCII as itself)
 export function byteLabel(b) {
+  if (pieces) return pieceText(b);
   if (BYTE_NAMES[b]) return BYTE_NAMES[b];
   if (b > 32 && b < 127) return String.fromCharCode(b);
   return 'x' + b.toString(16).padStart(2, '0');
 }
 // a byte for screen readers
 function byteSpoken(b) {
+  if (pieces) return `token “${pieces[b] === undefined ? b : pieces[b]}”`;
   if (b === 32) return 'space';
   if (b === 10) return 'new line';
   if (b === 9) return 'tab';
@@ -121,7 +126,7 @@ export function mountInspect(ui, root = document.getElementById('inspectCard')) 
       const engine = m.variant === 'gpu' ? 'WebGPU' : 'WASM';
       ui.inspect = { result: m.result, variant: m.variant, prompt };
       show(m.result);
-      status(`${m.result.bytes.length} bytes through ${m.result.n_layer} layers × ${m.result.n_head} heads on ${engine} ` +
+      status(`${m.result.bytes.length} ${m.result.pieces ? 'tokens' : 'bytes'} through ${m.result.n_layer} layers × ${m.result.n_head} heads on ${engine} ` +
         `(${((performance.now() - t0) / 1000).toFixed(1)} s).`, 'ok');
     } catch (e) {
       status(e.message, 'error');
@@ -132,6 +137,7 @@ export function mountInspect(ui, root = document.getElementById('inspectCard')) 
 
   function show(r) {
     st.r = r;
+    pieces = r.pieces || null;
     const T = r.bytes.length;
     st.pos = T - 1;
     st.layer = Math.min(st.layer, r.n_layer - 1);

@@ -38,6 +38,7 @@ const fmtLoss = (x) => (x == null || !isFinite(x) ? '–' : x.toFixed(4));
 // uniform guess over 256 values, good English text models reach about 1.
 export function bpb(loss) { return loss / Math.LN2; }
 const fmtBpb = (x) => (x == null || !isFinite(x) ? '–' : bpb(x).toFixed(3));
+const fmtBits = (x) => (x == null || !isFinite(x) ? '–' : x.toFixed(3));
 function fmtRate(x) {
   if (!x || !isFinite(x)) return '–';
   if (x >= 1e6) return (x / 1e6).toFixed(2) + 'M';
@@ -244,9 +245,10 @@ function smooth() {
 export function updateStats(m) {
   $('stStep').textContent = `${fmtInt(m.step)} / ${fmtInt(m.total)}`;
   $('stLoss').textContent = fmtLoss(m.loss);
-  $('stBpb').textContent = fmtBpb(m.loss);
+  // bits per byte: the engine's (a BPE model's loss is per token), else of a byte-level loss
+  $('stBpb').textContent = m.bpb !== undefined ? fmtBits(m.bpb) : fmtBpb(m.loss);
   $('stVal').textContent = fmtLoss(m.val);
-  $('stValBpb').textContent = fmtBpb(m.val);
+  $('stValBpb').textContent = m.valBpb !== undefined ? fmtBits(m.valBpb) : fmtBpb(m.val);
   if (m.tokPerSec !== undefined) $('stTok').textContent = fmtRate(m.tokPerSec);
   if (m.elapsed !== undefined) $('stElapsed').textContent = fmtTime(m.elapsed);
   $('stEta').textContent = m.step >= m.total ? 'done' : (m.run === 'running' ? fmtTime(m.eta) : '–');

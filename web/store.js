@@ -8,6 +8,9 @@
 //   checkpoint-a.safetensors   the checkpoint meta.json names (or -b: the two
 //   checkpoint-b.safetensors   alternate, one save to the next)
 //   corpus.bin                 the run's training text
+//   tok-<name>                 a BPE run's tokenizer files (vocab.json, merges.txt,
+//                              tokenizer.json: meta.tokFiles names them), which
+//                              the checkpoint needs beside it to be resumed
 // A save writes the checkpoint into the slot meta.json does not name, then
 // meta.json.tmp, then renames that over meta.json (the commit), then removes
 // the old slot. A write that fails (storage full) or a tab killed at any
@@ -155,7 +158,7 @@ export async function cleanLeftovers() {
   await opfsLocked(async () => {
     let meta;
     try { meta = await readMeta(dir); } catch (e) { return; }
-    const keep = new Set(meta ? ['meta.json', 'corpus.bin', metaCheckpoint(meta)] : []);
+    const keep = new Set(meta ? ['meta.json', 'corpus.bin', metaCheckpoint(meta), ...(meta.tokFiles || []).map((n) => 'tok-' + n)] : []);
     const gone = [];
     for await (const [name, h] of dir.entries()) if (h.kind === 'file' && !keep.has(name)) gone.push(name);
     for (const name of gone) await removeQuiet(dir, name);
@@ -166,12 +169,13 @@ export async function cleanLeftovers() {
 // slot, corpus (bytes, or null when corpus.bin holds it already), then meta
 // (an object; the slot's name and size are added). On failure, what it wrote
 // is removed again (the space it took is given back) and the error thrown.
-async function commitSave(dir, { ckpt, corpus, meta }) {
+async function commitSave(dir, { ckpt, corpus, tok, meta }) {
   const old = await readMeta(dir).catch(() => null);
   const oldCkpt = old ? metaCheckpoint(old) : null;
   const slot = oldCkpt === SLOTS[0] ? SLOTS[1] : SLOTS[0];
   try {
     if (corpus) await writeReplace(dir, 'corpus.bin', corpus);
+    if (tok) for (const [name, bytes] of Object.entries(tok)) await writeReplace(dir, 'tok-' + name, bytes);
     await writeBytes(dir, slot, ckpt);
     const m = { ...meta, checkpoint: slot, checkpointBytes: ckpt.length };
     await writeReplace(dir, 'meta.json', new TextEncoder().encode(JSON.stringify(m)));
@@ -195,7 +199,7 @@ export async function save(wanted, snap) {
   });
 }
 
-// The committed autosave: {meta, corpus, ckpt}, {message} when it cannot be
+// The committed autosave: {meta, corpus, ckpt, tok}, {message} when it cannot be
 // used, or null when there is none.
 export async function readSaved() {
   const dir = await opfsDir();
@@ -206,10 +210,12 @@ export async function readSaved() {
     if (!meta) return null;
     const corpus = await readFile(dir, 'corpus.bin');
     const ckpt = await readFile(dir, metaCheckpoint(meta));
-    if (!corpus || !ckpt) return { message: 'saved run is incomplete' };
+    const tok = {};
+    for (const name of meta.tokFiles || []) tok[name] = await readFile(dir, 'tok-' + name);
+    if (!corpus || !ckpt || Object.values(tok).some((b) => !b)) return { message: 'saved run is incomplete' };
     if (meta.checkpointBytes != null && ckpt.length !== meta.checkpointBytes)
       return { message: `saved checkpoint has ${ckpt.length} of its ${meta.checkpointBytes} bytes` };
-    return { meta, corpus, ckpt };
+    return { meta, corpus, ckpt, tok };
   });
 }
 

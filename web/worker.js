@@ -42,6 +42,9 @@ let autosaveOff = false; // the user removed this run's autosave (Forget): it is
 let lastWrite = { at: 0, step: -1 }; // the last autosave that reached OPFS (performance.now())
 let kernelsBuilt = 0;  // GPU compute pipelines created so far
 let startPhase = false; // a run is being built: kernel compiles are reported as its phase
+let runTok = null;     // a BPE run's tokenizer files {name: bytes} (saved with its autosave and downloads); {} for bytes
+let modelName = '';    // the model folder the run started from ('' for none)
+let presetNames = [];  // the engine's presets
 
 const post = (msg, transfer) => self.postMessage(msg, transfer || []);
 
@@ -54,8 +57,8 @@ function call(name, ...args) {
   return M['_' + name](...args);
 }
 // C entry points that can reach a GPU wait (buffer mapping, error scopes).
-const GPU_ASYNC_EXPORTS = ['tt_web_init', 'tt_web_init_from', 'tt_web_load', 'tt_web_advance', 'tt_web_checkpoint',
-  'tt_web_sample_start', 'tt_web_free', 'tt_web_inspect'];
+const GPU_ASYNC_EXPORTS = ['tt_web_init', 'tt_web_init_from', 'tt_web_init_from_path', 'tt_web_load', 'tt_web_load_path',
+  'tt_web_advance', 'tt_web_checkpoint', 'tt_web_sample_start', 'tt_web_free', 'tt_web_inspect'];
 // JS imports of src/webgpu/device_web.js that may return a Promise.
 const GPU_ASYNC_IMPORTS = ['ttjs_gpu_read_finish', 'ttjs_gpu_check'];
 function heap() {
@@ -94,6 +97,70 @@ function setOptions(o) {
   const p = cstr(o);
   try { check(M._tt_web_options(W, p), 'options'); } finally { M._free(p); }
 }
+// ---- model folders in the module's file system -------------------------------------
+// A Hugging Face GPT-2 folder's files (bytes by name) are written into the
+// module's memory file system and read there by the engine's own folder
+// loader (src/train/hf.c, runtok.c: tt_web_init_from_path, tt_web_model_info).
+const MODEL_FILES = ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt', 'tokenizer.json',
+  'tokenizer_config.json', 'special_tokens_map.json', 'generation_config.json'];
+const TOK_FILES = ['tokenizer.json', 'vocab.json', 'merges.txt']; // a run's tokenizer (src/train/runtok.h)
+const MODEL_DIR = '/tt_web/model', PROBE_DIR = '/tt_web/probe', LOAD_DIR = '/tt_web/load', RUN_DIR = '/tt_web/run';
+function fsClear(dir) {
+  const FS = M.FS;
+  try { FS.mkdirTree(dir); } catch (e) { /* there */ }
+  for (const n of FS.readdir(dir)) if (n !== '.' && n !== '..') FS.unlink(dir + '/' + n);
+}
+// files: {name: Uint8Array}; only a model folder's names are taken (a name
+// with a folder in front, as a directory pick gives it, is cut to its last part)
+function writeFolder(dir, files, skip) {
+  fsClear(dir);
+  const names = [];
+  for (const [full, bytes] of Object.entries(files || {})) {
+    const name = full.split('/').pop();
+    if (!MODEL_FILES.includes(name) || (skip && skip.includes(name)) || !bytes) continue;
+    M.FS.writeFile(dir + '/' + name, bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes));
+    names.push(name);
+  }
+  return names;
+}
+function readFolder(dir, only) {
+  const out = {};
+  let names = [];
+  try { names = M.FS.readdir(dir); } catch (e) { return out; }
+  for (const n of names) if (n !== '.' && n !== '..' && (!only || only.includes(n))) out[n] = M.FS.readFile(dir + '/' + n);
+  return out;
+}
+// The run's tokenizer files (the run folder's, as the CLI keeps them beside its checkpoint); {} for bytes.
+const runTokFiles = () => (M._tt_web_tokenizer_kind(W) ? readFolder(RUN_DIR, TOK_FILES) : {});
+// A new run from a model folder (files by name): tt_web_init_from_path. The
+// weights file is dropped from the file system once the engine holds them.
+async function initFromModel(model) {
+  writeFolder(MODEL_DIR, model.files);
+  const p = cstr(MODEL_DIR), name = cstr(model.name || '');
+  try { check(await call('tt_web_init_from_path', W, p, name), 'init'); } finally {
+    M._free(p); M._free(name);
+    try { M.FS.unlink(MODEL_DIR + '/model.safetensors'); } catch (e) { /* not there */ }
+  }
+}
+// A saved BPE run (checkpoint bytes + its tokenizer files) resumed from a run folder: tt_web_load_path.
+async function loadRunFolder(ckpt, tok, force) {
+  fsClear(LOAD_DIR);
+  for (const [n, b] of Object.entries(tok)) if (TOK_FILES.includes(n)) M.FS.writeFile(LOAD_DIR + '/' + n, b);
+  M.FS.writeFile(LOAD_DIR + '/checkpoint.safetensors', ckpt);
+  const p = cstr(LOAD_DIR);
+  try { check(await call('tt_web_load_path', W, p, force ? 1 : 0), 'checkpoint'); } finally {
+    M._free(p);
+    try { M.FS.unlink(LOAD_DIR + '/checkpoint.safetensors'); } catch (e) { /* gone */ }
+  }
+}
+// A model folder described by the engine (web_info.h tt_web_model_info): from
+// config.json and the tokenizer files alone (the weights are not needed).
+function modelInfo(m) {
+  writeFolder(PROBE_DIR, m.files, ['model.safetensors']);
+  const p = cstr(PROBE_DIR), o = cstr(m.opts || '');
+  try { return answerJson(M._tt_web_model_info(p, o, +m.heapLimit || 0)); } finally { M._free(p); M._free(o); }
+}
+
 // Run files through the engine's C code (src/train/runfile.c): read gives the
 // options a file sets as name=value text, write the options text as a file.
 function runfileCall(m) {
@@ -122,6 +189,7 @@ function query(m) {
     }
     case 'checkpointInfo': return withBytesNow(m.bytes, (p, n) => answerJson(M._tt_web_checkpoint_info(p, n)));
     case 'textInfo': return withBytesNow(m.bytes, (p, n) => answerJson(M._tt_web_text_info(p, n, m.ctx || 1)));
+    case 'modelInfo': return modelInfo(m);
     default: return { error: 'unknown query ' + m.what };
   }
 }
@@ -222,6 +290,7 @@ function snapshot(extra) {
   const msg = {
     type: 'progress', step, total, run,
     loss: M._tt_web_loss(W), val: M._tt_web_val_loss(W), lr: M._tt_web_lr(W), gradNorm: M._tt_web_grad_norm(W),
+    bpb: M._tt_web_bits_per_byte(W, M._tt_web_loss(W)), valBpb: M._tt_web_bits_per_byte(W, M._tt_web_val_loss(W)),
     tokPerSec: rate * tps, stepsPerSec: rate, elapsed: perf.elapsed,
     eta: rate > 0 ? (total - step) / rate : null,
     losses: pendingLoss, vals: pendingVal, pipelined: M._tt_web_pipelined(W),
@@ -394,9 +463,11 @@ async function writeAutosave(snap, force) {
   if (g !== gen || !store.isOwner() || autosaveOff) return;
   if (!force && !autosaveDue(snap)) return;
   try {
+    const tok = runTok || {};
     const meta = { version: 2, opts, corpusName, variant, backend: backendName, status: snap.status || run, step: snap.step,
-      loss: snap.loss, savedAt: Date.now(), elapsed: perf.elapsed };
-    const wrote = await store.save(() => g === gen && !autosaveOff, { ckpt: snap.bytes, corpus: corpusSaved ? null : corpusBytes, meta });
+      loss: snap.loss, savedAt: Date.now(), elapsed: perf.elapsed, tokFiles: Object.keys(tok), model: modelName || undefined };
+    const wrote = await store.save(() => g === gen && !autosaveOff,
+      { ckpt: snap.bytes, corpus: corpusSaved ? null : corpusBytes, tok: corpusSaved ? null : tok, meta });
     if (!wrote) return;
     corpusSaved = true;
     savedStep = snap.step;
@@ -422,13 +493,16 @@ async function restore() {
   const saved = await store.readSaved();
   if (!saved) return { found: false };
   if (!saved.meta) return { found: false, message: saved.message };
-  const { meta, corpus, ckpt } = saved;
+  const { meta, corpus, ckpt, tok } = saved;
   const r = await locked(async () => {
     setOptions(meta.opts);
     await withBytes(corpus, async (p, n) => check(await call('tt_web_corpus', W, p, n), 'corpus'));
-    await withBytes(ckpt, async (p, n) => check(await call('tt_web_load', W, p, n, 0), 'checkpoint'));
+    if (tok && Object.keys(tok).length) await loadRunFolder(ckpt, tok, 0);
+    else await withBytes(ckpt, async (p, n) => check(await call('tt_web_load', W, p, n, 0), 'checkpoint'));
     return { state: stateJson(), info: info() };
   });
+  runTok = runTokFiles();
+  modelName = meta.model || '';
   opts = meta.opts; corpusName = meta.corpusName; corpusBytes = corpus; corpusSaved = true;
   backendName = meta.backend || 'cpu';
   resetPerf();
@@ -479,7 +553,10 @@ async function sample(m) {
         while (performance.now() - t < 30) {
           const tok = M._tt_web_sample_next(W);
           if (tok < 0) { done = true; break; }
-          bytes.push(tok);
+          // the token's bytes (a BPE token may end inside a UTF-8 character: the decoder streams)
+          const p = M._tt_web_sample_piece(W), len = M._tt_web_sample_piece_len(W);
+          const h = heap();
+          for (let i = 0; i < len; i++) bytes.push(h[p + i]);
           n++;
         }
         text = dec.decode(new Uint8Array(bytes), { stream: !done });
@@ -525,13 +602,15 @@ async function inspect(m) {
 
 async function bench(m) {
   try {
-    for (const preset of m.presets) {
-      const o = `preset=${preset} steps=${m.steps + 1} seed=1337 eval-every=0 save-every=0 save-seconds=0` +
+    const rows = m.model ? [m.model.name || 'model'] : m.presets;
+    for (const preset of rows) {
+      const o = (m.model ? '' : `preset=${preset} `) + `steps=${m.steps + 1} seed=1337 eval-every=0 save-every=0 save-seconds=0` +
         ` backend=${variant === 'gpu' ? 'webgpu' : 'cpu'}` + (variant === 'threads' ? ` threads=${threads}` : ' threads=1') +
         (m.opts ? ' ' + m.opts : '');
       setOptions(o);
       await withBytes(m.corpus, async (p, n) => check(await call('tt_web_corpus', W, p, n), 'corpus'));
-      check(await call('tt_web_init', W), 'init');
+      if (m.model) await initFromModel(m.model);
+      else check(await call('tt_web_init', W), 'init');
       M._tt_web_hold(W, 0);
       const losses = [], times = [];
       let t0 = performance.now();
@@ -546,7 +625,8 @@ async function bench(m) {
       times.sort((a, b) => a - b);
       const mid = times.length >> 1;
       const ms = times.length % 2 ? times[mid] : (times[mid - 1] + times[mid]) / 2;
-      post({ type: 'benchRow', preset, ms, losses, tokensPerStep: M._tt_web_tokens_per_step(W), info: info() });
+      post({ type: 'benchRow', preset, ms, times, losses, tokensPerStep: M._tt_web_tokens_per_step(W), info: info(),
+        params: M._tt_web_n_params(W), state: stateJson() });
     }
     post({ type: 'benchDone' });
   } catch (e) {
@@ -554,25 +634,67 @@ async function bench(m) {
   }
 }
 
+// A folder's files as one zip (fflate, copied into dist/ by build-wasm.sh),
+// stored, not deflated: float weights hardly compress.
+async function zipFolder(dir, files) {
+  const { zipSync } = await import('./dist/fflate.js');
+  const tree = {};
+  for (const [name, bytes] of Object.entries(files)) tree[`${dir}/${name}`] = [bytes, { level: 0 }];
+  return zipSync(tree);
+}
+// A run folder zip (what `download` gives for a BPE run): {ckpt, tok, name}, or null for other bytes.
+async function runZip(bytes) {
+  if (!(bytes.length > 4 && bytes[0] === 0x50 && bytes[1] === 0x4b)) return null; // "PK"
+  const { unzipSync } = await import('./dist/fflate.js');
+  let files;
+  try { files = unzipSync(bytes); } catch (e) { throw new Error('the zip cannot be read: ' + e.message); }
+  const out = { ckpt: null, tok: {}, name: '' };
+  for (const [path, b] of Object.entries(files)) {
+    const parts = path.split('/'), n = parts.pop();
+    if (n === 'checkpoint.safetensors') { out.ckpt = b; out.name = (parts.pop() || '').replace(/-step\d+$/, '').replace(/^tinytrain-/, ''); }
+    else if (TOK_FILES.includes(n)) out.tok[n] = b;
+  }
+  if (!out.ckpt) throw new Error('the zip holds no checkpoint.safetensors (a run folder has one)');
+  return out;
+}
+// what a download is called: the model folder the run came from, else its preset
+const modelTag = (st) => (modelName ? modelName.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 60) : st.preset || 'custom');
+
 // ---- messages ----------------------------------------------------------------------------
 // page -> worker:
 //   init {variant, threads}                 load the module; -> ready {presets, options (the option table), isa, webgpu, gpu}
-//   query {id, what: plan {opts} | checkpointInfo {bytes} | textInfo {bytes, ctx}}   -> answer {id, result}:
+//   query {id, what: plan {opts} | checkpointInfo {bytes} | textInfo {bytes, ctx}
+//          | modelInfo {files: {name: bytes}, opts, heapLimit?}}   -> answer {id, result}:
+//                                            modelInfo: a model folder from config.json (+ tokenizer files; the
+//                                            weights are not needed) and its full / LoRA memory (tt_web_model_info)
 //                                            web_info.h's JSON (result.error: the engine's reason to refuse)
 //   start {opts, corpus: Uint8Array, corpusName}   fresh run from seed; -> started, progress..., status
+//   start {..., model: {files: {name: Uint8Array}, name}}   fine-tune a Hugging Face GPT-2 folder's files
+//                                            (config.json, model.safetensors, vocab.json + merges.txt or
+//                                            tokenizer.json): the engine's folder loader, the model's tokenizer for
+//                                            the text, sampling and downloads; opts give batch, ctx, lora-*, backend
+//   progress carries loss (nats per token) and bpb (bits per byte of the text), val and valBpb
 //   pause | resume | stop | more {total}      continue to a total of `total` steps (or {n}: n more)
 //   sample {prompt, length, temperature, topK, topP, seed} | sampleStop   -> sampleStart, token..., sampleDone
 //   inspect {id, prompt, topK}               -> inspection {id, result (src/inspect.h's JSON), variant}
 //   download                                 -> checkpoint {bytes, name}
+//   download                                 a BPE run: -> checkpoint {bytes (zip of the run folder: checkpoint.safetensors
+//                                            + its tokenizer files, what `tinytrain train --resume` reads), name, files}
 //   exportHf                                 -> hfZip {bytes, name}: `tinytrain export`'s Hugging Face folder, zipped
-//   upload {bytes, corpus?, corpusName?, force}   load a .safetensors; -> started {state, loaded}, or error
+//   exportAdapter                            -> adapterZip {bytes, name, files}: `tinytrain export --adapter`'s peft folder, zipped
+//   upload {bytes, corpus?, corpusName?, force}   load a .safetensors, or a run folder's zip (a BPE run's download:
+//                                            checkpoint.safetensors + its tokenizer files); -> started {state, loaded}, or error
 //                                            {where: 'checkpoint', mismatch, want, chosen} (the texts, {bytes, hash})
 //   start, upload and restore first claim the saved run for this tab (Web Lock OWNER_LOCK; {steal: true} takes
 //   it from another tab, which gets ownerLost); without it: error {where: 'owner'} or restored {busy: true}
 //   restore {steal?}                         OPFS -> restored {found, meta, state} | {found: false, busy}
 //   clearSaved                               Forget -> cleared {removed, autosaveOff}: this run is not autosaved again
 //   autosaveOn                               autosave this run again (after a Forget)
-//   bench {presets, steps, corpus, opts?}    -> benchRow..., benchDone (opts: more options, e.g. 'batch=8')
+//   bench {presets, steps, corpus, opts?}    -> benchRow {preset, ms, times, losses, tokensPerStep, info, params, state}..., benchDone
+//                                            (opts: more options, e.g. 'batch=8')
+//   bench {model: {files: {name: Uint8Array}, name}, opts, steps, corpus}   one row for a model folder: a fine-tune
+//                                            of it (opts: e.g. 'batch=4 ctx=256 lora-rank=8'), one warm-up step then
+//                                            `steps` timed; benchRow.preset is model.name; ms the median step
 // worker -> page: phase {phase} while a run is being set up; saved {step, bytes, nextIn}; ownerLost {run};
 //   error {where, message, detail?} (where: init | corpus | options | train | checkpoint | sample | inspect | runfile | finetune | autosave | bench;
 //   autosave with storageFull: true when the browser's storage refused it: the run pauses)
@@ -588,6 +710,7 @@ async function onMessage(m) {
         W = M._tt_web_new();
         if (!W) throw new Error('out of memory');
         await store.cleanLeftovers().catch(() => {});
+        presetNames = answerJson(M._tt_web_presets_json()).map((p) => p.name);
         post({ type: 'ready', variant, threads, presets: answerJson(M._tt_web_presets_json()), options: answerJson(M._tt_web_options_json()), isa: info(),
           webgpu: !!M._tt_web_has_webgpu(), gpu: gpuInfo, gpuError: M.ttGpuError || null });
       } catch (e) {
@@ -612,16 +735,19 @@ async function onMessage(m) {
         } catch (e) { return { where: 'corpus', message: e.message }; }
         startPhase = true; // until the first step: kernels may compile there too
         try {
-          if (m.initFrom) { // fine-tune: a new run from an uploaded checkpoint's weights
+          if (m.model) await initFromModel(m.model); // fine-tune a model folder's files (Hugging Face GPT-2)
+          else if (m.initFrom) { // fine-tune: a new run from an uploaded checkpoint's weights
             const name = cstr(m.initFromName || 'uploaded checkpoint');
             try {
               await withBytes(m.initFrom, async (p, n) => check(await call('tt_web_init_from', W, p, n, name), 'init'));
             } finally { M._free(name); }
           } else check(await call('tt_web_init', W), 'init');
-        } catch (e) { startPhase = false; return { where: m.initFrom ? 'finetune' : 'train', message: e.message }; }
+        } catch (e) { startPhase = false; return { where: m.initFrom || m.model ? 'finetune' : 'train', message: e.message }; }
+        runTok = runTokFiles();
         return null;
       });
       if (res) { post({ type: 'error', ...res }); break; }
+      modelName = m.model ? m.model.name || 'model' : '';
       opts = o; corpusName = m.corpusName || 'corpus'; corpusBytes = m.corpus; corpusSaved = false;
       backendName = /backend=webgpu/.test(o) ? 'webgpu' : 'cpu';
       await clearSaved();
@@ -687,15 +813,22 @@ async function onMessage(m) {
     case 'download': {
       try {
         const r = await locked(async () => ({ bytes: await checkpointBytes(), st: stateJson() }));
-        post({ type: 'checkpoint', bytes: r.bytes, name: `tinytrain-${r.st.preset}-step${r.st.step}.safetensors` }, [r.bytes.buffer]);
+        const tok = runTok || {};
+        if (Object.keys(tok).length) { // a BPE run: its run folder (checkpoint + tokenizer files), as `tinytrain train` writes it
+          const dir = `tinytrain-${modelTag(r.st)}-step${r.st.step}`;
+          const bytes = await zipFolder(dir, { 'checkpoint.safetensors': r.bytes, ...tok });
+          post({ type: 'checkpoint', bytes, name: `${dir}-run.zip`, files: ['checkpoint.safetensors', ...Object.keys(tok)] }, [bytes.buffer]);
+        } else post({ type: 'checkpoint', bytes: r.bytes, name: `tinytrain-${r.st.preset}-step${r.st.step}.safetensors` }, [r.bytes.buffer]);
       } catch (e) { post({ type: 'error', where: 'checkpoint', message: e.message }); }
       break;
     }
+    case 'exportAdapter':
     case 'exportHf': {
+      const adapter = m.type === 'exportAdapter';
       try {
         const r = await locked(async () => {
           await checkpointBytes(); // the weights on the host: the export reads them there
-          const n = M._tt_web_export_hf(W);
+          const n = adapter ? M._tt_web_export_adapter(W) : M._tt_web_export_hf(W);
           if (n < 0) throw new Error(err());
           const files = {};
           for (let i = 0; i < n; i++) {
@@ -704,15 +837,13 @@ async function onMessage(m) {
           }
           return { files, st: stateJson() };
         });
-        // the zip format from a well-kept library (fflate, copied into dist/ by build-wasm.sh); stored, not
-        // deflated: float weights hardly compress
-        const { zipSync } = await import('./dist/fflate.js');
-        const dir = `tinytrain-${r.st.preset || 'custom'}-step${r.st.step}`;
-        const tree = {};
-        for (const [name, bytes] of Object.entries(r.files)) tree[`${dir}/${name}`] = [bytes, { level: 0 }];
-        const bytes = zipSync(tree);
-        post({ type: 'hfZip', bytes, name: `${dir}-hf.zip`, files: Object.keys(r.files) }, [bytes.buffer]);
-      } catch (e) { post({ type: 'error', where: 'checkpoint', message: 'Hugging Face export: ' + e.message }); }
+        const dir = `tinytrain-${modelTag(r.st)}-step${r.st.step}${adapter ? '-adapter' : ''}`;
+        const bytes = await zipFolder(dir, r.files);
+        post({ type: adapter ? 'adapterZip' : 'hfZip', bytes, name: `${dir}${adapter ? '' : '-hf'}.zip`, files: Object.keys(r.files) },
+          [bytes.buffer]);
+      } catch (e) {
+        post({ type: 'error', where: 'checkpoint', message: (adapter ? 'adapter export: ' : 'Hugging Face export: ') + e.message });
+      }
       break;
     }
     case 'upload': {
@@ -728,7 +859,11 @@ async function onMessage(m) {
           }
           // the run options the engine builds the loaded run with: this worker's backend and threads
           setOptions(`backend=${variant === 'gpu' ? 'webgpu' : 'cpu'}` + (variant === 'threads' ? ` threads=${threads}` : ' threads=1'));
-          await withBytes(m.bytes, async (p, n) => check(await call('tt_web_load', W, p, n, m.force ? 1 : 0), 'checkpoint'));
+          const folder = await runZip(m.bytes);
+          if (folder) await loadRunFolder(folder.ckpt, folder.tok, m.force);
+          else await withBytes(m.bytes, async (p, n) => check(await call('tt_web_load', W, p, n, m.force ? 1 : 0), 'checkpoint'));
+          runTok = runTokFiles();
+          modelName = folder ? folder.name : '';
           return stateJson();
         });
       } catch (e) {
@@ -743,7 +878,7 @@ async function onMessage(m) {
         break;
       }
       if (m.corpus) { corpusBytes = m.corpus; corpusName = m.corpusName || corpusName; }
-      opts = `preset=${st.preset} layers=${st.layers} d-model=${st['d-model']} heads=${st.heads} ctx=${st.ctx} batch=${st.batch}` +
+      opts = (presetNames.includes(st.preset) ? `preset=${st.preset} ` : '') + `layers=${st.layers} d-model=${st['d-model']} heads=${st.heads} ctx=${st.ctx} batch=${st.batch}` +
         ` steps=${st.steps} seed=${st.seed}` + (variant === 'threads' ? ` threads=${threads}` : ' threads=1') +
         (variant === 'gpu' ? ' backend=webgpu' : '');
       backendName = variant === 'gpu' ? 'webgpu' : 'cpu';

@@ -667,11 +667,12 @@ static int load_tensors(const tt_st_reader *r, const char *file, int tied, int n
     return rc;
 }
 
-static int load_folder(const char *dir, int ctx, tt_hf_weights *w, tt_status *st) {
+/* a folder's model from its config.json: shape, ctx, batch (no weights) */
+static int folder_shape(const char *dir, int ctx, tt_hf_weights *w, int *tied, tt_status *st) {
     char file[4200];
-    int tied = 1, n_pos = 0;
+    int n_pos = 0;
     snprintf(file, sizeof file, "%s/config.json", dir);
-    TT_CHECK(parse_config(file, &w->cfg, &tied, &n_pos, st));
+    TT_CHECK(parse_config(file, &w->cfg, tied, &n_pos, st));
     /* ctx: the one asked for (at most n_positions: wpe keeps its first rows), else n_positions up to 1024 */
     if (ctx > n_pos)
         return tt_fail(st, TT_EINVAL, "'%s' has %d positions (n_positions); ctx %d is longer", dir, n_pos, ctx);
@@ -684,6 +685,20 @@ static int load_folder(const char *dir, int ctx, tt_hf_weights *w, tt_status *st
         if (p->n_layer == w->cfg.n_layer && p->d_model == w->cfg.d_model && p->n_head == w->cfg.n_head && p->ctx == w->cfg.ctx)
             w->cfg.batch = p->batch;
     }
+    return TT_OK;
+}
+
+int tt_hf_describe(const char *dir, int ctx, tt_hf_weights *w, tt_status *st) {
+    memset(w, 0, sizeof *w);
+    int tied = 1;
+    return folder_shape(dir, ctx, w, &tied, st);
+}
+
+static int load_folder(const char *dir, int ctx, tt_hf_weights *w, tt_status *st) {
+    char file[4200];
+    int tied = 1, n_pos;
+    TT_CHECK(folder_shape(dir, ctx, w, &tied, st));
+    n_pos = w->n_positions;
     snprintf(file, sizeof file, "%s/model.safetensors", dir);
     struct stat sb;
     if (stat(file, &sb) != 0) {

@@ -83,6 +83,10 @@ typedef struct {
  * its first ctx rows), 0: min(n_positions, TT_HF_DEFAULT_CTX). A checkpoint
  * keeps its own ctx either way. */
 int tt_hf_load_ctx(const char *path, int ctx, tt_hf_weights *w, tt_status *st);
+/* A Hugging Face folder's model from its config.json alone (params NULL,
+ * hash 0, dtype NULL): the shape, ctx and batch tt_hf_load_ctx gives, with
+ * the same checks, before any weights are read. */
+int tt_hf_describe(const char *dir, int ctx, tt_hf_weights *w, tt_status *st);
 /* tt_hf_load_ctx(path, 0, ...) */
 int tt_hf_load(const char *path, tt_hf_weights *w, tt_status *st);
 /* The same from a training state already read (a checkpoint in memory): its

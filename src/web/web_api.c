@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifdef __EMSCRIPTEN__
@@ -32,13 +34,15 @@
 #include "train/runfile.h"
 #include "cpu/sample.h"
 #include "cpu/simd.h"
+#include "io/peft.h"
+#include "tok/tokenizer.h"
 #include "train/train.h"
 #include "train/trainer.h"
 #include "web_info.h"
 #include "web_inspect.h"
 #include "web_sample.h"
 
-#define TT_WEB_HF_MAX 8
+#define TT_WEB_HF_MAX 12
 
 struct tt_web {
     tt_status st;
@@ -48,9 +52,14 @@ struct tt_web {
     tt_model_config cfg;
     tt_train_config tc;
     tt_run_config run;
-    /* corpus */
+    /* corpus: the text as bytes (and as WEB_TEXT in the module's file system);
+     * a run with a BPE tokenizer trains on tcorpus, the text tokenized once */
     tt_corpus corpus;
     int have_corpus;
+    tt_corpus tcorpus;
+    int have_tcorpus;
+    tt_runtok tok;   /* the run's tokenizer (its files kept in WEB_RUN, as the CLI keeps them in its run folder) */
+    int have_tok;
     /* training */
     tt_train_state s;
     int have_state;
@@ -68,6 +77,9 @@ struct tt_web {
     char info[256];
     /* sampling */
     tt_web_sampler *sampler;
+    const uint8_t *piece; /* the bytes of the last token sampled */
+    size_t piece_len;
+    uint8_t piece_byte;
 };
 
 static int werr(tt_web *w, int code, const char *msg) { return tt_fail(&w->st, code, "%s", msg); }
@@ -101,6 +113,10 @@ static void drop_run(tt_web *w) {
     w->be = NULL;
     if (w->have_state) tt_state_free(&w->s);
     w->have_state = 0;
+    if (w->have_tcorpus) tt_corpus_free(&w->tcorpus);
+    w->have_tcorpus = 0;
+    if (w->have_tok) tt_runtok_free(&w->tok);
+    w->have_tok = 0;
     clear_progress(w);
 }
 
@@ -178,11 +194,45 @@ EMSCRIPTEN_KEEPALIVE const char *tt_web_runfile_write(tt_web *w, const char *opt
 
 /* ---- corpus ------------------------------------------------------------------ */
 
+/* The module's file system (MEMFS in the browser): the text, the token
+ * cache, the run folder (its tokenizer files) and what the page writes there
+ * (a model folder's files, a run folder to resume). */
+#define WEB_DIR "/tt_web"
+#define WEB_TEXT WEB_DIR "/text.txt"
+#define WEB_CACHE WEB_DIR "/cache"
+#define WEB_RUN WEB_DIR "/run"
+
+static int ensure_dir(tt_web *w, const char *d) {
+    if (mkdir(d, 0777) != 0 && errno != EEXIST) return tt_fail(&w->st, TT_EIO, "cannot create '%s': %s", d, strerror(errno));
+    return TT_OK;
+}
+
+/* the text as WEB_TEXT, for tt_corpus_open (a BPE run tokenizes it once into WEB_CACHE); the old token cache goes */
+static int text_to_file(tt_web *w, const uint8_t *bytes, size_t n) {
+    TT_CHECK(ensure_dir(w, WEB_DIR));
+    TT_CHECK(ensure_dir(w, WEB_CACHE));
+    DIR *d = opendir(WEB_CACHE);
+    struct dirent *e;
+    char p[400];
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.' && snprintf(p, sizeof p, "%s/%s", WEB_CACHE, e->d_name) < (int)sizeof p) unlink(p);
+    if (d) closedir(d);
+    FILE *f = fopen(WEB_TEXT, "wb");
+    int ok = f && fwrite(bytes, 1, n, f) == n;
+    if (f && fclose(f) != 0) ok = 0;
+    return ok ? TT_OK : werr(w, TT_EIO, "cannot keep the text in the module's file system");
+}
+
 EMSCRIPTEN_KEEPALIVE int tt_web_corpus(tt_web *w, const uint8_t *bytes, size_t n) {
     tt_status_clear(&w->st);
     tt_corpus c;
     memset(&c, 0, sizeof c);
     TT_CHECK(tt_corpus_from_memory(bytes, n, w->cfg.ctx, &c, &w->st));
+    int rc = text_to_file(w, bytes, n);
+    if (rc) {
+        tt_corpus_free(&c);
+        return rc;
+    }
     if (w->have_corpus) tt_corpus_free(&w->corpus);
     w->corpus = c;
     w->have_corpus = 1;
@@ -196,7 +246,7 @@ static int make_loop(tt_web *w) {
     tt_trainer t;
     memset(&t, 0, sizeof t);
     t.s = &w->s;
-    t.corpus = &w->corpus;
+    t.corpus = w->have_tcorpus ? &w->tcorpus : &w->corpus;
     t.be = w->be;
     t.save_every = w->run.save_every;
     t.save_seconds = w->run.save_seconds;
@@ -217,21 +267,38 @@ static int open_run(tt_web *w, const tt_options *o, const tt_run_source *src, in
     tt_run *r = tt_calloc(sizeof *r, &w->st);
     if (!r) return TT_ENOMEM;
     int rc = tt_run_plan(r, o, src, &w->st);
-    if (!rc) rc = tt_run_open(r, &w->corpus, &w->st);
+    /* the text in the run's tokens: a BPE tokenizer's run reads it as the CLI does (tt_corpus_open) */
+    int bpe = !rc && r->tok.tok && tt_tokenizer_kind(r->tok.tok) == TT_TOK_BPE;
+    tt_corpus tc;
+    memset(&tc, 0, sizeof tc);
+    if (bpe) rc = tt_corpus_open(WEB_TEXT, r->tok.tok, WEB_CACHE, r->cfg.ctx, NULL, NULL, &tc, &w->st);
+    if (!rc) rc = tt_run_open(r, bpe ? &tc : &w->corpus, &w->st);
     if (!rc) {
         drop_run(w);
         rc = tt_run_make_backend(r, &w->st);
     }
-    if (!rc) { /* the state and the backend are the handle's from here */
+    /* the tokenizer's files in the run folder, as `tinytrain train` keeps them beside its checkpoint */
+    if (!rc && bpe) rc = ensure_dir(w, WEB_RUN);
+    if (!rc && bpe) rc = tt_runtok_save(&r->tok, WEB_RUN, &w->st);
+    if (!rc) { /* the state, the backend, the tokenizer and the tokens are the handle's from here */
         w->s = r->s;
         memset(&r->s, 0, sizeof r->s);
         w->have_state = 1;
         w->be = r->be;
         r->be = NULL;
+        w->tok = r->tok;
+        memset(&r->tok, 0, sizeof r->tok);
+        w->have_tok = 1;
+        if (bpe) {
+            w->tcorpus = tc;
+            memset(&tc, 0, sizeof tc);
+            w->have_tcorpus = 1;
+        }
         w->cfg = w->s.cfg;
         w->tc = w->s.tc;
         rc = make_loop(w);
     }
+    if (bpe) tt_corpus_free(&tc);
     tt_run_close(r);
     tt_free(r);
     if (rc) {
@@ -254,30 +321,61 @@ EMSCRIPTEN_KEEPALIVE int tt_web_init(tt_web *w) {
  * checkpoint's: the page's preset and shape fields are not asked for; batch
  * and LoRA come from the options (LoRA: the checkpoint's weights become the
  * frozen base, the adapters start fresh). */
-EMSCRIPTEN_KEEPALIVE int tt_web_init_from(tt_web *w, const uint8_t *bytes, size_t n, const char *name) {
+static int init_from(tt_web *w, const tt_run_source *src, int keep_ctx) {
     tt_status_clear(&w->st);
     tt_options o = w->opts;
     static const char *const shape[] = {"preset", "layers", "d-model", "heads", "ctx"};
-    for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++) tt_options_forget(&o, shape[i]);
+    for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++)
+        if (!(keep_ctx && i == 4)) tt_options_forget(&o, shape[i]);
+    return open_run(w, &o, src, 0);
+}
+
+EMSCRIPTEN_KEEPALIVE int tt_web_init_from(tt_web *w, const uint8_t *bytes, size_t n, const char *name) {
     const tt_run_source src = {.kind = TT_RUN_INIT_FROM, .bytes = bytes, .len = n, .name = name};
-    return open_run(w, &o, &src, 0);
+    return init_from(w, &src, 0);
+}
+
+/* The same from a folder in the module's file system: a Hugging Face GPT-2
+ * folder (config.json, model.safetensors and its tokenizer files, written
+ * there by the page) or a run folder, read by the CLI's loader (train/hf.h,
+ * runtok.h). A ctx given in the options is kept: a folder's model trains at
+ * any ctx up to its n_positions (default min(n_positions, 1024)). */
+EMSCRIPTEN_KEEPALIVE int tt_web_init_from_path(tt_web *w, const char *path, const char *name) {
+    const tt_run_source src = {.kind = TT_RUN_INIT_FROM, .path = path, .name = name && *name ? name : NULL};
+    TT_CHECK(init_from(w, &src, 1));
+    const char *preset = tt_preset_of(&w->s.cfg); /* the run is the folder's model, not the options' preset */
+    snprintf(w->preset, sizeof w->preset, "%s", preset ? preset : "custom");
+    return TT_OK;
 }
 
 /* A saved run, resumed as it was saved: the checkpoint's model and training
  * options (the handle's run options: backend, threads, save cadence). force:
  * go on with the corpus held even if the checkpoint was trained on another. */
-EMSCRIPTEN_KEEPALIVE int tt_web_load(tt_web *w, const uint8_t *bytes, size_t n, int force) {
+static int load(tt_web *w, const tt_run_source *src) {
     tt_status_clear(&w->st);
     tt_options o;
     tt_options_init(&o);
     o.run = w->opts.run;
-    const tt_run_source src = {.kind = TT_RUN_RESUME, .bytes = bytes, .len = n, .any_text = force, .open_done = 1};
-    TT_CHECK(open_run(w, &o, &src, 1));
+    TT_CHECK(open_run(w, &o, src, 1));
     const char *preset = tt_preset_of(&w->s.cfg);
     if (preset) snprintf(w->preset, sizeof w->preset, "%s", preset);
     if (w->s.step > 0) w->p.loss = w->s.loss_hist[w->s.step - 1];
     if (w->s.n_val > 0) w->p.val_loss = w->s.val_loss[w->s.n_val - 1];
     return TT_OK;
+}
+
+EMSCRIPTEN_KEEPALIVE int tt_web_load(tt_web *w, const uint8_t *bytes, size_t n, int force) {
+    const tt_run_source src = {.kind = TT_RUN_RESUME, .bytes = bytes, .len = n, .any_text = force, .open_done = 1};
+    return load(w, &src);
+}
+
+/* A run folder in the module's file system (checkpoint.safetensors and the
+ * tokenizer files beside it, as `tinytrain train` writes them), resumed: the
+ * way a checkpoint of a BPE tokenizer is loaded (its tokenizer is read from
+ * the folder and checked by hash). */
+EMSCRIPTEN_KEEPALIVE int tt_web_load_path(tt_web *w, const char *path, int force) {
+    const tt_run_source src = {.kind = TT_RUN_RESUME, .path = path, .any_text = force, .open_done = 1};
+    return load(w, &src);
 }
 
 EMSCRIPTEN_KEEPALIVE int tt_web_set_steps(tt_web *w, double total) {
@@ -361,6 +459,19 @@ EMSCRIPTEN_KEEPALIVE double tt_web_tokens_per_step(tt_web *w) {
     int accum = w->have_state ? w->s.tc.accum : w->tc.accum;
     return (double)c->batch * c->ctx * accum;
 }
+/* Bits per byte of a loss in nats per token on the run's text (data.h:
+ * tokens per byte of the validation split; byte-level: nats / ln 2). */
+EMSCRIPTEN_KEEPALIVE double tt_web_bits_per_byte(tt_web *w, double nats) {
+    if (w->have_tcorpus) return tt_corpus_bpb(&w->tcorpus, nats);
+    return w->have_corpus ? tt_corpus_bpb(&w->corpus, nats) : nats / log(2.0);
+}
+/* the run's tokenizer: 0 byte, 1 BPE; its vocabulary */
+EMSCRIPTEN_KEEPALIVE int tt_web_tokenizer_kind(tt_web *w) {
+    return w->have_tok && w->tok.tok && tt_tokenizer_kind(w->tok.tok) == TT_TOK_BPE;
+}
+EMSCRIPTEN_KEEPALIVE int tt_web_tokens_in_text(tt_web *w) {
+    return w->have_tcorpus ? (int)w->tcorpus.n_tok : w->have_corpus ? (int)w->corpus.n : 0;
+}
 EMSCRIPTEN_KEEPALIVE double tt_web_n_params(tt_web *w) {
     return (double)tt_config_param_count(w->have_state ? &w->s.cfg : &w->cfg);
 }
@@ -390,15 +501,9 @@ static void hf_clear(tt_web *w) {
     w->hf_n = 0;
 }
 
-EMSCRIPTEN_KEEPALIVE int tt_web_export_hf(tt_web *w) {
-    tt_status_clear(&w->st);
-    hf_clear(w);
-    if (!w->have_state) return -werr(w, TT_EINVAL, "no model to export");
-    tt_sample_config sc;
-    tt_sample_config_default(&sc);
-    const tt_hf_generation gen = {sc.temperature, sc.top_k, sc.top_p};
-    int rc = tt_hf_export_dir(HF_TMP, &w->s, &gen, 1, &w->st);
-    if (rc) return -rc;
+/* the files of the folder HF_TMP into the handle (the folder goes) */
+static int take_folder(tt_web *w) {
+    int rc = TT_OK;
     DIR *d = opendir(HF_TMP);
     if (!d) return -werr(w, TT_EIO, "cannot list the exported folder");
     struct dirent *e;
@@ -423,6 +528,30 @@ EMSCRIPTEN_KEEPALIVE int tt_web_export_hf(tt_web *w) {
     return w->hf_n;
 }
 
+EMSCRIPTEN_KEEPALIVE int tt_web_export_hf(tt_web *w) {
+    tt_status_clear(&w->st);
+    hf_clear(w);
+    if (!w->have_state) return -werr(w, TT_EINVAL, "no model to export");
+    tt_sample_config sc;
+    tt_sample_config_default(&sc);
+    const tt_hf_generation gen = {sc.temperature, sc.top_k, sc.top_p};
+    int rc = tt_hf_export_dir_tok(HF_TMP, &w->s, &gen, w->have_tok ? &w->tok : NULL, 1, &w->st);
+    if (rc) return -rc;
+    return take_folder(w);
+}
+
+/* A LoRA run's adapters as the peft folder of `tinytrain export --adapter`
+ * (io/peft.h), files as tt_web_export_hf's; after tt_web_checkpoint. */
+EMSCRIPTEN_KEEPALIVE int tt_web_export_adapter(tt_web *w) {
+    tt_status_clear(&w->st);
+    hf_clear(w);
+    if (!w->have_state) return -werr(w, TT_EINVAL, "no model to export");
+    if (w->s.cfg.lora_rank <= 0) return -werr(w, TT_EINVAL, "not a LoRA run (lora-rank 0): download the merged model instead");
+    int rc = tt_export_peft(HF_TMP, &w->s.cfg, w->s.params, NULL, &w->st);
+    if (rc) return -rc;
+    return take_folder(w);
+}
+
 EMSCRIPTEN_KEEPALIVE const char *tt_web_hf_name(tt_web *w, int i) { return i >= 0 && i < w->hf_n ? w->hf_name[i] : ""; }
 EMSCRIPTEN_KEEPALIVE const uint8_t *tt_web_hf_ptr(tt_web *w, int i) { return i >= 0 && i < w->hf_n ? w->hf_data[i] : NULL; }
 EMSCRIPTEN_KEEPALIVE int tt_web_hf_len(tt_web *w, int i) { return i >= 0 && i < w->hf_n ? (int)w->hf_len[i] : 0; }
@@ -440,14 +569,27 @@ EMSCRIPTEN_KEEPALIVE int tt_web_sample_start(tt_web *w, const char *prompt, int 
     TT_CHECK(tt_loop_sync(w->loop, &w->st));
     if (w->sampler) tt_web_sampler_free(w->sampler);
     w->sampler = NULL;
-    return tt_web_sampler_new(&w->s, prompt ? prompt : "", max_tokens, temperature, top_k, top_p, (uint64_t)seed,
-                              &w->sampler, &w->st);
+    return tt_web_sampler_new(&w->s, w->have_tok ? w->tok.tok : NULL, prompt ? prompt : "", max_tokens, temperature,
+                              top_k, top_p, (uint64_t)seed, &w->sampler, &w->st);
 }
+
+EMSCRIPTEN_KEEPALIVE const uint8_t *tt_web_sample_piece(tt_web *w) { return w->piece; }
+EMSCRIPTEN_KEEPALIVE int tt_web_sample_piece_len(tt_web *w) { return (int)w->piece_len; }
 
 EMSCRIPTEN_KEEPALIVE int tt_web_sample_next(tt_web *w) {
     if (!w->sampler) return -1;
     int tok = -1;
+    w->piece_len = 0;
     int rc = tt_web_sampler_next(w->sampler, &tok, &w->st);
+    if (!rc && tok >= 0) { /* the token's bytes: a byte for a byte-level model, a BPE token's (maybe part of a character) */
+        const uint8_t *b = w->have_tok && w->tok.tok ? tt_tokenizer_token(w->tok.tok, tok, &w->piece_len) : NULL;
+        if (!b) {
+            w->piece_byte = (uint8_t)tok;
+            b = &w->piece_byte;
+            w->piece_len = tok < 256 ? 1 : 0;
+        }
+        w->piece = b;
+    }
     if (rc || tok < 0) {
         tt_web_sampler_free(w->sampler);
         w->sampler = NULL;
@@ -465,7 +607,8 @@ EMSCRIPTEN_KEEPALIVE const char *tt_web_inspect(tt_web *w, const uint8_t *prompt
         return NULL;
     }
     if (tt_loop_sync(w->loop, &w->st)) return NULL;
-    if (tt_web_inspect_json(w->be, w->s.params, prompt, n, top_k, &w->json, &w->st)) return NULL;
+    if (tt_web_inspect_json(w->be, w->s.params, w->have_tok ? w->tok.tok : NULL, prompt, n, top_k, &w->json, &w->st))
+        return NULL;
     return w->json.buf;
 }
 

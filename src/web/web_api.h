@@ -12,6 +12,13 @@
  *   tt_web_options(w, "preset=tiny steps=200 lr=1e-3 seed=1337 threads=4")
  *   tt_web_corpus(w, bytes, n)            validated (empty, binary, too short)
  *   tt_web_init(w)  or  tt_web_load(w, ckpt_bytes, n, force)  or  tt_web_init_from(w, ckpt_bytes, n, name)
+ *     or tt_web_init_from_path(w, dir, name)   a Hugging Face GPT-2 folder (config.json,
+ *                      model.safetensors, vocab.json + merges.txt or tokenizer.json) the page
+ *                      wrote into the module's file system, read by the CLI's loader; the run
+ *                      takes its tokenizer: the text is tokenized once (data.h tt_corpus_open),
+ *                      the tokenizer's files are kept in the run folder /tt_web/run
+ *     or tt_web_load_path(w, dir, force)        a run folder there (checkpoint.safetensors and
+ *                      its tokenizer files): how a BPE run is resumed
  *   loop: ev = tt_web_advance(w)          one unit of work; ev is an event
  *         (TT_EV_*: 0 START, 1 STEP, 2 EVAL, 3 SAVE, 4 HOLD, 5 END) or
  *         -code on error. SAVE: the checkpoint bytes are at
@@ -24,8 +31,11 @@
  *   tt_web_export_hf(w) -> n files of `tinytrain export` (the Hugging Face
  *                      folder, LoRA merged), after tt_web_checkpoint;
  *                      file i: tt_web_hf_name/ptr/len(w, i)
+ *   tt_web_export_adapter(w) -> the same for `tinytrain export --adapter` (peft folder)
  *   tt_web_sample_start(w, prompt, max_tokens, temperature, top_k, top_p, seed)
- *   tt_web_sample_next(w) -> next byte (0..255) or -1 when done / error
+ *   tt_web_sample_next(w) -> next token id or -1 when done / error; its bytes (a byte of a
+ *                      byte-level model, a BPE token's, maybe part of a UTF-8 character) at
+ *                      tt_web_sample_piece(w), tt_web_sample_piece_len(w) long
  *   tt_web_inspect(w, prompt, n, top_k) -> inspect.h's JSON (attention maps,
  *                      next bytes, logit lens) of the current model on the
  *                      run's backend, or NULL (tt_web_error); needs no step
@@ -66,6 +76,8 @@ int tt_web_load(tt_web *w, const uint8_t *bytes, size_t n, int force);
  * optimizer, schedule, corpus; the options' batch and LoRA). name: what the
  * checkpoint records as init_from. */
 int tt_web_init_from(tt_web *w, const uint8_t *bytes, size_t n, const char *name);
+int tt_web_init_from_path(tt_web *w, const char *path, const char *name);
+int tt_web_load_path(tt_web *w, const char *path, int force);
 int tt_web_set_steps(tt_web *w, double total_steps);
 
 int tt_web_advance(tt_web *w);          /* event >= 0, or -code */
@@ -81,6 +93,9 @@ double tt_web_val_loss(tt_web *w);   /* last validation loss (NaN if none) */
 double tt_web_lr(tt_web *w);         /* lr of the last completed step */
 double tt_web_tokens_per_step(tt_web *w);
 double tt_web_n_params(tt_web *w);
+double tt_web_bits_per_byte(tt_web *w, double nats); /* a loss in nats per token as bits per byte of the run's text */
+int tt_web_tokenizer_kind(tt_web *w);                /* 0 byte, 1 BPE */
+int tt_web_tokens_in_text(tt_web *w);                /* the text's length in the run's tokens */
 
 int tt_web_checkpoint(tt_web *w);    /* the current state as a checkpoint: size in bytes, < 0 on error */
 int tt_web_save_len(tt_web *w);      /* size of the last checkpoint (SAVE event or tt_web_checkpoint) */
@@ -89,9 +104,12 @@ int tt_web_export_hf(tt_web *w);     /* the state's Hugging Face folder: the num
 const char *tt_web_hf_name(tt_web *w, int i);
 const uint8_t *tt_web_hf_ptr(tt_web *w, int i);
 int tt_web_hf_len(tt_web *w, int i);
+int tt_web_export_adapter(tt_web *w); /* a LoRA run's peft folder: the number of files, < 0 on error */
 
 int tt_web_sample_start(tt_web *w, const char *prompt, int max_tokens, float temperature, int top_k, float top_p, double seed);
 int tt_web_sample_next(tt_web *w);
+const uint8_t *tt_web_sample_piece(tt_web *w);
+int tt_web_sample_piece_len(tt_web *w);
 
 const char *tt_web_inspect(tt_web *w, const uint8_t *prompt, int n, int top_k); /* JSON owned by w, or NULL */
 

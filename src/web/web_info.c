@@ -19,7 +19,10 @@
 #include "config.h"
 #include "cpu/backend_cpu.h"
 #include "io/safetensors.h"
+#include "tok/tokenizer.h"
 #include "train/data.h"
+#include "train/hf.h"
+#include "train/runtok.h"
 #include "train/train.h"
 #include "train/trainer.h"
 
@@ -293,5 +296,106 @@ EMSCRIPTEN_KEEPALIVE const char *tt_web_text_info(const uint8_t *bytes, size_t n
     tt_jw *j = begin();
     tt_jw_printf(j, "{\"bytes\":%zu,\"hash\":\"%016llx\"}", c.n, (unsigned long long)c.hash);
     tt_corpus_free(&c);
+    return done();
+}
+
+/* ---- a model folder ------------------------------------------------------------------- */
+
+/* The largest heap of the web modules (cmake/wasm.cmake: -sMAXIMUM_MEMORY=4GB, wasm32). */
+#define TT_WEB_HEAP_MAX 4294967296.0
+
+/* One fine-tune of the folder's model (full or LoRA) as the engine sizes it:
+ * the CPU backend's plan (cpu runs), the training state (params and both
+ * moments, train.h), and the loader's copy of the weights that is alive
+ * while the state is built; host = what the module's heap must hold at the
+ * peak. A WebGPU run keeps its buffers on the device (checked against the
+ * adapter when the run is built), the state and the loader's copy on the host. */
+static void model_run(tt_jw *j, const char *kind, const tt_model_config *c, int threads, int webgpu, double limit) {
+    uint64_t plan = webgpu ? 0 : tt_backend_cpu_plan_bytes(c, threads);
+    double state = state_bytes(c);
+    tt_model_config base = *c;
+    base.lora_rank = 0;
+    double loader = 4.0 * (double)tt_config_param_count(&base);
+    double host = (double)plan + state + loader;
+    tt_jw_printf(j, ",\"%s\":{\"params\":%lld,\"trained_params\":%lld", kind, (long long)tt_config_param_count(c),
+                 (long long)(c->lora_rank > 0 ? tt_config_lora_count(c) : tt_config_param_count(c)));
+    tt_jw_cstr(j, ",\"cpu_plan_bytes\":");
+    jnum(j, webgpu ? NAN : (double)plan);
+    tt_jw_cstr(j, ",\"state_bytes\":");
+    jnum(j, state);
+    tt_jw_cstr(j, ",\"loader_bytes\":");
+    jnum(j, loader);
+    tt_jw_cstr(j, ",\"host_bytes\":");
+    jnum(j, host);
+    int fits = (webgpu || plan) && host <= limit;
+    tt_jw_printf(j, ",\"fits\":%s", fits ? "true" : "false");
+    if (!fits) {
+        char why[300];
+        if (!webgpu && !plan) /* tt_backend_cpu_plan_bytes: 0 past what this build addresses */
+            snprintf(why, sizeof why, "a %s fine-tune on the CPU needs more memory than this browser engine can address (%.2f GB)",
+                     c->lora_rank > 0 ? "LoRA" : "full", TT_WEB_HEAP_MAX / 1e9);
+        else
+            snprintf(why, sizeof why, "a %s fine-tune needs %.2f GB in the engine's memory; this browser engine has %.2f GB at most",
+                     c->lora_rank > 0 ? "LoRA" : "full", host / 1e9, limit / 1e9);
+        tt_jw_cstr(j, ",\"why\":");
+        tt_jw_string(j, why, strlen(why));
+    }
+    tt_jw_cstr(j, "}");
+}
+
+/* A Hugging Face GPT-2 folder (or a run folder) in the module's file system,
+ * described from config.json (train/hf.h: tt_hf_describe, the loader's own
+ * checks; no weights read) with what a full and a LoRA fine-tune of it need
+ * (as `tinytrain info FOLDER` counts them):
+ *   {"model": {<model options>, "vocab"}, "n_positions", "activation",
+ *    "tokenizer": "bpe" | "none", "tokenizer_files": [...],
+ *    "full": {...}, "lora": {...}, "heap_limit"}
+ * each run {"params", "trained_params", "cpu_plan_bytes", "state_bytes",
+ * "loader_bytes", "host_bytes", "fits", "why"?}. opts: tt_web_options text
+ * for batch, ctx, lora-rank / lora-targets / lora-alpha (LoRA default: rank
+ * 8 on every projection), threads and backend. heap_limit: the bytes the
+ * page allows the engine (0: the module's maximum, 4 GiB); more is refused. */
+EMSCRIPTEN_KEEPALIVE const char *tt_web_model_info(const char *path, const char *opts, double heap_limit) {
+    tt_status st;
+    tt_status_clear(&st);
+    tt_options o;
+    tt_options_init(&o);
+    if (tt_options_parse(&o, opts ? opts : "", &st)) return fail(st.msg);
+    static const char *const shape[] = {"preset", "layers", "d-model", "heads"};
+    for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++) tt_options_forget(&o, shape[i]);
+    tt_hf_weights w;
+    int ctx = tt_options_given(&o, "ctx") ? o.model.ctx : 0;
+    if (tt_hf_describe(path, ctx, &w, &st)) return fail(st.msg);
+    tt_options_forget(&o, "ctx");
+    tt_model_config cfg;
+    tt_train_config tc;
+    if (tt_options_resolve(&o, &w.cfg, NULL, &cfg, &tc, &st)) return fail(st.msg);
+    tt_model_config full = cfg, lora = cfg;
+    full.lora_rank = 0;
+    if (lora.lora_rank <= 0) lora.lora_rank = 8, lora.lora_targets = TT_LORA_ALL, lora.lora_alpha = 8.0f;
+    if (tt_config_validate(&lora, &st)) return fail(st.msg);
+    tt_runtok rt;
+    int found = 0;
+    if (tt_runtok_load_dir(path, &found, &rt, &st)) return fail(st.msg);
+    int bpe = found && tt_tokenizer_kind(rt.tok) == TT_TOK_BPE;
+    int32_t tv = bpe ? tt_tokenizer_vocab_size(rt.tok) : 0;
+    tt_jw *j = begin();
+    tt_jw_cstr(j, "{\"model\":{\"vocab\":");
+    tt_jw_printf(j, "%d", full.vocab);
+    tt_web_json_options(j, TT_OPT_MODEL, &full);
+    tt_jw_printf(j, "},\"n_positions\":%d,\"activation\":\"%s\",\"tokenizer\":\"%s\",\"tokenizer_vocab\":%d,\"tokenizer_files\":[",
+                 w.n_positions, tt_act_name(full.act), bpe ? "bpe" : "none", (int)tv);
+    int k = 0;
+    for (int i = 0; i < TT_RUNTOK_FILES; i++)
+        if (found && rt.files[i][0]) tt_jw_printf(j, "%s\"%s\"", k++ ? "," : "", tt_runtok_names[i]);
+    tt_jw_cstr(j, "]");
+    tt_runtok_free(&rt);
+    double limit = heap_limit > 0 && heap_limit < TT_WEB_HEAP_MAX ? heap_limit : TT_WEB_HEAP_MAX;
+    int webgpu = o.run.backend == 2;
+    tt_jw_printf(j, ",\"backend\":\"%s\",\"heap_limit\":", webgpu ? "webgpu" : "cpu");
+    jnum(j, limit);
+    model_run(j, "full", &full, o.run.threads, webgpu, limit);
+    model_run(j, "lora", &lora, o.run.threads, webgpu, limit);
+    tt_jw_cstr(j, "}");
     return done();
 }

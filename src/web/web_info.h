@@ -13,6 +13,10 @@
  *                             it records (as options text too), and for a training checkpoint its step and text
  *   tt_web_text_info(bytes, n, ctx)    a training text as the engine takes it: size and hash (data.h),
  *                             or the engine's reason to refuse it for this context length
+ *   tt_web_model_info(path, opts, heap_limit)   a Hugging Face GPT-2 folder in the module's file
+ *                             system (from its config.json): the model, its tokenizer files, and
+ *                             what a full and a LoRA fine-tune need in the engine's memory, with
+ *                             "fits" and a one-line "why" where not (web_info.c says the fields)
  *
  * Memory of a run (tt_web_plan), as `tinytrain info` counts it: the CPU
  * backend's plan for these threads (backend.h plan_bytes: parameters,
@@ -35,6 +39,7 @@ const char *tt_web_options_json(void);
 const char *tt_web_plan(const char *opts);
 const char *tt_web_checkpoint_info(const uint8_t *bytes, size_t n);
 const char *tt_web_text_info(const uint8_t *bytes, size_t n, int ctx);
+const char *tt_web_model_info(const char *path, const char *opts, double heap_limit);
 
 /* ,"name":value for every option of a group of src (the option table's
  * names), as checkpoints write them; shared with web_api.c. */

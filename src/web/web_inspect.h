@@ -8,13 +8,14 @@
 
 #include "backend.h"
 #include "io/json.h"
+#include "tok/tokenizer.h"
 
-/* Inspects prompt (n bytes) with be, whose parameters params is the host
+/* Inspects prompt (n bytes; tok BPE: its tokens, else one per byte) with be, whose parameters params is the host
  * copy of (no step in flight), and writes inspect.h's JSON into j (reset
  * first). top_k in 1..TT_INSPECT_MAX_K. A prompt that is empty or longer
  * than the model inspects, or a top_k out of range: TT_EINVAL with a line
  * for the page. */
-int tt_web_inspect_json(tt_backend *be, const float *params, const uint8_t *prompt, int n, int top_k, tt_jw *j,
-                        tt_status *st);
+int tt_web_inspect_json(tt_backend *be, const float *params, const tt_tokenizer *tok, const uint8_t *prompt, int n,
+                        int top_k, tt_jw *j, tt_status *st);
 
 #endif

@@ -17,7 +17,7 @@ struct tt_web_sampler {
     int64_t i;     /* tokens generated so far */
 };
 
-int tt_web_sampler_new(const tt_train_state *s, const char *prompt, int max_tokens, float temperature, int top_k,
+int tt_web_sampler_new(const tt_train_state *s, const tt_tokenizer *tok, const char *prompt, int max_tokens, float temperature, int top_k,
                        float top_p, uint64_t seed, tt_web_sampler **out, tt_status *st) {
     *out = NULL;
     tt_web_sampler *ws = calloc(1, sizeof *ws);
@@ -42,8 +42,21 @@ int tt_web_sampler_new(const tt_train_state *s, const char *prompt, int max_toke
     }
     tt_sampler_reset(ws->s);
     size_t n = strlen(prompt);
-    if (n == 0) tt_sampler_feed(ws->s, '\n');
-    for (size_t k = 0; k < n; k++) tt_sampler_feed(ws->s, (uint8_t)prompt[k]); /* bytes: the web app's models are byte-level */
+    if (tok && tt_tokenizer_kind(tok) == TT_TOK_BPE) { /* as `tinytrain sample`: an empty prompt starts a document */
+        tt_tok_ids v = {0};
+        if (n) rc = tt_tokenizer_encode((tt_tokenizer *)tok, prompt, n, &v, st);
+        else if (tt_tokenizer_eot(tok) >= 0) tt_sampler_feed(ws->s, (tt_token)tt_tokenizer_eot(tok));
+        if (!rc && n && v.n == 0) rc = tt_fail(st, TT_EINVAL, "the prompt has no tokens");
+        for (size_t k = 0; !rc && k < v.n; k++) tt_sampler_feed(ws->s, (tt_token)v.ids[k]);
+        tt_tok_ids_free(&v);
+        if (rc) {
+            tt_web_sampler_free(ws);
+            return rc;
+        }
+    } else {
+        if (n == 0) tt_sampler_feed(ws->s, '\n');
+        for (size_t k = 0; k < n; k++) tt_sampler_feed(ws->s, (uint8_t)prompt[k]); /* byte-level: one token per byte */
+    }
     *out = ws;
     return TT_OK;
 }
