@@ -87,6 +87,10 @@ void tt_gop_matmul_plan(const tt_gops *o, int n, int M, int N, int K, int splitt
     *kchunk_out = kchunk;
 }
 
+int tt_gop_mm_sgmat_ok(const tt_gpu_info *in) {
+    return in->has_f16 && in->sgmat_f16 && in->subgroup_min == 32 && in->subgroup_max == 32;
+}
+
 /* the tile of a batch of n products of S slices each (see above) */
 static int batch_tile(const tt_gops *o, int n, int M, int N, uint32_t S) {
     static const int tiles[3] = {128, 64, 32};
@@ -206,13 +210,18 @@ static int mm_sites(tt_gops *o, tt_gsite *s, int n, int group, int solo, uint32_
      * site adds them into C in slice order; a batch's grid z is
      * slice * n + product */
     uint32_t gx = (uint32_t)((N + tile - 1) / tile), gy = (uint32_t)((M + tile - 1) / tile);
-    char prefix[400];
+    char prefix[480];
+    /* the shared tiles' element (SV, SE): f32, or with o->f16 the operands
+     * rounded to f16 as they are stored; the fma chains read them back as
+     * f32 (an f16 x f16 product is exact in f32): f16 operands, f32
+     * accumulation */
     snprintf(prefix, sizeof prefix,
-             "const BM: u32 = %du;\nconst BN: u32 = %du;\nconst BK: u32 = %du;\nconst TM: u32 = %du;\n"
+             "%sconst BM: u32 = %du;\nconst BN: u32 = %du;\nconst BK: u32 = %du;\nconst TM: u32 = %du;\n"
              "const TN: u32 = %du;\nconst TRANS_A: bool = %s;\nconst TRANS_B: bool = %s;\nconst VEC: bool = %s;\n"
-             "const STAGES: u32 = %du;\nconst SWZ: bool = %s;\n",
-             tile, tile, kc.bk, kc.tm, kc.tm, trans_a ? "true" : "false", trans_b ? "true" : "false",
-             vec ? "true" : "false", kc.stages, kc.swz ? "true" : "false");
+             "const STAGES: u32 = %du;\nconst SWZ: bool = %s;\nalias SE = %s;\nalias SV = vec4<SE>;\n",
+             o->f16 ? "enable f16;\n" : "", tile, tile, kc.bk, kc.tm, kc.tm, trans_a ? "true" : "false",
+             trans_b ? "true" : "false", vec ? "true" : "false", kc.stages, kc.swz ? "true" : "false",
+             o->f16 ? "f16" : "f32");
     tt_gref Cdst = C;
     if (splits > 1) {
         size_t need = (size_t)splits * W;

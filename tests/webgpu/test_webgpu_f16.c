@@ -1,0 +1,166 @@
+/* test_webgpu_f16.c — the f16 tier of the WebGPU matmul (TT_PRECISION_F16,
+ * tt_gops.f16): operands rounded to f16 in the shared tiles, products
+ * accumulated in f32, against a float64 reference of the f16-rounded
+ * inputs, on every tile (32, 64, 128), all four transposes, the epilogues
+ * (bias, residual, accumulate; added in f32), split-K and the folded bias
+ * row. Each case is also compared with the float64 product of the unrounded
+ * inputs: the f16 kernel must sit much closer to the rounded reference (so
+ * the test fails if the operands were not rounded, or rounded wrongly).
+ *
+ * Tolerance: max |gpu - ref16| / max |ref16| <= 1e-5 (f32 accumulation of
+ * exact f16 x f16 products; the rounding of f32 to f16 is
+ * round-to-nearest-even on lavapipe, as on GPUs). Needs shader-f16: skips
+ * (exit 0) without it, fails under TT_REQUIRE_WEBGPU=1 (lavapipe has it). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "webgpu/gpu_ops.h"
+#include "gpu_test.h"
+#include "tt_test.h"
+
+static tt_gops O;
+
+/* f32 -> nearest f16 (ties to even) -> f32; overflow to infinity */
+static float round_f16(float x) {
+    if (!isfinite(x)) return x;
+    float a = fabsf(x);
+    if (a >= 65520.0f) return copysignf(INFINITY, x);
+    int e;
+    frexpf(a, &e);       /* a = f * 2^e, f in [0.5, 1) */
+    int q = e - 11;      /* 11 significant bits */
+    if (q < -24) q = -24; /* subnormal spacing 2^-24 */
+    double s = ldexp(1.0, q);
+    double r = nearbyint((double)a / s) * s; /* the default rounding mode: to nearest even */
+    return copysignf((float)r, x);
+}
+
+typedef struct {
+    int M, N, K, ta, tb, flags, ones;
+} mm_case;
+
+/* ref (M,N) = op(A) op(B) + bias + R + C0 in float64, op(A) (M,K) from A
+ * (am = M - ones rows, then ones rows of 1.0), operands through rnd (NULL:
+ * as they are) */
+static void ref_mm(double *ref, const mm_case *c, const float *A, const float *B, const float *bias, const float *R,
+                   const float *C0, float (*rnd)(float)) {
+    const int M = c->M, N = c->N, K = c->K, am = M - c->ones;
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+            double s = 0.0;
+            for (int k = 0; k < K; k++) {
+                float a = m >= am ? 1.0f : c->ta ? A[(size_t)k * am + m] : A[(size_t)m * K + k];
+                float b = c->tb ? B[(size_t)n * K + k] : B[(size_t)k * N + n];
+                if (rnd) a = rnd(a), b = rnd(b);
+                s += (double)a * (double)b;
+            }
+            if (c->flags & 2) s += bias[n];
+            if (c->flags & 4) s += R[(size_t)m * N + n];
+            if (c->flags & 1) s += C0[(size_t)m * N + n];
+            ref[(size_t)m * N + n] = s;
+        }
+}
+
+static void f16_case(int M, int N, int K, int ta, int tb, int flags, int ones) {
+    mm_case c = {M, N, K, ta, tb, flags, ones};
+    const int am = M - ones;
+    const size_t MN = (size_t)M * N;
+    float *A = tt_gtest_rnd((size_t)am * K, -1, 1), *B = tt_gtest_rnd((size_t)K * N, -1, 1);
+    float *bias = tt_gtest_rnd((size_t)N, -1, 1), *R = tt_gtest_rnd(MN, -1, 1), *C0 = tt_gtest_rnd(MN, -1, 1);
+    double *r16 = malloc(MN * sizeof *r16), *r32 = malloc(MN * sizeof *r32);
+    ref_mm(r16, &c, A, B, bias, R, C0, round_f16);
+    ref_mm(r32, &c, A, B, bias, R, C0, NULL);
+    tt_gpu_buf bA = tt_gtest_up(A, (size_t)am * K), bB = tt_gtest_up(B, (size_t)K * N), bb = tt_gtest_up(bias, N),
+               bR = tt_gtest_up(R, MN), bC = (flags & 1) ? tt_gtest_up(C0, MN) : tt_gtest_poisoned(MN);
+    tt_gref rb = tt_gtest_R(bb), rr = tt_gtest_R(bR);
+    tt_gsite s[2];
+    tt_status st;
+    tt_gtest_die_on(tt_gop_matmul_ex(&O, s, tt_gtest_R(bC), tt_gtest_R(bA), tt_gtest_R(bB), (flags & 2) ? &rb : NULL,
+                                     (flags & 4) ? &rr : NULL, M, N, K, ta, tb, flags & 1, ones, &st),
+                    &st, "f16 matmul plan");
+    tt_gtest_run(s, 2);
+    float *got = malloc(MN * sizeof *got);
+    tt_gtest_down(bC, got, MN);
+    double e16 = tt_test_max_rel_err(got, r16, MN), e32 = tt_test_max_rel_err(got, r32, MN);
+    const int ok = e16 <= 1e-5 && e32 > 10.0 * e16;
+    if (!ok)
+        fprintf(stderr, "  f16 matmul tile %d split %d M%d N%d K%d ta%d tb%d flags%d ones%d: rel err %.3g against the "
+                        "f16-rounded reference, %.3g against the f32 one\n",
+                O.tile, O.splitk, M, N, K, ta, tb, flags, ones, e16, e32);
+    CHECK(ok);
+    free(A), free(B), free(bias), free(R), free(C0), free(r16), free(r32), free(got);
+}
+
+TT_TEST(test_f16_matmul_tiles) {
+    static const int shapes[][3] = {{3, 17, 65}, {17, 65, 3}, {68, 36, 132}, {40, 44, 48}};
+    /* every layout on the 32 tile; the 64 and 128 tiles in one layout each
+     * (lavapipe compiles each big-tile pipeline for ~10-15 s) */
+    O.tile = 32;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int t = 0; t < 4; t++) f16_case(shapes[i][0], shapes[i][1], shapes[i][2], t & 1, t >> 1, (int)((i + t) % 8), 0);
+    O.tile = 64;
+    f16_case(68, 36, 132, 1, 1, 5, 0);
+    O.tile = 128;
+    f16_case(130, 67, 33, 0, 0, 7, 0);
+    O.tile = 0;
+}
+
+TT_TEST(test_f16_matmul_splitk_ones) {
+    O.tile = 32;
+    O.splitk = 3;
+    f16_case(20, 12, 260, 0, 0, 3, 0);
+    f16_case(17, 65, 65, 1, 0, 1, 1); /* the folded bias row, split */
+    O.splitk = 0;
+    f16_case(33, 36, 132, 1, 0, 1, 1);
+    O.tile = 0;
+}
+
+/* the same products at f32 (o->f16 = 0) still match the unrounded
+ * reference: the tier is a plan choice, not a global switch */
+TT_TEST(test_f16_off_is_f32) {
+    O.f16 = 0;
+    O.tile = 32;
+    const int M = 17, N = 65, K = 65;
+    mm_case c = {M, N, K, 0, 0, 0, 0};
+    float *A = tt_gtest_rnd((size_t)M * K, -1, 1), *B = tt_gtest_rnd((size_t)K * N, -1, 1);
+    double *r32 = malloc((size_t)M * N * sizeof *r32);
+    ref_mm(r32, &c, A, B, NULL, NULL, NULL, NULL);
+    tt_gpu_buf bA = tt_gtest_up(A, (size_t)M * K), bB = tt_gtest_up(B, (size_t)K * N), bC = tt_gtest_poisoned((size_t)M * N);
+    tt_gsite s[2];
+    tt_status st;
+    tt_gtest_die_on(tt_gop_matmul(&O, s, tt_gtest_R(bC), tt_gtest_R(bA), tt_gtest_R(bB), NULL, NULL, M, N, K, 0, 0, 0, &st),
+                    &st, "f32 matmul plan");
+    tt_gtest_run(s, 2);
+    float *got = malloc((size_t)M * N * sizeof *got);
+    tt_gtest_down(bC, got, (size_t)M * N);
+    CHECK(tt_test_max_rel_err(got, r32, (size_t)M * N) <= 1e-6);
+    free(A), free(B), free(r32), free(got);
+    O.f16 = 1;
+    O.tile = 0;
+}
+
+int main(void) {
+    tt_gpu *G = tt_gtest_open();
+    tt_gtest_set_seed(3000);
+    const tt_gpu_info *in = tt_gpu_get_info(G);
+    printf("adapter: %s (%s)\n", in->name, in->backend);
+    if (!in->has_f16) {
+        const char *req = getenv("TT_REQUIRE_WEBGPU");
+        int must = req && strcmp(req, "1") == 0;
+        printf("%s: adapter %s lacks shader-f16\n", must ? "FAIL" : "SKIP", in->name);
+        return must;
+    }
+    tt_status st;
+    if (tt_gops_init(&O, G, &st)) {
+        fprintf(stderr, "gops init: %s\n", st.msg);
+        return 1;
+    }
+    O.f16 = 1;
+    RUN(test_f16_matmul_tiles);
+    RUN(test_f16_matmul_splitk_ones);
+    RUN(test_f16_off_is_f32);
+    tt_gops_free(&O);
+    tt_gpu_close(G);
+    return tt_test_summary();
+}
