@@ -1,7 +1,7 @@
 // matmul_check.mjs — the product's f16-tier matmul kernels under Dawn's Node
 // binding (npm `webgpu`), checked against float64 and timed beside the f32
 // kernel, on a GPU host (no test of the CI: lavapipe has no subgroup matrices).
-//   node dev/f16/matmul_check.mjs /path/to/webgpu [check|time|all]
+//   node dev/f16/matmul_check.mjs /path/to/webgpu [check|time|all] [f32|f16|sgmat]
 // (/path/to/webgpu: the npm package folder, or its dawn.node.) The adapter is
 // opened with allow_unsafe_apis,vulkan_enable_f16_on_nvidia (as the lead's
 // harness opens it for the browser engine).
@@ -13,7 +13,7 @@
 //   f16     the same with alias SE = f16 (operands rounded in the shared tiles)
 //   sgmat   matmul_sgmat.wgsl (subgroup matrices, 64 x 64 per subgroup), only
 //           where the device lists an f16 -> f32 M16 N16 K16 configuration
-// check: transposes, ragged shapes, ones rows, bias / R / accumulate, split-K
+// check (on the 32 and 128 tiles of the plain kernels): transposes, ragged shapes, ones rows, bias / R / accumulate, split-K
 // slices and a batch of 3, each variant against the float64 product of its
 // own operands (f16-rounded for f16 and sgmat): max |gpu - ref| / max |ref|
 // must stay <= 1e-5 (f32 accumulation of exact products; 1e-4 for sgmat,
@@ -66,16 +66,16 @@ function unroll(src, prefix) {
   }
 }
 const read = (n) => fs.readFileSync(W + n + ".wgsl", "utf8");
-function source(variant, ta, tb, vec) {
+function source(variant, ta, tb, vec, tile) {
   let prefix, body;
   if (variant === "sgmat") {
     prefix = `enable f16;\nenable chromium_experimental_subgroup_matrix;\nconst TRANS_A: bool = ${ta};\nconst TRANS_B: bool = ${tb};\nconst KT: u32 = 2u;\n`;
     body = read("matmul_sgmat");
-  } else { // tt_gop_mm_kcfg's 128 tile: 8x8 per thread; B transposed: BK 8 in two stages
-    const db8 = tb, bk = db8 ? 8 : 16, stages = db8 ? 2 : 1;
-    prefix = `${variant === "f16" ? "enable f16;\n" : ""}const BM: u32 = 128u;\nconst BN: u32 = 128u;\nconst BK: u32 = ${bk}u;\nconst TM: u32 = 8u;\n` +
-      `const TN: u32 = 8u;\nconst TRANS_A: bool = ${ta};\nconst TRANS_B: bool = ${tb};\nconst VEC: bool = ${vec};\n` +
-      `const STAGES: u32 = ${stages}u;\nconst SWZ: bool = false;\nalias SE = ${variant === "f16" ? "f16" : "f32"};\nalias SV = vec4<SE>;\n`;
+  } else { // tt_gop_mm_kcfg: the 128 tile 8x8 per thread, B transposed BK 8 in two stages; 64, 32: 4x4, two stages, swizzled
+    const db8 = tile === 128 && tb, bk = db8 ? 8 : 16, stages = tile === 128 && !db8 ? 1 : 2, tm = tile === 128 ? 8 : 4;
+    prefix = `${variant === "f16" ? "enable f16;\n" : ""}const BM: u32 = ${tile}u;\nconst BN: u32 = ${tile}u;\nconst BK: u32 = ${bk}u;\nconst TM: u32 = ${tm}u;\n` +
+      `const TN: u32 = ${tm}u;\nconst TRANS_A: bool = ${ta};\nconst TRANS_B: bool = ${tb};\nconst VEC: bool = ${vec};\n` +
+      `const STAGES: u32 = ${stages}u;\nconst SWZ: bool = ${tile !== 128};\nalias SE = ${variant === "f16" ? "f16" : "f32"};\nalias SV = vec4<SE>;\n`;
     body = read("matmul");
   }
   return unroll(`${prefix}\n${read("common")}\n${body}`, prefix);
@@ -86,11 +86,11 @@ const layout = device.createBindGroupLayout({ entries: [
   ...[1, 2, 4, 5, 6, 7].map((b) => ({ binding: b, visibility: GPUShaderStage.COMPUTE, buffer: { type: "read-only-storage" } })),
   { binding: 3, visibility: GPUShaderStage.COMPUTE, buffer: { type: "storage" } }] });
 const pipes = new Map();
-async function pipeline(variant, ta, tb, vec) {
-  const key = `${variant}${ta}${tb}${vec}`;
+async function pipeline(variant, ta, tb, vec, tile) {
+  const key = `${variant}${ta}${tb}${vec}${tile}`;
   if (pipes.has(key)) return pipes.get(key);
   device.pushErrorScope("validation");
-  const module = device.createShaderModule({ code: source(variant, ta, tb, vec) });
+  const module = device.createShaderModule({ code: source(variant, ta, tb, vec, tile) });
   const msgs = (await module.getCompilationInfo()).messages.filter((m) => m.type === "error");
   const p = device.createComputePipeline({ layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }), compute: { module, entryPoint: "main" } });
   const err = await device.popErrorScope();
@@ -118,13 +118,13 @@ async function run(variant, c, reps = 1) {
   const am = M - ones, lda = ta ? am : K, ldb = tb ? K : N, bstride = nprod > 1 ? K * N + N : 0, cstride = M * N;
   const kchunk = splits > 1 ? Math.ceil(Math.ceil(K / splits) / 16) * 16 : K, z = Math.ceil(K / kchunk);
   const args = new Uint32Array([M, N, K, lda, ldb, cstride, 0, 0, 0, 0, 0, flags, kchunk, am, nprod, bstride]);
-  const tile = variant === "sgmat" ? 64 : 128;
+  const tile = variant === "sgmat" ? 64 : c.tile || 128;
   return { args, z, tile, groups: [Math.ceil(N / tile), Math.ceil(M / tile), z * nprod], reps };
 }
 async function dispatch(variant, c, bufs, reps) {
   const plan = await run(variant, c);
   const vec = ((plan.args[3] | plan.args[4] | plan.args[15]) & 3) === 0; // matmul.c: lda, ldb, bstride 4-aligned
-  const p = await pipeline(variant, !!c.ta, !!c.tb, vec);
+  const p = await pipeline(variant, !!c.ta, !!c.tb, vec, plan.tile);
   const u = device.createBuffer({ size: 64, usage: GPUBufferUsage.UNIFORM | CD });
   device.queue.writeBuffer(u, 0, plan.args);
   const C = plan.z > 1 ? buf(null, plan.z * c.M * c.N * (c.nprod || 1) * 4) : bufs.C;
@@ -172,7 +172,8 @@ async function check(variant, c) {
   console.log(JSON.stringify({ check: variant, ...c, relErr: +rel.toExponential(2), ok }));
 }
 
-const variants = ["f32", "f16", ...(sgmat ? ["sgmat"] : [])];
+const only = process.argv[4]; // one variant (f32, f16, sgmat) or all
+const variants = ["f32", "f16", ...(sgmat ? ["sgmat"] : [])].filter((v) => !only || v === only);
 if (what === "check" || what === "all") {
   const cases = [
     { M: 64, N: 64, K: 64 }, { M: 130, N: 67, K: 33, flags: 7 }, { M: 100, N: 200, K: 300, ta: 1 },
@@ -180,7 +181,9 @@ if (what === "check" || what === "all") {
     { M: 65, N: 96, K: 200, ta: 1, ones: 1, flags: 1 }, { M: 128, N: 192, K: 1000, splits: 4 },
     { M: 72, N: 96, K: 64, nprod: 3, flags: 2 }, { M: 1, N: 1, K: 1 }, { M: 17, N: 3, K: 65, tb: 1 },
   ];
-  for (const v of variants) for (const c of cases) {
+  for (const v of variants) for (const c0 of cases) for (const tile of [32, 128]) {
+    if (tile === 128 && (cpuAdapter || v === "sgmat")) continue; // lavapipe compiles a 128 tile for minutes
+    const c = { ...c0, tile };
     try { await check(v, c); } catch (e) { failed++; console.log(JSON.stringify({ check: v, ...c, error: String(e.message || e) })); }
   }
 }
