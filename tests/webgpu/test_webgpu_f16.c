@@ -18,6 +18,7 @@
 
 #include "webgpu/gpu_ops.h"
 #include "gpu_test.h"
+#include "ref64.h"
 #include "tt_test.h"
 
 static tt_gops O;
@@ -166,6 +167,73 @@ TT_TEST(test_f16_sgmat_choice) {
     O.sgmat = 0;
 }
 
+/* grad norm + clip + AdamW under the loss scaler (adamw_update's "//!amp"
+ * lines, then amp_update): the grads hold S times the gradient; the update
+ * matches the float64 AdamW of the true gradient, the norm is the true one,
+ * the scaler counts the clean step (and doubles S after the interval); a
+ * gradient with an infinity changes no parameter or moment and halves S */
+static void amp_adamw_case(size_t n, float clip, float S, float good, int overflow) {
+    tt_status st;
+    float *p = tt_gtest_rnd(n, -1, 1), *g = tt_gtest_rnd(n, -0.5f, 0.5f), *m = tt_gtest_rnd(n, -0.1f, 0.1f),
+          *v = tt_gtest_rnd(n, 0, 0.01f), *gs = malloc(n * sizeof *gs);
+    size_t nw = (n + 31) / 32;
+    uint32_t *mask = malloc(nw * sizeof *mask);
+    for (size_t i = 0; i < nw; i++) mask[i] = (uint32_t)tt_rand_u64(9, TT_STREAM_TEST, i);
+    for (size_t i = 0; i < n; i++) gs[i] = g[i] * S;
+    if (overflow) gs[n / 2] = INFINITY;
+    tt_gstep sp;
+    memset(&sp, 0, sizeof sp);
+    sp.lr = 1e-2f, sp.b1 = 0.9f, sp.b2 = 0.95f, sp.eps = 1e-8f, sp.wd = 0.1f, sp.clip = clip;
+    sp.bc1 = 1.0f - powf(0.9f, 3), sp.bc2 = 1.0f - powf(0.95f, 3);
+    const tt_optim_args opt = {.lr = sp.lr, .beta1 = sp.b1, .beta2 = sp.b2, .eps = sp.eps, .weight_decay = sp.wd,
+                               .clip = sp.clip, .bc1 = sp.bc1, .bc2 = sp.bc2};
+    double *rp = ref_from_float(p, n), *rm = ref_from_float(m, n), *rv = ref_from_float(v, n), *G = ref_from_float(g, n);
+    double norm = ref_adamw_update_masked(rp, G, rm, rv, mask, n, &opt);
+    tt_gtest_die_on(tt_gops_set_step(&O, &sp, &st), &st, "step uniforms");
+    const float ls0[4] = {S, good, 0, 0};
+    tt_gpu_buf bp = tt_gtest_up(p, n), bg = tt_gtest_up(gs, n), bm = tt_gtest_up(m, n), bv = tt_gtest_up(v, n),
+               bmask = tt_gtest_up(mask, nw), bls = tt_gtest_up(ls0, 4);
+    tt_gpu_buf part = tt_gtest_poisoned(tt_gop_adamw_part_elems(n)), bst = tt_gtest_poisoned(4);
+    O.amp = bls, O.amp_on = 1;
+    tt_gsite s[3];
+    tt_gtest_die_on(tt_gop_adamw(&O, s, bp, bg, bm, bv, bmask, part, bst, n, &st), &st, "amp adamw");
+    O.amp_on = 0;
+    tt_gtest_run(s, 3);
+    float *got = malloc(n * sizeof *got), *gm = malloc(n * sizeof *gm), *gv = malloc(n * sizeof *gv), stt[4], ls[4];
+    tt_gtest_down(bp, got, n);
+    tt_gtest_down(bm, gm, n);
+    tt_gtest_down(bv, gv, n);
+    tt_gtest_down(bst, stt, 4);
+    tt_gtest_down(bls, ls, 4);
+    if (overflow) {
+        CHECK(!memcmp(got, p, n * sizeof *got) && !memcmp(gm, m, n * sizeof *gm) && !memcmp(gv, v, n * sizeof *gv));
+        CHECK(!isfinite(stt[1]));
+        CHECK(ls[0] == S / 2 && ls[1] == 0 && stt[2] == S / 2 && stt[3] == 0);
+    } else {
+        double *dref = malloc(n * sizeof *dref);
+        float *dgot = malloc(n * sizeof *dgot);
+        for (size_t i = 0; i < n; i++) dref[i] = rp[i] - p[i], dgot[i] = (float)((double)got[i] - p[i]);
+        double e = tt_test_max_rel_err(dgot, dref, n);
+        if (!(e <= 1e-4)) fprintf(stderr, "  amp adamw n=%zu S=%g update rel err %.3g\n", n, S, e);
+        CHECK(e <= 1e-4);
+        CHECK(tt_test_max_rel_err(gm, rm, n) <= 1e-5 && tt_test_max_rel_err(gv, rv, n) <= 1e-5);
+        CHECK_CLOSE(stt[1], norm, 1e-5, 0);
+        const int grow = good + 1 >= TT_LOSS_SCALE_INTERVAL;
+        CHECK(ls[0] == (grow ? 2 * S : S) && ls[1] == (grow ? 0 : good + 1));
+        CHECK(stt[2] == ls[0] && stt[3] == ls[1]);
+        free(dref), free(dgot);
+    }
+    free(p), free(g), free(m), free(v), free(gs), free(mask), free(rp), free(rm), free(rv), free(G), free(got), free(gm),
+        free(gv);
+}
+
+TT_TEST(test_f16_amp_adamw) {
+    amp_adamw_case(1000, 1.0f, 65536.0f, 0, 0);                              /* no clipping (norm < 1) */
+    amp_adamw_case(3001, 0.5f, 1024.0f, 7, 0);                               /* clipped */
+    amp_adamw_case(1000, 1.0f, 256.0f, TT_LOSS_SCALE_INTERVAL - 1, 0);       /* the scale doubles */
+    amp_adamw_case(1000, 1.0f, 65536.0f, 5, 1);                              /* an overflow: skipped, halved */
+}
+
 int main(void) {
     tt_gpu *G = tt_gtest_open();
     tt_gtest_set_seed(3000);
@@ -186,6 +254,7 @@ int main(void) {
     RUN(test_f16_matmul_tiles);
     RUN(test_f16_matmul_splitk_ones);
     RUN(test_f16_off_is_f32);
+    RUN(test_f16_amp_adamw);
     RUN(test_f16_sgmat_choice);
     tt_gops_free(&O);
     tt_gpu_close(G);
