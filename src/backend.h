@@ -58,6 +58,34 @@ typedef struct {
     uint64_t host_bytes;
 } tt_backend_desc;
 
+/* Arithmetic of a backend's products (the option "precision"):
+ * TT_PRECISION_F32 everything in f32 (the bit-exact reference);
+ * TT_PRECISION_F16 mixed precision as PyTorch's autocast: matmul operands
+ * rounded to f16, products accumulated in f32; weights, AdamW state and
+ * every reduction (LayerNorm statistics, softmax, loss, grad norm) stay f32;
+ * dynamic loss scaling (tt_loss_scaler). Only a WebGPU device with
+ * shader-f16 offers it; other backends refuse it at creation. */
+enum { TT_PRECISION_F32 = 0, TT_PRECISION_F16 = 1 };
+
+/* Dynamic loss scaling (TT_PRECISION_F16), as torch.cuda.amp.GradScaler:
+ * the loss gradient is multiplied by `scale`; grads are unscaled before
+ * the norm, clip and AdamW; a step whose unscaled grad norm is not finite
+ * changes nothing (parameters, moments) and halves the scale; after
+ * TT_LOSS_SCALE_INTERVAL clean steps in a row the scale doubles. The state
+ * lives on the device (no host round trip between steps); a backend that
+ * has it returns this table from get_proc("loss_scaler"). */
+#define TT_LOSS_SCALE_INIT 65536.0f
+#define TT_LOSS_SCALE_INTERVAL 2000
+typedef struct {
+    /* set the state (before the first step of a run or a resume) */
+    int (*set)(tt_backend *be, float scale, int64_t good, tt_status *st);
+    /* the state after the last completed step (waits for pending work) */
+    int (*get)(tt_backend *be, float *scale, int64_t *good, tt_status *st);
+    /* the state after the step last read by step_result / step_result_prev
+     * (no wait) */
+    void (*last)(tt_backend *be, float *scale, int64_t *good);
+} tt_loss_scaler;
+
 /* Creation options; zero-initialised means the defaults. */
 typedef struct {
     int threads;    /* CPU worker threads, <= 0: tt_default_threads() */
@@ -66,6 +94,7 @@ typedef struct {
     int dropout;    /* 1: steps will ask for dropout: a backend that plans a separate dropout
                      * schedule (WebGPU) plans it at creation, so no step allocates; 0: it plans
                      * it at the first step that asks (that step allocates once) */
+    int precision;  /* TT_PRECISION_*; a backend without the tier refuses it (one line, TT_EUNSUP) */
 } tt_backend_opts;
 
 typedef struct {

@@ -40,6 +40,7 @@ static const opt_def bench_opts[] = {
     {"lora-rank", O_TABLE, 1, "LoRA adapters of this rank on a frozen base, as in a fine-tune (default 0: off)"},
     {"lora-alpha", O_TABLE, 1, "LoRA scale numerator (default 8)"},
     {"lora-targets", O_TABLE, 1, "projections with adapters (default all; see tinytrain train --help)"},
+    {"precision", O_TABLE, 1, "f32 (default) or f16 mixed precision (WebGPU with shader-f16), as in training"},
     {"json", O_JSON, 0, "print one JSON object"},
     {"help", O_HELP, 0, "this help"},
     {NULL, 0, 0, NULL}};
@@ -266,7 +267,7 @@ int cmd_bench(int argc, char **argv) {
     }
     int threads = o.set[O_THREADS] ? o.threads : tt_default_threads();
     double t0 = tt_now();
-    if ((rc = make_backend(o.backend ? o.backend : "cpu", &cfg, &(tt_backend_opts){.threads = threads, .timestamps = o.set[O_PHASES], .dropout = tc.dropout > 0.0f}, o.json, &be))) goto out;
+    if ((rc = make_backend(o.backend ? o.backend : "cpu", &cfg, &(tt_backend_opts){.threads = threads, .timestamps = o.set[O_PHASES], .dropout = tc.dropout > 0.0f, .precision = tc.precision}, o.json, &be))) goto out;
     /* the training loop (train/loop.c) with nothing but steps: no validation, no save point */
     tt_trainer tr;
     memset(&tr, 0, sizeof tr);
@@ -383,7 +384,8 @@ int cmd_bench(int argc, char **argv) {
                tokens, (unsigned long long)tc.seed);
         json_num(stdout, tc.lr);
         printf(",\"lr_warmup_steps\":%d,\"pipelined\":%s", BENCH_LR_WARMUP, pipe ? "true" : "false");
-        printf(",\"dropout\":%.6g,\"lora_rank\":%d", (double)tc.dropout, cfg.lora_rank);
+        printf(",\"dropout\":%.6g,\"lora_rank\":%d,\"precision\":\"%s\"", (double)tc.dropout, cfg.lora_rank,
+               tc.precision == TT_PRECISION_F16 ? "f16" : "f32");
         json_key_str(stdout, "data", corpus.desc);
         printf(",\"data_hash\":\"%016llx\"", (unsigned long long)corpus.hash);
         printf(",\"steps_run\":%lld,\"warmup_steps\":%lld,\"measured_steps\":%lld,\"measured_s\":", (long long)total,

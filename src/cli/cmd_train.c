@@ -111,6 +111,11 @@ static int on_progress(void *user, const tt_progress *p) {
             fputs(",\"eta_s\":", stdout);
             json_num(stdout, p->eta_s);
             jnum("bpb", bpb(p->loss));
+            if (p->loss_scale > 0) { /* --precision f16: the loss scaler after the step */
+                jnum("loss_scale", p->loss_scale);
+                printf(",\"scale_good\":%lld,\"skipped\":%s", (long long)p->scale_good,
+                       isfinite(p->grad_norm) ? "false" : "true");
+            }
             fputs("}\n", stdout);
             fflush(stdout);
             return pc->stop_at > 0 && p->step >= pc->stop_at;

@@ -570,6 +570,11 @@ int tt_backend_cpu_create(const tt_model_config *cfg, const tt_backend_opts *opt
     *out = NULL;
     int threads = opts ? opts->threads : 0;
     TT_CHECK(tt_config_validate(cfg, st));
+    /* no f16 tier: the CPU's SIMD kernels gain nothing from f16 operands */
+    if (opts && opts->precision != TT_PRECISION_F32)
+        return tt_fail(st, TT_EUNSUP,
+                       "--precision f16 needs a WebGPU device with shader-f16; the cpu backend trains in f32 (use "
+                       "--precision f32 or --backend webgpu)");
     if (threads <= 0) threads = tt_default_threads();
     plan pl;
     int rc = make_plan(cfg, threads, &pl);

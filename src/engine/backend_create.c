@@ -26,6 +26,16 @@ int tt_backend_create(const char *kind, const tt_model_config *cfg, const tt_bac
     /* auto: a hardware adapter trains; a software renderer or no adapter
      * leaves the work to the CPU backend, saying why */
     if (rc == TT_OK && !(*out)->desc.is_software) return TT_OK;
+    if (opts && opts->precision == TT_PRECISION_F16) { /* the cpu backend has no f16 tier: say why not webgpu */
+        char why[300];
+        snprintf(why, sizeof why, "%.280s", rc == TT_OK ? (*out)->desc.device : gst.msg);
+        if (rc == TT_OK) tt_backend_destroy(*out);
+        *out = NULL;
+        return tt_fail(st, TT_EUNSUP,
+                       "--precision f16 needs a WebGPU GPU with shader-f16; auto found none (%s%s): use --precision "
+                       "f32, or --backend webgpu for a software adapter",
+                       rc == TT_OK ? "software renderer " : "", why);
+    }
     if (rc == TT_OK) {
         if (notice) snprintf(notice, notice_cap, "webgpu adapter '%s' is a software renderer; using the cpu backend",
                              (*out)->desc.device);

@@ -286,6 +286,11 @@ static int save_body(FILE *f, const char *path, const void *ctx, tt_status *st) 
     META("best_val", tt_json_fmt_f32(num, s->best_val));
     snprintf(num, sizeof num, "%lld", (long long)s->best_val_step);
     META("best_val_step", num);
+    if (s->tc.precision == TT_PRECISION_F16) { /* optional: the loss scaler (absent: its initial state) */
+        META("loss_scale", tt_json_fmt_f32(num, s->loss_scale));
+        snprintf(num, sizeof num, "%lld", (long long)s->scale_good);
+        META("loss_scale_good", num);
+    }
     if (s->tok_kind != 0) { /* optional: a BPE model names its tokenizer (absent: byte) */
         META("tokenizer", "bpe");
         snprintf(num, sizeof num, "%016llx", (unsigned long long)s->tok_hash);
@@ -533,6 +538,16 @@ static int load_reader(const tt_st_reader *r, tt_train_state *s, tt_status *st) 
     float target_val = 0;
     int64_t target_step = 0;
     double target_s = 0;
+    float loss_scale = TT_LOSS_SCALE_INIT;
+    int64_t scale_good = 0;
+    if ((v = tt_st_meta_get(r, "loss_scale"))) { /* may be absent */
+        int bad = tt_json_parse_f32_text(v, strlen(v), &loss_scale) || !(loss_scale > 0) || !isfinite(loss_scale);
+        if (!bad) TT_CHECK(meta_i64(r, "loss_scale_good", &scale_good, st));
+        if (bad || scale_good < 0 || scale_good >= TT_LOSS_SCALE_INTERVAL)
+            return tt_fail(st, TT_EFORMAT, "checkpoint: metadata loss_scale / loss_scale_good are not a loss "
+                                           "scaler's state (a finite scale > 0, 0..%d clean steps)",
+                           TT_LOSS_SCALE_INTERVAL - 1);
+    }
     if (tt_st_meta_get(r, "target_step")) { /* may be absent */
         TT_CHECK(meta_i64(r, "target_step", &target_step, st));
         if (!(v = need_meta(r, "target_val", st))) return TT_EFORMAT;
@@ -627,6 +642,8 @@ static int load_reader(const tt_st_reader *r, tt_train_state *s, tt_status *st) 
     s->target_val = target_val;
     s->target_step = target_step;
     s->target_s = target_s;
+    s->loss_scale = loss_scale;
+    s->scale_good = scale_good;
     s->corpus_hash = chash;
     s->corpus_bytes = cbytes;
     s->tok_kind = tok_kind;

@@ -14,7 +14,9 @@
  *   tokenizer_hash (16 hex digits, tt_tokenizer_hash) and val_tokens_per_byte
  *   (the validation split's tokens per byte: loss x it / ln 2 = bits per
  *   byte, for the histories); the tokenizer's files
- *   are not in the checkpoint but beside it (train/runtok.h).
+ *   are not in the checkpoint but beside it (train/runtok.h); for a run
+ *   with precision f16 (optional; absent = the initial state) loss_scale
+ *   and loss_scale_good, the loss scaler after the last step (backend.h).
  * Writes are atomic: <path>.tmp.<pid>, fsync, rename, fsync(dir).
  *
  * Export: weights only with Hugging Face GPT-2 names and shapes (wte.weight,

@@ -117,6 +117,7 @@ struct tt_loop {
     tt_status err;       /* A_FAILED: the error */
     tt_token *buf;       /* two token slots of a step + one validation batch */
     size_t per_step;
+    const tt_loss_scaler *ls; /* precision f16: the backend's loss scaler */
 };
 
 int tt_loop_create(const tt_trainer *t, tt_loop **out, tt_status *st) {
@@ -138,6 +139,15 @@ int tt_loop_create(const tt_trainer *t, tt_loop **out, tt_status *st) {
         return st ? st->code : TT_ENOMEM;
     }
     L->t = *t;
+    if (tc->precision == TT_PRECISION_F16) {
+        L->ls = t->be->vt->get_proc ? t->be->vt->get_proc(t->be, "loss_scaler") : NULL;
+        if (!L->ls) {
+            tt_free(L->buf);
+            tt_free(L);
+            return tt_fail(st, TT_EUNSUP, "--precision f16: the %s backend has no f16 tier (use --precision f32)",
+                           t->be->desc.name ? t->be->desc.name : "chosen");
+        }
+    }
     L->next = A_START;
     L->pipe = t->be->vt->step_result_prev != NULL && !t->no_pipeline;
     L->tok_step[0] = L->tok_step[1] = -1;
@@ -219,6 +229,7 @@ static int boundary(const tt_loop *L, int64_t after) {
 static int download(tt_loop *L, tt_status *st) {
     tt_train_state *s = L->t.s;
     int rc = L->t.be->vt->get_state(L->t.be, s->params, s->m, s->v, st);
+    if (!rc && L->ls) rc = L->ls->get(L->t.be, &s->loss_scale, &s->scale_good, st);
     L->host_step = rc ? -1 : s->step;
     return rc;
 }
@@ -274,6 +285,7 @@ static int do_step(tt_loop *L, tt_status *st) {
     p->step = s->step;
     p->loss = loss;
     p->grad_norm = gn;
+    if (L->ls) L->ls->last(be, &p->loss_scale, &p->scale_good);
     p->lr = lr_k;
     p->elapsed_s = L->step_time + L->first_step_time;
     p->tok_per_s = per > 0 ? (double)p->tokens_per_step / per : 0.0;
@@ -296,6 +308,7 @@ static int advance(tt_loop *L, tt_status *st) {
             s->corpus_bytes = L->t.corpus->n;
             s->tok_per_byte = tt_corpus_tok_per_byte(L->t.corpus);
             TT_CHECK(be->vt->set_state(be, s->params, s->m, s->v, st));
+            if (L->ls) TT_CHECK(L->ls->set(be, s->loss_scale, s->scale_good, st));
             L->t_start = L->t_prev = L->t_last_save = tt_now();
             memset(p, 0, sizeof *p);
             p->event = TT_EV_START;
@@ -303,6 +316,8 @@ static int advance(tt_loop *L, tt_status *st) {
             p->step = s->step;
             p->loss = s->step > 0 && s->loss_hist ? s->loss_hist[s->step - 1] : NAN;
             p->grad_norm = NAN;
+            p->loss_scale = L->ls ? s->loss_scale : 0.0f;
+            p->scale_good = L->ls ? s->scale_good : 0;
             p->lr = NAN;
             p->val_loss = s->n_val > 0 ? s->val_loss[s->n_val - 1] : NAN;
             p->best_val = s->best_val;
@@ -432,7 +447,11 @@ int tt_loop_recover(tt_loop *L, int *from_device, int64_t *lost_from, int64_t *l
                 if (tt_state_push_loss(s, l, &st2) != TT_OK) s->step--;
             }
         }
-        if (submitted + 1 == s->step) {
+        float ls = s->loss_scale;
+        int64_t lg = s->scale_good;
+        if (submitted + 1 == s->step && (!L->ls || L->ls->get(be, &ls, &lg, &st2) == TT_OK)) {
+            s->loss_scale = ls;
+            s->scale_good = lg;
             memcpy(s->params, buf, P * sizeof *buf);
             memcpy(s->m, buf + P, P * sizeof *buf);
             memcpy(s->v, buf + 2 * P, P * sizeof *buf);

@@ -51,6 +51,9 @@ static const tt_option table[] = {
     {"seed", TT_OPT_U64, T(seed), 0, 18446744073709551615.0, 0, 0, NULL, "1337", "seed", "seed for weights and batches", 1, 0},
     {"dropout", TT_OPT_F32, T(dropout), 0, 1, 0, 1, NULL, "0", "dropout",
      "dropout probability on embeddings, attention and residual branches (training only)", 0, 1},
+    {"precision", TT_OPT_CHOICE, T(precision), 0, 1, 0, 0, "f32|f16", "f32", "precision",
+     "f32, or f16 mixed precision (WebGPU with shader-f16): f16 matmul operands with f32 accumulation, f32 "
+     "weights, optimizer and reductions, dynamic loss scaling", 0, 1},
     {"eval-every", TT_OPT_I64, T(eval_every), 0, BIG, 0, 0, NULL, "100", "eval-every",
      "validation every N steps, 0 = only at the end", 0, 0},
     {"eval-batches", TT_OPT_INT, T(eval_batches), 1, 1000000, 0, 0, NULL, "8", "eval-batches", "fixed validation batches", 0, 0},

@@ -321,7 +321,8 @@ int tt_run_open(tt_run *r, const tt_corpus *c, tt_status *st) {
 
 int tt_run_make_backend(tt_run *r, tt_status *st) {
     const char *kind = tt_run_backend(&r->opts.run);
-    tt_backend_opts bo = {.threads = r->opts.run.threads, .dropout = r->s.tc.dropout > 0.0f};
+    tt_backend_opts bo = {.threads = r->opts.run.threads, .dropout = r->s.tc.dropout > 0.0f,
+                          .precision = r->s.tc.precision};
     if (!tt_backend_create(kind, &r->s.cfg, &bo, &r->be, r->backend_note, sizeof r->backend_note, st)) return TT_OK;
     r->be = NULL;
     tt_backend_fail_line(kind, st);

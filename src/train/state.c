@@ -11,6 +11,7 @@ int tt_state_alloc(tt_train_state *s, const tt_model_config *cfg, tt_status *st)
     s->cfg = *cfg;
     s->best_val = INFINITY;
     s->best_val_step = -1;
+    s->loss_scale = TT_LOSS_SCALE_INIT;
     TT_CHECK(tt_layout_build(cfg, &s->layout, st));
     size_t bytes = s->layout.total * sizeof(float);
     s->params = tt_calloc(bytes, st);
@@ -42,6 +43,7 @@ void tt_state_free(tt_train_state *s) {
     memset(s, 0, sizeof *s);
     s->best_val = INFINITY;
     s->best_val_step = -1;
+    s->loss_scale = TT_LOSS_SCALE_INIT;
 }
 
 int tt_state_push_loss(tt_train_state *s, float loss, tt_status *st) {

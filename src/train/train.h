@@ -25,6 +25,7 @@ typedef struct {
     int64_t eval_every;   /* validation every N steps (0: only at the end) */
     int eval_batches;     /* fixed validation batches */
     float dropout;        /* dropout probability in [0, 1), training steps only */
+    int precision;        /* TT_PRECISION_*: f32, or f16 mixed precision (backend.h) */
 } tt_train_config;
 
 /* Defaults that train well on the presets (lr 1e-3 peak, warmup 5% capped at
@@ -71,6 +72,10 @@ typedef struct {
      * FNV-1a 64 hash of the base weights read there (hf.h); "" if none */
     char init_from[4096];
     uint64_t init_hash;
+    /* the loss scaler (tc.precision f16; backend.h tt_loss_scaler) after
+     * the last completed step: its scale and clean steps in a row */
+    float loss_scale;
+    int64_t scale_good;
 } tt_train_state;
 
 /* Allocate + initialise a fresh state (params from tc->seed). */

@@ -33,7 +33,10 @@ typedef struct {
     int64_t step;       /* optimizer steps completed */
     int64_t steps;      /* total steps of the run */
     float loss;         /* train loss of the last step (NAN before any) */
-    float grad_norm;    /* pre-clip global norm of the last step */
+    float grad_norm;    /* pre-clip global norm of the last step (precision f16: not finite when the step
+                         * overflowed and was skipped) */
+    float loss_scale;   /* precision f16: the loss scaler after the last step (0: none) */
+    int64_t scale_good; /* its clean steps in a row */
     float lr;           /* learning rate used by the last step */
     float val_loss;     /* last validation loss (NAN if none yet) */
     float best_val;     /* best validation loss (INFINITY if none) */

@@ -1,8 +1,12 @@
 /* adamw.c — the WebGPU optimizer planner (gpu_ops.h): the global gradient
  * norm as fixed parts (adamw_sumsq.wgsl, per parameter chunk), then clip +
- * AdamW (adamw_update.wgsl, which re-sums the parts in one fixed order). */
+ * AdamW (adamw_update.wgsl, which re-sums the parts in one fixed order),
+ * and with TT_PRECISION_F16 the loss scaler's update (amp_update.wgsl). */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "backend.h"
 #include "gpu_ops.h"
 
 static uint32_t adamw_nparts(size_t n) {
@@ -35,11 +39,20 @@ int tt_gop_adamw_chunks(tt_gops *o, tt_gsite *s, const tt_gop_pchunk *ch, int n_
         uint32_t np = adamw_nparts(ch[c].n);
         uint32_t per = (uint32_t)(((size_t)ch[c].n + np - 1) / np);
         uint32_t args[16] = {ch[c].n, per, n_part, ch[c].base, c == 0 ? 1u : 0u};
-        tt_gpu_buf bufs[7] = {part, ch[c].mask, ch[c].params, ch[c].grads, ch[c].m, ch[c].v, stats};
-        static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW, TT_GPU_BIND_READ,
-                                         TT_GPU_BIND_RW,   TT_GPU_BIND_RW,   TT_GPU_BIND_RW};
-        TT_CHECK(tt_gops_make_site(o, &s[n_chunks + c], "adamw_update", tt_gops_wg_prefix(TT_WG_ELEM, pf, sizeof pf), args, 1, 7, bufs, kinds,
-                           np, 1, 1, st));
+        tt_gpu_buf bufs[8] = {part, ch[c].mask, ch[c].params, ch[c].grads, ch[c].m, ch[c].v, stats, o->amp};
+        static const uint8_t kinds[8] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW, TT_GPU_BIND_READ,
+                                         TT_GPU_BIND_RW,   TT_GPU_BIND_RW,   TT_GPU_BIND_RW, TT_GPU_BIND_READ};
+        tt_gops_wg_prefix(TT_WG_ELEM, pf, sizeof pf);
+        if (o->amp_on) /* unscale, skip a step that overflowed */
+            snprintf(pf + strlen(pf), sizeof pf - strlen(pf), "const AMP_BIND: u32 = 9u;\n");
+        TT_CHECK(tt_gops_make_site(o, &s[n_chunks + c], "adamw_update", pf, args, 1, o->amp_on ? 8 : 7, bufs, kinds,
+                                   np, 1, 1, st));
+    }
+    if (o->amp_on) { /* the loss scaler's update, after every chunk's update */
+        uint32_t args[16] = {TT_LOSS_SCALE_INTERVAL};
+        tt_gpu_buf bufs[2] = {o->amp, stats};
+        static const uint8_t kinds[2] = {TT_GPU_BIND_RW, TT_GPU_BIND_RW};
+        TT_CHECK(tt_gops_make_site(o, &s[2 * n_chunks], "amp_update", "", args, 0, 2, bufs, kinds, 1, 1, 1, st));
     }
     return TT_OK;
 }

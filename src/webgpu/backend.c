@@ -4,6 +4,7 @@
  * parameter and moment transfer, and the extras reached by name. The
  * backend's state and its other files: backend_webgpu.h. */
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,9 +114,37 @@ static int wgpu_plan_bytes(tt_backend *be, const tt_model_config *cfg, uint64_t 
     return tt_wgpu_plan_bytes(w, cfg, bytes, st);
 }
 
+/* the loss scaler (backend.h tt_loss_scaler) of a TT_PRECISION_F16 backend */
+static int ls_set(tt_backend *be, float scale, int64_t good, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    if (!w->ops.amp_on) return tt_fail(st, TT_EINVAL, "webgpu: no loss scaler (precision f32)");
+    if (!(scale > 0.0f) || !isfinite(scale) || good < 0 || good >= TT_LOSS_SCALE_INTERVAL)
+        return tt_fail(st, TT_EINVAL, "loss scale %g with %lld clean steps is out of range", scale, (long long)good);
+    float v[4] = {scale, (float)good, 0.0f, 0.0f};
+    return tt_gpu_write(w->g, w->plan.lscale, 0, v, sizeof v, st);
+}
+
+static int ls_get(tt_backend *be, float *scale, int64_t *good, tt_status *st) {
+    wgpu_impl *w = IMPL(be);
+    if (!w->ops.amp_on) return tt_fail(st, TT_EINVAL, "webgpu: no loss scaler (precision f32)");
+    float v[4];
+    TT_CHECK(tt_gpu_read_sync(w->g, w->plan.lscale, 0, sizeof v, v, st));
+    *scale = v[0];
+    *good = (int64_t)v[1];
+    return TT_OK;
+}
+
+static void ls_last(tt_backend *be, float *scale, int64_t *good) {
+    wgpu_impl *w = IMPL(be);
+    *scale = w->run.res_scale[w->run.read_slot];
+    *good = (int64_t)w->run.res_good[w->run.read_slot];
+}
+
+static const tt_loss_scaler wgpu_scaler = {ls_set, ls_get, ls_last};
+
 static void *wgpu_get_proc(tt_backend *be, const char *name) {
-    (void)be;
     if (strcmp(name, "webgpu.profile") == 0) return (void *)tt_webgpu_profile;
+    if (strcmp(name, "loss_scaler") == 0 && IMPL(be)->ops.amp_on) return (void *)&wgpu_scaler;
     return NULL;
 }
 
@@ -183,6 +212,14 @@ int tt_backend_webgpu_create(const tt_model_config *cfg, const tt_backend_opts *
                  in->max_storage_binding / 1048576.0, in->robust ? "on" : "off (TT_WEBGPU_ROBUST=1 turns it on)");
         rc = tt_gops_init(&w->ops, w->g, st);
         w->plan.bind_cap = w->ops.bind_cap; /* test hook TT_WEBGPU_MAX_BINDING_MIB, read by tt_gops_init */
+        if (rc == TT_OK && opts && opts->precision == TT_PRECISION_F16) {
+            if (!in->has_f16)
+                rc = tt_fail(st, TT_EUNSUP,
+                             "--precision f16 needs the WebGPU feature shader-f16, which adapter %.100s lacks: use "
+                             "--precision f32 (or a WebGPU that offers shader-f16: the web app in Chrome)",
+                             in->name);
+            else w->ops.f16 = 1, w->ops.sgmat = tt_gop_mm_sgmat_ok(in);
+        }
     }
     if (rc == TT_OK) {
         w->plan.res = calloc((size_t)w->plan.L + 1, sizeof *w->plan.res);
@@ -198,6 +235,13 @@ int tt_backend_webgpu_create(const tt_model_config *cfg, const tt_backend_opts *
         w->plan.dry = 0;
     }
     if (rc == TT_OK) rc = tt_wgpu_alloc_buffers(w, cfg, &be->layout, st);
+    if (rc == TT_OK && w->ops.f16) { /* the loss scaler: kernels planned from here on read it */
+        w->ops.amp = w->plan.lscale;
+        w->ops.amp_on = 1;
+        rc = ls_set(be, TT_LOSS_SCALE_INIT, 0, st);
+        const char *e = tt_hook_get(TT_HOOK_LOSS_SCALE_FAULT_AT_STEP);
+        w->run.ls_fault_at = e ? atoll(e) : 0;
+    }
     if (rc == TT_OK) {
         be->desc.device_bytes = (uint64_t)w->plan.plan_bytes + 3 * 16; /* + the three 16-byte readback buffers */
         be->desc.host_bytes =

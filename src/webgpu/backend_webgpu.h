@@ -88,6 +88,9 @@ typedef struct {
     tt_gpu_buf lora_t, lora_dt, lora_prod; /* LoRA: x A of every (layer, target), its gradient, t^T dout */
     size_t lora_slot;                      /* elements of one x A slot (rows * R, rounded up to 4) */
     tt_gpu_buf staging[2], stage_eval;
+    /* TT_PRECISION_F16: the loss scaler's state [scale, clean steps, 0, 0]
+     * (f32; amp_update.wgsl), -1 without */
+    tt_gpu_buf lscale;
     size_t tok_words, bucket_off, pos_off;
     int dry;           /* preflight: count bytes, allocate nothing */
     double plan_bytes; /* device memory of the plan */
@@ -115,7 +118,12 @@ typedef struct {
     int cur, last, pending[2];
     int res_ok[2];          /* res_loss/res_norm of a staging slot hold its step's result */
     float res_loss[2], res_norm[2];
+    float res_scale[2], res_good[2]; /* TT_PRECISION_F16: the loss scaler after that step (stats[2], stats[3]) */
+    int read_slot;          /* the staging slot step_result / step_result_prev read last */
     int64_t n_steps;        /* steps submitted */
+    /* test hook TT_WEBGPU_LOSS_SCALE_FAULT_AT_STEP=N: the N-th step() seeds
+     * an infinite loss gradient (an overflow the loss scaler must skip) */
+    int64_t ls_fault_at;
     uint32_t *tokhost;      /* the token upload (plan.tok_words) */
     /* test hook TT_WEBGPU_FAULT_AT_STEP=N: the N-th step() of this backend
      * (1-based) reports a device error; TT_WEBGPU_FAULT_KIND=lost (default:

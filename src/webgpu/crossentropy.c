@@ -5,6 +5,9 @@
  * in chunks of rows (tt_gop_head_crossentropy: the logits of a chunk, its
  * loss and gradient, then its share of the head's backward, so the logits
  * buffer holds one chunk whatever rows * V is). */
+#include <stdio.h>
+#include <string.h>
+
 #include "gpu_ops.h"
 
 /* softmax + cross-entropy rows: 64 threads (V = 256: 4 per thread); large
@@ -15,17 +18,20 @@ static uint32_t wg_xent(int V) { return V >= 8192 ? 256u : 64u; }
 static int xent_rows(tt_gops *o, tt_gsite *s, tt_gref logits, tt_gref losses, tt_gref tokens, int rows, int row0,
                      int V, int ld, int T, tt_status *st) {
     char pf[96];
+    size_t np;
     if (logits.off || losses.off || tokens.off)
         return tt_fail(st, TT_EINVAL, "webgpu crossentropy: tensors must start their buffers");
     if (ld < V) return tt_fail(st, TT_EINVAL, "webgpu crossentropy: row stride %d < V %d", ld, V);
     TT_CHECK(tt_gops_check_u32((size_t)rows * (size_t)ld, "crossentropy logits", st));
     uint32_t args[16] = {(uint32_t)rows, (uint32_t)V, (uint32_t)T, (uint32_t)row0, (uint32_t)ld};
-    tt_gpu_buf bufs[3] = {tokens.buf, logits.buf, losses.buf};
-    static const uint8_t kinds[3] = {TT_GPU_BIND_READ, TT_GPU_BIND_RW, TT_GPU_BIND_RW};
+    tt_gpu_buf bufs[4] = {tokens.buf, logits.buf, losses.buf, o->amp};
+    static const uint8_t kinds[4] = {TT_GPU_BIND_READ, TT_GPU_BIND_RW, TT_GPU_BIND_RW, TT_GPU_BIND_READ};
     uint32_t x, y;
     tt_gops_grid1(o, (uint64_t)rows, &x, &y);
-    return tt_gops_make_site(o, s, "crossentropy", tt_gops_wg_prefix(wg_xent(V), pf, sizeof pf), args, 1, 3, bufs,
-                             kinds, x, y, 1, st);
+    tt_gops_wg_prefix(wg_xent(V), pf, sizeof pf);
+    np = strlen(pf);
+    if (o->amp_on) snprintf(pf + np, sizeof pf - np, "const AMP_BIND: u32 = 5u;\n"); /* the gradient times the loss scale */
+    return tt_gops_make_site(o, s, "crossentropy", pf, args, 1, o->amp_on ? 4 : 3, bufs, kinds, x, y, 1, st);
 }
 
 int tt_gop_crossentropy(tt_gops *o, tt_gsite *s, tt_gref logits, tt_gref losses, tt_gref tokens, int rows, int V,

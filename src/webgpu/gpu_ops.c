@@ -11,7 +11,9 @@
  * comments: the kernel without dropout is the same text as before dropout
  * existed, so it compiles to the same code. Likewise a prefix that declares
  * "const DS_BIND: u32 = N;" turns the "//!ds " lines into code (the
- * dS-storing attention backward, attention.c).
+ * dS-storing attention backward, attention.c), and "const AMP_BIND: u32 =
+ * N;" the "//!amp " lines (the loss scaler of TT_PRECISION_F16: its state
+ * buffer tt_gops.amp at binding N; crossentropy, adamw_update).
  *
  * Test hook TT_WEBGPU_WGSL_DIR=DIR (hooks.h) makes the kernels' sources
  * DIR/NAME.wgsl (common.wgsl, the kernel, its //!include), read when a
@@ -200,6 +202,8 @@ static int get_kernel(tt_gops *o, const char *name, const char *prefix, int n_bi
     else snprintf(src, n, "%s\n%s\n%s", prefix, common, body);
     if (strstr(prefix, "const DS_BIND: u32 = ")) /* "//!ds " lines become code */
         for (char *m = strstr(src, "//!ds "); m; m = strstr(m + 6, "//!ds ")) memset(m, ' ', 6);
+    if (strstr(prefix, "const AMP_BIND: u32 = ")) /* "//!amp " lines become code (the loss scaler) */
+        for (char *m = strstr(src, "//!amp "); m; m = strstr(m + 7, "//!amp ")) memset(m, ' ', 7);
     if (dsn) { /* "//!drop " lines become code (blanked marker: same columns), the snippet follows */
         for (char *m = strstr(src, "//!drop "); m; m = strstr(m + 8, "//!drop ")) memset(m, ' ', 8);
         size_t used = strlen(src);

@@ -72,6 +72,12 @@ typedef struct {
     size_t ds_elems;
     tt_gpu_buf nil_buf;   /* 16 bytes bound at a binding the kernel leaves unused (attention.c) */
     int nil_ok;           /* nil_buf exists */
+    int f16;           /* matmul operands rounded to f16, f32 accumulation (TT_PRECISION_F16; needs shader-f16) */
+    int sgmat;         /* with f16: the subgroup-matrix matmul (an f16 x f16 -> f32 16x16x16 configuration and
+                        * subgroups of 32; matmul.c) */
+    tt_gpu_buf amp;    /* TT_PRECISION_F16: the loss scaler's state buffer, read by crossentropy and
+                        * adamw_update, written by amp_update; amp_on 0: none */
+    int amp_on;
     int n_sites;       /* statistics */
 } tt_gops;
 
@@ -131,6 +137,9 @@ int tt_gop_matmul_batch(tt_gops *o, tt_gsite *s, int n, uint32_t bstride, tt_gre
  * scratch within one binding, its grid, 32-bit indexing); else the caller
  * plans the products one by one. */
 int tt_gop_matmul_batch_fits(const tt_gops *o, int n, int M, int N, int K);
+/* 1 when the device can run the subgroup-matrix variant of the f16 matmul
+ * (an f16 -> f32 M16 N16 K16 configuration, subgroups of exactly 32) */
+int tt_gop_mm_sgmat_ok(const tt_gpu_info *in);
 /* A batch of n products in one dispatch (+ one split-K site) as
  * tt_gop_matmul_batch, but each product keeps the split-K slices of its
  * lone plan (tt_gop_matmul_plan with n = 1): each C_p bit-identical to
@@ -267,7 +276,9 @@ int tt_gop_adamw(tt_gops *o, tt_gsite *s, tt_gpu_buf params, tt_gpu_buf grads, t
  * tree), and every adamw site re-sums all n_part parts in one fixed order: the
  * norm depends only on the part table, never on how chunks group the parts.
  * 2 * n_chunks sites: adamw_sumsq of every chunk, then adamw_update of every chunk
- * (the first writes stats[1]). tt_gop_adamw = one chunk whose parts are
+ * (the first writes stats[1]); with the loss scaler (tt_gops.amp_on) the
+ * updates unscale and skip an overflowed step, and one more site
+ * (amp_update) updates the scaler. tt_gop_adamw = one chunk whose parts are
  * tt_gop_norm_part_len(n) long (it uploads that table itself). */
 typedef struct {
     tt_gpu_buf params, grads, m, v; /* the chunk's buffers */

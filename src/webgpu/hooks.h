@@ -29,6 +29,8 @@
  *                                  per 4x4 tile, where it fits; GPUs only by default)
  *   TT_WEBGPU_HEAD_ROWS=N          the head and cross-entropy in chunks of N rows (plan.c;
  *                                  by default only where the logits exceed 128 MiB)
+ *   TT_WEBGPU_LOSS_SCALE_FAULT_AT_STEP=N  (--precision f16) the N-th step() seeds an infinite
+ *                                  loss gradient: an overflow the loss scaler must skip
  *
  * An empty value is the same as unset. */
 #ifndef TT_WEBGPU_HOOKS_H
@@ -53,6 +55,7 @@ typedef enum {
     TT_HOOK_QKV_BATCH,
     TT_HOOK_ATTN_SPLIT,
     TT_HOOK_HEAD_ROWS,
+    TT_HOOK_LOSS_SCALE_FAULT_AT_STEP,
     TT_HOOK_COUNT
 } tt_hook;
 

@@ -1,6 +1,7 @@
 /* matmul.c — the WebGPU matmul planner (gpu_ops.h): the launch plan (tile,
  * split-K), the kernel configuration of each tile, the product sites
- * (matmul.wgsl, then matmul_splitk_reduce.wgsl or matmul_colsum_final.wgsl
+ * (matmul.wgsl, or with the f16 tier (tt_gops.f16) on a device with f16
+ * subgroup matrices (tt_gop_mm_sgmat_ok) matmul_sgmat.wgsl; then matmul_splitk_reduce.wgsl or matmul_colsum_final.wgsl
  * for split-K slices), the bias gradient (matmul_colsum.wgsl +
  * matmul_colsum_final.wgsl) and the two-stage column sums that LayerNorm's
  * weight gradients share. */
@@ -85,6 +86,10 @@ void tt_gop_matmul_plan(const tt_gops *o, int n, int M, int N, int K, int splitt
     *tile_out = tile;
     *splits_out = splits;
     *kchunk_out = kchunk;
+}
+
+int tt_gop_mm_sgmat_ok(const tt_gpu_info *in) {
+    return in->has_f16 && in->sgmat_f16 && in->subgroup_min == 32 && in->subgroup_max == 32;
 }
 
 /* the tile of a batch of n products of S slices each (see above) */
@@ -206,13 +211,18 @@ static int mm_sites(tt_gops *o, tt_gsite *s, int n, int group, int solo, uint32_
      * site adds them into C in slice order; a batch's grid z is
      * slice * n + product */
     uint32_t gx = (uint32_t)((N + tile - 1) / tile), gy = (uint32_t)((M + tile - 1) / tile);
-    char prefix[400];
+    char prefix[480];
+    /* the shared tiles' element (SV, SE): f32, or with o->f16 the operands
+     * rounded to f16 as they are stored; the fma chains read them back as
+     * f32 (an f16 x f16 product is exact in f32): f16 operands, f32
+     * accumulation */
     snprintf(prefix, sizeof prefix,
-             "const BM: u32 = %du;\nconst BN: u32 = %du;\nconst BK: u32 = %du;\nconst TM: u32 = %du;\n"
+             "%sconst BM: u32 = %du;\nconst BN: u32 = %du;\nconst BK: u32 = %du;\nconst TM: u32 = %du;\n"
              "const TN: u32 = %du;\nconst TRANS_A: bool = %s;\nconst TRANS_B: bool = %s;\nconst VEC: bool = %s;\n"
-             "const STAGES: u32 = %du;\nconst SWZ: bool = %s;\n",
-             tile, tile, kc.bk, kc.tm, kc.tm, trans_a ? "true" : "false", trans_b ? "true" : "false",
-             vec ? "true" : "false", kc.stages, kc.swz ? "true" : "false");
+             "const STAGES: u32 = %du;\nconst SWZ: bool = %s;\nalias SE = %s;\nalias SV = vec4<SE>;\n",
+             o->f16 ? "enable f16;\n" : "", tile, tile, kc.bk, kc.tm, kc.tm, trans_a ? "true" : "false",
+             trans_b ? "true" : "false", vec ? "true" : "false", kc.stages, kc.swz ? "true" : "false",
+             o->f16 ? "f16" : "f32");
     tt_gref Cdst = C;
     if (splits > 1) {
         size_t need = (size_t)splits * W;
@@ -244,7 +254,17 @@ static int mm_sites(tt_gops *o, tt_gsite *s, int n, int group, int solo, uint32_
     tt_gpu_buf bufs[7] = {A.buf, B.buf, Cdst.buf, bias ? bias->buf : A.buf, R ? R->buf : A.buf, A.buf, B.buf};
     static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW,  TT_GPU_BIND_READ,
                                      TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ};
-    TT_CHECK(tt_gops_make_site(o, &s[0], "matmul", prefix, args, 0, 7, bufs, kinds, gx, gy, splits * (uint32_t)n, st));
+    const char *kname = "matmul";
+    if (o->f16 && o->sgmat) { /* the f16 tier on subgroup matrices: 64 x 64 tiles, the plan's slices */
+        kname = "matmul_sgmat";
+        tile = 64;
+        gx = (uint32_t)((N + 63) / 64), gy = (uint32_t)((M + 63) / 64);
+        snprintf(prefix, sizeof prefix,
+                 "enable f16;\nenable chromium_experimental_subgroup_matrix;\nconst TRANS_A: bool = %s;\n"
+                 "const TRANS_B: bool = %s;\nconst KT: u32 = 2u;\n",
+                 trans_a ? "true" : "false", trans_b ? "true" : "false");
+    }
+    TT_CHECK(tt_gops_make_site(o, &s[0], kname, prefix, args, 0, 7, bufs, kinds, gx, gy, splits * (uint32_t)n, st));
     s[0].flops = 2.0 * n * M * N * K;
     /* the profile's shape tag: enough to redo the same product elsewhere
      * (bench/torch_matmul.py): " xN" for a batch of N products, transposes,

@@ -180,6 +180,8 @@ int tt_wgpu_alloc_buffers(wgpu_impl *w, const tt_model_config *cfg, const tt_lay
     w->plan.tok_words = w->plan.pos_off + BT;
     TT_CHECK(mkbuf(w, w->plan.tok_words, "tokens", &w->plan.tok, st));
     TT_CHECK(mkbuf(w, 4, "stats", &w->plan.stats, st));
+    w->plan.lscale = -1;
+    if (w->ops.f16) TT_CHECK(mkbuf(w, 4, "loss-scale", &w->plan.lscale, st));
     size_t pcs = tt_gop_colsum_part_elems((int)BT, (int)(4 * C));
     size_t pln = tt_gop_colsum_part_elems((int)BT, (int)(2 * C));
     TT_CHECK(mkbuf(w, pcs > pln ? pcs : pln, "colsum-scratch", &w->plan.part_cs, st));

@@ -443,7 +443,7 @@ int tt_wgpu_plan_schedule(tt_backend *be, tt_status *st) {
         w->rec.evh = calloc((size_t)tt_gop_head_crossentropy_sites(BT, w->plan.head_rows, 0, 0) + 1, sizeof *w->rec.evh);
         if (!w->rec.evh) return tt_fail(st, TT_ENOMEM, "out of memory (webgpu schedule)");
     }
-    w->rec.opt = calloc((size_t)(2 * w->plan.n_ch), sizeof *w->rec.opt);
+    w->rec.opt = calloc((size_t)(2 * w->plan.n_ch + 1), sizeof *w->rec.opt); /* + the loss scaler's update */
     if (!w->rec.plain.fwd || !w->rec.plain.bwd || !w->rec.opt)
         return tt_fail(st, TT_ENOMEM, "out of memory (webgpu schedule)");
     TT_CHECK(plan_sched(be, &w->rec.plain, 0, st));
@@ -462,6 +462,6 @@ int tt_wgpu_plan_schedule(tt_backend *be, tt_status *st) {
                                  w->plan.stats, st);
     free(pc);
     TT_CHECK(rc);
-    w->rec.n_opt = 2 * n_pc;
+    w->rec.n_opt = 2 * n_pc + (o->amp_on ? 1 : 0);
     return TT_OK;
 }

@@ -9,6 +9,7 @@
  * recent step's stats, step_result_prev() for the step before it (the
  * trainer submits step k+1, then reads step k: two readback slots, the GPU
  * never waits for the host). Nothing is allocated per step on the host. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +70,8 @@ int tt_wgpu_finish_pending(wgpu_impl *w, int i, tt_status *st) {
     TT_CHECK(tt_gpu_read_finish(w->g, w->plan.staging[i], s, st));
     w->run.res_loss[i] = s[0];
     w->run.res_norm[i] = s[1];
+    w->run.res_scale[i] = s[2]; /* the loss scaler after the step (0 without one) */
+    w->run.res_good[i] = s[3];
     w->run.res_ok[i] = 1;
     return TT_OK;
 }
@@ -121,6 +124,10 @@ int tt_wgpu_step(tt_backend *be, const tt_token *tokens, int n_micro, const tt_o
     sp.grad_scale = (float)(1.0 / (BT * n_micro));
     sp.loss_scale = (float)(1.0 / (BT * n_micro));
     sp.valid_rows = (uint32_t)BT;
+    if (w->run.ls_fault_at > 0 && w->run.n_steps + 1 == w->run.ls_fault_at) { /* test hook: an overflow */
+        w->run.ls_fault_at = 0;
+        sp.grad_scale = INFINITY;
+    }
     TT_CHECK(tt_gops_set_step(&w->ops, &sp, st));
     size_t mb = (size_t)w->plan.B * (w->plan.T + 1);
     const int ts = w->run.ts && 3 * n_micro + 1 <= WGPU_TS_SLOTS;
@@ -168,6 +175,7 @@ int tt_wgpu_step_result(tt_backend *be, float *loss, float *grad_norm, tt_status
     if (w->run.n_steps < 1) return tt_fail(st, TT_EINVAL, "webgpu: step_result before any step");
     TT_CHECK(tt_wgpu_finish_pending(w, w->run.last, st));
     if (!w->run.res_ok[w->run.last]) return tt_fail(st, TT_EINVAL, "webgpu: no result for the last step");
+    w->run.read_slot = w->run.last;
     if (loss) *loss = w->run.res_loss[w->run.last];
     if (grad_norm) *grad_norm = w->run.res_norm[w->run.last];
     return TT_OK;
@@ -182,6 +190,7 @@ int tt_wgpu_step_result_prev(tt_backend *be, float *loss, float *grad_norm, tt_s
     if (w->run.n_steps < 2) return tt_fail(st, TT_EINVAL, "webgpu: step_result_prev needs two steps");
     TT_CHECK(tt_wgpu_finish_pending(w, i, st));
     if (!w->run.res_ok[i]) return tt_fail(st, TT_EINVAL, "webgpu: no result for the previous step");
+    w->run.read_slot = i;
     if (loss) *loss = w->run.res_loss[i];
     if (grad_norm) *grad_norm = w->run.res_norm[i];
     return TT_OK;
@@ -233,6 +242,11 @@ int tt_wgpu_loss_and_grad(tt_backend *be, const tt_token *tokens, float *loss, f
             continue;
         }
         TT_CHECK(tt_gpu_read_sync(w->g, c->g, (uint64_t)c->pad * 4, (uint64_t)c->n * 4, grads + c->g0, st));
+    }
+    if (w->ops.amp_on) { /* the loss scaler's gradients are scaled: the true ones */
+        float ls[4];
+        TT_CHECK(tt_gpu_read_sync(w->g, w->plan.lscale, 0, sizeof ls, ls, st));
+        for (size_t i = 0; i < w->plan.P; i++) grads[i] /= ls[0];
     }
     return TT_OK;
 }

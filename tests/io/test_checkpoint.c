@@ -978,7 +978,9 @@ TT_TEST(checkpoint_mutations) {
         int rc = tt_checkpoint_load_mem(b, len, &s, &st);
         if (pos >= ds) {
             data_total++;
-            /* tensor bytes: must load, with exactly the mutated bytes */
+            /* tensor bytes: must load, with exactly the mutated bytes, unless the
+             * flip made a value non-finite (the loader refuses those) */
+            if (rc && strstr(st.msg, "non-finite") && one_line(st.msg) && state_is_empty(&s)) continue;
             if (rc) { bad++; fprintf(stderr, "data mutation at %zu rejected: %s\n", pos, st.msg); continue; }
         } else {
             header_total++;

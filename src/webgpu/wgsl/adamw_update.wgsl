@@ -9,6 +9,10 @@
 //   m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; p -= lr (m/bc1) / (sqrt(v/bc2) + eps)
 // decay(i) = bit i of the chunk's mask (1 for 2-D tensors). stats[1] = norm
 // (written by the site with write_norm = 1).
+// Loss scaler (AMP_BIND, "//!amp " lines): the grads hold ls[0] times the
+// gradient; norm = sqrt(sum g^2) / ls[0], and every g is multiplied by
+// scale / ls[0]; a norm that is not finite (an overflow) changes nothing:
+// the step is skipped (amp_update.wgsl then halves the scale).
 struct Args {
     n: u32, per_wg: u32, n_part: u32, base: u32,
     write_norm: u32, p5: u32, p6: u32, p7: u32,
@@ -29,6 +33,7 @@ struct Step {
 @group(0) @binding(6) var<storage, read_write> mom: array<f32>;
 @group(0) @binding(7) var<storage, read_write> vel: array<f32>;
 @group(0) @binding(8) var<storage, read_write> stats: array<f32>;
+//!amp @group(0) @binding(AMP_BIND) var<storage, read> ls: array<f32>;
 
 var<workgroup> red: array<f32, WG>;
 
@@ -42,10 +47,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         if (lid < k) { red[lid] += red[lid + k]; }
         workgroupBarrier();
     }
-    let norm = sqrt(red[0]);
+    var norm = sqrt(red[0]);
+//!amp let inv = 1.0 / ls[0];
+//!amp norm = norm * inv;
     var scale = 1.0;
     if (stp.clip > 0.0 && norm > stp.clip) { scale = stp.clip / (norm + 1e-6); }
     if (a.write_norm != 0u && wid.x == 0u && lid == 0u) { stats[1] = norm; }
+//!amp if ((bitcast<u32>(norm) & 0x7f800000u) == 0x7f800000u) { return; }
+//!amp scale = scale * inv;
     let lr = stp.lr;
     let b1 = stp.b1;
     let b2 = stp.b2;

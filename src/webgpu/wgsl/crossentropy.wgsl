@@ -3,7 +3,8 @@
 // chunk of the rows, the head in chunks):
 //   losses[g] = logsumexp(logits[r]) - logits[r, target]
 //   logits[r] <- (softmax(logits[r]) - onehot(target)) * grad_scale
-// target = tokens[b*(T+1) + t + 1]; grad_scale (per step) = 1/(B*T*n_micro).
+// target = tokens[b*(T+1) + t + 1]; grad_scale (per step) = 1/(B*T*n_micro),
+// times the loss scale ls[0] under the loss scaler (AMP_BIND: "//!amp " lines).
 // Rows are ld >= V floats apart; columns [V, ld) (the head's internal
 // padding) are ignored and their gradient written as 0.
 struct Args {
@@ -22,6 +23,7 @@ struct Step {
 @group(0) @binding(2) var<storage, read> tokens: array<u32>;
 @group(0) @binding(3) var<storage, read_write> logits: array<f32>;
 @group(0) @binding(4) var<storage, read_write> losses: array<f32>;
+//!amp @group(0) @binding(AMP_BIND) var<storage, read> ls: array<f32>;
 
 var<workgroup> red: array<f32, WG>;
 
@@ -57,7 +59,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let tgt = tokens[b * (a.T + 1u) + t + 1u];
     if (lid == 0u) { losses[g] = lse - logits[base + tgt]; }
     workgroupBarrier();  // the loss read above happens before the overwrite below
-    let gs = stp.grad_scale;
+    var gs = stp.grad_scale;
+//!amp gs = gs * ls[0];
     for (var i = lid; i < V; i += WG) {
         let p = exp(logits[base + i] - lse);
         logits[base + i] = (p - select(0.0, 1.0, i == tgt)) * gs;

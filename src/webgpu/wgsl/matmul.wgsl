@@ -102,8 +102,8 @@ var<private> bias_off: u32;
 var<private> c_off: u32;
 var<private> r_off: u32;
 
-var<workgroup> As: array<vec4<f32>, STAGES * SA>;
-var<workgroup> Bs: array<vec4<f32>, STAGES * SB>;
+var<workgroup> As: array<SV, STAGES * SA>;
+var<workgroup> Bs: array<SV, STAGES * SB>;
 
 // SWZ: vec4 column i of k-row kk is stored at column i ^ sw(kk) (< 8, so
 // the permutation stays inside each aligned group of 8 columns; BM4, BN4 >= 8).
@@ -149,17 +149,17 @@ fn loadA(e: u32, m0: u32, k0: u32, kend: u32) -> vec4<f32> {
 fn storeA(e: u32, v: vec4<f32>, so: u32) {
     if (TRANS_A) {
         let kk = e / BM4;
-        As[so + kk * BM4 + ((e % BM4) ^ sw(kk))] = v;
+        As[so + kk * BM4 + ((e % BM4) ^ sw(kk))] = SV(v);
         return;
     }
     let m = e / BK4;
     let kk = 4u * (e % BK4);
     let i = (m >> 2u) ^ sw(kk);  // sw(kk) = sw(kk + 1..3)
     let c = m & 3u;
-    As[so + kk * BM4 + i][c] = v.x;
-    As[so + (kk + 1u) * BM4 + i][c] = v.y;
-    As[so + (kk + 2u) * BM4 + i][c] = v.z;
-    As[so + (kk + 3u) * BM4 + i][c] = v.w;
+    As[so + kk * BM4 + i][c] = SE(v.x);
+    As[so + (kk + 1u) * BM4 + i][c] = SE(v.y);
+    As[so + (kk + 2u) * BM4 + i][c] = SE(v.z);
+    As[so + (kk + 3u) * BM4 + i][c] = SE(v.w);
 }
 
 //   !TRANS_B: op(B)(k, n..n+3) with kk = e / BN4, n = 4 (e % BN4)
@@ -182,17 +182,17 @@ fn loadB(e: u32, n0: u32, k0: u32, kend: u32) -> vec4<f32> {
 fn storeB(e: u32, v: vec4<f32>, so: u32) {
     if (!TRANS_B) {
         let kk = e / BN4;
-        Bs[so + kk * BN4 + ((e % BN4) ^ sw(kk))] = v;
+        Bs[so + kk * BN4 + ((e % BN4) ^ sw(kk))] = SV(v);
         return;
     }
     let n = e / BK4;
     let kk = 4u * (e % BK4);
     let i = (n >> 2u) ^ sw(kk);
     let c = n & 3u;
-    Bs[so + kk * BN4 + i][c] = v.x;
-    Bs[so + (kk + 1u) * BN4 + i][c] = v.y;
-    Bs[so + (kk + 2u) * BN4 + i][c] = v.z;
-    Bs[so + (kk + 3u) * BN4 + i][c] = v.w;
+    Bs[so + kk * BN4 + i][c] = SE(v.x);
+    Bs[so + (kk + 1u) * BN4 + i][c] = SE(v.y);
+    Bs[so + (kk + 2u) * BN4 + i][c] = SE(v.z);
+    Bs[so + (kk + 3u) * BN4 + i][c] = SE(v.w);
 }
 
 // One output row of 4 (m, nb..nb+3) of a thread: split-K slice store, or
@@ -328,27 +328,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         //!unroll kk BK
         {
             let s = sw(kk);
-            let a0 = As[sa + kk * BM4 + (ty ^ s)];
-            let b0 = Bs[sb + kk * BN4 + (tx ^ s)];
+            let a0 = vec4<f32>(As[sa + kk * BM4 + (ty ^ s)]);
+            let b0 = vec4<f32>(Bs[sb + kk * BN4 + (tx ^ s)]);
             c000 = fma(vec4<f32>(a0.x), b0, c000);
             c001 = fma(vec4<f32>(a0.y), b0, c001);
             c002 = fma(vec4<f32>(a0.z), b0, c002);
             c003 = fma(vec4<f32>(a0.w), b0, c003);
             if (RN == 2u) {
-                let b1 = Bs[sb + kk * BN4 + ((BN4 / 2u + tx) ^ s)];
+                let b1 = vec4<f32>(Bs[sb + kk * BN4 + ((BN4 / 2u + tx) ^ s)]);
                 c010 = fma(vec4<f32>(a0.x), b1, c010);
                 c011 = fma(vec4<f32>(a0.y), b1, c011);
                 c012 = fma(vec4<f32>(a0.z), b1, c012);
                 c013 = fma(vec4<f32>(a0.w), b1, c013);
             }
             if (RM == 2u) {
-                let a1 = As[sa + kk * BM4 + ((BM4 / 2u + ty) ^ s)];
+                let a1 = vec4<f32>(As[sa + kk * BM4 + ((BM4 / 2u + ty) ^ s)]);
                 c100 = fma(vec4<f32>(a1.x), b0, c100);
                 c101 = fma(vec4<f32>(a1.y), b0, c101);
                 c102 = fma(vec4<f32>(a1.z), b0, c102);
                 c103 = fma(vec4<f32>(a1.w), b0, c103);
                 if (RN == 2u) {
-                    let b1 = Bs[sb + kk * BN4 + ((BN4 / 2u + tx) ^ s)];
+                    let b1 = vec4<f32>(Bs[sb + kk * BN4 + ((BN4 / 2u + tx) ^ s)]);
                     c110 = fma(vec4<f32>(a1.x), b1, c110);
                     c111 = fma(vec4<f32>(a1.y), b1, c111);
                     c112 = fma(vec4<f32>(a1.z), b1, c112);
@@ -383,27 +383,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         //!unroll kk BK
         {
             let s = sw(kk);
-            let a0 = As[sa + kk * BM4 + (ty ^ s)];
-            let b0 = Bs[sb + kk * BN4 + (tx ^ s)];
+            let a0 = vec4<f32>(As[sa + kk * BM4 + (ty ^ s)]);
+            let b0 = vec4<f32>(Bs[sb + kk * BN4 + (tx ^ s)]);
             c000 = fma(vec4<f32>(a0.x), b0, c000);
             c001 = fma(vec4<f32>(a0.y), b0, c001);
             c002 = fma(vec4<f32>(a0.z), b0, c002);
             c003 = fma(vec4<f32>(a0.w), b0, c003);
             if (RN == 2u) {
-                let b1 = Bs[sb + kk * BN4 + ((BN4 / 2u + tx) ^ s)];
+                let b1 = vec4<f32>(Bs[sb + kk * BN4 + ((BN4 / 2u + tx) ^ s)]);
                 c010 = fma(vec4<f32>(a0.x), b1, c010);
                 c011 = fma(vec4<f32>(a0.y), b1, c011);
                 c012 = fma(vec4<f32>(a0.z), b1, c012);
                 c013 = fma(vec4<f32>(a0.w), b1, c013);
             }
             if (RM == 2u) {
-                let a1 = As[sa + kk * BM4 + ((BM4 / 2u + ty) ^ s)];
+                let a1 = vec4<f32>(As[sa + kk * BM4 + ((BM4 / 2u + ty) ^ s)]);
                 c100 = fma(vec4<f32>(a1.x), b0, c100);
                 c101 = fma(vec4<f32>(a1.y), b0, c101);
                 c102 = fma(vec4<f32>(a1.z), b0, c102);
                 c103 = fma(vec4<f32>(a1.w), b0, c103);
                 if (RN == 2u) {
-                    let b1 = Bs[sb + kk * BN4 + ((BN4 / 2u + tx) ^ s)];
+                    let b1 = vec4<f32>(Bs[sb + kk * BN4 + ((BN4 / 2u + tx) ^ s)]);
                     c110 = fma(vec4<f32>(a1.x), b1, c110);
                     c111 = fma(vec4<f32>(a1.y), b1, c111);
                     c112 = fma(vec4<f32>(a1.z), b1, c112);

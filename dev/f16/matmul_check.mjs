@@ -1,0 +1,215 @@
+// matmul_check.mjs — the product's f16-tier matmul kernels under Dawn's Node
+// binding (npm `webgpu`), checked against float64 and timed beside the f32
+// kernel, on a GPU host (no test of the CI: lavapipe has no subgroup matrices).
+//   node dev/f16/matmul_check.mjs /path/to/webgpu [check|time|all] [f32|f16|sgmat]
+// (/path/to/webgpu: the npm package folder, or its dawn.node.) The adapter is
+// opened with allow_unsafe_apis,vulkan_enable_f16_on_nvidia (as the lead's
+// harness opens it for the browser engine).
+//
+// Kernels, composed as src/webgpu/gpu_ops.c composes them (prefix, then
+// common.wgsl, then the kernel; //!unroll blocks unrolled on GPUs, loops on CPU adapters), with
+// the prefixes of src/webgpu/matmul.c:
+//   f32     matmul.wgsl, the planner's 128 tile (tt_gop_mm_kcfg), f32 tiles
+//   f16     the same with alias SE = f16 (operands rounded in the shared tiles)
+//   sgmat   matmul_sgmat.wgsl (subgroup matrices, 64 x 64 per subgroup), only
+//           where the device lists an f16 -> f32 M16 N16 K16 configuration
+// check (on the 32 and 128 tiles of the plain kernels): transposes, ragged shapes, ones rows, bias / R / accumulate, split-K
+// slices and a batch of 3, each variant against the float64 product of its
+// own operands (f16-rounded for f16 and sgmat): max |gpu - ref| / max |ref|
+// must stay <= 1e-5 (f32 accumulation of exact products; 1e-4 for sgmat,
+// whose accumulation order is the device's). time: the gpt2 step's products
+// (B 8, T 1024) and 4096^3, median of 7 x 10 dispatches after a warm-up.
+// Prints one JSON line per case; exit 1 if a check fails.
+import { createRequire } from "node:module";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const require = createRequire(import.meta.url);
+const here = path.dirname(fileURLToPath(import.meta.url));
+const W = path.join(here, "../../src/webgpu/wgsl/");
+const [dawnPath, what = "all"] = process.argv.slice(2);
+if (!dawnPath) { console.error("usage: node dev/f16/matmul_check.mjs /path/to/webgpu [check|time|all]"); process.exit(2); }
+const { create, globals } = require(dawnPath);
+Object.assign(globalThis, globals);
+const gpu = create(["enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia"]);
+const adapter = await gpu.requestAdapter({ powerPreference: "high-performance" });
+const ai = adapter.info || {};
+const sgmat = adapter.features.has("shader-f16") && adapter.features.has("chromium-experimental-subgroup-matrix") &&
+  (ai.subgroupMatrixConfigs || []).some((c) => c.M === 16 && c.N === 16 && c.K === 16 && c.componentType === "f16" &&
+    c.resultComponentType === "f32") && ai.subgroupMinSize === 32 && ai.subgroupMaxSize === 32;
+const feats = ["shader-f16", "subgroups"].filter((f) => adapter.features.has(f));
+if (sgmat) feats.push("chromium-experimental-subgroup-matrix");
+const cpuAdapter = /llvmpipe|lavapipe|swiftshader/i.test(`${ai.description} ${ai.architecture}`);
+const L = adapter.limits;
+const device = await adapter.requestDevice({ requiredFeatures: feats, requiredLimits: {
+  maxStorageBufferBindingSize: L.maxStorageBufferBindingSize, maxBufferSize: L.maxBufferSize,
+  maxComputeWorkgroupStorageSize: L.maxComputeWorkgroupStorageSize } });
+console.log(JSON.stringify({ adapter: ai.description || ai.device, f16: device.features.has("shader-f16"), sgmat }));
+if (!device.features.has("shader-f16")) { console.log(JSON.stringify({ blocked: "no shader-f16" })); process.exit(1); }
+
+// ---- kernel sources (gpu_ops.c's composition) ----
+function unroll(src, prefix) {
+  for (;;) {
+    const d = src.indexOf("//!unroll ");
+    if (d < 0) return src;
+    const line = src.slice(d + 10, src.indexOf("\n", d)).trim().split(/\s+/);
+    const n = Number(new RegExp(`const ${line[1]}: u32 = (\\d+)u;`).exec(prefix)[1]);
+    const b = src.indexOf("{", d);
+    let e = b + 1, depth = 1;
+    while (depth) { if (src.startsWith("//", e)) e = src.indexOf("\n", e); else { depth += src[e] === "{" ? 1 : src[e] === "}" ? -1 : 0; e++; } }
+    const body = src.slice(b + 1, e - 1);
+    let out = "";
+    if (cpuAdapter) out = `for (var ${line[0]} = 0u; ${line[0]} < ${n}u; ${line[0]}++) {${body}}`; // gpu_ops.c on CPU adapters
+    else for (let i = 0; i < n; i++) out += `{ let ${line[0]} = ${i}u;${body}}\n`;
+    src = src.slice(0, d) + out + src.slice(e);
+  }
+}
+const read = (n) => fs.readFileSync(W + n + ".wgsl", "utf8");
+function source(variant, ta, tb, vec, tile) {
+  let prefix, body;
+  if (variant === "sgmat") {
+    prefix = `enable f16;\nenable chromium_experimental_subgroup_matrix;\nconst TRANS_A: bool = ${ta};\nconst TRANS_B: bool = ${tb};\nconst KT: u32 = 2u;\n`;
+    body = read("matmul_sgmat");
+  } else { // tt_gop_mm_kcfg: the 128 tile 8x8 per thread, B transposed BK 8 in two stages; 64, 32: 4x4, two stages, swizzled
+    const db8 = tile === 128 && tb, bk = db8 ? 8 : 16, stages = tile === 128 && !db8 ? 1 : 2, tm = tile === 128 ? 8 : 4;
+    prefix = `${variant === "f16" ? "enable f16;\n" : ""}const BM: u32 = ${tile}u;\nconst BN: u32 = ${tile}u;\nconst BK: u32 = ${bk}u;\nconst TM: u32 = ${tm}u;\n` +
+      `const TN: u32 = ${tm}u;\nconst TRANS_A: bool = ${ta};\nconst TRANS_B: bool = ${tb};\nconst VEC: bool = ${vec};\n` +
+      `const STAGES: u32 = ${stages}u;\nconst SWZ: bool = ${tile !== 128};\nalias SE = ${variant === "f16" ? "f16" : "f32"};\nalias SV = vec4<SE>;\n`;
+    body = read("matmul");
+  }
+  return unroll(`${prefix}\n${read("common")}\n${body}`, prefix);
+}
+const S = GPUBufferUsage.STORAGE, CD = GPUBufferUsage.COPY_DST, CS = GPUBufferUsage.COPY_SRC;
+const layout = device.createBindGroupLayout({ entries: [
+  { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: "uniform" } },
+  ...[1, 2, 4, 5, 6, 7].map((b) => ({ binding: b, visibility: GPUShaderStage.COMPUTE, buffer: { type: "read-only-storage" } })),
+  { binding: 3, visibility: GPUShaderStage.COMPUTE, buffer: { type: "storage" } }] });
+const pipes = new Map();
+async function pipeline(variant, ta, tb, vec, tile) {
+  const key = `${variant}${ta}${tb}${vec}${tile}`;
+  if (pipes.has(key)) return pipes.get(key);
+  device.pushErrorScope("validation");
+  const module = device.createShaderModule({ code: source(variant, ta, tb, vec, tile) });
+  const msgs = (await module.getCompilationInfo()).messages.filter((m) => m.type === "error");
+  const p = device.createComputePipeline({ layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }), compute: { module, entryPoint: "main" } });
+  const err = await device.popErrorScope();
+  if (msgs.length || err) throw new Error(`${variant}: ${msgs.map((m) => `${m.lineNum}: ${m.message}`).join("; ") || err.message}`);
+  pipes.set(key, p);
+  return p;
+}
+const buf = (data, bytes) => { const b = device.createBuffer({ size: Math.max(16, bytes || data.byteLength), usage: S | CD | CS });
+  if (data) device.queue.writeBuffer(b, 0, data); return b; };
+
+// f32 -> f16 (nearest even) -> f32
+const f32a = new Float32Array(1), u32a = new Uint32Array(f32a.buffer);
+function r16(x) {
+  const a = Math.abs(x); if (a >= 65520) return Math.sign(x) * Infinity; if (a === 0) return x;
+  const e = Math.max(Math.floor(Math.log2(a)), -14), s = 2 ** (e - 10);
+  let q = a / s, f = Math.floor(q), d = q - f; if (d > 0.5 || (d === 0.5 && f % 2)) f++;
+  return Math.sign(x) * f * s;
+}
+let seed = 7;
+const rnd = (n) => { const a = new Float32Array(n); for (let i = 0; i < n; i++) { seed = (seed * 1103515245 + 12345) >>> 0; a[i] = seed / 2 ** 31 - 1; } return a; };
+
+// one product as matmul.c plans it (tile: the variant's; z slices of kchunk; nprod products)
+async function run(variant, c, reps = 1) {
+  const { M, N, K, ta, tb, flags = 0, ones = 0, splits = 1, nprod = 1 } = c;
+  const am = M - ones, lda = ta ? am : K, ldb = tb ? K : N, bstride = nprod > 1 ? K * N + N : 0, cstride = M * N;
+  const kchunk = splits > 1 ? Math.ceil(Math.ceil(K / splits) / 16) * 16 : K, z = Math.ceil(K / kchunk);
+  const args = new Uint32Array([M, N, K, lda, ldb, cstride, 0, 0, 0, 0, 0, flags, kchunk, am, nprod, bstride]);
+  const tile = variant === "sgmat" ? 64 : c.tile || 128;
+  return { args, z, tile, groups: [Math.ceil(N / tile), Math.ceil(M / tile), z * nprod], reps };
+}
+async function dispatch(variant, c, bufs, reps) {
+  const plan = await run(variant, c);
+  const vec = ((plan.args[3] | plan.args[4] | plan.args[15]) & 3) === 0; // matmul.c: lda, ldb, bstride 4-aligned
+  const p = await pipeline(variant, !!c.ta, !!c.tb, vec, plan.tile);
+  const u = device.createBuffer({ size: 64, usage: GPUBufferUsage.UNIFORM | CD });
+  device.queue.writeBuffer(u, 0, plan.args);
+  const C = plan.z > 1 ? buf(null, plan.z * c.M * c.N * (c.nprod || 1) * 4) : bufs.C;
+  const bg = device.createBindGroup({ layout, entries: [u, bufs.A, bufs.B, C, bufs.bias, bufs.R, bufs.A, bufs.B].map((b, i) =>
+    ({ binding: i, resource: { buffer: b } })) });
+  const e = device.createCommandEncoder();
+  for (let r = 0; r < reps; r++) { const pass = e.beginComputePass(); pass.setPipeline(p); pass.setBindGroup(0, bg); pass.dispatchWorkgroups(...plan.groups); pass.end(); }
+  device.queue.submit([e.finish()]);
+  await device.queue.onSubmittedWorkDone();
+  return { C, z: plan.z };
+}
+async function readback(b, n) {
+  const r = device.createBuffer({ size: n * 4, usage: GPUBufferUsage.MAP_READ | CD });
+  const e = device.createCommandEncoder(); e.copyBufferToBuffer(b, 0, r, 0, n * 4); device.queue.submit([e.finish()]);
+  await r.mapAsync(GPUMapMode.READ); const out = new Float32Array(r.getMappedRange().slice(0)); r.unmap(); r.destroy(); return out;
+}
+
+let failed = 0;
+async function check(variant, c) {
+  const { M, N, K, ta = 0, tb = 0, flags = 0, ones = 0, nprod = 1 } = c;
+  const am = M - ones, bst = nprod > 1 ? K * N + N : 0;
+  const A = rnd(am * K), B = rnd(nprod > 1 ? nprod * bst : K * N + N), R = rnd(nprod * M * N), C0 = rnd(nprod * M * N);
+  const bufs = { A: buf(A), B: buf(B), bias: buf(B), R: buf(R), C: buf(C0) };
+  const { C, z } = await dispatch(variant, c, bufs, 1);
+  const rd = variant === "f32" ? (x) => x : r16;
+  let got;
+  if (z > 1) { // add the slices as matmul_splitk_reduce does (here on the host; no epilogue)
+    const part = await readback(C, z * nprod * M * N); got = new Float64Array(nprod * M * N);
+    for (let s = 0; s < z; s++) for (let i = 0; i < nprod * M * N; i++) got[i] += part[s * nprod * M * N + i];
+  } else got = await readback(C, nprod * M * N);
+  let worst = 0, big = 0;
+  for (let p = 0; p < nprod; p++) for (let m = 0; m < M; m++) for (let n = 0; n < N; n++) {
+    let s = 0;
+    for (let k = 0; k < K; k++) {
+      const a = m >= am ? 1 : ta ? A[k * am + m] : A[m * K + k];
+      const b = tb ? B[p * bst + n * K + k] : B[p * bst + k * N + n];
+      s += rd(a) * rd(b);
+    }
+    const i = p * M * N + m * N + n;
+    if (z === 1) { if (flags & 2) s += B[p * bst + n]; if (flags & 4) s += R[i]; if (flags & 1) s += C0[i]; }
+    worst = Math.max(worst, Math.abs(s - got[i])); big = Math.max(big, Math.abs(s));
+  }
+  const rel = worst / (big || 1), tol = variant === "sgmat" ? 1e-4 : 1e-5, ok = rel <= tol;
+  if (!ok) failed++;
+  console.log(JSON.stringify({ check: variant, ...c, relErr: +rel.toExponential(2), ok }));
+}
+
+const only = process.argv[4]; // one variant (f32, f16, sgmat) or all
+const variants = ["f32", "f16", ...(sgmat ? ["sgmat"] : [])].filter((v) => !only || v === only);
+if (what === "check" || what === "all") {
+  const cases = [
+    { M: 64, N: 64, K: 64 }, { M: 130, N: 67, K: 33, flags: 7 }, { M: 100, N: 200, K: 300, ta: 1 },
+    { M: 96, N: 80, K: 160, tb: 1, flags: 3 }, { M: 70, N: 130, K: 96, ta: 1, tb: 1, flags: 5 },
+    { M: 65, N: 96, K: 200, ta: 1, ones: 1, flags: 1 }, { M: 128, N: 192, K: 1000, splits: 4 },
+    { M: 72, N: 96, K: 64, nprod: 3, flags: 2 }, { M: 1, N: 1, K: 1 }, { M: 17, N: 3, K: 65, tb: 1 },
+  ];
+  for (const v of variants) for (const c0 of cases) for (const tile of [32, 128]) {
+    if (tile === 128 && (cpuAdapter || v === "sgmat")) continue; // lavapipe compiles a 128 tile for minutes
+    const c = { ...c0, tile };
+    try { await check(v, c); } catch (e) { failed++; console.log(JSON.stringify({ check: v, ...c, error: String(e.message || e) })); }
+  }
+}
+if (what === "time" || what === "all") {
+  // the gpt2 step's products at B 8, T 1024 (BT = 8192, C = 768, V padded 50304), and 4096^3
+  const shapes = [
+    { name: "4096^3", M: 4096, N: 4096, K: 4096 },
+    { name: "qkv fwd", M: 8192, N: 2304, K: 768 }, { name: "attn proj fwd", M: 8192, N: 768, K: 768 },
+    { name: "fc fwd", M: 8192, N: 3072, K: 768 }, { name: "fc proj fwd", M: 8192, N: 768, K: 3072 },
+    { name: "head fwd", M: 8192, N: 50304, K: 768, tb: 1 }, { name: "dX fc proj", M: 8192, N: 3072, K: 768, tb: 1 },
+    { name: "dW fc", M: 768, N: 3072, K: 8192, ta: 1 },
+  ];
+  for (const sh of shapes) {
+    const { M, N, K, ta = 0, tb = 0 } = sh;
+    const bufs = { A: buf(null, M * K * 4), B: buf(null, K * N * 4 + N * 4), bias: buf(null, 16), R: buf(null, 16), C: buf(null, M * N * 4) };
+    const row = { time: sh.name, M, N, K, ta, tb };
+    for (const v of variants) {
+      try {
+        for (const t0 = performance.now(); performance.now() - t0 < 1000;) await dispatch(v, sh, bufs, 5);
+        const ts = [];
+        for (let i = 0; i < 7; i++) { const t0 = performance.now(); await dispatch(v, sh, bufs, 10); ts.push((performance.now() - t0) / 10); }
+        ts.sort((a, b) => a - b);
+        row[v + "_ms"] = +ts[3].toFixed(3); row[v + "_tflops"] = +(2 * M * N * K / ts[3] / 1e9).toFixed(1);
+      } catch (e) { row[v + "_error"] = String(e.message || e).slice(0, 300); }
+    }
+    console.log(JSON.stringify(row));
+  }
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,262 @@
+/* test_webgpu_f16.c — the f16 tier of the WebGPU matmul (TT_PRECISION_F16,
+ * tt_gops.f16): operands rounded to f16 in the shared tiles, products
+ * accumulated in f32, against a float64 reference of the f16-rounded
+ * inputs, on every tile (32, 64, 128), all four transposes, the epilogues
+ * (bias, residual, accumulate; added in f32), split-K and the folded bias
+ * row. Each case is also compared with the float64 product of the unrounded
+ * inputs: the f16 kernel must sit much closer to the rounded reference (so
+ * the test fails if the operands were not rounded, or rounded wrongly).
+ *
+ * Tolerance: max |gpu - ref16| / max |ref16| <= 1e-5 (f32 accumulation of
+ * exact f16 x f16 products; the rounding of f32 to f16 is
+ * round-to-nearest-even on lavapipe, as on GPUs). Needs shader-f16: skips
+ * (exit 0) without it, fails under TT_REQUIRE_WEBGPU=1 (lavapipe has it). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "webgpu/gpu_ops.h"
+#include "gpu_test.h"
+#include "ref64.h"
+#include "tt_test.h"
+
+static tt_gops O;
+
+/* f32 -> nearest f16 (ties to even) -> f32; overflow to infinity */
+static float round_f16(float x) {
+    if (!isfinite(x)) return x;
+    float a = fabsf(x);
+    if (a >= 65520.0f) return copysignf(INFINITY, x);
+    int e;
+    frexpf(a, &e);       /* a = f * 2^e, f in [0.5, 1) */
+    int q = e - 11;      /* 11 significant bits */
+    if (q < -24) q = -24; /* subnormal spacing 2^-24 */
+    double s = ldexp(1.0, q);
+    double r = nearbyint((double)a / s) * s; /* the default rounding mode: to nearest even */
+    return copysignf((float)r, x);
+}
+
+typedef struct {
+    int M, N, K, ta, tb, flags, ones;
+} mm_case;
+
+/* ref (M,N) = op(A) op(B) + bias + R + C0 in float64, op(A) (M,K) from A
+ * (am = M - ones rows, then ones rows of 1.0), operands through rnd (NULL:
+ * as they are) */
+static void ref_mm(double *ref, const mm_case *c, const float *A, const float *B, const float *bias, const float *R,
+                   const float *C0, float (*rnd)(float)) {
+    const int M = c->M, N = c->N, K = c->K, am = M - c->ones;
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+            double s = 0.0;
+            for (int k = 0; k < K; k++) {
+                float a = m >= am ? 1.0f : c->ta ? A[(size_t)k * am + m] : A[(size_t)m * K + k];
+                float b = c->tb ? B[(size_t)n * K + k] : B[(size_t)k * N + n];
+                if (rnd) a = rnd(a), b = rnd(b);
+                s += (double)a * (double)b;
+            }
+            if (c->flags & 2) s += bias[n];
+            if (c->flags & 4) s += R[(size_t)m * N + n];
+            if (c->flags & 1) s += C0[(size_t)m * N + n];
+            ref[(size_t)m * N + n] = s;
+        }
+}
+
+static void f16_case(int M, int N, int K, int ta, int tb, int flags, int ones) {
+    mm_case c = {M, N, K, ta, tb, flags, ones};
+    const int am = M - ones;
+    const size_t MN = (size_t)M * N;
+    float *A = tt_gtest_rnd((size_t)am * K, -1, 1), *B = tt_gtest_rnd((size_t)K * N, -1, 1);
+    float *bias = tt_gtest_rnd((size_t)N, -1, 1), *R = tt_gtest_rnd(MN, -1, 1), *C0 = tt_gtest_rnd(MN, -1, 1);
+    double *r16 = malloc(MN * sizeof *r16), *r32 = malloc(MN * sizeof *r32);
+    ref_mm(r16, &c, A, B, bias, R, C0, round_f16);
+    ref_mm(r32, &c, A, B, bias, R, C0, NULL);
+    tt_gpu_buf bA = tt_gtest_up(A, (size_t)am * K), bB = tt_gtest_up(B, (size_t)K * N), bb = tt_gtest_up(bias, N),
+               bR = tt_gtest_up(R, MN), bC = (flags & 1) ? tt_gtest_up(C0, MN) : tt_gtest_poisoned(MN);
+    tt_gref rb = tt_gtest_R(bb), rr = tt_gtest_R(bR);
+    tt_gsite s[2];
+    tt_status st;
+    tt_gtest_die_on(tt_gop_matmul_ex(&O, s, tt_gtest_R(bC), tt_gtest_R(bA), tt_gtest_R(bB), (flags & 2) ? &rb : NULL,
+                                     (flags & 4) ? &rr : NULL, M, N, K, ta, tb, flags & 1, ones, &st),
+                    &st, "f16 matmul plan");
+    tt_gtest_run(s, 2);
+    float *got = malloc(MN * sizeof *got);
+    tt_gtest_down(bC, got, MN);
+    double e16 = tt_test_max_rel_err(got, r16, MN), e32 = tt_test_max_rel_err(got, r32, MN);
+    const int ok = e16 <= 1e-5 && e32 > 10.0 * e16;
+    if (!ok)
+        fprintf(stderr, "  f16 matmul tile %d split %d M%d N%d K%d ta%d tb%d flags%d ones%d: rel err %.3g against the "
+                        "f16-rounded reference, %.3g against the f32 one\n",
+                O.tile, O.splitk, M, N, K, ta, tb, flags, ones, e16, e32);
+    CHECK(ok);
+    free(A), free(B), free(bias), free(R), free(C0), free(r16), free(r32), free(got);
+}
+
+TT_TEST(test_f16_matmul_tiles) {
+    static const int shapes[][3] = {{3, 17, 65}, {17, 65, 3}, {68, 36, 132}, {40, 44, 48}};
+    /* every layout on the 32 tile; the 64 and 128 tiles in one layout each
+     * (lavapipe compiles each big-tile pipeline for ~10-15 s) */
+    O.tile = 32;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int t = 0; t < 4; t++) f16_case(shapes[i][0], shapes[i][1], shapes[i][2], t & 1, t >> 1, (int)((i + t) % 8), 0);
+    O.tile = 64;
+    f16_case(68, 36, 132, 1, 1, 5, 0);
+    O.tile = 128;
+    f16_case(130, 67, 33, 0, 0, 7, 0);
+    O.tile = 0;
+}
+
+TT_TEST(test_f16_matmul_splitk_ones) {
+    O.tile = 32;
+    O.splitk = 3;
+    f16_case(20, 12, 260, 0, 0, 3, 0);
+    f16_case(17, 65, 65, 1, 0, 1, 1); /* the folded bias row, split */
+    O.splitk = 0;
+    f16_case(33, 36, 132, 1, 0, 1, 1);
+    O.tile = 0;
+}
+
+/* the same products at f32 (o->f16 = 0) still match the unrounded
+ * reference: the tier is a plan choice, not a global switch */
+TT_TEST(test_f16_off_is_f32) {
+    O.f16 = 0;
+    O.tile = 32;
+    const int M = 17, N = 65, K = 65;
+    mm_case c = {M, N, K, 0, 0, 0, 0};
+    float *A = tt_gtest_rnd((size_t)M * K, -1, 1), *B = tt_gtest_rnd((size_t)K * N, -1, 1);
+    double *r32 = malloc((size_t)M * N * sizeof *r32);
+    ref_mm(r32, &c, A, B, NULL, NULL, NULL, NULL);
+    tt_gpu_buf bA = tt_gtest_up(A, (size_t)M * K), bB = tt_gtest_up(B, (size_t)K * N), bC = tt_gtest_poisoned((size_t)M * N);
+    tt_gsite s[2];
+    tt_status st;
+    tt_gtest_die_on(tt_gop_matmul(&O, s, tt_gtest_R(bC), tt_gtest_R(bA), tt_gtest_R(bB), NULL, NULL, M, N, K, 0, 0, 0, &st),
+                    &st, "f32 matmul plan");
+    tt_gtest_run(s, 2);
+    float *got = malloc((size_t)M * N * sizeof *got);
+    tt_gtest_down(bC, got, (size_t)M * N);
+    CHECK(tt_test_max_rel_err(got, r32, (size_t)M * N) <= 1e-6);
+    free(A), free(B), free(r32), free(got);
+    O.f16 = 1;
+    O.tile = 0;
+}
+
+/* the subgroup-matrix variant is chosen by capability: f16 -> f32
+ * 16x16x16 listed and subgroups of exactly 32; with it, the f16 product is
+ * planned on matmul_sgmat.wgsl (on a device without the feature, as
+ * lavapipe, its compile error names the extension: the choice was made) */
+TT_TEST(test_f16_sgmat_choice) {
+    tt_gpu_info in = *tt_gpu_get_info(tt_gtest_gpu);
+    in.has_f16 = 1, in.sgmat_f16 = 1, in.subgroup_min = in.subgroup_max = 32;
+    CHECK(tt_gop_mm_sgmat_ok(&in));
+    in.subgroup_min = 8; /* lavapipe's */
+    CHECK(!tt_gop_mm_sgmat_ok(&in));
+    in.subgroup_min = 32, in.sgmat_f16 = 0;
+    CHECK(!tt_gop_mm_sgmat_ok(&in));
+    in.sgmat_f16 = 1, in.has_f16 = 0;
+    CHECK(!tt_gop_mm_sgmat_ok(&in));
+    if (tt_gpu_get_info(tt_gtest_gpu)->sgmat_f16) return; /* a device that has it runs it above */
+    O.sgmat = 1;
+    tt_gpu_buf b = tt_gtest_poisoned(64 * 64);
+    tt_gsite s[2];
+    tt_status st;
+    tt_status_clear(&st);
+    int rc = tt_gop_matmul(&O, s, tt_gtest_R(b), tt_gtest_R(b), tt_gtest_R(b), NULL, NULL, 8, 8, 8, 0, 0, 0, &st);
+    CHECK(rc != TT_OK && strstr(st.msg, "subgroup_matrix") != NULL);
+    if (rc == TT_OK || !strstr(st.msg, "subgroup_matrix")) fprintf(stderr, "  sgmat plan: rc %d, %s\n", rc, st.msg);
+    O.sgmat = 0;
+}
+
+/* grad norm + clip + AdamW under the loss scaler (adamw_update's "//!amp"
+ * lines, then amp_update): the grads hold S times the gradient; the update
+ * matches the float64 AdamW of the true gradient, the norm is the true one,
+ * the scaler counts the clean step (and doubles S after the interval); a
+ * gradient with an infinity changes no parameter or moment and halves S */
+static void amp_adamw_case(size_t n, float clip, float S, float good, int overflow) {
+    tt_status st;
+    float *p = tt_gtest_rnd(n, -1, 1), *g = tt_gtest_rnd(n, -0.5f, 0.5f), *m = tt_gtest_rnd(n, -0.1f, 0.1f),
+          *v = tt_gtest_rnd(n, 0, 0.01f), *gs = malloc(n * sizeof *gs);
+    size_t nw = (n + 31) / 32;
+    uint32_t *mask = malloc(nw * sizeof *mask);
+    for (size_t i = 0; i < nw; i++) mask[i] = (uint32_t)tt_rand_u64(9, TT_STREAM_TEST, i);
+    for (size_t i = 0; i < n; i++) gs[i] = g[i] * S;
+    if (overflow) gs[n / 2] = INFINITY;
+    tt_gstep sp;
+    memset(&sp, 0, sizeof sp);
+    sp.lr = 1e-2f, sp.b1 = 0.9f, sp.b2 = 0.95f, sp.eps = 1e-8f, sp.wd = 0.1f, sp.clip = clip;
+    sp.bc1 = 1.0f - powf(0.9f, 3), sp.bc2 = 1.0f - powf(0.95f, 3);
+    const tt_optim_args opt = {.lr = sp.lr, .beta1 = sp.b1, .beta2 = sp.b2, .eps = sp.eps, .weight_decay = sp.wd,
+                               .clip = sp.clip, .bc1 = sp.bc1, .bc2 = sp.bc2};
+    double *rp = ref_from_float(p, n), *rm = ref_from_float(m, n), *rv = ref_from_float(v, n), *G = ref_from_float(g, n);
+    double norm = ref_adamw_update_masked(rp, G, rm, rv, mask, n, &opt);
+    tt_gtest_die_on(tt_gops_set_step(&O, &sp, &st), &st, "step uniforms");
+    const float ls0[4] = {S, good, 0, 0};
+    tt_gpu_buf bp = tt_gtest_up(p, n), bg = tt_gtest_up(gs, n), bm = tt_gtest_up(m, n), bv = tt_gtest_up(v, n),
+               bmask = tt_gtest_up(mask, nw), bls = tt_gtest_up(ls0, 4);
+    tt_gpu_buf part = tt_gtest_poisoned(tt_gop_adamw_part_elems(n)), bst = tt_gtest_poisoned(4);
+    O.amp = bls, O.amp_on = 1;
+    tt_gsite s[3];
+    tt_gtest_die_on(tt_gop_adamw(&O, s, bp, bg, bm, bv, bmask, part, bst, n, &st), &st, "amp adamw");
+    O.amp_on = 0;
+    tt_gtest_run(s, 3);
+    float *got = malloc(n * sizeof *got), *gm = malloc(n * sizeof *gm), *gv = malloc(n * sizeof *gv), stt[4], ls[4];
+    tt_gtest_down(bp, got, n);
+    tt_gtest_down(bm, gm, n);
+    tt_gtest_down(bv, gv, n);
+    tt_gtest_down(bst, stt, 4);
+    tt_gtest_down(bls, ls, 4);
+    if (overflow) {
+        CHECK(!memcmp(got, p, n * sizeof *got) && !memcmp(gm, m, n * sizeof *gm) && !memcmp(gv, v, n * sizeof *gv));
+        CHECK(!isfinite(stt[1]));
+        CHECK(ls[0] == S / 2 && ls[1] == 0 && stt[2] == S / 2 && stt[3] == 0);
+    } else {
+        double *dref = malloc(n * sizeof *dref);
+        float *dgot = malloc(n * sizeof *dgot);
+        for (size_t i = 0; i < n; i++) dref[i] = rp[i] - p[i], dgot[i] = (float)((double)got[i] - p[i]);
+        double e = tt_test_max_rel_err(dgot, dref, n);
+        if (!(e <= 1e-4)) fprintf(stderr, "  amp adamw n=%zu S=%g update rel err %.3g\n", n, S, e);
+        CHECK(e <= 1e-4);
+        CHECK(tt_test_max_rel_err(gm, rm, n) <= 1e-5 && tt_test_max_rel_err(gv, rv, n) <= 1e-5);
+        CHECK_CLOSE(stt[1], norm, 1e-5, 0);
+        const int grow = good + 1 >= TT_LOSS_SCALE_INTERVAL;
+        CHECK(ls[0] == (grow ? 2 * S : S) && ls[1] == (grow ? 0 : good + 1));
+        CHECK(stt[2] == ls[0] && stt[3] == ls[1]);
+        free(dref), free(dgot);
+    }
+    free(p), free(g), free(m), free(v), free(gs), free(mask), free(rp), free(rm), free(rv), free(G), free(got), free(gm),
+        free(gv);
+}
+
+TT_TEST(test_f16_amp_adamw) {
+    amp_adamw_case(1000, 1.0f, 65536.0f, 0, 0);                              /* no clipping (norm < 1) */
+    amp_adamw_case(3001, 0.5f, 1024.0f, 7, 0);                               /* clipped */
+    amp_adamw_case(1000, 1.0f, 256.0f, TT_LOSS_SCALE_INTERVAL - 1, 0);       /* the scale doubles */
+    amp_adamw_case(1000, 1.0f, 65536.0f, 5, 1);                              /* an overflow: skipped, halved */
+}
+
+int main(void) {
+    tt_gpu *G = tt_gtest_open();
+    tt_gtest_set_seed(3000);
+    const tt_gpu_info *in = tt_gpu_get_info(G);
+    printf("adapter: %s (%s)\n", in->name, in->backend);
+    if (!in->has_f16) {
+        const char *req = getenv("TT_REQUIRE_WEBGPU");
+        int must = req && strcmp(req, "1") == 0;
+        printf("%s: adapter %s lacks shader-f16\n", must ? "FAIL" : "SKIP", in->name);
+        return must;
+    }
+    tt_status st;
+    if (tt_gops_init(&O, G, &st)) {
+        fprintf(stderr, "gops init: %s\n", st.msg);
+        return 1;
+    }
+    O.f16 = 1;
+    RUN(test_f16_matmul_tiles);
+    RUN(test_f16_matmul_splitk_ones);
+    RUN(test_f16_off_is_f32);
+    RUN(test_f16_amp_adamw);
+    RUN(test_f16_sgmat_choice);
+    tt_gops_free(&O);
+    tt_gpu_close(G);
+    return tt_test_summary();
+}
