@@ -21,6 +21,11 @@
 #                                             # model (random weights saved by transformers + .carry/gpt2tok),
 #                                             # LoRA r8 at 4 x 256 tokens: browser engine, native WebGPU,
 #                                             # the WASM CLI, PyTorch + peft (~6 min)
+#   bash bench/gpu-session.sh OUTDIR f16      # the f16 tier through the browser engine (Node's Dawn with
+#                                             # vulkan_enable_f16_on_nvidia): kernels against float64 and
+#                                             # timed (dev/f16/matmul_check.mjs), f32 vs f16 steps at the
+#                                             # shakespeare shape and gpt2 b8, PyTorch fp32 / bf16 + compile
+#                                             # (.carry/torch_presets.py), 50-step f16 parity (~9 min)
 # Writes OUTDIR/curve/ (results.jsonl, report.md, speedup.svg), or ab.txt
 # (WebGPU defaults vs the settings below, side by side) and parity.txt. Env TT_BENCH_DATA: the corpus of the parity
 # test and the curve (default: fortunes, else the curve builds one from
@@ -28,7 +33,7 @@
 set -u
 out=${1:-out/gpu-session}
 what=${2:-checks}
-case "$what" in curve|checks|compute|gpt2|browser|tab) ;; *) echo "gpu-session.sh: second argument must be curve, checks, compute, gpt2, browser or tab" >&2; exit 2 ;; esac
+case "$what" in curve|checks|compute|gpt2|browser|tab|f16) ;; *) echo "gpu-session.sh: second argument must be curve, checks, compute, gpt2, browser, tab or f16" >&2; exit 2 ;; esac
 mkdir -p "$out"
 if ls .gl/*.deb >/dev/null 2>&1; then for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
 if [ -z "${VK_DRIVER_FILES:-}" ]; then
@@ -47,7 +52,7 @@ t0=$(date +%s)
 left() { echo $(( ${1} - ($(date +%s) - t0) )); }
 
 echo "== build"
-target=(); [ "$what" = compute ] || [ "$what" = gpt2 ] || [ "$what" = browser ] || [ "$what" = tab ] && target=(--target tinytrain)
+target=(); [ "$what" = compute ] || [ "$what" = gpt2 ] || [ "$what" = browser ] || [ "$what" = tab ] || [ "$what" = f16 ] && target=(--target tinytrain)
 cm=(); [ -f .carry/commit ] && cm=(-DTT_COMMIT="$(cat .carry/commit)")  # the tree's commit when no .git came along
 # the Unicode data the tokenizer's table is made from, carried when the host lacks Debian's unicode-data
 [ ! -f /usr/share/unicode/UnicodeData.txt ] && [ -f .carry/unicode/UnicodeData.txt ] && cm+=(-DTT_UNICODE_DIR="$PWD/.carry/unicode")
@@ -75,11 +80,35 @@ if [ "$what" = compute ]; then
   exit 0
 fi
 
-if [ "$what" = browser ] || [ "$what" = tab ]; then
+if [ "$what" = browser ] || [ "$what" = tab ] || [ "$what" = f16 ]; then
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   [ -f .carry/node24.xz ] && xz -dc .carry/node24.xz > /tmp/node24 && chmod +x /tmp/node24 && export NODE24=/tmp/node24
   [ -f .carry/dawn.node.xz ] && xz -dc .carry/dawn.node.xz > /tmp/dawn.node && export DAWN_NODE=/tmp/dawn.node
   [ -d .carry/wasm ] && mkdir -p build-wasm && cp .carry/wasm/* build-wasm/
+fi
+if [ "$what" = f16 ]; then
+  tg=allow_unsafe_apis,vulkan_enable_f16_on_nvidia
+  be() { timeout 120 /tmp/node24 --experimental-wasm-jspi bench/browser_engine.mjs --dawn /tmp/dawn.node --toggles $tg "$@" 2>&1 | grep -v '^#\|artificially\|^Warning'; }
+  echo "== f16 kernels against float64, then timed ($(( $(date +%s) - t0 )) s)"
+  timeout 150 /tmp/node24 dev/f16/matmul_check.mjs /tmp/dawn.node all 2>&1 | grep -v 'artificially\|^Warning' | tee "$out/matmul_check.jsonl"
+  echo "== steps through the browser engine, f32 vs f16, twice ($(( $(date +%s) - t0 )) s)"
+  for r in 1 2; do for prec in f32 f16; do
+    printf 'shakespeare %s  ' $prec; be --steps 20 --opts "precision=$prec layers=6 d-model=384 heads=6 ctx=256 batch=64" large | tail -1
+    printf 'gpt2b8      %s  ' $prec; be --steps 15 --opts "precision=$prec batch=8" gpt2 | tail -1
+  done; done
+  echo "== PyTorch, same GPU ($(( $(date +%s) - t0 )) s)"
+  for m in "eager fp32" "compile bf16"; do
+    echo "-- $m"; timeout 200 python3 .carry/torch_presets.py cuda $m shakespeare,gpt2 2>&1 | grep '^{' | cut -c1-300
+  done
+  echo "== 50 steps f32 vs f16 per preset (browser engine) ($(( $(date +%s) - t0 )) s)"
+  for p in tiny small medium large xl huge massive mega; do
+    [ "$(left 580)" -lt 25 ] && { echo "skip $p: time budget"; continue; }
+    a=$(be --steps 49 --json --opts "precision=f32" $p | grep '^{"type":"benchRow"')
+    b=$(be --steps 49 --json --opts "precision=f16" $p | grep '^{"type":"benchRow"')
+    python3 -c 'import json,sys; a=json.loads(sys.argv[2])["losses"]; b=json.loads(sys.argv[3])["losses"]; w=max(abs(x-y)/abs(x) for x,y in zip(a,b)); print(sys.argv[1], "steps", len(a), "worst rel", "%.2e" % w, "last", a[-1], b[-1])' $p "$a" "$b" 2>&1 | tail -1
+  done
+  echo "done in $(( $(date +%s) - t0 )) s"
+  exit 0
 fi
 if [ "$what" = tab ]; then
   data=${TT_BENCH_DATA:-data/tinyshakespeare.txt}
