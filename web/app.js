@@ -1084,18 +1084,17 @@ async function chooseInitFrom() {
   if (!files.length) return;
   let m;
   try { m = await modelFiles(files); } catch (e) { setInitFrom(null); setStatus('ftStatus', 'Could not fine-tune from that model: ' + e.message, 'error'); return; }
-  const info = await engine.checkpointInfo(m.bytes.slice()).catch((e) => ({ error: e.message }));
+  // a Hugging Face model is read as its folder is (config.json), a checkpoint by its header
+  const info = await (m.config ? engine.hfConfigInfo(m.config.slice()) : engine.checkpointInfo(m.bytes.slice())).catch((e) => ({ error: e.message }));
   if (info.error) {
     setInitFrom(null);
-    setStatus('ftStatus', `Could not fine-tune from that model: ${m.name} is not a tinytrain checkpoint or export, or it is damaged.`, 'error', info.error);
+    const hf = !m.config && /'tinytrain_config'|format 'pt'/.test(info.error);
+    setStatus('ftStatus', hf ? `${m.name} is a Hugging Face model: choose it together with its config.json, or the export's zip.`
+      : `Could not fine-tune from that model: ${m.name} is not a tinytrain checkpoint or a Hugging Face GPT-2 model, or it is damaged.`,
+    'error', info.error);
     return;
   }
-  if (info.format !== 'tinytrain-checkpoint' && !m.config) {
-    setInitFrom(null);
-    setStatus('ftStatus', `${m.name} is a Hugging Face model: choose it together with its config.json, or the export's zip.`, 'error');
-    return;
-  }
-  setInitFrom({ name: m.name, bytes: m.bytes, config: info.format === 'tinytrain-checkpoint' ? null : m.config, baseOpts: info.base_opts });
+  setInitFrom({ name: m.name, bytes: m.bytes, config: m.config, baseOpts: info.base_opts });
 }
 
 async function uploadCheckpoint() {

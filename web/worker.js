@@ -190,6 +190,7 @@ function query(m) {
     case 'checkpointInfo': return withBytesNow(m.bytes, (p, n) => answerJson(M._tt_web_checkpoint_info(p, n)));
     case 'textInfo': return withBytesNow(m.bytes, (p, n) => answerJson(M._tt_web_text_info(p, n, m.ctx || 1)));
     case 'modelInfo': return modelInfo(m);
+    case 'hfConfigInfo': return withBytesNow(m.bytes, (p, n) => answerJson(M._tt_web_hf_config_info(p, n)));
     default: return { error: 'unknown query ' + m.what };
   }
 }
@@ -722,7 +723,7 @@ const modelTag = (st) => (modelName ? modelName.replace(/[^A-Za-z0-9._-]+/g, '_'
 // ---- messages ----------------------------------------------------------------------------
 // page -> worker:
 //   init {variant, threads}                 load the module; -> ready {presets, options (the option table), isa, webgpu, gpu}
-//   query {id, what: plan {opts} | checkpointInfo {bytes} | textInfo {bytes, ctx}
+//   query {id, what: plan {opts} | checkpointInfo {bytes} | hfConfigInfo {bytes} | textInfo {bytes, ctx}
 //          | modelInfo {files: {name: bytes}, opts, heapLimit?}}   -> answer {id, result}:
 //                                            modelInfo: a model folder from config.json (+ tokenizer files; the
 //                                            weights are not needed) and its full / LoRA memory (tt_web_model_info)

@@ -181,9 +181,10 @@ test('"Fine-tune from…" takes the page\'s own Hugging Face export: the zip, or
     assert.match(await page.locator('#ftStatus').innerText(), /fine-tunes/, choice);
     await page.fill('#steps', '2');
     await page.click('#trainBtn');
-    await waitRun(page, ['done', 'idle'], 120000);
+    await page.waitForFunction(() => window.tinytrain.run === 'done' || document.getElementById('ftStatus').classList.contains('error') ||
+      !document.getElementById('toast').hidden, null, { timeout: 120000 });
     assert.equal(await page.evaluate(() => window.tinytrain.run), 'done', `${choice}: ${await page.locator('#ftStatus').innerText()}`);
-    assert.equal(await page.evaluate(() => window.tinytrain.runState.step), 2);
+    assert.equal(await page.evaluate(() => window.tinytrain.lastStep), 2);
     assert.deepEqual(page.errors, []);
     await ctx.close();
   }
