@@ -73,6 +73,16 @@ test('a New run that fails keeps the old run on screen and usable, and says so; 
 test('the time estimate uses the speed a run measured, at once after the run, and is near what the run took', async () => {
   const ctx = await browser.newContext();
   const page = await openApp(ctx, srv.url);
+  // WebGPU, not measured yet: the estimate counts the kernel compiles of its start (about 20 s on a software adapter)
+  if (await page.evaluate(() => window.tinytrain.caps.gpu && window.tinytrain.gpuEngine)) {
+    await page.fill('#steps', '1');
+    await page.click('input[name=backend][value=webgpu] + span');
+    await setupInfo(page);
+    const soft = await page.evaluate(() => window.tinytrain.caps.gpu.isCpu);
+    const gpu = await page.evaluate(() => window.tinytrain.estimate);
+    assert.ok(gpu && gpu.secs >= (soft ? 15 : 2), `a WebGPU start compiles kernels: ${gpu && gpu.secs} s for one step`);
+    await page.click('input[name=backend][value=auto] + span');
+  } else if (process.env.TT_REQUIRE_BROWSER) assert.fail('no WebGPU engine in headless Chromium (--enable-unsafe-webgpu, JSPI)');
   await page.fill('#steps', '60');
   assert.match(await setupInfo(page), /rough guess/);
   const t0 = Date.now();
