@@ -83,7 +83,7 @@ export function waitOwnerFree(onFree) {
 // new tab resumes from the latest step, not from the last timed autosave.
 const HANDOVER = 'tinytrain-handover';
 export function serveHandover(onAsk) {
-  if (typeof BroadcastChannel !== 'function') return;
+  if (typeof BroadcastChannel !== 'function' || !hasLocks()) return; // no owner without Web Locks (the engine under Node)
   const ch = new BroadcastChannel(HANDOVER);
   ch.onmessage = async (e) => {
     if (!e.data || e.data.type !== 'ask' || !owned) return;
