@@ -1061,7 +1061,7 @@ function setInitFrom(model) {
 // The model files chosen: a tinytrain checkpoint, or a Hugging Face export
 // (`tinytrain export`'s folder, the page's "For Hugging Face" zip): its zip,
 // or its model.safetensors with config.json. -> {name, bytes, config?}
-async function modelFiles(files) {
+async function initFromFiles(files) {
   const read = async (f) => new Uint8Array(await f.arrayBuffer());
   if (files.length === 1 && /\.zip$/i.test(files[0].name)) {
     const { unzipSync } = await import('./dist/fflate.js');
@@ -1083,7 +1083,7 @@ async function chooseInitFrom() {
   $('ftFile').value = '';
   if (!files.length) return;
   let m;
-  try { m = await modelFiles(files); } catch (e) { setInitFrom(null); setStatus('ftStatus', 'Could not fine-tune from that model: ' + e.message, 'error'); return; }
+  try { m = await initFromFiles(files); } catch (e) { setInitFrom(null); setStatus('ftStatus', 'Could not fine-tune from that model: ' + e.message, 'error'); return; }
   // a Hugging Face model is read as its folder is (config.json), a checkpoint by its header
   const info = await (m.config ? engine.hfConfigInfo(m.config.slice()) : engine.checkpointInfo(m.bytes.slice())).catch((e) => ({ error: e.message }));
   if (info.error) {
