@@ -3,13 +3,13 @@
 # except the WebGPU files, which test_web_gpu.sh runs): run_web.sh says how.
 # Four parts, so that each ctest entry (CMakeLists.txt registers one per
 # part) stays well inside its timeout: `app` (training, checkpoints with the
-# CLI, the engine's answers), `state` (the saved run: two tabs, Forget,
+# CLI, the engine's answers, a GPT-2 folder), `state` (the saved run: two tabs, Forget,
 # autosave intervals and faults), `controls` (the run's controls, run files,
 # fine-tunes) and `page` (every other file: reach, the trust tour). No PART:
 # all of them.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-APP=(app.test.mjs engine_info.test.mjs)
+APP=(app.test.mjs engine_info.test.mjs gpt2.test.mjs)
 STATE=(runs.test.mjs opfs_faults.test.mjs)
 CONTROLS=(controls.test.mjs runfile.test.mjs finetune.test.mjs)
 part=${1:-all}
