@@ -12,7 +12,7 @@ import { autosaveInterval } from './autosave.js';
 import * as engine from './engine.js';
 import {
   STORE, WASM_LIMIT, ui, presetByName, hasRun, autoVariant, variantForChoice, backendChoice, engineBackend, threadCount,
-  variantThreads, measuredSpeed, gflopsGuess, rememberSpeed, rememberText, knownTextName,
+  variantThreads, measuredSpeed, gflopsGuess, startGuess, rememberSpeed, rememberText, knownTextName,
 } from './state.js';
 import {
   $, fmtInt, fmtBytes, fmtParams, fmtTime, renderChips, setStatus, showBanner, hideBanner, showError, saveBlob,
@@ -77,6 +77,7 @@ function onWorker(m) {
       break;
     case 'started':
       onStarted(m);
+      ui.runStartAt = m.loaded ? 0 : ui.startAt; // a new run: its start is timed (the estimate's startS)
       break;
     case 'progress':
       onProgress(m);
@@ -99,9 +100,19 @@ function onWorker(m) {
       onCleared(m);
       break;
     case 'ownerLost':
-      showBanner('Another tab took over this run: training here stopped, and this tab no longer saves it. ' +
-        'Continue in the other tab, or reload this one to take it back.', 'warn');
+      showBanner(`This run moved to another tab at step ${fmtInt(m.step)}: training here stopped, and this tab no longer saves it. ` +
+        'Continue in the other tab, or take it back here (from the other tab\'s latest step).', 'warn',
+        { id: 'takeBackBtn', label: 'Take it back', onClick: takeOver });
       ui.notOwner = true;
+      ui.owns = false;
+      ui.lostRun = true;
+      break;
+    case 'ownerFree': // the tab that had the saved run closed: it opens here
+      if (!ui.notOwner) break;
+      hideBanner();
+      setTimeout(() => {
+        if (ui.notOwner && ui.worker && (!hasRun() || ui.lostRun)) ui.worker.postMessage({ type: 'restore' });
+      }, 1000);
       break;
     case 'checkpoint': {
       saveBlob(m.bytes, m.name, 'application/octet-stream');
@@ -140,6 +151,9 @@ function onWorker(m) {
     case 'restored':
       onRestored(m);
       break;
+    case 'kept':
+      onKept(m);
+      break;
     case 'error':
       onWorkerError(m);
       break;
@@ -150,10 +164,15 @@ function onWorker(m) {
 }
 
 function onWorkerError(m) {
+  // a New run that failed on a fresh engine (another variant): the run it was to replace comes back from its autosave
+  if (ui.run === 'starting' && ui.restoreOnFail && ['options', 'train', 'corpus', 'finetune'].includes(m.where)) {
+    ui.restoreOnFail = false;
+    ui.worker.postMessage({ type: 'restore' });
+  }
   if (m.where === 'corpus') { corpusStatus(m.message, 'error'); setRun(ui.run === 'starting' ? 'idle' : ui.run); return; }
   if (m.where === 'owner') {
     if (ui.run === 'starting') setRun('idle');
-    ui.notOwner = true;
+    ui.notOwner = true; ui.owns = false;
     showError('Another tab has the saved run open. Take it over there, or close that tab, then try again.');
     return;
   }
@@ -193,7 +212,7 @@ function ask(text, ok = 'Continue', cancel = 'Cancel') {
     d.returnValue = '';
     d.addEventListener('close', onClose);
     d.showModal();
-    $('askOk').focus();
+    $('askCancel').focus(); // the safe choice: Enter keeps things as they are
   });
 }
 
@@ -239,6 +258,7 @@ function setRun(run) {
 function requestRun(kind) {
   if (!ui.worker) return;
   if (kind === 'pause' || kind === 'stop') {
+    ui.runStartAt = 0; // no longer a straight run: its start is not timed
     ui.pending = kind === 'pause' ? 'pausing…' : 'stopping…';
     renderPhase();
     updateButtons();
@@ -308,9 +328,10 @@ function verdict(p, variant) {
   const g = ui.caps.gpu;
   // a software GPU (SwiftShader, lavapipe) draws on this computer's memory
   const softTooBig = variant === 'gpu' && g && g.isCpu && !(p.train_bytes <= WASM_LIMIT);
-  const speed = measuredSpeed(variant);
+  const flops = p.step_flops * p.accum; // the engine's FLOPs of one step
+  const speed = measuredSpeed(variant, flops);
   const steps = Number(fieldText('steps')) || 1;
-  const secs = steps * p.step_flops * p.accum / ((speed ? speed.gflops : gflopsGuess(variant)) * 1e9) + (speed ? speed.startS || 0 : 0);
+  const secs = steps * flops / ((speed ? speed.gflops : gflopsGuess(variant)) * 1e9) + (speed ? speed.startS : startGuess(variant));
   let refusal = null, message = null;
   if (tooBig) {
     refusal = 'too big for the browser: use the CLI';
@@ -340,7 +361,8 @@ async function refreshSetup(tries = 0) {
   }
   if (seq !== planSeq) return;
   ui.plan = p;
-  renderPresetInfo(p, p.error ? null : verdict(p, variant));
+  ui.estimate = p.error ? null : verdict(p, variant);
+  renderPresetInfo(p, ui.estimate);
   $('presetInfo').dataset.pending = '0';
 }
 
@@ -409,11 +431,16 @@ function initControls() {
     $(id).addEventListener('change', writeHash);
   }
   sel.addEventListener('change', writeHash);
+  for (const id of ['dropout', 'loraOn', 'loraRank']) $(id).addEventListener('change', writeHash);
   $('shareBtn').addEventListener('click', shareLink);
   $('probeBtn').addEventListener('click', probeSpeed);
   $('guideClose').addEventListener('click', () => { localStorage.setItem(STORE + 'guided', '1'); $('guide').hidden = true; });
   if (!localStorage.getItem(STORE + 'guided')) $('guide').hidden = false;
   initRunfileControls();
+  // the file pickers open with Enter as with Space (a file input opens on Space only)
+  for (const id of ['runFile', 'ckptFile', 'ftFile', 'corpusFile']) {
+    $(id).addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); $(id).click(); } });
+  }
   for (const r of document.querySelectorAll('input[name=backend]')) {
     r.addEventListener('change', () => { renderBackendNote(); refreshSetup(); writeHash(); });
   }
@@ -440,7 +467,11 @@ function initControls() {
 
   $('trainBtn').addEventListener('click', startTraining);
   $('cancelStartBtn').addEventListener('click', cancelStart);
-  $('pauseBtn').addEventListener('click', () => requestRun(ui.run === 'paused' || ui.run === 'stopped' ? 'resume' : 'pause'));
+  $('pauseBtn').addEventListener('click', () => {
+    const resume = ui.run === 'paused' || ui.run === 'stopped';
+    if (resume && ui.notOwner) { takeOver(); return; } // the run moved to another tab: Resume takes it back
+    requestRun(resume ? 'resume' : 'pause');
+  });
   $('stopBtn').addEventListener('click', () => requestRun('stop'));
   $('notifyDone').addEventListener('change', () => setNotify($('notifyDone').checked));
   if (localStorage.getItem(NOTIFY_KEY) === '1' && 'Notification' in window && Notification.permission === 'granted') $('notifyDone').checked = true;
@@ -473,38 +504,75 @@ function initControls() {
 }
 
 // ---- shareable link ----------------------------------------------------------------
-// The setup as the page's URL hash (#preset=tiny&steps=300&…): opening the
-// link restores it. Only settings: no text, no weights.
-const HASH_FIELDS = ['steps', 'lr', 'batch', 'seed'];
+// The setup as the page's URL hash (#preset=tiny&steps=300&lora-rank=8&…):
+// opening the link restores it. Keys are the engine's option names: every
+// form option that differs from what the page would show by default, the
+// backend choice, and the text where it is one a link can name (text=URL;
+// the built-in sample is the default). No weights, no uploaded or pasted
+// text. Opening a link, the engine checks its values (tt_web_plan: the option
+// table's ranges); a link it refuses is said once and the defaults stay.
+const LINK_FIELDS = ['steps', 'lr', 'batch', 'seed', 'dropout'];
+function formDefault(id) {
+  const p = presetByName($('preset').value);
+  if (id === 'batch') return p.batch;
+  if (id === 'lr') return p.lr > 0 ? Number(p.lr.toPrecision(3)) : Number($(id).defaultValue);
+  return Number($(id).defaultValue);
+}
 function writeHash() {
   const q = new URLSearchParams();
   q.set('preset', $('preset').value);
-  for (const id of HASH_FIELDS) q.set(id, $(id).value);
+  for (const id of LINK_FIELDS) if (Number(fieldText(id)) !== formDefault(id)) q.set(FIELD_OPTIONS[id], fieldText(id));
+  if ($('loraOn').checked) q.set('lora-rank', fieldText('loraRank'));
   if (isCustom()) for (const [id, key] of SHAPE_KEYS) q.set(key, fieldText(id));
-  q.set('backend', backendChoice());
+  if (backendChoice() !== 'auto') q.set('backend', backendChoice());
+  if (ui.corpusTab === 'url' && $('corpusUrl').value.trim()) q.set('text', $('corpusUrl').value.trim());
   history.replaceState(null, '', '#' + q.toString());
 }
-function readHash() {
+async function readHash() {
   if (location.hash.length < 2) return false;
   const q = new URLSearchParams(location.hash.slice(1));
-  if (q.has('preset') && presetByName(q.get('preset'))) {
+  const refuse = (why) => { showError(`This link's settings were not used (${why}): the page shows its defaults.`); return false; };
+  const names = new Set(['preset', ...Object.values(FIELD_OPTIONS), 'backend', 'text']);
+  for (const k of q.keys()) if (!names.has(k)) return refuse(`unknown setting '${k}'`);
+  const b = q.get('backend');
+  const radio = b && document.querySelector(`input[name=backend][value="${CSS.escape(b)}"]`);
+  if (b && !radio) return refuse(`unknown backend '${b}'`);
+  let text = null;
+  if (q.has('text')) {
+    try { text = new URL(q.get('text')); } catch (e) { /* refused below */ }
+    if (!text || !/^https?:$/.test(text.protocol)) return refuse('the text is not an http(s) address');
+  }
+  // the engine checks every value against its option table
+  const opts = [...q].filter(([k]) => k !== 'backend' && k !== 'text').map(([k, v]) => `${k}=${v.replace(/\s+/g, '')}`).join(' ');
+  const p = await engine.plan(opts).catch((e) => ({ error: e.message }));
+  if (p.error) return refuse(p.error);
+  if (q.has('preset')) {
     $('preset').value = q.get('preset');
     ui.presetShown = q.get('preset');
-    fillShape(presetByName(q.get('preset')));
-    $('batch').value = presetByName(q.get('preset')).batch;
+    const pr = presetByName(q.get('preset'));
+    fillShape(pr);
+    $('batch').value = pr.batch;
+    if (pr.lr > 0) $('lr').value = Number(pr.lr.toPrecision(3));
   }
-  for (const id of HASH_FIELDS) if (q.has(id) && q.get(id) !== '' && isFinite(Number(q.get(id)))) $(id).value = q.get(id);
-  for (const [id, key] of SHAPE_KEYS) if (q.has(key) && Number(q.get(key)) > 0) { $(id).value = q.get(key); $('shapeBox').open = true; }
-  const b = q.get('backend');
-  const r = b && document.querySelector(`input[name=backend][value="${CSS.escape(b)}"]`);
-  if (r && !r.disabled) r.checked = true;
+  for (const [id, name] of Object.entries(FIELD_OPTIONS)) if (q.has(name) && id !== 'loraRank') $(id).value = q.get(name);
+  if (SHAPE_KEYS.some(([, key]) => q.has(key))) $('shapeBox').open = true;
+  $('loraOn').checked = q.has('lora-rank') && Number(q.get('lora-rank')) > 0;
+  if ($('loraOn').checked) $('loraRank').value = q.get('lora-rank');
+  $('loraRank').disabled = !$('loraOn').checked;
+  if (radio && !radio.disabled) radio.checked = true;
+  if (text) {
+    selectTab(document.querySelector('.tabs [role=tab][data-tab=url]'), false);
+    $('corpusUrl').value = text.href;
+    fetchCorpusUrl();
+  }
   return true;
 }
 async function shareLink() {
   writeHash();
+  const own = ui.corpusTab === 'upload' || ui.corpusTab === 'paste' ? ' Your own text is not in it: the link opens with the built-in sample.' : '';
   try {
     await navigator.clipboard.writeText(location.href);
-    setStatus('shareStatus', 'Link copied: it opens this page with these settings.', 'ok');
+    setStatus('shareStatus', 'Link copied: it opens this page with these settings.' + own, 'ok');
   } catch (e) {
     setStatus('shareStatus', 'Copy this link: ' + location.href);
   }
@@ -525,7 +593,7 @@ async function probeSpeed() {
     await engine.runBenchWorker({ variant }, variantThreads(variant), [p.name], 2, corpus.slice(), (row) => {
       first = (performance.now() - t0) / 1000;
       // start-up: what the probe took beyond its three steps
-      rememberSpeed(variant, p.step_flops / (row.ms / 1000) / 1e9, first - 3 * row.ms / 1000);
+      rememberSpeed(variant, p.step_flops, p.step_flops / (row.ms / 1000) / 1e9, first - 3 * row.ms / 1000);
     });
     setStatus('probeStatus', `Measured: ${fmtTime(first)} for the first steps.`, 'ok');
   } catch (e) {
@@ -720,11 +788,13 @@ async function startTraining() {
   describeCorpus();
   if (hasRun() && !(await ask(`Start a new run? The current run (${runSummary()}) is discarded, and its autosave in this browser ` +
     'is removed. Download its checkpoint first to keep it.', 'Discard and start new'))) return;
-  let steal = false;
+  // this tab's own claim (it may have passed to a tab waiting for it while this one switched engines) is taken back
+  let steal = !!ui.owns;
   if (ui.notOwner) {
     if (!(await ask('Another tab has the saved run open. Starting here replaces that run; the other tab stops training.', 'Take over and start'))) return;
     steal = true;
   }
+  const hadRun = hasRun(), oldWorker = ui.worker;
   clearRunView();
   // one column (a phone): bring the run's card into view
   if (matchMedia('(max-width: 960px)').matches) $('h-progress').scrollIntoView({ block: 'start' });
@@ -735,6 +805,8 @@ async function startTraining() {
     await startWorker(variant);
   } catch (e) { setRun('idle'); showError(e.message); return; }
   if (ui.run !== 'starting') return; // cancelled while the engine loaded
+  // the old run's engine is gone with its Worker: should this run fail, its autosave is restored
+  ui.restoreOnFail = hadRun && ui.worker !== oldWorker && !!(await readSavedMeta());
   ui.runVariant = variant;
   rememberText(corpus.info, corpus.name);
   ui.startMsg = { type: 'start', opts, corpus: corpus.bytes.slice(), corpusName: corpus.name, steal };
@@ -742,12 +814,27 @@ async function startTraining() {
     try { ui.startMsg.model = await modelFiles(); } catch (e) { setRun('idle'); showError(e.message); return; }
   } else if (ui.initFrom) { // fine-tune: this run starts from the chosen model's weights (once)
     ui.startMsg.initFrom = ui.initFrom.bytes;
+    ui.startMsg.initFromConfig = ui.initFrom.config;
     ui.startMsg.initFromName = ui.initFrom.name;
     setInitFrom(null);
   }
   ui.worker.postMessage(ui.startMsg);
   delete ui.startMsg.model; // the Worker has its copy: the page does not keep the weights
   ui.notOwner = false;
+}
+
+// A New run failed and the worker put the run it was to replace back (its
+// autosave was never touched): it is shown again, paused, and said so.
+function onKept(m) {
+  ui.replacing = null;
+  if (m.failed) { showError('The new run could not start, and the previous run could not be put back: ' + m.message); return; }
+  onStarted({ state: m.state, info: m.info });
+  const st = m.state;
+  const last = st.loss.length ? st.loss[st.loss.length - 1] : NaN;
+  updateStats({ step: st.step, total: st.steps, loss: last, val: st.val.length ? st.val[st.val.length - 1][1] : NaN });
+  setRun(m.run);
+  showBanner(`The new run did not start (${m.message}). Your previous run is kept as it was: ${st.preset}, step ${fmtInt(st.step)} of ` +
+    `${fmtInt(st.steps)}${m.run === 'paused' ? ', paused' : ''}.`, 'warn');
 }
 
 // What the last run left on screen: banner, rates, sample text, statuses.
@@ -826,6 +913,9 @@ function showRunSettings(st) {
 }
 
 function onStarted(m) {
+  ui.owns = true; // the worker claimed the saved run for this tab first
+  ui.restoreOnFail = false;
+  ui.runStartAt = 0;
   const st = m.state;
   ui.runState = st;
   ui.lastStep = st.step;
@@ -861,8 +951,13 @@ function onProgress(m) {
   if (m.run !== 'running') setContinueTarget(m.total, m.step);
   updateStats(m);
   if (m.losses.length || m.vals.length) drawChart();
-  if ((m.run === 'done' || m.run === 'paused' || m.run === 'stopped') && ui.runFlops && m.stepsPerSec)
-    rememberSpeed(ui.runVariant, ui.runFlops * m.stepsPerSec / 1e9);
+  if ((m.run === 'done' || m.run === 'paused' || m.run === 'stopped') && ui.runFlops && m.stepsPerSec) {
+    // a run that went straight from Train to its end also measured its start (engine, model, kernels)
+    const startS = m.run === 'done' && ui.runStartAt ? (performance.now() - ui.runStartAt) / 1000 - m.step / m.stepsPerSec : undefined;
+    ui.runStartAt = 0;
+    rememberSpeed(ui.runVariant, ui.runFlops, ui.runFlops * m.stepsPerSec / 1e9, startS);
+    refreshSetup(); // the estimate on screen is a measured one from now on
+  }
 }
 
 // "Continue to N steps": the field holds a total, at least one step past now.
@@ -885,7 +980,7 @@ async function readSavedMeta() {
 function onRestored(m) {
   if (!m.found) {
     if (m.busy) {
-      ui.notOwner = true;
+      ui.notOwner = true; ui.owns = false;
       showBanner('Your saved run is open in another tab. One tab trains it at a time.', 'warn',
         { id: 'takeOverBtn', label: 'Take over here', onClick: takeOver });
     } else if (m.message) setStatus('ckptStatus', 'Could not restore the saved run: ' + m.message, 'error');
@@ -893,11 +988,14 @@ function onRestored(m) {
     return;
   }
   ui.notOwner = false;
+  ui.lostRun = false;
   ui.hasSaved = true;
   onStarted({ state: m.state, info: m.info });
   const st = m.state;
   updateStats({ step: st.step, total: st.steps, loss: m.meta.loss, val: st.val.length ? st.val[st.val.length - 1][1] : NaN, elapsed: m.meta.elapsed });
-  showBanner(`Restored your run from this browser: ${st.preset}, step ${fmtInt(st.step)} of ${fmtInt(st.steps)}` +
+  const where = m.tookOver ? (m.handedStep != null ? 'Took over your run from the other tab at its latest step'
+    : 'Took over your run from its last autosave (the other tab did not answer)') : 'Restored your run from its last autosave in this browser';
+  showBanner(`${where}: ${st.preset}, step ${fmtInt(st.step)} of ${fmtInt(st.steps)}` +
     (m.meta.status === 'running' ? ' — continuing.' : '.'));
   if (m.meta.corpusName) corpusStatus(`Run trained on: ${m.meta.corpusName}`);
   if (m.meta.status === 'running') ui.worker.postMessage({ type: 'resume' });
@@ -960,19 +1058,43 @@ function setInitFrom(model) {
   refreshSetup();
 }
 
+// The model files chosen: a tinytrain checkpoint, or a Hugging Face export
+// (`tinytrain export`'s folder, the page's "For Hugging Face" zip): its zip,
+// or its model.safetensors with config.json. -> {name, bytes, config?}
+async function initFromFiles(files) {
+  const read = async (f) => new Uint8Array(await f.arrayBuffer());
+  if (files.length === 1 && /\.zip$/i.test(files[0].name)) {
+    const { unzipSync } = await import('./dist/fflate.js');
+    let entries;
+    try { entries = unzipSync(await read(files[0])); } catch (e) { throw new Error(`${files[0].name} is not a zip file (${e.message})`); }
+    const find = (n) => Object.keys(entries).find((k) => k === n || k.endsWith('/' + n));
+    const model = find('model.safetensors'), config = find('config.json');
+    if (!model || !config) throw new Error(`${files[0].name} holds no model.safetensors with config.json (a Hugging Face folder)`);
+    return { name: files[0].name, bytes: entries[model], config: entries[config] };
+  }
+  const model = files.find((f) => /\.safetensors$/i.test(f.name)) || (files.length === 1 ? files[0] : null);
+  const config = files.find((f) => /\.json$/i.test(f.name));
+  if (!model) throw new Error('choose a .safetensors file (with its config.json for a Hugging Face model)');
+  return { name: model.name, bytes: await read(model), config: config ? await read(config) : null };
+}
+
 async function chooseInitFrom() {
-  const f = $('ftFile').files[0];
+  const files = [...$('ftFile').files];
   $('ftFile').value = '';
-  if (!f) return;
-  let bytes;
-  try { bytes = new Uint8Array(await f.arrayBuffer()); } catch (e) { setStatus('ftStatus', 'Could not read the file: ' + e.message, 'error'); return; }
-  const info = await engine.checkpointInfo(bytes.slice()).catch((e) => ({ error: e.message }));
+  if (!files.length) return;
+  let m;
+  try { m = await initFromFiles(files); } catch (e) { setInitFrom(null); setStatus('ftStatus', 'Could not fine-tune from that model: ' + e.message, 'error'); return; }
+  // a Hugging Face model is read as its folder is (config.json), a checkpoint by its header
+  const info = await (m.config ? engine.hfConfigInfo(m.config.slice()) : engine.checkpointInfo(m.bytes.slice())).catch((e) => ({ error: e.message }));
   if (info.error) {
     setInitFrom(null);
-    setStatus('ftStatus', `Could not fine-tune from that model: ${f.name} is not a tinytrain checkpoint, or it is damaged.`, 'error', info.error);
+    const hf = !m.config && /'tinytrain_config'|format 'pt'/.test(info.error);
+    setStatus('ftStatus', hf ? `${m.name} is a Hugging Face model: choose it together with its config.json, or the export's zip.`
+      : `Could not fine-tune from that model: ${m.name} is not a tinytrain checkpoint or a Hugging Face GPT-2 model, or it is damaged.`,
+    'error', info.error);
     return;
   }
-  setInitFrom({ name: f.name, bytes, baseOpts: info.base_opts });
+  setInitFrom({ name: m.name, bytes: m.bytes, config: m.config, baseOpts: info.base_opts });
 }
 
 async function uploadCheckpoint() {
@@ -985,8 +1107,8 @@ async function uploadCheckpoint() {
   } catch (e) { setStatus('ckptStatus', 'Could not read the file: ' + e.message, 'error'); return; }
   if (hasRun() && !ui.forceNextUpload && !(await ask(`Load ${f.name}? It replaces the current run (${runSummary()}) and its autosave. ` +
     'Download the current run first to keep it.', 'Load checkpoint'))) return;
-  const steal = !!ui.notOwner;
-  if (steal && !(await ask(`Another tab has the saved run open. Loading ${f.name} here replaces that run; the other tab stops training.`,
+  const steal = !!ui.notOwner || !!ui.owns;
+  if (ui.notOwner && !(await ask(`Another tab has the saved run open. Loading ${f.name} here replaces that run; the other tab stops training.`,
     'Take over and load'))) return;
   const corpus = await checkedCorpus(1);
   if (!corpus) return;
@@ -1114,7 +1236,7 @@ async function main() {
   ui.options = ready.options;
   ui.runVariant = variant;
   initControls();
-  readHash();
+  await readHash();
   renderBackendNote();
   describeCorpus();
   bundledCorpus().then(describeCorpus).catch((e) => corpusStatus(e.message, 'error'));

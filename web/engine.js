@@ -73,6 +73,9 @@ export const plan = (opts) => query('plan', { opts });
 // The header of a .safetensors file (tt_web_checkpoint_info): model,
 // base_opts (what a fine-tune keeps), step, corpus_bytes, corpus_hash.
 export const checkpointInfo = (bytes) => query('checkpointInfo', { bytes });
+// A Hugging Face folder's config.json as `train --init-from FOLDER` reads it
+// (tt_web_hf_config_info): the same fields as checkpointInfo (format 'hf').
+export const hfConfigInfo = (bytes) => query('hfConfigInfo', { bytes });
 // A text as the engine takes it for a model of context ctx
 // (tt_web_text_info): {bytes, hash}, or {error} (empty, binary, too short).
 export const textInfo = (bytes, ctx = 1) => query('textInfo', { bytes, ctx });

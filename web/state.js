@@ -55,25 +55,48 @@ export function threadCount() { return Math.max(1, Math.min(ui.caps.cores || 1, 
 // The engine's thread count of a variant (its worker's threads= option).
 export const variantThreads = (variant) => (variant === 'threads' ? threadCount() : 1);
 
-// GFLOP/s for the time estimate: measured by earlier runs in this browser
-// (remembered per engine), else a modest guess.
-// A measured speed (the probe, or a finished run) for an engine variant:
-// { gflops, startS } or null.
-export function measuredSpeed(variant) {
-  const v = parseFloat(localStorage.getItem(STORE + 'gflops.' + variant));
-  if (!(v > 0)) return null;
-  return { gflops: v, startS: parseFloat(localStorage.getItem(STORE + 'start.' + variant)) || 0 };
+// The time estimate's speeds. Measured ones (the probe, or a run that went
+// straight through) are remembered per engine variant and model size (the
+// FLOPs of one step, the engine's count): [{flops, gflops, startS}], startS
+// the seconds before the first step (loading the engine, building the model,
+// compiling GPU kernels). An estimate takes the measurement of the nearest
+// size; without one, a first guess.
+const speeds = (variant) => {
+  try {
+    const a = JSON.parse(localStorage.getItem(STORE + 'speeds.' + variant) || '[]');
+    return Array.isArray(a) ? a.filter((e) => e && e.flops > 0 && e.gflops > 0) : [];
+  } catch (e) { return []; }
+};
+const sizeGap = (a, b) => Math.abs(Math.log(a / b));
+// { gflops, startS } measured for a variant, nearest to a step of `flops` FLOPs, or null.
+export function measuredSpeed(variant, flops) {
+  const a = speeds(variant);
+  if (!a.length) return null;
+  const e = a.reduce((best, x) => (sizeGap(x.flops, flops) < sizeGap(best.flops, flops) ? x : best));
+  return { gflops: e.gflops, startS: e.startS >= 0 ? e.startS : startGuess(variant) };
 }
+// First guesses, from runs of the presets in Chromium (about 10 GFLOP/s per
+// WASM SIMD thread on a laptop core, a little less per thread with more);
+// a WebGPU start compiles the engine's kernels (seconds on a GPU, about 20 s
+// on a software adapter).
 export function gflopsGuess(variant) {
-  const v = parseFloat(localStorage.getItem(STORE + 'gflops.' + variant));
-  if (v > 0) return v;
   if (variant === 'gpu') return ui.caps.gpu && ui.caps.gpu.isCpu ? 0.3 : 40;
-  return variant === 'threads' ? 2.5 * Math.min(threadCount(), 8) * 0.7 : 2.5;
+  return variant === 'threads' ? 10 * Math.min(threadCount(), 8) * 0.75 : 10;
 }
-export function rememberSpeed(variant, gflops, startS) {
-  if (!(gflops > 0 && isFinite(gflops))) return;
-  localStorage.setItem(STORE + 'gflops.' + variant, gflops.toFixed(3));
-  if (startS !== undefined) localStorage.setItem(STORE + 'start.' + variant, Math.max(0, startS).toFixed(1));
+export function startGuess(variant) {
+  if (variant === 'gpu') return ui.caps.gpu && ui.caps.gpu.isCpu ? 25 : 5;
+  return 1;
+}
+// Remembers a measured speed for a variant and step size (startS undefined:
+// the one known for that size, if any).
+export function rememberSpeed(variant, flops, gflops, startS) {
+  if (!(gflops > 0 && isFinite(gflops) && flops > 0)) return;
+  const a = speeds(variant);
+  const old = a.find((e) => sizeGap(e.flops, flops) < 0.01);
+  const keep = a.filter((e) => e !== old);
+  const start = startS >= 0 && isFinite(startS) ? +startS.toFixed(2) : old && old.startS >= 0 ? old.startS : undefined;
+  keep.push({ flops, gflops: +gflops.toFixed(3), startS: start });
+  try { localStorage.setItem(STORE + 'speeds.' + variant, JSON.stringify(keep.slice(-16))); } catch (e) { /* storage off */ }
 }
 
 // The names of texts this browser trained on, by size and hash (the engine's

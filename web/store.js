@@ -22,10 +22,12 @@
 //
 // One tab at a time owns the saved run: it holds the Web Lock OWNER_LOCK for
 // as long as it lives (claimOwner). Another tab asks without waiting and is
-// told the run is open elsewhere; "take over" steals the lock, and the tab it
-// is stolen from is told (onLost) and writes nothing more (writes check
-// ownership inside the OPFS lock, which the new owner's restore takes after
-// the steal).
+// told the run is open elsewhere, then waits to hear when it is free
+// (waitOwnerFree: the owner's tab closed). "Take over" first asks the owner
+// to save its current state (askHandover / serveHandover), then steals the
+// lock; the tab it is stolen from is told (onLost) and writes nothing more
+// (writes check ownership inside the OPFS lock, which the new owner's
+// restore takes after the steal).
 
 const OPFS_DIR = 'tinytrain';
 const SLOTS = ['checkpoint-a.safetensors', 'checkpoint-b.safetensors'];
@@ -57,6 +59,50 @@ export function claimOwner(steal, onLost) {
       owned = false; // stolen by another tab
       onLost();
     });
+  });
+}
+
+// Waits (queued, for the Worker's life) until no tab holds OWNER_LOCK — the
+// tab that held it closed — then lets it go at once and calls onFree. One
+// wait at a time; a tab that does not own the saved run waits, so that it can
+// say when the run is free.
+let waiting = false;
+export function waitOwnerFree(onFree) {
+  if (waiting || owned || !hasLocks()) return;
+  waiting = true;
+  navigator.locks.request(OWNER_LOCK, () => {
+    waiting = false;
+    if (!owned) onFree();
+    return null; // released: the page claims it again (claimOwner) if it wants the run
+  }).catch(() => { waiting = false; });
+}
+
+// The hand-over between tabs, before a takeover: the tab that takes the run
+// asks (askHandover) on a BroadcastChannel; the owner pauses, saves its
+// current state and answers with its step (serveHandover's onAsk), so the
+// new tab resumes from the latest step, not from the last timed autosave.
+const HANDOVER = 'tinytrain-handover';
+export function serveHandover(onAsk) {
+  if (typeof BroadcastChannel !== 'function' || !hasLocks()) return; // no owner without Web Locks (the engine under Node)
+  const ch = new BroadcastChannel(HANDOVER);
+  ch.onmessage = async (e) => {
+    if (!e.data || e.data.type !== 'ask' || !owned) return;
+    let step = null;
+    try { step = await onAsk(); } catch (err) { /* answered without a step: the taker uses the last autosave */ }
+    ch.postMessage({ type: 'done', id: e.data.id, step });
+  };
+}
+// Resolves with the owner's answer ({step}) or null after timeoutMs (no
+// owner, or one that cannot answer: a frozen tab).
+export function askHandover(timeoutMs) {
+  if (typeof BroadcastChannel !== 'function') return Promise.resolve(null);
+  const ch = new BroadcastChannel(HANDOVER);
+  const id = Math.random().toString(36).slice(2);
+  return new Promise((resolve) => {
+    const end = (v) => { clearTimeout(timer); ch.close(); resolve(v); };
+    const timer = setTimeout(() => end(null), timeoutMs);
+    ch.onmessage = (e) => { if (e.data && e.data.type === 'done' && e.data.id === id) end({ step: e.data.step }); };
+    ch.postMessage({ type: 'ask', id });
   });
 }
 

@@ -57,8 +57,8 @@ function call(name, ...args) {
   return M['_' + name](...args);
 }
 // C entry points that can reach a GPU wait (buffer mapping, error scopes).
-const GPU_ASYNC_EXPORTS = ['tt_web_init', 'tt_web_init_from', 'tt_web_init_from_path', 'tt_web_load', 'tt_web_load_path',
-  'tt_web_advance', 'tt_web_checkpoint', 'tt_web_sample_start', 'tt_web_free', 'tt_web_inspect'];
+const GPU_ASYNC_EXPORTS = ['tt_web_init', 'tt_web_init_from', 'tt_web_init_from_path', 'tt_web_init_from_hf', 'tt_web_load',
+  'tt_web_load_path', 'tt_web_advance', 'tt_web_checkpoint', 'tt_web_sample_start', 'tt_web_free', 'tt_web_inspect'];
 // JS imports of src/webgpu/device_web.js that may return a Promise.
 const GPU_ASYNC_IMPORTS = ['ttjs_gpu_read_finish', 'ttjs_gpu_check'];
 function heap() {
@@ -190,6 +190,7 @@ function query(m) {
     case 'checkpointInfo': return withBytesNow(m.bytes, (p, n) => answerJson(M._tt_web_checkpoint_info(p, n)));
     case 'textInfo': return withBytesNow(m.bytes, (p, n) => answerJson(M._tt_web_text_info(p, n, m.ctx || 1)));
     case 'modelInfo': return modelInfo(m);
+    case 'hfConfigInfo': return withBytesNow(m.bytes, (p, n) => answerJson(M._tt_web_hf_config_info(p, n)));
     default: return { error: 'unknown query ' + m.what };
   }
 }
@@ -417,7 +418,24 @@ function onOwnerLost() {
   gen++;
   pendingSave = null;
   if (run === 'running') requestHold('paused');
-  post({ type: 'ownerLost', run });
+  post({ type: 'ownerLost', run, step: W ? M._tt_web_step(W) : 0 });
+  store.waitOwnerFree(onOwnerFree);
+}
+// the tab that owned the saved run closed: the page may claim it
+const onOwnerFree = () => post({ type: 'ownerFree' });
+
+// Another tab takes the run over (store.serveHandover): the run here pauses
+// and its current state is saved (with the status it had, so the other tab
+// goes on as this one did); resolves with the step saved.
+async function handOver() {
+  if (!W || run === 'idle' || deviceLost) return null;
+  const status = run;
+  if (run === 'running') requestHold('paused');
+  while (loopActive) await yieldNow();
+  const bytes = await locked(() => checkpointBytes());
+  const step = M._tt_web_step(W);
+  await writeAutosave({ bytes, step, loss: M._tt_web_loss(W), status: status === 'running' ? 'running' : run }, true);
+  return savedStep === step ? step : null;
 }
 const claimOwner = (steal) => store.claimOwner(steal, onOwnerLost);
 
@@ -522,6 +540,48 @@ async function restore() {
   lastWrite = { at: performance.now(), step: r.state.step };
   run = r.state.step >= r.state.steps ? 'done' : 'paused';
   return { found: true, meta, ...r };
+}
+
+// The run in the engine as checkpoint bytes with what goes with it (its
+// options, text and status), held: a New run that fails puts it back
+// (putBack). was: its status before the New run stopped its loop.
+async function captureRun(was) {
+  M._tt_web_hold(W, 1);
+  for (;;) {
+    const ev = await advance();
+    if (ev === EV.HOLD || ev === EV.END) break;
+  }
+  const n = await call('tt_web_checkpoint', W);
+  if (n < 0) throw new Error(err());
+  const p = M._tt_web_save_ptr(W);
+  return { bytes: heap().slice(p, p + n), opts, corpusName, corpusBytes, backendName, modelName, elapsed: perf.elapsed, savedStep, autosaveOff, was };
+}
+
+// A New run failed (why): the run it was to replace is loaded back as it was
+// (paused), and the page told (kept {state, info, run, message}); its
+// autosave was never touched.
+async function putBack(prev, why) {
+  try {
+    const r = await locked(async () => {
+      setOptions(prev.opts);
+      await withBytes(prev.corpusBytes, async (p, n) => check(await call('tt_web_corpus', W, p, n), 'corpus'));
+      await withBytes(prev.bytes, async (p, n) => check(await call('tt_web_load', W, p, n, 1), 'checkpoint'));
+      return { state: stateJson(), info: info() };
+    });
+    opts = prev.opts; corpusName = prev.corpusName; corpusBytes = prev.corpusBytes; backendName = prev.backendName; modelName = prev.modelName;
+    corpusSaved = false;
+    resetPerf();
+    perf.elapsed = prev.elapsed;
+    savedStep = prev.savedStep;
+    autosaveOff = prev.autosaveOff;
+    gen++;
+    lastWrite = { at: performance.now(), step: r.state.step };
+    run = r.state.step >= r.state.steps ? 'done' : 'paused';
+    post({ type: 'kept', ...r, run, was: prev.was, message: why });
+    post({ type: 'status', run });
+  } catch (e) {
+    post({ type: 'kept', failed: true, message: e.message });
+  }
 }
 
 // Removes the saved run; true when there was one.
@@ -671,12 +731,14 @@ const modelTag = (st) => (modelName ? modelName.replace(/[^A-Za-z0-9._-]+/g, '_'
 // ---- messages ----------------------------------------------------------------------------
 // page -> worker:
 //   init {variant, threads}                 load the module; -> ready {presets, options (the option table), isa, webgpu, gpu}
-//   query {id, what: plan {opts} | checkpointInfo {bytes} | textInfo {bytes, ctx}
+//   query {id, what: plan {opts} | checkpointInfo {bytes} | hfConfigInfo {bytes} | textInfo {bytes, ctx}
 //          | modelInfo {files: {name: bytes}, opts, heapLimit?}}   -> answer {id, result}:
 //                                            modelInfo: a model folder from config.json (+ tokenizer files; the
 //                                            weights are not needed) and its full / LoRA memory (tt_web_model_info)
 //                                            web_info.h's JSON (result.error: the engine's reason to refuse)
-//   start {opts, corpus: Uint8Array, corpusName}   fresh run from seed; -> started, progress..., status
+//   start {opts, corpus: Uint8Array, corpusName, initFrom?, initFromConfig?, initFromName?}   a new run (from the seed, or
+//                                            a fine-tune from a checkpoint's bytes, or from a Hugging Face model.safetensors
+//                                            with its config.json); -> started, progress..., status; on failure error, then kept
 //   start {..., model: {files: {name: Uint8Array}, name}}   fine-tune a Hugging Face GPT-2 folder's files
 //                                            (config.json, model.safetensors, vocab.json + merges.txt or
 //                                            tokenizer.json): the engine's folder loader, the model's tokenizer for
@@ -695,7 +757,10 @@ const modelTag = (st) => (modelName ? modelName.replace(/[^A-Za-z0-9._-]+/g, '_'
 //                                            {where: 'checkpoint', mismatch, want, chosen} (the texts, {bytes, hash})
 //   start, upload and restore first claim the saved run for this tab (Web Lock OWNER_LOCK; {steal: true} takes
 //   it from another tab, which gets ownerLost); without it: error {where: 'owner'} or restored {busy: true}
-//   restore {steal?}                         OPFS -> restored {found, meta, state} | {found: false, busy}
+//   restore {steal?}                         OPFS -> restored {found, meta, state, tookOver, handedStep} | {found: false, busy};
+//                                            steal: the owning tab saves its current state first (handedStep: its step, or
+//                                            null when it did not answer); a tab without the run hears ownerFree when the
+//                                            owner's tab closes
 //   clearSaved                               Forget -> cleared {removed, autosaveOff}: this run is not autosaved again
 //   autosaveOn                               autosave this run again (after a Forget)
 //   bench {presets, steps, corpus, opts?}    -> benchRow {preset, ms, times, losses, tokensPerStep, info, params, state}..., benchDone
@@ -703,7 +768,8 @@ const modelTag = (st) => (modelName ? modelName.replace(/[^A-Za-z0-9._-]+/g, '_'
 //   bench {model: {files: {name: Uint8Array}, name}, opts, steps, corpus}   one row for a model folder: a fine-tune
 //                                            of it (opts: e.g. 'batch=4 ctx=256 lora-rank=8'), one warm-up step then
 //                                            `steps` timed; benchRow.preset is model.name; ms the median step
-// worker -> page: phase {phase} while a run is being set up; saved {step, bytes, nextIn}; ownerLost {run};
+// worker -> page: phase {phase} while a run is being set up; saved {step, bytes, nextIn}; ownerLost {run, step}; ownerFree;
+//   kept {state, info, run, message} | {failed, message}: a New run failed, the run it was to replace is back (paused);
 //   error {where, message, detail?} (where: init | corpus | options | train | checkpoint | sample | inspect | runfile | finetune | autosave | bench;
 //   autosave with storageFull: true when the browser's storage refused it: the run pauses)
 //   status {run, inFlightAtRequest?}: after a pause/stop of a running loop, how many steps were in flight
@@ -719,6 +785,7 @@ async function onMessage(m) {
         if (!W) throw new Error('out of memory');
         await store.cleanLeftovers().catch(() => {});
         presetNames = answerJson(M._tt_web_presets_json()).map((p) => p.name);
+        store.serveHandover(handOver);
         post({ type: 'ready', variant, threads, presets: answerJson(M._tt_web_presets_json()), options: answerJson(M._tt_web_options_json()), isa: info(),
           webgpu: !!M._tt_web_has_webgpu(), gpu: gpuInfo, gpuError: M.ttGpuError || null });
       } catch (e) {
@@ -731,9 +798,15 @@ async function onMessage(m) {
       if (sampling) sampling.stop = true;
       gen++; // the old run's last save point is never written: this run replaces it
       pendingSave = null;
+      const was = run;
       run = 'idle';
       while (loopActive) await yieldNow();
       pendingSave = null;
+      // the old run as it is now, put back if the new one cannot start
+      let prev = null;
+      if (W && was !== 'idle') {
+        try { prev = await locked(() => captureRun(was)); } catch (e) { prev = null; }
+      }
       post({ type: 'phase', phase: 'building the model' + (/backend=webgpu/.test(m.opts) ? ' and compiling GPU kernels' : '') });
       const o = m.opts + (variant === 'threads' ? ` threads=${threads}` : ' threads=1');
       const res = await locked(async () => {
@@ -747,14 +820,21 @@ async function onMessage(m) {
           else if (m.initFrom) { // fine-tune: a new run from an uploaded checkpoint's weights
             const name = cstr(m.initFromName || 'uploaded checkpoint');
             try {
-              await withBytes(m.initFrom, async (p, n) => check(await call('tt_web_init_from', W, p, n, name), 'init'));
+              if (m.initFromConfig) { // a Hugging Face folder's model.safetensors and config.json
+                await withBytes(m.initFromConfig, (c, cn) => withBytes(m.initFrom, async (p, n) =>
+                  check(await call('tt_web_init_from_hf', W, p, n, c, cn, name), 'init')));
+              } else await withBytes(m.initFrom, async (p, n) => check(await call('tt_web_init_from', W, p, n, name), 'init'));
             } finally { M._free(name); }
           } else check(await call('tt_web_init', W), 'init');
         } catch (e) { startPhase = false; return { where: m.initFrom || m.model ? 'finetune' : 'train', message: e.message }; }
         runTok = runTokFiles();
         return null;
       });
-      if (res) { post({ type: 'error', ...res }); break; }
+      if (res) {
+        post({ type: 'error', ...res });
+        if (prev) await putBack(prev, res.message);
+        break;
+      }
       modelName = m.model ? m.model.name || 'model' : '';
       opts = o; corpusName = m.corpusName || 'corpus'; corpusBytes = m.corpus; corpusSaved = false;
       backendName = /backend=webgpu/.test(o) ? 'webgpu' : 'cpu';
@@ -906,10 +986,16 @@ async function onMessage(m) {
       break;
     }
     case 'restore': {
-      if (!(await claimOwner(!!m.steal))) { post({ type: 'restored', found: false, busy: true }); break; }
+      // a takeover: the owner saves its current state first (it answers with the step), then the lock is stolen
+      const handed = m.steal && !store.isOwner() ? await store.askHandover(10000) : null;
+      if (!(await claimOwner(!!m.steal))) {
+        post({ type: 'restored', found: false, busy: true });
+        store.waitOwnerFree(onOwnerFree);
+        break;
+      }
       try {
         const r = await restore();
-        post({ type: 'restored', ...r });
+        post({ type: 'restored', ...r, tookOver: !!m.steal, handedStep: handed ? handed.step : null });
         if (r.found) post({ type: 'status', run });
       } catch (e) {
         post({ type: 'restored', found: false, message: e.message });

@@ -230,6 +230,10 @@ int tt_run_plan(tt_run *r, const tt_options *o, const tt_run_source *src, tt_sta
         TT_CHECK(plan_tokenizer(r, o, src, st));
         r->cfg.vocab = tt_tokenizer_vocab_size(r->tok.tok); /* the model's vocabulary is the tokenizer's */
         if (tt_config_validate(&r->cfg, st)) return r->bad_options = 1, st->code;
+        if (r->cfg.lora_rank > 0) /* adapters on random frozen weights learn next to nothing */
+            return r->bad_options = 1,
+                   tt_fail(st, TT_EINVAL, "lora-rank %d needs a trained model to fine-tune: LoRA trains adapters on frozen "
+                                          "weights, and a new run's weights are random (give init-from)", r->cfg.lora_rank);
         break;
     case TT_RUN_RESUME: {
         TT_CHECK(read_checkpoint(src, &r->s, st));

@@ -3,7 +3,7 @@
  * backend ready for the loop (trainer.h), with one set of rules and messages.
  *
  * Sources:
- *   fresh       weights from the seed, step 0;
+ *   fresh       weights from the seed, step 0 (no LoRA: adapters need a trained base);
  *   resume      a checkpoint's state. Its model and hyper-parameters are the
  *               run's: an option given that differs is a mismatch (a LoRA run
  *               on a trained model starts with init-from instead); the length

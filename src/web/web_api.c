@@ -309,6 +309,23 @@ static int open_run(tt_web *w, const tt_options *o, const tt_run_source *src, in
     return rc;
 }
 
+/* The run's label (the state's "preset", the download's name) from the
+ * model's real shape: the preset of that shape (whatever the batch), else
+ * "custom". */
+static void label_run(tt_web *w) {
+    const char *preset = "custom";
+    tt_model_config c = w->s.cfg;
+    for (int i = 0; i < tt_n_presets; i++) {
+        c.batch = tt_presets[i].cfg.batch;
+        const char *p = tt_preset_of(&c);
+        if (p && strcmp(p, tt_presets[i].name) == 0) {
+            preset = p;
+            break;
+        }
+    }
+    snprintf(w->preset, sizeof w->preset, "%s", preset);
+}
+
 EMSCRIPTEN_KEEPALIVE int tt_web_init(tt_web *w) {
     tt_status_clear(&w->st);
     const tt_run_source src = {.kind = TT_RUN_FRESH};
@@ -327,7 +344,9 @@ static int init_from(tt_web *w, const tt_run_source *src, int keep_ctx) {
     static const char *const shape[] = {"preset", "layers", "d-model", "heads", "ctx"};
     for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++)
         if (!(keep_ctx && i == 4)) tt_options_forget(&o, shape[i]);
-    return open_run(w, &o, src, 0);
+    TT_CHECK(open_run(w, &o, src, 0));
+    label_run(w); /* the run is the source's model, not the options' preset */
+    return TT_OK;
 }
 
 EMSCRIPTEN_KEEPALIVE int tt_web_init_from(tt_web *w, const uint8_t *bytes, size_t n, const char *name) {
@@ -342,10 +361,37 @@ EMSCRIPTEN_KEEPALIVE int tt_web_init_from(tt_web *w, const uint8_t *bytes, size_
  * any ctx up to its n_positions (default min(n_positions, 1024)). */
 EMSCRIPTEN_KEEPALIVE int tt_web_init_from_path(tt_web *w, const char *path, const char *name) {
     const tt_run_source src = {.kind = TT_RUN_INIT_FROM, .path = path, .name = name && *name ? name : NULL};
-    TT_CHECK(init_from(w, &src, 1));
-    const char *preset = tt_preset_of(&w->s.cfg); /* the run is the folder's model, not the options' preset */
-    snprintf(w->preset, sizeof w->preset, "%s", preset ? preset : "custom");
-    return TT_OK;
+    return init_from(w, &src, 1);
+}
+
+/* The same from a Hugging Face GPT-2 folder's two files in memory
+ * (config.json and model.safetensors: the page's own export, or `tinytrain
+ * export`'s), read as `train --init-from FOLDER` reads the folder (train/hf.h):
+ * through a folder of the module's memory file system, removed after. */
+#define HF_IN "/tmp/tt_web_init_hf"
+
+static int put_file(tt_web *w, const char *path, const uint8_t *bytes, size_t n) {
+    FILE *f = fopen(path, "wb");
+    size_t put = f ? fwrite(bytes, 1, n, f) : 0;
+    int bad = !f || put != n;
+    if (f && fclose(f)) bad = 1;
+    return bad ? werr(w, TT_EIO, "out of memory holding the model's files") : TT_OK;
+}
+
+EMSCRIPTEN_KEEPALIVE int tt_web_init_from_hf(tt_web *w, const uint8_t *model, size_t n, const uint8_t *config,
+                                             size_t config_len, const char *name) {
+    tt_status_clear(&w->st);
+    mkdir(HF_IN, 0700);
+    int rc = put_file(w, HF_IN "/config.json", config, config_len);
+    if (!rc) rc = put_file(w, HF_IN "/model.safetensors", model, n);
+    if (!rc) {
+        const tt_run_source src = {.kind = TT_RUN_INIT_FROM, .path = HF_IN, .name = name};
+        rc = init_from(w, &src, 0);
+    }
+    remove(HF_IN "/config.json");
+    remove(HF_IN "/model.safetensors");
+    rmdir(HF_IN);
+    return rc;
 }
 
 /* A saved run, resumed as it was saved: the checkpoint's model and training
@@ -357,8 +403,7 @@ static int load(tt_web *w, const tt_run_source *src) {
     tt_options_init(&o);
     o.run = w->opts.run;
     TT_CHECK(open_run(w, &o, src, 1));
-    const char *preset = tt_preset_of(&w->s.cfg);
-    if (preset) snprintf(w->preset, sizeof w->preset, "%s", preset);
+    label_run(w);
     if (w->s.step > 0) w->p.loss = w->s.loss_hist[w->s.step - 1];
     if (w->s.n_val > 0) w->p.val_loss = w->s.val_loss[w->s.n_val - 1];
     return TT_OK;

@@ -78,6 +78,10 @@ int tt_web_load(tt_web *w, const uint8_t *bytes, size_t n, int force);
 int tt_web_init_from(tt_web *w, const uint8_t *bytes, size_t n, const char *name);
 int tt_web_init_from_path(tt_web *w, const char *path, const char *name);
 int tt_web_load_path(tt_web *w, const char *path, int force);
+/* The same from a Hugging Face GPT-2 folder's config.json and model.safetensors
+ * in memory (what `train --init-from FOLDER` reads: the page's own export). */
+int tt_web_init_from_hf(tt_web *w, const uint8_t *model, size_t n, const uint8_t *config, size_t config_len,
+                        const char *name);
 int tt_web_set_steps(tt_web *w, double total_steps);
 
 int tt_web_advance(tt_web *w);          /* event >= 0, or -code */

@@ -1,14 +1,16 @@
 /* web_info.c — the engine's answers about a setup before a run (web_info.h):
  * presets, the option table, a setup's size and memory plan, a checkpoint's
- * header and a text's identity, as JSON for the page. Every number comes
- * from the engine's own functions (config.h, options.h, the CPU backend's
- * plan, safetensors.h, data.h); nothing is computed here that the engine
- * computes elsewhere. */
+ * header, a Hugging Face config's model and a text's identity, as JSON for
+ * the page. Every number comes from the engine's own functions (config.h,
+ * options.h, the CPU backend's plan, safetensors.h, hf.h, data.h); nothing
+ * is computed here that the engine computes elsewhere. */
 #include "web_info.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #ifdef __EMSCRIPTEN__
 #include <emscripten.h>
@@ -281,6 +283,35 @@ EMSCRIPTEN_KEEPALIVE const char *tt_web_checkpoint_info(const uint8_t *bytes, si
     }
     tt_st_close(&r);
     return rc ? fail(st.msg) : done();
+}
+
+/* ---- a Hugging Face folder's config ------------------------------------------------- */
+
+/* {"format": "hf", "model", "params", "base_opts", "step": null, ...} as for
+ * a checkpoint, from config.json read as tt_hf_load_ctx reads a folder's
+ * (train/hf.h), through a folder of the module's memory file system. */
+#define HF_CFG_DIR "/tmp/tt_web_hf_config"
+
+EMSCRIPTEN_KEEPALIVE const char *tt_web_hf_config_info(const uint8_t *bytes, size_t n) {
+    tt_status st;
+    tt_status_clear(&st);
+    mkdir(HF_CFG_DIR, 0700);
+    FILE *f = fopen(HF_CFG_DIR "/config.json", "wb");
+    int bad = !f || fwrite(bytes, 1, n, f) != n;
+    if (f && fclose(f)) bad = 1;
+    tt_hf_weights w;
+    int rc = bad ? tt_fail(&st, TT_EIO, "cannot hold config.json") : tt_hf_describe(HF_CFG_DIR, 0, &w, &st);
+    const tt_model_config cfg = w.cfg;
+    remove(HF_CFG_DIR "/config.json");
+    rmdir(HF_CFG_DIR);
+    if (rc) return fail(st.msg);
+    tt_jw *j = begin();
+    tt_jw_printf(j, "{\"format\":\"hf\",\"model\":{\"vocab\":%d", cfg.vocab);
+    tt_web_json_options(j, TT_OPT_MODEL, &cfg);
+    tt_jw_printf(j, "},\"params\":%lld,\"base_opts\":\"layers=%d d-model=%d heads=%d ctx=%d\"", (long long)tt_config_param_count(&cfg),
+                 cfg.n_layer, cfg.d_model, cfg.n_head, cfg.ctx);
+    tt_jw_cstr(j, ",\"step\":null,\"corpus_bytes\":null,\"corpus_hash\":null,\"init_from\":null}");
+    return done();
 }
 
 /* ---- a training text -------------------------------------------------------------- */

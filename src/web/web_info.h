@@ -11,6 +11,8 @@
  *                             step FLOPs, the CPU backend's memory plan and the training state's bytes
  *   tt_web_checkpoint_info(bytes, n)   a .safetensors file's header as the engine reads it: the model
  *                             it records (as options text too), and for a training checkpoint its step and text
+ *   tt_web_hf_config_info(bytes, n)    a Hugging Face folder's config.json: the model it describes, as
+ *                             `train --init-from FOLDER` loads it (the same fields as a checkpoint's)
  *   tt_web_text_info(bytes, n, ctx)    a training text as the engine takes it: size and hash (data.h),
  *                             or the engine's reason to refuse it for this context length
  *   tt_web_model_info(path, opts, heap_limit)   a Hugging Face GPT-2 folder in the module's file
@@ -40,6 +42,7 @@ const char *tt_web_plan(const char *opts);
 const char *tt_web_checkpoint_info(const uint8_t *bytes, size_t n);
 const char *tt_web_text_info(const uint8_t *bytes, size_t n, int ctx);
 const char *tt_web_model_info(const char *path, const char *opts, double heap_limit);
+const char *tt_web_hf_config_info(const uint8_t *bytes, size_t n);
 
 /* ,"name":value for every option of a group of src (the option table's
  * names), as checkpoints write them; shared with web_api.c. */

@@ -102,6 +102,16 @@ fi
 "$T" export --ckpt base/checkpoint.safetensors --adapter --out nope > nope.out 2> nope.err
 one_error "export --adapter of a run without LoRA" $? nope.err
 
+# LoRA with nothing to fine-tune from (adapters on random frozen weights): one clear line, nothing written
+"$T" train "${COMMON[@]}" --steps 2 --data A.txt --out fresh --lora-rank 8 > fr.out 2> fr.err
+rc=$?
+if [ $rc -ne 0 ] && [ "$(wc -l < fr.err)" -eq 1 ] && grep -q 'lora-rank 8 needs a trained model.*init-from' fr.err; then
+    ok "LoRA without --init-from refused"
+else
+    bad "LoRA without --init-from refused (rc $rc: $(head -c 300 fr.err))"
+fi
+[ ! -e fresh/checkpoint.safetensors ] && ok "nothing written for the refused LoRA run" || bad "nothing written for the refused LoRA run"
+
 # resuming a run without LoRA as a LoRA run (or another rank) is refused: LoRA starts with --init-from
 cp base/checkpoint.safetensors base_before.safetensors
 "$T" train --resume base/checkpoint.safetensors --steps 500 --lora-rank 4 --data A.txt > rs.out 2> rs.err

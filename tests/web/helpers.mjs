@@ -180,3 +180,35 @@ export async function recordWorkers(ctx, types = ['progress', 'status', 'saved',
     };
   }, types);
 }
+
+// Presses Tab until the element with `id` has the focus; the number of presses, or -1.
+export async function tabTo(page, id, max = 80) {
+  await page.evaluate(() => { document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0); });
+  for (let i = 1; i <= max; i++) {
+    await page.keyboard.press('Tab');
+    if (await page.evaluate((x) => document.activeElement && document.activeElement.id === x, id)) return i;
+  }
+  return -1;
+}
+
+// Answers the page's confirmation dialog (ok: the action; else Cancel) and returns its text.
+export async function answer(page, ok) {
+  await page.waitForSelector('#askDlg[open]', { timeout: 10000 });
+  const text = await page.locator('#askText').innerText();
+  await page.click(ok ? '#askOk' : '#askCancel');
+  await page.waitForSelector('#askDlg', { state: 'hidden' });
+  return text;
+}
+
+// The autosaved checkpoint's bytes (a Buffer), from the page's OPFS.
+export async function autosaveBytes(page) {
+  const b64 = await page.evaluate(async () => {
+    const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('tinytrain');
+    const meta = JSON.parse(await (await (await dir.getFileHandle('meta.json')).getFile()).text());
+    const b = new Uint8Array(await (await (await dir.getFileHandle(meta.checkpoint || 'checkpoint.safetensors')).getFile()).arrayBuffer());
+    let s = '';
+    for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode(...b.subarray(i, i + 0x8000));
+    return btoa(s);
+  });
+  return Buffer.from(b64, 'base64');
+}

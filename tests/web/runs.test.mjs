@@ -101,8 +101,8 @@ test('two tabs: the second is told the run is open elsewhere; Take over stops th
   fs.rmSync(dir, { recursive: true, force: true });
 
   await b.click('#takeOverBtn');
-  await b.waitForFunction(() => /Restored your run/.test(document.getElementById('banner').textContent), null, { timeout: 60000 });
-  await a.waitForFunction(() => window.tinytrain.run === 'paused' && /Another tab took over/.test(document.getElementById('banner').textContent),
+  await b.waitForFunction(() => /Took over your run/.test(document.getElementById('banner').textContent), null, { timeout: 60000 });
+  await a.waitForFunction(() => window.tinytrain.run === 'paused' && /moved to another tab/.test(document.getElementById('banner').textContent),
     null, { timeout: 60000 });
   // the first tab writes nothing more: the second tab's run and autosave move on alone
   const stepB = await b.evaluate(() => window.tinytrain.lastStep);
