@@ -223,14 +223,7 @@ async function openGpu() {
     'maxStorageBuffersPerShaderStage', 'maxUniformBufferBindingSize', 'maxBindGroups'];
   const requiredLimits = {};
   for (const n of names) if (a.limits[n] !== undefined) requiredLimits[n] = a.limits[n];
-  // subgroup matrices (Chromium's experimental feature) only where they
-  // serve the f16 tier: an f16 x f16 -> f32 configuration of 16 x 16 x 16
-  const ai0 = a.info || {};
-  const sgmat = a.features.has('shader-f16') && a.features.has('chromium-experimental-subgroup-matrix') &&
-    (ai0.subgroupMatrixConfigs || []).some((c) => c.M === 16 && c.N === 16 && c.K === 16 &&
-      c.componentType === 'f16' && c.resultComponentType === 'f32');
   const requiredFeatures = ['shader-f16', 'subgroups'].filter((f) => a.features.has(f));
-  if (sgmat) requiredFeatures.push('chromium-experimental-subgroup-matrix');
   const dev = await a.requestDevice({ requiredLimits, requiredFeatures });
   // the engine compiles its kernels as a run is built: each one is counted
   // and, while a run starts, said to the page ("compiling GPU kernels: 7")
@@ -244,8 +237,7 @@ async function openGpu() {
   const name = [ai.vendor, ai.architecture, ai.description || ai.device].filter(Boolean).join(' ') || 'WebGPU adapter';
   gpuInfo = { name, isCpu: /swiftshader|llvmpipe|lavapipe|cpu/i.test(name + ' ' + (ai.architecture || '')),
     subgroupMin: ai.subgroupMinSize || 0, subgroupMax: ai.subgroupMaxSize || 0,
-    f16: dev.features.has('shader-f16'), subgroups: dev.features.has('subgroups'),
-    sgmatF16: sgmat && dev.features.has('chromium-experimental-subgroup-matrix') };
+    f16: dev.features.has('shader-f16'), subgroups: dev.features.has('subgroups') };
   return dev;
 }
 

@@ -11,7 +11,8 @@
 // the prefixes of src/webgpu/matmul.c:
 //   f32     matmul.wgsl, the planner's 128 tile (tt_gop_mm_kcfg), f32 tiles
 //   f16     the same with alias SE = f16 (operands rounded in the shared tiles)
-//   sgmat   matmul_sgmat.wgsl (subgroup matrices, 64 x 64 per subgroup), only
+//   sgmat   dev/f16/matmul_sgmat.wgsl (subgroup matrices, 64 x 64 per subgroup; an experiment,
+//           not in the product: docs/BENCHMARKS.md, tried and not kept), only
 //           where the device lists an f16 -> f32 M16 N16 K16 configuration
 // check (on the 32 and 128 tiles of the plain kernels): transposes, ragged shapes, ones rows, bias / R / accumulate, split-K
 // slices and a batch of 3, each variant against the float64 product of its
@@ -70,7 +71,7 @@ function source(variant, ta, tb, vec, tile) {
   let prefix, body;
   if (variant === "sgmat") {
     prefix = `enable f16;\nenable chromium_experimental_subgroup_matrix;\nconst TRANS_A: bool = ${ta};\nconst TRANS_B: bool = ${tb};\nconst KT: u32 = 2u;\n`;
-    body = read("matmul_sgmat");
+    body = fs.readFileSync(path.join(here, "matmul_sgmat.wgsl"), "utf8"); // the experiment beside this harness
   } else { // tt_gop_mm_kcfg: the 128 tile 8x8 per thread, B transposed BK 8 in two stages; 64, 32: 4x4, two stages, swizzled
     const db8 = tile === 128 && tb, bk = db8 ? 8 : 16, stages = tile === 128 && !db8 ? 1 : 2, tm = tile === 128 ? 8 : 4;
     prefix = `${variant === "f16" ? "enable f16;\n" : ""}const BM: u32 = ${tile}u;\nconst BN: u32 = ${tile}u;\nconst BK: u32 = ${bk}u;\nconst TM: u32 = ${tm}u;\n` +

@@ -218,7 +218,7 @@ int tt_backend_webgpu_create(const tt_model_config *cfg, const tt_backend_opts *
                              "--precision f16 needs the WebGPU feature shader-f16, which adapter %.100s lacks: use "
                              "--precision f32 (or a WebGPU that offers shader-f16: the web app in Chrome)",
                              in->name);
-            else w->ops.f16 = 1, w->ops.sgmat = tt_gop_mm_sgmat_ok(in);
+            else w->ops.f16 = 1;
         }
     }
     if (rc == TT_OK) {

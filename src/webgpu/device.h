@@ -57,9 +57,6 @@ typedef struct {
     uint32_t min_storage_align;
     int has_timestamps, has_f16, has_subgroups;
     int has_subgroup_matrix; /* adapter offers Dawn's experimental subgroup matrices */
-    int sgmat_f16;           /* the device was opened with chromium-experimental-subgroup-matrix and lists an
-                              * f16 x f16 -> f32 configuration of M16 N16 K16 (device_web.js; the native Dawn
-                              * requests none) */
     uint32_t subgroup_min, subgroup_max;
     int robust;              /* shader bounds clamping on (Dawn's robustness transform); native default off, see device_dawn.c */
     char lib_path[256];      /* which implementation was loaded */

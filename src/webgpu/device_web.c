@@ -53,7 +53,7 @@ static int js_fail(tt_status *st, int code) {
 }
 
 enum { V_MAX_STORAGE, V_MAX_BUFFER, V_MAX_UNIFORM, V_STORAGE_PER_STAGE, V_WG_STORAGE, V_INVOCATIONS, V_WG_PER_DIM,
-       V_UNIFORM_ALIGN, V_STORAGE_ALIGN, V_TIMESTAMPS, V_F16, V_SUBGROUPS, V_SG_MIN, V_SG_MAX, V_IS_CPU, V_SGMAT_F16, V_N };
+       V_UNIFORM_ALIGN, V_STORAGE_ALIGN, V_TIMESTAMPS, V_F16, V_SUBGROUPS, V_SG_MIN, V_SG_MAX, V_IS_CPU, V_SUBGROUP_MATRIX, V_N };
 
 int tt_gpu_open(const tt_gpu_options *opt, tt_gpu **out, tt_status *st) {
     *out = NULL;
@@ -84,8 +84,7 @@ int tt_gpu_open(const tt_gpu_options *opt, tt_gpu **out, tt_status *st) {
     in->subgroup_min = (uint32_t)v[V_SG_MIN];
     in->subgroup_max = (uint32_t)v[V_SG_MAX];
     in->is_cpu = v[V_IS_CPU] != 0;
-    in->sgmat_f16 = v[V_SGMAT_F16] != 0; /* requested by the page's openGpu where offered */
-    in->has_subgroup_matrix = in->sgmat_f16;
+    in->has_subgroup_matrix = v[V_SUBGROUP_MATRIX] != 0;
     *out = g;
     return TT_OK;
 }

@@ -73,8 +73,6 @@ typedef struct {
     tt_gpu_buf nil_buf;   /* 16 bytes bound at a binding the kernel leaves unused (attention.c) */
     int nil_ok;           /* nil_buf exists */
     int f16;           /* matmul operands rounded to f16, f32 accumulation (TT_PRECISION_F16; needs shader-f16) */
-    int sgmat;         /* with f16: the subgroup-matrix matmul (an f16 x f16 -> f32 16x16x16 configuration and
-                        * subgroups of 32; matmul.c) */
     tt_gpu_buf amp;    /* TT_PRECISION_F16: the loss scaler's state buffer, read by crossentropy and
                         * adamw_update, written by amp_update; amp_on 0: none */
     int amp_on;
@@ -137,9 +135,6 @@ int tt_gop_matmul_batch(tt_gops *o, tt_gsite *s, int n, uint32_t bstride, tt_gre
  * scratch within one binding, its grid, 32-bit indexing); else the caller
  * plans the products one by one. */
 int tt_gop_matmul_batch_fits(const tt_gops *o, int n, int M, int N, int K);
-/* 1 when the device can run the subgroup-matrix variant of the f16 matmul
- * (an f16 -> f32 M16 N16 K16 configuration, subgroups of exactly 32) */
-int tt_gop_mm_sgmat_ok(const tt_gpu_info *in);
 /* A batch of n products in one dispatch (+ one split-K site) as
  * tt_gop_matmul_batch, but each product keeps the split-K slices of its
  * lone plan (tt_gop_matmul_plan with n = 1): each C_p bit-identical to

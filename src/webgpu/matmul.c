@@ -1,8 +1,8 @@
 /* matmul.c — the WebGPU matmul planner (gpu_ops.h): the launch plan (tile,
  * split-K), the kernel configuration of each tile, the product sites
- * (matmul.wgsl, or with the f16 tier (tt_gops.f16) on a device with f16
- * subgroup matrices (tt_gop_mm_sgmat_ok) matmul_sgmat.wgsl; then matmul_splitk_reduce.wgsl or matmul_colsum_final.wgsl
- * for split-K slices), the bias gradient (matmul_colsum.wgsl +
+ * (matmul.wgsl, its shared tiles in f16 under the f16 tier (tt_gops.f16);
+ * then matmul_splitk_reduce.wgsl or matmul_colsum_final.wgsl for split-K
+ * slices), the bias gradient (matmul_colsum.wgsl +
  * matmul_colsum_final.wgsl) and the two-stage column sums that LayerNorm's
  * weight gradients share. */
 #include <stdio.h>
@@ -86,10 +86,6 @@ void tt_gop_matmul_plan(const tt_gops *o, int n, int M, int N, int K, int splitt
     *tile_out = tile;
     *splits_out = splits;
     *kchunk_out = kchunk;
-}
-
-int tt_gop_mm_sgmat_ok(const tt_gpu_info *in) {
-    return in->has_f16 && in->sgmat_f16 && in->subgroup_min == 32 && in->subgroup_max == 32;
 }
 
 /* the tile of a batch of n products of S slices each (see above) */
@@ -254,17 +250,7 @@ static int mm_sites(tt_gops *o, tt_gsite *s, int n, int group, int solo, uint32_
     tt_gpu_buf bufs[7] = {A.buf, B.buf, Cdst.buf, bias ? bias->buf : A.buf, R ? R->buf : A.buf, A.buf, B.buf};
     static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW,  TT_GPU_BIND_READ,
                                      TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ};
-    const char *kname = "matmul";
-    if (o->f16 && o->sgmat) { /* the f16 tier on subgroup matrices: 64 x 64 tiles, the plan's slices */
-        kname = "matmul_sgmat";
-        tile = 64;
-        gx = (uint32_t)((N + 63) / 64), gy = (uint32_t)((M + 63) / 64);
-        snprintf(prefix, sizeof prefix,
-                 "enable f16;\nenable chromium_experimental_subgroup_matrix;\nconst TRANS_A: bool = %s;\n"
-                 "const TRANS_B: bool = %s;\nconst KT: u32 = 2u;\n",
-                 trans_a ? "true" : "false", trans_b ? "true" : "false");
-    }
-    TT_CHECK(tt_gops_make_site(o, &s[0], kname, prefix, args, 0, 7, bufs, kinds, gx, gy, splits * (uint32_t)n, st));
+    TT_CHECK(tt_gops_make_site(o, &s[0], "matmul", prefix, args, 0, 7, bufs, kinds, gx, gy, splits * (uint32_t)n, st));
     s[0].flops = 2.0 * n * M * N * K;
     /* the profile's shape tag: enough to redo the same product elsewhere
      * (bench/torch_matmul.py): " xN" for a batch of N products, transposes,

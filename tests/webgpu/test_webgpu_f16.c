@@ -141,32 +141,6 @@ TT_TEST(test_f16_off_is_f32) {
     O.tile = 0;
 }
 
-/* the subgroup-matrix variant is chosen by capability: f16 -> f32
- * 16x16x16 listed and subgroups of exactly 32; with it, the f16 product is
- * planned on matmul_sgmat.wgsl (on a device without the feature, as
- * lavapipe, its compile error names the extension: the choice was made) */
-TT_TEST(test_f16_sgmat_choice) {
-    tt_gpu_info in = *tt_gpu_get_info(tt_gtest_gpu);
-    in.has_f16 = 1, in.sgmat_f16 = 1, in.subgroup_min = in.subgroup_max = 32;
-    CHECK(tt_gop_mm_sgmat_ok(&in));
-    in.subgroup_min = 8; /* lavapipe's */
-    CHECK(!tt_gop_mm_sgmat_ok(&in));
-    in.subgroup_min = 32, in.sgmat_f16 = 0;
-    CHECK(!tt_gop_mm_sgmat_ok(&in));
-    in.sgmat_f16 = 1, in.has_f16 = 0;
-    CHECK(!tt_gop_mm_sgmat_ok(&in));
-    if (tt_gpu_get_info(tt_gtest_gpu)->sgmat_f16) return; /* a device that has it runs it above */
-    O.sgmat = 1;
-    tt_gpu_buf b = tt_gtest_poisoned(64 * 64);
-    tt_gsite s[2];
-    tt_status st;
-    tt_status_clear(&st);
-    int rc = tt_gop_matmul(&O, s, tt_gtest_R(b), tt_gtest_R(b), tt_gtest_R(b), NULL, NULL, 8, 8, 8, 0, 0, 0, &st);
-    CHECK(rc != TT_OK && strstr(st.msg, "subgroup_matrix") != NULL);
-    if (rc == TT_OK || !strstr(st.msg, "subgroup_matrix")) fprintf(stderr, "  sgmat plan: rc %d, %s\n", rc, st.msg);
-    O.sgmat = 0;
-}
-
 /* grad norm + clip + AdamW under the loss scaler (adamw_update's "//!amp"
  * lines, then amp_update): the grads hold S times the gradient; the update
  * matches the float64 AdamW of the true gradient, the norm is the true one,
@@ -255,7 +229,6 @@ int main(void) {
     RUN(test_f16_matmul_splitk_ones);
     RUN(test_f16_off_is_f32);
     RUN(test_f16_amp_adamw);
-    RUN(test_f16_sgmat_choice);
     tt_gops_free(&O);
     tt_gpu_close(G);
     return tt_test_summary();
