@@ -7,7 +7,8 @@ import uPlot from './dist/uPlot.esm.js';
 import { ui, hasRun } from './state.js';
 
 export const $ = (id) => document.getElementById(id);
-const LN256 = Math.log(256);
+// the loss of a uniform guess over the model's vocabulary (ln 256 for bytes)
+let uniform = { vocab: 256, loss: Math.log(256) };
 
 // ---- formatting ----------------------------------------------------------------
 
@@ -212,6 +213,11 @@ export function resetChart(state) {
   const d = ui.data;
   d.x = []; d.loss = []; d.smooth = []; d.val = []; d.base = [];
   ui.valMap = new Map();
+  const vocab = state && state.vocab > 1 ? state.vocab : 256;
+  if (vocab !== uniform.vocab) {
+    uniform = { vocab, loss: Math.log(vocab) };
+    if (ui.chart) { ui.chart.destroy(); ui.chart = null; } // its legend names the vocabulary: drawn again
+  }
   if (state) {
     for (const [s, l] of state.val) ui.valMap.set(s, l);
     state.loss.forEach((l, i) => pushPoint(i + 1, l));
@@ -224,7 +230,7 @@ export function pushPoint(step, loss) {
   const d = ui.data;
   d.x.push(step); d.loss.push(loss); d.smooth.push(loss);
   d.val.push(ui.valMap.has(step) ? ui.valMap.get(step) : null);
-  d.base.push(LN256);
+  d.base.push(uniform.loss);
 }
 
 // Smoothed train loss: an exponential moving average whose span grows with
@@ -285,10 +291,12 @@ export function drawChart() {
         { label: 'train', stroke: 'rgba(97,224,193,0.35)', width: 1, points: { show: false }, value: (u, v) => fmtLoss(v) },
         { label: 'train (smoothed)', stroke: '#61e0c1', width: 2, points: { show: false }, value: (u, v) => fmtLoss(v) },
         { label: 'validation', stroke: '#8b7cf6', width: 2, spanGaps: true, points: { show: true, size: 6, fill: '#8b7cf6' }, value: (u, v) => fmtLoss(v) },
-        { label: 'ln 256 (uniform)', stroke: '#f5b14c', width: 1, dash: [6, 6], points: { show: false }, value: () => LN256.toFixed(3) },
+        { label: `ln ${uniform.vocab} (uniform)`, stroke: '#f5b14c', width: 1, dash: [6, 6], points: { show: false }, value: () => uniform.loss.toFixed(3) },
       ],
     }, data, el);
-    new ResizeObserver(() => ui.chart.setSize(chartSize(el, 300))).observe(el);
+    if (ui.chartObs) ui.chartObs.disconnect();
+    ui.chartObs = new ResizeObserver(() => ui.chart && ui.chart.setSize(chartSize(el, 300)));
+    ui.chartObs.observe(el);
   } else {
     ui.chart.setData(data);
   }

@@ -676,8 +676,8 @@ EMSCRIPTEN_KEEPALIVE const char *tt_web_state_json(tt_web *w) {
     tt_jw_string(j, w->preset, strlen(w->preset));
     tt_web_json_options(j, TT_OPT_MODEL, c);
     tt_web_json_options(j, TT_OPT_TRAIN, tc);
-    tt_jw_printf(j, ",\"params\":%lld,\"step\":%lld,\"corpus_bytes\":%zu,\"loss\":[", (long long)tt_config_param_count(c),
-                 w->have_state ? (long long)w->s.step : 0LL, w->have_corpus ? w->corpus.n : (size_t)0);
+    tt_jw_printf(j, ",\"vocab\":%d,\"params\":%lld,\"step\":%lld,\"corpus_bytes\":%zu,\"loss\":[", c->vocab,
+                 (long long)tt_config_param_count(c), w->have_state ? (long long)w->s.step : 0LL, w->have_corpus ? w->corpus.n : (size_t)0);
     if (w->have_state)
         for (int64_t i = 0; i < w->s.step; i++) {
             if (i) tt_jw_cstr(j, ",");

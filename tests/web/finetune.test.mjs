@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { ROOT, cLikeText, launch, nativeCli, openApp, startServer, tmpDir, waitRun } from './helpers.mjs';
+import { ROOT, autosaveBytes, cLikeText, launch, nativeCli, openApp, startServer, tmpDir, waitRun } from './helpers.mjs';
 
 let browser, srv;
 
@@ -26,16 +26,6 @@ before(async () => {
 after(async () => {
   if (browser) await browser.close();
   if (srv) srv.server.close();
-});
-
-// the autosaved checkpoint's bytes, from the page's OPFS
-const autosaveBytes = (page) => page.evaluate(async () => {
-  const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('tinytrain');
-  const meta = JSON.parse(await (await (await dir.getFileHandle('meta.json')).getFile()).text());
-  const b = new Uint8Array(await (await (await dir.getFileHandle(meta.checkpoint || 'checkpoint.safetensors')).getFile()).arrayBuffer());
-  let s = '';
-  for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode(...b.subarray(i, i + 0x8000));
-  return btoa(s);
 });
 
 const evalLoss = (cli, ckpt, data) =>
@@ -72,7 +62,7 @@ test('fine-tune from a checkpoint: a new run from its weights with LoRA, recorde
   assert.equal(await page.locator('#ftStatus').innerText(), '', 'the choice is used once');
 
   const ft = path.join(dir, 'ft.safetensors');
-  fs.writeFileSync(ft, Buffer.from(await autosaveBytes(page), 'base64'));
+  fs.writeFileSync(ft, await autosaveBytes(page));
   const n = Number(fs.readFileSync(ft).readBigUInt64LE(0));
   const md = JSON.parse(fs.readFileSync(ft).subarray(8, 8 + n).toString()).__metadata__;
   assert.equal(md.init_from, 'base.safetensors');

@@ -395,6 +395,9 @@ test('the page: a model from a link cached in OPFS, trained; a reload resumes wi
   assert.deepEqual(l.x, [1, 2, 3]);
   assert.ok(l.loss.every((x) => x > 5 && x < 12), 'losses of a 50257-token model: ' + l.loss);
   assert.match(await page.locator('#stBpb').innerText(), /^\d+\.\d{3}$/);
+  // the chart's uniform-guess line is the model's vocabulary, not bytes'
+  assert.match(await page.locator('#chart').innerText(), /ln 50257 \(uniform\)/);
+  assert.ok(!/ln 256/.test(await page.locator('#chart').innerText()));
   // wait for the autosave of the finished run, then reload: the run comes back, the model is chosen again from the cache
   await page.waitForFunction(() => window.tinytrain.hasSaved || /Saved/.test(document.body.textContent), null, { timeout: 30000 }).catch(() => {});
   requests.length = 0;
