@@ -21,7 +21,8 @@
 #     TT_WEBGPU_ATTN_SPLIT=1 with it at head size 52, T 37: the split
 #     dk/dv layout of GPUs, whose instrumented tile fits lavapipe's 32 KiB;
 #     TT_WEBGPU_BIASFOLD=0: the separate bias-gradient column sums of big
-#     shapes; TT_WEBGPU_SPLITK=3), LoRA (test_webgpu_lora, whose
+#     shapes; TT_WEBGPU_SPLITK=3), the f16 tier with an injected overflow
+#     (--precision f16, TT_WEBGPU_LOSS_SCALE_FAULT_AT_STEP=1), LoRA (test_webgpu_lora, whose
 #     backends train adapters) and GPT-2's variants (test_webgpu_vocab:
 #     gelu_new, vocabulary 997, the head in chunks): each exits 0 and reports "clean", and
 #     together they compiled every kernel file of src/webgpu/wgsl (the
@@ -105,6 +106,8 @@ run_train attn-ds TT_WEBGPU_ATTN_PF=1 -- "${SHAPE_DS[@]}" --dropout 0.2
 run_train attn-split TT_WEBGPU_ATTN_SPLIT=1 TT_WEBGPU_ATTN_PF=1 -- "${SHAPE_SPLIT[@]}"
 run_train biasfold-0 TT_WEBGPU_BIASFOLD=0 -- "${SHAPE_ODD[@]}"
 run_train splitk-3 TT_WEBGPU_SPLITK=3 -- "${SHAPE_ODD[@]}"
+# the f16 tier (f16 matmul tiles, the loss scaler: amp_update), with an overflow injected at step 1
+run_train f16-odd TT_WEBGPU_LOSS_SCALE_FAULT_AT_STEP=1 -- "${SHAPE_ODD[@]}" --precision f16
 # LoRA (the lora_*.wgsl kernels): test_webgpu_lora's odd shape (rank 3) and
 # tiny (rank 8, every target) with a fine-tune of two steps
 if [ -x "$BIN/test_webgpu_lora" ]; then
