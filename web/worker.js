@@ -374,9 +374,15 @@ async function loop() {
         perf.elapsed += (performance.now() - t0) / 1000;
         return snapshot();
       });
-      post(msg);
-      await writeSave();
-      if (!ended) await yieldNow();
+      if (ended) { // the last chunk: its save points reach OPFS before the page hears the run settled
+        await writeSave();
+        await markPausedSave();
+        post(msg);
+      } else {
+        post(msg);
+        await writeSave();
+        await yieldNow();
+      }
     }
   } catch (e) {
     run = 'paused';
@@ -392,6 +398,15 @@ async function loop() {
   if (run === 'idle') return; // a new run replaced this one
   post({ type: 'status', run, inFlightAtRequest: requestInFlight });
   requestInFlight = null;
+}
+
+// A pause that settles on a step a timed save already wrote (as running)
+// makes no save of its own: the autosave is written again as paused, so a
+// reload comes back paused, as the run was left.
+async function markPausedSave() {
+  if (run !== 'paused' || deviceLost || lastWrite.step !== M._tt_web_step(W) || lastWrite.status === 'paused') return;
+  const bytes = await locked(() => checkpointBytes());
+  await writeAutosave({ bytes, step: lastWrite.step, loss: M._tt_web_loss(W), status: 'paused' }, true);
 }
 
 function resetPerf() {
@@ -489,7 +504,7 @@ async function writeAutosave(snap, force) {
     if (!wrote) return;
     corpusSaved = true;
     savedStep = snap.step;
-    lastWrite = { at: performance.now(), step: snap.step };
+    lastWrite = { at: performance.now(), step: snap.step, status: meta.status };
     post({ type: 'saved', where: 'opfs', step: snap.step, bytes: snap.bytes.length, nextIn: autosaveInterval(snap.bytes.length) });
   } catch (e) {
     if (store.isStorageFull(e)) onStorageFull(snap);
