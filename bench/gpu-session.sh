@@ -21,6 +21,9 @@
 #                                             # model (random weights saved by transformers + .carry/gpt2tok),
 #                                             # LoRA r8 at 4 x 256 tokens: browser engine, native WebGPU,
 #                                             # the WASM CLI, PyTorch + peft (~6 min)
+#   bash bench/gpu-session.sh OUTDIR robust   # what Dawn's robustness (the bounds clamps browsers keep) costs
+#                                             # each native WebGPU kernel: profile gpt2 and mega with it off
+#                                             # and on, steps in both (~2 min)
 #   bash bench/gpu-session.sh OUTDIR f16      # the f16 tier through the browser engine (Node's Dawn with
 #                                             # vulkan_enable_f16_on_nvidia): kernels against float64 and
 #                                             # timed (dev/f16/matmul_check.mjs), f32 vs f16 steps at the
@@ -33,7 +36,7 @@
 set -u
 out=${1:-out/gpu-session}
 what=${2:-checks}
-case "$what" in curve|checks|compute|gpt2|browser|tab|f16) ;; *) echo "gpu-session.sh: second argument must be curve, checks, compute, gpt2, browser, tab or f16" >&2; exit 2 ;; esac
+case "$what" in curve|checks|compute|gpt2|browser|tab|f16|robust) ;; *) echo "gpu-session.sh: second argument must be curve, checks, compute, gpt2, browser, tab, f16 or robust" >&2; exit 2 ;; esac
 mkdir -p "$out"
 if ls .gl/*.deb >/dev/null 2>&1; then for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig; fi
 if [ -z "${VK_DRIVER_FILES:-}" ]; then
@@ -52,12 +55,25 @@ t0=$(date +%s)
 left() { echo $(( ${1} - ($(date +%s) - t0) )); }
 
 echo "== build"
-target=(); [ "$what" = compute ] || [ "$what" = gpt2 ] || [ "$what" = browser ] || [ "$what" = tab ] || [ "$what" = f16 ] && target=(--target tinytrain)
+target=(); [ "$what" = compute ] || [ "$what" = gpt2 ] || [ "$what" = browser ] || [ "$what" = tab ] || [ "$what" = f16 ] || [ "$what" = robust ] && target=(--target tinytrain)
 cm=(); [ -f .carry/commit ] && cm=(-DTT_COMMIT="$(cat .carry/commit)")  # the tree's commit when no .git came along
 # the Unicode data the tokenizer's table is made from, carried when the host lacks Debian's unicode-data
 [ ! -f /usr/share/unicode/UnicodeData.txt ] && [ -f .carry/unicode/UnicodeData.txt ] && cm+=(-DTT_UNICODE_DIR="$PWD/.carry/unicode")
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${cm[@]}" >/dev/null && cmake --build build -j"$(nproc)" "${target[@]}" 2>&1 | grep -E 'error|Built target tinytrain'
 ./build/tinytrain info | tail -5
+
+if [ "$what" = robust ]; then
+  for p in gpt2 mega; do
+    for r in 0 1; do
+      echo "== profile $p, robustness $r ($(( $(date +%s) - t0 )) s)"
+      TT_WEBGPU_ROBUST=$r timeout 120 ./build/tinytrain profile --preset $p --detail --reps 10 2>&1 | tee "$out/prof_${p}_r$r.txt"
+      TT_WEBGPU_ROBUST=$r timeout 60 ./build/tinytrain bench --backend webgpu --preset $p --steps 10 \
+        --data "${TT_BENCH_DATA:-data/tinyshakespeare.txt}" 2>/dev/null | grep -m1 '^steady'
+    done
+  done
+  echo "done in $(( $(date +%s) - t0 )) s"
+  exit 0
+fi
 
 if [ "$what" = compute ]; then
   # GPU cells of both shapes, then the CPU cells of shakespeare (gpt2b8 takes ~5 s a
