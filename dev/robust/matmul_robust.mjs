@@ -3,10 +3,12 @@
 // step's shapes, under Dawn's Node binding (npm `webgpu`, the browser
 // engine's Dawn): each kernel variant timed on a device with robustness (as
 // in Chrome) and one with the `disable_robustness` toggle (as the native
-// engine runs). Variants are edits of the product's kernel text; "vecstore"
+// engine runs). Variants are kernel texts: the product's, files named on the
+// command line, and "vecstore"
 // is a diagnostic (its transposing stores are wrong on purpose: timing
 // only), the others must give the product's bits (checked against "base").
 //   node dev/robust/matmul_robust.mjs /path/to/dawn.node [variant,...] [shape prefix] [tile: 128]
+// (variants: base = src/webgpu/wgsl/matmul.wgsl, vecstore, NAME=FILE)
 // Prints one JSON line per (shape, variant, robustness).
 import { createRequire } from "node:module";
 import fs from "node:fs";
@@ -41,15 +43,15 @@ function unroll(src, prefix) {
 }
 // the variants: name -> kernel text
 const base = read("matmul");
-const alt = fs.existsSync(path.join(here, "matmul_mk.wgsl")) ? read(path.join(here, "matmul_mk.wgsl")) : null;
 const variants = {
   base,
   vecstore: base.replace(/As\[so \+ kk \* BM4 \+ i\]\[c\] = SE\(v\.x\);[^}]*?SE\(v\.w\);/s, "As[so + kk * BM4 + i] = SV(v);")
                 .replace(/Bs\[so \+ kk \* BN4 \+ i\]\[c\] = SE\(v\.x\);[^}]*?SE\(v\.w\);/s, "Bs[so + kk * BN4 + i] = SV(v);"),
-  ...(alt ? { mk: alt } : {}),
 };
+// NAME=FILE in the variant list: another kernel text (e.g. an older matmul.wgsl)
+for (const v of (only || "").split(",")) if (v.includes("=")) variants[v.split("=")[0]] = read(path.resolve(v.split("=")[1]));
 if (variants.vecstore === base) throw new Error("vecstore: pattern not found");
-const names = Object.keys(variants).filter((v) => !only || only.split(",").includes(v));
+const names = Object.keys(variants).filter((v) => !only || only.split(",").some((o) => o.split("=")[0] === v));
 
 function source(text, ta, tb, tile) {
   const db8 = tile === 128 && tb, bk = db8 ? 8 : 16, stages = tile === 128 && !db8 ? 1 : 2, tm = tile === 128 ? 8 : 4;
@@ -79,6 +81,9 @@ const shapes = [
   { name: "dX fc (TB)", M: 8192, N: 768, K: 3072, tb: 1 },
   { name: "dW fc (TA acc)", M: 768, N: 3072, K: 8192, ta: 1, flags: 1 },
   { name: "ragged fwd", M: 1000, N: 300, K: 200, flags: 7 },
+  { name: "ragged TA", M: 130, N: 67, K: 100, ta: 1, flags: 1 },
+  { name: "ragged TB", M: 96, N: 80, K: 160, tb: 1, flags: 3 },
+  { name: "ragged both", M: 70, N: 130, K: 96, ta: 1, tb: 1, flags: 5 },
 ];
 if (shapeOnly) shapes.splice(0, shapes.length, ...shapes.filter((s) => s.name.startsWith(shapeOnly)));
 let seed = 7;

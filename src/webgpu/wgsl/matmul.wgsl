@@ -12,7 +12,12 @@
 // tiles.
 //
 // Shared tiles hold op(A) as As[k][m/4] and op(B) as Bs[k][n/4] (vec4), so a
-// thread reads its rows/columns as vec4 broadcasts. A thread owns TM x TN
+// thread reads its rows/columns as vec4 broadcasts. AK (neither operand
+// transposed: the forward products) holds A as it lies in memory instead,
+// As[m][k/4]: each loaded vec4 is stored whole (no scattering transpose, which
+// cost these products ~20% on an H100), and a thread reads its 4 rows at a k
+// quad as 4 vec4 every 4 k steps, taking the k-th components (the same values
+// in the same fma order: bit-identical). A thread owns TM x TN
 // outputs as (TM/4) x (TN/4) blocks of 4x4 spread over the tile (block r
 // covers rows r*BM/(TM/4) + ty*4 ..; TM, TN are 4 or 8). The next k tile is
 // loaded into registers while the current one is multiplied; the BK steps
@@ -94,7 +99,8 @@ const LB: u32 = BK * BN4 / NT;
 
 const SA: u32 = BK * BM4;       // vec4 of one stage of the A tile
 const SB: u32 = BK * BN4;
-const SWG: u32 = 32u / BK;      // vec4 columns one warp's transposing store touches per k-row
+const SWG: u32 = 32u / BK;
+const AK: bool = !TRANS_A && !TRANS_B; // the forward products: A tile row-major (below)      // vec4 columns one warp's transposing store touches per k-row
 
 // the workgroup's product: offsets of its B, bias, C and R (main sets them)
 var<private> b_off: u32;
@@ -150,6 +156,10 @@ fn storeA(e: u32, v: vec4<f32>, so: u32) {
     if (TRANS_A) {
         let kk = e / BM4;
         As[so + kk * BM4 + ((e % BM4) ^ sw(kk))] = SV(v);
+        return;
+    }
+    if (AK) {  // row m = e / BK4, k quad e % BK4: the slot's own place
+        As[so + e] = SV(v);
         return;
     }
     let m = e / BK4;
@@ -286,6 +296,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var c010 = z4; var c011 = z4; var c012 = z4; var c013 = z4;
     var c100 = z4; var c101 = z4; var c102 = z4; var c103 = z4;
     var c110 = z4; var c111 = z4; var c112 = z4; var c113 = z4;
+    // AK: the thread's A rows at the current k quad (x: block row 0, y: block row 1)
+    var x0 = z4; var x1 = z4; var x2 = z4; var x3 = z4;
+    var y0 = z4; var y1 = z4; var y2 = z4; var y3 = z4;
     var ra: array<vec4<f32>, LA>;
     var rb: array<vec4<f32>, LB>;
     if (full) {
@@ -328,7 +341,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         //!unroll kk BK
         {
             let s = sw(kk);
-            let a0 = vec4<f32>(As[sa + kk * BM4 + (ty ^ s)]);
+            if (AK && kk % 4u == 0u) {
+                let r0 = sa + ty * 4u * BK4 + kk / 4u;
+                x0 = vec4<f32>(As[r0]);
+                x1 = vec4<f32>(As[r0 + BK4]);
+                x2 = vec4<f32>(As[r0 + 2u * BK4]);
+                x3 = vec4<f32>(As[r0 + 3u * BK4]);
+                if (RM == 2u) {
+                    let r1 = r0 + (BM / 2u) * BK4;
+                    y0 = vec4<f32>(As[r1]);
+                    y1 = vec4<f32>(As[r1 + BK4]);
+                    y2 = vec4<f32>(As[r1 + 2u * BK4]);
+                    y3 = vec4<f32>(As[r1 + 3u * BK4]);
+                }
+            }
+            let j = kk % 4u;
+            let a0 = select(vec4<f32>(As[sa + kk * BM4 + (ty ^ s)]), vec4<f32>(x0[j], x1[j], x2[j], x3[j]), AK);
             let b0 = vec4<f32>(Bs[sb + kk * BN4 + (tx ^ s)]);
             c000 = fma(vec4<f32>(a0.x), b0, c000);
             c001 = fma(vec4<f32>(a0.y), b0, c001);
@@ -342,7 +370,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 c013 = fma(vec4<f32>(a0.w), b1, c013);
             }
             if (RM == 2u) {
-                let a1 = vec4<f32>(As[sa + kk * BM4 + ((BM4 / 2u + ty) ^ s)]);
+                let a1 = select(vec4<f32>(As[sa + kk * BM4 + ((BM4 / 2u + ty) ^ s)]), vec4<f32>(y0[j], y1[j], y2[j], y3[j]), AK);
                 c100 = fma(vec4<f32>(a1.x), b0, c100);
                 c101 = fma(vec4<f32>(a1.y), b0, c101);
                 c102 = fma(vec4<f32>(a1.z), b0, c102);
@@ -383,7 +411,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         //!unroll kk BK
         {
             let s = sw(kk);
-            let a0 = vec4<f32>(As[sa + kk * BM4 + (ty ^ s)]);
+            if (AK && kk % 4u == 0u) {
+                let r0 = sa + ty * 4u * BK4 + kk / 4u;
+                x0 = vec4<f32>(As[r0]);
+                x1 = vec4<f32>(As[r0 + BK4]);
+                x2 = vec4<f32>(As[r0 + 2u * BK4]);
+                x3 = vec4<f32>(As[r0 + 3u * BK4]);
+                if (RM == 2u) {
+                    let r1 = r0 + (BM / 2u) * BK4;
+                    y0 = vec4<f32>(As[r1]);
+                    y1 = vec4<f32>(As[r1 + BK4]);
+                    y2 = vec4<f32>(As[r1 + 2u * BK4]);
+                    y3 = vec4<f32>(As[r1 + 3u * BK4]);
+                }
+            }
+            let j = kk % 4u;
+            let a0 = select(vec4<f32>(As[sa + kk * BM4 + (ty ^ s)]), vec4<f32>(x0[j], x1[j], x2[j], x3[j]), AK);
             let b0 = vec4<f32>(Bs[sb + kk * BN4 + (tx ^ s)]);
             c000 = fma(vec4<f32>(a0.x), b0, c000);
             c001 = fma(vec4<f32>(a0.y), b0, c001);
@@ -397,7 +440,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 c013 = fma(vec4<f32>(a0.w), b1, c013);
             }
             if (RM == 2u) {
-                let a1 = vec4<f32>(As[sa + kk * BM4 + ((BM4 / 2u + ty) ^ s)]);
+                let a1 = select(vec4<f32>(As[sa + kk * BM4 + ((BM4 / 2u + ty) ^ s)]), vec4<f32>(y0[j], y1[j], y2[j], y3[j]), AK);
                 c100 = fma(vec4<f32>(a1.x), b0, c100);
                 c101 = fma(vec4<f32>(a1.y), b0, c101);
                 c102 = fma(vec4<f32>(a1.z), b0, c102);
