@@ -57,7 +57,7 @@ function call(name, ...args) {
   return M['_' + name](...args);
 }
 // C entry points that can reach a GPU wait (buffer mapping, error scopes).
-const GPU_ASYNC_EXPORTS = ['tt_web_init', 'tt_web_init_from', 'tt_web_init_from_path', 'tt_web_init_from_hf', 'tt_web_load',
+const GPU_ASYNC_EXPORTS = ['tt_web_init', 'tt_web_init_from', 'tt_web_init_from_path', 'tt_web_load',
   'tt_web_load_path', 'tt_web_advance', 'tt_web_checkpoint', 'tt_web_sample_start', 'tt_web_free', 'tt_web_inspect'];
 // JS imports of src/webgpu/device_web.js that may return a Promise.
 const GPU_ASYNC_IMPORTS = ['ttjs_gpu_read_finish', 'ttjs_gpu_check'];
@@ -132,12 +132,14 @@ function readFolder(dir, only) {
 }
 // The run's tokenizer files (the run folder's, as the CLI keeps them beside its checkpoint); {} for bytes.
 const runTokFiles = () => (M._tt_web_tokenizer_kind(W) ? readFolder(RUN_DIR, TOK_FILES) : {});
-// A new run from a model folder (files by name): tt_web_init_from_path. The
-// weights file is dropped from the file system once the engine holds them.
-async function initFromModel(model) {
+// A new run from a model folder (files by name): tt_web_init_from_path;
+// keepCtx: the options' ctx (a picked model), else the folder's own (a
+// tinytrain export given to "Fine-tune from"). The weights file is dropped
+// from the file system once the engine holds them.
+async function initFromModel(model, keepCtx = true) {
   writeFolder(MODEL_DIR, model.files);
   const p = cstr(MODEL_DIR), name = cstr(model.name || '');
-  try { check(await call('tt_web_init_from_path', W, p, name), 'init'); } finally {
+  try { check(await call('tt_web_init_from_path', W, p, name, keepCtx ? 1 : 0), 'init'); } finally {
     M._free(p); M._free(name);
     try { M.FS.unlink(MODEL_DIR + '/model.safetensors'); } catch (e) { /* not there */ }
   }
@@ -824,14 +826,13 @@ async function onMessage(m) {
         startPhase = true; // until the first step: kernels may compile there too
         try {
           if (m.model) await initFromModel(m.model); // fine-tune a model folder's files (Hugging Face GPT-2)
-          else if (m.initFrom) { // fine-tune: a new run from an uploaded checkpoint's weights
+          else if (m.initFromConfig) { // a Hugging Face folder's model.safetensors and config.json (the page's own export)
+            await initFromModel({ files: { 'config.json': m.initFromConfig, 'model.safetensors': m.initFrom },
+              name: m.initFromName || 'uploaded checkpoint' }, false);
+          } else if (m.initFrom) { // fine-tune: a new run from an uploaded checkpoint's weights
             const name = cstr(m.initFromName || 'uploaded checkpoint');
-            try {
-              if (m.initFromConfig) { // a Hugging Face folder's model.safetensors and config.json
-                await withBytes(m.initFromConfig, (c, cn) => withBytes(m.initFrom, async (p, n) =>
-                  check(await call('tt_web_init_from_hf', W, p, n, c, cn, name), 'init')));
-              } else await withBytes(m.initFrom, async (p, n) => check(await call('tt_web_init_from', W, p, n, name), 'init'));
-            } finally { M._free(name); }
+            try { await withBytes(m.initFrom, async (p, n) => check(await call('tt_web_init_from', W, p, n, name), 'init')); }
+            finally { M._free(name); }
           } else check(await call('tt_web_init', W), 'init');
         } catch (e) { startPhase = false; return { where: m.initFrom || m.model ? 'finetune' : 'train', message: e.message }; }
         runTok = runTokFiles();

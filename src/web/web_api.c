@@ -356,42 +356,14 @@ EMSCRIPTEN_KEEPALIVE int tt_web_init_from(tt_web *w, const uint8_t *bytes, size_
 
 /* The same from a folder in the module's file system: a Hugging Face GPT-2
  * folder (config.json, model.safetensors and its tokenizer files, written
- * there by the page) or a run folder, read by the CLI's loader (train/hf.h,
- * runtok.h). A ctx given in the options is kept: a folder's model trains at
- * any ctx up to its n_positions (default min(n_positions, 1024)). */
-EMSCRIPTEN_KEEPALIVE int tt_web_init_from_path(tt_web *w, const char *path, const char *name) {
+ * there by the page: a model picked or linked, or a tinytrain export given to
+ * "Fine-tune from") or a run folder, read by the CLI's loader (train/hf.h,
+ * runtok.h). keep_ctx: a ctx given in the options is kept (a picked model
+ * trains at any ctx up to its n_positions, default min(n_positions, 1024));
+ * 0: the folder's own ctx, as for a checkpoint. */
+EMSCRIPTEN_KEEPALIVE int tt_web_init_from_path(tt_web *w, const char *path, const char *name, int keep_ctx) {
     const tt_run_source src = {.kind = TT_RUN_INIT_FROM, .path = path, .name = name && *name ? name : NULL};
-    return init_from(w, &src, 1);
-}
-
-/* The same from a Hugging Face GPT-2 folder's two files in memory
- * (config.json and model.safetensors: the page's own export, or `tinytrain
- * export`'s), read as `train --init-from FOLDER` reads the folder (train/hf.h):
- * through a folder of the module's memory file system, removed after. */
-#define HF_IN "/tmp/tt_web_init_hf"
-
-static int put_file(tt_web *w, const char *path, const uint8_t *bytes, size_t n) {
-    FILE *f = fopen(path, "wb");
-    size_t put = f ? fwrite(bytes, 1, n, f) : 0;
-    int bad = !f || put != n;
-    if (f && fclose(f)) bad = 1;
-    return bad ? werr(w, TT_EIO, "out of memory holding the model's files") : TT_OK;
-}
-
-EMSCRIPTEN_KEEPALIVE int tt_web_init_from_hf(tt_web *w, const uint8_t *model, size_t n, const uint8_t *config,
-                                             size_t config_len, const char *name) {
-    tt_status_clear(&w->st);
-    mkdir(HF_IN, 0700);
-    int rc = put_file(w, HF_IN "/config.json", config, config_len);
-    if (!rc) rc = put_file(w, HF_IN "/model.safetensors", model, n);
-    if (!rc) {
-        const tt_run_source src = {.kind = TT_RUN_INIT_FROM, .path = HF_IN, .name = name};
-        rc = init_from(w, &src, 0);
-    }
-    remove(HF_IN "/config.json");
-    remove(HF_IN "/model.safetensors");
-    rmdir(HF_IN);
-    return rc;
+    return init_from(w, &src, keep_ctx);
 }
 
 /* A saved run, resumed as it was saved: the checkpoint's model and training

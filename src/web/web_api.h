@@ -12,7 +12,7 @@
  *   tt_web_options(w, "preset=tiny steps=200 lr=1e-3 seed=1337 threads=4")
  *   tt_web_corpus(w, bytes, n)            validated (empty, binary, too short)
  *   tt_web_init(w)  or  tt_web_load(w, ckpt_bytes, n, force)  or  tt_web_init_from(w, ckpt_bytes, n, name)
- *     or tt_web_init_from_path(w, dir, name)   a Hugging Face GPT-2 folder (config.json,
+ *     or tt_web_init_from_path(w, dir, name, keep_ctx)   a Hugging Face GPT-2 folder (config.json,
  *                      model.safetensors, vocab.json + merges.txt or tokenizer.json) the page
  *                      wrote into the module's file system, read by the CLI's loader; the run
  *                      takes its tokenizer: the text is tokenized once (data.h tt_corpus_open),
@@ -76,12 +76,8 @@ int tt_web_load(tt_web *w, const uint8_t *bytes, size_t n, int force);
  * optimizer, schedule, corpus; the options' batch and LoRA). name: what the
  * checkpoint records as init_from. */
 int tt_web_init_from(tt_web *w, const uint8_t *bytes, size_t n, const char *name);
-int tt_web_init_from_path(tt_web *w, const char *path, const char *name);
+int tt_web_init_from_path(tt_web *w, const char *path, const char *name, int keep_ctx);
 int tt_web_load_path(tt_web *w, const char *path, int force);
-/* The same from a Hugging Face GPT-2 folder's config.json and model.safetensors
- * in memory (what `train --init-from FOLDER` reads: the page's own export). */
-int tt_web_init_from_hf(tt_web *w, const uint8_t *model, size_t n, const uint8_t *config, size_t config_len,
-                        const char *name);
 int tt_web_set_steps(tt_web *w, double total_steps);
 
 int tt_web_advance(tt_web *w);          /* event >= 0, or -code */
