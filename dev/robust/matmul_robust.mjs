@@ -47,7 +47,13 @@ const variants = {
   base,
   vecstore: base.replace(/As\[so \+ kk \* BM4 \+ i\]\[c\] = SE\(v\.x\);[^}]*?SE\(v\.w\);/s, "As[so + kk * BM4 + i] = SV(v);")
                 .replace(/Bs\[so \+ kk \* BN4 \+ i\]\[c\] = SE\(v\.x\);[^}]*?SE\(v\.w\);/s, "Bs[so + kk * BN4 + i] = SV(v);"),
+  // diagnostics of the 128 tile only (SWZ off: s = 0; one stage where B is not transposed: sa = sb = 0):
+  // are the shared-memory clamps what robustness costs, and does an index Tint can bound lose them?
+  nosw: base.replaceAll("(ty ^ s)", "ty").replaceAll("(tx ^ s)", "tx").replaceAll("((BN4 / 2u + tx) ^ s)", "(BN4 / 2u + tx)")
+            .replaceAll("((BM4 / 2u + ty) ^ s)", "(BM4 / 2u + ty)"),
+  sa0: base.replaceAll("let sa = st * SA;", "let sa = select(st * SA, 0u, STAGES == 1u);").replaceAll("let sb = st * SB;", "let sb = select(st * SB, 0u, STAGES == 1u);"),
 };
+variants.both = variants.nosw.replaceAll("let sa = st * SA;", "const sa = 0u;").replaceAll("let sb = st * SB;", "const sb = 0u;");
 // NAME=FILE in the variant list: another kernel text (e.g. an older matmul.wgsl)
 for (const v of (only || "").split(",")) if (v.includes("=")) variants[v.split("=")[0]] = read(path.resolve(v.split("=")[1]));
 if (variants.vecstore === base) throw new Error("vecstore: pattern not found");

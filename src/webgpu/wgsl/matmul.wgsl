@@ -38,6 +38,12 @@
 //         i ^ sw(kk) instead (a permutation within each aligned 8 vec4, so
 //         the vec4 reads stay conflict-free).
 //
+// Shared-memory reads in the k loop index with forms Dawn's robustness
+// transform can bound (constants, local ids, + * / %): the stage offset is
+// (st % STAGES) * SA and a swizzled column is taken % BM4 (BN4) — both no-ops
+// on the value — so a browser compiles them without clamps (the XOR, or a
+// plain var, would each get a clamp: 10-15% of these products on an H100).
+//
 // C (and R) are contiguous: row stride N.
 //
 // Batches: nprod products of one shape and plan in one dispatch (the q, k,
@@ -336,8 +342,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 for (var i = 0u; i < LA; i++) { ra[i] = A4[pa + i * da]; }
                 for (var i = 0u; i < LB; i++) { rb[i] = B4[pb + i * db]; }
             }
-            let sa = st * SA;
-            let sb = st * SB;
+            let sa = (st % STAGES) * SA;
+            let sb = (st % STAGES) * SB;
         //!unroll kk BK
         {
             let s = sw(kk);
@@ -356,27 +362,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 }
             }
             let j = kk % 4u;
-            let a0 = select(vec4<f32>(As[sa + kk * BM4 + (ty ^ s)]), vec4<f32>(x0[j], x1[j], x2[j], x3[j]), AK);
-            let b0 = vec4<f32>(Bs[sb + kk * BN4 + (tx ^ s)]);
+            let a0 = select(vec4<f32>(As[sa + kk * BM4 + ((ty ^ s) % BM4)]), vec4<f32>(x0[j], x1[j], x2[j], x3[j]), AK);
+            let b0 = vec4<f32>(Bs[sb + kk * BN4 + ((tx ^ s) % BN4)]);
             c000 = fma(vec4<f32>(a0.x), b0, c000);
             c001 = fma(vec4<f32>(a0.y), b0, c001);
             c002 = fma(vec4<f32>(a0.z), b0, c002);
             c003 = fma(vec4<f32>(a0.w), b0, c003);
             if (RN == 2u) {
-                let b1 = vec4<f32>(Bs[sb + kk * BN4 + ((BN4 / 2u + tx) ^ s)]);
+                let b1 = vec4<f32>(Bs[sb + kk * BN4 + (((BN4 / 2u + tx) ^ s) % BN4)]);
                 c010 = fma(vec4<f32>(a0.x), b1, c010);
                 c011 = fma(vec4<f32>(a0.y), b1, c011);
                 c012 = fma(vec4<f32>(a0.z), b1, c012);
                 c013 = fma(vec4<f32>(a0.w), b1, c013);
             }
             if (RM == 2u) {
-                let a1 = select(vec4<f32>(As[sa + kk * BM4 + ((BM4 / 2u + ty) ^ s)]), vec4<f32>(y0[j], y1[j], y2[j], y3[j]), AK);
+                let a1 = select(vec4<f32>(As[sa + kk * BM4 + (((BM4 / 2u + ty) ^ s) % BM4)]), vec4<f32>(y0[j], y1[j], y2[j], y3[j]), AK);
                 c100 = fma(vec4<f32>(a1.x), b0, c100);
                 c101 = fma(vec4<f32>(a1.y), b0, c101);
                 c102 = fma(vec4<f32>(a1.z), b0, c102);
                 c103 = fma(vec4<f32>(a1.w), b0, c103);
                 if (RN == 2u) {
-                    let b1 = vec4<f32>(Bs[sb + kk * BN4 + ((BN4 / 2u + tx) ^ s)]);
+                    let b1 = vec4<f32>(Bs[sb + kk * BN4 + (((BN4 / 2u + tx) ^ s) % BN4)]);
                     c110 = fma(vec4<f32>(a1.x), b1, c110);
                     c111 = fma(vec4<f32>(a1.y), b1, c111);
                     c112 = fma(vec4<f32>(a1.z), b1, c112);
@@ -406,8 +412,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 for (var i = 0u; i < LA; i++) { ra[i] = loadA(lid + i * NT, m0, k0 + BK, kend); }
                 for (var i = 0u; i < LB; i++) { rb[i] = loadB(lid + i * NT, n0, k0 + BK, kend); }
             }
-            let sa = st * SA;
-            let sb = st * SB;
+            let sa = (st % STAGES) * SA;
+            let sb = (st % STAGES) * SB;
         //!unroll kk BK
         {
             let s = sw(kk);
@@ -426,27 +432,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 }
             }
             let j = kk % 4u;
-            let a0 = select(vec4<f32>(As[sa + kk * BM4 + (ty ^ s)]), vec4<f32>(x0[j], x1[j], x2[j], x3[j]), AK);
-            let b0 = vec4<f32>(Bs[sb + kk * BN4 + (tx ^ s)]);
+            let a0 = select(vec4<f32>(As[sa + kk * BM4 + ((ty ^ s) % BM4)]), vec4<f32>(x0[j], x1[j], x2[j], x3[j]), AK);
+            let b0 = vec4<f32>(Bs[sb + kk * BN4 + ((tx ^ s) % BN4)]);
             c000 = fma(vec4<f32>(a0.x), b0, c000);
             c001 = fma(vec4<f32>(a0.y), b0, c001);
             c002 = fma(vec4<f32>(a0.z), b0, c002);
             c003 = fma(vec4<f32>(a0.w), b0, c003);
             if (RN == 2u) {
-                let b1 = vec4<f32>(Bs[sb + kk * BN4 + ((BN4 / 2u + tx) ^ s)]);
+                let b1 = vec4<f32>(Bs[sb + kk * BN4 + (((BN4 / 2u + tx) ^ s) % BN4)]);
                 c010 = fma(vec4<f32>(a0.x), b1, c010);
                 c011 = fma(vec4<f32>(a0.y), b1, c011);
                 c012 = fma(vec4<f32>(a0.z), b1, c012);
                 c013 = fma(vec4<f32>(a0.w), b1, c013);
             }
             if (RM == 2u) {
-                let a1 = select(vec4<f32>(As[sa + kk * BM4 + ((BM4 / 2u + ty) ^ s)]), vec4<f32>(y0[j], y1[j], y2[j], y3[j]), AK);
+                let a1 = select(vec4<f32>(As[sa + kk * BM4 + (((BM4 / 2u + ty) ^ s) % BM4)]), vec4<f32>(y0[j], y1[j], y2[j], y3[j]), AK);
                 c100 = fma(vec4<f32>(a1.x), b0, c100);
                 c101 = fma(vec4<f32>(a1.y), b0, c101);
                 c102 = fma(vec4<f32>(a1.z), b0, c102);
                 c103 = fma(vec4<f32>(a1.w), b0, c103);
                 if (RN == 2u) {
-                    let b1 = vec4<f32>(Bs[sb + kk * BN4 + ((BN4 / 2u + tx) ^ s)]);
+                    let b1 = vec4<f32>(Bs[sb + kk * BN4 + (((BN4 / 2u + tx) ^ s) % BN4)]);
                     c110 = fma(vec4<f32>(a1.x), b1, c110);
                     c111 = fma(vec4<f32>(a1.y), b1, c111);
                     c112 = fma(vec4<f32>(a1.z), b1, c112);
