@@ -53,6 +53,9 @@ const variants = {
             .replaceAll("((BM4 / 2u + ty) ^ s)", "(BM4 / 2u + ty)"),
   sa0: base.replaceAll("let sa = st * SA;", "let sa = select(st * SA, 0u, STAGES == 1u);").replaceAll("let sb = st * SB;", "let sb = select(st * SB, 0u, STAGES == 1u);"),
 };
+// index forms Dawn can bound, the stage offset alone as min() (m1) or the stage offset alone as % (m3: no % on swizzled columns)
+variants.m1 = base.replaceAll("(st % STAGES) * SA", "min(st, STAGES - 1u) * SA").replaceAll("(st % STAGES) * SB", "min(st, STAGES - 1u) * SB");
+variants.m3 = base.replaceAll(" % BM4)]", ")]").replaceAll(" % BN4)]", ")]");
 variants.both = variants.nosw.replaceAll("let sa = st * SA;", "const sa = 0u;").replaceAll("let sb = st * SB;", "const sb = 0u;");
 // NAME=FILE in the variant list: another kernel text (e.g. an older matmul.wgsl)
 for (const v of (only || "").split(",")) if (v.includes("=")) variants[v.split("=")[0]] = read(path.resolve(v.split("=")[1]));
