@@ -810,15 +810,16 @@ async function startTraining() {
   ui.runVariant = variant;
   rememberText(corpus.info, corpus.name);
   ui.startMsg = { type: 'start', opts, corpus: corpus.bytes.slice(), corpusName: corpus.name, steal };
+  let transfer = [];
   if (model) {
-    try { ui.startMsg.model = await modelFiles(); } catch (e) { setRun('idle'); showError(e.message); return; }
+    try { ({ transfer, ...ui.startMsg.model } = await modelFiles()); } catch (e) { setRun('idle'); showError(e.message); return; }
   } else if (ui.initFrom) { // fine-tune: this run starts from the chosen model's weights (once)
     ui.startMsg.initFrom = ui.initFrom.bytes;
     ui.startMsg.initFromConfig = ui.initFrom.config;
     ui.startMsg.initFromName = ui.initFrom.name;
     setInitFrom(null);
   }
-  ui.worker.postMessage(ui.startMsg);
+  ui.worker.postMessage(ui.startMsg, transfer);
   delete ui.startMsg.model; // the Worker has its copy: the page does not keep the weights
   ui.notOwner = false;
 }

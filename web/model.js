@@ -150,13 +150,16 @@ export async function modelPlan(opts) {
   return { ctx: info.model.ctx, state_bytes: (lora ? info.lora : info.full).state_bytes };
 }
 
-// The files of the chosen model for the start message ({name, files}).
+// The files of the chosen model for the start message ({name, files}), and
+// the buffers the message may transfer rather than copy: a cached model's
+// files are read fresh from OPFS for this message (the Worker then holds the
+// only copy of the weights); picked files stay the page's for the next run.
 export async function modelFiles() {
   if (!chosen) return null;
-  if (chosen.files) return { name: chosen.name, files: chosen.files };
+  if (chosen.files) return { name: chosen.name, files: chosen.files, transfer: [] };
   const c = await cachedFiles(chosen.key);
   if (!c) throw new Error(`the cached model ${chosen.name} is gone: choose it again`);
-  return { name: chosen.name, files: c.files };
+  return { name: chosen.name, files: c.files, transfer: Object.values(c.files).map((b) => b.buffer) };
 }
 
 // ---- choosing ------------------------------------------------------------------------------

@@ -138,6 +138,7 @@ const runTokFiles = () => (M._tt_web_tokenizer_kind(W) ? readFolder(RUN_DIR, TOK
 // from the file system once the engine holds them.
 async function initFromModel(model, keepCtx = true) {
   writeFolder(MODEL_DIR, model.files);
+  model.files = null; // the file system holds them now: the message's copy can go while the engine loads
   const p = cstr(MODEL_DIR), name = cstr(model.name || '');
   try { check(await call('tt_web_init_from_path', W, p, name, keepCtx ? 1 : 0), 'init'); } finally {
     M._free(p); M._free(name);
