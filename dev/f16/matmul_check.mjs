@@ -25,6 +25,7 @@ import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { unroll } from "../wgsl_unroll.mjs";
 
 const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -50,22 +51,6 @@ console.log(JSON.stringify({ adapter: ai.description || ai.device, f16: device.f
 if (!device.features.has("shader-f16")) { console.log(JSON.stringify({ blocked: "no shader-f16" })); process.exit(1); }
 
 // ---- kernel sources (gpu_ops.c's composition) ----
-function unroll(src, prefix) {
-  for (;;) {
-    const d = src.indexOf("//!unroll ");
-    if (d < 0) return src;
-    const line = src.slice(d + 10, src.indexOf("\n", d)).trim().split(/\s+/);
-    const n = Number(new RegExp(`const ${line[1]}: u32 = (\\d+)u;`).exec(prefix)[1]);
-    const b = src.indexOf("{", d);
-    let e = b + 1, depth = 1;
-    while (depth) { if (src.startsWith("//", e)) e = src.indexOf("\n", e); else { depth += src[e] === "{" ? 1 : src[e] === "}" ? -1 : 0; e++; } }
-    const body = src.slice(b + 1, e - 1);
-    let out = "";
-    if (cpuAdapter) out = `for (var ${line[0]} = 0u; ${line[0]} < ${n}u; ${line[0]}++) {${body}}`; // gpu_ops.c on CPU adapters
-    else for (let i = 0; i < n; i++) out += `{ let ${line[0]} = ${i}u;${body}}\n`;
-    src = src.slice(0, d) + out + src.slice(e);
-  }
-}
 const read = (n) => fs.readFileSync(W + n + ".wgsl", "utf8");
 function source(variant, ta, tb, vec, tile) {
   let prefix, body;
@@ -79,7 +64,7 @@ function source(variant, ta, tb, vec, tile) {
       `const STAGES: u32 = ${stages}u;\nconst SWZ: bool = ${tile !== 128};\nalias SE = ${variant === "f16" ? "f16" : "f32"};\nalias SV = vec4<SE>;\n`;
     body = read("matmul");
   }
-  return unroll(`${prefix}\n${read("common")}\n${body}`, prefix);
+  return unroll(`${prefix}\n${read("common")}\n${body}`, prefix, cpuAdapter);
 }
 const S = GPUBufferUsage.STORAGE, CD = GPUBufferUsage.COPY_DST, CS = GPUBufferUsage.COPY_SRC;
 const layout = device.createBindGroupLayout({ entries: [

@@ -14,6 +14,7 @@ import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { unroll } from "../wgsl_unroll.mjs";
 
 const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -25,22 +26,6 @@ Object.assign(globalThis, globals);
 const read = (n) => fs.readFileSync(n.includes("/") ? n : W + n + ".wgsl", "utf8");
 
 let cpuAdapter = false; // lavapipe: loops (as gpu_ops.c composes for CPU adapters)
-function unroll(src, prefix) {
-  for (;;) {
-    const d = src.indexOf("//!unroll ");
-    if (d < 0) return src;
-    const line = src.slice(d + 10, src.indexOf("\n", d)).trim().split(/\s+/);
-    const n = Number(new RegExp(`const ${line[1]}: u32 = (\\d+)u;`).exec(prefix)[1]);
-    const b = src.indexOf("{", d);
-    let e = b + 1, depth = 1;
-    while (depth) { if (src.startsWith("//", e)) e = src.indexOf("\n", e); else { depth += src[e] === "{" ? 1 : src[e] === "}" ? -1 : 0; e++; } }
-    const body = src.slice(b + 1, e - 1);
-    let out = "";
-    if (cpuAdapter) out = `for (var ${line[0]} = 0u; ${line[0]} < ${n}u; ${line[0]}++) {${body}}`;
-    else for (let i = 0; i < n; i++) out += `{ let ${line[0]} = ${i}u;${body}}\n`;
-    src = src.slice(0, d) + out + src.slice(e);
-  }
-}
 // the variants: name -> kernel text
 const base = read("matmul");
 const variants = {
@@ -67,7 +52,7 @@ function source(text, ta, tb, tile) {
   const prefix = `const BM: u32 = ${tile}u;\nconst BN: u32 = ${tile}u;\nconst BK: u32 = ${bk}u;\nconst TM: u32 = ${tm}u;\n` +
     `const TN: u32 = ${tm}u;\nconst TRANS_A: bool = ${ta};\nconst TRANS_B: bool = ${tb};\nconst VEC: bool = true;\n` +
     `const STAGES: u32 = ${stages}u;\nconst SWZ: bool = ${tile !== 128};\nalias SE = f32;\nalias SV = vec4<SE>;\n`;
-  return unroll(`${prefix}\n${read("common")}\n${text}`, prefix);
+  return unroll(`${prefix}\n${read("common")}\n${text}`, prefix, cpuAdapter);
 }
 
 const keep = [];
