@@ -16,7 +16,9 @@
 //     in the native CLI, whose next steps equal the page's own next steps
 //     within 0.1%; the adapter zip and the merged Hugging Face zip are byte
 //     for byte what `tinytrain export --adapter` / `export` write from that
-//     checkpoint; the merged export evaluates natively like the checkpoint.
+//     checkpoint; the merged export evaluates natively like the checkpoint;
+//   - a full (not LoRA) fine-tune on the threads module (2 threads, BPE) takes
+//     the same steps as `tinytrain train --init-from` on the same folder.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -81,8 +83,8 @@ after(async () => {
 
 // A session of a fresh training Worker in the page: the model's files fetched
 // from base (a folder of links), then the steps of `plan` (run in the page).
-function session(page, { variant, base, names, opts, corpus, more, infoOnly, lossesOnly, heapLimit }) {
-  return page.evaluate(async ({ variant, base, names, opts, corpus, more, infoOnly, lossesOnly, heapLimit }) => {
+function session(page, { variant, base, names, opts, corpus, more, infoOnly, lossesOnly, heapLimit, threads = 1 }) {
+  return page.evaluate(async ({ variant, base, names, opts, corpus, more, infoOnly, lossesOnly, heapLimit, threads }) => {
     const t0 = performance.now();
     const files = {};
     for (const n of names) {
@@ -98,7 +100,7 @@ function session(page, { variant, base, names, opts, corpus, more, infoOnly, los
     const b64 = (b) => { let s = ''; for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode(...b.subarray(i, i + 0x8000)); return btoa(s); };
     const r = { losses: [], bpb: [], errors: [], info: '' };
     try {
-      w.postMessage({ type: 'init', variant, threads: 1 });
+      w.postMessage({ type: 'init', variant, threads });
       const ready = await until((m) => m.type === 'ready', r);
       if (!ready) return r;
       if (variant === 'gpu' && !ready.gpu) { r.noGpu = ready.gpuError || 'no adapter'; return r; }
@@ -132,7 +134,7 @@ function session(page, { variant, base, names, opts, corpus, more, infoOnly, los
       }
       return r;
     } finally { w.terminate(); }
-  }, { variant, base, names, opts, corpus, more, infoOnly, lossesOnly, heapLimit });
+  }, { variant, base, names, opts, corpus, more, infoOnly, lossesOnly, heapLimit, threads });
 }
 
 const NAMES = ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'];
@@ -435,4 +437,31 @@ test('the page: a model from a link cached in OPFS, trained; a reload resumes wi
   assert.equal(await p2.locator('#trainBtn').isEnabled(), true);
   assert.deepEqual(p2.errors, []);
   await ctx2.close();
+});
+
+test('a full fine-tune of the folder on the threads module (BPE, 2 threads) takes the native CLI\'s steps', async (t) => {
+  const cli = nativeCli();
+  if (!cli) { t.skip('no native CLI (build/tinytrain)'); return; }
+  const ctx = await browser.newContext();
+  const page = await openApp(ctx, srv.url);
+  assert.equal(await page.evaluate(() => crossOriginIsolated), true, 'the page can run the threads module');
+  const opts = `batch=1 ctx=16 steps=${MORE} lr=0.01 schedule=constant warmup=0 seed=7 eval-every=0 save-every=0 save-seconds=0 backend=cpu`;
+  const r = await session(page, { variant: 'threads', threads: 2, base: `${models.url}/gpt2-tiny/resolve/main`, names: NAMES, opts,
+    corpus: TEXT.toString('base64'), lossesOnly: true });
+  await ctx.close();
+  assert.deepEqual(r.errors, []);
+  assert.match(r.info, /wasm/);
+  assert.deepEqual(r.losses.map(([s]) => s), Array.from({ length: MORE }, (_, i) => i + 1));
+  // the native CLI: the same folder (weights, config, GPT-2's tokenizer files), the same options, all parameters trained
+  const dir = tmpDir('gpt2-full-'), folder = path.join(dir, 'model');
+  fs.mkdirSync(folder);
+  for (const [n, f] of Object.entries(FILES)) fs.copyFileSync(f, path.join(folder, n));
+  fs.writeFileSync(path.join(dir, 't.txt'), TEXT);
+  const out = execFileSync(cli, ['train', '--init-from', folder, '--batch', '1', '--ctx', '16', '--steps', String(MORE), '--lr', '0.01',
+    '--schedule', 'constant', '--warmup', '0', '--seed', '7', '--eval-every', '0', '--save-every', '0', '--sample-tokens', '0',
+    '--threads', '2', '--data', path.join(dir, 't.txt'), '--out', path.join(dir, 'run'), '--json'], { encoding: 'utf8' });
+  const nat = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).filter((e) => e.event === 'step');
+  assert.equal(nat.length, MORE);
+  for (let i = 0; i < MORE; i++) near(`full fine-tune step ${i + 1}, page (threads) vs CLI`, r.losses[i][1], nat[i].loss);
+  assert.ok(r.losses[MORE - 1][1] < r.losses[0][1], 'the loss falls: ' + r.losses.map(([, x]) => x));
 });
