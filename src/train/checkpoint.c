@@ -488,7 +488,7 @@ fail:
 /* The moments an older build wrote for a frozen base tensor of a LoRA
  * model: read in pieces (no allocation the size of the tensor), all zero. */
 static int zero_moments(const tt_st_reader *r, const tt_st_tensor *t, const char *prefix, const char *name, tt_status *st) {
-    uint32_t buf[4096];
+    uint32_t buf[1024];
     const uint64_t n = t->end - t->begin;
     for (uint64_t off = 0; off < n; off += sizeof buf) {
         const size_t k = n - off < sizeof buf ? (size_t)(n - off) : sizeof buf;
