@@ -99,11 +99,14 @@ typedef struct {
 
 typedef struct {
     void (*destroy)(tt_backend *be);
-    /* Upload full state. m, v may be NULL (zeros). Arrays have layout.total floats.
-     * A frozen tensor (a LoRA model's base) has no moments: set_state may
-     * ignore its m, v and get_state gives zeros there (CPU). */
+    /* Upload full state. params has layout.total floats; m, v cover only the
+     * trainable range [tt_layout_train0, total) (config.h: a LoRA model's
+     * adapters, else the whole layout), tt_layout_train_count floats each,
+     * element i being layout element train0 + i; m, v may be NULL (zeros).
+     * A frozen tensor (a LoRA model's base) has no moments. */
     int (*set_state)(tt_backend *be, const float *params, const float *m, const float *v, tt_status *st);
-    /* Download state; any pointer may be NULL to skip it. Waits for pending work. */
+    /* Download state (the sizes of set_state); any pointer may be NULL to
+     * skip it. Waits for pending work. */
     int (*get_state)(tt_backend *be, float *params, float *m, float *v, tt_status *st);
     /* tokens: (n_micro, B, T+1) token ids (< cfg.vocab), B = cfg.batch, T = cfg.ctx. inputs are
      * [.., 0:T], targets [.., 1:T+1]. */

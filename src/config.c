@@ -147,6 +147,10 @@ int64_t tt_config_lora_count(const tt_model_config *c) {
     return per * c->n_layer;
 }
 
+int64_t tt_config_train_count(const tt_model_config *c) {
+    return c->lora_rank > 0 ? tt_config_lora_count(c) : tt_config_param_count(c);
+}
+
 int tt_layout_lora_index(const tt_model_config *c, int layer, int target, tt_tensor_kind which) {
     if (c->lora_rank <= 0 || !(c->lora_targets & (1 << target)) || layer < 0 || layer >= c->n_layer) return -1;
     int k = 0;
@@ -220,6 +224,10 @@ void tt_layout_free(tt_layout *lo) {
     memset(lo, 0, sizeof *lo);
 }
 
+size_t tt_layout_train0(const tt_layout *lo) { return lo->n_base < lo->n_tensors ? lo->base_total : 0; }
+
+size_t tt_layout_train_count(const tt_layout *lo) { return lo->total - tt_layout_train0(lo); }
+
 size_t tt_layout_offset(const tt_layout *lo, const tt_model_config *c, tt_tensor_kind kind, int layer) {
     return lo->t[tt_layout_index(c, kind, layer)].offset;
 }
@@ -234,7 +242,7 @@ double tt_config_train_bytes(const tt_model_config *c) {
     double P = (double)tt_config_param_count(c);
     double BT = (double)c->batch * c->ctx, C = c->d_model, L = c->n_layer, V = c->vocab;
     /* params; grads, m, v of the trainable ones (a LoRA model's frozen base has none) */
-    double PT = c->lora_rank > 0 ? (double)tt_config_lora_count(c) : P;
+    double PT = (double)tt_config_train_count(c);
     double bytes = 4.0 * (P + 3.0 * PT);
     /* the logits: at most 64 MiB of rows at a time (the CPU backend's head runs in chunks) */
     double rows = fmin(BT, fmax(1.0, floor((double)(64 << 20) / (4.0 * V))));

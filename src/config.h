@@ -136,6 +136,13 @@ typedef struct {
 
 int tt_layout_build(const tt_model_config *c, tt_layout *lo, tt_status *st);
 void tt_layout_free(tt_layout *lo);
+/* The trainable elements of the layout are [tt_layout_train0(lo), total):
+ * a LoRA model's adapters (its base is frozen), otherwise the whole layout.
+ * Gradients and AdamW moments exist only for them (a training state's m and
+ * v, a backend's set_state/get_state, a checkpoint's adam_m./adam_v.). */
+size_t tt_layout_train0(const tt_layout *lo);
+/* Elements of the trainable range: total - tt_layout_train0(lo). */
+size_t tt_layout_train_count(const tt_layout *lo);
 /* Index into lo->t of (kind, layer); layer ignored for non-layer kinds. */
 int tt_layout_index(const tt_model_config *c, tt_tensor_kind kind, int layer);
 /* Element offset of (kind, layer). */
@@ -151,6 +158,9 @@ const char *tt_lora_target_name(int target);
 float tt_lora_scale(const tt_model_config *c);
 /* Elements of the adapters alone (0 without LoRA). */
 int64_t tt_config_lora_count(const tt_model_config *c);
+/* Elements that train (that have AdamW moments): the adapters of a LoRA
+ * model, every parameter otherwise (tt_layout_train_count of its layout). */
+int64_t tt_config_train_count(const tt_model_config *c);
 
 /* Bytes of host memory a CPU training run needs (params, grads, moments,
  * activations, scratch) — the estimate `tinytrain info` prints. */

@@ -34,13 +34,14 @@ static const opt_def info_opts[] = {
 
 /* Host memory of a CPU training run: the CPU backend's exact plan (params,
  * grads, moments, activations, scratch) plus the trainer's own copy of
- * params and both moments (the checkpointable state). */
+ * params and both moments of the trainable elements (the checkpointable
+ * state, train.h). */
 static double cpu_train_bytes(tt_backend *cpu, const tt_model_config *c) {
     uint64_t b = 0;
     tt_status st;
     tt_status_clear(&st);
     if (!cpu || cpu->vt->plan_bytes(cpu, c, &b, &st)) return NAN;
-    return (double)b + 12.0 * (double)tt_config_param_count(c);
+    return (double)b + 4.0 * ((double)tt_config_param_count(c) + 2.0 * (double)tt_config_train_count(c));
 }
 
 /* the tokenizer files a folder holds, as "a, b" ("" when none) */

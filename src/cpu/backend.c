@@ -424,9 +424,9 @@ static int cpu_set_state(tt_backend *be, const float *params, const float *m, co
     if (!params) return tt_fail(st, TT_EINVAL, "set_state: params is NULL");
     const size_t n = c->total - c->g0;
     tt_cpu_copy(&c->cpu, c->params, params, c->total);
-    if (m) tt_cpu_copy(&c->cpu, c->m, m + c->g0, n);
+    if (m) tt_cpu_copy(&c->cpu, c->m, m, n);
     else tt_cpu_zero(&c->cpu, c->m, n);
-    if (v) tt_cpu_copy(&c->cpu, c->v, v + c->g0, n);
+    if (v) tt_cpu_copy(&c->cpu, c->v, v, n);
     else tt_cpu_zero(&c->cpu, c->v, n);
     return TT_OK;
 }
@@ -436,8 +436,8 @@ static int cpu_get_state(tt_backend *be, float *params, float *m, float *v, tt_s
     cpu_impl *c = be->impl;
     const size_t n = c->total - c->g0;
     if (params) tt_cpu_copy(&c->cpu, params, c->params, c->total);
-    if (m) tt_cpu_zero(&c->cpu, m, c->g0), tt_cpu_copy(&c->cpu, m + c->g0, c->m, n); /* a frozen base has no moments */
-    if (v) tt_cpu_zero(&c->cpu, v, c->g0), tt_cpu_copy(&c->cpu, v + c->g0, c->v, n);
+    if (m) tt_cpu_copy(&c->cpu, m, c->m, n);
+    if (v) tt_cpu_copy(&c->cpu, v, c->v, n);
     return TT_OK;
 }
 
@@ -596,7 +596,7 @@ int tt_backend_cpu_create(const tt_model_config *cfg, const tt_backend_opts *opt
     c->act = cfg->act, c->eps = tt_config_ln_eps(cfg);
     c->HR = head_rows(cfg);
     c->total = be->layout.total;
-    c->g0 = cfg->lora_rank > 0 ? be->layout.base_total : 0;
+    c->g0 = tt_layout_train0(&be->layout);
     rc = TT_ENOMEM;
     if (!(c->params = big_calloc(c->total, &c->raw[0], st))) goto fail;
     if (!(c->grads = big_calloc(c->total - c->g0, &c->raw[1], st))) goto fail;

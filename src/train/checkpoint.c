@@ -12,8 +12,10 @@
  * tt_train_config_validate), step/seed/corpus numbers
  * (strict decimal), loss_history (exactly `step` entries), val_history
  * ([step, loss] pairs, steps in [0, step], non-decreasing), best_val /
- * best_val_step, then every tensor of the layout present as F32 with its exact
- * shape and no other tensor. Only then is the state allocated (so allocation
+ * best_val_step, then every tensor of each group (params: the layout;
+ * moments: its trainable tensors) present as F32 with its exact shape and no
+ * other tensor but a frozen base tensor's moments (older LoRA files: all
+ * zero, else refused). Only then is the state allocated (so allocation
  * is bounded by the size of the input) and the data copied in. Unknown
  * metadata keys are ignored (room for additions without a version bump).
  *
@@ -50,6 +52,11 @@
 #define CK_VERSION "1"
 
 static const char *const group_prefix[3] = {"params.", "adam_m.", "adam_v."};
+
+/* Whether group g of tensor i is a checkpoint's: params for every tensor,
+ * moments for those of the trainable range (config.h tt_layout_train0: a
+ * LoRA model's adapters, every tensor without LoRA). */
+static int in_group(const tt_layout *lo, int g, int i) { return g == 0 || lo->t[i].offset >= tt_layout_train0(lo); }
 
 /* ---------------- JSON of the configs ---------------- */
 
@@ -246,6 +253,7 @@ static int save_body(FILE *f, const char *path, const void *ctx, tt_status *st) 
     int rc = TT_OK;
     for (int g = 0; g < 3 && !rc; g++)
         for (int i = 0; i < lo->n_tensors && !rc; i++) {
+            if (!in_group(lo, g, i)) continue;
             snprintf(name, sizeof name, "%s%s", group_prefix[g], lo->t[i].name);
             rc = tt_st_writer_add(&w, name, TT_ST_F32, lo->t[i].ndim, lo->t[i].shape, st);
         }
@@ -316,10 +324,10 @@ static int save_body(FILE *f, const char *path, const void *ctx, tt_status *st) 
     if (!rc && j.oom) rc = tt_fail(st, TT_ENOMEM, "out of memory (checkpoint metadata)");
     tt_jw_free(&j);
     if (!rc) rc = tt_st_writer_begin(&w, f, st);
-    size_t bytes = lo->total * sizeof(float);
-    if (!rc) rc = tt_st_writer_data(&w, s->params, bytes, st);
-    if (!rc) rc = tt_st_writer_data(&w, s->m, bytes, st);
-    if (!rc) rc = tt_st_writer_data(&w, s->v, bytes, st);
+    const size_t mbytes = tt_layout_train_count(lo) * sizeof(float);
+    if (!rc) rc = tt_st_writer_data(&w, s->params, lo->total * sizeof(float), st);
+    if (!rc) rc = tt_st_writer_data(&w, s->m, mbytes, st);
+    if (!rc) rc = tt_st_writer_data(&w, s->v, mbytes, st);
     if (!rc) rc = tt_st_writer_end(&w, st);
     tt_st_writer_free(&w);
     return rc;
@@ -477,6 +485,21 @@ fail:
     return rc;
 }
 
+/* The moments an older build wrote for a frozen base tensor of a LoRA
+ * model: read in pieces (no allocation the size of the tensor), all zero. */
+static int zero_moments(const tt_st_reader *r, const tt_st_tensor *t, const char *prefix, const char *name, tt_status *st) {
+    uint32_t buf[1024];
+    const uint64_t n = t->end - t->begin;
+    for (uint64_t off = 0; off < n; off += sizeof buf) {
+        const size_t k = n - off < sizeof buf ? (size_t)(n - off) : sizeof buf;
+        TT_CHECK(tt_st_read(r, t, off, buf, k, st));
+        for (size_t j = 0; j < k / 4; j++)
+            if (buf[j] & 0x7fffffffu)
+                return tt_fail(st, TT_EFORMAT, "checkpoint: tensor %s%s of the frozen base holds non-zero moments", prefix, name);
+    }
+    return TT_OK;
+}
+
 static int load_reader(const tt_st_reader *r, tt_train_state *s, tt_status *st) {
     if (!tt_host_is_little_endian()) return tt_fail(st, TT_EUNSUP, "checkpoints need a little-endian host");
     const char *fmt = tt_st_meta_get(r, "format");
@@ -559,18 +582,22 @@ static int load_reader(const tt_st_reader *r, tt_train_state *s, tt_status *st) 
                                            "target (step in [1, %lld])", (long long)step);
     }
 
-    /* tensors: every layout tensor in each group, F32, exact shape, nothing else */
+    /* tensors: every tensor of each group (in_group), F32, exact shape, nothing
+     * else; and, as older builds wrote a LoRA model, optionally the moments of
+     * frozen base tensors, which must be all zero (a frozen tensor has none) */
     tt_layout lo;
     tt_status ls = {0};
     if (tt_layout_build(&cfg, &lo, &ls)) return tt_fail(st, ls.code, "checkpoint: %s", ls.msg);
     const tt_st_tensor **found = calloc((size_t)(3 * lo.n_tensors), sizeof *found);
     int rc = found ? TT_OK : tt_fail(st, TT_ENOMEM, "out of memory");
+    int n_found = 0;
     char name[64];
     for (int g = 0; g < 3 && !rc; g++)
         for (int i = 0; i < lo.n_tensors && !rc; i++) {
             const tt_tensor_info *ti = &lo.t[i];
             snprintf(name, sizeof name, "%s%s", group_prefix[g], ti->name);
             const tt_st_tensor *t = tt_st_find(r, name);
+            if (!t && !in_group(&lo, g, i)) continue;
             if (!t) rc = tt_fail(st, TT_EFORMAT, "checkpoint: tensor '%s' is missing", name);
             else if (t->dtype != TT_ST_F32)
                 rc = tt_fail(st, TT_EFORMAT, "checkpoint: tensor '%s' has dtype %s (expected F32)", name, tt_st_dtype_name(t->dtype));
@@ -584,13 +611,15 @@ static int load_reader(const tt_st_reader *r, tt_train_state *s, tt_status *st) 
                 rc = tt_fail(st, TT_EFORMAT, "checkpoint: tensor '%s' has shape (%s), config needs (%s)", name, got, want);
             }
             found[g * lo.n_tensors + i] = t;
+            n_found++;
         }
-    if (!rc && r->n_tensors != 3 * lo.n_tensors) {
+    if (!rc && r->n_tensors != n_found) {
         /* all expected present and names unique: anything else is extra */
         char *used = calloc((size_t)r->n_tensors, 1);
         if (!used) rc = tt_fail(st, TT_ENOMEM, "out of memory");
         else {
-            for (int k = 0; k < 3 * lo.n_tensors; k++) used[found[k] - r->t] = 1;
+            for (int k = 0; k < 3 * lo.n_tensors; k++)
+                if (found[k]) used[found[k] - r->t] = 1;
             for (int k = 0; k < r->n_tensors; k++)
                 if (!used[k]) {
                     rc = tt_fail(st, TT_EFORMAT, "checkpoint: unexpected tensor '%.80s'", r->t[k].name);
@@ -655,15 +684,22 @@ static int load_reader(const tt_st_reader *r, tt_train_state *s, tt_status *st) 
     } else {
         s->init_from[0] = 0;
     }
+    /* m, v hold the trainable range only (train.h): element k of the layout at k - t0 */
+    const size_t t0 = tt_layout_train0(&lo);
     float *dst[3] = {s->params, s->m, s->v};
+#define AT(g, i) (dst[g] + (lo.t[i].offset - ((g) ? t0 : 0)))
     for (int g = 0; g < 3 && !rc; g++)
-        for (int i = 0; i < lo.n_tensors && !rc; i++)
-            rc = tt_st_read(r, found[g * lo.n_tensors + i], 0, dst[g] + lo.t[i].offset, lo.t[i].numel * sizeof(float), st);
+        for (int i = 0; i < lo.n_tensors && !rc; i++) {
+            const tt_st_tensor *t = found[g * lo.n_tensors + i];
+            if (in_group(&lo, g, i)) rc = tt_st_read(r, t, 0, AT(g, i), lo.t[i].numel * sizeof(float), st);
+            else if (t) rc = zero_moments(r, t, group_prefix[g], lo.t[i].name, st);
+        }
     /* weights and moments must be finite: a NaN or Inf would train, sample
      * and evaluate to garbage without any other error */
     for (int g = 0; g < 3 && !rc; g++)
         for (int i = 0; i < lo.n_tensors && !rc; i++) {
-            const float *x = dst[g] + lo.t[i].offset;
+            if (!in_group(&lo, g, i)) continue;
+            const float *x = AT(g, i);
             for (size_t k = 0; k < lo.t[i].numel; k++)
                 if (!isfinite(x[k])) {
                     rc = tt_fail(st, TT_EFORMAT, "tensor %s%s holds a non-finite value (%s at element %zu)",
@@ -671,6 +707,7 @@ static int load_reader(const tt_st_reader *r, tt_train_state *s, tt_status *st) 
                     break;
                 }
         }
+#undef AT
     free(found);
     tt_layout_free(&lo);
     if (rc) tt_state_free(s);

@@ -2,9 +2,14 @@
  * .safetensors (https://github.com/huggingface/safetensors format: u64 LE
  * header length, JSON header, raw little-endian tensor bytes).
  *
- * Full checkpoint tensors (F32): "params.<name>", "adam_m.<name>",
- * "adam_v.<name>" for every tensor of the layout (tinytrain names, see
- * config.c). "__metadata__" (all values strings, as the format requires):
+ * Full checkpoint tensors (F32): "params.<name>" for every tensor of the
+ * layout (tinytrain names, see config.c), "adam_m.<name>" and
+ * "adam_v.<name>" for every tensor that trains (config.h tt_layout_train0:
+ * all of them without LoRA, a LoRA model's adapters alone: its frozen base
+ * has no moments); in that order, each group in layout order. A LoRA
+ * checkpoint may also hold adam_m./adam_v. tensors of base tensors (older
+ * builds wrote them): the loader accepts them if all zero and ignores them.
+ * "__metadata__" (all values strings, as the format requires):
  *   format "tinytrain-checkpoint", version "1", config (JSON of the model
  *   config), train_config (JSON), step, seed, corpus_hash, corpus_bytes,
  *   loss_history (JSON array), val_history (JSON array of [step, loss]),

@@ -434,12 +434,12 @@ int tt_loop_recover(tt_loop *L, int *from_device, int64_t *lost_from, int64_t *l
     const int64_t submitted = L->submitted;
     /* steps completed or handed to the device since the last download */
     const int64_t done = submitted + 1 > s->step ? submitted + 1 : s->step;
-    const size_t P = s->layout.total;
+    const size_t P = s->layout.total, PT = tt_layout_train_count(&s->layout);
     tt_status st2;
     tt_status_clear(&st2);
     *from_device = 0;
-    float *buf = malloc(3 * P * sizeof *buf);
-    if (buf && be->vt->get_state(be, buf, buf + P, buf + 2 * P, &st2) == TT_OK) {
+    float *buf = malloc((P + 2 * PT) * sizeof *buf);
+    if (buf && be->vt->get_state(be, buf, buf + P, buf + P + PT, &st2) == TT_OK) {
         if (submitted == s->step) { /* pipelined: the last submitted step's loss is not recorded yet */
             float l = NAN, gn = NAN;
             if (be->vt->step_result(be, &l, &gn, &st2) == TT_OK && isfinite(l)) {
@@ -453,8 +453,8 @@ int tt_loop_recover(tt_loop *L, int *from_device, int64_t *lost_from, int64_t *l
             s->loss_scale = ls;
             s->scale_good = lg;
             memcpy(s->params, buf, P * sizeof *buf);
-            memcpy(s->m, buf + P, P * sizeof *buf);
-            memcpy(s->v, buf + 2 * P, P * sizeof *buf);
+            memcpy(s->m, buf + P, PT * sizeof *buf);
+            memcpy(s->v, buf + P + PT, PT * sizeof *buf);
             *from_device = 1;
         }
     }

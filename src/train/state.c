@@ -13,10 +13,10 @@ int tt_state_alloc(tt_train_state *s, const tt_model_config *cfg, tt_status *st)
     s->best_val_step = -1;
     s->loss_scale = TT_LOSS_SCALE_INIT;
     TT_CHECK(tt_layout_build(cfg, &s->layout, st));
-    size_t bytes = s->layout.total * sizeof(float);
-    s->params = tt_calloc(bytes, st);
-    s->m = s->params ? tt_calloc(bytes, st) : NULL;
-    s->v = s->m ? tt_calloc(bytes, st) : NULL;
+    size_t mbytes = tt_layout_train_count(&s->layout) * sizeof(float);
+    s->params = tt_calloc(s->layout.total * sizeof(float), st);
+    s->m = s->params ? tt_calloc(mbytes, st) : NULL;
+    s->v = s->m ? tt_calloc(mbytes, st) : NULL;
     if (!s->v) {
         tt_state_free(s);
         return st ? st->code : TT_ENOMEM;

@@ -40,7 +40,11 @@ typedef struct {
     tt_model_config cfg;
     tt_train_config tc;
     tt_layout layout;
-    float *params, *m, *v;   /* layout.total floats each */
+    float *params;           /* layout.total floats */
+    /* the AdamW moments of the trainable range only (config.h): m[i], v[i]
+     * belong to layout element tt_layout_train0 + i, tt_layout_train_count
+     * floats each (a LoRA model's adapters; the whole layout without LoRA) */
+    float *m, *v;
     int64_t step;            /* optimizer steps completed */
     /* history: train loss of each completed step (index = step - 1) */
     float *loss_hist;

@@ -146,8 +146,11 @@ EMSCRIPTEN_KEEPALIVE const char *tt_web_options_json(void) {
 /* ---- a setup, sized --------------------------------------------------------------- */
 
 /* Bytes of the training state of a model (train.h, tt_state_alloc): params
- * and both AdamW moments, layout.total floats each. */
-static double state_bytes(const tt_model_config *c) { return 3.0 * sizeof(float) * (double)tt_config_param_count(c); }
+ * (layout.total floats) and both AdamW moments of the trainable elements (a
+ * LoRA model's adapters, every parameter otherwise). */
+static double state_bytes(const tt_model_config *c) {
+    return sizeof(float) * ((double)tt_config_param_count(c) + 2.0 * (double)tt_config_train_count(c));
+}
 
 /* The setup's model and size:
  *   {"preset", <model options>, "accum", "lr", "params", "lora_params",
@@ -336,8 +339,8 @@ EMSCRIPTEN_KEEPALIVE const char *tt_web_text_info(const uint8_t *bytes, size_t n
 #define TT_WEB_HEAP_MAX 4294967296.0
 
 /* One fine-tune of the folder's model (full or LoRA) as the engine sizes it:
- * the CPU backend's plan (cpu runs), the training state (params and both
- * moments, train.h), and the loader's copy of the weights that is alive
+ * the CPU backend's plan (cpu runs), the training state (params and the
+ * trainable elements' two moments, train.h), and the loader's copy of the weights that is alive
  * while the state is built; host = what the module's heap must hold at the
  * peak. A WebGPU run keeps its buffers on the device (checked against the
  * adapter when the run is built), the state and the loader's copy on the host. */
@@ -349,7 +352,7 @@ static void model_run(tt_jw *j, const char *kind, const tt_model_config *c, int 
     double loader = 4.0 * (double)tt_config_param_count(&base);
     double host = (double)plan + state + loader;
     tt_jw_printf(j, ",\"%s\":{\"params\":%lld,\"trained_params\":%lld", kind, (long long)tt_config_param_count(c),
-                 (long long)(c->lora_rank > 0 ? tt_config_lora_count(c) : tt_config_param_count(c)));
+                 (long long)tt_config_train_count(c));
     tt_jw_cstr(j, ",\"cpu_plan_bytes\":");
     jnum(j, webgpu ? NAN : (double)plan);
     tt_jw_cstr(j, ",\"state_bytes\":");

@@ -23,7 +23,8 @@
  * Memory of a run (tt_web_plan), as `tinytrain info` counts it: the CPU
  * backend's plan for these threads (backend.h plan_bytes: parameters,
  * gradients, moments, activations, scratch) plus the training state the
- * trainer keeps beside any backend (train.h: params and both moments).
+ * trainer keeps beside any backend (train.h: params and both moments of
+ * the trainable elements: a LoRA model's adapters alone).
  * A WebGPU run holds the state on the host and its buffers on the device;
  * the device plan needs the adapter, so the WebGPU backend checks it when
  * the run is created (its message says what does not fit). */

@@ -44,16 +44,20 @@ static void wgpu_destroy(tt_backend *be) {
     free(be);
 }
 
+/* m, v cover the trainable range from train0 (backend.h); a chunk with
+ * moments lies wholly inside it (plan.c starts a new chunk where the frozen
+ * base ends) */
 static int wgpu_set_state(tt_backend *be, const float *params, const float *m, const float *v, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     TT_CHECK(tt_wgpu_fault_check(w, st));
+    const size_t t0 = tt_layout_train0(&be->layout);
     for (int i = 0; i < w->plan.n_ch; i++) {
         const wchunk *c = &w->plan.ch[i];
         const uint64_t off = (uint64_t)c->pad * 4, bytes = (uint64_t)c->n * 4;
         TT_CHECK(tt_gpu_write(w->g, c->p, off, params + c->g0, bytes, st));
         if (!c->tn) continue; /* frozen: no moments */
-        if (m) TT_CHECK(tt_gpu_write(w->g, c->m, off, m + c->g0, bytes, st));
-        if (v) TT_CHECK(tt_gpu_write(w->g, c->v, off, v + c->g0, bytes, st));
+        if (m) TT_CHECK(tt_gpu_write(w->g, c->m, off, m + (c->g0 - t0), bytes, st));
+        if (v) TT_CHECK(tt_gpu_write(w->g, c->v, off, v + (c->g0 - t0), bytes, st));
     }
     if (!m || !v) {
         TT_CHECK(tt_gpu_begin(w->g, st));
@@ -70,17 +74,14 @@ static int wgpu_set_state(tt_backend *be, const float *params, const float *m, c
 static int wgpu_get_state(tt_backend *be, float *params, float *m, float *v, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     TT_CHECK(tt_wgpu_fault_check(w, st));
+    const size_t t0 = tt_layout_train0(&be->layout);
     for (int i = 0; i < w->plan.n_ch; i++) {
         const wchunk *c = &w->plan.ch[i];
         const uint64_t off = (uint64_t)c->pad * 4, bytes = (uint64_t)c->n * 4;
         if (params) TT_CHECK(tt_gpu_read_sync(w->g, c->p, off, bytes, params + c->g0, st));
-        if (!c->tn) { /* frozen: no moments on the device, zeros */
-            if (m) memset(m + c->g0, 0, c->n * sizeof *m);
-            if (v) memset(v + c->g0, 0, c->n * sizeof *v);
-            continue;
-        }
-        if (m) TT_CHECK(tt_gpu_read_sync(w->g, c->m, off, bytes, m + c->g0, st));
-        if (v) TT_CHECK(tt_gpu_read_sync(w->g, c->v, off, bytes, v + c->g0, st));
+        if (!c->tn) continue; /* frozen: no moments */
+        if (m) TT_CHECK(tt_gpu_read_sync(w->g, c->m, off, bytes, m + (c->g0 - t0), st));
+        if (v) TT_CHECK(tt_gpu_read_sync(w->g, c->v, off, bytes, v + (c->g0 - t0), st));
     }
     return TT_OK;
 }

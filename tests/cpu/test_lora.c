@@ -19,6 +19,8 @@
 #include "ref64.h"
 #include "rng.h"
 #include "model_test.h"
+#include "ckpt_test.h"
+#include "io/safetensors.h"
 #include "tt_test.h"
 
 static tt_model_config lora_cfg(tt_model_config c, int rank, int targets) {
@@ -139,7 +141,10 @@ TT_TEST(rank_larger_than_a_layer_is_refused) {
 }
 
 /* a LoRA checkpoint round-trips (config with rank, alpha, targets; every
- * tensor); a model without LoRA writes no lora field */
+ * tensor) and holds AdamW moments for the adapters alone (the file: params +
+ * 2 x adapters); one in the older form (zero moments for every base tensor)
+ * loads the same, one with a non-zero base moment is refused in one line; a
+ * model without LoRA writes no lora field */
 TT_TEST(checkpoint_round_trip) {
     tt_model_config c = lora_cfg(tt_preset_find("tiny")->cfg, 3, 1 << TT_LORA_C_ATTN | 1 << TT_LORA_MLP_C_PROJ);
     c.lora_alpha = 5.5f;
@@ -148,14 +153,43 @@ TT_TEST(checkpoint_round_trip) {
     tt_train_state s, r;
     tt_status st;
     CHECK(tt_state_init(&s, &c, &tc, &st) == TT_OK);
-    for (size_t i = 0; i < s.layout.total; i++) s.m[i] = (float)i * 1e-6f;
-    const char *path = "test_lora_ckpt.safetensors";
+    const size_t P = s.layout.total, PT = tt_layout_train_count(&s.layout);
+    const int n_ad = s.layout.n_tensors - s.layout.n_base;
+    CHECK(tt_layout_train0(&s.layout) == s.layout.base_total && PT == (size_t)tt_config_lora_count(&c) && PT < P / 4);
+    for (size_t i = 0; i < PT; i++) s.m[i] = (float)i * 1e-6f, s.v[i] = (float)i * 1e-9f;
+    const char *path = "test_lora_ckpt.safetensors", *old = "test_lora_ckpt_old.safetensors";
     CHECK_MSG(tt_checkpoint_save(path, &s, &st) == TT_OK, "save: %s", st.msg);
+    /* the file: params of every tensor, moments of the adapters only */
+    CHECK(tt_test_count_tensors(path, "params.", NULL) == s.layout.n_tensors);
+    CHECK(tt_test_count_tensors(path, "adam_m.", NULL) == n_ad && tt_test_count_tensors(path, "adam_m.", ".lora_") == n_ad);
+    CHECK(tt_test_count_tensors(path, "adam_v.", NULL) == n_ad && tt_test_count_tensors(path, "adam_v.", ".lora_") == n_ad);
+    tt_st_reader sr;
+    CHECK(tt_st_open_file(&sr, path, &st) == TT_OK);
+    CHECK_MSG(sr.data_len == 4 * (P + 2 * PT) && sr.file_size < 4 * (P + 2 * PT) + 65536,
+              "file %llu bytes (data %llu) for %zu params and %zu adapter elements", (unsigned long long)sr.file_size,
+              (unsigned long long)sr.data_len, P, PT);
+    tt_st_close(&sr);
     CHECK_MSG(tt_checkpoint_load(path, &r, &st) == TT_OK, "load: %s", st.msg);
     CHECK(r.cfg.lora_rank == 3 && r.cfg.lora_alpha == 5.5f && r.cfg.lora_targets == c.lora_targets);
     CHECK(r.layout.total == s.layout.total && memcmp(r.params, s.params, s.layout.total * 4) == 0);
-    CHECK(memcmp(r.m, s.m, s.layout.total * 4) == 0);
+    CHECK(memcmp(r.m, s.m, PT * 4) == 0 && memcmp(r.v, s.v, PT * 4) == 0);
     tt_state_free(&r);
+    /* the older form: moments for every tensor, the base's zero */
+    CHECK(tt_test_write_old_lora_checkpoint(path, old, 0.0f) == 0);
+    CHECK(tt_test_count_tensors(old, "adam_m.", NULL) == s.layout.n_tensors);
+    CHECK_MSG(tt_checkpoint_load(old, &r, &st) == TT_OK, "load of the older form: %s", st.msg);
+    CHECK(r.layout.total == P && memcmp(r.params, s.params, P * 4) == 0);
+    CHECK(memcmp(r.m, s.m, PT * 4) == 0 && memcmp(r.v, s.v, PT * 4) == 0);
+    CHECK(tt_checkpoint_save(path, &r, &st) == TT_OK); /* saved again: the new form */
+    CHECK(tt_test_count_tensors(path, "adam_m.", NULL) == n_ad);
+    tt_state_free(&r);
+    /* a frozen base tensor with moments is not a state this build can hold */
+    CHECK(tt_test_write_old_lora_checkpoint(path, old, 1e-3f) == 0);
+    CHECK(tt_checkpoint_load(old, &r, &st) == TT_EFORMAT);
+    CHECK_MSG(strstr(st.msg, "adam_m.wte.weight of the frozen base holds non-zero moments") && !strchr(st.msg, '\n') && !r.params &&
+                  !r.m,
+              "%s", st.msg);
+    remove(old);
     tt_state_free(&s);
     tt_model_config b = tt_preset_find("tiny")->cfg;
     CHECK(tt_state_init(&s, &b, &tc, &st) == TT_OK);

@@ -41,7 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         check(s.n_val >= 0 && s.n_val <= s.val_cap && s.best_val_step >= -1 && s.best_val_step <= s.step);
         /* touch everything that was loaded (ASan checks the bounds) */
         volatile float acc = 0;
-        for (size_t i = 0; i < s.layout.total; i += 61) acc += s.params[i] + s.m[i] + s.v[i];
+        for (size_t i = 0; i < s.layout.total; i += 61) acc += s.params[i];
+        for (size_t i = 0; i < tt_layout_train_count(&s.layout); i += 61) acc += s.m[i] + s.v[i]; /* the trainable range */
         for (int64_t i = 0; i < s.step; i++) acc += s.loss_hist[i];
         for (int64_t i = 0; i < s.n_val; i++) acc += s.val_loss[i] + (float)s.val_step[i];
         (void)acc;
@@ -94,7 +95,7 @@ static void make_seeds(const char *dir) {
         fprintf(stderr, "seed state: %s\n", st.msg);
         exit(1);
     }
-    for (size_t i = 0; i < s.layout.total; i++) {
+    for (size_t i = 0; i < tt_layout_train_count(&s.layout); i++) {
         s.m[i] = 0.001f * (float)(i % 17);
         s.v[i] = 1e-6f * (float)(i % 5);
     }

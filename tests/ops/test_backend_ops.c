@@ -894,7 +894,7 @@ static int gpu_run(const op_case *c, problem *p) {
         /* the trainable range [t0, n): all of it, or a LoRA layout's
          * adapters alone, as a backend chunk's trainable range (pchunk base
          * t0, its own norm parts; mask bit i = parameter t0 + i) */
-        const size_t n = p->lo.total, t0 = p->lo.base_total < n ? p->lo.base_total : 0, nt = n - t0;
+        const size_t n = p->lo.total, t0 = tt_layout_train0(&p->lo), nt = n - t0;
         const size_t nw = (nt + 31) / 32;
         uint32_t *mask = calloc(nw, sizeof *mask);
         for (int t = 0; t < p->lo.n_tensors; t++)

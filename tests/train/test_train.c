@@ -14,6 +14,7 @@
 #include "io/plot.h"
 #include "rng.h"
 #include "train/trainer.h"
+#include "ckpt_test.h"
 #include "tt_test.h"
 
 /* ---------------- LR schedule + config ---------------- */
@@ -167,8 +168,11 @@ static void train_config(tt_train_config *tc, int64_t steps) {
 /* 20 steps straight == 10 steps, save, load, 10 more: bit for bit (losses,
  * weights, moments, validation); with dropout and accumulation too, since
  * the masks are keyed by (seed, step, micro-batch) and the checkpoint keeps
- * the dropout. loss_out (20): the straight run's losses. */
-static void exact_resume(float dropout, int accum, float *loss_out) {
+ * the dropout. A LoRA model (adapters on its frozen base): the same, its
+ * checkpoint holding the adapters' moments alone, and resumed as well from
+ * that checkpoint rewritten in the older form (zero moments for every base
+ * tensor). loss_out (20): the straight run's losses. */
+static void exact_resume(const tt_model_config *cfg, float dropout, int accum, float *loss_out) {
     tt_corpus corpus;
     make_corpus(&corpus);
     tt_train_config tc;
@@ -177,11 +181,12 @@ static void exact_resume(float dropout, int accum, float *loss_out) {
     tc.accum = accum;
     tt_status st;
     tt_status_clear(&st);
+    const int lora = cfg->lora_rank > 0;
 
     /* A: 20 steps straight */
     tt_train_state a;
-    CHECK(tt_state_init(&a, &CFG, &tc, &st) == TT_OK);
-    tt_backend *be = make_be(&CFG);
+    CHECK(tt_state_init(&a, cfg, &tc, &st) == TT_OK);
+    tt_backend *be = make_be(cfg);
     if (!be) { tt_state_free(&a); tt_corpus_free(&corpus); return; }
     tt_trainer tr;
     memset(&tr, 0, sizeof tr);
@@ -201,14 +206,15 @@ static void exact_resume(float dropout, int accum, float *loss_out) {
 
     /* B: 10 steps (same 20-step schedule), stopped, saved */
     const char *dir = tt_test_tmpdir();
-    char ckpt[4200];
-    snprintf(ckpt, sizeof ckpt, "%s/ckpt.safetensors", dir);
+    char ckpt[2][4200];
+    snprintf(ckpt[0], sizeof ckpt[0], "%s/ckpt.safetensors", dir);
+    snprintf(ckpt[1], sizeof ckpt[1], "%s/ckpt_old.safetensors", dir);
     tt_train_state b;
-    CHECK(tt_state_init(&b, &CFG, &tc, &st) == TT_OK);
-    be = make_be(&CFG);
+    CHECK(tt_state_init(&b, cfg, &tc, &st) == TT_OK);
+    be = make_be(cfg);
     tr.s = &b;
     tr.be = be;
-    tr.ckpt_path = ckpt;
+    tr.ckpt_path = ckpt[0];
     cb_state cbs = {0};
     cbs.stop_at = 10;
     tr.user = &cbs;
@@ -216,65 +222,80 @@ static void exact_resume(float dropout, int accum, float *loss_out) {
     CHECK(stopped == 1);
     CHECK(b.step == 10);
     CHECK(cbs.n_save == 1);
-    CHECK(access(ckpt, F_OK) == 0);
+    CHECK(access(ckpt[0], F_OK) == 0);
     tt_backend_destroy(be);
     tt_state_free(&b);
+    const int n_moment = lora ? a.layout.n_tensors - a.layout.n_base : a.layout.n_tensors;
+    CHECK(tt_test_count_tensors(ckpt[0], "adam_m.", NULL) == n_moment && tt_test_count_tensors(ckpt[0], "adam_v.", NULL) == n_moment);
+    if (lora) CHECK(tt_test_write_old_lora_checkpoint(ckpt[0], ckpt[1], 0.0f) == 0);
 
     /* load into a fresh state and a fresh backend, run to the end */
-    tt_train_state c;
-    tt_status_clear(&st);
-    CHECK_MSG(tt_checkpoint_load(ckpt, &c, &st) == TT_OK, "load: %s", st.msg);
-    if (st.code) { tt_state_free(&a); tt_corpus_free(&corpus); return; }
-    CHECK(c.step == 10);
-    CHECK(c.corpus_hash == corpus.hash);
-    CHECK(c.tc.dropout == dropout && c.tc.accum == accum);
-    be = make_be(&CFG);
-    tr.s = &c;
-    tr.be = be;
-    tr.ckpt_path = NULL;
-    cb_state cc = {0};
-    tr.user = &cc;
-    CHECK(tt_train_run(&tr, &stopped, &st) == TT_OK);
-    CHECK(stopped == 0 && c.step == 20 && cc.n_step == 10);
+    for (int form = 0; form < 1 + lora; form++) {
+        tt_train_state c;
+        tt_status_clear(&st);
+        CHECK_MSG(tt_checkpoint_load(ckpt[form], &c, &st) == TT_OK, "load: %s", st.msg);
+        if (st.code) break;
+        CHECK(c.step == 10);
+        CHECK(c.corpus_hash == corpus.hash);
+        CHECK(c.tc.dropout == dropout && c.tc.accum == accum);
+        be = make_be(cfg);
+        tr.s = &c;
+        tr.be = be;
+        tr.ckpt_path = NULL;
+        cb_state cc = {0};
+        tr.user = &cc;
+        CHECK(tt_train_run(&tr, &stopped, &st) == TT_OK);
+        CHECK(stopped == 0 && c.step == 20 && cc.n_step == 10);
 
-    /* bit-identical: losses, weights, moments, validation history */
-    CHECK(memcmp(a.loss_hist, c.loss_hist, 20 * sizeof(float)) == 0);
-    size_t bytes = a.layout.total * sizeof(float);
-    CHECK(memcmp(a.params, c.params, bytes) == 0);
-    CHECK(memcmp(a.m, c.m, bytes) == 0);
-    CHECK(memcmp(a.v, c.v, bytes) == 0);
-    CHECK(a.n_val == c.n_val);
-    if (a.n_val == c.n_val) {
-        CHECK(memcmp(a.val_loss, c.val_loss, (size_t)a.n_val * sizeof(float)) == 0);
-        CHECK(memcmp(a.val_step, c.val_step, (size_t)a.n_val * sizeof(int64_t)) == 0);
+        /* bit-identical: losses, weights, moments (of the trainable range), validation history */
+        CHECK(memcmp(a.loss_hist, c.loss_hist, 20 * sizeof(float)) == 0);
+        const size_t bytes = a.layout.total * sizeof(float), mbytes = tt_layout_train_count(&a.layout) * sizeof(float);
+        CHECK(memcmp(a.params, c.params, bytes) == 0);
+        CHECK(memcmp(a.m, c.m, mbytes) == 0);
+        CHECK(memcmp(a.v, c.v, mbytes) == 0);
+        CHECK(a.n_val == c.n_val);
+        if (a.n_val == c.n_val) {
+            CHECK(memcmp(a.val_loss, c.val_loss, (size_t)a.n_val * sizeof(float)) == 0);
+            CHECK(memcmp(a.val_step, c.val_step, (size_t)a.n_val * sizeof(int64_t)) == 0);
+        }
+        CHECK(a.best_val == c.best_val && a.best_val_step == c.best_val_step);
+        tt_backend_destroy(be);
+        tt_state_free(&c);
     }
-    CHECK(a.best_val == c.best_val && a.best_val_step == c.best_val_step);
-    /* and training did something: the loss fell, the weights moved */
-    CHECK(a.loss_hist[19] < a.loss_hist[0] - 0.5f);
+    /* and training did something: the loss fell, the weights moved (LoRA:
+     * the adapters, the base unchanged) */
     tt_train_state init;
-    CHECK(tt_state_init(&init, &CFG, &tc, &st) == TT_OK);
+    CHECK(tt_state_init(&init, cfg, &tc, &st) == TT_OK);
+    const size_t t0 = tt_layout_train0(&a.layout), nt = a.layout.total - t0;
     size_t moved = 0;
-    for (size_t i = 0; i < a.layout.total; i++) moved += a.params[i] != init.params[i];
-    CHECK(moved > a.layout.total / 2);
-    printf("  dropout %.1f, accum %d: loss %.4f -> %.4f over 20 steps; resumed run identical\n", (double)dropout, accum,
-           a.loss_hist[0], a.loss_hist[19]);
-    memcpy(loss_out, a.loss_hist, 20 * sizeof(float));
+    for (size_t i = t0; i < a.layout.total; i++) moved += a.params[i] != init.params[i];
+    CHECK(moved > nt / 2);
+    CHECK(memcmp(a.params, init.params, t0 * sizeof(float)) == 0);
+    CHECK(a.loss_hist[19] < a.loss_hist[0] - (lora ? 0.0f : 0.5f));
+    printf("  %sdropout %.1f, accum %d: loss %.4f -> %.4f over 20 steps; resumed run identical%s\n", lora ? "LoRA, " : "",
+           (double)dropout, accum, a.loss_hist[0], a.loss_hist[19], lora ? " (and from the older form)" : "");
+    if (loss_out) memcpy(loss_out, a.loss_hist, 20 * sizeof(float));
+    remove(ckpt[1]);
     tt_state_free(&init);
-    tt_backend_destroy(be);
-    tt_state_free(&c);
     tt_state_free(&a);
     tt_corpus_free(&corpus);
 }
 
 TT_TEST(test_exact_resume) {
     float l[20];
-    exact_resume(0.0f, 1, l);
+    exact_resume(&CFG, 0.0f, 1, l);
+}
+
+TT_TEST(test_exact_resume_lora) {
+    tt_model_config c = CFG;
+    c.lora_rank = 4, c.lora_targets = TT_LORA_ALL, c.lora_alpha = 8.0f;
+    exact_resume(&c, 0.0f, 1, NULL);
 }
 
 TT_TEST(test_exact_resume_dropout) {
     float l0[20], l1[20];
-    exact_resume(0.2f, 2, l1);
-    exact_resume(0.0f, 2, l0);
+    exact_resume(&CFG, 0.2f, 2, l1);
+    exact_resume(&CFG, 0.0f, 2, l0);
     /* the dropout went through the loop: the first step (same weights,
      * same batches) already reports another loss */
     CHECK_MSG(l1[0] != l0[0], "dropout 0.2 reported the loss of dropout 0 (%.6f)", (double)l0[0]);
@@ -629,6 +650,7 @@ int main(void) {
     RUN(test_options);
     RUN(test_loop_hold_and_more);
     RUN(test_exact_resume);
+    RUN(test_exact_resume_lora);
     RUN(test_exact_resume_dropout);
     RUN(test_accumulation_and_batch_rule);
     RUN(test_best_val_and_curves);

@@ -187,6 +187,8 @@ test('model info from the engine; a model beyond the limits is refused with one 
   assert.deepEqual(mi.tokenizer_files, ['vocab.json', 'merges.txt']);
   assert.ok(mi.full.fits && mi.lora.fits);
   assert.ok(mi.lora.trained_params > 0 && mi.lora.trained_params < mi.full.trained_params);
+  // the training state: params, and AdamW moments of the trained elements alone (a LoRA model's adapters)
+  for (const k of ['full', 'lora']) assert.equal(mi[k].state_bytes, 4 * (mi[k].params + 2 * mi[k].trained_params), k);
   const limited = await session(page, { variant: 'single', base: `${models.url}/gpt2-tiny/resolve/main`, names: ['config.json'],
     opts: 'batch=1 ctx=32', infoOnly: true, heapLimit: 1e6 });
   assert.equal(limited.modelInfo.lora.fits, false);
