@@ -39,7 +39,7 @@ enum {
     O_ACCUM, O_SEED, O_EVAL_EVERY, O_EVAL_BATCHES, O_DATA, O_OUT, O_RESUME, O_THREADS, O_BACKEND, O_JSON,
     O_SAVE_EVERY, O_SAMPLE_TOKENS, O_CKPT, O_PROMPT, O_TEMP, O_TOPK, O_TOPP, O_TOKENS, O_BATCHES, O_WARMUP_STEPS,
     O_LOG_EVERY, O_WD, O_CLIP, O_STOP_AFTER, O_MIN_TIME, O_MAX_STEPS, O_LABEL, O_REPS, O_DETAIL, O_PHASES, O_PIPELINE,
-    O_FORCE, O_INIT_FROM, O_CONFIG, O_PRINT_CONFIG, O_ADAPTER, O_IDS, O_LOGITS,
+    O_FORCE, O_INIT_FROM, O_CONFIG, O_PRINT_CONFIG, O_ADAPTER, O_ADAPTER_IN, O_IDS, O_LOGITS,
     O_TABLE /* an option of the training option table (src/train/options.c), passed on by name */
 };
 
@@ -68,6 +68,7 @@ typedef struct {
     int sched, accum, eval_batches, threads, top_k, json, batches, reps, pipeline, print_config;
     uint64_t seed;
     const char *data, *out, *resume, *backend, *ckpt, *prompt, *label, *init_from, *config;
+    const char *adapter; /* --adapter DIR (export: --merge-adapter DIR): a peft LoRA folder to load onto the model */
     const char *ids; /* --ids: token ids, comma-separated */
     int logits;      /* --logits */
     /* O_TABLE options as given, in order: applied with tt_options_set by the command */
@@ -94,11 +95,16 @@ int model_config(const opts *o, const tt_model_config *base, const char *default
                  const char **preset_name);
 int make_backend(const char *kind, const tt_model_config *cfg, const tt_backend_opts *bo, int quiet, tt_backend **be);
 /* A checkpoint file, a run folder (its checkpoint.safetensors) or a Hugging
- * Face folder (hf.h: weights only, step 0, default train config). */
-int load_ckpt(const char *path, tt_train_state *s);
+ * Face folder (hf.h: weights only, step 0, default train config). adapter
+ * (NULL: none): a peft LoRA folder (io/peft.h) loaded onto it; the model is
+ * then that LoRA model, its base the weights at path (a LoRA model's
+ * adapters merged in). */
+int load_ckpt(const char *path, const char *adapter, tt_train_state *s);
 /* load_ckpt and the model's tokenizer (train/runtok.h: the files beside the
  * checkpoint, checked against its hash; a Hugging Face folder's own) */
-int load_model(const char *path, tt_train_state *s, tt_runtok *rt);
+int load_model(const char *path, const char *adapter, tt_train_state *s, tt_runtok *rt);
+/* the option --adapter DIR of the commands that read a model */
+#define OPT_ADAPTER_IN {"adapter", O_ADAPTER_IN, 1, "DIR: a peft LoRA adapter folder to load onto the model"}
 int make_dirs(const char *path);
 int check_out_dir(const char *dir, int *created);
 /* path, or its first and last 60 characters when it is too long for a message line */

@@ -1,4 +1,5 @@
-/* cmd_eval.c — `tinytrain eval`: validation loss of a checkpoint on a corpus,
+/* cmd_eval.c — `tinytrain eval`: validation loss of a checkpoint (with
+ * --adapter, a peft LoRA folder loaded onto it) on a corpus,
  * per token and in bits per byte (data.h: the model's tokenizer decides what
  * a token is; a BPE model's corpus goes through the token cache beside the
  * checkpoint, or in /tmp where that folder cannot be written). */
@@ -17,6 +18,7 @@
 
 static const opt_def eval_opts[] = {
     {"ckpt", O_CKPT, 1, "checkpoint (default runs/" DEFAULT_PRESET "/" CKPT_NAME ")"},
+    OPT_ADAPTER_IN,
     {"data", O_DATA, 1, "text file or folder (default: the fortunes collection)"},
     {"batches", O_BATCHES, 1, "validation batches (default: the checkpoint's eval-batches)"},
     {"threads", O_THREADS, 1, "CPU threads"},
@@ -36,7 +38,7 @@ int cmd_eval(int argc, char **argv) {
     memset(&s, 0, sizeof s);
     const char *path = o.ckpt ? o.ckpt : default_ckpt();
     tt_runtok rt;
-    if ((rc = load_model(path, &s, &rt))) return rc;
+    if ((rc = load_model(path, o.adapter, &s, &rt))) return rc;
     tt_corpus c;
     char dir[4200];
     snprintf(dir, sizeof dir, "%s", path);
@@ -72,6 +74,7 @@ int cmd_eval(int argc, char **argv) {
     if (o.json) {
         fputs("{\"checkpoint\":", stdout);
         json_str(stdout, path, strlen(path));
+        if (o.adapter) json_key_str(stdout, "adapter", o.adapter);
         printf(",\"step\":%lld,\"corpus\":", (long long)s.step);
         json_str(stdout, c.desc, strlen(c.desc));
         printf(",\"same_corpus\":%s,\"batches\":%d,\"tokens\":%lld,\"val_loss\":", same ? "true" : "false", n,
@@ -83,8 +86,8 @@ int cmd_eval(int argc, char **argv) {
         json_num(stdout, tt_corpus_tok_per_byte(&c));
         fputs("}\n", stdout);
     } else {
-        printf("%s (step %lld) on %s%s\nval loss %.4f%s (%.3f bits/byte) over %d batches x %d x %d %s\n", path,
-               (long long)s.step, c.desc, same ? "" : " (not the training corpus)", loss, c.tokens.count ? " per token" : "",
+        printf("%s%s%s (step %lld) on %s%s\nval loss %.4f%s (%.3f bits/byte) over %d batches x %d x %d %s\n", path,
+               o.adapter ? " + adapter " : "", o.adapter ? o.adapter : "", (long long)s.step, c.desc, same ? "" : " (not the training corpus)", loss, c.tokens.count ? " per token" : "",
                tt_corpus_bpb(&c, loss), n, s.cfg.batch, s.cfg.ctx, c.tokens.count ? "tokens" : "bytes");
     }
 out:

@@ -2,7 +2,9 @@
  * (src/train/hf.h; a LoRA run: its weights merged; a BPE model: its
  * tokenizer's files, found beside the checkpoint); an OUTDIR ending in
  * .safetensors writes the weights file alone, with GPT-2 names; with
- * --adapter a LoRA run's adapters alone, as a peft folder (src/io/peft.h). */
+ * --adapter a LoRA run's adapters alone, as a peft folder (src/io/peft.h).
+ * --merge-adapter DIR loads a peft folder onto RUN first (the option the
+ * other commands call --adapter DIR; here --adapter names the output). */
 #include "cli.h"
 
 #include "io/fileio.h"
@@ -18,6 +20,7 @@ static const opt_def export_opts[] = {
     {"out", O_OUT, 1, "OUTDIR: the folder to write (default: hf/ beside the checkpoint); FILE.safetensors: weights only"},
     {"force", O_FORCE, 0, "replace a non-empty OUTDIR (never one holding a training checkpoint)"},
     {"adapter", O_ADAPTER, 0, "a LoRA run's adapters alone, as a peft folder at OUTDIR (default: adapter/ beside the checkpoint)"},
+    {"merge-adapter", O_ADAPTER_IN, 1, "DIR: a peft LoRA adapter folder loaded onto RUN first (export: merged into the weights)"},
     {"help", O_HELP, 0, "this help"},
     {NULL, 0, 0, NULL}};
 
@@ -50,7 +53,7 @@ static int export_args(int argc, char **argv, opts *o, const char **pos) {
 }
 
 /* --adapter: the peft folder (src/io/peft.h) */
-static int export_adapter(const char *path, const char *out) {
+static int export_adapter(const char *path, const char *adapter_in, const char *out) {
     char dir[4200];
     if (out) snprintf(dir, sizeof dir, "%s", out);
     else {
@@ -61,7 +64,7 @@ static int export_adapter(const char *path, const char *out) {
     }
     tt_train_state s;
     memset(&s, 0, sizeof s);
-    int rc = load_ckpt(path, &s);
+    int rc = load_ckpt(path, adapter_in, &s);
     if (rc) return rc;
     tt_status st;
     tt_status_clear(&st);
@@ -83,7 +86,7 @@ int cmd_export(int argc, char **argv) {
     int rc = export_args(argc, argv, &o, pos);
     if (rc) return rc < 0 ? 0 : rc;
     const char *path = pos[0] ? pos[0] : o.ckpt ? o.ckpt : default_ckpt();
-    if (o.set[O_ADAPTER]) return export_adapter(path, pos[1] ? pos[1] : o.out);
+    if (o.set[O_ADAPTER]) return export_adapter(path, o.adapter, pos[1] ? pos[1] : o.out);
     char out[4200];
     if (pos[1] || o.out) snprintf(out, sizeof out, "%s", pos[1] ? pos[1] : o.out);
     else {
@@ -104,7 +107,7 @@ int cmd_export(int argc, char **argv) {
     tt_train_state s;
     memset(&s, 0, sizeof s);
     tt_runtok rt;
-    if ((rc = load_model(path, &s, &rt))) return rc;
+    if ((rc = load_model(path, o.adapter, &s, &rt))) return rc;
     int bpe = tt_tokenizer_kind(rt.tok) == TT_TOK_BPE;
     tt_status st;
     tt_status_clear(&st);

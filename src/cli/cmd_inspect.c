@@ -15,6 +15,7 @@
 #include "io/json.h"
 
 static const opt_def inspect_opts[] = {
+    OPT_ADAPTER_IN,
     {"prompt", O_PROMPT, 1, "the text to look at (1 byte up to the model's context, at most 128)"},
     {"top", O_TOPK, 1, "next bytes listed per position, 1..16 (default 5)"},
     {"backend", O_BACKEND, 1, "cpu (default), webgpu or auto"},
@@ -98,7 +99,7 @@ int cmd_inspect(int argc, char **argv) {
     }
     tt_train_state s;
     memset(&s, 0, sizeof s);
-    if ((rc = load_ckpt(path, &s))) return rc;
+    if ((rc = load_ckpt(path, o.adapter, &s))) return rc;
     if (s.cfg.vocab != TT_VOCAB) {
         tt_state_free(&s);
         return error_line(EXIT_USAGE, "inspect: a text prompt needs the model's tokenizer; this model has a vocabulary of %d, not bytes",

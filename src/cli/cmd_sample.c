@@ -16,6 +16,7 @@
 
 static const opt_def sample_opts[] = {
     {"ckpt", O_CKPT, 1, "checkpoint (default runs/" DEFAULT_PRESET "/" CKPT_NAME ")"},
+    OPT_ADAPTER_IN,
     {"prompt", O_PROMPT, 1, "text to continue (default: a new line)"},
     {"ids", O_IDS, 1, "the prompt as token ids, comma-separated (prints one JSON object of ids)"},
     {"logits", O_LOGITS, 0, "with --ids: print the logits of every prompt position too (the --backend's forward)"},
@@ -328,7 +329,8 @@ int cmd_sample(int argc, char **argv) {
     tt_runtok rt;
     memset(&rt, 0, sizeof rt);
     /* ids need no tokenizer; text needs the model's (beside its checkpoint) */
-    if ((rc = o.ids ? load_ckpt(o.ckpt ? o.ckpt : default_ckpt(), &s) : load_model(o.ckpt ? o.ckpt : default_ckpt(), &s, &rt)))
+    if ((rc = o.ids ? load_ckpt(o.ckpt ? o.ckpt : default_ckpt(), o.adapter, &s)
+               : load_model(o.ckpt ? o.ckpt : default_ckpt(), o.adapter, &s, &rt)))
         return rc;
     if (o.ids) {
         tt_token *ids = NULL;

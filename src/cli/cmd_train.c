@@ -28,6 +28,8 @@ static const opt_def train_opts[] = {
     {"resume", O_RESUME, 1, "continue from a checkpoint"},
     {"init-from", O_INIT_FROM, 1, "start from the weights of a checkpoint, run folder or Hugging Face folder (fresh "
                                   "optimizer, schedule and step 0; the model shape is the source's)"},
+    {"adapter", O_ADAPTER_IN, 1, "with --init-from: a peft LoRA adapter folder the run's adapters start from (its "
+                                 "rank, alpha and targets)"},
     {"log-every", O_LOG_EVERY, 1, "plain progress line every N steps when not on a terminal"},
     {"sample-tokens", O_SAMPLE_TOKENS, 1, "tokens of sample text printed after training (default 400, 0 = none)"},
     {"json", O_JSON, 0, "JSON lines on stdout"},
@@ -342,7 +344,7 @@ static int setup(train_job *j) {
     tt_status st;
     tt_status_clear(&st);
     tt_run_source src = {.kind = o->resume ? TT_RUN_RESUME : o->init_from ? TT_RUN_INIT_FROM : TT_RUN_FRESH,
-                         .path = o->resume ? o->resume : o->init_from};
+                         .path = o->resume ? o->resume : o->init_from, .adapter = o->adapter};
     if (tt_run_plan(&j->r, &j->to, &src, &st)) return error_line(j->r.bad_options ? EXIT_USAGE : EXIT_FAIL, "%s", st.msg);
     if (o->print_config) { /* the resolved options as a run file; nothing runs */
         int rc = print_run_file(&j->r.cfg, &j->r.tc, &j->to.run, &j->r.tok, o->data);
@@ -588,6 +590,8 @@ int cmd_train(int argc, char **argv) {
     if (!o->data && file_data[0]) o->data = file_data;
     if (j->to.run.stop_at_target && !(j->to.run.target_val > 0) && !o->json && !o->print_config)
         notice("--stop-at-target has no effect without --target-val");
+    if (o->adapter && !o->init_from)
+        return error_line(EXIT_USAGE, "--adapter goes with --init-from (the base model the adapter adapts)");
     if (o->init_from && o->resume)
         return error_line(EXIT_USAGE, "--init-from starts a new run from other weights, --resume continues a run with its "
                                       "own: give one of them");

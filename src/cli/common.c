@@ -2,6 +2,8 @@
 #include "cli.h"
 
 #include "train/hf.h"
+#include "io/peft.h"
+#include "lora.h"
 
 #include <fcntl.h>
 
@@ -207,6 +209,7 @@ int parse_opts(const char *cmd, const opt_def *defs, int argc, char **argv, int 
         case O_OUT:
         case O_RESUME:
         case O_INIT_FROM:
+        case O_ADAPTER_IN:
         case O_CKPT:
         case O_CONFIG:
             /* a path: never empty, never the next option swallowed by a missing value */
@@ -219,6 +222,7 @@ int parse_opts(const char *cmd, const opt_def *defs, int argc, char **argv, int 
             else if (d->id == O_RESUME) o->resume = val;
             else if (d->id == O_INIT_FROM) o->init_from = val;
             else if (d->id == O_CONFIG) o->config = val;
+            else if (d->id == O_ADAPTER_IN) o->adapter = val;
             else o->ckpt = val;
             break;
         case O_PROMPT: o->prompt = val; break;
@@ -306,7 +310,7 @@ int make_backend(const char *kind, const tt_model_config *cfg, const tt_backend_
     return 0;
 }
 
-int load_ckpt(const char *path, tt_train_state *s) {
+static int load_base(const char *path, tt_train_state *s) {
     tt_status st;
     tt_status_clear(&st);
     struct stat sb;
@@ -333,8 +337,53 @@ int load_ckpt(const char *path, tt_train_state *s) {
     return 0;
 }
 
-int load_model(const char *path, tt_train_state *s, tt_runtok *rt) {
-    int rc = load_ckpt(path, s);
+/* The peft folder dir (io/peft.h) on the model in *s: *s becomes the LoRA
+ * model of its base weights (a LoRA model's own adapters merged in first)
+ * and the folder's adapters; what the state says of its run (step, train
+ * config, corpus, tokenizer) stays. */
+static int attach_adapter(const char *path, const char *dir, tt_train_state *s) {
+    tt_status st;
+    tt_status_clear(&st);
+    const float *base = NULL;
+    float *owned = NULL, *ad = NULL;
+    tt_model_config bcfg = tt_lora_base_config(&s->cfg), cfg;
+    tt_train_state n;
+    memset(&n, 0, sizeof n);
+    int rc = tt_hf_merged(s, &base, &owned, &st);
+    if (rc) rc = error_line(EXIT_FAIL, "%s", st.msg);
+    else if (tt_load_peft(dir, &bcfg, &cfg, &ad, &st))
+        rc = error_line(EXIT_FAIL, "cannot load adapter '%s' onto '%s': %s", dir, path, st.msg);
+    else if (tt_state_alloc(&n, &cfg, &st))
+        rc = error_line(EXIT_FAIL, "%s", st.msg);
+    if (!rc) {
+        memcpy(n.params, base, n.layout.base_total * sizeof(float));
+        memcpy(n.params + n.layout.base_total, ad, (n.layout.total - n.layout.base_total) * sizeof(float));
+        n.tc = s->tc;
+        n.step = s->step;
+        n.corpus_hash = s->corpus_hash;
+        n.corpus_bytes = s->corpus_bytes;
+        n.tok_kind = s->tok_kind;
+        n.tok_hash = s->tok_hash;
+        n.tok_per_byte = s->tok_per_byte;
+        memcpy(n.init_from, s->init_from, sizeof n.init_from);
+        n.init_hash = s->init_hash;
+        tt_state_free(s);
+        *s = n;
+    } else {
+        tt_state_free(s);
+    }
+    tt_free(owned);
+    tt_free(ad);
+    return rc;
+}
+
+int load_ckpt(const char *path, const char *adapter, tt_train_state *s) {
+    int rc = load_base(path, s);
+    return rc || !adapter ? rc : attach_adapter(path, adapter, s);
+}
+
+int load_model(const char *path, const char *adapter, tt_train_state *s, tt_runtok *rt) {
+    int rc = load_ckpt(path, adapter, s);
     if (rc) return rc;
     tt_status st;
     tt_status_clear(&st);

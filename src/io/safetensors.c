@@ -309,6 +309,41 @@ const char *tt_st_meta_get(const tt_st_reader *r, const char *key) {
     return NULL;
 }
 
+/* IEEE half and bfloat16 to float, exactly (every value of both is a float) */
+static float f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 0x1F, m = h & 0x3FF, u;
+    if (e == 0x1F) u = sign | 0x7F800000u | (m << 13);           /* inf, nan */
+    else if (e) u = sign | ((e + 112) << 23) | (m << 13);         /* normal */
+    else if (!m) u = sign;                                        /* zero */
+    else {                                                        /* subnormal: m * 2^-24 */
+        float f = (float)m * 5.9604644775390625e-8f;
+        return sign ? -f : f;
+    }
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static float bf16_to_f32(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+int tt_st_read_f32(const tt_st_reader *r, const tt_st_tensor *t, size_t off, size_t n, float *dst, tt_status *st) {
+    if (t->dtype != TT_ST_F32 && t->dtype != TT_ST_F16 && t->dtype != TT_ST_BF16)
+        return tt_fail(st, TT_EFORMAT, "safetensors: tensor '%.80s' is %s, not F32, F16 or BF16", t->name, tt_st_dtype_name(t->dtype));
+    if (t->dtype == TT_ST_F32) return tt_st_read(r, t, (uint64_t)off * 4, dst, n * 4, st);
+    unsigned char *raw = (unsigned char *)dst + 2 * n;
+    TT_CHECK(tt_st_read(r, t, (uint64_t)off * 2, raw, n * 2, st));
+    for (size_t i = 0; i < n; i++) {
+        uint16_t h;
+        memcpy(&h, raw + 2 * i, 2);
+        dst[i] = t->dtype == TT_ST_F16 ? f16_to_f32(h) : bf16_to_f32(h);
+    }
+    return TT_OK;
+}
+
 int tt_st_read(const tt_st_reader *r, const tt_st_tensor *t, uint64_t off, void *dst, size_t n, tt_status *st) {
     uint64_t span = t->end - t->begin;
     if (off > span || n > span - off)

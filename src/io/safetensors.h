@@ -93,6 +93,11 @@ const tt_st_tensor *tt_st_find(const tt_st_reader *r, const char *name);
 const char *tt_st_meta_get(const tt_st_reader *r, const char *key);
 /* Copy bytes [off, off + n) of tensor t's data into dst (bounds checked). */
 int tt_st_read(const tt_st_reader *r, const tt_st_tensor *t, uint64_t off, void *dst, size_t n, tt_status *st);
+/* n elements of tensor t from element off, as floats: F32 as stored, F16 and
+ * BF16 widened (exact); any other dtype is TT_EFORMAT. A 16-bit tensor is
+ * read into the upper half of dst and widened in place, ascending (element
+ * i's float never reaches the 16-bit values after it). */
+int tt_st_read_f32(const tt_st_reader *r, const tt_st_tensor *t, size_t off, size_t n, float *dst, tt_status *st);
 
 /* ---- streaming writer ----
  *   tt_st_writer w; tt_st_writer_init(&w);

@@ -552,43 +552,6 @@ static int is_buffer(const char *name, const char *prefix) {
     return (n > 10 && !strcmp(name + n - 10, ".attn.bias")) || (n > 17 && !strcmp(name + n - 17, ".attn.masked_bias"));
 }
 
-/* IEEE half and bfloat16 to float, exactly (every value of both is a float) */
-static float f16_to_f32(uint16_t h) {
-    uint32_t sign = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 0x1F, m = h & 0x3FF, u;
-    if (e == 0x1F) u = sign | 0x7F800000u | (m << 13);           /* inf, nan */
-    else if (e) u = sign | ((e + 112) << 23) | (m << 13);         /* normal */
-    else if (!m) u = sign;                                        /* zero */
-    else {                                                        /* subnormal: m * 2^-24 */
-        float f = (float)m * 5.9604644775390625e-8f;
-        return sign ? -f : f;
-    }
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-static float bf16_to_f32(uint16_t h) {
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-/* n elements of tensor t from element off, as floats: F32 as stored, F16 and
- * BF16 widened (exact). A 16-bit tensor is read into the upper half of dst
- * and widened in place, ascending (element i's float never reaches the
- * 16-bit values after it). */
-static int read_floats(const tt_st_reader *r, const tt_st_tensor *t, size_t off, size_t n, float *dst, tt_status *st) {
-    if (t->dtype == TT_ST_F32) return tt_st_read(r, t, (uint64_t)off * 4, dst, n * 4, st);
-    unsigned char *raw = (unsigned char *)dst + 2 * n;
-    TT_CHECK(tt_st_read(r, t, (uint64_t)off * 2, raw, n * 2, st));
-    for (size_t i = 0; i < n; i++) {
-        uint16_t h;
-        memcpy(&h, raw + 2 * i, 2);
-        dst[i] = t->dtype == TT_ST_F16 ? f16_to_f32(h) : bf16_to_f32(h);
-    }
-    return TT_OK;
-}
-
 static int load_tensors(const tt_st_reader *r, const char *file, int tied, int n_pos, tt_hf_weights *w, tt_status *st) {
     const tt_model_config *c = &w->cfg;
     const int64_t C = c->d_model;
@@ -623,14 +586,14 @@ static int load_tensors(const tt_st_reader *r, const char *file, int tied, int n
         const tt_tensor_info *ti = &lo.t[tt_layout_index(c, g.kind, g.layer)];
         if (g.kind == TT_QW || g.kind == TT_QB) { /* [q | k | v] along the output dimension */
             const int rows = g.kind == TT_QW ? (int)C : 1;
-            rc = read_floats(r, t, 0, (size_t)(rows * 3 * C), tmp, st);
+            rc = tt_st_read_f32(r, t, 0, (size_t)(rows * 3 * C), tmp, st);
             tt_tensor_kind part[3] = {g.kind, g.kind == TT_QW ? TT_KW : TT_KB, g.kind == TT_QW ? TT_VALW : TT_VALB};
             for (int p = 0; p < 3 && !rc; p++) {
                 float *dst = w->params + tt_layout_offset(&lo, c, part[p], g.layer);
                 for (int i = 0; i < rows; i++) memcpy(dst + (size_t)i * C, tmp + (size_t)i * 3 * C + (size_t)p * C, (size_t)C * sizeof(float));
             }
         } else { /* wpe: its first ctx rows (ti->numel) */
-            rc = read_floats(r, t, 0, ti->numel, w->params + ti->offset, st);
+            rc = tt_st_read_f32(r, t, 0, ti->numel, w->params + ti->offset, st);
         }
     }
     int head = 0;
@@ -649,7 +612,7 @@ static int load_tensors(const tt_st_reader *r, const char *file, int tied, int n
                          (long long)C);
         for (size_t o = 0; o < n && !rc; o += block) {
             size_t m = TT_MIN(block, n - o);
-            if (!(rc = read_floats(r, t, o, m, tmp, st)) && memcmp(tmp, wte + o, m * sizeof(float)) != 0)
+            if (!(rc = tt_st_read_f32(r, t, o, m, tmp, st)) && memcmp(tmp, wte + o, m * sizeof(float)) != 0)
                 rc = tt_fail(st, TT_EFORMAT, "'%s': lm_head.weight differs from the token embedding (an untied head); tinytrain "
                                              "models tie the output head to wte", file);
         }

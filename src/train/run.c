@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "engine/backend_create.h"
+#include "io/peft.h"
 #include "train/checkpoint.h"
 
 #define CKPT_FILE "checkpoint.safetensors" /* a run folder's checkpoint */
@@ -118,6 +119,35 @@ static int check_text(const tt_train_state *s, const tt_corpus *c, tt_status *st
                    "this one is %.200s: %zu bytes, hash %016llx; resume on the text it was trained on",
                    (unsigned long long)s->corpus_bytes, (unsigned long long)s->corpus_hash, c->desc, c->n,
                    (unsigned long long)c->hash);
+}
+
+/* init-from with an adapter: the folder's adapters on the source's weights;
+ * the LoRA options given must be the folder's. base becomes the run's base
+ * model config, its LoRA fields the folder's. */
+static int read_adapter(tt_run *r, const tt_options *o, const tt_run_source *src, tt_model_config *base, tt_status *st) {
+    tt_model_config a;
+    if (tt_load_peft(src->adapter, &r->init.cfg, &a, &r->adapters, st)) {
+        char m[sizeof st->msg];
+        snprintf(m, sizeof m, "%s", st->msg);
+        return tt_fail(st, st->code, "adapter '%.200s': %.500s", src->adapter, m);
+    }
+    char given[96] = "", have[96] = "";
+    if (tt_options_given(o, "lora-rank") && o->model.lora_rank != a.lora_rank)
+        snprintf(given, sizeof given, "lora-rank %d", o->model.lora_rank), snprintf(have, sizeof have, "r %d", a.lora_rank);
+    else if (tt_options_given(o, "lora-alpha") && o->model.lora_alpha != a.lora_alpha)
+        snprintf(given, sizeof given, "lora-alpha %g", (double)o->model.lora_alpha),
+            snprintf(have, sizeof have, "lora_alpha %g", (double)a.lora_alpha);
+    else if (tt_options_given(o, "lora-targets") && o->model.lora_targets != a.lora_targets) {
+        const tt_option *t = tt_option_find("lora-targets");
+        char g[80], h[80];
+        snprintf(given, sizeof given, "lora-targets %s", tt_option_set_text(t, o->model.lora_targets, g, sizeof g));
+        snprintf(have, sizeof have, "targets %s", tt_option_set_text(t, a.lora_targets, h, sizeof h));
+    }
+    if (given[0])
+        return r->bad_options = 1, tt_fail(st, TT_EMISMATCH, "%s disagrees with the adapter '%.200s' (%s): leave it out, "
+                                                             "the adapter's config decides", given, src->adapter, have);
+    *base = a;
+    return TT_OK;
 }
 
 /* ---- the tokenizer ------------------------------------------------------------------ */
@@ -247,14 +277,25 @@ int tt_run_plan(tt_run *r, const tt_options *o, const tt_run_source *src, tt_sta
         r->ckpt_warmup = r->s.tc.warmup;
         break;
     }
-    case TT_RUN_INIT_FROM:
+    case TT_RUN_INIT_FROM: {
         TT_CHECK(read_weights(src, tt_options_given(o, "ctx") ? o->model.ctx : 0, &r->init, st));
         TT_CHECK(check_init_shape(o, source_name(src), &r->init.cfg, st));
-        if (tt_options_resolve(o, &r->init.cfg, NULL, &r->cfg, &r->tc, st)) return r->bad_options = 1, st->code;
+        tt_model_config base = r->init.cfg;
+        if (src->adapter) TT_CHECK(read_adapter(r, o, src, &base, st));
+        if (tt_options_resolve(o, &base, NULL, &r->cfg, &r->tc, st)) return r->bad_options = 1, st->code;
+        if (src->adapter) { /* the adapter's LoRA, whatever preset the options name */
+            r->cfg.lora_rank = base.lora_rank;
+            r->cfg.lora_alpha = base.lora_alpha;
+            r->cfg.lora_targets = base.lora_targets;
+            TT_CHECK(tt_config_validate(&r->cfg, st));
+        }
         TT_CHECK(plan_tokenizer(r, o, src, st));
         break;
+    }
     default: return tt_fail(st, TT_EINVAL, "unknown run source");
     }
+    if (src->adapter && src->kind != TT_RUN_INIT_FROM)
+        return r->bad_options = 1, tt_fail(st, TT_EINVAL, "an adapter goes with init-from (the base model it adapts)");
     r->preset = tt_preset_of(&r->cfg);
     return TT_OK;
 }
@@ -310,11 +351,20 @@ int tt_run_open(tt_run *r, const tt_corpus *c, tt_status *st) {
         /* the base tensors lead the layout; LoRA adapters keep the fresh init tt_state_init gave
          * them (lora_a drawn, lora_b zero: the model starts as the source) */
         memcpy(s->params, r->init.params, s->layout.base_total * sizeof(float));
-        char full[PATH_MAX];
+        /* an adapter's: the folder's adapters instead (io/peft.h: the part after the base) */
+        if (r->adapters)
+            memcpy(s->params + s->layout.base_total, r->adapters, (s->layout.total - s->layout.base_total) * sizeof(float));
+        char full[PATH_MAX], afull[PATH_MAX];
         const char *name = r->src.name && *r->src.name ? r->src.name
                            : r->src.path                ? (realpath(r->src.path, full) ? full : r->src.path)
                                                         : "uploaded checkpoint";
-        snprintf(s->init_from, sizeof s->init_from, "%s", name);
+        if (r->src.adapter)
+            snprintf(s->init_from, sizeof s->init_from, "%.2000s + adapter %.2000s", name,
+                     realpath(r->src.adapter, afull) ? afull : r->src.adapter);
+        else
+            snprintf(s->init_from, sizeof s->init_from, "%s", name);
+        tt_free(r->adapters);
+        r->adapters = NULL;
         s->init_hash = r->init.hash;
         tt_hf_weights_free(&r->init);
         return TT_OK;
@@ -338,5 +388,7 @@ void tt_run_close(tt_run *r) {
     r->be = NULL;
     tt_state_free(&r->s);
     tt_hf_weights_free(&r->init);
+    tt_free(r->adapters);
+    r->adapters = NULL;
     tt_runtok_free(&r->tok);
 }

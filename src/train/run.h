@@ -15,6 +15,11 @@
  *               shape option given that differs is refused); batch and LoRA come
  *               from the options (LoRA: the weights become the frozen base, the
  *               adapters start fresh, so the model starts as the source).
+ *               With an adapter (a peft folder, io/peft.h) the run is a LoRA
+ *               run of its rank, alpha and targets (lora-rank, lora-alpha,
+ *               lora-targets given must be the same) whose adapters start as
+ *               the folder's: the model starts as base + adapter. The run
+ *               records "<source> + adapter <folder>" as its init-from.
  *   Every run: both splits of the text hold more than ctx tokens.
  *
  * The tokenizer (option "tokenizer", runtok.h) is part of the model: a fresh
@@ -55,6 +60,8 @@ typedef struct {
     size_t len;
     const char *name;     /* init-from: what the run records as its source (NULL: the path made
                            * absolute; for bytes "uploaded checkpoint") */
+    const char *adapter;  /* init-from: a peft LoRA folder (io/peft.h) whose adapters the run starts
+                           * from (NULL: fresh adapters) */
     int any_text;         /* resume: go on with another text than the checkpoint's */
     int open_done;        /* resume at or past its last step: 1 builds it all the same (to show it, or
                            * to extend it); 0: tt_run_open stops after the checks with done = 1 */
@@ -81,6 +88,7 @@ typedef struct {
     char backend_note[400]; /* what the backend choice has to say (auto fell back, ...), or "" */
     /* private */
     tt_hf_weights init;   /* init-from: the source's weights until tt_run_open */
+    float *adapters;      /* init-from with an adapter: its adapters (io/peft.h) until tt_run_open */
     int64_t ckpt_steps, ckpt_warmup; /* resume: the checkpoint's schedule */
 } tt_run;
 
