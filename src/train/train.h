@@ -72,8 +72,9 @@ typedef struct {
      * 1 for byte, 0 where not recorded): a loss in nats per token times this
      * / ln 2 is bits per byte */
     double tok_per_byte;
-    /* where the weights came from (train --init-from): the path and the
-     * FNV-1a 64 hash of the base weights read there (hf.h); "" if none */
+    /* where the weights came from (train --init-from): the path (with an
+     * adapter: "<path> + adapter <folder>") and the FNV-1a 64 hash of the
+     * base weights read there (hf.h); "" if none */
     char init_from[4096];
     uint64_t init_hash;
     /* the loss scaler (tc.precision f16; backend.h tt_loss_scaler) after

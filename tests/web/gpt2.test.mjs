@@ -17,6 +17,8 @@
 //     within 0.1%; the adapter zip and the merged Hugging Face zip are byte
 //     for byte what `tinytrain export --adapter` / `export` write from that
 //     checkpoint; the merged export evaluates natively like the checkpoint;
+//     the adapter zip loads in the CLI onto the base folder (eval --adapter)
+//     and evaluates like the page's merged download.
 //   - a full (not LoRA) fine-tune on the threads module (2 threads, BPE) takes
 //     the same steps as `tinytrain train --init-from` on the same folder.
 import { test, before, after } from 'node:test';
@@ -169,6 +171,24 @@ function readSt(buf) {
     for (let i = 0; i < count; i++) data[i] = t.dtype === 'F16' ? f16(raw.readUInt16LE(2 * i)) : raw.readFloatLE(4 * i);
     return { shape: t.shape, data };
   } };
+}
+
+// a .safetensors file with wpe's first `rows` rows alone (every other tensor as stored)
+function cutWpe(buf, rows) {
+  const n = Number(buf.readBigUInt64LE(0)), h = JSON.parse(buf.subarray(8, 8 + n).toString()), body = buf.subarray(8 + n);
+  const head = {}, parts = [];
+  let off = 0;
+  for (const [k, t] of Object.entries(h)) {
+    if (k === '__metadata__') { head[k] = t; continue; }
+    let raw = body.subarray(t.data_offsets[0], t.data_offsets[1]), shape = t.shape;
+    if (k.endsWith('wpe.weight')) { raw = raw.subarray(0, (raw.length / shape[0]) * rows); shape = [rows, shape[1]]; }
+    head[k] = { dtype: t.dtype, shape, data_offsets: [off, off + raw.length] };
+    parts.push(raw);
+    off += raw.length;
+  }
+  const json = Buffer.from(JSON.stringify(head)), pad = Buffer.alloc((8 - (json.length % 8)) % 8, 0x20), len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(json.length + pad.length));
+  return Buffer.concat([len, json, pad, ...parts]);
 }
 
 test('model info from the engine; a model beyond the limits is refused with one line', async () => {
@@ -347,6 +367,21 @@ test('GPT-2 folder from links: LoRA on WASM and WebGPU agree, downloads equal th
   assert.equal(merged.length, 3 * 50257);
   assert.ok(maxDiff(merged, lora) < 1e-4, `merged vs LoRA checkpoint logits: ${maxDiff(merged, lora)}`);
   assert.ok(maxDiff(merged, orig) > 1e-3, `the fine-tune moved the logits from the base's: ${maxDiff(merged, orig)}`);
+  // the downloaded adapters load in the CLI onto the base folder and give the eval of the page's model: its merged
+  // folder's (same data, same batches). The base folder is cut to the run's ctx (n_positions 16, wpe's first 16
+  // rows), as the merged folder is, so that both evaluate the same sequences; its tokenizer beside it
+  const baseDir = path.join(dir, 'base');
+  fs.mkdirSync(baseDir);
+  for (const f of ['vocab.json', 'merges.txt']) fs.copyFileSync(FILES[f], path.join(baseDir, f));
+  const runCtx = JSON.parse(hf['config.json']).n_positions;
+  fs.writeFileSync(path.join(baseDir, 'config.json'), JSON.stringify({ ...JSON.parse(fs.readFileSync(FILES['config.json'], 'utf8')), n_positions: runCtx, n_ctx: runCtx }));
+  fs.writeFileSync(path.join(baseDir, 'model.safetensors'), cutWpe(fs.readFileSync(FILES['model.safetensors']), runCtx));
+  const evalLoss = (args) => JSON.parse(execFileSync(cli, ['eval', ...args, '--data', text, '--batches', '2', '--threads', '1', '--json'],
+    { encoding: 'utf8' }).trim().split('\n').pop()).val_loss;
+  const withAdapter = evalLoss(['--ckpt', baseDir, '--adapter', path.join(dir, 'page-adapter')]);
+  const pageModel = evalLoss(['--ckpt', path.join(dir, 'page-hf')]), baseAlone = evalLoss(['--ckpt', baseDir]);
+  assert.ok(Math.abs(withAdapter - pageModel) <= 1e-5 * pageModel, `base + page adapter ${withAdapter} vs the page's merged model ${pageModel}`);
+  assert.ok(Math.abs(withAdapter - baseAlone) > 1e-4, `the adapter moves the base's eval: ${withAdapter} vs ${baseAlone}`);
 });
 
 test('the page: a model from a link cached in OPFS, trained; a reload resumes without fetching; files from disk; too large refused', async () => {
