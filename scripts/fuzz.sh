@@ -5,9 +5,11 @@
 # of a tiny model), the corpus reader (tests/fuzz/fuzz_corpus.c: binary
 # check, length rule, split, batches; and the option parser) or the
 # tokenizer's readers (tests/fuzz/fuzz_tokenizer.c: tokenizer.json, vocab.json
-# + merges.txt, the token cache).
+# + merges.txt, the token cache) or the peft adapter reader
+# (tests/fuzz/fuzz_peft.c: adapter_config.json + adapter_model.safetensors
+# onto a tiny base; seeds: the folders tt_export_peft writes).
 #
-#   scripts/fuzz.sh [checkpoint|corpus|tokenizer] [SECONDS]   (default: checkpoint, 60 s)
+#   scripts/fuzz.sh [checkpoint|corpus|tokenizer|peft] [SECONDS]   (default: checkpoint, 60 s)
 # Environment: FUZZ_DIR (work folder, default <repo>/build-fuzz), FUZZ_JOBS
 # (parallel fuzzing processes, default 1), CC_FUZZ (default clang).
 # The corpus grows in $FUZZ_DIR/corpus across runs; crashes land in
@@ -16,7 +18,7 @@
 set -euo pipefail
 
 TARGET=checkpoint
-case "${1:-}" in checkpoint|corpus|tokenizer) TARGET=$1; shift ;; esac
+case "${1:-}" in checkpoint|corpus|tokenizer|peft) TARGET=$1; shift ;; esac
 SECS="${1:-60}"
 case "$SECS" in '' | *[!0-9]*) echo "fuzz.sh: SECONDS must be a positive integer (got '$SECS')" >&2; exit 2 ;; esac
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -42,7 +44,7 @@ for f in "$ROOT"/src/*.c "$ROOT"/src/io/*.c "$ROOT"/src/engine/*.c "$ROOT"/src/t
         echo "fuzz.sh: warning: skipping $f (does not compile)" >&2
 done
 ar rcs "$OUT/libttfuzz.a" "$OUT"/obj/*.o
-for t in checkpoint corpus tokenizer; do
+for t in checkpoint corpus tokenizer peft; do
     "$CC" "${FLAGS[@]}" -fsanitize=fuzzer "$ROOT/tests/fuzz/fuzz_$t.c" "$OUT/libttfuzz.a" -lm -lpthread -ldl \
         -o "$OUT/fuzz_$t"
 done
@@ -94,6 +96,13 @@ EOF
 mkdir -p "$OUT/corpus-$TARGET"
 if [ "$TARGET" = checkpoint ]; then
     RUN_IN=("$OUT/corpus-checkpoint" "$OUT/seeds" -dict="$OUT/checkpoint.dict")
+elif [ "$TARGET" = peft ]; then
+    rm -rf "$OUT/seeds-peft" && mkdir -p "$OUT/seeds-peft"
+    TT_FUZZ_MAKE_SEEDS="$OUT/seeds-peft" "$OUT/fuzz_peft"
+    { cat "$OUT/checkpoint.dict"; printf '"%s"\n' peft_type LORA r lora_alpha target_modules fan_in_fan_out bias none \
+        use_rslora use_dora layers_to_transform modules_to_save rank_pattern alpha_pattern all-linear c_attn c_proj c_fc \
+        attn.c_proj mlp.c_proj base_model.model.transformer.h.1. .lora_A.weight .lora_B.weight; } > "$OUT/peft.dict"
+    RUN_IN=("$OUT/corpus-peft" "$OUT/seeds-peft" -dict="$OUT/peft.dict")
 elif [ "$TARGET" = tokenizer ]; then
     # seeds: a small byte-level BPE as tokenizer.json (byte 0 = 0) and as vocab.json NUL merges.txt (byte 0 = 1)
     rm -rf "$OUT/seeds-tokenizer" && mkdir -p "$OUT/seeds-tokenizer"

@@ -15,6 +15,9 @@ int tt_fail(tt_status *st, int code, const char *fmt, ...) {
         va_start(ap, fmt);
         vsnprintf(st->msg, sizeof st->msg, fmt, ap);
         va_end(ap);
+        /* one line whatever a file's names hold: control characters as '?' */
+        for (char *p = st->msg; *p; p++)
+            if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
         st->code = code;
     }
     return code;

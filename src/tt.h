@@ -27,7 +27,8 @@ typedef struct {
     char msg[512];
 } tt_status;
 
-/* Set st (if non-NULL) to code + printf-style message; returns code. */
+/* Set st (if non-NULL) to code + printf-style message (one line: control
+ * characters become '?'); returns code. */
 int tt_fail(tt_status *st, int code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

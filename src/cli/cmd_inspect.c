@@ -2,7 +2,8 @@
  * trained model for one prompt (src/engine/inspect.h): the next-byte
  * probabilities at each position, every head's attention map and the logit
  * lens, as one JSON object (--json) or a short summary. RUN is a run folder
- * (its checkpoint.safetensors) or a checkpoint file. The prompt is used as
+ * (its checkpoint.safetensors) or a checkpoint file; --adapter DIR loads a
+ * peft LoRA folder onto it. The prompt is used as
  * given: an empty prompt or one longer than the model inspects (its context,
  * at most 128 bytes, TT_INSPECT_MAX_T) is refused with one line, never cut. */
 #include "cli.h"

@@ -1,4 +1,4 @@
-/* cmd_sample.c — `tinytrain sample`: generation from a checkpoint (plain text or one JSON object); print_sample is shared with train. */
+/* cmd_sample.c — `tinytrain sample`: generation from a checkpoint (with --adapter, a peft LoRA folder loaded onto it; plain text or one JSON object); print_sample is shared with train. */
 #include "cli.h"
 
 #include <errno.h>
