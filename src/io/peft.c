@@ -179,8 +179,8 @@ static int read_adapter_config(const char *dir, tt_model_config *cfg, tt_status 
         BAD("'%.300s': r is not a rank in 1..65536", path);
     else if (tt_json_get_f64(tt_json_get(&d, root, "lora_alpha"), &alpha) || !(alpha > 0 && alpha <= 1e6))
         BAD("'%.300s': lora_alpha is not a number in (0, 1e6]", path);
-    else if (!(n = tt_json_get(&d, root, "fan_in_fan_out")) || n->type != TT_JTRUE)
-        BAD("'%.300s': fan_in_fan_out is not true (GPT-2's Conv1D layers store weights (in, out))", path);
+    /* fan_in_fan_out: any value — on GPT-2's Conv1D layers peft sets it true
+     * itself, and lora_A (r, in), lora_B (out, r) mean the same either way */
     else if (!is_null(n = tt_json_get(&d, root, "bias")) && (n->type != TT_JSTRING || strcmp(n->str, "none")))
         BAD("'%.300s': bias is not \"none\" (tinytrain's adapters train no biases)", path);
     else if ((n = tt_json_get(&d, root, "use_rslora")) && n->type == TT_JTRUE)

@@ -23,8 +23,10 @@
  *   adapter_config.json        peft_type "LORA"; r; lora_alpha; target_modules
  *                              a list of the suffixes above (also
  *                              "attn.c_attn", "mlp.c_fc") or "all-linear";
- *                              fan_in_fan_out true; bias absent, null or
- *                              "none"; lora_dropout and the other fields any.
+ *                              bias absent, null or "none"; fan_in_fan_out,
+ *                              lora_dropout and the other fields any (peft
+ *                              itself turns fan_in_fan_out on for GPT-2's
+ *                              Conv1D: the tensors mean the same).
  *                              Refused: use_rslora or use_dora true, a
  *                              layers_to_transform, modules_to_save,
  *                              rank_pattern or alpha_pattern, a target module

@@ -151,7 +151,10 @@ refuse "a file, not a folder" A.txt "not a folder"
 refuse "a folder without adapter_config.json" empty "no adapter_config.json"
 refuse "bad JSON" notjson "not valid JSON"
 mutate ad pt 'c["peft_type"] = "PREFIX_TUNING"'; refuse "peft_type not LORA" pt "peft_type"
-mutate ad ff 'c["fan_in_fan_out"] = False'; refuse "fan_in_fan_out false" ff "fan_in_fan_out"
+mutate ad ff 'c["fan_in_fan_out"] = False'  # as a peft config for GPT-2 may be saved: peft turns it on for Conv1D
+"$T" eval --ckpt base --adapter ff --data B.txt --batches 3 --json > e_ff.json 2> e_ff.err &&
+    python3 -c 'import json,sys; a,b=(json.load(open(f))["val_loss"] for f in sys.argv[1:]); assert a == b, (a, b)' e_ff.json e_ad.json &&
+    ok "fan_in_fan_out false: the same adapter" || bad "fan_in_fan_out false: the same adapter ($(head -c 300 e_ff.err))"
 mutate ad rs 'c["use_rslora"] = True'; refuse "use_rslora" rs "use_rslora"
 mutate ad bi 'c["bias"] = "all"'; refuse "bias all" bi "bias"
 mutate ad lt 'c["layers_to_transform"] = [0]'; refuse "layers_to_transform" lt "layers_to_transform"
