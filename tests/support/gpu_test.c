@@ -131,3 +131,27 @@ void tt_gtest_attn_free(tt_gtest_attn_prob *p) {
     free(p->q), free(p->k), free(p->v), free(p->dy);
     free(p->y), free(p->lse), free(p->D), free(p->dq), free(p->dk), free(p->dv);
 }
+
+void tt_gtest_adamw_make(tt_gtest_adamw_prob *a, size_t n, float clip, uint64_t mask_seed) {
+    memset(a, 0, sizeof *a);
+    a->n = n;
+    a->p = tt_gtest_rnd(n, -1, 1), a->g = tt_gtest_rnd(n, -0.5f, 0.5f), a->m = tt_gtest_rnd(n, -0.1f, 0.1f);
+    a->v = tt_gtest_rnd(n, 0, 0.01f);
+    a->nw = (n + 31) / 32;
+    a->mask = malloc(a->nw * sizeof *a->mask);
+    for (size_t i = 0; i < a->nw; i++) a->mask[i] = (uint32_t)tt_rand_u64(mask_seed, TT_STREAM_TEST, i);
+    tt_gstep *sp = &a->sp;
+    sp->lr = 1e-2f, sp->b1 = 0.9f, sp->b2 = 0.95f, sp->eps = 1e-8f, sp->wd = 0.1f, sp->clip = clip;
+    sp->bc1 = 1.0f - powf(0.9f, 3), sp->bc2 = 1.0f - powf(0.95f, 3);
+    const tt_optim_args opt = {.lr = sp->lr, .beta1 = sp->b1, .beta2 = sp->b2, .eps = sp->eps, .weight_decay = sp->wd,
+                               .clip = sp->clip, .bc1 = sp->bc1, .bc2 = sp->bc2};
+    a->rp = ref_from_float(a->p, n), a->rm = ref_from_float(a->m, n), a->rv = ref_from_float(a->v, n);
+    double *G = ref_from_float(a->g, n);
+    a->norm = ref_adamw_update_masked(a->rp, G, a->rm, a->rv, a->mask, n, &opt);
+    free(G);
+}
+
+void tt_gtest_adamw_free(tt_gtest_adamw_prob *a) {
+    free(a->p), free(a->g), free(a->m), free(a->v), free(a->mask), free(a->rp), free(a->rm), free(a->rv);
+    memset(a, 0, sizeof *a);
+}

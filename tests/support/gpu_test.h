@@ -62,4 +62,20 @@ typedef struct {
 void tt_gtest_attn_make(tt_gtest_attn_prob *p, int B, int T, int NH, int hs);
 void tt_gtest_attn_free(tt_gtest_attn_prob *p); /* host arrays and input buffers */
 
+/* A random AdamW problem of n parameters, drawn in this order: p in [-1, 1),
+ * g in [-0.5, 0.5), m in [-0.1, 0.1), v in [0, 0.01); the decay mask's
+ * words from tt_rand_u64(mask_seed, TT_STREAM_TEST, i); the step uniforms
+ * (lr 1e-2, betas 0.9 / 0.95, eps 1e-8, weight decay 0.1, clip, the bias
+ * corrections of step 3) and the float64 masked AdamW of g from them:
+ * rp, rm, rv after the update, norm the global grad norm before clipping. */
+typedef struct {
+    size_t n, nw;
+    float *p, *g, *m, *v;
+    uint32_t *mask;
+    tt_gstep sp;
+    double *rp, *rm, *rv, norm;
+} tt_gtest_adamw_prob;
+void tt_gtest_adamw_make(tt_gtest_adamw_prob *a, size_t n, float clip, uint64_t mask_seed);
+void tt_gtest_adamw_free(tt_gtest_adamw_prob *a);
+
 #endif

@@ -148,25 +148,17 @@ TT_TEST(test_f16_off_is_f32) {
  * gradient with an infinity changes no parameter or moment and halves S */
 static void amp_adamw_case(size_t n, float clip, float S, float good, int overflow) {
     tt_status st;
-    float *p = tt_gtest_rnd(n, -1, 1), *g = tt_gtest_rnd(n, -0.5f, 0.5f), *m = tt_gtest_rnd(n, -0.1f, 0.1f),
-          *v = tt_gtest_rnd(n, 0, 0.01f), *gs = malloc(n * sizeof *gs);
-    size_t nw = (n + 31) / 32;
-    uint32_t *mask = malloc(nw * sizeof *mask);
-    for (size_t i = 0; i < nw; i++) mask[i] = (uint32_t)tt_rand_u64(9, TT_STREAM_TEST, i);
-    for (size_t i = 0; i < n; i++) gs[i] = g[i] * S;
+    tt_gtest_adamw_prob a;
+    tt_gtest_adamw_make(&a, n, clip, 9);
+    const float *p = a.p, *m = a.m, *v = a.v;
+    const double *rp = a.rp, *rm = a.rm, *rv = a.rv, norm = a.norm;
+    float *gs = malloc(n * sizeof *gs);
+    for (size_t i = 0; i < n; i++) gs[i] = a.g[i] * S;
     if (overflow) gs[n / 2] = INFINITY;
-    tt_gstep sp;
-    memset(&sp, 0, sizeof sp);
-    sp.lr = 1e-2f, sp.b1 = 0.9f, sp.b2 = 0.95f, sp.eps = 1e-8f, sp.wd = 0.1f, sp.clip = clip;
-    sp.bc1 = 1.0f - powf(0.9f, 3), sp.bc2 = 1.0f - powf(0.95f, 3);
-    const tt_optim_args opt = {.lr = sp.lr, .beta1 = sp.b1, .beta2 = sp.b2, .eps = sp.eps, .weight_decay = sp.wd,
-                               .clip = sp.clip, .bc1 = sp.bc1, .bc2 = sp.bc2};
-    double *rp = ref_from_float(p, n), *rm = ref_from_float(m, n), *rv = ref_from_float(v, n), *G = ref_from_float(g, n);
-    double norm = ref_adamw_update_masked(rp, G, rm, rv, mask, n, &opt);
-    tt_gtest_die_on(tt_gops_set_step(&O, &sp, &st), &st, "step uniforms");
+    tt_gtest_die_on(tt_gops_set_step(&O, &a.sp, &st), &st, "step uniforms");
     const float ls0[4] = {S, good, 0, 0};
     tt_gpu_buf bp = tt_gtest_up(p, n), bg = tt_gtest_up(gs, n), bm = tt_gtest_up(m, n), bv = tt_gtest_up(v, n),
-               bmask = tt_gtest_up(mask, nw), bls = tt_gtest_up(ls0, 4);
+               bmask = tt_gtest_up(a.mask, a.nw), bls = tt_gtest_up(ls0, 4);
     tt_gpu_buf part = tt_gtest_poisoned(tt_gop_adamw_part_elems(n)), bst = tt_gtest_poisoned(4);
     O.amp = bls, O.amp_on = 1;
     tt_gsite s[3];
@@ -197,7 +189,8 @@ static void amp_adamw_case(size_t n, float clip, float S, float good, int overfl
         CHECK(stt[2] == ls[0] && stt[3] == ls[1]);
         free(dref), free(dgot);
     }
-    free(p), free(g), free(m), free(v), free(gs), free(mask), free(rp), free(rm), free(rv), free(G), free(got), free(gm),
+    tt_gtest_adamw_free(&a);
+    free(gs), free(got), free(gm),
         free(gv);
 }
 

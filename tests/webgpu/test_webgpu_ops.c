@@ -660,23 +660,13 @@ TT_TEST(test_crossentropy) {
 /* ---- grad norm + clip + AdamW ---- */
 static void adamw_case(size_t n, float clip, uint64_t seed) {
     tt_status st;
-    float *p = tt_gtest_rnd(n, -1, 1), *g = tt_gtest_rnd(n, -0.5f, 0.5f), *m = tt_gtest_rnd(n, -0.1f, 0.1f),
-          *v = tt_gtest_rnd(n, 0, 0.01f);
-    size_t nw = (n + 31) / 32;
-    uint32_t *mask = malloc(nw * sizeof *mask);
-    for (size_t i = 0; i < nw; i++) mask[i] = (uint32_t)tt_rand_u64(seed, TT_STREAM_TEST, i);
-    tt_gstep sp;
-    memset(&sp, 0, sizeof sp);
-    sp.lr = 1e-2f, sp.b1 = 0.9f, sp.b2 = 0.95f, sp.eps = 1e-8f, sp.wd = 0.1f, sp.clip = clip;
-    sp.bc1 = 1.0f - powf(0.9f, 3), sp.bc2 = 1.0f - powf(0.95f, 3);
-    const tt_optim_args opt = {.lr = sp.lr, .beta1 = sp.b1, .beta2 = sp.b2, .eps = sp.eps, .weight_decay = sp.wd,
-                               .clip = sp.clip, .bc1 = sp.bc1, .bc2 = sp.bc2};
-    double *rp = ref_from_float(p, n), *rm = ref_from_float(m, n), *rv = ref_from_float(v, n), *G = ref_from_float(g, n);
-    double norm = ref_adamw_update_masked(rp, G, rm, rv, mask, n, &opt);
-    free(G);
-    tt_gtest_die_on(tt_gops_set_step(&O, &sp, &st), &st, "step uniforms");
-    tt_gpu_buf bp = tt_gtest_up(p, n), bg = tt_gtest_up(g, n), bm = tt_gtest_up(m, n), bv = tt_gtest_up(v, n),
-               bmask = tt_gtest_up(mask, nw);
+    tt_gtest_adamw_prob a;
+    tt_gtest_adamw_make(&a, n, clip, seed);
+    const float *p = a.p;
+    const double *rp = a.rp;
+    tt_gtest_die_on(tt_gops_set_step(&O, &a.sp, &st), &st, "step uniforms");
+    tt_gpu_buf bp = tt_gtest_up(a.p, n), bg = tt_gtest_up(a.g, n), bm = tt_gtest_up(a.m, n), bv = tt_gtest_up(a.v, n),
+               bmask = tt_gtest_up(a.mask, a.nw);
     tt_gpu_buf part = tt_gtest_poisoned(tt_gop_adamw_part_elems(n)), bst = tt_gtest_poisoned(4);
     tt_gsite s[2];
     tt_gtest_die_on(tt_gop_adamw(&O, s, bp, bg, bm, bv, bmask, part, bst, n, &st), &st, "adamw");
@@ -694,12 +684,13 @@ static void adamw_case(size_t n, float clip, uint64_t seed) {
     if (!(e <= 1e-4)) fprintf(stderr, "  adamw n=%zu update rel err %.3g\n", n, e);
     CHECK(e <= 1e-4); /* p - p0 loses ~7 bits to cancellation in fp32 */
     CHECK(tt_test_max_rel_err(got, rp, n) <= 1e-6);
-    cmp(bm, rm, n, "adam m", TOL);
-    cmp(bv, rv, n, "adam v", TOL);
+    cmp(bm, a.rm, n, "adam m", TOL);
+    cmp(bv, a.rv, n, "adam v", TOL);
     float stt[4];
     tt_gtest_down(bst, stt, 4);
-    CHECK_CLOSE(stt[1], norm, 1e-5, 0);
-    free(p), free(g), free(m), free(v), free(mask), free(rp), free(rm), free(rv), free(got), free(dref), free(dgot);
+    CHECK_CLOSE(stt[1], a.norm, 1e-5, 0);
+    tt_gtest_adamw_free(&a);
+    free(got), free(dref), free(dgot);
 }
 
 TT_TEST(test_adamw) {
