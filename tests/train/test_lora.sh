@@ -90,26 +90,25 @@ assert 'h.0.attn.c_attn.weight' in h and not any('lora' in k for k in h), sorted
 assert 'lora' not in h['__metadata__'].get('tinytrain_config', '')
 PY
 
+# refused NAME RC FILE PATTERN: a non-zero exit and one stderr line matching PATTERN
+refused() {
+    if [ "$2" -ne 0 ] && [ "$(wc -l < "$3")" -eq 1 ] && grep -q "$4" "$3"; then
+        ok "$1"
+    else
+        bad "$1 (rc $2: $(head -c 300 "$3"))"
+    fi
+}
+
 # a rank larger than a layer: one clear line, nothing written
 "$T" train "${COMMON[@]}" --steps 2 --data A.txt --out big --lora-rank 49 > big.out 2> big.err
-rc=$?
-if [ $rc -ne 0 ] && [ "$(wc -l < big.err)" -eq 1 ] && grep -q '^tinytrain: error: lora-rank 49 is larger than' big.err; then
-    ok "rank 49 > d_model 48 refused"
-else
-    bad "rank 49 > d_model 48 refused (rc $rc: $(head -c 300 big.err))"
-fi
+refused "rank 49 > d_model 48 refused" $? big.err '^tinytrain: error: lora-rank 49 is larger than'
 [ ! -e big/checkpoint.safetensors ] && ok "nothing written for the refused rank" || bad "nothing written for the refused rank"
 "$T" export --ckpt base/checkpoint.safetensors --adapter --out nope > nope.out 2> nope.err
 one_error "export --adapter of a run without LoRA" $? nope.err
 
 # LoRA with nothing to fine-tune from (adapters on random frozen weights): one clear line, nothing written
 "$T" train "${COMMON[@]}" --steps 2 --data A.txt --out fresh --lora-rank 8 > fr.out 2> fr.err
-rc=$?
-if [ $rc -ne 0 ] && [ "$(wc -l < fr.err)" -eq 1 ] && grep -q 'lora-rank 8 needs a trained model.*init-from' fr.err; then
-    ok "LoRA without --init-from refused"
-else
-    bad "LoRA without --init-from refused (rc $rc: $(head -c 300 fr.err))"
-fi
+refused "LoRA without --init-from refused" $? fr.err 'lora-rank 8 needs a trained model.*init-from'
 [ ! -e fresh/checkpoint.safetensors ] && ok "nothing written for the refused LoRA run" || bad "nothing written for the refused LoRA run"
 
 # resuming a run without LoRA as a LoRA run (or another rank) is refused: LoRA starts with --init-from
