@@ -25,6 +25,11 @@ int tt_lora_attach(const tt_model_config *cfg, const float *base_params, uint64_
     return TT_OK;
 }
 
+void tt_lora_join(const tt_layout *lo, const float *base, const float *adapters, float *out) {
+    memcpy(out, base, lo->base_total * sizeof(float));
+    memcpy(out + lo->base_total, adapters, (lo->total - lo->base_total) * sizeof(float));
+}
+
 /* W (in, out_w) += s * A[:, :] B[:, col0 : col0 + out_w]; A (in, R), B (R, ldb) */
 static void merge_one(float *W, int64_t in, int64_t out_w, const float *A, const float *B, int64_t ldb, int64_t col0,
                       int R, double s) {

@@ -21,6 +21,11 @@ tt_model_config tt_lora_base_config(const tt_model_config *cfg);
  * lora_b 0). cfg->lora_rank must be > 0. */
 int tt_lora_attach(const tt_model_config *cfg, const float *base_params, uint64_t seed, float *out, tt_status *st);
 
+/* out (lo->total floats, a LoRA layout) = base (lo->base_total floats)
+ * followed by adapters (the rest: lora_a, lora_b in layout order, as
+ * tt_load_peft gives them). */
+void tt_lora_join(const tt_layout *lo, const float *base, const float *adapters, float *out);
+
 /* out (lo.base_total floats) = the base weights of params (a LoRA model of
  * cfg) with every targeted projection W += (alpha/R) * A B, each element's sum
  * over R accumulated in double and added to W in double before the one

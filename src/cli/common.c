@@ -356,8 +356,7 @@ static int attach_adapter(const char *path, const char *dir, tt_train_state *s) 
     else if (tt_state_alloc(&n, &cfg, &st))
         rc = error_line(EXIT_FAIL, "%s", st.msg);
     if (!rc) {
-        memcpy(n.params, base, n.layout.base_total * sizeof(float));
-        memcpy(n.params + n.layout.base_total, ad, (n.layout.total - n.layout.base_total) * sizeof(float));
+        tt_lora_join(&n.layout, base, ad, n.params);
         n.tc = s->tc;
         n.step = s->step;
         n.corpus_hash = s->corpus_hash;

@@ -14,6 +14,7 @@
 
 #include "engine/backend_create.h"
 #include "io/peft.h"
+#include "lora.h"
 #include "train/checkpoint.h"
 
 #define CKPT_FILE "checkpoint.safetensors" /* a run folder's checkpoint */
@@ -350,10 +351,9 @@ int tt_run_open(tt_run *r, const tt_corpus *c, tt_status *st) {
         tt_runtok_mark(&r->tok, s);
         /* the base tensors lead the layout; LoRA adapters keep the fresh init tt_state_init gave
          * them (lora_a drawn, lora_b zero: the model starts as the source) */
-        memcpy(s->params, r->init.params, s->layout.base_total * sizeof(float));
         /* an adapter's: the folder's adapters instead (io/peft.h: the part after the base) */
-        if (r->adapters)
-            memcpy(s->params + s->layout.base_total, r->adapters, (s->layout.total - s->layout.base_total) * sizeof(float));
+        if (r->adapters) tt_lora_join(&s->layout, r->init.params, r->adapters, s->params);
+        else memcpy(s->params, r->init.params, s->layout.base_total * sizeof(float));
         char full[PATH_MAX], afull[PATH_MAX];
         const char *name = r->src.name && *r->src.name ? r->src.name
                            : r->src.path                ? (realpath(r->src.path, full) ? full : r->src.path)
