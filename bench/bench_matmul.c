@@ -83,13 +83,13 @@ int main(int argc, char **argv) {
             fprintf(stderr, "bench_matmul %s: cannot allocate the operands (above)\n", a);
             return 1;
         }
-        tt_gsite s[2];
+        tt_gsite s[TT_GOP_MM_SITES];
         tt_gref C = {bC, 0}, A = {bA, 0}, B = {bB, 0}, bi = {bb, 0}, rr = {bR, 0};
         if (tt_gop_matmul(&o, s, C, A, B, bias ? &bi : NULL, res ? &rr : NULL, M, N, K, ta, tb, acc, &st)) {
             fprintf(stderr, "bench_matmul %s: %s\n", a, st.msg);
             return 1;
         }
-        int ns = s[1].k ? 2 : 1;
+        int ns = TT_GOP_MM_SITES;
         double *ms = malloc((size_t)(trials + 1) * sizeof *ms);
         float tmp[4];
         for (int t = 0; t <= trials; t++) { /* trial 0 warms up (pipeline, caches) */
@@ -104,7 +104,7 @@ int main(int argc, char **argv) {
         }
         qsort(ms + 1, (size_t)trials, sizeof *ms, cmpd);
         double med = ms[1 + trials / 2];
-        printf("%-22s %-26s unroll %d %8.4f ms  %6.2f TFLOP/s  (min %.4f max %.4f)\n", a, s[0].tag, o.unroll, med,
+        printf("%-22s %-26s unroll %d %8.4f ms  %6.2f TFLOP/s  (min %.4f max %.4f)\n", a, s[TT_GOP_MM_PRODUCT].tag, o.unroll, med,
                2.0 * M * N * K / med * 1e-9, ms[1], ms[trials]);
         free(ms);
         tt_gpu_buffer_free(g, bA), tt_gpu_buffer_free(g, bB), tt_gpu_buffer_free(g, bC);

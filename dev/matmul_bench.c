@@ -154,7 +154,7 @@ int main(int argc, char **argv) {
     double *ms = malloc((size_t)(trials + 1) * sizeof *ms);
     for (int i = 0; i < n; i++) {
         const spec *s = &sp[i];
-        tt_gsite site[2];
+        tt_gsite site[TT_GOP_MM_SITES];
         tt_gref C = {bC, 0}, A = {bA, 0}, B = {bB, 0}, bi = {bb, 0}, rr = {bR, 0};
         if (s->lay) bi.buf = bB, bi.off = (uint32_t)((size_t)s->K * s->N);
         o.tile = s->tile, o.splitk = s->split;
@@ -168,7 +168,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "dev_matmul_bench %s: %s\n", txt[i], st.msg);
             return 1;
         }
-        int ns = site[1].k ? 2 : 1;
+        int ns = TT_GOP_MM_SITES;
         float tmp[4];
         for (int t = 0; t <= trials; t++) { /* trial 0 warms up (pipeline, caches) */
             double t0 = tt_now();
@@ -183,7 +183,7 @@ int main(int argc, char **argv) {
         qsort(ms + 1, (size_t)trials, sizeof *ms, cmpd);
         double med = ms[1 + trials / 2];
         char tag[64];
-        snprintf(tag, sizeof tag, "%s", site[0].tag);
+        snprintf(tag, sizeof tag, "%s", site[TT_GOP_MM_PRODUCT].tag);
         for (char *p = tag; *p; p++)
             if (*p == ' ') *p = '_';
         printf("%s %s %.4f %.2f\n", txt[i], tag, med, 2.0 * s->batch * s->M * s->N * s->K / med * 1e-9);

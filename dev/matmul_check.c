@@ -123,7 +123,7 @@ static int run_case(tt_gops *o, int ci, const mm_case *c) {
                bb = tt_gtest_up(bi, (size_t)N + off), bR = tt_gtest_up(R, nC + off);
     tt_gref gA = {bA, (uint32_t)off}, gB = {bB, (uint32_t)off}, gC = {bC, (uint32_t)off}, gb = {bb, (uint32_t)off},
             gR = {bR, (uint32_t)off};
-    tt_gsite s[2];
+    tt_gsite s[TT_GOP_MM_SITES];
     tt_status st;
     o->splitk = c->split;
     int rc = tt_gop_matmul_ex(o, s, gC, gA, gB, bias ? &gb : NULL, res ? &gR : NULL, M, N, K, c->ta, c->tb, acc,
@@ -133,7 +133,7 @@ static int run_case(tt_gops *o, int ci, const mm_case *c) {
         printf("case %2d %dx%dx%d: FAILED: %s\n", ci, M, N, K, st.msg);
         bad = 1;
     } else {
-        tt_gtest_run(s, s[1].k ? 2 : 1);
+        tt_gtest_run(s, TT_GOP_MM_SITES);
         float *full = malloc((nC + off) * sizeof *full);
         tt_gtest_down(bC, full, nC + off);
         memcpy(C, full + off, nC * sizeof *C);
@@ -157,7 +157,7 @@ static int run_case(tt_gops *o, int ci, const mm_case *c) {
             }
         double rel = emax / (rmax > 0 ? rmax : 1);
         bad = !(rel <= 1e-4);
-        printf("case %2d %-32s hash %016llx rel.err %.2e%s\n", ci, s[0].tag, (unsigned long long)fnv(C, nC), rel,
+        printf("case %2d %-32s hash %016llx rel.err %.2e%s\n", ci, s[TT_GOP_MM_PRODUCT].tag, (unsigned long long)fnv(C, nC), rel,
                bad ? "  FAIL" : "");
     }
     tt_gpu_buffer_free(tt_gtest_gpu, bA), tt_gpu_buffer_free(tt_gtest_gpu, bB), tt_gpu_buffer_free(tt_gtest_gpu, bC);
@@ -181,7 +181,7 @@ static int run_batch(tt_gops *o, int bi, const mm_bcase *bc) {
           *R = tt_gtest_rnd(nC, -1, 1), *C = malloc(nC * sizeof *C), *C1 = malloc(MN * sizeof *C1);
     tt_gpu_buf bA = tt_gtest_up(A, nA), bP = tt_gtest_up(P, nP), bC = tt_gtest_up(C0, nC), bR = tt_gtest_up(R, nC);
     tt_gref gA = {bA, 0}, gB = {bP, 0}, gb = {bP, (uint32_t)((size_t)K * N)}, gC = {bC, 0}, gR = {bR, 0};
-    tt_gsite s[2];
+    tt_gsite s[TT_GOP_MM_SITES];
     tt_status st;
     o->splitk = c->split;
     int bad = 0;
@@ -193,10 +193,10 @@ static int run_batch(tt_gops *o, int bi, const mm_bcase *bc) {
         printf("batch %d %dx%dx%d x%d: FAILED: %s\n", bi, M, N, K, n, st.msg);
         bad = 1;
     } else {
-        tt_gtest_run(s, s[1].k ? 2 : 1);
+        tt_gtest_run(s, TT_GOP_MM_SITES);
         tt_gtest_down(bC, C, nC);
         char tag[64];
-        snprintf(tag, sizeof tag, "%s", s[0].tag);
+        snprintf(tag, sizeof tag, "%s", s[TT_GOP_MM_PRODUCT].tag);
         int same = 1;
         for (size_t i = 0; i < nC; i++) /* the gaps between strided outputs untouched */
             if (i % cs >= MN) same &= memcmp(&C[i], &C0[i], sizeof *C) == 0;
@@ -209,7 +209,7 @@ static int run_batch(tt_gops *o, int bi, const mm_bcase *bc) {
                 printf("batch %d product %d alone: FAILED: %s\n", bi, p, st.msg);
                 bad = 1;
             } else {
-                tt_gtest_run(s, s[1].k ? 2 : 1);
+                tt_gtest_run(s, TT_GOP_MM_SITES);
                 tt_gtest_down(b1, C1, MN);
                 same &= memcmp(C1, C + (size_t)p * cs, MN * sizeof *C1) == 0;
             }

@@ -217,6 +217,18 @@ const yieldNow = () => new Promise((r) => {
   ch.port2.postMessage(0);
 });
 
+// the f16 x f16 -> f32 subgroup-matrix configuration the f16 tier's matmul
+// uses (tensor cores): the largest the adapter lists with K dividing 16
+function sgmatConfig(dev, ai) {
+  if (!dev.features.has('chromium-experimental-subgroup-matrix') || !dev.features.has('shader-f16')) return null;
+  let best = null;
+  for (const c of ai.subgroupMatrixConfigs || []) {
+    if (c.componentType !== 'f16' || c.resultComponentType !== 'f32' || 16 % c.K) continue;
+    if (!best || c.M * c.N * c.K > best.M * best.N * best.K) best = { M: c.M, N: c.N, K: c.K };
+  }
+  return best;
+}
+
 async function openGpu() {
   if (!self.navigator || !navigator.gpu) throw new Error('this browser has no WebGPU (navigator.gpu)');
   const a = await navigator.gpu.requestAdapter({ powerPreference: 'high-performance' });
@@ -226,7 +238,7 @@ async function openGpu() {
     'maxStorageBuffersPerShaderStage', 'maxUniformBufferBindingSize', 'maxBindGroups'];
   const requiredLimits = {};
   for (const n of names) if (a.limits[n] !== undefined) requiredLimits[n] = a.limits[n];
-  const requiredFeatures = ['shader-f16', 'subgroups'].filter((f) => a.features.has(f));
+  const requiredFeatures = ['shader-f16', 'subgroups', 'chromium-experimental-subgroup-matrix'].filter((f) => a.features.has(f));
   const dev = await a.requestDevice({ requiredLimits, requiredFeatures });
   // the engine compiles its kernels as a run is built: each one is counted
   // and, while a run starts, said to the page ("compiling GPU kernels: 7")
@@ -240,7 +252,7 @@ async function openGpu() {
   const name = [ai.vendor, ai.architecture, ai.description || ai.device].filter(Boolean).join(' ') || 'WebGPU adapter';
   gpuInfo = { name, isCpu: /swiftshader|llvmpipe|lavapipe|cpu/i.test(name + ' ' + (ai.architecture || '')),
     subgroupMin: ai.subgroupMinSize || 0, subgroupMax: ai.subgroupMaxSize || 0,
-    f16: dev.features.has('shader-f16'), subgroups: dev.features.has('subgroups') };
+    f16: dev.features.has('shader-f16'), subgroups: dev.features.has('subgroups'), sgmat: sgmatConfig(dev, ai) };
   return dev;
 }
 

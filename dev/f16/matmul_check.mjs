@@ -11,9 +11,12 @@
 // the prefixes of src/webgpu/matmul.c:
 //   f32     matmul.wgsl, the planner's 128 tile (tt_gop_mm_kcfg), f32 tiles
 //   f16     the same with alias SE = f16 (operands rounded in the shared tiles)
-//   sgmat   dev/f16/matmul_sgmat.wgsl (subgroup matrices, 64 x 64 per subgroup; an experiment,
-//           not in the product: docs/BENCHMARKS.md, tried and not kept), only
-//           where the device lists an f16 -> f32 M16 N16 K16 configuration
+//   sgmat   matmul_cast.wgsl (f16 copies of A and B, padded) then
+//           matmul_sgmat.wgsl (subgroup matrices), composed as matmul.c's
+//           sg_setup composes them (TM x TN result matrices per subgroup:
+//           SGT=4x4 by default, as the product; the time mode also sweeps
+//           SWEEP="2x2,2x4,4x2,4x4,4x8,8x4"), only where the device lists an
+//           f16 -> f32 configuration with K dividing 16 (the largest)
 // check (on the 32 and 128 tiles of the plain kernels): transposes, ragged shapes, ones rows, bias / R / accumulate, split-K
 // slices and a batch of 3, each variant against the float64 product of its
 // own operands (f16-rounded for f16 and sgmat): max |gpu - ref| / max |ref|
@@ -37,9 +40,14 @@ Object.assign(globalThis, globals);
 const gpu = create(["enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia"]);
 const adapter = await gpu.requestAdapter({ powerPreference: "high-performance" });
 const ai = adapter.info || {};
+// web/worker.js sgmatConfig: the largest f16 -> f32 configuration with K dividing 16
+let sgcfg = null;
+for (const c of ai.subgroupMatrixConfigs || [])
+  if (c.componentType === "f16" && c.resultComponentType === "f32" && 16 % c.K === 0 &&
+      (!sgcfg || c.M * c.N * c.K > sgcfg.M * sgcfg.N * sgcfg.K)) sgcfg = { M: c.M, N: c.N, K: c.K };
 const sgmat = adapter.features.has("shader-f16") && adapter.features.has("chromium-experimental-subgroup-matrix") &&
-  (ai.subgroupMatrixConfigs || []).some((c) => c.M === 16 && c.N === 16 && c.K === 16 && c.componentType === "f16" &&
-    c.resultComponentType === "f32") && ai.subgroupMinSize === 32 && ai.subgroupMaxSize === 32;
+  !!sgcfg && ai.subgroupMinSize === ai.subgroupMaxSize && ai.subgroupMaxSize > 0;
+const [sgTM, sgTN] = (process.env.SGT || "4x4").split("x").map(Number);
 const feats = ["shader-f16", "subgroups"].filter((f) => adapter.features.has(f));
 if (sgmat) feats.push("chromium-experimental-subgroup-matrix");
 const cpuAdapter = /llvmpipe|lavapipe|swiftshader/i.test(`${ai.description} ${ai.architecture}`);
@@ -47,16 +55,22 @@ const L = adapter.limits;
 const device = await adapter.requestDevice({ requiredFeatures: feats, requiredLimits: {
   maxStorageBufferBindingSize: L.maxStorageBufferBindingSize, maxBufferSize: L.maxBufferSize,
   maxComputeWorkgroupStorageSize: L.maxComputeWorkgroupStorageSize } });
-console.log(JSON.stringify({ adapter: ai.description || ai.device, f16: device.features.has("shader-f16"), sgmat }));
+console.log(JSON.stringify({ adapter: ai.description || ai.device, f16: device.features.has("shader-f16"), sgmat, sgcfg,
+  configs: ai.subgroupMatrixConfigs, subgroups: [ai.subgroupMinSize, ai.subgroupMaxSize] }));
 if (!device.features.has("shader-f16")) { console.log(JSON.stringify({ blocked: "no shader-f16" })); process.exit(1); }
 
 // ---- kernel sources (gpu_ops.c's composition) ----
 const read = (n) => fs.readFileSync(W + n + ".wgsl", "utf8");
-function source(variant, ta, tb, vec, tile) {
+function source(variant, ta, tb, vec, tile, tm = sgTM, tn = sgTN) {
   let prefix, body;
-  if (variant === "sgmat") {
-    prefix = `enable f16;\nenable chromium_experimental_subgroup_matrix;\nconst TRANS_A: bool = ${ta};\nconst TRANS_B: bool = ${tb};\nconst KT: u32 = 2u;\n`;
-    body = fs.readFileSync(path.join(here, "matmul_sgmat.wgsl"), "utf8"); // the experiment beside this harness
+  if (variant === "sgmat") { // matmul.c sg_setup
+    prefix = `enable f16;\nenable chromium_experimental_subgroup_matrix;\nconst SM: u32 = ${sgcfg.M}u;\nconst SN: u32 = ${sgcfg.N}u;\n` +
+      `const SK: u32 = ${sgcfg.K}u;\nconst TM: u32 = ${tm}u;\nconst TN: u32 = ${tn}u;\nconst TMN: u32 = ${tm * tn}u;\n` +
+      `const SG: u32 = ${ai.subgroupMaxSize}u;\nconst TRANS_A: bool = ${ta};\nconst TRANS_B: bool = ${tb};\n`;
+    body = read("matmul_sgmat");
+  } else if (variant === "cast") {
+    prefix = `enable f16;\nconst WG: u32 = 256u;\n`;
+    body = read("matmul_cast");
   } else { // tt_gop_mm_kcfg: the 128 tile 8x8 per thread, B transposed BK 8 in two stages; 64, 32: 4x4, two stages, swizzled
     const db8 = tile === 128 && tb, bk = db8 ? 8 : 16, stages = tile === 128 && !db8 ? 1 : 2, tm = tile === 128 ? 8 : 4;
     prefix = `${variant === "f16" ? "enable f16;\n" : ""}const BM: u32 = ${tile}u;\nconst BN: u32 = ${tile}u;\nconst BK: u32 = ${bk}u;\nconst TM: u32 = ${tm}u;\n` +
@@ -71,14 +85,19 @@ const layout = device.createBindGroupLayout({ entries: [
   { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: "uniform" } },
   ...[1, 2, 4, 5, 6, 7].map((b) => ({ binding: b, visibility: GPUShaderStage.COMPUTE, buffer: { type: "read-only-storage" } })),
   { binding: 3, visibility: GPUShaderStage.COMPUTE, buffer: { type: "storage" } }] });
+const entry = (b, type) => ({ binding: b, visibility: GPUShaderStage.COMPUTE, buffer: { type } });
+const sgLayout = device.createBindGroupLayout({ entries: [entry(0, "uniform"), entry(1, "read-only-storage"),
+  entry(2, "read-only-storage"), entry(3, "storage"), entry(4, "read-only-storage"), entry(5, "read-only-storage")] });
+const castLayout = device.createBindGroupLayout({ entries: [entry(0, "uniform"), entry(1, "read-only-storage"), entry(2, "storage")] });
+const layoutOf = (v) => v === "sgmat" ? sgLayout : v === "cast" ? castLayout : layout;
 const pipes = new Map();
-async function pipeline(variant, ta, tb, vec, tile) {
-  const key = `${variant}${ta}${tb}${vec}${tile}`;
+async function pipeline(variant, ta, tb, vec, tile, tm = sgTM, tn = sgTN) {
+  const key = `${variant}${ta}${tb}${vec}${tile}${tm}${tn}`;
   if (pipes.has(key)) return pipes.get(key);
   device.pushErrorScope("validation");
-  const module = device.createShaderModule({ code: source(variant, ta, tb, vec, tile) });
+  const module = device.createShaderModule({ code: source(variant, ta, tb, vec, tile, tm, tn) });
   const msgs = (await module.getCompilationInfo()).messages.filter((m) => m.type === "error");
-  const p = device.createComputePipeline({ layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }), compute: { module, entryPoint: "main" } });
+  const p = device.createComputePipeline({ layout: device.createPipelineLayout({ bindGroupLayouts: [layoutOf(variant)] }), compute: { module, entryPoint: "main" } });
   const err = await device.popErrorScope();
   if (msgs.length || err) throw new Error(`${variant}: ${msgs.map((m) => `${m.lineNum}: ${m.message}`).join("; ") || err.message}`);
   pipes.set(key, p);
@@ -107,7 +126,42 @@ async function run(variant, c, reps = 1) {
   const tile = variant === "sgmat" ? 64 : c.tile || 128;
   return { args, z, tile, groups: [Math.ceil(N / tile), Math.ceil(M / tile), z * nprod], reps };
 }
+// matmul.c sg_setup: the two f16 copies (matmul_cast), then the product on them
+const ru = (x, m) => Math.ceil(x / m) * m;
+function uni(args) { const u = device.createBuffer({ size: 64, usage: GPUBufferUsage.UNIFORM | CD }); device.queue.writeBuffer(u, 0, args); return u; }
+async function sgDispatch(c, bufs, reps, tm = sgTM, tn = sgTN, productOnly = false) {
+  const { M, N, K, ta = 0, tb = 0, flags = 0, ones = 0, splits = 1, nprod = 1 } = c;
+  const am = M - ones, lda = ta ? am : K, ldb = tb ? K : N, bstride = nprod > 1 ? K * N + N : 0, cstride = M * N;
+  const kchunk = splits > 1 ? Math.ceil(Math.ceil(K / splits) / 16) * 16 : K, z = Math.ceil(K / kchunk);
+  const bm = tm * sgcfg.M, bn = tn * sgcfg.N, Kp = ru(K, 16), Mp = ru(M, bm), Np = ru(N, bn);
+  const adr = ta ? Kp : Mp, adld = ta ? Mp : Kp, bdr = tb ? Np : Kp, bdld = tb ? Kp : Np, na = adr * adld, nb = bdr * bdld;
+  const key = `h16:${na + nprod * nb}`;
+  if (!bufs[key]) bufs[key] = buf(null, (na + nprod * nb) * 2);
+  const H = bufs[key];
+  const castA = new Uint32Array([ta ? K : am, ta ? am : K, lda, 0, ta ? K : M, ta ? M : K, adld, adr, 0, 1, 0, 0, 0, 0, 0, 0]);
+  const castB = new Uint32Array([tb ? N : K, tb ? K : N, ldb, 0, 0, 0, bdld, bdr, na, nprod, bstride, nb, 0, 0, 0, 0]);
+  const args = new Uint32Array([M, N, K, adld, bdld, cstride, 0, na, 0, 0, 0, flags, kchunk, nb, nprod, bstride]);
+  const pc = await pipeline("cast", 0, 0, 0, 0), pp = await pipeline("sgmat", !!ta, !!tb, 0, 0, tm, tn);
+  const C = z > 1 ? buf(null, z * M * N * nprod * 4) : bufs.C;
+  const gA = device.createBindGroup({ layout: castLayout, entries: [uni(castA), bufs.A, H].map((b, i) => ({ binding: i, resource: { buffer: b } })) });
+  const gB = device.createBindGroup({ layout: castLayout, entries: [uni(castB), bufs.B, H].map((b, i) => ({ binding: i, resource: { buffer: b } })) });
+  const gP = device.createBindGroup({ layout: sgLayout, entries: [uni(args), H, H, C, bufs.bias, bufs.R].map((b, i) => ({ binding: i, resource: { buffer: b } })) });
+  const wgs = (n4) => Math.min(Math.ceil(n4 / 256), 32768);
+  const e = device.createCommandEncoder();
+  for (let r = 0; r < reps; r++) {
+    const pass = e.beginComputePass();
+    if (!productOnly || r === 0) {
+      pass.setPipeline(pc); pass.setBindGroup(0, gA); pass.dispatchWorkgroups(wgs(na / 4));
+      pass.setBindGroup(0, gB); pass.dispatchWorkgroups(wgs(nprod * nb / 4));
+    }
+    pass.setPipeline(pp); pass.setBindGroup(0, gP); pass.dispatchWorkgroups(Np / bn, Mp / bm, z * nprod); pass.end();
+  }
+  device.queue.submit([e.finish()]);
+  await device.queue.onSubmittedWorkDone();
+  return { C, z };
+}
 async function dispatch(variant, c, bufs, reps) {
+  if (variant === "sgmat") return sgDispatch(c, bufs, reps);
   const plan = await run(variant, c);
   const vec = ((plan.args[3] | plan.args[4] | plan.args[15]) & 3) === 0; // matmul.c: lda, ldb, bstride 4-aligned
   const p = await pipeline(variant, !!c.ta, !!c.tb, vec, plan.tile);
@@ -168,7 +222,7 @@ if (what === "check" || what === "all") {
     { M: 72, N: 96, K: 64, nprod: 3, flags: 2 }, { M: 1, N: 1, K: 1 }, { M: 17, N: 3, K: 65, tb: 1 },
   ];
   for (const v of variants) for (const c0 of cases) for (const tile of [32, 128]) {
-    if (tile === 128 && (cpuAdapter || v === "sgmat")) continue; // lavapipe compiles a 128 tile for minutes
+    if (tile === 128 && (cpuAdapter || v === "sgmat")) continue; // lavapipe compiles a 128 tile for minutes; sgmat has no tiles
     const c = { ...c0, tile };
     try { await check(v, c); } catch (e) { failed++; console.log(JSON.stringify({ check: v, ...c, error: String(e.message || e) })); }
   }
@@ -186,6 +240,21 @@ if (what === "time" || what === "all") {
     const { M, N, K, ta = 0, tb = 0 } = sh;
     const bufs = { A: buf(null, M * K * 4), B: buf(null, K * N * 4 + N * 4), bias: buf(null, 16), R: buf(null, 16), C: buf(null, M * N * 4) };
     const row = { time: sh.name, M, N, K, ta, tb };
+    const timeIt = async (f) => {
+      for (const t0 = performance.now(); performance.now() - t0 < 700;) await f(5);
+      const ts = [];
+      for (let i = 0; i < 7; i++) { const t0 = performance.now(); await f(10); ts.push((performance.now() - t0) / 10); }
+      ts.sort((a, b) => a - b); return ts[3];
+    };
+    if (sgmat && (!only || only === "sgmat"))
+      for (const t of (process.env.SWEEP || "").split(",").filter(Boolean)) {
+        const [tm, tn] = t.split("x").map(Number);
+        try {
+          const ms = await timeIt((r) => sgDispatch(sh, bufs, r, tm, tn)), mp = await timeIt((r) => sgDispatch(sh, bufs, r, tm, tn, true));
+          row[`sg${t}_ms`] = +ms.toFixed(3); row[`sg${t}_tflops`] = +(2 * M * N * K / ms / 1e9).toFixed(1);
+          row[`sg${t}_product_tflops`] = +(2 * M * N * K / mp / 1e9).toFixed(1);
+        } catch (e) { row[`sg${t}_error`] = String(e.message || e).slice(0, 300); }
+      }
     for (const v of variants) {
       try {
         for (const t0 = performance.now(); performance.now() - t0 < 1000;) await dispatch(v, sh, bufs, 5);

@@ -204,12 +204,14 @@ int tt_backend_webgpu_create(const tt_model_config *cfg, const tt_backend_opts *
         be->desc.name = "webgpu";
         be->desc.is_software = in->is_cpu;
         snprintf(be->desc.device, sizeof be->desc.device, "%.100s (%.15s)", in->name, in->backend);
-        char sgs[48] = "no subgroups";
+        char sgs[48] = "no subgroups", sgm[48] = "no subgroup-matrix";
+        if (in->sgmat_m) snprintf(sgm, sizeof sgm, "subgroup-matrix (f16 %ux%ux%u)", in->sgmat_m, in->sgmat_n, in->sgmat_k);
+        else if (in->has_subgroup_matrix) snprintf(sgm, sizeof sgm, "subgroup-matrix");
         if (in->has_subgroups) snprintf(sgs, sizeof sgs, "subgroups (size %u..%u)", in->subgroup_min, in->subgroup_max);
         snprintf(be->desc.detail, sizeof be->desc.detail,
                  "%s, %s, %s; storage binding up to %.0f MiB; bounds clamps and workgroup zero-fill %s", sgs,
                  in->has_f16 ? "shader-f16" : "no shader-f16",
-                 in->has_subgroup_matrix ? "subgroup-matrix" : "no subgroup-matrix",
+                 sgm,
                  in->max_storage_binding / 1048576.0, in->robust ? "on" : "off (TT_WEBGPU_ROBUST=1 turns it on)");
         rc = tt_gops_init(&w->ops, w->g, st);
         w->plan.bind_cap = w->ops.bind_cap; /* test hook TT_WEBGPU_MAX_BINDING_MIB, read by tt_gops_init */

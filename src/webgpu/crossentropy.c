@@ -56,7 +56,7 @@ int tt_gop_head_chunk_rows(int ldv, uint64_t budget) {
 
 int tt_gop_head_crossentropy_sites(int rows, int chunk, int backward, int dwte) {
     const int n = (rows + chunk - 1) / chunk;
-    return n * (3 + (backward ? 2 + (dwte ? 2 : 0) : 0));
+    return n * (1 + TT_GOP_MM_SITES + (backward ? TT_GOP_MM_SITES + (dwte ? TT_GOP_MM_SITES : 0) : 0));
 }
 
 int tt_gop_head_crossentropy(tt_gops *o, tt_gsite *s, tt_gref logits, tt_gref losses, tt_gref tokens, tt_gref x,
@@ -74,18 +74,18 @@ int tt_gop_head_crossentropy(tt_gops *o, tt_gsite *s, tt_gref logits, tt_gref lo
         tt_gref xr = {x.buf, x.off + (uint32_t)xo};
         /* logits (n,ldv) = x[r0:] (n,C) @ wte^T, wte stored (V,C) (+ the ldv - V rows after it) */
         TT_CHECK(tt_gop_matmul(o, &s[k], logits, xr, wte, NULL, NULL, n, ldv, C, 0, 1, 0, st));
-        k += 2;
+        k += TT_GOP_MM_SITES;
         TT_CHECK(xent_rows(o, &s[k], logits, losses, tokens, n, r0, V, ldv, T, st));
         k += 1;
         if (!dx) continue;
         /* dx[r0:] (n,C) = dlogits (n,ldv) @ wte (ldv,C) (the padded columns' dlogits 0) */
         tt_gref dxr = {dx->buf, dx->off + (uint32_t)xo};
         TT_CHECK(tt_gop_matmul(o, &s[k], dxr, logits, wte, NULL, NULL, n, C, ldv, 0, 0, 0, st));
-        k += 2;
+        k += TT_GOP_MM_SITES;
         if (!dwte) continue;
         /* dwte (ldv,C) += dlogits^T (ldv,n) @ x[r0:] (n,C): the rows past V += 0 */
         TT_CHECK(tt_gop_matmul(o, &s[k], *dwte, logits, xr, NULL, NULL, ldv, C, n, 1, 0, 1, st));
-        k += 2;
+        k += TT_GOP_MM_SITES;
     }
     return TT_OK;
 }

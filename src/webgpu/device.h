@@ -57,6 +57,7 @@ typedef struct {
     uint32_t min_storage_align;
     int has_timestamps, has_f16, has_subgroups;
     int has_subgroup_matrix; /* adapter offers Dawn's experimental subgroup matrices */
+    uint32_t sgmat_m, sgmat_n, sgmat_k; /* its f16 x f16 -> f32 configuration (M x N x K), 0: none */
     uint32_t subgroup_min, subgroup_max;
     int robust;              /* shader bounds clamping on (Dawn's robustness transform); native default off, see device_dawn.c */
     char lib_path[256];      /* which implementation was loaded */

@@ -53,7 +53,8 @@ static int js_fail(tt_status *st, int code) {
 }
 
 enum { V_MAX_STORAGE, V_MAX_BUFFER, V_MAX_UNIFORM, V_STORAGE_PER_STAGE, V_WG_STORAGE, V_INVOCATIONS, V_WG_PER_DIM,
-       V_UNIFORM_ALIGN, V_STORAGE_ALIGN, V_TIMESTAMPS, V_F16, V_SUBGROUPS, V_SG_MIN, V_SG_MAX, V_IS_CPU, V_SUBGROUP_MATRIX, V_N };
+       V_UNIFORM_ALIGN, V_STORAGE_ALIGN, V_TIMESTAMPS, V_F16, V_SUBGROUPS, V_SG_MIN, V_SG_MAX, V_IS_CPU, V_SUBGROUP_MATRIX,
+       V_SGM_M, V_SGM_N, V_SGM_K, V_N };
 
 int tt_gpu_open(const tt_gpu_options *opt, tt_gpu **out, tt_status *st) {
     *out = NULL;
@@ -85,6 +86,11 @@ int tt_gpu_open(const tt_gpu_options *opt, tt_gpu **out, tt_status *st) {
     in->subgroup_max = (uint32_t)v[V_SG_MAX];
     in->is_cpu = v[V_IS_CPU] != 0;
     in->has_subgroup_matrix = v[V_SUBGROUP_MATRIX] != 0;
+    if (in->has_subgroup_matrix && in->has_f16) {
+        in->sgmat_m = (uint32_t)v[V_SGM_M];
+        in->sgmat_n = (uint32_t)v[V_SGM_N];
+        in->sgmat_k = (uint32_t)v[V_SGM_K];
+    }
     *out = g;
     return TT_OK;
 }

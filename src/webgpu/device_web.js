@@ -124,7 +124,8 @@ var TTGpuLibrary = {
       l.minUniformBufferOffsetAlignment, l.minStorageBufferOffsetAlignment,
       wantTs && dev.features.has('timestamp-query') ? 1 : 0, dev.features.has('shader-f16') ? 1 : 0,
       dev.features.has('subgroups') ? 1 : 0, info.subgroupMin || 0, info.subgroupMax || 0, info.isCpu ? 1 : 0,
-      dev.features.has('chromium-experimental-subgroup-matrix') ? 1 : 0];
+      dev.features.has('chromium-experimental-subgroup-matrix') ? 1 : 0,
+      info.sgmat ? info.sgmat.M : 0, info.sgmat ? info.sgmat.N : 0, info.sgmat ? info.sgmat.K : 0];
     for (var i = 0; i < nVals && i < v.length; i++) HEAPF64[(vals >> 3) + i] = v[i] || 0;
     stringToUTF8(String(info.name || 'WebGPU adapter').slice(0, 120), name, nameCap);
     return 0;

@@ -68,6 +68,8 @@ typedef struct {
     uint32_t dropk_slots;
     tt_gpu_buf split_buf; /* split-K partial products */
     size_t split_elems;
+    tt_gpu_buf h16_buf;   /* f16 copies of the subgroup-matrix matmul's operands (matmul.c) */
+    size_t h16_elems;
     tt_gpu_buf ds_buf;    /* attention dS tiles (the dS-storing backward; attention.c) */
     size_t ds_elems;
     tt_gpu_buf nil_buf;   /* 16 bytes bound at a binding the kernel leaves unused (attention.c) */
@@ -100,11 +102,17 @@ int tt_wgsl_unroll(const char *src, const char *prefix, int unroll, char **out, 
 size_t tt_gop_colsum_part_elems(int rows, int N);
 size_t tt_gop_adamw_part_elems(size_t n);
 
+/* The sites of one matmul (every tt_gop_matmul* call below): the f16
+ * copies of A and B (the subgroup-matrix variant of the f16 tier, else
+ * empty), the product, the sum of its split-K slices (empty when K is not
+ * split). */
+#define TT_GOP_MM_SITES 4
+#define TT_GOP_MM_PRODUCT 2 /* the product's site among them */
+
 /* C (M,N) [+]= op(A) (M,K) @ op(B) (K,N) [+ bias (N)] [+ R (M,N)].
  * op(A) = A stored (M,K), or trans_a: stored (K,M); op(B) = B (K,N) or
  * trans_b: stored (N,K). bias, R may be NULL. C must be contiguous (ldc = N).
- * 2 sites (the second adds split-K slices, with the epilogue when there is
- * one; empty when K is not split). */
+ * TT_GOP_MM_SITES sites. */
 int tt_gop_matmul(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias, const tt_gref *R,
                   int M, int N, int K, int trans_a, int trans_b, int accumulate, tt_status *st);
 /* As tt_gop_matmul, but op(A) stores only M - ones_rows rows (lda from that
@@ -120,17 +128,25 @@ int tt_gop_matmul_ex(tt_gops *o, tt_gsite *s, tt_gref C, tt_gref A, tt_gref B, c
  * A shared, B_p = B + p*bstride, bias_p = bias + p*bstride (equally spaced
  * matrices with their biases: the layout's q, k, v units). n = 1 is
  * tt_gop_matmul_ex. A batch that tt_gop_matmul_batch_fits refuses is
- * refused (TT_EUNSUP). 2 sites. */
+ * refused (TT_EUNSUP). TT_GOP_MM_SITES sites. */
 /* tt_gop_matmul_ex of one product planned as a member of a group of
  * `group` products of its shape (tt_gop_matmul_plan with n = group): what
  * tt_gop_matmul_batch(group) computes for it, for when the batch cannot
- * run as one dispatch. 2 sites. */
+ * run as one dispatch. TT_GOP_MM_SITES sites. */
 int tt_gop_matmul_group(tt_gops *o, tt_gsite *s, int group, tt_gref C, tt_gref A, tt_gref B, const tt_gref *bias,
                         const tt_gref *R, int M, int N, int K, int trans_a, int trans_b, int accumulate, int ones_rows,
                         tt_status *st);
 int tt_gop_matmul_batch(tt_gops *o, tt_gsite *s, int n, uint32_t bstride, tt_gref C, tt_gref A, tt_gref B,
                         const tt_gref *bias, const tt_gref *R, int M, int N, int K, int trans_a, int trans_b,
                         int accumulate, int ones_rows, tt_status *st);
+/* The subgroup-matrix matmul's operand copy (matmul_cast.wgsl; needs
+ * shader-f16): dst, an f16 buffer in f16 elements (dst.off, dld and dstride
+ * multiples of 4), [p][r][c] (drows x dld) = f16(src[p*sstride + r*ld + c])
+ * for r < rows, c < cols; else 1.0 for r < one_r, c < one_c (ones rows);
+ * else 0 (padding); products p < nprod. 1 site. */
+int tt_gop_matmul_cast(tt_gops *o, tt_gsite *s, tt_gref dst, tt_gref src, uint32_t rows, uint32_t cols, uint32_t ld,
+                       uint32_t one_r, uint32_t one_c, uint32_t drows, uint32_t dld, uint32_t nprod, uint32_t sstride,
+                       uint32_t dstride, tt_status *st);
 /* 1 when a batch of n products of M x N x K fits the adapter (its split-K
  * scratch within one binding, its grid, 32-bit indexing); else the caller
  * plans the products one by one. */
@@ -143,7 +159,7 @@ int tt_gop_matmul_batch_fits(const tt_gops *o, int n, int M, int N, int K);
  * and R_p = R + p*cstride, cstride >= M*N (0: M*N): the q, k, v weight
  * gradients, each unit's dW (or [dW; db] with a ones row) followed by its
  * bias gradient. Refused (TT_EUNSUP) where tt_gop_matmul_batch_solo_fits
- * says no. 2 sites. */
+ * says no. TT_GOP_MM_SITES sites. */
 int tt_gop_matmul_batch_solo(tt_gops *o, tt_gsite *s, int n, uint32_t bstride, uint32_t cstride, tt_gref C, tt_gref A,
                              tt_gref B, const tt_gref *bias, const tt_gref *R, int M, int N, int K, int trans_a,
                              int trans_b, int accumulate, int ones_rows, tt_status *st);
@@ -194,13 +210,15 @@ int tt_gop_matmul_backward_bias(tt_gops *o, tt_gsite *s, tt_gref db, tt_gref dou
  * (q, k, v, w = C), else 1.
  * forward: t (rows,R) = x (rows,in) @ A (in,R);
  *          out[j] (rows,w) += scale * t @ B[:, j*w .. (j+1)*w) for j < n_out.
- * 2 + n_out sites. */
+ * TT_GOP_LORA_FWD_SITES(n_out) sites. */
+#define TT_GOP_LORA_FWD_SITES(n_out) (TT_GOP_MM_SITES + (n_out))
 int tt_gop_lora_forward(tt_gops *o, tt_gsite *s, const tt_gref *out, int n_out, tt_gref t, tt_gref x, tt_gref A,
                         tt_gref Bm, int rows, int in, int R, int w, float scale, tt_status *st);
 /* backward: dt (rows,R) = scale * sum_j dout[j] (rows,w) @ B_j^T (overwritten);
  *           dB (R, n_out*w) block j += scale * t^T @ dout[j] (prod (R,w): scratch);
  *           dA (in,R) += x^T @ dt;  dx (rows,in) += dt @ A^T.
- * t (rows,R) as the forward wrote it. 5 + 3*n_out sites. */
+ * t (rows,R) as the forward wrote it. TT_GOP_LORA_BWD_SITES(n_out) sites. */
+#define TT_GOP_LORA_BWD_SITES(n_out) (1 + (TT_GOP_MM_SITES + 1) * (n_out) + 2 * TT_GOP_MM_SITES)
 int tt_gop_lora_backward(tt_gops *o, tt_gsite *s, tt_gref dx, tt_gref dA, tt_gref dB, tt_gref dt, tt_gref prod,
                          const tt_gref *dout, int n_out, tt_gref t, tt_gref x, tt_gref A, tt_gref Bm, int rows, int in,
                          int R, int w, float scale, tt_status *st);

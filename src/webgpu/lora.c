@@ -38,8 +38,8 @@ int tt_gop_lora_forward(tt_gops *o, tt_gsite *s, const tt_gref *out, int n_out, 
                              Bm.off + (uint32_t)(j * w), out[j].off, tt_gops_f2u(scale)};
         tt_gpu_buf bufs[3] = {t.buf, Bm.buf, out[j].buf};
         static const uint8_t kinds[3] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW};
-        TT_CHECK(lora_site(o, &s[2 + j], "lora_forward", args, 3, bufs, kinds, (size_t)rows * w, st));
-        s[2 + j].flops = 2.0 * rows * w * R;
+        TT_CHECK(lora_site(o, &s[TT_GOP_MM_SITES + j], "lora_forward", args, 3, bufs, kinds, (size_t)rows * w, st));
+        s[TT_GOP_MM_SITES + j].flops = 2.0 * rows * w * R;
     }
     return TT_OK;
 }
@@ -63,7 +63,7 @@ int tt_gop_lora_backward(tt_gops *o, tt_gsite *s, tt_gref dx, tt_gref dA, tt_gre
     for (int j = 0; j < n_out; j++) {
         /* prod (R,w) = t^T (R,rows) @ dout_j (rows,w); dB_j += s * prod */
         TT_CHECK(tt_gop_matmul(o, &s[k], prod, t, dout[j], NULL, NULL, R, w, rows, 1, 0, 0, st));
-        k += 2;
+        k += TT_GOP_MM_SITES;
         uint32_t args[16] = {(uint32_t)R * (uint32_t)w, (uint32_t)w, ldb, prod.off, dB.off + (uint32_t)(j * w), fs};
         tt_gpu_buf bufs[2] = {prod.buf, dB.buf};
         static const uint8_t kinds[2] = {TT_GPU_BIND_READ, TT_GPU_BIND_RW};
@@ -71,7 +71,7 @@ int tt_gop_lora_backward(tt_gops *o, tt_gsite *s, tt_gref dx, tt_gref dA, tt_gre
     }
     /* dA (in,R) += x^T (in,rows) @ dt (rows,R) */
     TT_CHECK(tt_gop_matmul(o, &s[k], dA, x, dt, NULL, NULL, in, R, rows, 1, 0, 1, st));
-    k += 2;
+    k += TT_GOP_MM_SITES;
     /* dx (rows,in) += dt (rows,R) @ A^T (A stored (in,R)) */
     TT_CHECK(tt_gop_matmul(o, &s[k], dx, dt, A, NULL, NULL, rows, in, R, 0, 1, 1, st));
     return TT_OK;

@@ -167,6 +167,97 @@ int tt_gop_matmul_batch_solo_fits(const tt_gops *o, int n, int M, int N, int K) 
     return batch_fits(o, n, 1, M, N, K);
 }
 
+/* ---- the subgroup-matrix variant (the f16 tier on tensor cores) ---------
+ * Under the f16 tier, on an adapter that lists an f16 x f16 -> f32
+ * subgroup-matrix configuration SM x SN x SK (tt_gpu_info.sgmat_*) and runs
+ * subgroups of one size, a product runs matmul_sgmat.wgsl: sites s[0] and
+ * s[1] copy op(A)'s and op(B)'s storage to f16 (matmul_cast.wgsl, zero-padded
+ * to whole BM x BN tiles and k multiples of 16, ones rows written as 1.0)
+ * into the f16 scratch (A's copy first, then each product's B), and the
+ * product multiplies the copies with MM_SG_TM x MM_SG_TN result matrices per
+ * subgroup (one subgroup per workgroup). The split-K plan is the tiles'
+ * (the same slices; kchunk is a multiple of 16), and so is the second site.
+ * A product whose copies would not fit one binding keeps the f16 tiles (a
+ * choice by shape). The variant changes the bits of the f16 tier only. */
+#define MM_SG_TM 4
+#define MM_SG_TN 4
+
+typedef struct {
+    int on, bm, bn;
+    uint32_t gx, gy;
+    char prefix[400];
+} mm_sg;
+
+static uint32_t round_up(uint32_t x, uint32_t m) { return (x + m - 1) / m * m; }
+
+int tt_gop_matmul_cast(tt_gops *o, tt_gsite *s, tt_gref dst, tt_gref src, uint32_t rows, uint32_t cols, uint32_t ld,
+                       uint32_t one_r, uint32_t one_c, uint32_t drows, uint32_t dld, uint32_t nprod, uint32_t sstride,
+                       uint32_t dstride, tt_status *st) {
+    if (dld % 4 || dst.off % 4 || dstride % 4 || !nprod || cols > dld || rows > drows || one_c > dld || one_r > drows ||
+        (nprod > 1 && dstride < drows * dld))
+        return tt_fail(st, TT_EINVAL, "webgpu matmul_cast: bad layout (%ux%u into %ux%u)", rows, cols, drows, dld);
+    uint64_t n4 = (uint64_t)nprod * drows * (dld / 4);
+    TT_CHECK(tt_gops_check_u32((size_t)(dst.off + (uint64_t)(nprod - 1) * dstride + (uint64_t)drows * dld), "matmul_cast", st));
+    char pf[64];
+    uint32_t args[16] = {rows, cols, ld, src.off, one_r, one_c, dld, drows, dst.off, nprod, sstride, dstride};
+    tt_gpu_buf bufs[2] = {src.buf, dst.buf};
+    static const uint8_t kinds[2] = {TT_GPU_BIND_READ, TT_GPU_BIND_RW};
+    snprintf(pf, sizeof pf, "enable f16;\nconst WG: u32 = %uu;\n", TT_WG_ELEM);
+    TT_CHECK(tt_gops_make_site(o, s, "matmul_cast", pf, args, 0, 2, bufs, kinds,
+                               tt_gops_stride_wgs((size_t)n4, TT_WG_ELEM), 1, 1, st));
+    snprintf(s->tag, sizeof s->tag, "%ux%u x%u", drows, dld, nprod);
+    return TT_OK;
+}
+
+static int sg_setup(tt_gops *o, tt_gsite *s, mm_sg *sg, tt_gref A, tt_gref B, int n, int M, int N, int K, int am,
+                    int trans_a, int trans_b, uint32_t lda, uint32_t ldb, uint32_t bstride, uint32_t args[16],
+                    tt_gpu_buf bufs[7], tt_status *st) {
+    const tt_gpu_info *in = o->info;
+    memset(sg, 0, sizeof *sg);
+    if (!o->f16 || !in->sgmat_m || !in->sgmat_n || !in->sgmat_k || 16 % in->sgmat_k || !in->subgroup_max ||
+        in->subgroup_min != in->subgroup_max)
+        return TT_OK;
+    const uint32_t bm = MM_SG_TM * in->sgmat_m, bn = MM_SG_TN * in->sgmat_n, Kp = round_up((uint32_t)K, 16);
+    const uint32_t Mp = round_up((uint32_t)M, bm), Np = round_up((uint32_t)N, bn);
+    /* op(A): stored am x K (or K x am), rows am..M-1 ones; op(B): K x N (or N x K) */
+    const uint32_t a_dr = trans_a ? Kp : Mp, a_dld = trans_a ? Mp : Kp;
+    const uint32_t b_dr = trans_b ? Np : Kp, b_dld = trans_b ? Kp : Np;
+    const uint64_t na = (uint64_t)a_dr * a_dld, nb = (uint64_t)b_dr * b_dld, need = na + (uint64_t)n * nb;
+    uint64_t lim = in->max_storage_binding ? in->max_storage_binding : (128ull << 20);
+    if (in->max_buffer && in->max_buffer < lim) lim = in->max_buffer;
+    if (o->bind_cap && o->bind_cap < lim) lim = o->bind_cap;
+    if (need * 2 > lim || need > 0xFFFFFFFFull) return TT_OK; /* the f16 tiles */
+    if (need > o->h16_elems) {
+        TT_CHECK(tt_gpu_buffer(o->g, need * 2, TT_GPU_STORAGE, "f16-operands", &o->h16_buf, st));
+        o->h16_elems = (size_t)need;
+    }
+    const tt_gref h0 = {o->h16_buf, 0}, h1 = {o->h16_buf, (uint32_t)na};
+    TT_CHECK(tt_gop_matmul_cast(o, &s[0], h0, A, trans_a ? (uint32_t)K : (uint32_t)am, trans_a ? (uint32_t)am : (uint32_t)K, lda,
+                                 trans_a ? (uint32_t)K : (uint32_t)M, trans_a ? (uint32_t)M : (uint32_t)K, a_dr, a_dld, 1,
+                                 0, 0, st));
+    TT_CHECK(tt_gop_matmul_cast(o, &s[1], h1, B, trans_b ? (uint32_t)N : (uint32_t)K,
+                                 trans_b ? (uint32_t)K : (uint32_t)N, ldb, 0, 0, b_dr, b_dld, (uint32_t)n, bstride,
+                                 (uint32_t)nb, st));
+    args[3] = a_dld;       /* lda, ldb: the copies' */
+    args[4] = b_dld;
+    args[6] = 0;           /* a_off */
+    args[7] = (uint32_t)na; /* b_off */
+    args[13] = (uint32_t)nb; /* per product: B's copy (the ones rows are in A's) */
+    bufs[0] = bufs[1] = o->h16_buf;
+    sg->on = 1;
+    sg->bm = (int)bm;
+    sg->bn = (int)bn;
+    sg->gx = Np / bn;
+    sg->gy = Mp / bm;
+    snprintf(sg->prefix, sizeof sg->prefix,
+             "enable f16;\nenable chromium_experimental_subgroup_matrix;\nconst SM: u32 = %uu;\nconst SN: u32 = %uu;\n"
+             "const SK: u32 = %uu;\nconst TM: u32 = %uu;\nconst TN: u32 = %uu;\nconst TMN: u32 = %uu;\n"
+             "const SG: u32 = %uu;\nconst TRANS_A: bool = %s;\nconst TRANS_B: bool = %s;\n",
+             in->sgmat_m, in->sgmat_n, in->sgmat_k, MM_SG_TM, MM_SG_TN, MM_SG_TM * MM_SG_TN, in->subgroup_max,
+             trans_a ? "true" : "false", trans_b ? "true" : "false");
+    return TT_OK;
+}
+
 /* the sites of n products in one dispatch, planned as a group of `group`
  * products (group >= n: a product of a group run alone keeps the group's
  * plan, so its bits do not depend on whether the group was batched) or,
@@ -182,6 +273,7 @@ static int mm_sites(tt_gops *o, tt_gsite *s, int n, int group, int solo, uint32_
         return tt_fail(st, TT_EUNSUP, "webgpu matmul: a batch of %d products of %dx%dx%d does not fit this adapter", n,
                        M, N, K);
     const size_t MN = (size_t)M * N;
+    memset(s, 0, TT_GOP_MM_SITES * sizeof *s);
     if (n == 1) bstride = 0, cstride = 0; /* product 0 alone: no strides */
     if (n > 1 && cstride == 0) cstride = (uint32_t)MN; /* batch_fits: n*M*N within 32 bits */
     if (n > 1 && (size_t)cstride < MN)
@@ -250,8 +342,15 @@ static int mm_sites(tt_gops *o, tt_gsite *s, int n, int group, int solo, uint32_
     tt_gpu_buf bufs[7] = {A.buf, B.buf, Cdst.buf, bias ? bias->buf : A.buf, R ? R->buf : A.buf, A.buf, B.buf};
     static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW,  TT_GPU_BIND_READ,
                                      TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ};
-    TT_CHECK(tt_gops_make_site(o, &s[0], "matmul", prefix, args, 0, 7, bufs, kinds, gx, gy, splits * (uint32_t)n, st));
-    s[0].flops = 2.0 * n * M * N * K;
+    tt_gsite *ps = &s[TT_GOP_MM_PRODUCT]; /* s[0], s[1]: the f16 copies of the subgroup-matrix variant */
+    mm_sg sg;
+    TT_CHECK(sg_setup(o, s, &sg, A, B, n, M, N, K, am, trans_a, trans_b, lda, ldb, bstride, args, bufs, st));
+    if (sg.on)
+        TT_CHECK(tt_gops_make_site(o, ps, "matmul_sgmat", sg.prefix, args, 0, 6, bufs, kinds, sg.gx, sg.gy,
+                                   splits * (uint32_t)n, st));
+    else
+        TT_CHECK(tt_gops_make_site(o, ps, "matmul", prefix, args, 0, 7, bufs, kinds, gx, gy, splits * (uint32_t)n, st));
+    ps->flops = 2.0 * n * M * N * K;
     /* the profile's shape tag: enough to redo the same product elsewhere
      * (bench/torch_matmul.py): " xN" for a batch of N products, transposes,
      * accumulate into C, bias, residual R, and "ones" when op(A)'s last rows
@@ -260,13 +359,15 @@ static int mm_sites(tt_gops *o, tt_gsite *s, int n, int group, int solo, uint32_
     snprintf(flags, sizeof flags, "%s%s%s%s%s%s", trans_a ? " TA" : "", trans_b ? " TB" : "", accumulate ? " acc" : "",
              bias ? " bias" : "", R ? " res" : "", ones_rows ? " ones" : "");
     if (n > 1) snprintf(nb, sizeof nb, " x%d", n);
-    if (snprintf(s[0].tag, sizeof s[0].tag, "%dx%dx%d%s t%d z%u%s", M, N, K, nb, tile, splits, flags) >=
-        (int)sizeof s[0].tag)
-        s[0].tag[0] = 0; /* never a cut tag: an empty one says "no shape" */
-    memset(&s[1], 0, sizeof s[1]);
+    char tl[16];
+    if (sg.on) snprintf(tl, sizeof tl, "sg%dx%d", sg.bm, sg.bn);
+    else snprintf(tl, sizeof tl, "t%d", tile);
+    if (snprintf(ps->tag, sizeof ps->tag, "%dx%dx%d%s %s z%u%s", M, N, K, nb, tl, splits, flags) >=
+        (int)sizeof ps->tag)
+        ps->tag[0] = 0; /* never a cut tag: an empty one says "no shape" */
     if (splits > 1 && plain) {
         tt_gref part = {o->split_buf, 0};
-        TT_CHECK(colsum_final(o, &s[1], C, part, (uint32_t)W, splits, (uint32_t)MN, cstride, st));
+        TT_CHECK(colsum_final(o, &s[3], C, part, (uint32_t)W, splits, (uint32_t)MN, cstride, st));
     } else if (splits > 1) {
         char pf[96];
         /* vec4 elements when every row, offset and product stride is
@@ -279,7 +380,7 @@ static int mm_sites(tt_gops *o, tt_gsite *s, int n, int group, int solo, uint32_
         static const uint8_t k2s[4] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW};
         tt_gops_grid1(o, ((uint64_t)We + TT_WG_ELEM - 1) / TT_WG_ELEM, &x, &y);
         snprintf(pf, sizeof pf, "const WG: u32 = %uu;\nalias E = %s;\n", TT_WG_ELEM, v == 4 ? "vec4<f32>" : "f32");
-        TT_CHECK(tt_gops_make_site(o, &s[1], "matmul_splitk_reduce", pf, a2, 0, 4, b2, k2s, x, y, 1, st));
+        TT_CHECK(tt_gops_make_site(o, &s[3], "matmul_splitk_reduce", pf, a2, 0, 4, b2, k2s, x, y, 1, st));
     }
     return TT_OK;
 }

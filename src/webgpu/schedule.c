@@ -66,6 +66,9 @@ static tt_gref GLN(tt_backend *be, tt_tensor_kind kind, int layer) {
     return PR(be, IMPL(be)->plan.gset, kind, layer);
 }
 
+#define MMS TT_GOP_MM_SITES          /* one matmul's sites */
+#define DWDB_SITES (TT_GOP_MM_SITES + 2) /* dw_db: a matmul and, unfolded, the bias's column sum */
+
 /* the next n forward (backward) sites of schedule sc */
 static tt_gsite *fnext(wsched *sc, int n) {
     tt_gsite *s = &sc->fwd[sc->n_fwd];
@@ -101,19 +104,19 @@ static int dw_db(tt_backend *be, tt_gsite *s, tt_gref X, tt_gref dY, tt_tensor_k
                  int M, int N, int BT, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     tt_gref gw = PR(be, w->plan.gset, kw, l), gb = PR(be, w->plan.gset, kb, l);
-    memset(s, 0, 4 * sizeof *s);
+    memset(s, 0, DWDB_SITES * sizeof *s);
     const int fold = dw_fold(w, M, N, BT);
     if (fold && gb.buf == gw.buf && gb.off == gw.off + (uint32_t)M * (uint32_t)N)
         return tt_gop_matmul_ex(&w->ops, s, gw, X, dY, NULL, NULL, M + 1, N, BT, 1, 0, 1, 1, st);
     TT_CHECK(tt_gop_matmul(&w->ops, s, gw, X, dY, NULL, NULL, M, N, BT, 1, 0, 1, st));
-    return tt_gop_matmul_backward_bias(&w->ops, s + 2, gb, dY, R(w->plan.part_cs), BT, N, st);
+    return tt_gop_matmul_backward_bias(&w->ops, s + MMS, gb, dY, R(w->plan.part_cs), BT, N, st);
 }
 
 /* ---- LoRA: the adapters of target tg in layer l, when the model has them
  * (config.h). x A of every adapter pair is kept from forward to backward in
  * its slot of lora_t (slot k for the k-th pair of the layout). ---- */
-#define LORA_FWD_SITES 5  /* tt_gop_lora_forward with 3 outputs */
-#define LORA_BWD_SITES 14 /* tt_gop_lora_backward with 3 outputs */
+#define LORA_FWD_SITES TT_GOP_LORA_FWD_SITES(3) /* the most of a target (c_attn: 3 outputs) */
+#define LORA_BWD_SITES TT_GOP_LORA_BWD_SITES(3)
 
 static tt_gref lora_slot(tt_backend *be, int ia) {
     wgpu_impl *w = IMPL(be);
@@ -129,8 +132,8 @@ static int lora_fwd(tt_backend *be, wsched *sc, int l, int tg, const tt_gref *ou
     if (ia < 0) return TT_OK;
     int64_t in, ow;
     tt_lora_dims(&be->cfg, tg, &in, &ow);
-    if (sc->n_fwd + 2 + n_out > w->rec.cap_fwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
-    return tt_gop_lora_forward(&w->ops, fnext(sc, 2 + n_out), out, n_out, lora_slot(be, ia), x,
+    if (sc->n_fwd + TT_GOP_LORA_FWD_SITES(n_out) > w->rec.cap_fwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
+    return tt_gop_lora_forward(&w->ops, fnext(sc, TT_GOP_LORA_FWD_SITES(n_out)), out, n_out, lora_slot(be, ia), x,
                                PRI(be, w->plan.pset, ia), PRI(be, w->plan.pset, ia + 1), w->plan.B * w->plan.T, (int)in,
                                be->cfg.lora_rank, (int)ow / n_out, tt_lora_scale(&be->cfg), st);
 }
@@ -143,7 +146,7 @@ static int lora_bwd(tt_backend *be, wsched *sc, int l, int tg, tt_gref dx, const
     if (ia < 0) return TT_OK;
     int64_t in, ow;
     tt_lora_dims(&be->cfg, tg, &in, &ow);
-    const int n = 5 + 3 * n_out;
+    const int n = TT_GOP_LORA_BWD_SITES(n_out);
     if (sc->n_bwd + n > w->rec.cap_bwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
     return tt_gop_lora_backward(&w->ops, bnext(sc, n), dx, PRI(be, w->plan.gset, ia), PRI(be, w->plan.gset, ia + 1),
                                 R(w->plan.lora_dt), R(w->plan.lora_prod), dout, n_out, lora_slot(be, ia), x,
@@ -152,11 +155,11 @@ static int lora_bwd(tt_backend *be, wsched *sc, int l, int tg, tt_gref dx, const
 }
 
 /* q, k, v (BT,C) = ln1 (BT,C) @ W + b for W, b = the q, k, v weights and
- * biases of layer l: one batched matmul (2 sites) when q, k, v follow each
+ * biases of layer l: one batched matmul (MMS sites) when q, k, v follow each
  * other in one buffer (plan.c) and the three weight-and-bias units are
  * equally spaced in one parameter buffer (config.h's layout: q.w q.b k.w
  * k.b v.w v.b; a chunk boundary between them splits that), else three
- * matmuls (6 sites). Each output is computed as by its own matmul. */
+ * matmuls (3 MMS sites). Each output is computed as by its own matmul. */
 static int qkv_forward(tt_backend *be, wsched *sc, int l, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     wl_acts *a = &w->plan.la[l];
@@ -171,14 +174,14 @@ static int qkv_forward(tt_backend *be, wsched *sc, int l, tt_status *st) {
         batch = W[j].buf == W[0].buf && bias[j].buf == W[0].buf && W[j].off == W[0].off + (uint32_t)j * bstride &&
                 bias[j].off == W[j].off + (uint32_t)(C * C);
     if (batch) {
-        if (sc->n_fwd + 2 > w->rec.cap_fwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
-        return tt_gop_matmul_batch(&w->ops, fnext(sc, 2), 3, bstride, a->q, R(a->ln1), W[0], &bias[0], NULL, BT, C, C,
+        if (sc->n_fwd + MMS > w->rec.cap_fwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
+        return tt_gop_matmul_batch(&w->ops, fnext(sc, MMS), 3, bstride, a->q, R(a->ln1), W[0], &bias[0], NULL, BT, C, C,
                                    0, 0, 0, 0, st);
     }
     const tt_gref out[3] = {a->q, a->k, a->v};
     for (int j = 0; j < 3; j++) {
-        if (sc->n_fwd + 2 > w->rec.cap_fwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
-        TT_CHECK(tt_gop_matmul_group(&w->ops, fnext(sc, 2), 3, out[j], R(a->ln1), W[j], &bias[j], NULL, BT, C, C, 0, 0,
+        if (sc->n_fwd + MMS > w->rec.cap_fwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
+        TT_CHECK(tt_gop_matmul_group(&w->ops, fnext(sc, MMS), 3, out[j], R(a->ln1), W[j], &bias[j], NULL, BT, C, C, 0, 0,
                                      0, 0, st));
     }
     return TT_OK;
@@ -215,13 +218,13 @@ static int qkv_dw(tt_backend *be, wsched *sc, int l, tt_status *st) {
     if (!batch) {
         for (int j = 0; j < 3; j++) {
             if (!trains(be, wk[j], l)) continue;
-            if (sc->n_bwd + 4 > w->rec.cap_bwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
-            TT_CHECK(dw_db(be, bnext(sc, 4), R(a->ln1), dx[j], wk[j], bk[j], l, C, C, BT, st));
+            if (sc->n_bwd + DWDB_SITES > w->rec.cap_bwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
+            TT_CHECK(dw_db(be, bnext(sc, DWDB_SITES), R(a->ln1), dx[j], wk[j], bk[j], l, C, C, BT, st));
         }
         return TT_OK;
     }
-    if (sc->n_bwd + 8 > w->rec.cap_bwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
-    TT_CHECK(tt_gop_matmul_batch_solo(&w->ops, bnext(sc, 2), 3, nout, cstride, gw[0], R(a->ln1), dx[0], NULL, NULL, M,
+    if (sc->n_bwd + MMS + 6 > w->rec.cap_bwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");
+    TT_CHECK(tt_gop_matmul_batch_solo(&w->ops, bnext(sc, MMS), 3, nout, cstride, gw[0], R(a->ln1), dx[0], NULL, NULL, M,
                                       C, BT, 1, 0, 1, fold, st));
     for (int j = 0; j < 3 && !fold; j++)
         TT_CHECK(tt_gop_matmul_backward_bias(&w->ops, bnext(sc, 2), gb[j], dx[j], R(w->plan.part_cs), BT, C, st));
@@ -249,7 +252,7 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
     /* ---- forward ---- */
 #define FWD(call)                                                                                                      \
     do {                                                                                                               \
-        if (sc->n_fwd + 4 > w->rec.cap_fwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");                    \
+        if (sc->n_fwd + MMS > w->rec.cap_fwd) return tt_fail(st, TT_EINVAL, "webgpu: site overflow");                  \
         TT_CHECK(call);                                                                                                \
     } while (0)
     FWD(tt_gop_embedding_forward(o, fnext(sc, 1), drop ? w->plan.dq : R(w->plan.res[0]), tokens, PR(be, P, TT_WTE, -1),
@@ -267,19 +270,19 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
                                               dslot(l, TT_DROP_ATTN), st));
         else FWD(tt_gop_attention_forward(o, fnext(sc, 1), R(a->y), R(a->att), a->q, a->k, a->v, B, T, C, NH, st));
         tt_gref ob = PR(be, P, TT_OB, l), res = R(w->plan.res[l]);
-        FWD(tt_gop_matmul(o, fnext(sc, 2), R(a->res2), R(a->y), PR(be, P, TT_OW, l), &ob, drop ? NULL : &res, BT, C, C, 0,
+        FWD(tt_gop_matmul(o, fnext(sc, MMS), R(a->res2), R(a->y), PR(be, P, TT_OW, l), &ob, drop ? NULL : &res, BT, C, C, 0,
                           0, 0, st));
         TT_CHECK(lora_fwd(be, sc, l, TT_LORA_ATTN_C_PROJ, (tt_gref[1]){R(a->res2)}, 1, R(a->y), st));
         if (drop) FWD(tt_gop_dropout(o, fnext(sc, 1), R(a->res2), res, nBTC, 1, dslot(l, TT_DROP_ATTN_OUT), st));
         FWD(tt_gop_layernorm_forward(o, fnext(sc, 1), R(a->ln2), R(a->st2), R(a->res2), PR(be, P, TT_LN2W, l),
                                      PR(be, P, TT_LN2B, l), BT, C, eps, st));
         tt_gref fb = PR(be, P, TT_FCB, l);
-        FWD(tt_gop_matmul(o, fnext(sc, 2), R(a->h), R(a->ln2), PR(be, P, TT_FCW, l), &fb, NULL, BT, C4, C, 0, 0, 0,
+        FWD(tt_gop_matmul(o, fnext(sc, MMS), R(a->h), R(a->ln2), PR(be, P, TT_FCW, l), &fb, NULL, BT, C4, C, 0, 0, 0,
                           st));
         TT_CHECK(lora_fwd(be, sc, l, TT_LORA_C_FC, (tt_gref[1]){R(a->h)}, 1, R(a->ln2), st));
         FWD(tt_gop_gelu_forward(o, fnext(sc, 1), R(a->g), R(a->h), (size_t)BT * C4, act, st));
         tt_gref pb = PR(be, P, TT_PROJB, l), res2 = R(a->res2);
-        FWD(tt_gop_matmul(o, fnext(sc, 2), R(w->plan.res[l + 1]), R(a->g), PR(be, P, TT_PROJW, l), &pb,
+        FWD(tt_gop_matmul(o, fnext(sc, MMS), R(w->plan.res[l + 1]), R(a->g), PR(be, P, TT_PROJW, l), &pb,
                           drop ? NULL : &res2, BT, C, C4, 0, 0, 0, st));
         TT_CHECK(lora_fwd(be, sc, l, TT_LORA_MLP_C_PROJ, (tt_gref[1]){R(w->plan.res[l + 1])}, 1, R(a->g), st));
         if (drop)
@@ -290,7 +293,7 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
     const int hr = w->plan.head_rows; /* 0: the whole head here; else in chunks (backend_webgpu.h) */
     if (!hr) {
         /* logits (BT,V) = lnf (BT,C) @ wte^T, wte stored (V,C) */
-        FWD(tt_gop_matmul(o, fnext(sc, 2), R(w->plan.logits), R(w->plan.lnf), PR(be, P, TT_WTE, -1), NULL, NULL, BT, V,
+        FWD(tt_gop_matmul(o, fnext(sc, MMS), R(w->plan.logits), R(w->plan.lnf), PR(be, P, TT_WTE, -1), NULL, NULL, BT, V,
                           C, 0, 1, 0, st));
         FWD(tt_gop_crossentropy(o, fnext(sc, 1), R(w->plan.logits), R(w->plan.losses), tokens, BT, V, T, st));
         FWD(tt_gop_crossentropy_loss_reduce(o, fnext(sc, 1), R(w->plan.stats), R(w->plan.losses), st));
@@ -311,10 +314,10 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
     tt_gref part = R(w->plan.part_cs);
     if (!hr) {
         /* dlnf (BT,C) = dlogits (BT,V) @ wte (V,C); dwte += dlogits^T @ lnf */
-        BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->plan.dtmp), R(w->plan.logits), PR(be, P, TT_WTE, -1), NULL, NULL,
+        BWD(MMS, tt_gop_matmul(o, bnext(sc, MMS), R(w->plan.dtmp), R(w->plan.logits), PR(be, P, TT_WTE, -1), NULL, NULL,
                              BT, C, V, 0, 0, 0, st));
         if (trains(be, TT_WTE, -1))
-            BWD(2, tt_gop_matmul(o, bnext(sc, 2), PR(be, G, TT_WTE, -1), R(w->plan.logits), R(w->plan.lnf), NULL, NULL,
+            BWD(MMS, tt_gop_matmul(o, bnext(sc, MMS), PR(be, G, TT_WTE, -1), R(w->plan.logits), R(w->plan.lnf), NULL, NULL,
                                  V, C, BT, 1, 0, 1, st));
     } else { /* each chunk: logits, loss and dlogits, dlnf rows, dwte += (then the loss sum) */
         const int dw = trains(be, TT_WTE, -1), n = tt_gop_head_crossentropy_sites(BT, hr, 1, dw);
@@ -334,16 +337,16 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
         if (drop)
             BWD(1,
                 tt_gop_dropout(o, bnext(sc, 1), w->plan.dq, R(w->plan.dres), nBTC, 0, dslot(l, TT_DROP_MLP_OUT), st));
-        BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->plan.dg), dbr, PR(be, P, TT_PROJW, l), NULL, NULL, BT, C4, C, 0, 1,
+        BWD(MMS, tt_gop_matmul(o, bnext(sc, MMS), R(w->plan.dg), dbr, PR(be, P, TT_PROJW, l), NULL, NULL, BT, C4, C, 0, 1,
                              0, st));
-        if (trains(be, TT_PROJW, l)) BWD(4, dw_db(be, bnext(sc, 4), R(a->g), dbr, TT_PROJW, TT_PROJB, l, C4, C, BT, st));
+        if (trains(be, TT_PROJW, l)) BWD(DWDB_SITES, dw_db(be, bnext(sc, DWDB_SITES), R(a->g), dbr, TT_PROJW, TT_PROJB, l, C4, C, BT, st));
         TT_CHECK(lora_bwd(be, sc, l, TT_LORA_MLP_C_PROJ, R(w->plan.dg), (tt_gref[1]){dbr}, 1, R(a->g), st));
         BWD(1, tt_gop_gelu_backward(o, bnext(sc, 1), R(w->plan.dg), R(a->h), (size_t)BT * C4, act, st));
         /* fc: h = ln2 @ fcw + fcb */
-        BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->plan.dtmp), R(w->plan.dg), PR(be, P, TT_FCW, l), NULL, NULL, BT, C,
+        BWD(MMS, tt_gop_matmul(o, bnext(sc, MMS), R(w->plan.dtmp), R(w->plan.dg), PR(be, P, TT_FCW, l), NULL, NULL, BT, C,
                              C4, 0, 1, 0, st));
         if (trains(be, TT_FCW, l))
-            BWD(4, dw_db(be, bnext(sc, 4), R(a->ln2), R(w->plan.dg), TT_FCW, TT_FCB, l, C, C4, BT, st));
+            BWD(DWDB_SITES, dw_db(be, bnext(sc, DWDB_SITES), R(a->ln2), R(w->plan.dg), TT_FCW, TT_FCB, l, C, C4, BT, st));
         TT_CHECK(lora_bwd(be, sc, l, TT_LORA_C_FC, R(w->plan.dtmp), (tt_gref[1]){R(w->plan.dg)}, 1, R(a->ln2), st));
         BWD(3, tt_gop_layernorm_backward(o, bnext(sc, 3), R(w->plan.dres), GLN(be, TT_LN2W, l), R(w->plan.dtmp),
                                          R(a->res2), PR(be, P, TT_LN2W, l), R(a->st2), part, BT, C, 1, st));
@@ -352,9 +355,9 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
         if (drop)
             BWD(1,
                 tt_gop_dropout(o, bnext(sc, 1), w->plan.dq, R(w->plan.dres), nBTC, 0, dslot(l, TT_DROP_ATTN_OUT), st));
-        BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->plan.dtmp), dbr, PR(be, P, TT_OW, l), NULL, NULL, BT, C, C, 0, 1, 0,
+        BWD(MMS, tt_gop_matmul(o, bnext(sc, MMS), R(w->plan.dtmp), dbr, PR(be, P, TT_OW, l), NULL, NULL, BT, C, C, 0, 1, 0,
                              st));
-        if (trains(be, TT_OW, l)) BWD(4, dw_db(be, bnext(sc, 4), R(a->y), dbr, TT_OW, TT_OB, l, C, C, BT, st));
+        if (trains(be, TT_OW, l)) BWD(DWDB_SITES, dw_db(be, bnext(sc, DWDB_SITES), R(a->y), dbr, TT_OW, TT_OB, l, C, C, BT, st));
         TT_CHECK(lora_bwd(be, sc, l, TT_LORA_ATTN_C_PROJ, R(w->plan.dtmp), (tt_gref[1]){dbr}, 1, R(a->y), st));
         if (drop)
             BWD(3, tt_gop_attention_backward_drop(o, bnext(sc, 3), w->plan.dq, w->plan.dk, w->plan.dv, R(a->att), a->q,
@@ -367,7 +370,7 @@ static int plan_sched(tt_backend *be, wsched *sc, int drop, tt_status *st) {
         const tt_tensor_kind wk[3] = {TT_QW, TT_KW, TT_VALW};
         const tt_gref dqkv[3] = {w->plan.dq, w->plan.dk, w->plan.dv};
         for (int j = 0; j < 3; j++)
-            BWD(2, tt_gop_matmul(o, bnext(sc, 2), R(w->plan.dtmp), dqkv[j], PR(be, P, wk[j], l), NULL, NULL, BT, C, C,
+            BWD(MMS, tt_gop_matmul(o, bnext(sc, MMS), R(w->plan.dtmp), dqkv[j], PR(be, P, wk[j], l), NULL, NULL, BT, C, C,
                                  0, 1, j > 0, st));
         TT_CHECK(qkv_dw(be, sc, l, st));
         TT_CHECK(lora_bwd(be, sc, l, TT_LORA_C_ATTN, R(w->plan.dtmp), dqkv, 3, R(a->ln1), st));
@@ -429,20 +432,22 @@ int tt_wgpu_plan_schedule(tt_backend *be, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     tt_gops *o = &w->ops;
     /* the dropout schedule adds 1 + 2L sites each way; LoRA its adapter sites */
-    w->rec.cap_fwd = 16 + 22 * w->plan.L + 1;
-    w->rec.cap_bwd = 16 + 62 * w->plan.L + 1;
+    /* per layer: 10 other sites and 6 matmuls forward (q, k, v unbatched),
+     * 38 and 12 backward; the head's matmuls within the 16 + 3 matmuls */
+    w->rec.cap_fwd = 16 + 3 * MMS + (10 + 6 * MMS) * w->plan.L + 1;
+    w->rec.cap_bwd = 16 + 3 * MMS + (38 + 12 * MMS) * w->plan.L + 1;
     if (be->cfg.lora_rank > 0) {
         w->rec.cap_fwd += w->plan.L * TT_LORA_N_TARGETS * LORA_FWD_SITES;
         w->rec.cap_bwd += w->plan.L * TT_LORA_N_TARGETS * LORA_BWD_SITES;
     }
-    w->rec.plain.fwd = calloc((size_t)w->rec.cap_fwd, sizeof *w->rec.plain.fwd);
-    w->rec.plain.bwd = calloc((size_t)w->rec.cap_bwd, sizeof *w->rec.plain.bwd);
     if (w->plan.head_rows) { /* the head's chunks (plan.c) */
         const int BT = w->plan.B * w->plan.T;
         w->rec.cap_bwd += tt_gop_head_crossentropy_sites(BT, w->plan.head_rows, 1, 1) + 1;
         w->rec.evh = calloc((size_t)tt_gop_head_crossentropy_sites(BT, w->plan.head_rows, 0, 0) + 1, sizeof *w->rec.evh);
         if (!w->rec.evh) return tt_fail(st, TT_ENOMEM, "out of memory (webgpu schedule)");
     }
+    w->rec.plain.fwd = calloc((size_t)w->rec.cap_fwd, sizeof *w->rec.plain.fwd);
+    w->rec.plain.bwd = calloc((size_t)w->rec.cap_bwd, sizeof *w->rec.plain.bwd);
     w->rec.opt = calloc((size_t)(2 * w->plan.n_ch + 1), sizeof *w->rec.opt); /* + the loss scaler's update */
     if (!w->rec.plain.fwd || !w->rec.plain.bwd || !w->rec.opt)
         return tt_fail(st, TT_ENOMEM, "out of memory (webgpu schedule)");

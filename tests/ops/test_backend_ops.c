@@ -645,7 +645,7 @@ static int gpu_run(const op_case *c, problem *p) {
         fprintf(stderr, "  webgpu dropout keys: %s\n", st.msg);
         return FAILED;
     }
-    tt_gsite s[24];
+    tt_gsite s[48];
     int ns = 0, rc = RAN;
     const int failed0 = tt_test_failed_checks;
     memset(s, 0, sizeof s);
@@ -726,16 +726,16 @@ static int gpu_run(const op_case *c, problem *p) {
             tt_gref bias = GR(bb, 0);
             PLAN(tt_gop_matmul(O, &s[ns], GR(bo, 0), GR(bx, 0), GR(bw, 0), head ? NULL : &bias, NULL, N, OC, C, 0, head,
                                0, &st));
-            ns += 2;
+            ns += TT_GOP_MM_SITES;
             tt_gtest_run(s, ns);
             gdown(bo, 0, o[0], ny);
         } else if (head) {
             tt_gpu_buf bd = gup(in[2], ny), bdx = gpois(nx), bg = gzero(nw);
             /* dinp (N,C) = dlogits (N,V) @ wte (V,C); dwte (V,C) += dlogits^T @ inp */
             PLAN(tt_gop_matmul(O, &s[ns], GR(bdx, 0), GR(bd, 0), GR(bw, 0), NULL, NULL, N, C, OC, 0, 0, 0, &st));
-            ns += 2;
+            ns += TT_GOP_MM_SITES;
             PLAN(tt_gop_matmul(O, &s[ns], GR(bg, 0), GR(bd, 0), GR(bx, 0), NULL, NULL, OC, C, N, 1, 0, 1, &st));
-            ns += 2;
+            ns += TT_GOP_MM_SITES;
             tt_gtest_run(s, ns);
             gdown(bdx, 0, o[0], nx), gdown(bg, 0, o[1], nw);
         } else {
@@ -745,13 +745,13 @@ static int gpu_run(const op_case *c, problem *p) {
             tt_gpu_buf bg2 = gzero(nw), bb2 = gzero((size_t)OC), part = gpois(tt_gop_colsum_part_elems(N, OC));
             /* dinp (N,C) = dout (N,OC) @ W^T */
             PLAN(tt_gop_matmul(O, &s[ns], GR(bdx, 0), GR(bd, 0), GR(bw, 0), NULL, NULL, N, C, OC, 0, 1, 0, &st));
-            ns += 2;
+            ns += TT_GOP_MM_SITES;
             /* [dW; db] += [inp^T; 1] @ dout: the bias gradient folded (one ones row) */
             PLAN(tt_gop_matmul_ex(O, &s[ns], GR(bg, 0), GR(bx, 0), GR(bd, 0), NULL, NULL, C + 1, OC, N, 1, 0, 1, 1, &st));
-            ns += 2;
+            ns += TT_GOP_MM_SITES;
             /* dW += inp^T @ dout, db += column sums of dout */
             PLAN(tt_gop_matmul(O, &s[ns], GR(bg2, 0), GR(bx, 0), GR(bd, 0), NULL, NULL, C, OC, N, 1, 0, 1, &st));
-            ns += 2;
+            ns += TT_GOP_MM_SITES;
             PLAN(tt_gop_matmul_backward_bias(O, &s[ns], GR(bb2, 0), GR(bd, 0), GR(part, 0), N, OC, &st));
             ns += 2;
             tt_gtest_run(s, ns);
@@ -956,7 +956,7 @@ static int gpu_run(const op_case *c, problem *p) {
         if (c->dir == FWD) {
             PLAN(tt_gop_lora_forward(O, &s[ns], out, n_out, GR(bt, 0), GR(bx, 0), GR(ba, 0), GR(bb, 0), N, C, R, w, scale,
                                      &st));
-            ns += 2 + n_out;
+            ns += TT_GOP_LORA_FWD_SITES(n_out);
             tt_gtest_run(s, ns);
             for (int j = 0; j < n_out; j++) {
                 gdown(blk[j], 0, tmp, nb);
@@ -970,11 +970,11 @@ static int gpu_run(const op_case *c, problem *p) {
             tt_gref jr[3] = {GR(junk[0], 0), GR(junk[n_out > 1 ? 1 : 0], 0), GR(junk[n_out > 1 ? 2 : 0], 0)};
             PLAN(tt_gop_lora_forward(O, &s[ns], jr, n_out, GR(bt, 0), GR(bx, 0), GR(ba, 0), GR(bb, 0), N, C, R, w, scale,
                                      &st));
-            ns += 2 + n_out;
+            ns += TT_GOP_LORA_FWD_SITES(n_out);
             tt_gpu_buf bdx = gzero(nx), bda = gzero(na), bdb = gzero((size_t)R * OC), bdt = gpois(nt), bpr = gpois((size_t)R * w);
             PLAN(tt_gop_lora_backward(O, &s[ns], GR(bdx, 0), GR(bda, 0), GR(bdb, 0), GR(bdt, 0), GR(bpr, 0), out, n_out,
                                       GR(bt, 0), GR(bx, 0), GR(ba, 0), GR(bb, 0), N, C, R, w, scale, &st));
-            ns += 5 + 3 * n_out;
+            ns += TT_GOP_LORA_BWD_SITES(n_out);
             tt_gtest_run(s, ns);
             gdown(bdx, 0, o[0], nx), gdown(bda, 0, o[1], na), gdown(bdb, 0, o[2], (size_t)R * OC);
         }

@@ -9,7 +9,10 @@
  *
  * Tolerance: max |gpu - ref16| / max |ref16| <= 1e-5 (f32 accumulation of
  * exact f16 x f16 products; the rounding of f32 to f16 is
- * round-to-nearest-even on lavapipe, as on GPUs). Needs shader-f16: skips
+ * round-to-nearest-even on lavapipe, as on GPUs). The subgroup-matrix
+ * variant's operand copy (matmul_cast) exactly (its product kernel needs
+ * subgroup matrices, which lavapipe lacks: dev/f16/matmul_check.mjs checks
+ * it on a GPU host). Needs shader-f16: skips
  * (exit 0) without it, fails under TT_REQUIRE_WEBGPU=1 (lavapipe has it). */
 #include <math.h>
 #include <stdio.h>
@@ -75,12 +78,12 @@ static void f16_case(int M, int N, int K, int ta, int tb, int flags, int ones) {
     tt_gpu_buf bA = tt_gtest_up(A, (size_t)am * K), bB = tt_gtest_up(B, (size_t)K * N), bb = tt_gtest_up(bias, N),
                bR = tt_gtest_up(R, MN), bC = (flags & 1) ? tt_gtest_up(C0, MN) : tt_gtest_poisoned(MN);
     tt_gref rb = tt_gtest_R(bb), rr = tt_gtest_R(bR);
-    tt_gsite s[2];
+    tt_gsite s[TT_GOP_MM_SITES];
     tt_status st;
     tt_gtest_die_on(tt_gop_matmul_ex(&O, s, tt_gtest_R(bC), tt_gtest_R(bA), tt_gtest_R(bB), (flags & 2) ? &rb : NULL,
                                      (flags & 4) ? &rr : NULL, M, N, K, ta, tb, flags & 1, ones, &st),
                     &st, "f16 matmul plan");
-    tt_gtest_run(s, 2);
+    tt_gtest_run(s, TT_GOP_MM_SITES);
     float *got = malloc(MN * sizeof *got);
     tt_gtest_down(bC, got, MN);
     double e16 = tt_test_max_rel_err(got, r16, MN), e32 = tt_test_max_rel_err(got, r32, MN);
@@ -128,11 +131,11 @@ TT_TEST(test_f16_off_is_f32) {
     double *r32 = malloc((size_t)M * N * sizeof *r32);
     ref_mm(r32, &c, A, B, NULL, NULL, NULL, NULL);
     tt_gpu_buf bA = tt_gtest_up(A, (size_t)M * K), bB = tt_gtest_up(B, (size_t)K * N), bC = tt_gtest_poisoned((size_t)M * N);
-    tt_gsite s[2];
+    tt_gsite s[TT_GOP_MM_SITES];
     tt_status st;
     tt_gtest_die_on(tt_gop_matmul(&O, s, tt_gtest_R(bC), tt_gtest_R(bA), tt_gtest_R(bB), NULL, NULL, M, N, K, 0, 0, 0, &st),
                     &st, "f32 matmul plan");
-    tt_gtest_run(s, 2);
+    tt_gtest_run(s, TT_GOP_MM_SITES);
     float *got = malloc((size_t)M * N * sizeof *got);
     tt_gtest_down(bC, got, (size_t)M * N);
     CHECK(tt_test_max_rel_err(got, r32, (size_t)M * N) <= 1e-6);
@@ -194,6 +197,67 @@ static void amp_adamw_case(size_t n, float clip, float S, float good, int overfl
         free(gv);
 }
 
+/* f16 bits -> float (exact) */
+static float half_to_float(uint16_t h) {
+    const int e = (h >> 10) & 31, m = h & 1023;
+    float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(1024 + m), e - 25);
+    return (h & 0x8000) ? -v : v;
+}
+
+/* matmul_cast (the subgroup-matrix matmul's operand copy): nprod products of
+ * rows x cols (leading dimension ld, sstride apart, after `off` floats) into
+ * drows x dld f16 (dstride apart, after dst_off halves), ones in
+ * [0, one_r) x [0, one_c) outside the data, zeros in the rest; every element
+ * equal to the f16 rounding of its source (values past f16's range:
+ * infinite), the padding written over poisoned memory */
+static void cast_case(uint32_t rows, uint32_t cols, uint32_t ld, uint32_t off, uint32_t one_r, uint32_t one_c,
+                      uint32_t drows, uint32_t dld, uint32_t nprod, uint32_t sstride, uint32_t dst_off,
+                      uint32_t dstride) {
+    tt_status st;
+    const size_t nsrc = off + (size_t)(nprod - 1) * sstride + (size_t)rows * ld;
+    float *S = tt_gtest_rnd(nsrc, -3, 3);
+    S[off] = 1e5f;                      /* beyond f16: infinite */
+    if (rows * cols > 1) S[off + 1] = 3e-7f; /* an f16 subnormal */
+    const size_t nh = dst_off + (size_t)(nprod - 1) * dstride + (size_t)drows * dld, nw = (nh + 1) / 2;
+    tt_gpu_buf bs = tt_gtest_up(S, nsrc), bd = tt_gtest_poisoned(nw);
+    tt_gsite s[1];
+    const tt_gref dst = {bd, dst_off}, src = {bs, off};
+    tt_gtest_die_on(tt_gop_matmul_cast(&O, s, dst, src, rows, cols, ld, one_r, one_c, drows, dld, nprod, sstride,
+                                       dstride, &st),
+                    &st, "cast plan");
+    tt_gtest_run(s, 1);
+    float *w = malloc(nw * sizeof *w);
+    uint16_t *h = malloc(nw * 2 * sizeof *h);
+    tt_gtest_down(bd, w, nw);
+    memcpy(h, w, nw * sizeof *w);
+    int bad = 0;
+    for (uint32_t p = 0; p < nprod; p++)
+        for (uint32_t r = 0; r < drows; r++)
+            for (uint32_t c = 0; c < dld; c++) {
+                float want = r < rows && c < cols ? round_f16(S[off + (size_t)p * sstride + (size_t)r * ld + c])
+                             : r < one_r && c < one_c ? 1.0f
+                                                      : 0.0f;
+                float got = half_to_float(h[dst_off + (size_t)p * dstride + (size_t)r * dld + c]);
+                if (!(got == want) && bad++ < 3)
+                    printf("  cast %ux%u: [%u][%u][%u] %g, want %g\n", rows, cols, p, r, c, got, want);
+            }
+    CHECK_MSG(bad == 0, "matmul_cast %ux%u -> %ux%u x%u: %d wrong", rows, cols, drows, dld, nprod, bad);
+    free(S), free(w), free(h);
+}
+
+TT_TEST(test_f16_matmul_cast) {
+    cast_case(5, 7, 9, 3, 0, 0, 16, 16, 1, 0, 0, 0);         /* padding both ways, ld > cols, an offset */
+    cast_case(3, 16, 16, 0, 8, 16, 16, 16, 1, 0, 4, 0);      /* ones rows 3..7 (op(A) stored with ones rows) */
+    cast_case(16, 5, 5, 0, 16, 9, 16, 64, 1, 0, 0, 0);       /* ones columns (a transposed op(A)) */
+    cast_case(6, 10, 11, 1, 0, 0, 16, 12, 3, 6 * 11 + 10, 8, 16 * 12 + 4); /* a batch of 3 (q, k, v: B then bias) */
+    tt_status st;
+    tt_gsite s[1];
+    const tt_gref g = {tt_gtest_poisoned(64), 2};
+    CHECK(tt_gop_matmul_cast(&O, s, g, g, 4, 4, 4, 0, 0, 4, 4, 1, 0, 0, &st) == TT_EINVAL); /* dst.off not 4-aligned */
+    const tt_gref g0 = {g.buf, 0};
+    CHECK(tt_gop_matmul_cast(&O, s, g0, g0, 5, 4, 4, 0, 0, 4, 4, 1, 0, 0, &st) == TT_EINVAL); /* rows past drows */
+}
+
 TT_TEST(test_f16_amp_adamw) {
     amp_adamw_case(1000, 1.0f, 65536.0f, 0, 0);                              /* no clipping (norm < 1) */
     amp_adamw_case(3001, 0.5f, 1024.0f, 7, 0);                               /* clipped */
@@ -222,6 +286,7 @@ int main(void) {
     RUN(test_f16_matmul_splitk_ones);
     RUN(test_f16_off_is_f32);
     RUN(test_f16_amp_adamw);
+    RUN(test_f16_matmul_cast);
     tt_gops_free(&O);
     tt_gpu_close(G);
     return tt_test_summary();

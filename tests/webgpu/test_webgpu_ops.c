@@ -96,13 +96,13 @@ static float *mm_prob_run(const mm_prob *p) {
     tt_gpu_buf bA = tt_gtest_up(p->A, (size_t)am * K), bB = tt_gtest_up(p->B, (size_t)K * N),
                bbias = tt_gtest_up(p->bias, (size_t)N + MM_BOFF), bR = tt_gtest_up(p->Rm, (size_t)M * N);
     tt_gpu_buf bC = (flags & 1) ? tt_gtest_up(p->C0, (size_t)M * N + MM_COFF) : tt_gtest_poisoned((size_t)M * N + MM_COFF);
-    tt_gsite s[2];
+    tt_gsite s[TT_GOP_MM_SITES];
     tt_gref C = {bC, (uint32_t)MM_COFF}, bi = {bbias, (uint32_t)MM_BOFF}, rr = tt_gtest_R(bR);
     tt_gtest_die_on(tt_gop_matmul_group(&O, s, p->group > 1 ? p->group : 1, C, tt_gtest_R(bA), tt_gtest_R(bB),
                                         (flags & 2) ? &bi : NULL, (flags & 4) ? &rr : NULL, M, N, K, p->ta, p->tb,
                                         flags & 1, p->ones, &st),
                     &st, "matmul plan");
-    tt_gtest_run(s, 2);
+    tt_gtest_run(s, TT_GOP_MM_SITES);
     float *got = malloc(((size_t)M * N + MM_COFF) * sizeof *got);
     tt_gtest_down(bC, got, (size_t)M * N + MM_COFF);
     double e = tt_test_max_rel_err(got + MM_COFF, p->ref, (size_t)M * N);
@@ -336,7 +336,7 @@ static void batch_case(int tile, int splitk, int n, int M, int N, int K, int ta,
     tt_gpu_buf bA = tt_gtest_up(A, (size_t)am * K), bP = tt_gtest_up(P, nP), bR = tt_gtest_up(Rm, (size_t)n * MN);
     tt_gpu_buf bC = (flags & 1) ? tt_gtest_up(C0, (size_t)n * MN + 2 * MM_COFF)
                                 : tt_gtest_poisoned((size_t)n * MN + 2 * MM_COFF);
-    tt_gsite s[2];
+    tt_gsite s[TT_GOP_MM_SITES];
     tt_gref C = {bC, (uint32_t)MM_COFF}, B = {bP, (uint32_t)boff}, bias = {bP, (uint32_t)(boff + (size_t)K * N)},
             rr = tt_gtest_R(bR);
     tt_gtest_die_on(tt_gop_matmul_batch(&O, s, n, (uint32_t)bstride, C, tt_gtest_R(bA), B, (flags & 2) ? &bias : NULL,
@@ -344,9 +344,9 @@ static void batch_case(int tile, int splitk, int n, int M, int N, int K, int ta,
                     &st, "matmul batch plan");
     char want[16];
     snprintf(want, sizeof want, " x%d ", n);
-    CHECK_MSG(strstr(s[0].tag, want) != NULL, "batch tag '%s'", s[0].tag);
-    CHECK(s[0].flops == 2.0 * n * M * N * K);
-    tt_gtest_run(s, 2);
+    CHECK_MSG(strstr(s[TT_GOP_MM_PRODUCT].tag, want) != NULL, "batch tag '%s'", s[TT_GOP_MM_PRODUCT].tag);
+    CHECK(s[TT_GOP_MM_PRODUCT].flops == 2.0 * n * M * N * K);
+    tt_gtest_run(s, TT_GOP_MM_SITES);
     float *got = malloc(((size_t)n * MN + 2 * MM_COFF) * sizeof *got);
     tt_gtest_down(bC, got, (size_t)n * MN + 2 * MM_COFF);
     for (int i = 0; i < MM_COFF; i++) { /* nothing written before or after the outputs */
