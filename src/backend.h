@@ -70,20 +70,23 @@ enum { TT_PRECISION_F32 = 0, TT_PRECISION_F16 = 1 };
 /* Dynamic loss scaling (TT_PRECISION_F16), as torch.cuda.amp.GradScaler:
  * the loss gradient is multiplied by `scale`; grads are unscaled before
  * the norm, clip and AdamW; a step whose unscaled grad norm is not finite
- * changes nothing (parameters, moments) and halves the scale; after
+ * changes nothing (parameters, moments), halves the scale and counts as
+ * skipped: AdamW's bias corrections count only the steps it took (as in
+ * PyTorch, where a skipped step never reaches the optimizer); after
  * TT_LOSS_SCALE_INTERVAL clean steps in a row the scale doubles. The state
  * lives on the device (no host round trip between steps); a backend that
  * has it returns this table from get_proc("loss_scaler"). */
 #define TT_LOSS_SCALE_INIT 65536.0f
 #define TT_LOSS_SCALE_INTERVAL 2000
+#define TT_LOSS_SCALE_MAX_SKIPPED 16777216 /* 2^24: the device counts skipped steps in an f32 */
 typedef struct {
     /* set the state (before the first step of a run or a resume) */
-    int (*set)(tt_backend *be, float scale, int64_t good, tt_status *st);
+    int (*set)(tt_backend *be, float scale, int64_t good, int64_t skipped, tt_status *st);
     /* the state after the last completed step (waits for pending work) */
-    int (*get)(tt_backend *be, float *scale, int64_t *good, tt_status *st);
+    int (*get)(tt_backend *be, float *scale, int64_t *good, int64_t *skipped, tt_status *st);
     /* the state after the step last read by step_result / step_result_prev
      * (no wait) */
-    void (*last)(tt_backend *be, float *scale, int64_t *good);
+    void (*last)(tt_backend *be, float *scale, int64_t *good, int64_t *skipped);
 } tt_loss_scaler;
 
 /* Creation options; zero-initialised means the defaults. */

@@ -115,8 +115,8 @@ static int on_progress(void *user, const tt_progress *p) {
             jnum("bpb", bpb(p->loss));
             if (p->loss_scale > 0) { /* --precision f16: the loss scaler after the step */
                 jnum("loss_scale", p->loss_scale);
-                printf(",\"scale_good\":%lld,\"skipped\":%s", (long long)p->scale_good,
-                       isfinite(p->grad_norm) ? "false" : "true");
+                printf(",\"scale_good\":%lld,\"skipped\":%s,\"skipped_steps\":%lld", (long long)p->scale_good,
+                       isfinite(p->grad_norm) ? "false" : "true", (long long)p->scale_skipped);
             }
             fputs("}\n", stdout);
             fflush(stdout);

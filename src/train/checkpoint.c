@@ -298,6 +298,8 @@ static int save_body(FILE *f, const char *path, const void *ctx, tt_status *st) 
         META("loss_scale", tt_json_fmt_f32(num, s->loss_scale));
         snprintf(num, sizeof num, "%lld", (long long)s->scale_good);
         META("loss_scale_good", num);
+        snprintf(num, sizeof num, "%lld", (long long)s->scale_skipped);
+        META("loss_scale_skipped", num);
     }
     if (s->tok_kind != 0) { /* optional: a BPE model names its tokenizer (absent: byte) */
         META("tokenizer", "bpe");
@@ -562,7 +564,7 @@ static int load_reader(const tt_st_reader *r, tt_train_state *s, tt_status *st) 
     int64_t target_step = 0;
     double target_s = 0;
     float loss_scale = TT_LOSS_SCALE_INIT;
-    int64_t scale_good = 0;
+    int64_t scale_good = 0, scale_skipped = 0;
     if ((v = tt_st_meta_get(r, "loss_scale"))) { /* may be absent */
         int bad = tt_json_parse_f32_text(v, strlen(v), &loss_scale) || !(loss_scale > 0) || !isfinite(loss_scale);
         if (!bad) TT_CHECK(meta_i64(r, "loss_scale_good", &scale_good, st));
@@ -570,6 +572,12 @@ static int load_reader(const tt_st_reader *r, tt_train_state *s, tt_status *st) 
             return tt_fail(st, TT_EFORMAT, "checkpoint: metadata loss_scale / loss_scale_good are not a loss "
                                            "scaler's state (a finite scale > 0, 0..%d clean steps)",
                            TT_LOSS_SCALE_INTERVAL - 1);
+        if (tt_st_meta_get(r, "loss_scale_skipped")) { /* may be absent (older checkpoints: none counted) */
+            TT_CHECK(meta_i64(r, "loss_scale_skipped", &scale_skipped, st));
+            if (scale_skipped < 0 || scale_skipped > TT_LOSS_SCALE_MAX_SKIPPED || scale_skipped > step)
+                return tt_fail(st, TT_EFORMAT, "checkpoint: metadata loss_scale_skipped %lld is not 0..step",
+                               (long long)scale_skipped);
+        }
     }
     if (tt_st_meta_get(r, "target_step")) { /* may be absent */
         TT_CHECK(meta_i64(r, "target_step", &target_step, st));
@@ -673,6 +681,7 @@ static int load_reader(const tt_st_reader *r, tt_train_state *s, tt_status *st) 
     s->target_s = target_s;
     s->loss_scale = loss_scale;
     s->scale_good = scale_good;
+    s->scale_skipped = scale_skipped;
     s->corpus_hash = chash;
     s->corpus_bytes = cbytes;
     s->tok_kind = tok_kind;

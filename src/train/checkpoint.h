@@ -21,7 +21,8 @@
  *   byte, for the histories); the tokenizer's files
  *   are not in the checkpoint but beside it (train/runtok.h); for a run
  *   with precision f16 (optional; absent = the initial state) loss_scale
- *   and loss_scale_good, the loss scaler after the last step (backend.h).
+ *   and loss_scale_good (and loss_scale_skipped; absent = 0), the loss
+ *   scaler after the last step (backend.h).
  * Writes are atomic: <path>.tmp.<pid>, fsync, rename, fsync(dir).
  *
  * Export: weights only with Hugging Face GPT-2 names and shapes (wte.weight,

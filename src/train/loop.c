@@ -229,7 +229,7 @@ static int boundary(const tt_loop *L, int64_t after) {
 static int download(tt_loop *L, tt_status *st) {
     tt_train_state *s = L->t.s;
     int rc = L->t.be->vt->get_state(L->t.be, s->params, s->m, s->v, st);
-    if (!rc && L->ls) rc = L->ls->get(L->t.be, &s->loss_scale, &s->scale_good, st);
+    if (!rc && L->ls) rc = L->ls->get(L->t.be, &s->loss_scale, &s->scale_good, &s->scale_skipped, st);
     L->host_step = rc ? -1 : s->step;
     return rc;
 }
@@ -285,7 +285,7 @@ static int do_step(tt_loop *L, tt_status *st) {
     p->step = s->step;
     p->loss = loss;
     p->grad_norm = gn;
-    if (L->ls) L->ls->last(be, &p->loss_scale, &p->scale_good);
+    if (L->ls) L->ls->last(be, &p->loss_scale, &p->scale_good, &p->scale_skipped);
     p->lr = lr_k;
     p->elapsed_s = L->step_time + L->first_step_time;
     p->tok_per_s = per > 0 ? (double)p->tokens_per_step / per : 0.0;
@@ -308,7 +308,7 @@ static int advance(tt_loop *L, tt_status *st) {
             s->corpus_bytes = L->t.corpus->n;
             s->tok_per_byte = tt_corpus_tok_per_byte(L->t.corpus);
             TT_CHECK(be->vt->set_state(be, s->params, s->m, s->v, st));
-            if (L->ls) TT_CHECK(L->ls->set(be, s->loss_scale, s->scale_good, st));
+            if (L->ls) TT_CHECK(L->ls->set(be, s->loss_scale, s->scale_good, s->scale_skipped, st));
             L->t_start = L->t_prev = L->t_last_save = tt_now();
             memset(p, 0, sizeof *p);
             p->event = TT_EV_START;
@@ -318,6 +318,7 @@ static int advance(tt_loop *L, tt_status *st) {
             p->grad_norm = NAN;
             p->loss_scale = L->ls ? s->loss_scale : 0.0f;
             p->scale_good = L->ls ? s->scale_good : 0;
+            p->scale_skipped = L->ls ? s->scale_skipped : 0;
             p->lr = NAN;
             p->val_loss = s->n_val > 0 ? s->val_loss[s->n_val - 1] : NAN;
             p->best_val = s->best_val;
@@ -448,10 +449,11 @@ int tt_loop_recover(tt_loop *L, int *from_device, int64_t *lost_from, int64_t *l
             }
         }
         float ls = s->loss_scale;
-        int64_t lg = s->scale_good;
-        if (submitted + 1 == s->step && (!L->ls || L->ls->get(be, &ls, &lg, &st2) == TT_OK)) {
+        int64_t lg = s->scale_good, lk = s->scale_skipped;
+        if (submitted + 1 == s->step && (!L->ls || L->ls->get(be, &ls, &lg, &lk, &st2) == TT_OK)) {
             s->loss_scale = ls;
             s->scale_good = lg;
+            s->scale_skipped = lk;
             memcpy(s->params, buf, P * sizeof *buf);
             memcpy(s->m, buf + P, PT * sizeof *buf);
             memcpy(s->v, buf + P + PT, PT * sizeof *buf);

@@ -78,9 +78,11 @@ typedef struct {
     char init_from[4096];
     uint64_t init_hash;
     /* the loss scaler (tc.precision f16; backend.h tt_loss_scaler) after
-     * the last completed step: its scale and clean steps in a row */
+     * the last completed step: its scale, clean steps in a row and the
+     * steps it skipped (overflows) so far */
     float loss_scale;
     int64_t scale_good;
+    int64_t scale_skipped;
 } tt_train_state;
 
 /* Allocate + initialise a fresh state (params from tc->seed). */

@@ -37,6 +37,7 @@ typedef struct {
                          * overflowed and was skipped) */
     float loss_scale;   /* precision f16: the loss scaler after the last step (0: none) */
     int64_t scale_good; /* its clean steps in a row */
+    int64_t scale_skipped; /* the steps it skipped so far (overflows) */
     float lr;           /* learning rate used by the last step */
     float val_loss;     /* last validation loss (NAN if none yet) */
     float best_val;     /* best validation loss (INFINITY if none) */

@@ -116,29 +116,33 @@ static int wgpu_plan_bytes(tt_backend *be, const tt_model_config *cfg, uint64_t 
 }
 
 /* the loss scaler (backend.h tt_loss_scaler) of a TT_PRECISION_F16 backend */
-static int ls_set(tt_backend *be, float scale, int64_t good, tt_status *st) {
+static int ls_set(tt_backend *be, float scale, int64_t good, int64_t skipped, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     if (!w->ops.amp_on) return tt_fail(st, TT_EINVAL, "webgpu: no loss scaler (precision f32)");
-    if (!(scale > 0.0f) || !isfinite(scale) || good < 0 || good >= TT_LOSS_SCALE_INTERVAL)
-        return tt_fail(st, TT_EINVAL, "loss scale %g with %lld clean steps is out of range", scale, (long long)good);
-    float v[4] = {scale, (float)good, 0.0f, 0.0f};
+    if (!(scale > 0.0f) || !isfinite(scale) || good < 0 || good >= TT_LOSS_SCALE_INTERVAL || skipped < 0 ||
+        skipped > TT_LOSS_SCALE_MAX_SKIPPED)
+        return tt_fail(st, TT_EINVAL, "loss scale %g with %lld clean and %lld skipped steps is out of range", scale,
+                       (long long)good, (long long)skipped);
+    float v[4] = {scale, (float)good, (float)skipped, 0.0f};
     return tt_gpu_write(w->g, w->plan.lscale, 0, v, sizeof v, st);
 }
 
-static int ls_get(tt_backend *be, float *scale, int64_t *good, tt_status *st) {
+static int ls_get(tt_backend *be, float *scale, int64_t *good, int64_t *skipped, tt_status *st) {
     wgpu_impl *w = IMPL(be);
     if (!w->ops.amp_on) return tt_fail(st, TT_EINVAL, "webgpu: no loss scaler (precision f32)");
     float v[4];
     TT_CHECK(tt_gpu_read_sync(w->g, w->plan.lscale, 0, sizeof v, v, st));
     *scale = v[0];
     *good = (int64_t)v[1];
+    *skipped = (int64_t)v[2];
     return TT_OK;
 }
 
-static void ls_last(tt_backend *be, float *scale, int64_t *good) {
+static void ls_last(tt_backend *be, float *scale, int64_t *good, int64_t *skipped) {
     wgpu_impl *w = IMPL(be);
     *scale = w->run.res_scale[w->run.read_slot];
     *good = (int64_t)w->run.res_good[w->run.read_slot];
+    *skipped = (int64_t)w->run.res_skipped[w->run.read_slot];
 }
 
 static const tt_loss_scaler wgpu_scaler = {ls_set, ls_get, ls_last};
@@ -241,7 +245,7 @@ int tt_backend_webgpu_create(const tt_model_config *cfg, const tt_backend_opts *
     if (rc == TT_OK && w->ops.f16) { /* the loss scaler: kernels planned from here on read it */
         w->ops.amp = w->plan.lscale;
         w->ops.amp_on = 1;
-        rc = ls_set(be, TT_LOSS_SCALE_INIT, 0, st);
+        rc = ls_set(be, TT_LOSS_SCALE_INIT, 0, 0, st);
         const char *e = tt_hook_get(TT_HOOK_LOSS_SCALE_FAULT_AT_STEP);
         w->run.ls_fault_at = e ? atoll(e) : 0;
     }

@@ -118,7 +118,8 @@ typedef struct {
     int cur, last, pending[2];
     int res_ok[2];          /* res_loss/res_norm of a staging slot hold its step's result */
     float res_loss[2], res_norm[2];
-    float res_scale[2], res_good[2]; /* TT_PRECISION_F16: the loss scaler after that step (stats[2], stats[3]) */
+    float res_scale[2], res_good[2], res_skipped[2]; /* TT_PRECISION_F16: the loss scaler after that step
+                                                       * (stats[2..4]) */
     int read_slot;          /* the staging slot step_result / step_result_prev read last */
     int64_t n_steps;        /* steps submitted */
     /* test hook TT_WEBGPU_LOSS_SCALE_FAULT_AT_STEP=N: the N-th step() seeds

@@ -40,7 +40,9 @@ typedef struct {
     float grad_scale; /* d(mean loss)/dlogit scale: 1/(B*T*n_micro) */
     float loss_scale; /* loss accumulation scale: 1/(valid_rows*n_micro) */
     uint32_t valid_rows;
-    uint32_t pad[5];
+    uint32_t t;       /* the AdamW step (1-based) bc1, bc2 are for; the loss scaler's skipped steps are taken
+                       * from it on the device (adamw_update) */
+    uint32_t pad[4];
 } tt_gstep;
 
 typedef struct tt_gops_kent tt_gops_kent;

@@ -179,7 +179,7 @@ int tt_wgpu_alloc_buffers(wgpu_impl *w, const tt_model_config *cfg, const tt_lay
     w->plan.pos_off = w->plan.bucket_off + V + 1;
     w->plan.tok_words = w->plan.pos_off + BT;
     TT_CHECK(mkbuf(w, w->plan.tok_words, "tokens", &w->plan.tok, st));
-    TT_CHECK(mkbuf(w, 4, "stats", &w->plan.stats, st));
+    TT_CHECK(mkbuf(w, 8, "stats", &w->plan.stats, st)); /* loss, norm, the loss scaler [scale, clean, skipped] */
     w->plan.lscale = -1;
     if (w->ops.f16) TT_CHECK(mkbuf(w, 4, "loss-scale", &w->plan.lscale, st));
     size_t pcs = tt_gop_colsum_part_elems((int)BT, (int)(4 * C));
@@ -239,7 +239,7 @@ int tt_wgpu_alloc_buffers(wgpu_impl *w, const tt_model_config *cfg, const tt_lay
     }
     if (w->plan.dry) return TT_OK;
     for (int i = 0; i < 2; i++)
-        TT_CHECK(tt_gpu_buffer(w->g, 16, TT_GPU_READBACK, "stats-readback", &w->plan.staging[i], st));
+        TT_CHECK(tt_gpu_buffer(w->g, 32, TT_GPU_READBACK, "stats-readback", &w->plan.staging[i], st));
     TT_CHECK(tt_gpu_buffer(w->g, 16, TT_GPU_READBACK, "eval-readback", &w->plan.stage_eval, st));
     /* per chunk: the decay mask from the layout, the grad-norm part table
      * (each unit cut into parts of tt_gop_norm_part_len(P) from its start;

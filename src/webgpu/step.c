@@ -65,13 +65,14 @@ static int finish_timestamps(wgpu_impl *w, int i, tt_status *st) {
 int tt_wgpu_finish_pending(wgpu_impl *w, int i, tt_status *st) {
     TT_CHECK(finish_timestamps(w, i, st));
     if (!w->run.pending[i]) return TT_OK;
-    float s[4];
+    float s[8];
     w->run.pending[i] = 0;
     TT_CHECK(tt_gpu_read_finish(w->g, w->plan.staging[i], s, st));
     w->run.res_loss[i] = s[0];
     w->run.res_norm[i] = s[1];
     w->run.res_scale[i] = s[2]; /* the loss scaler after the step (0 without one) */
     w->run.res_good[i] = s[3];
+    w->run.res_skipped[i] = s[4];
     w->run.res_ok[i] = 1;
     return TT_OK;
 }
@@ -124,6 +125,7 @@ int tt_wgpu_step(tt_backend *be, const tt_token *tokens, int n_micro, const tt_o
     sp.grad_scale = (float)(1.0 / (BT * n_micro));
     sp.loss_scale = (float)(1.0 / (BT * n_micro));
     sp.valid_rows = (uint32_t)BT;
+    sp.t = (uint32_t)(opt->step + 1);
     if (w->run.ls_fault_at > 0 && w->run.n_steps + 1 == w->run.ls_fault_at) { /* test hook: an overflow */
         w->run.ls_fault_at = 0;
         sp.grad_scale = INFINITY;
@@ -152,7 +154,7 @@ int tt_wgpu_step(tt_backend *be, const tt_token *tokens, int n_micro, const tt_o
                 tt_gpu_timestamp(w->g, 3 * n_micro);
                 tt_gpu_timestamps_resolve(w->g, 3 * n_micro + 1, w->run.ts_stage[cur]);
             }
-            tt_gpu_copy(w->g, w->plan.stats, 0, w->plan.staging[cur], 0, 16);
+            tt_gpu_copy(w->g, w->plan.stats, 0, w->plan.staging[cur], 0, 32);
         }
         TT_CHECK(tt_gpu_submit(w->g, st));
     }
@@ -161,7 +163,7 @@ int tt_wgpu_step(tt_backend *be, const tt_token *tokens, int n_micro, const tt_o
         w->run.ts_n[cur] = 3 * n_micro + 1;
         w->run.ts_pending[cur] = 1;
     }
-    TT_CHECK(tt_gpu_read_start(w->g, w->plan.staging[cur], 0, 16, st));
+    TT_CHECK(tt_gpu_read_start(w->g, w->plan.staging[cur], 0, 32, st));
     w->run.pending[cur] = 1;
     w->run.last = cur;
     w->run.cur = cur ^ 1;

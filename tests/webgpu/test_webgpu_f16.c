@@ -148,8 +148,12 @@ TT_TEST(test_f16_off_is_f32) {
  * lines, then amp_update): the grads hold S times the gradient; the update
  * matches the float64 AdamW of the true gradient, the norm is the true one,
  * the scaler counts the clean step (and doubles S after the interval); a
- * gradient with an infinity changes no parameter or moment and halves S */
-static void amp_adamw_case(size_t n, float clip, float S, float good, int overflow) {
+ * gradient with an infinity changes no parameter or moment, halves S and
+ * counts a skipped step. The reference is AdamW's step 3; with `skipped`
+ * earlier skipped steps the step is numbered 3 + skipped and its host bias
+ * corrections are those of that number (wrong on purpose): the device must
+ * take them for step 3 */
+static void amp_adamw_case(size_t n, float clip, float S, float good, int overflow, int skipped) {
     tt_status st;
     tt_gtest_adamw_prob a;
     tt_gtest_adamw_make(&a, n, clip, 9);
@@ -158,26 +162,29 @@ static void amp_adamw_case(size_t n, float clip, float S, float good, int overfl
     float *gs = malloc(n * sizeof *gs);
     for (size_t i = 0; i < n; i++) gs[i] = a.g[i] * S;
     if (overflow) gs[n / 2] = INFINITY;
+    a.sp.t = 3 + (uint32_t)skipped;
+    if (skipped) a.sp.bc1 = 1.0f - powf(a.sp.b1, (float)a.sp.t), a.sp.bc2 = 1.0f - powf(a.sp.b2, (float)a.sp.t);
     tt_gtest_die_on(tt_gops_set_step(&O, &a.sp, &st), &st, "step uniforms");
-    const float ls0[4] = {S, good, 0, 0};
+    const float ls0[4] = {S, good, (float)skipped, 0};
     tt_gpu_buf bp = tt_gtest_up(p, n), bg = tt_gtest_up(gs, n), bm = tt_gtest_up(m, n), bv = tt_gtest_up(v, n),
                bmask = tt_gtest_up(a.mask, a.nw), bls = tt_gtest_up(ls0, 4);
-    tt_gpu_buf part = tt_gtest_poisoned(tt_gop_adamw_part_elems(n)), bst = tt_gtest_poisoned(4);
+    tt_gpu_buf part = tt_gtest_poisoned(tt_gop_adamw_part_elems(n)), bst = tt_gtest_poisoned(8);
     O.amp = bls, O.amp_on = 1;
     tt_gsite s[3];
     tt_gtest_die_on(tt_gop_adamw(&O, s, bp, bg, bm, bv, bmask, part, bst, n, &st), &st, "amp adamw");
     O.amp_on = 0;
     tt_gtest_run(s, 3);
-    float *got = malloc(n * sizeof *got), *gm = malloc(n * sizeof *gm), *gv = malloc(n * sizeof *gv), stt[4], ls[4];
+    float *got = malloc(n * sizeof *got), *gm = malloc(n * sizeof *gm), *gv = malloc(n * sizeof *gv), stt[8], ls[4];
     tt_gtest_down(bp, got, n);
     tt_gtest_down(bm, gm, n);
     tt_gtest_down(bv, gv, n);
-    tt_gtest_down(bst, stt, 4);
+    tt_gtest_down(bst, stt, 8);
     tt_gtest_down(bls, ls, 4);
     if (overflow) {
         CHECK(!memcmp(got, p, n * sizeof *got) && !memcmp(gm, m, n * sizeof *gm) && !memcmp(gv, v, n * sizeof *gv));
         CHECK(!isfinite(stt[1]));
         CHECK(ls[0] == S / 2 && ls[1] == 0 && stt[2] == S / 2 && stt[3] == 0);
+        CHECK(ls[2] == skipped + 1 && stt[4] == skipped + 1);
     } else {
         double *dref = malloc(n * sizeof *dref);
         float *dgot = malloc(n * sizeof *dgot);
@@ -190,6 +197,7 @@ static void amp_adamw_case(size_t n, float clip, float S, float good, int overfl
         const int grow = good + 1 >= TT_LOSS_SCALE_INTERVAL;
         CHECK(ls[0] == (grow ? 2 * S : S) && ls[1] == (grow ? 0 : good + 1));
         CHECK(stt[2] == ls[0] && stt[3] == ls[1]);
+        CHECK(ls[2] == skipped && stt[4] == skipped);
         free(dref), free(dgot);
     }
     tt_gtest_adamw_free(&a);
@@ -259,10 +267,12 @@ TT_TEST(test_f16_matmul_cast) {
 }
 
 TT_TEST(test_f16_amp_adamw) {
-    amp_adamw_case(1000, 1.0f, 65536.0f, 0, 0);                              /* no clipping (norm < 1) */
-    amp_adamw_case(3001, 0.5f, 1024.0f, 7, 0);                               /* clipped */
-    amp_adamw_case(1000, 1.0f, 256.0f, TT_LOSS_SCALE_INTERVAL - 1, 0);       /* the scale doubles */
-    amp_adamw_case(1000, 1.0f, 65536.0f, 5, 1);                              /* an overflow: skipped, halved */
+    amp_adamw_case(1000, 1.0f, 65536.0f, 0, 0, 0);                           /* no clipping (norm < 1) */
+    amp_adamw_case(3001, 0.5f, 1024.0f, 7, 0, 0);                            /* clipped */
+    amp_adamw_case(1000, 1.0f, 256.0f, TT_LOSS_SCALE_INTERVAL - 1, 0, 0);    /* the scale doubles */
+    amp_adamw_case(1000, 1.0f, 65536.0f, 5, 1, 0);                           /* an overflow: skipped, halved */
+    amp_adamw_case(1000, 1.0f, 32768.0f, 0, 0, 2);                           /* after 2 skipped: step 3's corrections */
+    amp_adamw_case(1000, 1.0f, 32768.0f, 3, 1, 2);                           /* a third overflow */
 }
 
 int main(void) {

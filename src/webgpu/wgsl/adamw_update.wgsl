@@ -12,7 +12,11 @@
 // Loss scaler (AMP_BIND, "//!amp " lines): the grads hold ls[0] times the
 // gradient; norm = sqrt(sum g^2) / ls[0], and every g is multiplied by
 // scale / ls[0]; a norm that is not finite (an overflow) changes nothing:
-// the step is skipped (amp_update.wgsl then halves the scale).
+// the step is skipped (amp_update.wgsl then halves the scale and counts it
+// in ls[2]). As in PyTorch, where a skipped step never reaches the
+// optimizer, the bias corrections are those of the steps applied: after
+// skipped steps, bc = 1 - b^(t - ls[2]) (f32 pow on the device; the host's
+// bc1, bc2 for step t otherwise).
 struct Args {
     n: u32, per_wg: u32, n_part: u32, base: u32,
     write_norm: u32, p5: u32, p6: u32, p7: u32,
@@ -21,7 +25,7 @@ struct Args {
 struct Step {
     lr: f32, b1: f32, b2: f32, eps: f32,
     wd: f32, clip: f32, bc1: f32, bc2: f32,
-    grad_scale: f32, loss_scale: f32, valid_rows: u32, p11: u32,
+    grad_scale: f32, loss_scale: f32, valid_rows: u32, t: u32,
     p12: u32, p13: u32, p14: u32, p15: u32,
 }
 @group(0) @binding(0) var<uniform> a: Args;
@@ -58,6 +62,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let lr = stp.lr;
     let b1 = stp.b1;
     let b2 = stp.b2;
+    var bc1 = stp.bc1;
+    var bc2 = stp.bc2;
+//!amp if (ls[2] > 0.0) { let te = f32(stp.t) - ls[2]; bc1 = 1.0 - pow(b1, te); bc2 = 1.0 - pow(b2, te); }
     let i0 = wid.x * a.per_wg;
     let i1 = min(a.n, i0 + a.per_wg);
     for (var i = i0 + lid; i < i1; i += WG) {
@@ -69,7 +76,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         let v = b2 * vel[j] + (1.0 - b2) * g * g;
         mom[j] = m;
         vel[j] = v;
-        p -= lr * (m / stp.bc1) / (sqrt(v / stp.bc2) + stp.eps);
+        p -= lr * (m / bc1) / (sqrt(v / bc2) + stp.eps);
         params[j] = p;
     }
 }

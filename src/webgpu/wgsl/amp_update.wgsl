@@ -2,10 +2,11 @@
 // backend.h tt_loss_scaler), one invocation, after adamw_update wrote the
 // step's unscaled grad norm to stats[1]:
 //   norm not finite (an overflow; adamw_update skipped the step):
-//       scale = scale / 2, clean = 0
+//       scale = scale / 2, clean = 0, skipped = skipped + 1
 //   else clean = clean + 1; clean == INTERVAL: scale = scale * 2, clean = 0
-// state ls = [scale, clean steps, 0, 0]; stats[2], stats[3] = the new
-// state, read back with the step's loss and norm.
+// state ls = [scale, clean steps, skipped steps, 0] (skipped: the steps
+// AdamW never took, for its bias corrections); stats[2..4] = the new state,
+// read back with the step's loss and norm.
 struct Args {
     interval: u32, p1: u32, p2: u32, p3: u32,
     p4: u32, p5: u32, p6: u32, p7: u32,
@@ -22,6 +23,7 @@ fn main() {
     if ((bitcast<u32>(stats[1]) & 0x7f800000u) == 0x7f800000u) {
         scale = scale * 0.5;
         clean = 0.0;
+        ls[2] = ls[2] + 1.0;
     } else {
         clean = clean + 1.0;
         if (clean >= f32(a.interval)) {
@@ -33,4 +35,5 @@ fn main() {
     ls[1] = clean;
     stats[2] = scale;
     stats[3] = clean;
+    stats[4] = ls[2];
 }
