@@ -106,7 +106,7 @@ if [ "$what" = f16 ]; then
   tg=allow_unsafe_apis,vulkan_enable_f16_on_nvidia
   be() { timeout 120 /tmp/node24 --experimental-wasm-jspi bench/browser_engine.mjs --dawn /tmp/dawn.node --toggles $tg "$@" 2>&1 | grep -v '^#\|artificially\|^Warning'; }
   echo "== f16 kernels against float64, then timed ($(( $(date +%s) - t0 )) s)"
-  timeout 150 /tmp/node24 dev/f16/matmul_check.mjs /tmp/dawn.node all 2>&1 | grep -v 'artificially\|^Warning' | tee "$out/matmul_check.jsonl"
+  SWEEP=${TT_SG_SWEEP:-2x2,2x4,4x2,4x4,4x8,8x4} timeout 240 /tmp/node24 dev/f16/matmul_check.mjs /tmp/dawn.node all 2>&1 | grep -v 'artificially\|^Warning' | tee "$out/matmul_check.jsonl"
   echo "== steps through the browser engine, f32 vs f16, twice ($(( $(date +%s) - t0 )) s)"
   for r in 1 2; do for prec in f32 f16; do
     printf 'shakespeare %s  ' $prec; be --steps 20 --opts "precision=$prec layers=6 d-model=384 heads=6 ctx=256 batch=64" large | tail -1

@@ -241,7 +241,7 @@ if (what === "time" || what === "all") {
     const bufs = { A: buf(null, M * K * 4), B: buf(null, K * N * 4 + N * 4), bias: buf(null, 16), R: buf(null, 16), C: buf(null, M * N * 4) };
     const row = { time: sh.name, M, N, K, ta, tb };
     const timeIt = async (f) => {
-      for (const t0 = performance.now(); performance.now() - t0 < 700;) await f(5);
+      for (const t0 = performance.now(); performance.now() - t0 < 300;) await f(5);
       const ts = [];
       for (let i = 0; i < 7; i++) { const t0 = performance.now(); await f(10); ts.push((performance.now() - t0) / 10); }
       ts.sort((a, b) => a - b); return ts[3];
