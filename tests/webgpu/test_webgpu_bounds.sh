@@ -24,9 +24,10 @@
 #     shapes; TT_WEBGPU_SPLITK=3), the f16 tier with an injected overflow
 #     (--precision f16, TT_WEBGPU_LOSS_SCALE_FAULT_AT_STEP=1), LoRA (test_webgpu_lora, whose
 #     backends train adapters) and GPT-2's variants (test_webgpu_vocab:
-#     gelu_new, vocabulary 997, the head in chunks): each exits 0 and reports "clean", and
-#     together they compiled every kernel file of src/webgpu/wgsl (the
-#     include-only ones run inside others);
+#     gelu_new, vocabulary 997, the head in chunks) and test_webgpu_f16
+#     (matmul_cast): each exits 0 and reports "clean", and together they
+#     compiled every kernel file of src/webgpu/wgsl (the include-only ones
+#     run inside others) but matmul_sgmat, which needs subgroup matrices;
 #   - the check can fail: the same tools on a copy with a planted
 #     out-of-range index (gelu_forward.wgsl: loop bound n + 64) and a planted
 #     unwritten workgroup read (layernorm_forward.wgsl: lane 0 skips its
@@ -117,6 +118,16 @@ else
     bad "$BIN/test_webgpu_lora is not built (the LoRA kernels run in it)"
 fi
 
+# the f16 tier's kernels beyond a training run's: test_webgpu_f16 (the
+# subgroup-matrix matmul's operand copy, matmul_cast: ragged, ones rows,
+# batches; the loss scaler after skipped steps)
+if [ -x "$BIN/test_webgpu_f16" ]; then
+    TT_WEBGPU_WGSL_DIR="$PWD/W" TT_WEBGPU_BOUNDS_CHECK=1 "$BIN/test_webgpu_f16" > run-f16.log 2>&1
+    bounds_clean f16 $? run-f16.log
+else
+    bad "$BIN/test_webgpu_f16 is not built (matmul_cast runs in it)"
+fi
+
 # GPT-2's variants (gelu_tanh_*.wgsl; vocabulary 997, the head and
 # cross-entropy in chunks with padded logits rows, LoRA with a frozen wte):
 # test_webgpu_vocab's models
@@ -127,11 +138,14 @@ else
     bad "$BIN/test_webgpu_vocab is not built (the gelu_new kernels run in it)"
 fi
 
-# every kernel file (one with an entry point) was compiled instrumented and ran clean
+# every kernel file (one with an entry point) was compiled instrumented and
+# ran clean, but for those that need subgroup matrices, which lavapipe lacks
+# (matmul_sgmat: dev/f16/matmul_check.mjs checks it against float64 on a GPU)
 missing=""
 for f in "$SRC"/src/webgpu/wgsl/*.wgsl; do
     k=$(basename "$f" .wgsl)
     grep -q '@compute' "$f" || continue
+    grep -q 'subgroupMatrixLoad' "$f" && { echo "note: $k needs subgroup matrices: not run here"; continue; }
     grep -qx "$k" kernels.txt || missing="$missing $k"
 done
 check "every kernel file of src/webgpu/wgsl ran instrumented${missing:+ (missing:$missing)}" test -z "$missing"
