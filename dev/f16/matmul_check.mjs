@@ -136,7 +136,7 @@ async function sgDispatch(c, bufs, reps, tm = sgTM, tn = sgTN, productOnly = fal
   const bm = tm * sgcfg.M, bn = tn * sgcfg.N, Kp = ru(K, 16), Mp = ru(M, bm), Np = ru(N, bn);
   const adr = ta ? Kp : Mp, adld = ta ? Mp : Kp, bdr = tb ? Np : Kp, bdld = tb ? Kp : Np, na = adr * adld, nb = bdr * bdld;
   const key = `h16:${na + nprod * nb}`;
-  if (!bufs[key]) bufs[key] = buf(null, (na + nprod * nb) * 2);
+  if (!bufs[key]) bufs[key] = buf(null, (na + nprod * nb) * 2 + Number(process.env.H16_SLACK || 0));
   const H = bufs[key];
   const castA = new Uint32Array([ta ? K : am, ta ? am : K, lda, 0, ta ? K : M, ta ? M : K, adld, adr, 0, 1, 0, 0, 0, 0, 0, 0]);
   const castB = new Uint32Array([tb ? N : K, tb ? K : N, ldb, 0, 0, 0, bdld, bdr, na, nprod, bstride, nb, 0, 0, 0, 0]);
@@ -207,6 +207,11 @@ async function check(variant, c) {
     if (z === 1) { if (flags & 2) s += B[p * bst + n]; if (flags & 4) s += R[i]; if (flags & 1) s += C0[i]; }
     worst = Math.max(worst, Math.abs(s - got[i])); big = Math.max(big, Math.abs(s));
   }
+  if (process.env.CASES) { // diagnosis: the first outputs beside their references
+    const show = [];
+    for (let i = 0; i < Math.min(6, nprod * M * N); i++) show.push(+got[i].toFixed(4));
+    console.log(JSON.stringify({ got: show }));
+  }
   const rel = worst / (big || 1), tol = variant === "sgmat" ? 1e-4 : 1e-5, ok = rel <= tol;
   if (!ok) failed++;
   console.log(JSON.stringify({ check: variant, ...c, relErr: +rel.toExponential(2), ok }));
@@ -215,7 +220,7 @@ async function check(variant, c) {
 const only = process.argv[4]; // one variant (f32, f16, sgmat) or all
 const variants = ["f32", "f16", ...(sgmat ? ["sgmat"] : [])].filter((v) => !only || v === only);
 if (what === "check" || what === "all") {
-  const cases = [
+  const cases = process.env.CASES ? JSON.parse(process.env.CASES) : [
     { M: 64, N: 64, K: 64 }, { M: 130, N: 67, K: 33, flags: 7 }, { M: 100, N: 200, K: 300, ta: 1 },
     { M: 96, N: 80, K: 160, tb: 1, flags: 3 }, { M: 70, N: 130, K: 96, ta: 1, tb: 1, flags: 5 },
     { M: 65, N: 96, K: 200, ta: 1, ones: 1, flags: 1 }, { M: 128, N: 192, K: 1000, splits: 4 },
@@ -224,6 +229,9 @@ if (what === "check" || what === "all") {
   for (const v of variants) for (const c0 of cases) for (const tile of [32, 128]) {
     if (tile === 128 && (cpuAdapter || v === "sgmat")) continue; // lavapipe compiles a 128 tile for minutes; sgmat has no tiles
     const c = { ...c0, tile };
+    // matmul.c sg_setup keeps the f16 tiles for outputs fewer than one result matrix (Dawn refuses the
+    // dispatch; its flop floor is not applied here: the checks are small)
+    if (v === "sgmat" && (c.nprod || 1) * c.M * c.N < sgcfg.M * sgcfg.N) continue;
     try { await check(v, c); } catch (e) { failed++; console.log(JSON.stringify({ check: v, ...c, error: String(e.message || e) })); }
   }
 }

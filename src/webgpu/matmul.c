@@ -177,10 +177,16 @@ int tt_gop_matmul_batch_solo_fits(const tt_gops *o, int n, int M, int N, int K) 
  * product multiplies the copies with MM_SG_TM x MM_SG_TN result matrices per
  * subgroup (one subgroup per workgroup). The split-K plan is the tiles'
  * (the same slices; kchunk is a multiple of 16), and so is the second site.
- * A product whose copies would not fit one binding keeps the f16 tiles (a
- * choice by shape). The variant changes the bits of the f16 tier only. */
+ * By shape, a product keeps the f16 tiles where its copies would not fit
+ * one binding, where its outputs are fewer than one result matrix (Dawn
+ * then refuses the dispatch: a buffer a subgroup matrix is stored to must
+ * hold one), and below MM_SG_MIN_FLOP, where two more dispatches and the
+ * copies' traffic cost more than the tensor cores gain (the small presets
+ * ran 1.1-2x slower with every product on them; docs/BENCHMARKS.md). The
+ * variant changes the bits of the f16 tier only. */
 #define MM_SG_TM 4
 #define MM_SG_TN 4
+#define MM_SG_MIN_FLOP 1073741824.0 /* 2^30 */
 
 typedef struct {
     int on, bm, bn;
@@ -217,6 +223,7 @@ static int sg_setup(tt_gops *o, tt_gsite *s, mm_sg *sg, tt_gref A, tt_gref B, in
     if (!o->f16 || !in->sgmat_m || !in->sgmat_n || !in->sgmat_k || 16 % in->sgmat_k || !in->subgroup_max ||
         in->subgroup_min != in->subgroup_max)
         return TT_OK;
+    if (2.0 * n * M * N * K < MM_SG_MIN_FLOP || (uint64_t)n * M * N < (uint64_t)in->sgmat_m * in->sgmat_n) return TT_OK;
     const uint32_t bm = MM_SG_TM * in->sgmat_m, bn = MM_SG_TN * in->sgmat_n, Kp = round_up((uint32_t)K, 16);
     const uint32_t Mp = round_up((uint32_t)M, bm), Np = round_up((uint32_t)N, bn);
     /* op(A): stored am x K (or K x am), rows am..M-1 ones; op(B): K x N (or N x K) */
