@@ -2,8 +2,13 @@
 // for the dev/ harnesses that compose the product's WGSL themselves: the
 // block after the line is repeated CONST times with `let VAR = i;` (GPUs),
 // or kept as a loop (loop: true, as gpu_ops.c does on CPU adapters). CONST
-// is read from the kernel's prefix (`const NAME: u32 = Nu;`).
+// is read from the kernel's prefix (`const NAME: u32 = Nu;`). The
+// `//!include NAME` lines of gpu_ops.c are expanded first (NAME.wgsl of
+// src/webgpu/wgsl).
+import fs from "node:fs";
+const WGSL = new URL("../src/webgpu/wgsl/", import.meta.url);
 export function unroll(src, prefix, loop = false) {
+  src = src.replace(/^\/\/!include (\w+)[^\n]*$/gm, (_, n) => fs.readFileSync(new URL(`${n}.wgsl`, WGSL), "utf8"));
   for (;;) {
     const d = src.indexOf("//!unroll ");
     if (d < 0) return src;

@@ -77,18 +77,9 @@
 // and the epilogue adds bias, R and C in the same order: bit-identical to
 // the checked path, which the edge tiles keep.
 
-struct Args {
-    M: u32, N: u32, K: u32, lda: u32,
-    ldb: u32, cstride: u32, a_off: u32, b_off: u32,
-    c_off: u32, bias_off: u32, r_off: u32, flags: u32,
-    kchunk: u32, am: u32, nprod: u32, bstride: u32,
-}
-@group(0) @binding(0) var<uniform> a: Args;
+//!include matmul_common
 @group(0) @binding(1) var<storage, read> A: array<f32>;
 @group(0) @binding(2) var<storage, read> B: array<f32>;
-@group(0) @binding(3) var<storage, read_write> Cm: array<f32>;
-@group(0) @binding(4) var<storage, read> bias: array<f32>;
-@group(0) @binding(5) var<storage, read> R: array<f32>;
 @group(0) @binding(6) var<storage, read> A4: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read> B4: array<vec4<f32>>;
 
