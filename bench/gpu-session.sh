@@ -26,7 +26,8 @@
 #                                             # and on, steps in both (~2 min)
 #   bash bench/gpu-session.sh OUTDIR f16      # the f16 tier through the browser engine (Node's Dawn with
 #                                             # vulkan_enable_f16_on_nvidia): kernels against float64 and
-#                                             # timed (dev/f16/matmul_check.mjs), f32 vs f16 steps at the
+#                                             # timed (dev/f16/matmul_check.mjs; cuBLAS bf16 beside them:
+#                                             # dev/f16/cublas_bf16.py), f32 vs f16 steps at the
 #                                             # shakespeare shape and gpt2 b8, PyTorch fp32 / bf16 + compile
 #                                             # (.carry/torch_presets.py), 50-step f16 parity (~9 min)
 # Writes OUTDIR/curve/ (results.jsonl, report.md, speedup.svg), or ab.txt
@@ -107,6 +108,7 @@ if [ "$what" = f16 ]; then
   be() { timeout 120 /tmp/node24 --experimental-wasm-jspi bench/browser_engine.mjs --dawn /tmp/dawn.node --toggles $tg "$@" 2>&1 | grep -v '^#\|artificially\|^Warning'; }
   echo "== f16 kernels against float64, then timed ($(( $(date +%s) - t0 )) s)"
   SWEEP=${TT_SG_SWEEP:-2x2,2x4,4x2,4x4,4x8,8x4} timeout 240 /tmp/node24 dev/f16/matmul_check.mjs /tmp/dawn.node all 2>&1 | grep -v 'artificially\|^Warning' | tee "$out/matmul_check.jsonl"
+  timeout 60 python3 dev/f16/cublas_bf16.py 2>&1 | grep '^{' | tee "$out/cublas_bf16.jsonl"
   echo "== steps through the browser engine, f32 vs f16, twice ($(( $(date +%s) - t0 )) s)"
   for r in 1 2; do for prec in f32 f16; do
     printf 'shakespeare %s  ' $prec; be --steps 20 --opts "precision=$prec layers=6 d-model=384 heads=6 ctx=256 batch=64" large | tail -1
