@@ -344,9 +344,7 @@ int tt_gop_attention_ds_plan(int hs, int B, int T, int NH, uint32_t storage, uin
  * stats, dk, dv, dS), 9 with dropout's keys: one more than the pair's
  * kernels, and WebGPU's default maxStorageBuffersPerShaderStage is 8 */
 static int ds_plan_o(const tt_gops *o, int B, int T, int C, int NH, int drop, tt_attn_ds *p) {
-    uint64_t lim = o->info->max_storage_binding;
-    if (o->bind_cap && o->bind_cap < lim) lim = o->bind_cap;
-    if (o->info->max_buffer && o->info->max_buffer < lim) lim = o->info->max_buffer;
+    uint64_t lim = tt_gops_binding_limit(o);
     uint32_t sb = o->info->max_storage_per_stage ? o->info->max_storage_per_stage : 8;
     if (o->attn_ds < 0 || sb < 8u + (drop ? 1u : 0u)) {
         memset(p, 0, sizeof *p);

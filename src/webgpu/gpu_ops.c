@@ -391,6 +391,13 @@ void tt_gops_grid1(const tt_gops *o, uint64_t nwg, uint32_t *x, uint32_t *y) {
 }
 
 /* grid-stride kernels: enough workgroups to cover n, capped */
+uint64_t tt_gops_binding_limit(const tt_gops *o) {
+    uint64_t lim = o->info->max_storage_binding ? o->info->max_storage_binding : (128ull << 20);
+    if (o->info->max_buffer && o->info->max_buffer < lim) lim = o->info->max_buffer;
+    if (o->bind_cap && o->bind_cap < lim) lim = o->bind_cap;
+    return lim;
+}
+
 uint32_t tt_gops_stride_wgs(size_t n, uint32_t wg) {
     size_t w = (n + wg - 1) / wg;
     if (w > 32768) w = 32768;

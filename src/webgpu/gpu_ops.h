@@ -369,6 +369,9 @@ int tt_gops_make_site(tt_gops *o, tt_gsite *s, const char *name, const char *pre
 void tt_gops_grid1(const tt_gops *o, uint64_t nwg, uint32_t *x, uint32_t *y);
 /* grid-stride kernels: enough workgroups of wg to cover n, at most 32768 */
 uint32_t tt_gops_stride_wgs(size_t n, uint32_t wg);
+/* the bytes one storage binding may span: the adapter's binding and buffer
+ * limits (128 MiB when unknown), or the test hook's cap below them */
+uint64_t tt_gops_binding_limit(const tt_gops *o);
 /* base (may be NULL) + "const DROP_BIND: u32 = bind;": the prefix of a
  * dropout variant whose keys buffer is binding bind (gpu_ops.c) */
 const char *tt_gops_drop_prefix(uint32_t bind, const char *base, char *buf, size_t cap);

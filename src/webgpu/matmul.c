@@ -203,7 +203,8 @@ int tt_gop_matmul_cast(tt_gops *o, tt_gsite *s, tt_gref dst, tt_gref src, uint32
         (nprod > 1 && dstride < drows * dld))
         return tt_fail(st, TT_EINVAL, "webgpu matmul_cast: bad layout (%ux%u into %ux%u)", rows, cols, drows, dld);
     uint64_t n4 = (uint64_t)nprod * drows * (dld / 4);
-    TT_CHECK(tt_gops_check_u32((size_t)(dst.off + (uint64_t)(nprod - 1) * dstride + (uint64_t)drows * dld), "matmul_cast", st));
+    const uint64_t end = dst.off + (uint64_t)(nprod - 1) * dstride + (uint64_t)drows * dld;
+    TT_CHECK(tt_gops_check_u32((size_t)end, "matmul_cast", st));
     char pf[64];
     uint32_t args[16] = {rows, cols, ld, src.off, one_r, one_c, dld, drows, dst.off, nprod, sstride, dstride};
     tt_gpu_buf bufs[2] = {src.buf, dst.buf};
@@ -230,21 +231,17 @@ static int sg_setup(tt_gops *o, tt_gsite *s, mm_sg *sg, tt_gref A, tt_gref B, in
     const uint32_t a_dr = trans_a ? Kp : Mp, a_dld = trans_a ? Mp : Kp;
     const uint32_t b_dr = trans_b ? Np : Kp, b_dld = trans_b ? Kp : Np;
     const uint64_t na = (uint64_t)a_dr * a_dld, nb = (uint64_t)b_dr * b_dld, need = na + (uint64_t)n * nb;
-    uint64_t lim = in->max_storage_binding ? in->max_storage_binding : (128ull << 20);
-    if (in->max_buffer && in->max_buffer < lim) lim = in->max_buffer;
-    if (o->bind_cap && o->bind_cap < lim) lim = o->bind_cap;
-    if (need * 2 > lim || need > 0xFFFFFFFFull) return TT_OK; /* the f16 tiles */
+    if (need * 2 > tt_gops_binding_limit(o) || need > 0xFFFFFFFFull) return TT_OK; /* the f16 tiles */
     if (need > o->h16_elems) {
         TT_CHECK(tt_gpu_buffer(o->g, need * 2, TT_GPU_STORAGE, "f16-operands", &o->h16_buf, st));
         o->h16_elems = (size_t)need;
     }
     const tt_gref h0 = {o->h16_buf, 0}, h1 = {o->h16_buf, (uint32_t)na};
-    TT_CHECK(tt_gop_matmul_cast(o, &s[0], h0, A, trans_a ? (uint32_t)K : (uint32_t)am, trans_a ? (uint32_t)am : (uint32_t)K, lda,
-                                 trans_a ? (uint32_t)K : (uint32_t)M, trans_a ? (uint32_t)M : (uint32_t)K, a_dr, a_dld, 1,
-                                 0, 0, st));
-    TT_CHECK(tt_gop_matmul_cast(o, &s[1], h1, B, trans_b ? (uint32_t)N : (uint32_t)K,
-                                 trans_b ? (uint32_t)K : (uint32_t)N, ldb, 0, 0, b_dr, b_dld, (uint32_t)n, bstride,
-                                 (uint32_t)nb, st));
+    const uint32_t m = (uint32_t)M, nn = (uint32_t)N, k = (uint32_t)K, ma = (uint32_t)am;
+    TT_CHECK(tt_gop_matmul_cast(o, &s[0], h0, A, trans_a ? k : ma, trans_a ? ma : k, lda, trans_a ? k : m,
+                                trans_a ? m : k, a_dr, a_dld, 1, 0, 0, st));
+    TT_CHECK(tt_gop_matmul_cast(o, &s[1], h1, B, trans_b ? nn : k, trans_b ? k : nn, ldb, 0, 0, b_dr, b_dld,
+                                (uint32_t)n, bstride, (uint32_t)nb, st));
     args[3] = a_dld;       /* lda, ldb: the copies' */
     args[4] = b_dld;
     args[6] = 0;           /* a_off */
