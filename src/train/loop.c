@@ -343,10 +343,12 @@ static int advance(tt_loop *L, tt_status *st) {
             return TT_OK;
         }
         case A_EVAL: {
-            /* a stop asked after the step (callback, flag) skips its eval, except at the last step */
-            int last = s->step == tc->steps;
+            /* a stop asked after the step (callback, flag) skips its eval, except at the last step and at
+             * stop_at (a planned stop: the run resumed from there makes no eval of that step, an
+             * uninterrupted one does) */
+            int last = s->step == tc->steps, planned = L->t.stop_at > 0 && s->step == L->t.stop_at;
             L->next = A_SAVE;
-            if ((!stop_asked(L) || last) && (last || (tc->eval_every > 0 && s->step % tc->eval_every == 0))) {
+            if ((!stop_asked(L) || last || planned) && (last || (tc->eval_every > 0 && s->step % tc->eval_every == 0))) {
                 float vl = NAN;
                 tt_token *valbuf = L->buf + 2 * L->per_step;
                 TT_CHECK(tt_evaluate(be, L->t.corpus, tc->eval_batches, valbuf, &vl, st));

@@ -281,9 +281,11 @@ int tt_backend_webgpu_create(const tt_model_config *cfg, const tt_backend_opts *
     }
     if (rc == TT_OK) rc = tt_wgpu_plan_schedule(be, st);
     if (rc == TT_OK && opts && opts->dropout) rc = tt_wgpu_plan_dropout(be, st);
-    if (rc == TT_OK) /* + kernel-argument uniforms and the split-K and attention dS scratch of gpu_ops, sized by plan() */
+    if (rc == TT_OK) /* + kernel-argument uniforms, the split-K and attention dS scratch and the f16 tier's operand
+                      * copies of gpu_ops, sized by plan() */
         be->desc.device_bytes += (uint64_t)w->ops.n_ubufs * w->ops.slot_bytes * w->ops.slots_per_buf +
-                                 sizeof(tt_gstep) + (uint64_t)w->ops.split_elems * 4 + (uint64_t)w->ops.ds_elems * 4;
+                                 sizeof(tt_gstep) + (uint64_t)w->ops.split_elems * 4 + (uint64_t)w->ops.ds_elems * 4 +
+                                 (uint64_t)w->ops.h16_elems * 2;
     if (rc == TT_OK) rc = tt_gpu_check(w->g, st);
     if (rc) {
         wgpu_destroy(be);

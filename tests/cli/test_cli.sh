@@ -37,6 +37,10 @@ check "--stop-after exits 0 and says so" grep -q 'stopped (--stop-after) at step
 "$T" train --resume b/checkpoint.safetensors --data text.txt --sample-tokens 0 --backend cpu > /dev/null 2>&1
 check "resumed loss curve is identical to the straight run" cmp -s a/loss.csv b/loss.csv
 check "resumed checkpoint is byte-identical to the straight run" cmp -s a/checkpoint.safetensors b/checkpoint.safetensors
+# a stop at a step whose evaluation is due makes it (the resumed run starts after it)
+"$T" train --data text.txt --preset tiny --steps 24 --eval-every 8 --out c --stop-after 16 --backend cpu > /dev/null 2>&1
+"$T" train --resume c/checkpoint.safetensors --data text.txt --sample-tokens 0 --backend cpu > /dev/null 2>&1
+check "stopped at an eval step + resumed: the same loss curve (with its eval) as the straight run" cmp -s a/loss.csv c/loss.csv
 
 # ---------- sample ----------
 "$T" sample --ckpt a/checkpoint.safetensors --prompt "The cat " --tokens 60 --seed 3 > s1.out 2> s1.err
