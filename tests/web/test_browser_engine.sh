@@ -6,6 +6,8 @@
 # same text, every step's loss within 1e-4 relative — the single-threaded
 # WASM module against the native CPU backend, the WebGPU module against the
 # native WebGPU backend (both on this machine's Vulkan: lavapipe in CI).
+# Then a run file through the page's training loop (--recipe, stopped at an
+# evaluation step) against the native CLI's run of the same file.
 # This is the harness the GPU host times the browser engine with
 # (bench/gpu-session.sh), so it must keep giving the page's numbers.
 # Needs web/dist (scripts/build-wasm.sh), Node 24 and Dawn's Node binding
@@ -62,6 +64,32 @@ for (const [what, a, b] of [['WASM single vs native CPU', nativeLoss('cpu'), ben
   if (!(a[7] < a[0] - 0.3)) { console.log(`FAIL: ${what}: the loss did not fall (${a[0]} -> ${a[7]})`); fail = 1; }
   console.log(`${what}: 8 steps, worst relative difference ${worst.toExponential(2)}`);
 }
+process.exit(fail);
+JS
+
+# a run file through the page's training loop (--recipe), cut short by --stop-after at an evaluation step:
+# the same step and eval lines as the native CLI's (the evaluation at the stop is made by both)
+ro=(--steps 20 --eval-every 10 --warmup 5 --eval-batches 4 --threads 1)
+"$native" train --config "$src/recipes/quick_cpu.json" "${ro[@]}" --stop-after 10 --sample-tokens 0 --json \
+  --out "$tmp/native_recipe" > "$tmp/native_recipe.jsonl" 2> "$tmp/native_recipe.err" || { echo "FAIL: native recipe run:"; cat "$tmp/native_recipe.err"; exit 1; }
+"$node24" "$src/bench/browser_engine.mjs" --variant single --recipe "$src/recipes/quick_cpu.json" --stop-after 10 \
+  --opts "steps=20 eval-every=10 warmup=5 eval-batches=4" > "$tmp/recipe.jsonl" 2> "$tmp/recipe.err" || { echo "FAIL: browser engine recipe run:"; cat "$tmp/recipe.err"; exit 1; }
+"$node24" - "$tmp" <<'JS'
+const fs = require('fs');
+const dir = process.argv[2];
+const ev = (f, k) => fs.readFileSync(`${dir}/${f}`, 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l))
+  .filter((e) => e.event === k);
+let fail = 0;
+for (const [k, v] of [['step', 'loss'], ['eval', 'val_loss']]) {
+  const a = ev('native_recipe.jsonl', k), b = ev('recipe.jsonl', k);
+  const want = k === 'step' ? 10 : 1;
+  if (a.length !== want || b.length !== want) { console.log(`FAIL: recipe ${k} lines: native ${a.length}, browser engine ${b.length}, want ${want}`); fail = 1; continue; }
+  for (let i = 0; i < want; i++) {
+    const rel = Math.abs(a[i][v] - b[i][v]) / Math.abs(a[i][v]);
+    if (a[i].step !== b[i].step || !(rel <= 1e-4)) { console.log(`FAIL: recipe ${k} ${i}: native ${a[i].step} ${a[i][v]}, browser engine ${b[i].step} ${b[i][v]}`); fail = 1; }
+  }
+}
+if (!fail) console.log(`recipe run (quick_cpu, stopped at 10): 10 steps and the eval at 10 as native's (${ev('recipe.jsonl', 'eval')[0].val_loss})`);
 process.exit(fail);
 JS
 echo "PASS"
