@@ -218,9 +218,13 @@ const yieldNow = () => new Promise((r) => {
 });
 
 // the f16 x f16 -> f32 subgroup-matrix configuration the f16 tier's matmul
-// uses (tensor cores): the largest the adapter lists with K dividing 16
+// uses (tensor cores): the largest the adapter lists with K dividing 16;
+// none without subgroups and WGSL's subgroup_id (the matmul's subgroups
+// share a workgroup's tiles)
 function sgmatConfig(dev, ai) {
-  if (!dev.features.has('chromium-experimental-subgroup-matrix') || !dev.features.has('shader-f16')) return null;
+  if (!dev.features.has('chromium-experimental-subgroup-matrix') || !dev.features.has('shader-f16') ||
+      !dev.features.has('subgroups') || !(navigator.gpu.wgslLanguageFeatures && navigator.gpu.wgslLanguageFeatures.has('subgroup_id')))
+    return null;
   let best = null;
   for (const c of ai.subgroupMatrixConfigs || []) {
     if (c.componentType !== 'f16' || c.resultComponentType !== 'f32' || 16 % c.K) continue;

@@ -13,10 +13,11 @@
 //   f16     the same with alias SE = f16 (operands rounded in the shared tiles)
 //   sgmat   matmul_cast.wgsl (f16 copies of A and B, padded) then
 //           matmul_sgmat.wgsl (subgroup matrices), composed as matmul.c's
-//           sg_setup composes them (TM x TN result matrices per subgroup:
-//           SGT=4x4 by default, as the product; the time mode also sweeps
-//           SWEEP="2x2,2x4,4x2,4x4,4x8,8x4"), only where the device lists an
-//           f16 -> f32 configuration with K dividing 16 (the largest)
+//           sg_setup composes them: WM x WN subgroups per workgroup, TM x TN
+//           result matrices each, k steps of BK (SGC="WMxWN:TMxTN:BK", by
+//           default 2x2:4x4:32 as the product; the time mode also sweeps
+//           SWEEP="2x2:4x4:32,2x4:4x2:32,..."), only where the device lists
+//           an f16 -> f32 configuration with K dividing 16 (the largest)
 // check (on the 32 and 128 tiles of the plain kernels): transposes, ragged shapes, ones rows, bias / R / accumulate, split-K
 // slices and a batch of 3, each variant against the float64 product of its
 // own operands (f16-rounded for f16 and sgmat): max |gpu - ref| / max |ref|
@@ -45,9 +46,14 @@ let sgcfg = null;
 for (const c of ai.subgroupMatrixConfigs || [])
   if (c.componentType === "f16" && c.resultComponentType === "f32" && 16 % c.K === 0 &&
       (!sgcfg || c.M * c.N * c.K > sgcfg.M * sgcfg.N * sgcfg.K)) sgcfg = { M: c.M, N: c.N, K: c.K };
+// (web/worker.js: also subgroups and WGSL's subgroup_id)
 const sgmat = adapter.features.has("shader-f16") && adapter.features.has("chromium-experimental-subgroup-matrix") &&
+  adapter.features.has("subgroups") && !!(gpu.wgslLanguageFeatures && gpu.wgslLanguageFeatures.has("subgroup_id")) &&
   !!sgcfg && ai.subgroupMinSize === ai.subgroupMaxSize && ai.subgroupMaxSize > 0;
-const [sgTM, sgTN] = (process.env.SGT || "4x4").split("x").map(Number);
+// a subgroup-matrix configuration "WMxWN:TMxTN:BK" (matmul.c's MM_SG_*)
+const sgParse = (t) => { const [w, r, bk] = t.split(":"), [wm, wn] = w.split("x").map(Number), [tm, tn] = r.split("x").map(Number);
+  return { wm, wn, tm, tn, bk: Number(bk), name: t }; };
+const sgDefault = sgParse(process.env.SGC || "2x2:4x4:32");
 const feats = ["shader-f16", "subgroups"].filter((f) => adapter.features.has(f));
 if (sgmat) feats.push("chromium-experimental-subgroup-matrix");
 const cpuAdapter = /llvmpipe|lavapipe|swiftshader/i.test(`${ai.description} ${ai.architecture}`);
@@ -61,12 +67,16 @@ if (!device.features.has("shader-f16")) { console.log(JSON.stringify({ blocked: 
 
 // ---- kernel sources (gpu_ops.c's composition) ----
 const read = (n) => fs.readFileSync(W + n + ".wgsl", "utf8");
-function source(variant, ta, tb, vec, tile, tm = sgTM, tn = sgTN) {
+function source(variant, ta, tb, vec, tile, g = sgDefault) {
   let prefix, body;
   if (variant === "sgmat") { // matmul.c sg_setup
-    prefix = `enable f16;\nenable chromium_experimental_subgroup_matrix;\nconst SM: u32 = ${sgcfg.M}u;\nconst SN: u32 = ${sgcfg.N}u;\n` +
-      `const SK: u32 = ${sgcfg.K}u;\nconst TM: u32 = ${tm}u;\nconst TN: u32 = ${tn}u;\nconst TMN: u32 = ${tm * tn}u;\n` +
-      `const SG: u32 = ${ai.subgroupMaxSize}u;\nconst TRANS_A: bool = ${ta};\nconst TRANS_B: bool = ${tb};\n`;
+    const nt = g.wm * g.wn * ai.subgroupMaxSize, bm = g.wm * g.tm * sgcfg.M, bn = g.wn * g.tn * sgcfg.N;
+    prefix = `diagnostic(off, chromium.subgroup_matrix_uniformity);\nenable f16;\nenable subgroups;\n` +
+      `enable chromium_experimental_subgroup_matrix;\nconst SM: u32 = ${sgcfg.M}u;\nconst SN: u32 = ${sgcfg.N}u;\n` +
+      `const SK: u32 = ${sgcfg.K}u;\nconst TM: u32 = ${g.tm}u;\nconst TN: u32 = ${g.tn}u;\nconst TMN: u32 = ${g.tm * g.tn}u;\n` +
+      `const SG: u32 = ${ai.subgroupMaxSize}u;\nconst WM: u32 = ${g.wm}u;\nconst WN: u32 = ${g.wn}u;\nconst BK: u32 = ${g.bk}u;\n` +
+      `const AQ: u32 = ${bm * g.bk / 8 / nt}u;\nconst BQ: u32 = ${bn * g.bk / 8 / nt}u;\n` +
+      `const TRANS_A: bool = ${ta};\nconst TRANS_B: bool = ${tb};\n`;
     body = read("matmul_sgmat");
   } else if (variant === "cast") {
     prefix = `enable f16;\nconst WG: u32 = 256u;\n`;
@@ -91,11 +101,11 @@ const sgLayout = device.createBindGroupLayout({ entries: [entry(0, "uniform"), e
 const castLayout = device.createBindGroupLayout({ entries: [entry(0, "uniform"), entry(1, "read-only-storage"), entry(2, "storage")] });
 const layoutOf = (v) => v === "sgmat" ? sgLayout : v === "cast" ? castLayout : layout;
 const pipes = new Map();
-async function pipeline(variant, ta, tb, vec, tile, tm = sgTM, tn = sgTN) {
-  const key = `${variant}${ta}${tb}${vec}${tile}${tm}${tn}`;
+async function pipeline(variant, ta, tb, vec, tile, g = sgDefault) {
+  const key = `${variant}${ta}${tb}${vec}${tile}${g.name}`;
   if (pipes.has(key)) return pipes.get(key);
   device.pushErrorScope("validation");
-  const module = device.createShaderModule({ code: source(variant, ta, tb, vec, tile, tm, tn) });
+  const module = device.createShaderModule({ code: source(variant, ta, tb, vec, tile, g) });
   const msgs = (await module.getCompilationInfo()).messages.filter((m) => m.type === "error");
   const p = device.createComputePipeline({ layout: device.createPipelineLayout({ bindGroupLayouts: [layoutOf(variant)] }), compute: { module, entryPoint: "main" } });
   const err = await device.popErrorScope();
@@ -129,11 +139,11 @@ async function run(variant, c, reps = 1) {
 // matmul.c sg_setup: the two f16 copies (matmul_cast), then the product on them
 const ru = (x, m) => Math.ceil(x / m) * m;
 function uni(args) { const u = device.createBuffer({ size: 64, usage: GPUBufferUsage.UNIFORM | CD }); device.queue.writeBuffer(u, 0, args); return u; }
-async function sgDispatch(c, bufs, reps, tm = sgTM, tn = sgTN, productOnly = false) {
+async function sgDispatch(c, bufs, reps, g = sgDefault, productOnly = false) {
   const { M, N, K, ta = 0, tb = 0, flags = 0, ones = 0, splits = 1, nprod = 1 } = c;
   const am = M - ones, lda = ta ? am : K, ldb = tb ? K : N, bstride = nprod > 1 ? K * N + N : 0, cstride = M * N;
   const kchunk = splits > 1 ? Math.ceil(Math.ceil(K / splits) / 16) * 16 : K, z = Math.ceil(K / kchunk);
-  const bm = tm * sgcfg.M, bn = tn * sgcfg.N, Kp = ru(K, 16), Mp = ru(M, bm), Np = ru(N, bn);
+  const bm = g.wm * g.tm * sgcfg.M, bn = g.wn * g.tn * sgcfg.N, Kp = ru(K, 16), Mp = ru(M, bm), Np = ru(N, bn);
   const adr = ta ? Kp : Mp, adld = ta ? Mp : Kp, bdr = tb ? Np : Kp, bdld = tb ? Kp : Np, na = adr * adld, nb = bdr * bdld;
   const key = `h16:${na + nprod * nb}`;
   if (!bufs[key]) bufs[key] = buf(null, (na + nprod * nb) * 2 + Number(process.env.H16_SLACK || 0));
@@ -141,7 +151,7 @@ async function sgDispatch(c, bufs, reps, tm = sgTM, tn = sgTN, productOnly = fal
   const castA = new Uint32Array([ta ? K : am, ta ? am : K, lda, 0, ta ? K : M, ta ? M : K, adld, adr, 0, 1, 0, 0, 0, 0, 0, 0]);
   const castB = new Uint32Array([tb ? N : K, tb ? K : N, ldb, 0, 0, 0, bdld, bdr, na, nprod, bstride, nb, 0, 0, 0, 0]);
   const args = new Uint32Array([M, N, K, adld, bdld, cstride, 0, na, 0, 0, 0, flags, kchunk, nb, nprod, bstride]);
-  const pc = await pipeline("cast", 0, 0, 0, 0), pp = await pipeline("sgmat", !!ta, !!tb, 0, 0, tm, tn);
+  const pc = await pipeline("cast", 0, 0, 0, 0), pp = await pipeline("sgmat", !!ta, !!tb, 0, 0, g);
   const C = z > 1 ? buf(null, z * M * N * nprod * 4) : bufs.C;
   const gA = device.createBindGroup({ layout: castLayout, entries: [uni(castA), bufs.A, H].map((b, i) => ({ binding: i, resource: { buffer: b } })) });
   const gB = device.createBindGroup({ layout: castLayout, entries: [uni(castB), bufs.B, H].map((b, i) => ({ binding: i, resource: { buffer: b } })) });
@@ -256,9 +266,9 @@ if (what === "time" || what === "all") {
     };
     if (sgmat && (!only || only === "sgmat"))
       for (const t of (process.env.SWEEP || "").split(",").filter(Boolean)) {
-        const [tm, tn] = t.split("x").map(Number);
+        const g = sgParse(t);
         try {
-          const ms = await timeIt((r) => sgDispatch(sh, bufs, r, tm, tn)), mp = await timeIt((r) => sgDispatch(sh, bufs, r, tm, tn, true));
+          const ms = await timeIt((r) => sgDispatch(sh, bufs, r, g)), mp = await timeIt((r) => sgDispatch(sh, bufs, r, g, true));
           row[`sg${t}_ms`] = +ms.toFixed(3); row[`sg${t}_tflops`] = +(2 * M * N * K / ms / 1e9).toFixed(1);
           row[`sg${t}_product_tflops`] = +(2 * M * N * K / mp / 1e9).toFixed(1);
         } catch (e) { row[`sg${t}_error`] = String(e.message || e).slice(0, 300); }

@@ -169,29 +169,35 @@ int tt_gop_matmul_batch_solo_fits(const tt_gops *o, int n, int M, int N, int K) 
 
 /* ---- the subgroup-matrix variant (the f16 tier on tensor cores) ---------
  * Under the f16 tier, on an adapter that lists an f16 x f16 -> f32
- * subgroup-matrix configuration SM x SN x SK (tt_gpu_info.sgmat_*) and runs
+ * subgroup-matrix configuration SM x SN x SK (tt_gpu_info.sgmat_*; the
+ * worker passes one only where WGSL has the subgroup_id builtin) and runs
  * subgroups of one size, a product runs matmul_sgmat.wgsl: sites s[0] and
  * s[1] copy op(A)'s and op(B)'s storage to f16 (matmul_cast.wgsl, zero-padded
- * to whole BM x BN tiles and k multiples of 16, ones rows written as 1.0)
+ * to whole BM x BN blocks and k multiples of 16, ones rows written as 1.0)
  * into the f16 scratch (A's copy first, then each product's B), and the
- * product multiplies the copies with MM_SG_TM x MM_SG_TN result matrices per
- * subgroup (one subgroup per workgroup). The split-K plan is the tiles'
- * (the same slices; kchunk is a multiple of 16), and so is the second site.
+ * product multiplies the copies: MM_SG_WM x MM_SG_WN subgroups per
+ * workgroup share BK-deep tiles in workgroup memory, each with
+ * MM_SG_TM x MM_SG_TN result matrices. The split-K plan is the tiles' (the
+ * same slices; kchunk is a multiple of 16), and so is the second site.
  * By shape, a product keeps the f16 tiles where its copies would not fit
  * one binding, where its outputs are fewer than one result matrix (Dawn
  * then refuses the dispatch: a buffer a subgroup matrix is stored to must
  * hold one), and below MM_SG_MIN_FLOP, where two more dispatches and the
  * copies' traffic cost more than the tensor cores gain (the small presets
- * ran 1.1-2x slower with every product on them; docs/BENCHMARKS.md). The
- * variant changes the bits of the f16 tier only. */
+ * ran 1.1-2x slower with every product on them; docs/BENCHMARKS.md); by
+ * device, where the workgroup (its invocations, its memory) exceeds the
+ * adapter's limits. The variant changes the bits of the f16 tier only. */
+#define MM_SG_WM 2
+#define MM_SG_WN 2
 #define MM_SG_TM 4
 #define MM_SG_TN 4
+#define MM_SG_BK 32
 #define MM_SG_MIN_FLOP 1073741824.0 /* 2^30 */
 
 typedef struct {
     int on, bm, bn;
     uint32_t gx, gy;
-    char prefix[400];
+    char prefix[600];
 } mm_sg;
 
 static uint32_t round_up(uint32_t x, uint32_t m) { return (x + m - 1) / m * m; }
@@ -225,9 +231,16 @@ static int sg_setup(tt_gops *o, tt_gsite *s, mm_sg *sg, tt_gref A, tt_gref B, in
         in->subgroup_min != in->subgroup_max)
         return TT_OK;
     if (2.0 * n * M * N * K < MM_SG_MIN_FLOP || (uint64_t)n * M * N < (uint64_t)in->sgmat_m * in->sgmat_n) return TT_OK;
-    const uint32_t bm = MM_SG_TM * in->sgmat_m, bn = MM_SG_TN * in->sgmat_n, Kp = round_up((uint32_t)K, 16);
-    const uint32_t Mp = round_up((uint32_t)M, bm), Np = round_up((uint32_t)N, bn);
-    /* op(A): stored am x K (or K x am), rows am..M-1 ones; op(B): K x N (or N x K) */
+    const uint32_t sgs = in->subgroup_max, nt = MM_SG_WM * MM_SG_WN * sgs;
+    const uint32_t bm = MM_SG_WM * MM_SG_TM * in->sgmat_m, bn = MM_SG_WN * MM_SG_TN * in->sgmat_n, bk = MM_SG_BK;
+    /* workgroup memory: the two tiles (rows padded by 8 f16) and a result matrix per subgroup */
+    const uint64_t wgmem = 2ull * (trans_a ? bk * (bm + 8) : bm * (bk + 8)) +
+                           2ull * (trans_b ? bn * (bk + 8) : bk * (bn + 8)) +
+                           4ull * MM_SG_WM * MM_SG_WN * in->sgmat_m * in->sgmat_n;
+    if (nt > in->max_invocations || wgmem > in->max_wg_storage || bk % in->sgmat_k || (bm * bk) % (8 * nt) ||
+        (bn * bk) % (8 * nt))
+        return TT_OK;
+    const uint32_t Kp = round_up((uint32_t)K, 16), Mp = round_up((uint32_t)M, bm), Np = round_up((uint32_t)N, bn);
     const uint32_t a_dr = trans_a ? Kp : Mp, a_dld = trans_a ? Mp : Kp;
     const uint32_t b_dr = trans_b ? Np : Kp, b_dld = trans_b ? Kp : Np;
     const uint64_t na = (uint64_t)a_dr * a_dld, nb = (uint64_t)b_dr * b_dld, need = na + (uint64_t)n * nb;
@@ -254,11 +267,13 @@ static int sg_setup(tt_gops *o, tt_gsite *s, mm_sg *sg, tt_gref A, tt_gref B, in
     sg->gx = Np / bn;
     sg->gy = Mp / bm;
     snprintf(sg->prefix, sizeof sg->prefix,
-             "enable f16;\nenable chromium_experimental_subgroup_matrix;\nconst SM: u32 = %uu;\nconst SN: u32 = %uu;\n"
+             "diagnostic(off, chromium.subgroup_matrix_uniformity);\nenable f16;\nenable subgroups;\n"
+             "enable chromium_experimental_subgroup_matrix;\nconst SM: u32 = %uu;\nconst SN: u32 = %uu;\n"
              "const SK: u32 = %uu;\nconst TM: u32 = %uu;\nconst TN: u32 = %uu;\nconst TMN: u32 = %uu;\n"
-             "const SG: u32 = %uu;\nconst TRANS_A: bool = %s;\nconst TRANS_B: bool = %s;\n",
-             in->sgmat_m, in->sgmat_n, in->sgmat_k, MM_SG_TM, MM_SG_TN, MM_SG_TM * MM_SG_TN, in->subgroup_max,
-             trans_a ? "true" : "false", trans_b ? "true" : "false");
+             "const SG: u32 = %uu;\nconst WM: u32 = %uu;\nconst WN: u32 = %uu;\nconst BK: u32 = %uu;\n"
+             "const AQ: u32 = %uu;\nconst BQ: u32 = %uu;\nconst TRANS_A: bool = %s;\nconst TRANS_B: bool = %s;\n",
+             in->sgmat_m, in->sgmat_n, in->sgmat_k, MM_SG_TM, MM_SG_TN, MM_SG_TM * MM_SG_TN, sgs, MM_SG_WM, MM_SG_WN, bk,
+             bm * bk / (8 * nt), bn * bk / (8 * nt), trans_a ? "true" : "false", trans_b ? "true" : "false");
     return TT_OK;
 }
 

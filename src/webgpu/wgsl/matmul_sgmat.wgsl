@@ -2,95 +2,183 @@
 // batches, split-K slices and epilogue) on subgroup matrices (tensor cores
 // where the device has them): f16 operands, f32 accumulation. The f16 tier
 // (TT_PRECISION_F16) picks it where the adapter lists an f16 x f16 -> f32
-// configuration SM x SN x SK and runs subgroups of one size SG
-// (src/webgpu/matmul.c).
+// configuration SM x SN x SK, runs subgroups of one size SG and has the
+// subgroup_id builtin (src/webgpu/matmul.c).
 //
 // Operands: f16 copies made by matmul_cast.wgsl just before (A at a_off,
 // product p's B at b_off + p*am: here `am` is that stride, the copy having
-// folded in any ones rows), zero-padded to whole BM x BN tiles and to k
+// folded in any ones rows), zero-padded to whole BM x BN blocks and to k
 // multiples of 16, laid out as the f32 operands were (lda, ldb: the copies'
-// row strides): op(A) and op(B) are loaded straight from storage, a
-// transposed operand as a column-major matrix. No bounds checks: the
-// padding reads as 0.
+// row strides, multiples of 8), read 8 f16 at a time (vec4<u32>).
 //
-// One subgroup per workgroup owns a BM x BN = (TM*SM) x (TN*SN) block of C
-// as TM x TN result matrices (the builtins' offsets are uniform over the
-// subgroup: they come from the workgroup id and the loop counter alone).
-// Prefix: "enable f16;", "enable chromium_experimental_subgroup_matrix;",
-// SM, SN, SK, TM, TN, TMN (= TM*TN), SG, TRANS_A, TRANS_B.
+// WM x WN subgroups per workgroup share each k step's BM x BK tile of op(A)
+// and BK x BN tile of op(B) in workgroup memory; every subgroup owns TM x TN
+// result matrices of the workgroup's BM x BN = (WM*TM*SM) x (WN*TN*SN)
+// block. Tiles lie in workgroup memory as in storage (a transposed operand
+// as its rows, loaded as a column-major matrix), rows padded by 8 f16. The
+// next k step's tiles are read into registers while the current ones are
+// multiplied; a k step past the slice's end reads as zeros.
+// Prefix: "diagnostic(off, chromium.subgroup_matrix_uniformity);" (the
+// builtins' offsets depend on subgroup_id: uniform over a subgroup, not
+// over the workgroup), "enable f16;", "enable subgroups;",
+// "enable chromium_experimental_subgroup_matrix;", SM, SN, SK, TM, TN, TMN
+// (= TM*TN), SG, WM, WN, BK, AQ, BQ (8-f16 chunks of a tile per
+// invocation), TRANS_A, TRANS_B.
 //
 // Output: a block wholly inside C whose product is split (a partial
 // product into the split-K scratch) or has no epilogue is stored straight
 // from the result matrices; any other goes through workgroup memory
-// (SM x SN at a time) to matmul.wgsl's epilogue: a split slice writes its
-// partial product, else bias, R and C are added in that order.
+// (SM x SN per subgroup at a time) to matmul.wgsl's epilogue: a split slice
+// writes its partial product, else bias, R and C are added in that order.
 //
 // Every output is the f32 sum of exact f16 x f16 products; the order of the
 // additions inside a multiply-accumulate is the device's.
 //!include matmul_common
-@group(0) @binding(1) var<storage, read> A: array<f16>;
-@group(0) @binding(2) var<storage, read> B: array<f16>;
+@group(0) @binding(1) var<storage, read> A: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read> B: array<vec4<u32>>;
 
-const BM: u32 = TM * SM;
-const BN: u32 = TN * SN;
-var<workgroup> Ct: array<f32, SM * SN>;  // one result matrix on its way to the epilogue
+const NSG: u32 = WM * WN;
+const NT: u32 = NSG * SG;
+const BM: u32 = WM * TM * SM;
+const BN: u32 = WN * TN * SN;
+const AR: u32 = select(BM, BK, TRANS_A); // op(A)'s tile as stored: AR rows of AC
+const AC: u32 = select(BK, BM, TRANS_A);
+const BR: u32 = select(BK, BN, TRANS_B);
+const BC: u32 = select(BN, BK, TRANS_B);
+const ASTR: u32 = AC + 8u;
+const BSTR: u32 = BC + 8u;
+const_assert AQ * 8u * NT == AR * AC; // AQ, BQ (prefix): 8-f16 chunks of a tile per invocation
+const_assert BQ * 8u * NT == BR * BC;
+const_assert BK % SK == 0u;
+
+var<workgroup> As: array<f16, AR * ASTR>;
+var<workgroup> Bs: array<f16, BR * BSTR>;
+var<workgroup> Ct: array<f32, NSG * SM * SN>;
 
 alias LeftT = subgroup_matrix_left<f16, SK, SM>;
 alias RightT = subgroup_matrix_right<f16, SN, SK>;
 alias ResultT = subgroup_matrix_result<f32, SN, SM>;
 
-@compute @workgroup_size(SG, 1, 1)
+// 8 f16 (one chunk of storage) into a tile row at element i
+fn put_a(i: u32, v: vec4<u32>) {
+    let x = bitcast<vec2<f16>>(v.x);
+    let y = bitcast<vec2<f16>>(v.y);
+    let z = bitcast<vec2<f16>>(v.z);
+    let w = bitcast<vec2<f16>>(v.w);
+    As[i] = x.x; As[i + 1u] = x.y; As[i + 2u] = y.x; As[i + 3u] = y.y;
+    As[i + 4u] = z.x; As[i + 5u] = z.y; As[i + 6u] = w.x; As[i + 7u] = w.y;
+}
+fn put_b(i: u32, v: vec4<u32>) {
+    let x = bitcast<vec2<f16>>(v.x);
+    let y = bitcast<vec2<f16>>(v.y);
+    let z = bitcast<vec2<f16>>(v.z);
+    let w = bitcast<vec2<f16>>(v.w);
+    Bs[i] = x.x; Bs[i + 1u] = x.y; Bs[i + 2u] = y.x; Bs[i + 3u] = y.y;
+    Bs[i + 4u] = z.x; Bs[i + 5u] = z.y; Bs[i + 6u] = w.x; Bs[i + 7u] = w.y;
+}
+
+// chunk q of a tile: row q / (cols / 8), 8 columns from (q % (cols / 8)) * 8;
+// zeros past kend (the slice's end: a multiple of 16)
+fn load_a(k: u32, kend: u32, m0: u32, lid: u32) -> array<vec4<u32>, AQ> {
+    var r: array<vec4<u32>, AQ>;
+    //!unroll j AQ
+    {
+        let q = lid + j * NT;
+        let row = q / (AC / 8u);
+        let col = (q % (AC / 8u)) * 8u;
+        if (select(k + col, k + row, TRANS_A) < kend) {
+            r[j] = A[(a.a_off + select((m0 + row) * a.lda + k + col, (k + row) * a.lda + m0 + col, TRANS_A)) / 8u];
+        }
+    }
+    return r;
+}
+fn load_b(k: u32, kend: u32, n0: u32, boff: u32, lid: u32) -> array<vec4<u32>, BQ> {
+    var r: array<vec4<u32>, BQ>;
+    //!unroll j BQ
+    {
+        let q = lid + j * NT;
+        let row = q / (BC / 8u);
+        let col = (q % (BC / 8u)) * 8u;
+        if (select(k + row, k + col, TRANS_B) < kend) {
+            r[j] = B[(boff + select((k + row) * a.ldb + n0 + col, (n0 + row) * a.ldb + k + col, TRANS_B)) / 8u];
+        }
+    }
+    return r;
+}
+
+@compute @workgroup_size(NT, 1, 1)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
+        @builtin(local_invocation_index) lid: u32, @builtin(subgroup_id) sid: u32,
+        @builtin(subgroup_invocation_id) lane: u32) {
     let m0 = wid.y * BM;
     let n0 = wid.x * BN;
     let prod = wid.z % a.nprod;
     let boff = a.b_off + prod * a.am;
     let kbeg = (wid.z / a.nprod) * a.kchunk;
-    let kend = min(a.K, kbeg + a.kchunk);
+    let kend = min((a.K + 15u) / 16u * 16u, kbeg + a.kchunk); // the copies hold zeros up to a multiple of 16
+    let sm0 = (sid / WN) * TM * SM; // this subgroup's block in the workgroup's
+    let sn0 = (sid % WN) * TN * SN;
     var acc: array<ResultT, TMN>;
     var la: array<LeftT, TM>;
     var lb: array<RightT, TN>;
-    for (var k = kbeg; k < kend; k += SK) {
-        //!unroll i TM
+    var ra: array<vec4<u32>, AQ> = load_a(kbeg, kend, m0, lid);
+    var rb: array<vec4<u32>, BQ> = load_b(kbeg, kend, n0, boff, lid);
+    for (var k = kbeg; k < kend; k += BK) {
+        workgroupBarrier(); // the last step's tiles are read
+        //!unroll j AQ
         {
-            let m = m0 + i * SM;
-            la[i] = subgroupMatrixLoad<LeftT>(&A, a.a_off + select(m * a.lda + k, k * a.lda + m, TRANS_A), TRANS_A,
-                                              a.lda);
+            let q = lid + j * NT;
+            put_a((q / (AC / 8u)) * ASTR + (q % (AC / 8u)) * 8u, ra[j]);
         }
-        //!unroll j TN
+        //!unroll j BQ
         {
-            let n = n0 + j * SN;
-            lb[j] = subgroupMatrixLoad<RightT>(&B, boff + select(k * a.ldb + n, n * a.ldb + k, TRANS_B), TRANS_B,
-                                               a.ldb);
+            let q = lid + j * NT;
+            put_b((q / (BC / 8u)) * BSTR + (q % (BC / 8u)) * 8u, rb[j]);
         }
-        //!unroll t TMN
-        {
-            acc[t] = subgroupMatrixMultiplyAccumulate(la[t / TN], lb[t % TN], acc[t]);
+        workgroupBarrier();
+        ra = load_a(k + BK, kend, m0, lid); // the next step's, in flight while this one's are multiplied
+        rb = load_b(k + BK, kend, n0, boff, lid);
+        for (var kk = 0u; kk < BK; kk += SK) {
+            //!unroll i TM
+            {
+                let m = sm0 + i * SM;
+                la[i] = subgroupMatrixLoad<LeftT>(&As, select(m * ASTR + kk, kk * ASTR + m, TRANS_A), TRANS_A, ASTR);
+            }
+            //!unroll j TN
+            {
+                let n = sn0 + j * SN;
+                lb[j] = subgroupMatrixLoad<RightT>(&Bs, select(kk * BSTR + n, n * BSTR + kk, TRANS_B), TRANS_B, BSTR);
+            }
+            //!unroll t TMN
+            {
+                acc[t] = subgroupMatrixMultiplyAccumulate(la[t / TN], lb[t % TN], acc[t]);
+            }
         }
     }
     let split = nwg.z > a.nprod;
-    let cbase = a.c_off + wid.z * a.M * a.N;  // a split slice's partial product
+    let cbase = a.c_off + wid.z * a.M * a.N; // a split slice's partial product
     let c_off = a.c_off + prod * a.cstride;
     if ((split || a.flags == 0u) && m0 + BM <= a.M && n0 + BN <= a.N) {
         let base = select(c_off, cbase, split);
         //!unroll t TMN
         {
-            subgroupMatrixStore(&Cm, base + (m0 + (t / TN) * SM) * a.N + n0 + (t % TN) * SN, acc[t], false, a.N);
+            subgroupMatrixStore(&Cm, base + (m0 + sm0 + (t / TN) * SM) * a.N + n0 + sn0 + (t % TN) * SN, acc[t], false,
+                                a.N);
         }
         return;
     }
     let r_off = a.r_off + prod * a.cstride;
     let bias_off = a.bias_off + prod * a.bstride;
+    let ct = sid * SM * SN;
     //!unroll t TMN
     {
-        subgroupMatrixStore(&Ct, 0u, acc[t], false, SN);
+        subgroupMatrixStore(&Ct, ct, acc[t], false, SN);
         workgroupBarrier();
-        for (var e = lid; e < SM * SN; e += SG) {
-            let m = m0 + (t / TN) * SM + e / SN;
-            let n = n0 + (t % TN) * SN + e % SN;
+        for (var e = lane; e < SM * SN; e += SG) {
+            let m = m0 + sm0 + (t / TN) * SM + e / SN;
+            let n = n0 + sn0 + (t % TN) * SN + e % SN;
             if (m < a.M && n < a.N) {
-                var v = Ct[e];
+                var v = Ct[ct + e];
                 if (split) {
                     Cm[cbase + m * a.N + n] = v;
                 } else {
