@@ -108,7 +108,7 @@ if [ "$what" = f16 ]; then
   be() { timeout 120 /tmp/node24 --experimental-wasm-jspi bench/browser_engine.mjs --dawn /tmp/dawn.node --toggles $tg "$@" 2>&1 | grep -v '^#\|artificially\|^Warning'; }
   echo "== f16 kernels against float64, then timed ($(( $(date +%s) - t0 )) s)"
   # (Dawn's compiler warnings, many lines each, go to matmul_check.err)
-  SWEEP=${TT_SG_SWEEP:-2x2:4x4:32,2x2:2x4:32,2x4:4x2:32,4x2:2x4:32,2x2:4x4:16} timeout 240 /tmp/node24 dev/f16/matmul_check.mjs \
+  SWEEP=${TT_SG_SWEEP:-2x2:4x4:32,4x2:4x4:32,2x4:4x4:32,2x2:4x4:64,2x2:2x4:32} timeout 240 /tmp/node24 dev/f16/matmul_check.mjs \
     /tmp/dawn.node all 2> "$out/matmul_check.err" | tee "$out/matmul_check.jsonl"
   timeout 60 python3 dev/f16/cublas_bf16.py 2>&1 | grep '^{' | tee "$out/cublas_bf16.jsonl"
   echo "== steps through the browser engine, f32 vs f16, twice ($(( $(date +%s) - t0 )) s)"
