@@ -1,7 +1,7 @@
 // matmul_check.mjs — the product's f16-tier matmul kernels under Dawn's Node
 // binding (npm `webgpu`), checked against float64 and timed beside the f32
 // kernel, on a GPU host (no test of the CI: lavapipe has no subgroup matrices).
-//   node dev/f16/matmul_check.mjs /path/to/webgpu [check|time|all] [f32|f16|sgmat]
+//   node dev/f16/matmul_check.mjs /path/to/webgpu [check|time|all|peak] [f32|f16|sgmat]
 // (/path/to/webgpu: the npm package folder, or its dawn.node.) The adapter is
 // opened with allow_unsafe_apis,vulkan_enable_f16_on_nvidia (as the lead's
 // harness opens it for the browser engine).
@@ -24,6 +24,9 @@
 // must stay <= 1e-5 (f32 accumulation of exact products; 1e-4 for sgmat,
 // whose accumulation order is the device's). time: the gpt2 step's products
 // (B 8, T 1024) and 4096^3, median of 7 x 10 dispatches after a warm-up.
+// peak: the ceiling of subgroup matrices here, no staging, no storage
+// (PEAK="WMxWN:TMxTN:BK,..."): multiply-accumulates alone, and with their
+// matrices loaded from workgroup memory at every k step.
 // Prints one JSON line per case; exit 1 if a check fails.
 import { createRequire } from "node:module";
 import fs from "node:fs";
@@ -35,7 +38,7 @@ const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
 const W = path.join(here, "../../src/webgpu/wgsl/");
 const [dawnPath, what = "all"] = process.argv.slice(2);
-if (!dawnPath) { console.error("usage: node dev/f16/matmul_check.mjs /path/to/webgpu [check|time|all]"); process.exit(2); }
+if (!dawnPath) { console.error("usage: node dev/f16/matmul_check.mjs /path/to/webgpu [check|time|all|peak]"); process.exit(2); }
 const { create, globals } = require(dawnPath);
 Object.assign(globalThis, globals);
 const gpu = create(["enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia"]);
@@ -51,8 +54,10 @@ const sgmat = adapter.features.has("shader-f16") && adapter.features.has("chromi
   adapter.features.has("subgroups") && !!(gpu.wgslLanguageFeatures && gpu.wgslLanguageFeatures.has("subgroup_id")) &&
   !!sgcfg && ai.subgroupMinSize === ai.subgroupMaxSize && ai.subgroupMaxSize > 0;
 // a subgroup-matrix configuration "WMxWN:TMxTN:BK" (matmul.c's MM_SG_*)
-const sgParse = (t) => { const [w, r, bk] = t.split(":"), [wm, wn] = w.split("x").map(Number), [tm, tn] = r.split("x").map(Number);
-  return { wm, wn, tm, tn, bk: Number(bk), name: t }; };
+// ("...@FILE": the kernel's text from FILE, e.g. an older matmul_sgmat.wgsl to time beside the current one)
+const sgParse = (t) => { const [c, file] = t.split("@"), [w, r, bk] = c.split(":"), [wm, wn] = w.split("x").map(Number),
+  [tm, tn] = r.split("x").map(Number);
+  return { wm, wn, tm, tn, bk: Number(bk), name: t, file }; };
 const sgDefault = sgParse(process.env.SGC || "2x2:4x4:32");
 const feats = ["shader-f16", "subgroups"].filter((f) => adapter.features.has(f));
 if (sgmat) feats.push("chromium-experimental-subgroup-matrix");
@@ -77,7 +82,7 @@ function source(variant, ta, tb, vec, tile, g = sgDefault) {
       `const SG: u32 = ${ai.subgroupMaxSize}u;\nconst WM: u32 = ${g.wm}u;\nconst WN: u32 = ${g.wn}u;\nconst BK: u32 = ${g.bk}u;\n` +
       `const AQ: u32 = ${bm * g.bk / 8 / nt}u;\nconst BQ: u32 = ${bn * g.bk / 8 / nt}u;\n` +
       `const TRANS_A: bool = ${ta};\nconst TRANS_B: bool = ${tb};\n`;
-    body = read("matmul_sgmat");
+    body = g.file ? fs.readFileSync(g.file, "utf8") : read("matmul_sgmat");
   } else if (variant === "cast") {
     prefix = `enable f16;\nconst WG: u32 = 256u;\n`;
     body = read("matmul_cast");
@@ -283,6 +288,51 @@ if (what === "time" || what === "all") {
       } catch (e) { row[v + "_error"] = String(e.message || e).slice(0, 300); }
     }
     console.log(JSON.stringify(row));
+  }
+}
+if (what === "peak" && sgmat) {
+  // the ceiling of subgroup matrices through this Dawn: every subgroup of WM x WN holds TM x TN result
+  // matrices and runs ITER k steps of TM x TN multiply-accumulates on matrices loaded once ("mma"), or
+  // loaded from workgroup memory at every step as the product's kernel does ("lds+mma"); no staging
+  for (const t of (process.env.PEAK || "2x2:4x4:32,2x2:2x4:32,4x2:4x4:32").split(",")) {
+    const g = sgParse(t), nsg = g.wm * g.wn, it = 2048, wgs = 132 * 16;
+    for (const mode of ["mma", "lds+mma"]) {
+      const lds = mode !== "mma";
+      const code = `diagnostic(off, chromium.subgroup_matrix_uniformity);\nenable f16;\nenable subgroups;\n` +
+        `enable chromium_experimental_subgroup_matrix;\n@group(0) @binding(0) var<storage, read_write> O: array<f32>;\n` +
+        `alias LeftT = subgroup_matrix_left<f16, ${sgcfg.K}, ${sgcfg.M}>;\nalias RightT = subgroup_matrix_right<f16, ${sgcfg.N}, ${sgcfg.K}>;\n` +
+        `alias ResultT = subgroup_matrix_result<f32, ${sgcfg.N}, ${sgcfg.M}>;\n` +
+        `var<workgroup> Z: array<f16, ${(g.tm + g.tn) * 2 * 16 * 24}>;\n` +
+        `@compute @workgroup_size(${nsg * ai.subgroupMaxSize}) fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(subgroup_id) sid: u32) {\n` +
+        `  var la: array<LeftT, ${g.tm}>; var lb: array<RightT, ${g.tn}>; var acc: array<ResultT, ${g.tm * g.tn}>;\n` +
+        `  for (var i = 0u; i < ${g.tm}u; i++) { la[i] = subgroupMatrixLoad<LeftT>(&Z, i * 384u, false, 24u); }\n` +
+        `  for (var i = 0u; i < ${g.tn}u; i++) { lb[i] = subgroupMatrixLoad<RightT>(&Z, (${g.tm}u + i) * 384u, false, 24u); }\n` +
+        `  for (var k = 0u; k < ${it}u; k++) {\n` +
+        (lds ? `    let o = (k & 1u) * ${(g.tm + g.tn) * 384}u;\n` +
+          [...Array(g.tm).keys()].map((i) => `    la[${i}] = subgroupMatrixLoad<LeftT>(&Z, o + ${i * 384}u, false, 24u);\n`).join("") +
+          [...Array(g.tn).keys()].map((i) => `    lb[${i}] = subgroupMatrixLoad<RightT>(&Z, o + ${(g.tm + i) * 384}u, false, 24u);\n`).join("") : "") +
+        [...Array(g.tm * g.tn).keys()].map((i) => `    acc[${i}] = subgroupMatrixMultiplyAccumulate(la[${Math.floor(i / g.tn)}], lb[${i % g.tn}], acc[${i}]);\n`).join("") +
+        `  }\n  let base = (wid.x * ${nsg}u + sid) * ${g.tm * g.tn * 256}u;\n` +
+        `  for (var i = 0u; i < ${g.tm * g.tn}u; i++) { subgroupMatrixStore(&O, base + i * 256u, acc[i], false, 16u); }\n}\n`;
+      try {
+        device.pushErrorScope("validation");
+        const module = device.createShaderModule({ code });
+        const p = device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" } });
+        const err = await device.popErrorScope();
+        if (err) throw new Error(err.message);
+        const O = buf(null, wgs * nsg * g.tm * g.tn * 256 * 4);
+        const bg = device.createBindGroup({ layout: p.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: O } }] });
+        const go = async (reps) => { const e = device.createCommandEncoder();
+          for (let r = 0; r < reps; r++) { const pass = e.beginComputePass(); pass.setPipeline(p); pass.setBindGroup(0, bg); pass.dispatchWorkgroups(wgs); pass.end(); }
+          device.queue.submit([e.finish()]); await device.queue.onSubmittedWorkDone(); };
+        await go(3);
+        const ts = [];
+        for (let i = 0; i < 5; i++) { const t0 = performance.now(); await go(5); ts.push((performance.now() - t0) / 5); }
+        ts.sort((a, b) => a - b);
+        const flop = 2 * wgs * nsg * it * g.tm * g.tn * sgcfg.M * sgcfg.N * sgcfg.K;
+        console.log(JSON.stringify({ peak: t, mode, ms: +ts[2].toFixed(3), tflops: +(flop / ts[2] / 1e9).toFixed(1) }));
+      } catch (e) { console.log(JSON.stringify({ peak: t, mode, error: String(e.message || e).slice(0, 300) })); }
+    }
   }
 }
 process.exit(failed ? 1 : 0);
