@@ -9,7 +9,9 @@
 # run is the preset's from a trained step), that checkpoint's weights rounded
 # to f16 and back, then 50 f32 steps from each with
 # --init-from; prints per pair the worst and median relative difference of
-# the step losses and how many steps differ by more than 1%.
+# the step losses and how many steps differ by more than 1%. F16=1 adds the
+# pair the tier is judged by: WebGPU f32 and --precision f16 from the same
+# start point (any adapter with shader-f16; lavapipe: minutes per run).
 set -euo pipefail
 out=${1:?usage: dev/f16/chaos.sh OUTDIR [PRESETS] [SEEDS]}
 presets=${2:-tiny small medium large}
@@ -37,16 +39,29 @@ for k, v in head.items():
 os.makedirs(os.path.dirname(dst), exist_ok=True)
 open(dst, "wb").write(f[:8 + n] + bytes(data))
 PY
-  for w in start rounded; do
-    "$tt" train --preset "$p" --seed "$s" --steps 50 --backend cpu --init-from "$d/$w" --eval-every 0 --save-every 0 \
-      --data "$data" --out "$d/run_$w" --sample-tokens 0 --json > "$d/$w.jsonl" 2> /dev/null
-  done
-  python3 - "$p" "$s" "$d/start.jsonl" "$d/rounded.jsonl" <<'PY'
+  run() { # NAME INIT FLAGS...: 50 steps from INIT
+    local name=$1 init=$2; shift 2
+    "$tt" train --preset "$p" --seed "$s" --steps 50 --init-from "$d/$init" --eval-every 0 --save-every 0 \
+      --data "$data" --out "$d/run_$name" --sample-tokens 0 --json "$@" > "$d/$name.jsonl" 2> /dev/null
+  }
+  run start start --backend cpu
+  run rounded rounded --backend cpu
+  pairs=("f32, rounded start:start:rounded")
+  if [ "${F16:-0}" = 1 ]; then
+    run gpu_f32 start --backend webgpu
+    run gpu_f16 start --backend webgpu --precision f16
+    pairs+=("webgpu f32, f16:gpu_f32:gpu_f16")
+  fi
+  for pr in "${pairs[@]}"; do
+    IFS=: read -r what x y <<< "$pr"
+    python3 - "$p" "$s" "$what" "$d/$x.jsonl" "$d/$y.jsonl" <<'PY'
 import json, statistics, sys
 loss = lambda f: [json.loads(l)["loss"] for l in open(f) if '"event":"step"' in l]
-a, b = loss(sys.argv[3]), loss(sys.argv[4])
+a, b = loss(sys.argv[4]), loss(sys.argv[5])
 r = [abs(x - y) / x for x, y in zip(a, b)]
-print("%-8s seed %s: %d steps, worst %.2e (step %d), median %.1e, %d steps over 1%%" % (
-    sys.argv[1], sys.argv[2], len(r), max(r), r.index(max(r)) + 1, statistics.median(r), sum(v > 0.01 for v in r)))
+print("%-8s seed %s, %-17s %d steps, worst %.2e (step %d), median %.1e, %d steps over 1%%" % (
+    sys.argv[1], sys.argv[2], sys.argv[3] + ":", len(r), max(r), r.index(max(r)) + 1, statistics.median(r),
+    sum(v > 0.01 for v in r)))
 PY
+  done
 done; done
