@@ -102,7 +102,77 @@ function twoStage(src) {
     into(stA, "(1u - s) * AR * ASTR") + into(stB, "(1u - s) * BR * BSTR") +
     "        workgroupBarrier();\n        k += BK;\n        }\n        if (k >= kend) { break; }\n    }\n" + src.slice(b1);
 }
-const experiments = { inline: inlineStores, "2stage": twoStage };
+// inline8: inline with the 8 stores written out (no loop over the vec4's words, in case the device's
+// compiler keeps the loop's dynamic component index)
+function inlineStores8(src) {
+  return inlineStores(src).replace(/for \(var w = 0u; w < 4u; w\+\+\) \{ let h = bitcast<vec2<f16>>\((r[ab])\[j\]\[w\]\); (\w+)s\[i \+ 2u \* w\] = h.x; \w+s\[i \+ 2u \* w \+ 1u\] = h.y; \}/g,
+    (_, r, T) => [0, 1, 2, 3].map((w) => `let h${w} = bitcast<vec2<f16>>(${r}[j][${w}]); ${T}s[i + ${2 * w}u] = h${w}.x; ` +
+      `${T}s[i + ${2 * w + 1}u] = h${w}.y;`).join(" "));
+}
+// mstage: the tiles staged as subgroup matrices, no scalar stores: each subgroup loads its share of a
+// k step's 16 x 16 blocks of op(A) and op(B) straight from the f16 copies (subgroupMatrixLoad on
+// storage; the device's compiler vectorizes it) and stores them into the tiles (subgroupMatrixStore,
+// the layout the multiply reads back). A block past kend (a multiple of 16) stays a zero matrix.
+// Prefix constants AMQ, BMQ (source()): a tile's matrices per subgroup.
+function matStage(src) {
+  src = src.replace("var<storage, read> A: array<vec4<u32>>", "var<storage, read> A: array<f16>")
+    .replace("var<storage, read> B: array<vec4<u32>>", "var<storage, read> B: array<f16>");
+  const f0 = src.indexOf("// 8 f16 (one chunk"), f1 = src.indexOf("@compute");
+  const fns = `// matrix j of this subgroup's share: block q = sid + j*NSG, (q / (BK/SK), q % (BK/SK)) of op(A)'s
+// (m, k) blocks, (q % (BK/SK), q / (BK/SK)) of op(B)'s (k, n) blocks
+fn load_a(k: u32, kend: u32, m0: u32, sid: u32) -> array<LeftT, AMQ> {
+    var r: array<LeftT, AMQ>;
+    //!unroll j AMQ
+    {
+        let q = sid + j * NSG;
+        let mi = (q / (BK / SK)) * SM;
+        let ki = (q % (BK / SK)) * SK;
+        if (k + ki < kend) {
+            r[j] = subgroupMatrixLoad<LeftT>(&A, a.a_off + select((m0 + mi) * a.lda + k + ki, (k + ki) * a.lda + m0 + mi, TRANS_A), TRANS_A, a.lda);
+        }
+    }
+    return r;
+}
+fn load_b(k: u32, kend: u32, n0: u32, boff: u32, sid: u32) -> array<RightT, BMQ> {
+    var r: array<RightT, BMQ>;
+    //!unroll j BMQ
+    {
+        let q = sid + j * NSG;
+        let ni = (q / (BK / SK)) * SN;
+        let ki = (q % (BK / SK)) * SK;
+        if (k + ki < kend) {
+            r[j] = subgroupMatrixLoad<RightT>(&B, boff + select((k + ki) * a.ldb + n0 + ni, (n0 + ni) * a.ldb + k + ki, TRANS_B), TRANS_B, a.ldb);
+        }
+    }
+    return r;
+}
+
+`;
+  src = src.slice(0, f0) + fns + src.slice(f1);
+  src = src.replace("var ra: array<vec4<u32>, AQ> = load_a(kbeg, kend, m0, lid);", "var ra = load_a(kbeg, kend, m0, sid);")
+    .replace("var rb: array<vec4<u32>, BQ> = load_b(kbeg, kend, n0, boff, lid);", "var rb = load_b(kbeg, kend, n0, boff, sid);")
+    .replace("ra = load_a(k + BK, kend, m0, lid);", "ra = load_a(k + BK, kend, m0, sid);")
+    .replace("rb = load_b(k + BK, kend, n0, boff, lid);", "rb = load_b(k + BK, kend, n0, boff, sid);");
+  const s0 = src.indexOf("        //!unroll j AQ"), s1 = src.indexOf("        workgroupBarrier();\n        ra = ");
+  if (s0 < 0 || s1 < 0) throw new Error("matStage: the product's staging block moved");
+  const st = `        //!unroll j AMQ
+        {
+            let q = sid + j * NSG;
+            let mi = (q / (BK / SK)) * SM;
+            let ki = (q % (BK / SK)) * SK;
+            subgroupMatrixStore(&As, select(mi * ASTR + ki, ki * ASTR + mi, TRANS_A), ra[j], TRANS_A, ASTR);
+        }
+        //!unroll j BMQ
+        {
+            let q = sid + j * NSG;
+            let ni = (q / (BK / SK)) * SN;
+            let ki = (q % (BK / SK)) * SK;
+            subgroupMatrixStore(&Bs, select(ki * BSTR + ni, ni * BSTR + ki, TRANS_B), rb[j], TRANS_B, BSTR);
+        }
+`;
+  return src.slice(0, s0) + st + src.slice(s1);
+}
+const experiments = { inline: inlineStores, inline8: inlineStores8, "2stage": twoStage, mstage: matStage };
 
 // ---- kernel sources (gpu_ops.c's composition) ----
 const read = (n) => fs.readFileSync(W + n + ".wgsl", "utf8");
@@ -115,7 +185,8 @@ function source(variant, ta, tb, vec, tile, g = sgDefault) {
       `const SK: u32 = ${sgcfg.K}u;\nconst TM: u32 = ${g.tm}u;\nconst TN: u32 = ${g.tn}u;\nconst TMN: u32 = ${g.tm * g.tn}u;\n` +
       `const SG: u32 = ${ai.subgroupMaxSize}u;\nconst WM: u32 = ${g.wm}u;\nconst WN: u32 = ${g.wn}u;\nconst BK: u32 = ${g.bk}u;\n` +
       `const AQ: u32 = ${bm * g.bk / 8 / nt}u;\nconst BQ: u32 = ${bn * g.bk / 8 / nt}u;\n` +
-      `const TRANS_A: bool = ${ta};\nconst TRANS_B: bool = ${tb};\n`;
+      `const TRANS_A: bool = ${ta};\nconst TRANS_B: bool = ${tb};\n` +
+      `const AMQ: u32 = ${Math.floor(bm * g.bk / (sgcfg.M * sgcfg.K) / (g.wm * g.wn))}u;\nconst BMQ: u32 = ${Math.floor(bn * g.bk / (sgcfg.N * sgcfg.K) / (g.wm * g.wn))}u;\n`;
     body = !g.file ? read("matmul_sgmat") : experiments[g.file] ? experiments[g.file](read("matmul_sgmat"))
       : fs.readFileSync(g.file, "utf8");
   } else if (variant === "cast") {
