@@ -1,0 +1,185 @@
+// attention_sgmat_forward.wgsl — experiment (dev/f16/attn_check.mjs): the
+// causal attention forward of attention_forward.wgsl (same Args, bindings,
+// grid, outputs y and lse) on subgroup matrices: f16 operands, f32
+// accumulation, softmax in f32.
+// One workgroup per (block of BR = NSG*16 query rows, head h, batch b); NSG
+// subgroups of SG lanes, subgroup s owns query rows 16s..16s+15 of the
+// block. Key/value tiles of BC rows streamed through workgroup memory (f32
+// read, rounded to f16 as stored), tiles wholly above the diagonal skipped.
+// Per tile and subgroup:
+//   S = Q K^T   NB = BC/16 result matrices (16 rows x 16 keys), Q held as
+//               DK = HS/16 left matrices for the whole loop, K^T read from
+//               the K tile as column-major right matrices;
+//   softmax     S stored to Sw (the subgroup's 16 x BC f32), LPR = SG/16
+//               lanes per row each own BC/LPR keys: scale, causal mask,
+//               running max m and sum l (f32, exact p), P rounded to f16
+//               into Pw; the lanes of a row meet by subgroupShuffleXor;
+//   rescale     O (DK result matrices) through Sw, its rows times
+//               exp(m_old - m_new);
+//   O += P V    P from Pw as left matrices, V from the V tile as right ones.
+// End: O / l through Sw into y (rows < T), lse = m + log(l).
+// Q is staged through the K tile's memory before the loop.
+// Prefix: enables and the uniformity diagnostic as matmul_sgmat, HS (a
+// multiple of 16), BR, BC (multiples of 16), VEC (true), SG, NSG,
+// DK = HS/16, NB = BC/16, QQ = BR*HS/4/NTH, KQ = BC*HS/4/NTH (vec4 per
+// invocation), 16 x 16 x 16 matrices.
+//!include attention_common
+@group(0) @binding(4) var<storage, read_write> y: array<f32>;
+@group(0) @binding(5) var<storage, read_write> lse: array<f32>;
+
+const NTH: u32 = NSG * SG;
+const LPR: u32 = SG / 16u;          // lanes per row
+const CPL: u32 = BC / LPR;          // keys per lane
+const KSTR: u32 = HS + 8u;          // f16 row stride of the K, V tiles
+const SSTR: u32 = BC + 4u;          // f32 row stride of a subgroup's S (and O) block
+const PSTR: u32 = BC + 8u;          // f16 row stride of a subgroup's P block
+const NEG: f32 = -3.0e38;
+const_assert BR == NSG * 16u;
+const_assert HS == DK * 16u;
+const_assert BC == NB * 16u;
+const_assert HS <= BC;              // O passes through Sw
+const_assert QQ * 4u * NTH == BR * HS;
+const_assert KQ * 4u * NTH == BC * HS;
+
+alias LeftT = subgroup_matrix_left<f16, 16, 16>;
+alias RightT = subgroup_matrix_right<f16, 16, 16>;
+alias ResultT = subgroup_matrix_result<f32, 16, 16>;
+
+var<workgroup> Ks: array<f16, BC * KSTR>;
+var<workgroup> Vs: array<f16, BC * KSTR>;
+var<workgroup> Sw: array<f32, NSG * 16u * SSTR>;
+var<workgroup> Pw: array<f16, NSG * 16u * PSTR>;
+
+@compute @workgroup_size(NTH)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32, @builtin(subgroup_id) sid: u32,
+        @builtin(subgroup_invocation_id) lane: u32) {
+    let T = a.T;
+    let h = wid.y;
+    let b = wid.z;
+    let hb = h * HS;
+    let i0 = (nwg.x - 1u - wid.x) * BR; // the longest rows first
+    let row = lane / LPR;               // this lane's row of the subgroup's 16
+    let c0 = (lane % LPR) * CPL;        // and its keys c0 .. c0 + CPL - 1 of a tile
+    let qrow = i0 + sid * 16u + row;
+    let sw = sid * 16u * SSTR;
+    let pw = sid * 16u * PSTR;
+    // Q (BR rows) through the K tile's memory into DK left matrices
+    //!unroll j QQ
+    {
+        let e = lid + j * NTH;
+        let r = e / HS4;
+        let d4 = e % HS4;
+        let x = vec4<f16>(ld_q(b, i0 + r, hb, d4));
+        let i = r * KSTR + 4u * d4;
+        Ks[i] = x.x; Ks[i + 1u] = x.y; Ks[i + 2u] = x.z; Ks[i + 3u] = x.w;
+    }
+    workgroupBarrier();
+    var lq: array<LeftT, DK>;
+    //!unroll d DK
+    {
+        lq[d] = subgroupMatrixLoad<LeftT>(&Ks, sid * 16u * KSTR + d * 16u, false, KSTR);
+    }
+    var o: array<ResultT, DK>;
+    var s: array<ResultT, NB>;
+    var m = NEG;
+    var l = 0.0;
+    let n_tiles = (min(T, i0 + BR) - 1u) / BC + 1u;
+    for (var tile = 0u; tile < n_tiles; tile++) {
+        let j0 = tile * BC;
+        workgroupBarrier(); // Q loaded / the last tile's readers done
+        //!unroll j KQ
+        {
+            let e = lid + j * NTH;
+            let r = e / HS4;
+            let d4 = e % HS4;
+            let xk = vec4<f16>(ld_k(b, j0 + r, hb, d4));
+            let xv = vec4<f16>(ld_v(b, j0 + r, hb, d4));
+            let i = r * KSTR + 4u * d4;
+            Ks[i] = xk.x; Ks[i + 1u] = xk.y; Ks[i + 2u] = xk.z; Ks[i + 3u] = xk.w;
+            Vs[i] = xv.x; Vs[i + 1u] = xv.y; Vs[i + 2u] = xv.z; Vs[i + 3u] = xv.w;
+        }
+        workgroupBarrier();
+        // S = Q K^T
+        //!unroll n NB
+        {
+            s[n] = ResultT();
+        }
+        //!unroll d DK
+        {
+            //!unroll n NB
+            {
+                let kt = subgroupMatrixLoad<RightT>(&Ks, n * 16u * KSTR + d * 16u, true, KSTR);
+                s[n] = subgroupMatrixMultiplyAccumulate(lq[d], kt, s[n]);
+            }
+        }
+        //!unroll n NB
+        {
+            subgroupMatrixStore(&Sw, sw + n * 16u, s[n], false, SSTR);
+        }
+        workgroupBarrier();
+        // softmax of this lane's keys of its row
+        var mt = NEG;
+        for (var c = 0u; c < CPL; c++) {
+            let key = j0 + c0 + c;
+            let v = select(Sw[sw + row * SSTR + c0 + c] * a.scale, NEG, key > qrow || key >= T);
+            Sw[sw + row * SSTR + c0 + c] = v;
+            mt = max(mt, v);
+        }
+        for (var x = 1u; x < LPR; x <<= 1u) { mt = max(mt, subgroupShuffleXor(mt, x)); }
+        let mn = max(m, mt);
+        let corr = exp(m - mn);
+        m = mn;
+        var ls = 0.0;
+        for (var c = 0u; c < CPL; c++) {
+            let p = exp(Sw[sw + row * SSTR + c0 + c] - mn);
+            ls += p;
+            Pw[pw + row * PSTR + c0 + c] = f16(p);
+        }
+        for (var x = 1u; x < LPR; x <<= 1u) { ls += subgroupShuffleXor(ls, x); }
+        l = fma(l, corr, ls);
+        // rescale O (always: a branch on the rows' maxima would not be uniform over the workgroup, and
+        // WGSL orders the subgroup's store and its lanes' reads only by a workgroup barrier)
+        //!unroll d DK
+        {
+            subgroupMatrixStore(&Sw, sw + d * 16u, o[d], false, SSTR);
+        }
+        workgroupBarrier();
+        for (var c = 0u; c < HS / LPR; c++) {
+            let i = sw + row * SSTR + (lane % LPR) * (HS / LPR) + c;
+            Sw[i] = Sw[i] * corr;
+        }
+        workgroupBarrier();
+        //!unroll d DK
+        {
+            o[d] = subgroupMatrixLoad<ResultT>(&Sw, sw + d * 16u, false, SSTR);
+        }
+        workgroupBarrier();
+        // O += P V
+        //!unroll n NB
+        {
+            let lp = subgroupMatrixLoad<LeftT>(&Pw, pw + n * 16u, false, PSTR);
+            //!unroll d DK
+            {
+                let vt = subgroupMatrixLoad<RightT>(&Vs, n * 16u * KSTR + d * 16u, false, KSTR);
+                o[d] = subgroupMatrixMultiplyAccumulate(lp, vt, o[d]);
+            }
+        }
+    }
+    // y = O / l, lse
+    workgroupBarrier();
+    //!unroll d DK
+    {
+        subgroupMatrixStore(&Sw, sw + d * 16u, o[d], false, SSTR);
+    }
+    workgroupBarrier();
+    if (qrow < T) {
+        let inv = 1.0 / l;
+        let base = (b * T + qrow) * a.C + hb;
+        for (var c = 0u; c < HS / LPR; c++) {
+            let d = (lane % LPR) * (HS / LPR) + c;
+            y[base + d] = Sw[sw + row * SSTR + d] * inv;
+        }
+        if (lane % LPR == 0u) { lse[(b * a.NH + h) * T + qrow] = m + log(l); }
+    }
+}

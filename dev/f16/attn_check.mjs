@@ -1,0 +1,163 @@
+// attn_check.mjs — the f16 tier's attention experiment on subgroup matrices
+// (dev/f16/attention_sgmat_forward.wgsl) under Dawn's Node binding, checked
+// against float64 and timed beside the product's f32 attention_forward.wgsl,
+// on a GPU host (lavapipe has no subgroup matrices).
+//   node dev/f16/attn_check.mjs /path/to/webgpu [check|time|all]
+// Kernels composed as src/webgpu/gpu_ops.c composes them (prefix, common.wgsl,
+// the kernel with its //!include; //!unroll blocks unrolled); the f32
+// kernel with attention.c's plan for head size 64 on a 48 KiB adapter (BR 64,
+// BC 32, OB 2, PF on).
+// check: ragged T, several heads and batches, q/k/v at offsets of one buffer;
+// y against the float64 attention of the f16-rounded q, k, v
+// (max |gpu - ref| / max |ref| <= 2e-3: P is rounded to f16 for the PV
+// product), lse within 1e-4 absolute. time: the gpt2 shape (B 8, T 1024,
+// 12 heads of 64) and the shakespeare_char shape (B 64, T 256, 6 heads of
+// 64), median of 7 x 10 dispatches, TFLOP/s counted as attention.c counts
+// them (causal: 2 B T (T+1) C).
+// Prints one JSON line per case; exit 1 if a check fails.
+import { createRequire } from "node:module";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { unroll } from "../wgsl_unroll.mjs";
+
+const require = createRequire(import.meta.url);
+const here = path.dirname(fileURLToPath(import.meta.url));
+const W = path.join(here, "../../src/webgpu/wgsl/");
+const [dawnPath, what = "all"] = process.argv.slice(2);
+if (!dawnPath) { console.error("usage: node dev/f16/attn_check.mjs /path/to/webgpu [check|time|all]"); process.exit(2); }
+const { create, globals } = require(dawnPath);
+Object.assign(globalThis, globals);
+const gpu = create(["enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia"]);
+const adapter = await gpu.requestAdapter({ powerPreference: "high-performance" });
+const ai = adapter.info || {};
+const has16 = (ai.subgroupMatrixConfigs || []).some((c) => c.componentType === "f16" && c.resultComponentType === "f32" &&
+  c.M === 16 && c.N === 16 && c.K === 16);
+const sgmat = has16 && adapter.features.has("shader-f16") && adapter.features.has("chromium-experimental-subgroup-matrix") &&
+  adapter.features.has("subgroups") && ai.subgroupMinSize === ai.subgroupMaxSize && ai.subgroupMaxSize % 16 === 0;
+const feats = ["shader-f16", "subgroups"].filter((f) => adapter.features.has(f));
+if (sgmat) feats.push("chromium-experimental-subgroup-matrix");
+const L = adapter.limits;
+const device = await adapter.requestDevice({ requiredFeatures: feats, requiredLimits: {
+  maxStorageBufferBindingSize: L.maxStorageBufferBindingSize, maxBufferSize: L.maxBufferSize,
+  maxComputeWorkgroupStorageSize: L.maxComputeWorkgroupStorageSize } });
+console.log(JSON.stringify({ adapter: ai.description || ai.device, sgmat, subgroups: [ai.subgroupMinSize, ai.subgroupMaxSize],
+  wgStorage: device.limits.maxComputeWorkgroupStorageSize }));
+if (!sgmat) { console.log(JSON.stringify({ blocked: "no f16 16x16x16 subgroup matrices here" })); process.exit(1); }
+
+const SGA = process.env.ATTN_SG || "4:64"; // NSG:BC of the experiment
+const read = (f) => fs.readFileSync(f, "utf8");
+function source(kind, hs) {
+  let prefix, body;
+  if (kind === "sgmat") {
+    const [nsg, bc] = SGA.split(":").map(Number), sg = ai.subgroupMaxSize, nth = nsg * sg, br = nsg * 16;
+    prefix = `diagnostic(off, chromium.subgroup_matrix_uniformity);\nenable f16;\nenable subgroups;\n` +
+      `enable chromium_experimental_subgroup_matrix;\nconst HS: u32 = ${hs}u;\nconst BR: u32 = ${br}u;\nconst BC: u32 = ${bc}u;\n` +
+      `const VEC: bool = true;\nconst SG: u32 = ${sg}u;\nconst NSG: u32 = ${nsg}u;\nconst DK: u32 = ${hs / 16}u;\n` +
+      `const NB: u32 = ${bc / 16}u;\nconst QQ: u32 = ${br * hs / 4 / nth}u;\nconst KQ: u32 = ${bc * hs / 4 / nth}u;\n`;
+    body = read(path.join(here, "attention_sgmat_forward.wgsl"));
+  } else { // attention.c: head size 64, 48 KiB: BR 64, BC 32, OB 2, PF
+    prefix = `const HS: u32 = ${hs}u;\nconst BR: u32 = 64u;\nconst BC: u32 = 32u;\nconst OB: u32 = 2u;\n` +
+      `const VEC: bool = true;\nconst DYN: bool = false;\nconst PF: bool = true;\n`;
+    body = read(W + "attention_forward.wgsl");
+  }
+  return { code: unroll(`${prefix}\n${read(W + "common.wgsl")}\n${body}`, prefix), wg: kind === "sgmat" ? 16 * Number(SGA.split(":")[0]) : 64 };
+}
+const entry = (b, type) => ({ binding: b, visibility: GPUShaderStage.COMPUTE, buffer: { type } });
+const layout = device.createBindGroupLayout({ entries: [entry(0, "uniform"), entry(1, "read-only-storage"),
+  entry(2, "read-only-storage"), entry(3, "read-only-storage"), entry(4, "storage"), entry(5, "storage")] });
+const pipes = new Map();
+async function pipeline(kind, hs) {
+  const key = kind + hs;
+  if (pipes.has(key)) return pipes.get(key);
+  const { code, wg } = source(kind, hs);
+  device.pushErrorScope("validation");
+  const module = device.createShaderModule({ code });
+  const msgs = (await module.getCompilationInfo()).messages.filter((m) => m.type === "error");
+  const p = device.createComputePipeline({ layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }), compute: { module, entryPoint: "main" } });
+  const err = await device.popErrorScope();
+  if (msgs.length || err) throw new Error(`${kind}: ${msgs.map((m) => `${m.lineNum}: ${m.message}`).join("; ") || err.message}`);
+  pipes.set(key, { p, wg });
+  return pipes.get(key);
+}
+const S = GPUBufferUsage.STORAGE, CD = GPUBufferUsage.COPY_DST, CS = GPUBufferUsage.COPY_SRC;
+const buf = (data, bytes) => { const b = device.createBuffer({ size: Math.max(16, bytes || data.byteLength), usage: S | CD | CS });
+  if (data) device.queue.writeBuffer(b, 0, data); return b; };
+function r16(x) {
+  const a = Math.abs(x); if (a >= 65520) return Math.sign(x) * Infinity; if (a === 0) return x;
+  const e = Math.max(Math.floor(Math.log2(a)), -14), s = 2 ** (e - 10);
+  let q = a / s, f = Math.floor(q), d = q - f; if (d > 0.5 || (d === 0.5 && f % 2)) f++;
+  return Math.sign(x) * f * s;
+}
+let seed = 11;
+const rnd = (n, amp) => { const a = new Float32Array(n); for (let i = 0; i < n; i++) { seed = (seed * 1103515245 + 12345) >>> 0; a[i] = amp * (seed / 2 ** 31 - 1); } return a; };
+
+// q, k, v in one buffer at element offsets qo, ko, vo (multiples of 4), each (B, T, C)
+function problem(B, T, NH, hs, amp) {
+  const C = NH * hs, n = B * T * C, qo = 4, ko = qo + n + 4, vo = ko + n + 8, all = rnd(vo + n + 4, amp);
+  return { B, T, NH, hs, C, n, qo, ko, vo, all };
+}
+async function dispatch(kind, pr, bufs, reps) {
+  const { B, T, NH, hs, C, qo, ko, vo } = pr;
+  const { p, wg } = await pipeline(kind, hs);
+  const f = new Float32Array([1 / Math.sqrt(hs)]), args = new Uint32Array(16);
+  args.set([B, T, C, NH, new Uint32Array(f.buffer)[0], Math.ceil(hs / 4), 32, Math.ceil(32 * Math.ceil(hs / 4) / 128), 0, 0, 0, 0, qo, ko, vo, 0]);
+  const u = device.createBuffer({ size: 64, usage: GPUBufferUsage.UNIFORM | CD }); device.queue.writeBuffer(u, 0, args);
+  const g = device.createBindGroup({ layout, entries: [u, bufs.qkv, bufs.qkv, bufs.qkv, bufs.y, bufs.lse].map((b, i) => ({ binding: i, resource: { buffer: b } })) });
+  const e = device.createCommandEncoder();
+  for (let r = 0; r < reps; r++) { const pass = e.beginComputePass(); pass.setPipeline(p); pass.setBindGroup(0, g); pass.dispatchWorkgroups(Math.ceil(T / wg), NH, B); pass.end(); }
+  device.queue.submit([e.finish()]);
+  await device.queue.onSubmittedWorkDone();
+}
+async function readback(b, n) {
+  const r = device.createBuffer({ size: n * 4, usage: GPUBufferUsage.MAP_READ | CD });
+  const e = device.createCommandEncoder(); e.copyBufferToBuffer(b, 0, r, 0, n * 4); device.queue.submit([e.finish()]);
+  await r.mapAsync(GPUMapMode.READ); const out = new Float32Array(r.getMappedRange().slice(0)); r.unmap(); return out;
+}
+
+let failed = 0;
+async function check(c) {
+  const pr = problem(c.B, c.T, c.NH, c.hs, c.amp || 1);
+  const { B, T, NH, hs, C, n, qo, ko, vo, all } = pr;
+  const bufs = { qkv: buf(all), y: buf(null, n * 4), lse: buf(null, B * NH * T * 4) };
+  await dispatch("sgmat", pr, bufs, 1);
+  const y = await readback(bufs.y, n), lse = await readback(bufs.lse, B * NH * T);
+  const at = (o, b, t, h, d) => r16(all[o + (b * T + t) * C + h * hs + d]);
+  let worst = 0, big = 0, lerr = 0;
+  const s = new Float64Array(T);
+  for (let b = 0; b < B; b++) for (let h = 0; h < NH; h++) for (let i = 0; i < T; i++) {
+    let m = -Infinity;
+    for (let j = 0; j <= i; j++) { let d = 0; for (let x = 0; x < hs; x++) d += at(qo, b, i, h, x) * at(ko, b, j, h, x); s[j] = d / Math.sqrt(hs); m = Math.max(m, s[j]); }
+    let l = 0; for (let j = 0; j <= i; j++) { s[j] = Math.exp(s[j] - m); l += s[j]; }
+    for (let x = 0; x < hs; x++) {
+      let o = 0; for (let j = 0; j <= i; j++) o += s[j] * at(vo, b, j, h, x);
+      o /= l; big = Math.max(big, Math.abs(o)); worst = Math.max(worst, Math.abs(o - y[(b * T + i) * C + h * hs + x]));
+    }
+    lerr = Math.max(lerr, Math.abs(m + Math.log(l) - lse[(b * NH + h) * T + i]));
+  }
+  const rel = worst / (big || 1), ok = rel <= 2e-3 && lerr <= 1e-4 && Number.isFinite(rel) && Number.isFinite(lerr);
+  if (!ok) failed++;
+  console.log(JSON.stringify({ check: "sgmat", ...c, relErr: +rel.toExponential(2), lseErr: +lerr.toExponential(2), ok }));
+}
+if (what === "check" || what === "all") {
+  for (const c of [{ B: 1, T: 64, NH: 1, hs: 64 }, { B: 2, T: 130, NH: 3, hs: 64 }, { B: 1, T: 200, NH: 2, hs: 64, amp: 3 },
+    { B: 1, T: 97, NH: 2, hs: 32 }, { B: 1, T: 40, NH: 1, hs: 16 }])
+    try { await check(c); } catch (e) { failed++; console.log(JSON.stringify({ check: "sgmat", ...c, error: String(e.message || e).slice(0, 600) })); }
+}
+if (what === "time" || what === "all") {
+  for (const [name, B, T, NH] of [["gpt2 b8", 8, 1024, 12], ["shakespeare b64", 64, 256, 6]]) {
+    const pr = problem(B, T, NH, 64, 1), bufs = { qkv: buf(pr.all), y: buf(null, pr.n * 4), lse: buf(null, B * NH * T * 4) };
+    const row = { time: name, B, T, NH, hs: 64 };
+    for (const kind of ["f32", "sgmat"]) {
+      try {
+        for (const t0 = performance.now(); performance.now() - t0 < 500;) await dispatch(kind, pr, bufs, 5);
+        const ts = [];
+        for (let i = 0; i < 7; i++) { const t0 = performance.now(); await dispatch(kind, pr, bufs, 10); ts.push((performance.now() - t0) / 10); }
+        ts.sort((a, b) => a - b);
+        row[kind + "_ms"] = +ts[3].toFixed(3); row[kind + "_tflops"] = +(2 * B * T * (T + 1) * pr.C / ts[3] / 1e9).toFixed(1);
+      } catch (e) { row[kind + "_error"] = String(e.message || e).slice(0, 600); }
+    }
+    console.log(JSON.stringify(row));
+  }
+}
+process.exit(failed ? 1 : 0);
