@@ -26,7 +26,8 @@
 #                                             # and on, steps in both (~2 min)
 #   bash bench/gpu-session.sh OUTDIR f16      # the f16 tier through the browser engine (Node's Dawn with
 #                                             # vulkan_enable_f16_on_nvidia): the subgroup-matrix ceiling,
-#                                             # kernels and dev/f16 variants against float64 and
+#                                             # kernels and dev/f16 variants (matmul staging,
+#                                             # attention on subgroup matrices) against float64 and
 #                                             # timed (dev/f16/matmul_check.mjs; cuBLAS bf16 beside them:
 #                                             # dev/f16/cublas_bf16.py), f32 vs f16 steps at the
 #                                             # shakespeare shape and gpt2 b8, PyTorch fp32 / bf16 + compile
@@ -111,12 +112,13 @@ if [ "$what" = f16 ]; then
   # (Dawn's compiler warnings, many lines each, go to matmul_check*.err); the ceiling of subgroup
   # matrices here first, then the product's kernel and the dev/f16 variants checked, then all timed
   timeout 60 /tmp/node24 dev/f16/matmul_check.mjs /tmp/dawn.node peak 2> "$out/matmul_check_peak.err" | tee "$out/matmul_peak.jsonl"
-  for v in inline 2stage; do
+  for v in inline8 mstage 2stage; do
     SGC=2x2:4x4:32@$v timeout 120 /tmp/node24 dev/f16/matmul_check.mjs /tmp/dawn.node check sgmat \
       2> "$out/matmul_check_$v.err" | grep -v '"ok":true' | sed "s/^/$v /"
   done
-  SWEEP=${TT_SG_SWEEP:-2x2:4x4:32@inline,2x2:4x4:32@2stage,4x2:4x4:32,2x2:4x4:64} \
+  SWEEP=${TT_SG_SWEEP:-2x2:4x4:32@inline8,2x2:4x4:32@mstage,2x2:4x4:32@2stage,4x2:4x4:32@mstage} \
     timeout 240 /tmp/node24 dev/f16/matmul_check.mjs /tmp/dawn.node all 2> "$out/matmul_check.err" | tee "$out/matmul_check.jsonl"
+  timeout 120 /tmp/node24 dev/f16/attn_check.mjs /tmp/dawn.node all 2> "$out/attn_check.err" | tee "$out/attn_check.jsonl"
   timeout 60 python3 dev/f16/cublas_bf16.py 2>&1 | grep '^{' | tee "$out/cublas_bf16.jsonl"
   echo "== steps through the browser engine, f32 vs f16, twice ($(( $(date +%s) - t0 )) s)"
   for r in 1 2; do for prec in f32 f16; do
