@@ -109,16 +109,16 @@ if [ "$what" = f16 ]; then
   tg=allow_unsafe_apis,vulkan_enable_f16_on_nvidia
   be() { timeout 120 /tmp/node24 --experimental-wasm-jspi bench/browser_engine.mjs --dawn /tmp/dawn.node --toggles $tg "$@" 2>&1 | grep -v '^#\|artificially\|^Warning'; }
   echo "== f16 kernels against float64, then timed ($(( $(date +%s) - t0 )) s)"
-  # (Dawn's compiler warnings, many lines each, go to matmul_check*.err); the ceiling of subgroup
-  # matrices here first, then the product's kernel and the dev/f16 variants checked, then all timed
-  timeout 60 /tmp/node24 dev/f16/matmul_check.mjs /tmp/dawn.node peak 2> "$out/matmul_check_peak.err" | tee "$out/matmul_peak.jsonl"
+  # (Dawn's compiler warnings, many lines each, come on stdout and stderr: only the JSON lines are
+  # kept); the ceiling of subgroup matrices here first, then the kernels and variants checked, then timed
+  timeout 60 /tmp/node24 dev/f16/matmul_check.mjs /tmp/dawn.node peak 2> "$out/matmul_check_peak.err" | grep '^{' | tee "$out/matmul_peak.jsonl"
   for v in inline8 mstage 2stage; do
     SGC=2x2:4x4:32@$v timeout 120 /tmp/node24 dev/f16/matmul_check.mjs /tmp/dawn.node check sgmat \
-      2> "$out/matmul_check_$v.err" | grep -v '"ok":true' | sed "s/^/$v /"
+      2> "$out/matmul_check_$v.err" | grep '^{' | grep -v '"ok":true' | sed "s/^/$v /"
   done
   SWEEP=${TT_SG_SWEEP:-2x2:4x4:32@inline8,2x2:4x4:32@mstage,2x2:4x4:32@2stage,4x2:4x4:32@mstage} \
-    timeout 240 /tmp/node24 dev/f16/matmul_check.mjs /tmp/dawn.node all 2> "$out/matmul_check.err" | tee "$out/matmul_check.jsonl"
-  timeout 120 /tmp/node24 dev/f16/attn_check.mjs /tmp/dawn.node all 2> "$out/attn_check.err" | tee "$out/attn_check.jsonl"
+    timeout 240 /tmp/node24 dev/f16/matmul_check.mjs /tmp/dawn.node all 2> "$out/matmul_check.err" | grep '^{' | tee "$out/matmul_check.jsonl"
+  timeout 120 /tmp/node24 dev/f16/attn_check.mjs /tmp/dawn.node all 2> "$out/attn_check.err" | grep '^{' | tee "$out/attn_check.jsonl"
   timeout 60 python3 dev/f16/cublas_bf16.py 2>&1 | grep '^{' | tee "$out/cublas_bf16.jsonl"
   echo "== steps through the browser engine, f32 vs f16, twice ($(( $(date +%s) - t0 )) s)"
   for r in 1 2; do for prec in f32 f16; do

@@ -411,15 +411,16 @@ if (what === "peak" && sgmat) {
         `var<workgroup> Z: array<f16, ${(g.tm + g.tn) * 2 * 16 * 24}>;\n` +
         `@compute @workgroup_size(${nsg * ai.subgroupMaxSize}) fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(subgroup_id) sid: u32) {\n` +
         `  var la: array<LeftT, ${g.tm}>; var lb: array<RightT, ${g.tn}>; var acc: array<ResultT, ${g.tm * g.tn}>;\n` +
-        `  for (var i = 0u; i < ${g.tm}u; i++) { la[i] = subgroupMatrixLoad<LeftT>(&Z, i * 384u, false, 24u); }\n` +
-        `  for (var i = 0u; i < ${g.tn}u; i++) { lb[i] = subgroupMatrixLoad<RightT>(&Z, (${g.tm}u + i) * 384u, false, 24u); }\n` +
+        // constant indices only: an array of matrices indexed by a variable is kept in memory, not registers
+        [...Array(g.tm).keys()].map((i) => `  la[${i}] = subgroupMatrixLoad<LeftT>(&Z, ${i * 384}u, false, 24u);\n`).join("") +
+        [...Array(g.tn).keys()].map((i) => `  lb[${i}] = subgroupMatrixLoad<RightT>(&Z, ${(g.tm + i) * 384}u, false, 24u);\n`).join("") +
         `  for (var k = 0u; k < ${it}u; k++) {\n` +
         (lds ? `    let o = (k & 1u) * ${(g.tm + g.tn) * 384}u;\n` +
           [...Array(g.tm).keys()].map((i) => `    la[${i}] = subgroupMatrixLoad<LeftT>(&Z, o + ${i * 384}u, false, 24u);\n`).join("") +
           [...Array(g.tn).keys()].map((i) => `    lb[${i}] = subgroupMatrixLoad<RightT>(&Z, o + ${(g.tm + i) * 384}u, false, 24u);\n`).join("") : "") +
         [...Array(g.tm * g.tn).keys()].map((i) => `    acc[${i}] = subgroupMatrixMultiplyAccumulate(la[${Math.floor(i / g.tn)}], lb[${i % g.tn}], acc[${i}]);\n`).join("") +
         `  }\n  let base = (wid.x * ${nsg}u + sid) * ${g.tm * g.tn * 256}u;\n` +
-        `  for (var i = 0u; i < ${g.tm * g.tn}u; i++) { subgroupMatrixStore(&O, base + i * 256u, acc[i], false, 16u); }\n}\n`;
+        [...Array(g.tm * g.tn).keys()].map((i) => `  subgroupMatrixStore(&O, base + ${i * 256}u, acc[${i}], false, 16u);\n`).join("") + `}\n`;
       try {
         device.pushErrorScope("validation");
         const module = device.createShaderModule({ code });
