@@ -1,4 +1,5 @@
-// attention_sgmat_forward.wgsl — experiment (dev/f16/attn_check.mjs): the
+// attention_sgmat_forward.wgsl — experiment (dev/f16/attn_check.mjs; the branch
+// wip-sgmat-attn wires it into src/webgpu/attention.c): the f16 tier of the
 // causal attention forward of attention_forward.wgsl (same Args, bindings,
 // grid, outputs y and lse) on subgroup matrices: f16 operands, f32
 // accumulation, softmax in f32.
@@ -18,37 +19,22 @@
 //               exp(m_old - m_new);
 //   O += P V    P from Pw as left matrices, V from the V tile as right ones.
 // End: O / l through Sw into y (rows < T), lse = m + log(l).
-// Q is staged through the K tile's memory before the loop.
+// Q is staged through the tiles before the loop. Ta, Tb
+// (attention_sgmat_common): the K and V tiles.
 // Prefix: enables and the uniformity diagnostic as matmul_sgmat, HS (a
 // multiple of 16), BR, BC (multiples of 16), VEC (true), SG, NSG,
 // DK = HS/16, NB = BC/16, QQ = BR*HS/4/NTH, KQ = BC*HS/4/NTH (vec4 per
 // invocation), 16 x 16 x 16 matrices.
 //!include attention_common
+//!include attention_sgmat_common
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;
 @group(0) @binding(5) var<storage, read_write> lse: array<f32>;
 
-const NTH: u32 = NSG * SG;
-const LPR: u32 = SG / 16u;          // lanes per row
-const CPL: u32 = BC / LPR;          // keys per lane
-const KSTR: u32 = HS + 8u;          // f16 row stride of the K, V tiles
-const SSTR: u32 = BC + 4u;          // f32 row stride of a subgroup's S (and O) block
-const PSTR: u32 = BC + 8u;          // f16 row stride of a subgroup's P block
 const NEG: f32 = -3.0e38;
-const_assert BR == NSG * 16u;
-const_assert HS == DK * 16u;
-const_assert BC == NB * 16u;
 const_assert HS <= BC;              // O passes through Sw
-const_assert QQ * 4u * NTH == BR * HS;
-const_assert KQ * 4u * NTH == BC * HS;
 
-alias LeftT = subgroup_matrix_left<f16, 16, 16>;
-alias RightT = subgroup_matrix_right<f16, 16, 16>;
-alias ResultT = subgroup_matrix_result<f32, 16, 16>;
-
-var<workgroup> Ks: array<f16, BC * KSTR>;
-var<workgroup> Vs: array<f16, BC * KSTR>;
-var<workgroup> Sw: array<f32, NSG * 16u * SSTR>;
-var<workgroup> Pw: array<f16, NSG * 16u * PSTR>;
+var<workgroup> Sw: array<f32, NSG * 16u * SSTR>;  // S, then O's blocks
+var<workgroup> Pw: array<f16, NSG * 16u * ESTR>;  // P
 
 @compute @workgroup_size(NTH)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -63,22 +49,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let c0 = (lane % LPR) * CPL;        // and its keys c0 .. c0 + CPL - 1 of a tile
     let qrow = i0 + sid * 16u + row;
     let sw = sid * 16u * SSTR;
-    let pw = sid * 16u * PSTR;
-    // Q (BR rows) through the K tile's memory into DK left matrices
+    let pw = sid * 16u * ESTR;
+    // Q (BR rows) through the tiles into DK left matrices
     //!unroll j QQ
     {
         let e = lid + j * NTH;
-        let r = e / HS4;
-        let d4 = e % HS4;
-        let x = vec4<f16>(ld_q(b, i0 + r, hb, d4));
-        let i = r * KSTR + 4u * d4;
-        Ks[i] = x.x; Ks[i + 1u] = x.y; Ks[i + 2u] = x.z; Ks[i + 3u] = x.w;
+        stage(e / HS4, e % HS4, vec4<f16>(ld_q(b, i0 + e / HS4, hb, e % HS4)));
     }
     workgroupBarrier();
     var lq: array<LeftT, DK>;
     //!unroll d DK
     {
-        lq[d] = subgroupMatrixLoad<LeftT>(&Ks, sid * 16u * KSTR + d * 16u, false, KSTR);
+        lq[d] = load_rows(sid, d);
     }
     var o: array<ResultT, DK>;
     var s: array<ResultT, NB>;
@@ -96,8 +78,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let xk = vec4<f16>(ld_k(b, j0 + r, hb, d4));
             let xv = vec4<f16>(ld_v(b, j0 + r, hb, d4));
             let i = r * KSTR + 4u * d4;
-            Ks[i] = xk.x; Ks[i + 1u] = xk.y; Ks[i + 2u] = xk.z; Ks[i + 3u] = xk.w;
-            Vs[i] = xv.x; Vs[i + 1u] = xv.y; Vs[i + 2u] = xv.z; Vs[i + 3u] = xv.w;
+            Ta[i] = xk.x; Ta[i + 1u] = xk.y; Ta[i + 2u] = xk.z; Ta[i + 3u] = xk.w;
+            Tb[i] = xv.x; Tb[i + 1u] = xv.y; Tb[i + 2u] = xv.z; Tb[i + 3u] = xv.w;
         }
         workgroupBarrier();
         // S = Q K^T
@@ -109,7 +91,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         {
             //!unroll n NB
             {
-                let kt = subgroupMatrixLoad<RightT>(&Ks, n * 16u * KSTR + d * 16u, true, KSTR);
+                let kt = subgroupMatrixLoad<RightT>(&Ta, n * 16u * KSTR + d * 16u, true, KSTR);
                 s[n] = subgroupMatrixMultiplyAccumulate(lq[d], kt, s[n]);
             }
         }
@@ -134,7 +116,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         for (var c = 0u; c < CPL; c++) {
             let p = exp(Sw[sw + row * SSTR + c0 + c] - mn);
             ls += p;
-            Pw[pw + row * PSTR + c0 + c] = f16(p);
+            Pw[pw + row * ESTR + c0 + c] = f16(p);
         }
         for (var x = 1u; x < LPR; x <<= 1u) { ls += subgroupShuffleXor(ls, x); }
         l = fma(l, corr, ls);
@@ -158,10 +140,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         // O += P V
         //!unroll n NB
         {
-            let lp = subgroupMatrixLoad<LeftT>(&Pw, pw + n * 16u, false, PSTR);
+            let lp = subgroupMatrixLoad<LeftT>(&Pw, pw + n * 16u, false, ESTR);
             //!unroll d DK
             {
-                let vt = subgroupMatrixLoad<RightT>(&Vs, n * 16u * KSTR + d * 16u, false, KSTR);
+                let vt = subgroupMatrixLoad<RightT>(&Tb, n * 16u * KSTR + d * 16u, false, KSTR);
                 o[d] = subgroupMatrixMultiplyAccumulate(lp, vt, o[d]);
             }
         }

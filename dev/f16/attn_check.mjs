@@ -1,7 +1,9 @@
 // attn_check.mjs — the f16 tier's attention experiment on subgroup matrices
-// (dev/f16/attention_sgmat_forward.wgsl) under Dawn's Node binding, checked
-// against float64 and timed beside the product's f32 attention_forward.wgsl,
-// on a GPU host (lavapipe has no subgroup matrices).
+// (dev/f16/attention_sgmat_*.wgsl: forward, backward dk/dv and dq, their
+// common part; wired into src/webgpu/attention.c on the branch
+// wip-sgmat-attn) under Dawn's Node binding, checked against float64 and
+// timed beside the product's f32 attention_forward.wgsl, on a GPU host
+// (lavapipe has no subgroup matrices).
 //   node dev/f16/attn_check.mjs /path/to/webgpu [check|time|all]
 // Kernels composed as src/webgpu/gpu_ops.c composes them (prefix, common.wgsl,
 // the kernel with its //!include; //!unroll blocks unrolled); the f32
@@ -10,7 +12,10 @@
 // check: ragged T, several heads and batches, q/k/v at offsets of one buffer;
 // y against the float64 attention of the f16-rounded q, k, v
 // (max |gpu - ref| / max |ref| <= 2e-3: P is rounded to f16 for the PV
-// product), lse within 1e-4 absolute. time: the gpt2 shape (B 8, T 1024,
+// product), lse within 1e-4 absolute; the backward (attention_backward_d, then
+// attention_sgmat_backward_dkdv and _dq) on the forward's lse: dq, dk, dv
+// against float64 with f16-rounded dY too, within 5e-3 of their largest.
+// time: the gpt2 shape (B 8, T 1024,
 // 12 heads of 64) and the shakespeare_char shape (B 64, T 256, 6 heads of
 // 64), median of 7 x 10 dispatches, TFLOP/s counted as attention.c counts
 // them (causal: 2 B T (T+1) C).
@@ -47,6 +52,10 @@ if (!sgmat) { console.log(JSON.stringify({ blocked: "no f16 16x16x16 subgroup ma
 
 const SGA = process.env.ATTN_SG || "4:64"; // NSG:BC of the experiment
 const read = (f) => fs.readFileSync(f, "utf8");
+// an experiment kernel of dev/f16 with its "//!include attention_sgmat_common" (dev/f16) expanded here;
+// its "//!include attention_common" is the product's (wgsl_unroll.mjs)
+const dev = (n) => read(path.join(here, n + ".wgsl"))
+  .replace(/^\/\/!include attention_sgmat_common[^\n]*$/m, () => read(path.join(here, "attention_sgmat_common.wgsl")));
 function source(kind, hs) {
   let prefix, body;
   if (kind === "sgmat") {
@@ -55,7 +64,19 @@ function source(kind, hs) {
       `enable chromium_experimental_subgroup_matrix;\nconst HS: u32 = ${hs}u;\nconst BR: u32 = ${br}u;\nconst BC: u32 = ${bc}u;\n` +
       `const VEC: bool = true;\nconst SG: u32 = ${sg}u;\nconst NSG: u32 = ${nsg}u;\nconst DK: u32 = ${hs / 16}u;\n` +
       `const NB: u32 = ${bc / 16}u;\nconst QQ: u32 = ${br * hs / 4 / nth}u;\nconst KQ: u32 = ${bc * hs / 4 / nth}u;\n`;
-    body = read(path.join(here, "attention_sgmat_forward.wgsl"));
+    body = dev("attention_sgmat_forward");
+  } else if (kind === "d") { // attention.c ds_backward's D site
+    prefix = `const HS: u32 = ${hs}u;\nconst VEC: bool = true;\nconst WG: u32 = 256u;\n`;
+    body = read(W + "attention_backward_d.wgsl");
+    return { code: unroll(`${prefix}\n${read(W + "common.wgsl")}\n${body}`, prefix), wg: 256 };
+  } else if (kind === "dq" || kind === "dkdv") { // attention.c sg_backward
+    const sg = ai.subgroupMaxSize, nsg = 4, bc = 32, nth = nsg * sg, br = nsg * 16;
+    prefix = `diagnostic(off, chromium.subgroup_matrix_uniformity);\nenable f16;\nenable subgroups;\n` +
+      `enable chromium_experimental_subgroup_matrix;\nconst HS: u32 = ${hs}u;\nconst BR: u32 = ${br}u;\nconst BC: u32 = ${bc}u;\n` +
+      `const VEC: bool = true;\nconst SG: u32 = ${sg}u;\nconst NSG: u32 = ${nsg}u;\nconst DK: u32 = ${hs / 16}u;\n` +
+      `const NB: u32 = ${bc / 16}u;\nconst QQ: u32 = ${br * hs / 4 / nth}u;\nconst KQ: u32 = ${bc * hs / 4 / nth}u;\nconst KV1: bool = false;\n`;
+    body = dev(`attention_sgmat_backward_${kind}`);
+    return { code: unroll(`${prefix}\n${read(W + "common.wgsl")}\n${body}`, prefix), wg: br };
   } else { // attention.c: head size 64, 48 KiB: BR 64, BC 32, OB 2, PF
     prefix = `const HS: u32 = ${hs}u;\nconst BR: u32 = 64u;\nconst BC: u32 = 32u;\nconst OB: u32 = 2u;\n` +
       `const VEC: bool = true;\nconst DYN: bool = false;\nconst PF: bool = true;\n`;
@@ -74,7 +95,8 @@ async function pipeline(kind, hs) {
   device.pushErrorScope("validation");
   const module = device.createShaderModule({ code });
   const msgs = (await module.getCompilationInfo()).messages.filter((m) => m.type === "error");
-  const p = device.createComputePipeline({ layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }), compute: { module, entryPoint: "main" } });
+  const fwd = kind === "sgmat" || kind === "f32";
+  const p = device.createComputePipeline({ layout: fwd ? device.createPipelineLayout({ bindGroupLayouts: [layout] }) : "auto", compute: { module, entryPoint: "main" } });
   const err = await device.popErrorScope();
   if (msgs.length || err) throw new Error(`${kind}: ${msgs.map((m) => `${m.lineNum}: ${m.message}`).join("; ") || err.message}`);
   pipes.set(key, { p, wg });
@@ -109,6 +131,31 @@ async function dispatch(kind, pr, bufs, reps) {
   device.queue.submit([e.finish()]);
   await device.queue.onSubmittedWorkDone();
 }
+// the backward as attention.c's sg_backward plans it: D (attention_backward_d), dk/dv, dq; stats = [lse | D]
+// (lse from the forward just run), dy at element 0 of its buffer, outputs dq, dk, dv in one buffer
+async function backward(pr, bufs, reps) {
+  const { B, T, NH, hs, C, n, qo, ko, vo } = pr;
+  const f = new Float32Array([1 / Math.sqrt(hs)]), args = new Uint32Array(16);
+  args.set([B, T, C, NH, new Uint32Array(f.buffer)[0], 0, 0, 0, 0, 0, 0, n, qo, ko, vo, 0]);
+  const argsQ = args.slice(); argsQ[10] = 0;
+  const argsK = args.slice(); argsK[10] = n; argsK[11] = 0;
+  const uni = (a) => { const u = device.createBuffer({ size: 64, usage: GPUBufferUsage.UNIFORM | CD }); device.queue.writeBuffer(u, 0, a); return u; };
+  const d = await pipeline("d", hs), dq = await pipeline("dq", hs), dkdv = await pipeline("dkdv", hs);
+  const bg = (pp, list) => device.createBindGroup({ layout: pp.p.getBindGroupLayout(0), entries: list.map((b, i) => ({ binding: i, resource: { buffer: b } })) });
+  const gD = bg(d, [uni(args), bufs.y, bufs.dy, bufs.lse]);
+  const gQ = bg(dq, [uni(argsQ), bufs.qkv, bufs.qkv, bufs.qkv, bufs.dy, bufs.lse, bufs.dq]);
+  const gK = bg(dkdv, [uni(argsK), bufs.qkv, bufs.qkv, bufs.qkv, bufs.dy, bufs.lse, bufs.dkv, bufs.dvv]);
+  const e = device.createCommandEncoder();
+  for (let r = 0; r < reps; r++) {
+    const pass = e.beginComputePass();
+    pass.setPipeline(d.p); pass.setBindGroup(0, gD); pass.dispatchWorkgroups(Math.ceil(B * NH * T / 256));
+    pass.setPipeline(dkdv.p); pass.setBindGroup(0, gK); pass.dispatchWorkgroups(Math.ceil(T / dkdv.wg), NH, B);
+    pass.setPipeline(dq.p); pass.setBindGroup(0, gQ); pass.dispatchWorkgroups(Math.ceil(T / dq.wg), NH, B);
+    pass.end();
+  }
+  device.queue.submit([e.finish()]);
+  await device.queue.onSubmittedWorkDone();
+}
 async function readback(b, n) {
   const r = device.createBuffer({ size: n * 4, usage: GPUBufferUsage.MAP_READ | CD });
   const e = device.createCommandEncoder(); e.copyBufferToBuffer(b, 0, r, 0, n * 4); device.queue.submit([e.finish()]);
@@ -119,10 +166,16 @@ let failed = 0;
 async function check(c) {
   const pr = problem(c.B, c.T, c.NH, c.hs, c.amp || 1);
   const { B, T, NH, hs, C, n, qo, ko, vo, all } = pr;
-  const bufs = { qkv: buf(all), y: buf(null, n * 4), lse: buf(null, B * NH * T * 4) };
+  const dyv = rnd(n, 1);
+  const bufs = { qkv: buf(all), y: buf(null, n * 4), lse: buf(null, 2 * B * NH * T * 4), dy: buf(dyv),
+    dq: buf(null, n * 4), dkv: buf(null, 2 * n * 4), dvv: buf(null, n * 4) };
   await dispatch("sgmat", pr, bufs, 1);
   const y = await readback(bufs.y, n), lse = await readback(bufs.lse, B * NH * T);
-  const at = (o, b, t, h, d) => r16(all[o + (b * T + t) * C + h * hs + d]);
+  let bwd = null;
+  if (c.bwd) { await backward(pr, bufs, 1); bwd = { dq: await readback(bufs.dq, n), dk: await readback(bufs.dkv, 2 * n), dv: await readback(bufs.dvv, n) }; }
+  const gdq = new Float64Array(n), gdk = new Float64Array(n), gdv = new Float64Array(n);
+  const all16 = Float64Array.from(all, r16), dy16 = Float64Array.from(dyv, r16);
+  const at = (o, b, t, h, d) => all16[o + (b * T + t) * C + h * hs + d];
   let worst = 0, big = 0, lerr = 0;
   const s = new Float64Array(T);
   for (let b = 0; b < B; b++) for (let h = 0; h < NH; h++) for (let i = 0; i < T; i++) {
@@ -134,14 +187,36 @@ async function check(c) {
       o /= l; big = Math.max(big, Math.abs(o)); worst = Math.max(worst, Math.abs(o - y[(b * T + i) * C + h * hs + x]));
     }
     lerr = Math.max(lerr, Math.abs(m + Math.log(l) - lse[(b * NH + h) * T + i]));
+    if (!bwd) continue;
+    // backward of row i (f16-rounded dy): D = dy . y, dP_j = dy . v_j, dS_j = P_j (dP_j - D) / sqrt(hs)
+    const sc = 1 / Math.sqrt(hs), dy = (x) => dy16[(b * T + i) * C + h * hs + x];
+    const yi = new Float64Array(hs);
+    for (let x = 0; x < hs; x++) { let o = 0; for (let j = 0; j <= i; j++) o += s[j] * at(vo, b, j, h, x); yi[x] = o / l; }
+    let D = 0; for (let x = 0; x < hs; x++) D += dy(x) * yi[x];
+    for (let j = 0; j <= i; j++) {
+      const p = s[j] / l; let dp = 0; for (let x = 0; x < hs; x++) dp += dy(x) * at(vo, b, j, h, x);
+      const ds = p * (dp - D) * sc;
+      for (let x = 0; x < hs; x++) {
+        gdq[(b * T + i) * C + h * hs + x] += ds * at(ko, b, j, h, x);
+        gdk[(b * T + j) * C + h * hs + x] += ds * at(qo, b, i, h, x);
+        gdv[(b * T + j) * C + h * hs + x] += p * dy(x);
+      }
+    }
+  }
+  if (bwd) {
+    const cmp = (ref, got, off) => { let w = 0, bg = 0; for (let e = 0; e < n; e++) { bg = Math.max(bg, Math.abs(ref[e])); w = Math.max(w, Math.abs(ref[e] - got[off + e])); } return w / (bg || 1); };
+    const eq = cmp(gdq, bwd.dq, 0), ek = cmp(gdk, bwd.dk, n), ev = cmp(gdv, bwd.dv, 0);
+    const okb = [eq, ek, ev].every((x) => Number.isFinite(x) && x <= 5e-3);
+    if (!okb) failed++;
+    console.log(JSON.stringify({ check: "sgmat backward", ...c, dqErr: +eq.toExponential(2), dkErr: +ek.toExponential(2), dvErr: +ev.toExponential(2), ok: okb }));
   }
   const rel = worst / (big || 1), ok = rel <= 2e-3 && lerr <= 1e-4 && Number.isFinite(rel) && Number.isFinite(lerr);
   if (!ok) failed++;
   console.log(JSON.stringify({ check: "sgmat", ...c, relErr: +rel.toExponential(2), lseErr: +lerr.toExponential(2), ok }));
 }
 if (what === "check" || what === "all") {
-  for (const c of [{ B: 1, T: 64, NH: 1, hs: 64 }, { B: 2, T: 130, NH: 3, hs: 64 }, { B: 1, T: 200, NH: 2, hs: 64, amp: 3 },
-    { B: 1, T: 97, NH: 2, hs: 32 }, { B: 1, T: 40, NH: 1, hs: 16 }])
+  for (const c of [{ B: 1, T: 64, NH: 1, hs: 64, bwd: 1 }, { B: 2, T: 130, NH: 3, hs: 64, bwd: 1 },
+    { B: 1, T: 200, NH: 2, hs: 64, amp: 3, bwd: 1 }, { B: 1, T: 97, NH: 2, hs: 32, bwd: 1 }, { B: 1, T: 40, NH: 1, hs: 16, bwd: 1 }])
     try { await check(c); } catch (e) { failed++; console.log(JSON.stringify({ check: "sgmat", ...c, error: String(e.message || e).slice(0, 600) })); }
 }
 if (what === "time" || what === "all") {
@@ -157,6 +232,16 @@ if (what === "time" || what === "all") {
         row[kind + "_ms"] = +ts[3].toFixed(3); row[kind + "_tflops"] = +(2 * B * T * (T + 1) * pr.C / ts[3] / 1e9).toFixed(1);
       } catch (e) { row[kind + "_error"] = String(e.message || e).slice(0, 600); }
     }
+    try { // the sgmat backward (D, dk/dv, dq) on the forward's lse
+      Object.assign(bufs, { dy: buf(rnd(pr.n, 1)), dq: buf(null, pr.n * 4), dkv: buf(null, 2 * pr.n * 4), dvv: buf(null, pr.n * 4) });
+      bufs.lse = buf(null, 2 * B * NH * T * 4);
+      await dispatch("sgmat", pr, bufs, 1);
+      for (const t0 = performance.now(); performance.now() - t0 < 500;) await backward(pr, bufs, 5);
+      const ts = [];
+      for (let i = 0; i < 7; i++) { const t0 = performance.now(); await backward(pr, bufs, 10); ts.push((performance.now() - t0) / 10); }
+      ts.sort((a, b) => a - b);
+      row.sgmat_bwd_ms = +ts[3].toFixed(3); row.sgmat_bwd_tflops = +(3.5 * 2 * B * T * (T + 1) * pr.C / ts[3] / 1e9).toFixed(1);
+    } catch (e) { row.sgmat_bwd_error = String(e.message || e).slice(0, 600); }
     console.log(JSON.stringify(row));
   }
 }

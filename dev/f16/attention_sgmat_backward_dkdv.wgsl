@@ -1,0 +1,170 @@
+// attention_sgmat_backward_dkdv.wgsl — the f16 tier (src/webgpu/attention.c)
+// of the causal attention backward's dk and dv on subgroup matrices: f16
+// operands, f32 accumulation, P and dS in f32 until rounded for their
+// products. Runs after attention_backward_d (D = rowsum(dY o Y) into stats).
+// One workgroup per (block of BR = NSG*16 key rows, head h, batch b);
+// subgroup s owns key rows 16s..16s+15, holding K and V of its rows as
+// DK = HS/16 left matrices each. Tiles of BC query rows ((scale Q), dY, their
+// lse and D) stream through workgroup memory (f32 read, rounded to f16 as
+// stored), from the block's diagonal to T. Per tile and subgroup:
+//   S^T = K (scale Q)^T and dP^T = V dY^T   NB = BC/16 result matrices
+//               each, the tiles read as column-major right matrices, stored
+//               to Sw and Dw (the subgroup's 16 x BC f32);
+//   P, dS       LPR = SG/16 lanes per key row, BC/LPR queries each:
+//               p = exp(s - lse_i) (0 where query < key or query >= T),
+//               ds = p (dp - D_i), rounded to f16 into Pw and Ew;
+//   dv += P^T dY, dk += dS^T (scale Q)   from Pw, Ew as left matrices, dY
+//               and (scale Q) from their tiles.
+//   dv_j = sum_{i>=j} p_ij dy_i,  dk_j = sum_{i>=j} ds_ij (scale q_i)
+// End: dk, dv through Sw (one 16 x 16 block per step) into dk at o1_off and
+// dv at o2_off (KV1: both through the dk binding; rows < T).
+// Ta, Tb (attention_sgmat_common): the (scale Q) and dY tiles.
+// Prefix: enables and the uniformity diagnostic as matmul_sgmat, HS (a
+// multiple of 16), BR, BC (multiples of 16), VEC (true), SG, NSG,
+// DK = HS/16, NB = BC/16, QQ = BR*HS/4/NTH (K and V of the block),
+// KQ = BC*HS/4/NTH (a tile) (vec4 per invocation), KV1, 16 x 16 x 16
+// matrices.
+//!include attention_common
+//!include attention_sgmat_common
+@group(0) @binding(4) var<storage, read> dy4: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read> stats: array<f32>;
+@group(0) @binding(6) var<storage, read_write> dk: array<f32>;
+@group(0) @binding(7) var<storage, read_write> dv: array<f32>;
+
+const_assert BR % BC == 0u;         // query tiles start at the block's first key
+
+var<workgroup> Sw: array<f32, NSG * 16u * SSTR>;  // S^T, then dk's blocks
+var<workgroup> Dw: array<f32, NSG * 16u * SSTR>;  // dP^T, then dv's blocks
+var<workgroup> Pw: array<f16, NSG * 16u * ESTR>;  // P^T
+var<workgroup> Ew: array<f16, NSG * 16u * ESTR>;  // dS^T
+var<workgroup> Lt: array<f32, BC>;
+var<workgroup> Dt: array<f32, BC>;
+
+fn ld_dy(b: u32, t: u32, hb: u32, d4: u32) -> vec4<f32> {
+    let i = base_of(b, t, hb, d4);
+    return select(vec4<f32>(0.0), dy4[min(i, last_el()) >> 2u], t < a.T);
+}
+@compute @workgroup_size(NTH)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32, @builtin(subgroup_id) sid: u32,
+        @builtin(subgroup_invocation_id) lane: u32) {
+    let T = a.T;
+    let h = wid.y;
+    let b = wid.z;
+    let hb = h * HS;
+    let j0 = wid.x * BR;                // this block's first key (the longest, first)
+    let row = lane / LPR;
+    let c0 = (lane % LPR) * CPL;
+    let krow = j0 + sid * 16u + row;
+    let sw = sid * 16u * SSTR;
+    let ew = sid * 16u * ESTR;
+    let BNT = a.B * a.NH * T;
+    let sbase = (b * a.NH + h) * T;
+    // K, then V, of the block through the two tiles into left matrices
+    var lk: array<LeftT, DK>;
+    var lv: array<LeftT, DK>;
+    for (var w = 0u; w < 2u; w++) {
+        workgroupBarrier(); // (V:) K read
+        //!unroll j QQ
+        {
+            let e = lid + j * NTH;
+            let r = e / HS4;
+            let d4 = e % HS4;
+            stage(r, d4, vec4<f16>(select(ld_k(b, j0 + r, hb, d4), ld_v(b, j0 + r, hb, d4), w == 1u)));
+        }
+        workgroupBarrier();
+        //!unroll d DK
+        {
+            if (w == 0u) { lk[d] = load_rows(sid, d); } else { lv[d] = load_rows(sid, d); }
+        }
+    }
+    var accv: array<ResultT, DK>;
+    var acck: array<ResultT, DK>;
+    var s: array<ResultT, NB>;
+    var g: array<ResultT, NB>;
+    let n_tiles = (T + BC - 1u) / BC;
+    for (var tile = j0 / BC; tile < n_tiles; tile++) {
+        let i0 = tile * BC;
+        workgroupBarrier(); // K, V loaded / the last tile's readers done
+        //!unroll j KQ
+        {
+            let e = lid + j * NTH;
+            let r = e / HS4;
+            let d4 = e % HS4;
+            let xq = vec4<f16>(ld_q(b, i0 + r, hb, d4) * a.scale);
+            let xg = vec4<f16>(ld_dy(b, i0 + r, hb, d4));
+            let i = r * KSTR + 4u * d4;
+            Ta[i] = xq.x; Ta[i + 1u] = xq.y; Ta[i + 2u] = xq.z; Ta[i + 3u] = xq.w;
+            Tb[i] = xg.x; Tb[i + 1u] = xg.y; Tb[i + 2u] = xg.z; Tb[i + 3u] = xg.w;
+        }
+        for (var r = lid; r < BC; r += NTH) {
+            let t = min(i0 + r, T - 1u);
+            Lt[r] = stats[sbase + t];
+            Dt[r] = stats[BNT + sbase + t];
+        }
+        workgroupBarrier();
+        // S^T = K (scale Q)^T, dP^T = V dY^T
+        //!unroll n NB
+        {
+            s[n] = ResultT();
+            g[n] = ResultT();
+        }
+        //!unroll d DK
+        {
+            //!unroll n NB
+            {
+                let qt = subgroupMatrixLoad<RightT>(&Ta, n * 16u * KSTR + d * 16u, true, KSTR);
+                s[n] = subgroupMatrixMultiplyAccumulate(lk[d], qt, s[n]);
+                let gt = subgroupMatrixLoad<RightT>(&Tb, n * 16u * KSTR + d * 16u, true, KSTR);
+                g[n] = subgroupMatrixMultiplyAccumulate(lv[d], gt, g[n]);
+            }
+        }
+        //!unroll n NB
+        {
+            subgroupMatrixStore(&Sw, sw + n * 16u, s[n], false, SSTR);
+            subgroupMatrixStore(&Dw, sw + n * 16u, g[n], false, SSTR);
+        }
+        workgroupBarrier();
+        for (var c = 0u; c < CPL; c++) {
+            let q = i0 + c0 + c;
+            let i = sw + row * SSTR + c0 + c;
+            let p = select(exp(Sw[i] - Lt[c0 + c]), 0.0, q < krow || q >= T);
+            Pw[ew + row * ESTR + c0 + c] = f16(p);
+            Ew[ew + row * ESTR + c0 + c] = f16(p * (Dw[i] - Dt[c0 + c]));
+        }
+        workgroupBarrier();
+        // dv += P^T dY, dk += dS^T (scale Q)
+        //!unroll n NB
+        {
+            let lp = subgroupMatrixLoad<LeftT>(&Pw, ew + n * 16u, false, ESTR);
+            let le = subgroupMatrixLoad<LeftT>(&Ew, ew + n * 16u, false, ESTR);
+            //!unroll d DK
+            {
+                let gr = subgroupMatrixLoad<RightT>(&Tb, n * 16u * KSTR + d * 16u, false, KSTR);
+                accv[d] = subgroupMatrixMultiplyAccumulate(lp, gr, accv[d]);
+                let qr = subgroupMatrixLoad<RightT>(&Ta, n * 16u * KSTR + d * 16u, false, KSTR);
+                acck[d] = subgroupMatrixMultiplyAccumulate(le, qr, acck[d]);
+            }
+        }
+    }
+    // dk, dv: one 16 x 16 block of each subgroup per step
+    //!unroll d DK
+    {
+        workgroupBarrier();
+        subgroupMatrixStore(&Sw, sw, acck[d], false, SSTR);
+        subgroupMatrixStore(&Dw, sw, accv[d], false, SSTR);
+        workgroupBarrier();
+        if (krow < T) {
+            let base = (b * T + krow) * a.C + hb + d * 16u;
+            for (var c = 0u; c < 16u / LPR; c++) {
+                let x = (lane % LPR) * (16u / LPR) + c;
+                dk[a.o1_off + base + x] = Sw[sw + row * SSTR + x];
+                if (KV1) {
+                    dk[a.o2_off + base + x] = Dw[sw + row * SSTR + x];
+                } else {
+                    dv[a.o2_off + base + x] = Dw[sw + row * SSTR + x];
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,44 @@
+// attention_sgmat_common.wgsl — what the subgroup-matrix attention kernels
+// (attention_sgmat_forward, attention_sgmat_backward_dq,
+// attention_sgmat_backward_dkdv) share, included by their
+// "//!include attention_sgmat_common" line (after attention_common): the
+// matrix types, the lanes of a row, the strides, the two streamed f16 tiles
+// Ta and Tb (BC rows of HS each; each kernel says what they hold), and the
+// staging of a block of BR rows through both (rows < BC in Ta, the rest in
+// Tb) read back as a subgroup's 16 rows of left matrices.
+// Prefix constants used: HS, BR, BC, SG, NSG, DK, NB, QQ, KQ.
+const NTH: u32 = NSG * SG;
+const LPR: u32 = SG / 16u;          // lanes per row of a 16-row block
+const CPL: u32 = BC / LPR;          // a lane's columns of a BC-wide row
+const KSTR: u32 = HS + 8u;          // f16 row stride of the tiles
+const SSTR: u32 = BC + 4u;          // f32 row stride of a subgroup's 16 x BC blocks
+const ESTR: u32 = BC + 8u;          // f16 row stride of a subgroup's 16 x BC blocks
+const_assert BR == NSG * 16u;
+const_assert HS == DK * 16u;
+const_assert BC == NB * 16u;
+const_assert QQ * 4u * NTH == BR * HS; // QQ, KQ (prefix): vec4 per invocation of a block, of a tile
+const_assert KQ * 4u * NTH == BC * HS;
+const_assert BR <= 2u * BC;
+
+alias LeftT = subgroup_matrix_left<f16, 16, 16>;
+alias RightT = subgroup_matrix_right<f16, 16, 16>;
+alias ResultT = subgroup_matrix_result<f32, 16, 16>;
+
+var<workgroup> Ta: array<f16, BC * KSTR>;
+var<workgroup> Tb: array<f16, BC * KSTR>;
+
+// row r (< 2 BC) of a block: 4 f16 at column 4 d4
+fn stage(r: u32, d4: u32, x: vec4<f16>) {
+    if (r < BC) {
+        let i = r * KSTR + 4u * d4;
+        Ta[i] = x.x; Ta[i + 1u] = x.y; Ta[i + 2u] = x.z; Ta[i + 3u] = x.w;
+    } else {
+        let i = (r - BC) * KSTR + 4u * d4;
+        Tb[i] = x.x; Tb[i + 1u] = x.y; Tb[i + 2u] = x.z; Tb[i + 3u] = x.w;
+    }
+}
+// subgroup sid's 16 rows of a staged block, d-block d, as a left matrix
+fn load_rows(sid: u32, d: u32) -> LeftT {
+    if (sid * 16u < BC) { return subgroupMatrixLoad<LeftT>(&Ta, sid * 16u * KSTR + d * 16u, false, KSTR); }
+    return subgroupMatrixLoad<LeftT>(&Tb, (sid * 16u - BC) * KSTR + d * 16u, false, KSTR);
+}
