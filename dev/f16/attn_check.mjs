@@ -20,32 +20,19 @@
 // 64), median of 7 x 10 dispatches, TFLOP/s counted as attention.c counts
 // them (causal: 2 B T (T+1) C).
 // Prints one JSON line per case; exit 1 if a check fails.
-import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { unroll } from "../wgsl_unroll.mjs";
+import { openDevice, r16, randoms } from "./dawn_device.mjs";
 
-const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
 const W = path.join(here, "../../src/webgpu/wgsl/");
 const [dawnPath, what = "all"] = process.argv.slice(2);
 if (!dawnPath) { console.error("usage: node dev/f16/attn_check.mjs /path/to/webgpu [check|time|all]"); process.exit(2); }
-const { create, globals } = require(dawnPath);
-Object.assign(globalThis, globals);
-const gpu = create(["enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia"]);
-const adapter = await gpu.requestAdapter({ powerPreference: "high-performance" });
-const ai = adapter.info || {};
-const has16 = (ai.subgroupMatrixConfigs || []).some((c) => c.componentType === "f16" && c.resultComponentType === "f32" &&
-  c.M === 16 && c.N === 16 && c.K === 16);
-const sgmat = has16 && adapter.features.has("shader-f16") && adapter.features.has("chromium-experimental-subgroup-matrix") &&
-  adapter.features.has("subgroups") && ai.subgroupMinSize === ai.subgroupMaxSize && ai.subgroupMaxSize % 16 === 0;
-const feats = ["shader-f16", "subgroups"].filter((f) => adapter.features.has(f));
-if (sgmat) feats.push("chromium-experimental-subgroup-matrix");
-const L = adapter.limits;
-const device = await adapter.requestDevice({ requiredFeatures: feats, requiredLimits: {
-  maxStorageBufferBindingSize: L.maxStorageBufferBindingSize, maxBufferSize: L.maxBufferSize,
-  maxComputeWorkgroupStorageSize: L.maxComputeWorkgroupStorageSize } });
+const { ai, sgcfg, device, buf } = await openDevice(dawnPath);
+// the kernels: 16 x 16 x 16 matrices, SG / 16 lanes per row
+const sgmat = !!sgcfg && sgcfg.M === 16 && sgcfg.N === 16 && sgcfg.K === 16 && ai.subgroupMaxSize % 16 === 0;
 console.log(JSON.stringify({ adapter: ai.description || ai.device, sgmat, subgroups: [ai.subgroupMinSize, ai.subgroupMaxSize],
   wgStorage: device.limits.maxComputeWorkgroupStorageSize }));
 if (!sgmat) { console.log(JSON.stringify({ blocked: "no f16 16x16x16 subgroup matrices here" })); process.exit(1); }
@@ -102,17 +89,8 @@ async function pipeline(kind, hs) {
   pipes.set(key, { p, wg });
   return pipes.get(key);
 }
-const S = GPUBufferUsage.STORAGE, CD = GPUBufferUsage.COPY_DST, CS = GPUBufferUsage.COPY_SRC;
-const buf = (data, bytes) => { const b = device.createBuffer({ size: Math.max(16, bytes || data.byteLength), usage: S | CD | CS });
-  if (data) device.queue.writeBuffer(b, 0, data); return b; };
-function r16(x) {
-  const a = Math.abs(x); if (a >= 65520) return Math.sign(x) * Infinity; if (a === 0) return x;
-  const e = Math.max(Math.floor(Math.log2(a)), -14), s = 2 ** (e - 10);
-  let q = a / s, f = Math.floor(q), d = q - f; if (d > 0.5 || (d === 0.5 && f % 2)) f++;
-  return Math.sign(x) * f * s;
-}
-let seed = 11;
-const rnd = (n, amp) => { const a = new Float32Array(n); for (let i = 0; i < n; i++) { seed = (seed * 1103515245 + 12345) >>> 0; a[i] = amp * (seed / 2 ** 31 - 1); } return a; };
+const CD = GPUBufferUsage.COPY_DST;
+const rnd = randoms(11);
 
 // q, k, v in one buffer at element offsets qo, ko, vo (multiples of 4), each (B, T, C)
 function problem(B, T, NH, hs, amp) {

@@ -28,31 +28,17 @@
 // (PEAK="WMxWN:TMxTN:BK,..."): multiply-accumulates alone, and with their
 // matrices loaded from workgroup memory at every k step.
 // Prints one JSON line per case; exit 1 if a check fails.
-import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { unroll } from "../wgsl_unroll.mjs";
+import { openDevice, r16, randoms } from "./dawn_device.mjs";
 
-const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
 const W = path.join(here, "../../src/webgpu/wgsl/");
 const [dawnPath, what = "all"] = process.argv.slice(2);
 if (!dawnPath) { console.error("usage: node dev/f16/matmul_check.mjs /path/to/webgpu [check|time|all|peak]"); process.exit(2); }
-const { create, globals } = require(dawnPath);
-Object.assign(globalThis, globals);
-const gpu = create(["enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia"]);
-const adapter = await gpu.requestAdapter({ powerPreference: "high-performance" });
-const ai = adapter.info || {};
-// web/worker.js sgmatConfig: the largest f16 -> f32 configuration with K dividing 16
-let sgcfg = null;
-for (const c of ai.subgroupMatrixConfigs || [])
-  if (c.componentType === "f16" && c.resultComponentType === "f32" && 16 % c.K === 0 &&
-      (!sgcfg || c.M * c.N * c.K > sgcfg.M * sgcfg.N * sgcfg.K)) sgcfg = { M: c.M, N: c.N, K: c.K };
-// (web/worker.js: also subgroups and WGSL's subgroup_id)
-const sgmat = adapter.features.has("shader-f16") && adapter.features.has("chromium-experimental-subgroup-matrix") &&
-  adapter.features.has("subgroups") && !!(gpu.wgslLanguageFeatures && gpu.wgslLanguageFeatures.has("subgroup_id")) &&
-  !!sgcfg && ai.subgroupMinSize === ai.subgroupMaxSize && ai.subgroupMaxSize > 0;
+const { gpu, adapter, ai, sgcfg, sgmat, device, cpuAdapter, buf } = await openDevice(dawnPath);
 // a subgroup-matrix configuration "WMxWN:TMxTN:BK" (matmul.c's MM_SG_*)
 // ("...@FILE": the kernel's text from FILE, e.g. an older matmul_sgmat.wgsl to time beside the current one;
 // "...@inline", "...@2stage": the experiments below, made from the product's text)
@@ -60,13 +46,6 @@ const sgParse = (t) => { const [c, file] = t.split("@"), [w, r, bk] = c.split(":
   [tm, tn] = r.split("x").map(Number);
   return { wm, wn, tm, tn, bk: Number(bk), name: t, file }; };
 const sgDefault = sgParse(process.env.SGC || "2x2:4x4:32");
-const feats = ["shader-f16", "subgroups"].filter((f) => adapter.features.has(f));
-if (sgmat) feats.push("chromium-experimental-subgroup-matrix");
-const cpuAdapter = /llvmpipe|lavapipe|swiftshader/i.test(`${ai.description} ${ai.architecture}`);
-const L = adapter.limits;
-const device = await adapter.requestDevice({ requiredFeatures: feats, requiredLimits: {
-  maxStorageBufferBindingSize: L.maxStorageBufferBindingSize, maxBufferSize: L.maxBufferSize,
-  maxComputeWorkgroupStorageSize: L.maxComputeWorkgroupStorageSize } });
 console.log(JSON.stringify({ adapter: ai.description || ai.device, f16: device.features.has("shader-f16"), sgmat, sgcfg,
   configs: ai.subgroupMatrixConfigs, subgroups: [ai.subgroupMinSize, ai.subgroupMaxSize] }));
 if (!device.features.has("shader-f16")) { console.log(JSON.stringify({ blocked: "no shader-f16" })); process.exit(1); }
@@ -201,7 +180,7 @@ function source(variant, ta, tb, vec, tile, g = sgDefault) {
   }
   return unroll(`${prefix}\n${read("common")}\n${body}`, prefix, cpuAdapter);
 }
-const S = GPUBufferUsage.STORAGE, CD = GPUBufferUsage.COPY_DST, CS = GPUBufferUsage.COPY_SRC;
+const CD = GPUBufferUsage.COPY_DST;
 const layout = device.createBindGroupLayout({ entries: [
   { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: "uniform" } },
   ...[1, 2, 4, 5, 6, 7].map((b) => ({ binding: b, visibility: GPUShaderStage.COMPUTE, buffer: { type: "read-only-storage" } })),
@@ -224,19 +203,7 @@ async function pipeline(variant, ta, tb, vec, tile, g = sgDefault) {
   pipes.set(key, p);
   return p;
 }
-const buf = (data, bytes) => { const b = device.createBuffer({ size: Math.max(16, bytes || data.byteLength), usage: S | CD | CS });
-  if (data) device.queue.writeBuffer(b, 0, data); return b; };
-
-// f32 -> f16 (nearest even) -> f32
-const f32a = new Float32Array(1), u32a = new Uint32Array(f32a.buffer);
-function r16(x) {
-  const a = Math.abs(x); if (a >= 65520) return Math.sign(x) * Infinity; if (a === 0) return x;
-  const e = Math.max(Math.floor(Math.log2(a)), -14), s = 2 ** (e - 10);
-  let q = a / s, f = Math.floor(q), d = q - f; if (d > 0.5 || (d === 0.5 && f % 2)) f++;
-  return Math.sign(x) * f * s;
-}
-let seed = 7;
-const rnd = (n) => { const a = new Float32Array(n); for (let i = 0; i < n; i++) { seed = (seed * 1103515245 + 12345) >>> 0; a[i] = seed / 2 ** 31 - 1; } return a; };
+const rnd = randoms(7);
 
 // one product as matmul.c plans it (tile: the variant's; z slices of kchunk; nprod products)
 async function run(variant, c, reps = 1) {

@@ -1,0 +1,57 @@
+// dawn_device.mjs — what the dev/f16 harnesses (matmul_check.mjs,
+// attn_check.mjs) share: Dawn's Node binding opened as the lead's harness
+// opens it (allow_unsafe_apis, vulkan_enable_f16_on_nvidia); the device with
+// shader-f16, subgroups and, where the product would use them, subgroup
+// matrices (web/worker.js sgmatConfig: the largest f16 -> f32 configuration
+// with K dividing 16; also subgroups of one size and WGSL's subgroup_id),
+// with the adapter's storage limits; storage buffers; f16 rounding; seeded
+// random data.
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+
+export async function openDevice(dawnPath) {
+  const { create, globals } = require(dawnPath);
+  Object.assign(globalThis, globals);
+  const gpu = create(["enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia"]);
+  const adapter = await gpu.requestAdapter({ powerPreference: "high-performance" });
+  const ai = adapter.info || {};
+  let sgcfg = null;
+  for (const c of ai.subgroupMatrixConfigs || [])
+    if (c.componentType === "f16" && c.resultComponentType === "f32" && 16 % c.K === 0 &&
+        (!sgcfg || c.M * c.N * c.K > sgcfg.M * sgcfg.N * sgcfg.K)) sgcfg = { M: c.M, N: c.N, K: c.K };
+  const sgmat = adapter.features.has("shader-f16") && adapter.features.has("chromium-experimental-subgroup-matrix") &&
+    adapter.features.has("subgroups") && !!(gpu.wgslLanguageFeatures && gpu.wgslLanguageFeatures.has("subgroup_id")) &&
+    !!sgcfg && ai.subgroupMinSize === ai.subgroupMaxSize && ai.subgroupMaxSize > 0;
+  const feats = ["shader-f16", "subgroups"].filter((f) => adapter.features.has(f));
+  if (sgmat) feats.push("chromium-experimental-subgroup-matrix");
+  const L = adapter.limits;
+  const device = await adapter.requestDevice({ requiredFeatures: feats, requiredLimits: {
+    maxStorageBufferBindingSize: L.maxStorageBufferBindingSize, maxBufferSize: L.maxBufferSize,
+    maxComputeWorkgroupStorageSize: L.maxComputeWorkgroupStorageSize } });
+  const cpuAdapter = /llvmpipe|lavapipe|swiftshader/i.test(`${ai.description} ${ai.architecture}`);
+  // a storage buffer (at least 16 bytes) holding data, or of `bytes` bytes
+  const buf = (data, bytes) => {
+    const U = GPUBufferUsage, b = device.createBuffer({ size: Math.max(16, bytes || data.byteLength), usage: U.STORAGE | U.COPY_DST | U.COPY_SRC });
+    if (data) device.queue.writeBuffer(b, 0, data);
+    return b;
+  };
+  return { gpu, adapter, ai, sgcfg: sgmat ? sgcfg : null, sgmat, device, cpuAdapter, buf };
+}
+
+// f32 -> f16 (nearest even) -> f32
+export function r16(x) {
+  const a = Math.abs(x); if (a >= 65520) return Math.sign(x) * Infinity; if (a === 0) return x;
+  const e = Math.max(Math.floor(Math.log2(a)), -14), s = 2 ** (e - 10);
+  let q = a / s, f = Math.floor(q), d = q - f; if (d > 0.5 || (d === 0.5 && f % 2)) f++;
+  return Math.sign(x) * f * s;
+}
+
+// n uniform values in [-amp, amp) from a linear congruential generator seeded once
+export function randoms(seed) {
+  return (n, amp = 1) => {
+    const a = new Float32Array(n);
+    for (let i = 0; i < n; i++) { seed = (seed * 1103515245 + 12345) >>> 0; a[i] = amp * (seed / 2 ** 31 - 1); }
+    return a;
+  };
+}
