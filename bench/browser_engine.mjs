@@ -10,7 +10,7 @@
 // Usage (Node >= 24 with JSPI: --experimental-wasm-jspi):
 //   node --experimental-wasm-jspi bench/browser_engine.mjs [--variant gpu|single]
 //        [--dawn PATH/dawn.node] [--toggles a,b] [--steps N] [--opts "batch=8 ctx=128"]
-//        [--data FILE] [--json] PRESET...
+//        [--data FILE] [--json] [--profile [--reps N] [--detail]] PRESET...
 //   ... --model DIR --opts "batch=4 ctx=256 lora-rank=8"   a fine-tune step of a Hugging Face
 //        GPT-2 folder (config.json, model.safetensors, vocab.json + merges.txt or tokenizer.json)
 //   ... --recipe RUN.json [--stop-after N] [--opts "precision=f16"] [--data FILE]
@@ -23,7 +23,10 @@
 //        (start, step, eval {step, val_loss, best_val, best_val_step}, end); --stop-after N
 //        ends after step N (and its evaluation, where one is due), the schedule the file's.
 // Prints one line per preset: ms per step (median), tokens/s, the first
-// losses; --json prints the worker's benchRow messages instead. Exits 1 with
+// losses; --json prints the worker's benchRow messages instead. --profile:
+// then the step per WebGPU kernel, as `tinytrain profile` prints it (each
+// dispatch site run --reps times back to back, default 20; --detail: per
+// matmul shape). Exits 1 with
 // one line when the engine or the adapter cannot be had (--recipe: also on
 // any error the engine reports).
 import { Worker } from 'node:worker_threads';
@@ -38,7 +41,7 @@ function fail(msg) { console.error('browser_engine: ' + msg); process.exit(1); }
 
 const args = process.argv.slice(2);
 const o = { variant: 'gpu', dawn: '', toggles: '', steps: 20, stepsGiven: false, opts: '', data: '', model: '', recipe: '',
-  stopAfter: 0, json: false, presets: [] };
+  stopAfter: 0, json: false, profile: false, reps: 20, detail: false, presets: [] };
 for (let i = 0; i < args.length; i++) {
   const a = args[i];
   const val = () => { if (i + 1 >= args.length) fail(`${a} needs a value`); return args[++i]; };
@@ -52,6 +55,9 @@ for (let i = 0; i < args.length; i++) {
   else if (a === '--recipe') o.recipe = val();
   else if (a === '--stop-after') o.stopAfter = Number(val());
   else if (a === '--json') o.json = true;
+  else if (a === '--profile') o.profile = true;
+  else if (a === '--reps') o.reps = Number(val());
+  else if (a === '--detail') o.detail = true;
   else if (a === '-h' || a === '--help') {
     const lines = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
     console.log(lines.slice(0, lines.findIndex((l) => l.startsWith('import '))).join('\n'));
@@ -66,6 +72,8 @@ if (o.recipe) {
   if (!Number.isInteger(o.stopAfter) || o.stopAfter < 0) fail('--stop-after must be an integer >= 0 (0: the whole run)');
 } else {
   if (o.stopAfter) fail('--stop-after goes with --recipe');
+  if (!Number.isInteger(o.reps) || o.reps < 1 || o.reps > 1000) fail('--reps must be an integer in 1..1000');
+  if (o.profile && o.variant !== 'gpu') fail('--profile times WebGPU kernels: it needs --variant gpu');
   if (!Number.isInteger(o.steps) || o.steps < 1) fail('--steps must be a positive integer');
   if (!o.presets.length && !o.model) fail('name at least one preset, or --model DIR, or --recipe RUN.json');
   if (o.presets.length && o.model) fail('give presets or --model, not both');
@@ -173,6 +181,19 @@ function onRecipe(m) {
   }
 }
 
+// the table of `tinytrain profile` (src/cli/cmd_profile.c) from engine/profile.h's JSON
+function printProfile(p) {
+  const pad = (x, n) => String(x).padEnd(n), lpad = (x, n) => String(x).padStart(n);
+  console.log(`profile: ${p.preset} (${p.precision}) on ${p.device}, each site run ${p.reps} times back to back`);
+  console.log(`  ${pad('kernel', 26)} ${pad('detail', 30)} ${lpad('sites', 5)} ${lpad('ms/step', 10)} ${lpad('share', 6)} ${lpad('GFLOP/s', 10)}`);
+  for (const k of p.kernels) {
+    const gf = k.gflop > 0 && k.ms > 0 ? (k.gflop / k.ms * 1e3).toFixed(1) : '';
+    console.log(`  ${pad(k.kernel, 26)} ${pad(k.detail, 30)} ${lpad(k.sites, 5)} ${lpad(k.ms.toFixed(3), 10)} ` +
+      `${lpad((100 * k.ms / (p.sum_ms || 1)).toFixed(1) + '%', 6)} ${lpad(gf, 10)}`);
+  }
+  console.log(`  sum of the sites: ${p.sum_ms.toFixed(3)} ms (not the step time: see the line above)`);
+}
+
 worker.on('message', (m) => {
   if (m.type === 'ready') {
     if (o.variant === 'gpu' && !m.gpu) fail('no WebGPU device: ' + (m.gpuError || 'unknown'));
@@ -182,7 +203,8 @@ worker.on('message', (m) => {
       return;
     }
     if (!o.json) console.log(`# engine ${o.variant}: ${m.isa}${m.gpu ? ` · ${m.gpu.name} (f16 ${m.gpu.f16}, subgroups ${m.gpu.subgroups})` : ''}`);
-    send({ type: 'bench', presets: o.presets, model, steps: o.steps, opts: o.opts, corpus });
+    send({ type: 'bench', presets: o.presets, model, steps: o.steps, opts: o.opts, corpus,
+      profile: o.profile ? { reps: o.reps, detail: o.detail } : undefined });
   } else if (m.type === 'error') {
     fail(`${m.where}: ${m.message}`);
   } else if (m.type === 'log') {
@@ -191,7 +213,10 @@ worker.on('message', (m) => {
     onRecipe(m);
   } else if (m.type === 'benchRow') {
     if (o.json) console.log(JSON.stringify(m));
-    else console.log(`${m.preset}\t${m.ms.toFixed(2)} ms/step\t${Math.round(m.tokensPerStep / m.ms * 1000)} tok/s\tloss ${m.losses.slice(0, 3).map((x) => x.toFixed(6)).join(' ')} … ${m.losses[m.losses.length - 1].toFixed(6)}`);
+    else {
+      console.log(`${m.preset}\t${m.ms.toFixed(2)} ms/step\t${Math.round(m.tokensPerStep / m.ms * 1000)} tok/s\tloss ${m.losses.slice(0, 3).map((x) => x.toFixed(6)).join(' ')} … ${m.losses[m.losses.length - 1].toFixed(6)}`);
+      if (m.profile) printProfile(m.profile);
+    }
   } else if (m.type === 'benchDone') {
     done(0);
   }

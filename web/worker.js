@@ -58,7 +58,8 @@ function call(name, ...args) {
 }
 // C entry points that can reach a GPU wait (buffer mapping, error scopes).
 const GPU_ASYNC_EXPORTS = ['tt_web_init', 'tt_web_init_from', 'tt_web_init_from_path', 'tt_web_load',
-  'tt_web_load_path', 'tt_web_advance', 'tt_web_checkpoint', 'tt_web_sample_start', 'tt_web_free', 'tt_web_inspect'];
+  'tt_web_load_path', 'tt_web_advance', 'tt_web_checkpoint', 'tt_web_sample_start', 'tt_web_free', 'tt_web_inspect',
+  'tt_web_profile'];
 // JS imports of src/webgpu/device_web.js that may return a Promise.
 const GPU_ASYNC_IMPORTS = ['ttjs_gpu_read_finish', 'ttjs_gpu_check'];
 function heap() {
@@ -719,8 +720,14 @@ async function bench(m) {
       times.sort((a, b) => a - b);
       const mid = times.length >> 1;
       const ms = times.length % 2 ? times[mid] : (times[mid - 1] + times[mid]) / 2;
-      post({ type: 'benchRow', preset, ms, times, losses, tokensPerStep: M._tt_web_tokens_per_step(W), info: info(),
-        params: M._tt_web_n_params(W), state: stateJson() });
+      const row = { type: 'benchRow', preset, ms, times, losses, tokensPerStep: M._tt_web_tokens_per_step(W), info: info(),
+        params: M._tt_web_n_params(W), state: stateJson() };
+      if (m.profile) { // the step per kernel (engine/profile.h); the run ends with it
+        const r = await call('tt_web_profile', W, m.profile.reps | 0, m.profile.detail ? 1 : 0);
+        if (!r) throw new Error(err() || 'profile failed');
+        row.profile = JSON.parse(readCString(r));
+      }
+      post(row);
     }
     post({ type: 'benchDone' });
   } catch (e) {
@@ -791,6 +798,8 @@ const modelTag = (st) => (modelName ? modelName.replace(/[^A-Za-z0-9._-]+/g, '_'
 //   autosaveOn                               autosave this run again (after a Forget)
 //   bench {presets, steps, corpus, opts?}    -> benchRow {preset, ms, times, losses, tokensPerStep, info, params, state}..., benchDone
 //                                            (opts: more options, e.g. 'batch=8')
+//                                            (profile {reps, detail}: then the step per kernel, benchRow.profile:
+//                                            engine/profile.h's JSON; the run ends with it)
 //   bench {model: {files: {name: Uint8Array}, name}, opts, steps, corpus}   one row for a model folder: a fine-tune
 //                                            of it (opts: e.g. 'batch=4 ctx=256 lora-rank=8'), one warm-up step then
 //                                            `steps` timed; benchRow.preset is model.name; ms the median step

@@ -94,6 +94,7 @@ void preset_list(char *buf, size_t cap);
 int model_config(const opts *o, const tt_model_config *base, const char *default_preset, tt_model_config *cfg,
                  const char **preset_name);
 int make_backend(const char *kind, const tt_model_config *cfg, const tt_backend_opts *bo, int quiet, tt_backend **be);
+int table_options(const opts *o, tt_model_config *cfg, tt_train_config *tc);
 /* A checkpoint file, a run folder (its checkpoint.safetensors) or a Hugging
  * Face folder (hf.h: weights only, step 0, default train config). adapter
  * (NULL: none): a peft LoRA folder (io/peft.h) loaded onto it; the model is

@@ -210,16 +210,7 @@ int cmd_bench(int argc, char **argv) {
     tc.accum = accum;
     if (o.set[O_SEED]) tc.seed = o.seed;
     if (tt_train_config_validate(&tc, &st)) return error_line(EXIT_USAGE, "%s", st.msg);
-    if (o.n_table) { /* dropout and LoRA: the training option table's parser, ranges and defaults */
-        tt_options to;
-        tt_options_init(&to);
-        for (int i = 0; i < o.n_table; i++)
-            if (tt_options_set(&to, o.table_name[i], o.table_val[i], &st)) return error_line(EXIT_USAGE, "%s", st.msg);
-        tt_model_config c2;
-        tt_train_config t2;
-        if (tt_options_resolve(&to, &cfg, &tc, &c2, &t2, &st)) return error_line(EXIT_USAGE, "%s", st.msg);
-        cfg = c2, tc = t2;
-    }
+    if ((rc = table_options(&o, &cfg, &tc))) return rc; /* dropout, LoRA, precision */
 
     tt_corpus corpus;
     memset(&corpus, 0, sizeof corpus);

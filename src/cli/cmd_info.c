@@ -73,18 +73,12 @@ static int info_model(const char *path, const opts *o) {
     if (o->set[O_BATCH]) full.batch = o->batch;
     tt_model_config lora = full;
     lora.lora_rank = 8, lora.lora_targets = TT_LORA_ALL, lora.lora_alpha = 8.0f;
-    if (o->n_table) { /* the training option table's parser, ranges and defaults */
-        tt_options to;
-        tt_options_init(&to);
-        tt_train_config tc, t2;
-        tt_train_config_default(&tc, 1);
-        int bad = 0;
-        for (int i = 0; i < o->n_table && !bad; i++) bad = tt_options_set(&to, o->table_name[i], o->table_val[i], &st);
-        if (!bad) bad = tt_options_resolve(&to, &lora, &tc, &lora, &t2, &st);
-        if (bad) {
-            tt_hf_weights_free(&w);
-            return error_line(EXIT_USAGE, "%s", st.msg);
-        }
+    tt_train_config tc;
+    tt_train_config_default(&tc, 1);
+    int trc = table_options(o, &lora, &tc); /* the LoRA options */
+    if (trc) {
+        tt_hf_weights_free(&w);
+        return trc;
     }
     int rc = tt_config_validate(&full, &st) ? error_line(EXIT_USAGE, "invalid model: %s", st.msg) : 0;
     if (!rc && lora.lora_rank > 0 && tt_config_validate(&lora, &st)) rc = error_line(EXIT_USAGE, "invalid LoRA: %s", st.msg);

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 
 #include "io/json.h"
+#include "train/options.h"
 
 #include <errno.h>
 #include <math.h>
@@ -294,6 +295,24 @@ int model_config(const opts *o, const tt_model_config *base, const char *default
     tt_status_clear(&st);
     if (tt_config_validate(cfg, &st)) return error_line(EXIT_USAGE, "invalid model: %s", st.msg);
     if (preset_name) *preset_name = name;
+    return 0;
+}
+
+/* The command's O_TABLE options (dropout, LoRA, precision, ...) applied to
+ * cfg and tc by the training option table's parser, ranges and defaults.
+ * Returns 0 or an exit code (the line printed). */
+int table_options(const opts *o, tt_model_config *cfg, tt_train_config *tc) {
+    if (!o->n_table) return 0;
+    tt_status st;
+    tt_status_clear(&st);
+    tt_options to;
+    tt_options_init(&to);
+    for (int i = 0; i < o->n_table; i++)
+        if (tt_options_set(&to, o->table_name[i], o->table_val[i], &st)) return error_line(EXIT_USAGE, "%s", st.msg);
+    tt_model_config c2;
+    tt_train_config t2;
+    if (tt_options_resolve(&to, cfg, tc, &c2, &t2, &st)) return error_line(EXIT_USAGE, "%s", st.msg);
+    *cfg = c2, *tc = t2;
     return 0;
 }
 

@@ -24,6 +24,7 @@
 
 #include "backend.h"
 #include "engine/backend_create.h"
+#include "engine/profile.h"
 #include "train/checkpoint.h"
 #include "config.h"
 #include "train/data.h"
@@ -627,6 +628,37 @@ EMSCRIPTEN_KEEPALIVE const char *tt_web_inspect(tt_web *w, const uint8_t *prompt
     if (tt_web_inspect_json(w->be, w->s.params, w->have_tok ? w->tok.tok : NULL, prompt, n, top_k, &w->json, &w->st))
         return NULL;
     return w->json.buf;
+}
+
+/* ---- kernel profile (engine/profile.h) -------------------------------------------------- */
+
+/* The run's step profiled per kernel (the browser engine's --profile, as
+ * `tinytrain profile`): the loop synced, every dispatch site timed. The
+ * profile clobbers the backend's state, so the run ends with it (its
+ * checkpoint, if wanted, is to be taken first). */
+EMSCRIPTEN_KEEPALIVE const char *tt_web_profile(tt_web *w, int reps, int detail) {
+    tt_status_clear(&w->st);
+    if (!w->loop) {
+        werr(w, TT_EINVAL, "no training run to profile");
+        return NULL;
+    }
+    if (reps < 1 || reps > 1000) {
+        werr(w, TT_EINVAL, "profile reps must be in 1..1000");
+        return NULL;
+    }
+    tt_webgpu_prof *rows = tt_calloc(TT_PROFILE_MAX * sizeof *rows, &w->st);
+    int n = 0;
+    int rc = rows ? tt_loop_sync(w->loop, &w->st) : TT_ENOMEM;
+    if (!rc) rc = tt_profile(w->be, reps, detail, rows, &n, &w->st);
+    if (!rc) {
+        w->json.len = 0;
+        w->json.oom = 0;
+        tt_profile_json(&w->json, w->preset, w->be->desc.device, w->s.tc.precision, reps, rows, n);
+        if (w->json.oom) rc = werr(w, TT_ENOMEM, "out of memory");
+    }
+    tt_free(rows);
+    drop_run(w);
+    return rc ? NULL : w->json.buf;
 }
 
 /* ---- JSON read-outs ------------------------------------------------------------------ */

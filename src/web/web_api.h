@@ -40,6 +40,9 @@
  *                      next bytes, logit lens) of the current model on the
  *                      run's backend, or NULL (tt_web_error); needs no step
  *                      in flight (the Worker settles the loop first)
+ *   tt_web_profile(w, reps, detail) -> engine/profile.h's JSON: the run's step
+ *                      per WebGPU kernel (the browser engine's --profile); the
+ *                      run ends (the profile clobbers its state), or NULL
  *   tt_web_free(w)
  * Numbers are read with small getters (loss, step, ...); the state's
  * histories come out as JSON strings owned by the handle. What the engine
@@ -112,6 +115,8 @@ const uint8_t *tt_web_sample_piece(tt_web *w);
 int tt_web_sample_piece_len(tt_web *w);
 
 const char *tt_web_inspect(tt_web *w, const uint8_t *prompt, int n, int top_k); /* JSON owned by w, or NULL */
+/* engine/profile.h's JSON of the run's step per kernel (WebGPU); the run ends (the profile clobbers its state) */
+const char *tt_web_profile(tt_web *w, int reps, int detail);
 
 const char *tt_web_state_json(tt_web *w); /* config (option names) + histories of the current state */
 const char *tt_web_info(tt_web *w);        /* backend device name, ISA, threads */
