@@ -6,7 +6,8 @@
 # same text, every step's loss within 1e-4 relative — the single-threaded
 # WASM module against the native CPU backend, the WebGPU module against the
 # native WebGPU backend (both on this machine's Vulkan: lavapipe in CI).
-# Then a run file through the page's training loop (--recipe, stopped at an
+# Then the page's profile against the native CLI's (kernels and sites), and a
+# run file through the page's training loop (--recipe, stopped at an
 # evaluation step) against the native CLI's run of the same file.
 # This is the harness the GPU host times the browser engine with
 # (bench/gpu-session.sh), so it must keep giving the page's numbers.
@@ -64,6 +65,39 @@ for (const [what, a, b] of [['WASM single vs native CPU', nativeLoss('cpu'), ben
   if (!(a[7] < a[0] - 0.3)) { console.log(`FAIL: ${what}: the loss did not fall (${a[0]} -> ${a[7]})`); fail = 1; }
   console.log(`${what}: 8 steps, worst relative difference ${worst.toExponential(2)}`);
 }
+process.exit(fail);
+JS
+
+# --profile: the page's step per kernel (engine/profile.h through tt_web_profile) under --precision f16
+# lists the kernels and dispatch sites of the native CLI's `tinytrain profile` of the same step
+"$native" profile --preset tiny --precision f16 --reps 1 --json > "$tmp/prof_native.json" 2> "$tmp/prof_native.err" ||
+  { echo "FAIL: native profile:"; cat "$tmp/prof_native.err"; exit 1; }
+"$node24" --experimental-wasm-jspi "$src/bench/browser_engine.mjs" --variant gpu --dawn "$dawn" --steps 1 --profile --reps 1 \
+  --opts "precision=f16" --data "$tmp/corpus.txt" --json tiny > "$tmp/prof_gpu.jsonl" 2> "$tmp/prof_gpu.err" ||
+  { echo "FAIL: the browser engine's profile:"; cat "$tmp/prof_gpu.err"; exit 1; }
+"$node24" - "$tmp" <<'JS'
+const fs = require('fs');
+const dir = process.argv[2];
+const nat = JSON.parse(fs.readFileSync(`${dir}/prof_native.json`, 'utf8'));
+const rows = fs.readFileSync(`${dir}/prof_gpu.jsonl`, 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l))
+  .filter((m) => m.type === 'benchRow');
+const web = rows.length === 1 ? rows[0].profile : null;
+const sites = (p) => Object.fromEntries(p.kernels.map((k) => [k.kernel, k.sites]));
+let fail = 0;
+const bad = (m) => { console.log('FAIL: profile: ' + m); fail = 1; };
+if (!web) bad('no profile in the browser engine\'s row');
+else {
+  for (const [who, p] of [['native', nat], ['browser', web]]) {
+    if (p.schema !== 'tinytrain.profile/1' || p.precision !== 'f16' || p.reps !== 1) bad(`${who}: schema/precision/reps ${p.schema} ${p.precision} ${p.reps}`);
+    const sum = p.kernels.reduce((a, k) => a + k.ms, 0);
+    if (!(Math.abs(sum - p.sum_ms) <= 1e-6 * Math.max(1, p.sum_ms)) || !p.kernels.every((k) => k.ms >= 0)) bad(`${who}: rows do not sum to sum_ms`);
+    if (!sites(p).amp_update) bad(`${who}: no loss-scaler kernel (amp_update) in an f16 step`);
+  }
+  const a = sites(nat), b = sites(web);
+  if (JSON.stringify(Object.keys(a).sort()) !== JSON.stringify(Object.keys(b).sort()) || Object.keys(a).some((k) => a[k] !== b[k]))
+    bad(`kernels and sites differ: native ${JSON.stringify(a)}, browser ${JSON.stringify(b)}`);
+}
+if (!fail) console.log(`profile (tiny, f16): the browser engine's ${web.kernels.length} kernels and sites are native's`);
 process.exit(fail);
 JS
 

@@ -126,6 +126,8 @@ check "profile --detail --json: one JSON object whose kernels sum to sum_ms, mat
   if (mm.length < 4 || !mm.every((k) => /^\d+x\d+x\d+( x\d+)? t\d+ z\d+/.test(k.detail) && k.gflop > 0)) process.exit(1);'
 "$T" profile --preset tiny --reps 0 > p0.out 2> p0.err
 check "profile --reps 0: a usage error (exit 2), one line naming the range" bash -c "test $? -eq 2 && test \$(wc -l < p0.err) -eq 1 && grep -q 'reps must be in 1..1000' p0.err"
+"$T" profile --preset tiny --precision f64 > pf.out 2> pf.err
+check "profile --precision f64: a usage error (exit 2), one line naming the values" bash -c "test $? -eq 2 && test \$(wc -l < pf.err) -eq 1 && grep -q 'f32,f16' pf.err"
 TINYTRAIN_WEBGPU_LIB=/nonexistent/lib.so "$T" profile --preset tiny > pn.out 2> pn.err
 one_error "profile without a WebGPU library: one error line" $? pn.err
 
