@@ -30,7 +30,8 @@
 #                                             # attention on subgroup matrices) against float64 and
 #                                             # timed (dev/f16/matmul_check.mjs; cuBLAS bf16 beside them:
 #                                             # dev/f16/cublas_bf16.py), f32 vs f16 steps at the
-#                                             # shakespeare shape and gpt2 b8, PyTorch fp32 / bf16 + compile
+#                                             # shakespeare shape and gpt2 b8, the gpt2 b8 step per kernel
+#                                             # (f32, f16), PyTorch fp32 / bf16 + compile
 #                                             # (.carry/torch_presets.py), 50-step f16 parity (~9 min)
 # Writes OUTDIR/curve/ (results.jsonl, report.md, speedup.svg), or ab.txt
 # (WebGPU defaults vs the settings below, side by side) and parity.txt. Env TT_BENCH_DATA: the corpus of the parity
@@ -125,6 +126,8 @@ if [ "$what" = f16 ]; then
     printf 'shakespeare %s  ' $prec; be --steps 20 --opts "precision=$prec layers=6 d-model=384 heads=6 ctx=256 batch=64" large | tail -1
     printf 'gpt2b8      %s  ' $prec; be --steps 15 --opts "precision=$prec batch=8" gpt2 | tail -1
   done; done
+  echo "== the gpt2 b8 step per kernel, f32 and f16 (browser engine --profile --detail) ($(( $(date +%s) - t0 )) s)"
+  for prec in f32 f16; do be --steps 3 --profile --detail --opts "precision=$prec batch=8" gpt2 | tee "$out/profile_$prec.txt" | grep -v '^  matmul'; done
   echo "== PyTorch, same GPU ($(( $(date +%s) - t0 )) s)"
   for m in "eager fp32" "compile bf16"; do
     echo "-- $m"; timeout 200 python3 .carry/torch_presets.py cuda $m shakespeare,gpt2 2>&1 | grep '^{' | cut -c1-300
