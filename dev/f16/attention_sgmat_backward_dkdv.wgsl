@@ -33,8 +33,6 @@
 
 const_assert BR % BC == 0u;         // query tiles start at the block's first key
 
-var<workgroup> Sw: array<f32, NSG * 16u * SSTR>;  // S^T, then dk's blocks
-var<workgroup> Dw: array<f32, NSG * 16u * SSTR>;  // dP^T, then dv's blocks
 var<workgroup> Pw: array<f16, NSG * 16u * ESTR>;  // P^T
 var<workgroup> Ew: array<f16, NSG * 16u * ESTR>;  // dS^T
 var<workgroup> Lt: array<f32, BC>;
@@ -80,8 +78,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     var accv: array<ResultT, DK>;
     var acck: array<ResultT, DK>;
-    var s: array<ResultT, NB>;
-    var g: array<ResultT, NB>;
     let n_tiles = (T + BC - 1u) / BC;
     for (var tile = j0 / BC; tile < n_tiles; tile++) {
         let i0 = tile * BC;
@@ -91,11 +87,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let e = lid + j * NTH;
             let r = e / HS4;
             let d4 = e % HS4;
-            let xq = vec4<f16>(ld_q(b, i0 + r, hb, d4) * a.scale);
-            let xg = vec4<f16>(ld_dy(b, i0 + r, hb, d4));
-            let i = r * KSTR + 4u * d4;
-            Ta[i] = xq.x; Ta[i + 1u] = xq.y; Ta[i + 2u] = xq.z; Ta[i + 3u] = xq.w;
-            Tb[i] = xg.x; Tb[i + 1u] = xg.y; Tb[i + 2u] = xg.z; Tb[i + 3u] = xg.w;
+            put_pair(r, d4, vec4<f16>(ld_q(b, i0 + r, hb, d4) * a.scale), vec4<f16>(ld_dy(b, i0 + r, hb, d4)));
         }
         for (var r = lid; r < BC; r += NTH) {
             let t = min(i0 + r, T - 1u);
@@ -103,27 +95,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             Dt[r] = stats[BNT + sbase + t];
         }
         workgroupBarrier();
-        // S^T = K (scale Q)^T, dP^T = V dY^T
-        //!unroll n NB
-        {
-            s[n] = ResultT();
-            g[n] = ResultT();
-        }
-        //!unroll d DK
-        {
-            //!unroll n NB
-            {
-                let qt = subgroupMatrixLoad<RightT>(&Ta, n * 16u * KSTR + d * 16u, true, KSTR);
-                s[n] = subgroupMatrixMultiplyAccumulate(lk[d], qt, s[n]);
-                let gt = subgroupMatrixLoad<RightT>(&Tb, n * 16u * KSTR + d * 16u, true, KSTR);
-                g[n] = subgroupMatrixMultiplyAccumulate(lv[d], gt, g[n]);
-            }
-        }
-        //!unroll n NB
-        {
-            subgroupMatrixStore(&Sw, sw + n * 16u, s[n], false, SSTR);
-            subgroupMatrixStore(&Dw, sw + n * 16u, g[n], false, SSTR);
-        }
+        scores_pair(sw, &lk, &lv); // S^T = K (scale Q)^T into Sw, dP^T = V dY^T into Dw
         workgroupBarrier();
         for (var c = 0u; c < CPL; c++) {
             let q = i0 + c0 + c;

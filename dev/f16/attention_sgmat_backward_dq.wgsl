@@ -28,8 +28,6 @@
 @group(0) @binding(5) var<storage, read> stats: array<f32>;
 @group(0) @binding(6) var<storage, read_write> dq: array<f32>;
 
-var<workgroup> Sw: array<f32, NSG * 16u * SSTR>;  // S, then dq's blocks
-var<workgroup> Dw: array<f32, NSG * 16u * SSTR>;  // dP
 var<workgroup> Ew: array<f16, NSG * 16u * ESTR>;  // dS
 
 fn ld_dy(b: u32, t: u32, hb: u32, d4: u32) -> vec4<f32> {
@@ -74,45 +72,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
     }
     var acc: array<ResultT, DK>;
-    var s: array<ResultT, NB>;
-    var g: array<ResultT, NB>;
     let n_tiles = (min(T, i0 + BR) - 1u) / BC + 1u;
     for (var tile = 0u; tile < n_tiles; tile++) {
         let j0 = tile * BC;
         workgroupBarrier(); // Q, dY loaded / the last tile's readers done
-        //!unroll j KQ
-        {
-            let e = lid + j * NTH;
-            let r = e / HS4;
-            let d4 = e % HS4;
-            let xk = vec4<f16>(ld_k(b, j0 + r, hb, d4));
-            let xv = vec4<f16>(ld_v(b, j0 + r, hb, d4));
-            let i = r * KSTR + 4u * d4;
-            Ta[i] = xk.x; Ta[i + 1u] = xk.y; Ta[i + 2u] = xk.z; Ta[i + 3u] = xk.w;
-            Tb[i] = xv.x; Tb[i + 1u] = xv.y; Tb[i + 2u] = xv.z; Tb[i + 3u] = xv.w;
-        }
+        stage_kv(lid, b, j0, hb);
         workgroupBarrier();
-        // S = (scale Q) K^T, dP = dY V^T
-        //!unroll n NB
-        {
-            s[n] = ResultT();
-            g[n] = ResultT();
-        }
-        //!unroll d DK
-        {
-            //!unroll n NB
-            {
-                let kt = subgroupMatrixLoad<RightT>(&Ta, n * 16u * KSTR + d * 16u, true, KSTR);
-                s[n] = subgroupMatrixMultiplyAccumulate(lq[d], kt, s[n]);
-                let vt = subgroupMatrixLoad<RightT>(&Tb, n * 16u * KSTR + d * 16u, true, KSTR);
-                g[n] = subgroupMatrixMultiplyAccumulate(lg[d], vt, g[n]);
-            }
-        }
-        //!unroll n NB
-        {
-            subgroupMatrixStore(&Sw, sw + n * 16u, s[n], false, SSTR);
-            subgroupMatrixStore(&Dw, sw + n * 16u, g[n], false, SSTR);
-        }
+        scores_pair(sw, &lq, &lg); // S = (scale Q) K^T into Sw, dP = dY V^T into Dw
         workgroupBarrier();
         for (var c = 0u; c < CPL; c++) {
             let key = j0 + c0 + c;

@@ -3,9 +3,11 @@
 // attention_sgmat_backward_dkdv) share, included by their
 // "//!include attention_sgmat_common" line (after attention_common): the
 // matrix types, the lanes of a row, the strides, the two streamed f16 tiles
-// Ta and Tb (BC rows of HS each; each kernel says what they hold), and the
+// Ta and Tb (BC rows of HS each; each kernel says what they hold), the
 // staging of a block of BR rows through both (rows < BC in Ta, the rest in
-// Tb) read back as a subgroup's 16 rows of left matrices.
+// Tb) read back as a subgroup's 16 rows of left matrices, a tile pair's
+// staging (K and V: the forward, dq), the subgroups' f32 16 x BC blocks Sw
+// and Dw, and the backward's score pair (dq, dk/dv).
 // Prefix constants used: HS, BR, BC, SG, NSG, DK, NB, QQ, KQ.
 const NTH: u32 = NSG * SG;
 const LPR: u32 = SG / 16u;          // lanes per row of a 16-row block
@@ -26,6 +28,8 @@ alias ResultT = subgroup_matrix_result<f32, 16, 16>;
 
 var<workgroup> Ta: array<f16, BC * KSTR>;
 var<workgroup> Tb: array<f16, BC * KSTR>;
+var<workgroup> Sw: array<f32, NSG * 16u * SSTR>;  // each kernel says what they hold
+var<workgroup> Dw: array<f32, NSG * 16u * SSTR>;
 
 // row r (< 2 BC) of a block: 4 f16 at column 4 d4
 fn stage(r: u32, d4: u32, x: vec4<f16>) {
@@ -41,4 +45,41 @@ fn stage(r: u32, d4: u32, x: vec4<f16>) {
 fn load_rows(sid: u32, d: u32) -> LeftT {
     if (sid * 16u < BC) { return subgroupMatrixLoad<LeftT>(&Ta, sid * 16u * KSTR + d * 16u, false, KSTR); }
     return subgroupMatrixLoad<LeftT>(&Tb, (sid * 16u - BC) * KSTR + d * 16u, false, KSTR);
+}
+// row r (< BC) of both tiles: xa into Ta, xb into Tb, at column 4 d4
+fn put_pair(r: u32, d4: u32, xa: vec4<f16>, xb: vec4<f16>) {
+    let i = r * KSTR + 4u * d4;
+    Ta[i] = xa.x; Ta[i + 1u] = xa.y; Ta[i + 2u] = xa.z; Ta[i + 3u] = xa.w;
+    Tb[i] = xb.x; Tb[i + 1u] = xb.y; Tb[i + 2u] = xb.z; Tb[i + 3u] = xb.w;
+}
+// keys j0 .. j0 + BC - 1 of head column hb, batch b: K into Ta, V into Tb
+fn stage_kv(lid: u32, b: u32, j0: u32, hb: u32) {
+    //!unroll j KQ
+    {
+        let e = lid + j * NTH;
+        let r = e / HS4;
+        let d4 = e % HS4;
+        put_pair(r, d4, vec4<f16>(ld_k(b, j0 + r, hb, d4)), vec4<f16>(ld_v(b, j0 + r, hb, d4)));
+    }
+}
+// the backward's scores of a subgroup (its 16 rows of l1 and l2 against the
+// tiles' BC rows): l1 Ta^T into Sw and l2 Tb^T into Dw at sw (16 x BC each)
+fn scores_pair(sw: u32, l1: ptr<function, array<LeftT, DK>>, l2: ptr<function, array<LeftT, DK>>) {
+    var s: array<ResultT, NB>;
+    var g: array<ResultT, NB>;
+    //!unroll d DK
+    {
+        //!unroll n NB
+        {
+            let ta = subgroupMatrixLoad<RightT>(&Ta, n * 16u * KSTR + d * 16u, true, KSTR);
+            s[n] = subgroupMatrixMultiplyAccumulate((*l1)[d], ta, s[n]);
+            let tb = subgroupMatrixLoad<RightT>(&Tb, n * 16u * KSTR + d * 16u, true, KSTR);
+            g[n] = subgroupMatrixMultiplyAccumulate((*l2)[d], tb, g[n]);
+        }
+    }
+    //!unroll n NB
+    {
+        subgroupMatrixStore(&Sw, sw + n * 16u, s[n], false, SSTR);
+        subgroupMatrixStore(&Dw, sw + n * 16u, g[n], false, SSTR);
+    }
 }

@@ -33,7 +33,6 @@
 const NEG: f32 = -3.0e38;
 const_assert HS <= BC;              // O passes through Sw
 
-var<workgroup> Sw: array<f32, NSG * 16u * SSTR>;  // S, then O's blocks
 var<workgroup> Pw: array<f16, NSG * 16u * ESTR>;  // P
 
 @compute @workgroup_size(NTH)
@@ -70,17 +69,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var tile = 0u; tile < n_tiles; tile++) {
         let j0 = tile * BC;
         workgroupBarrier(); // Q loaded / the last tile's readers done
-        //!unroll j KQ
-        {
-            let e = lid + j * NTH;
-            let r = e / HS4;
-            let d4 = e % HS4;
-            let xk = vec4<f16>(ld_k(b, j0 + r, hb, d4));
-            let xv = vec4<f16>(ld_v(b, j0 + r, hb, d4));
-            let i = r * KSTR + 4u * d4;
-            Ta[i] = xk.x; Ta[i + 1u] = xk.y; Ta[i + 2u] = xk.z; Ta[i + 3u] = xk.w;
-            Tb[i] = xv.x; Tb[i + 1u] = xv.y; Tb[i + 2u] = xv.z; Tb[i + 3u] = xv.w;
-        }
+        stage_kv(lid, b, j0, hb);
         workgroupBarrier();
         // S = Q K^T
         //!unroll n NB

@@ -15,7 +15,7 @@ int tt_profile(tt_backend *be, int reps, int detail, tt_webgpu_prof *rows, int *
     tt_webgpu_profile_fn profile =
         be->vt->get_proc ? (tt_webgpu_profile_fn)be->vt->get_proc(be, "webgpu.profile") : NULL;
     if (!profile)
-        return tt_fail(st, TT_EUNSUP, "profile: the %s backend has no kernel profile (WebGPU only; `tinytrain bench` "
+        return tt_fail(st, TT_EUNSUP, "the %s backend has no kernel profile (WebGPU only; `tinytrain bench` "
                        "times whole steps on every backend)", be->desc.name);
     TT_CHECK(profile(be, reps, detail, rows, TT_PROFILE_MAX, n, st));
     qsort(rows, (size_t)*n, sizeof *rows, slowest_first);
