@@ -181,19 +181,6 @@ function onRecipe(m) {
   }
 }
 
-// the table of `tinytrain profile` (src/cli/cmd_profile.c) from engine/profile.h's JSON
-function printProfile(p) {
-  const pad = (x, n) => String(x).padEnd(n), lpad = (x, n) => String(x).padStart(n);
-  console.log(`profile: ${p.preset} (${p.precision}) on ${p.device}, each site run ${p.reps} times back to back`);
-  console.log(`  ${pad('kernel', 26)} ${pad('detail', 30)} ${lpad('sites', 5)} ${lpad('ms/step', 10)} ${lpad('share', 6)} ${lpad('GFLOP/s', 10)}`);
-  for (const k of p.kernels) {
-    const gf = k.gflop > 0 && k.ms > 0 ? (k.gflop / k.ms * 1e3).toFixed(1) : '';
-    console.log(`  ${pad(k.kernel, 26)} ${pad(k.detail, 30)} ${lpad(k.sites, 5)} ${lpad(k.ms.toFixed(3), 10)} ` +
-      `${lpad((100 * k.ms / (p.sum_ms || 1)).toFixed(1) + '%', 6)} ${lpad(gf, 10)}`);
-  }
-  console.log(`  sum of the sites: ${p.sum_ms.toFixed(3)} ms (not the step time: see the line above)`);
-}
-
 worker.on('message', (m) => {
   if (m.type === 'ready') {
     if (o.variant === 'gpu' && !m.gpu) fail('no WebGPU device: ' + (m.gpuError || 'unknown'));
@@ -215,7 +202,7 @@ worker.on('message', (m) => {
     if (o.json) console.log(JSON.stringify(m));
     else {
       console.log(`${m.preset}\t${m.ms.toFixed(2)} ms/step\t${Math.round(m.tokensPerStep / m.ms * 1000)} tok/s\tloss ${m.losses.slice(0, 3).map((x) => x.toFixed(6)).join(' ')} … ${m.losses[m.losses.length - 1].toFixed(6)}`);
-      if (m.profile) printProfile(m.profile);
+      if (m.profile) process.stdout.write(m.profile.table); // engine/profile.c's table, as `tinytrain profile` prints it
     }
   } else if (m.type === 'benchDone') {
     done(0);

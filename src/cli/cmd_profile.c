@@ -68,29 +68,14 @@ int cmd_profile(int argc, char **argv) {
         rc = error_line(EXIT_FAIL, "profile: %s", st.msg);
         goto out;
     }
-    double tot = 0;
-    for (int i = 0; i < n; i++) tot += prof[i].ms;
-    if (o.json) {
-        tt_jw j;
-        tt_jw_init(&j);
-        const char *name = preset_name ? preset_name : "";
-        tt_profile_json(&j, name, be->desc.device, precision, reps, prof, n);
-        if (j.oom) rc = error_line(EXIT_FAIL, "out of memory");
-        else printf("%s\n", j.buf);
-        tt_jw_free(&j);
-    } else {
-        printf("profile: %s (%lld params, %s) on %s, each site run %d times back to back\n",
-               preset_name ? preset_name : "custom", (long long)tt_config_param_count(&cfg),
-               precision == TT_PRECISION_F16 ? "f16" : "f32", be->desc.device, reps);
-        printf("  %-26s %-30s %5s %10s %6s %10s\n", "kernel", "detail", "sites", "ms/step", "share", "GFLOP/s");
-        for (int i = 0; i < n; i++) {
-            char gf[32] = "";
-            if (prof[i].gflop > 0 && prof[i].ms > 0) snprintf(gf, sizeof gf, "%.1f", prof[i].gflop / prof[i].ms * 1e3);
-            printf("  %-26s %-30s %5d %10.3f %5.1f%% %10s\n", prof[i].kernel, prof[i].tag, prof[i].sites, prof[i].ms,
-                   100.0 * prof[i].ms / (tot > 0 ? tot : 1), gf);
-        }
-        printf("  sum of the sites: %.3f ms (not the step time: see tinytrain bench)\n", tot);
-    }
+    tt_jw j;
+    tt_jw_init(&j);
+    const char *name = preset_name ? preset_name : "custom";
+    if (o.json) tt_profile_json(&j, name, be->desc.device, precision, reps, prof, n);
+    else tt_profile_table(&j, name, be->desc.device, precision, reps, prof, n);
+    if (j.oom) rc = error_line(EXIT_FAIL, "out of memory");
+    else printf(o.json ? "%s\n" : "%s", j.buf);
+    tt_jw_free(&j);
 out:
     free(p);
     tt_backend_destroy(be);

@@ -21,8 +21,16 @@
  * TT_EUNSUP for another backend. */
 int tt_profile(tt_backend *be, int reps, int detail, tt_webgpu_prof *rows, int *n, tt_status *st);
 
+/* The profile as text, one row per kernel (or kernel x shape): a title
+ * line, the column heads, the rows (ms per step, share of the sum, GFLOP/s
+ * where the kernel counts its work) and the sum of the sites. What
+ * `tinytrain profile` prints and the JSON's "table". */
+void tt_profile_table(tt_jw *j, const char *preset, const char *device, int precision, int reps,
+                      const tt_webgpu_prof *rows, int n);
+
 /* {"schema":"tinytrain.profile/1","preset","device","precision","reps",
- *  "sum_ms","kernels":[{"kernel","detail","sites","ms","gflop"}...]} */
+ *  "sum_ms","kernels":[{"kernel","detail","sites","ms","gflop"}...],"table"}
+ * (table: tt_profile_table's text, for front-ends that print it) */
 void tt_profile_json(tt_jw *j, const char *preset, const char *device, int precision, int reps,
                      const tt_webgpu_prof *rows, int n);
 

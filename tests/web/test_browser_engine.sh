@@ -92,6 +92,9 @@ else {
     const sum = p.kernels.reduce((a, k) => a + k.ms, 0);
     if (!(Math.abs(sum - p.sum_ms) <= 1e-6 * Math.max(1, p.sum_ms)) || !p.kernels.every((k) => k.ms >= 0)) bad(`${who}: rows do not sum to sum_ms`);
     if (!sites(p).amp_update) bad(`${who}: no loss-scaler kernel (amp_update) in an f16 step`);
+    const t = (p.table || '').split('\n').filter((l) => l);
+    if (t.length !== p.kernels.length + 3 || !p.kernels.every((k, i) => t[i + 2].trim().startsWith(k.kernel + ' ')))
+      bad(`${who}: the table does not list the kernels in order`);
   }
   const a = sites(nat), b = sites(web);
   if (JSON.stringify(Object.keys(a).sort()) !== JSON.stringify(Object.keys(b).sort()) || Object.keys(a).some((k) => a[k] !== b[k]))

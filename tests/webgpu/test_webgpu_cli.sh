@@ -118,12 +118,16 @@ for k in matmul attention_forward attention_backward_d attention_backward_dkdv a
 done
 check "  ... the shares add up to 100%" awk '/^  [a-z_]+ +[0-9]+ +[0-9.]+ +[0-9.]+%/ { s += $4 } END { exit !(s > 99.0 && s < 101.0) }' pr.out
 "$T" profile --preset tiny --reps 1 --detail --json > pj.out 2> pj.err
-check "profile --detail --json: one JSON object whose kernels sum to sum_ms, matmul rows carry their shape" node -e '
+check "profile --detail --json: one JSON object whose kernels sum to sum_ms, matmul rows carry their shape, its table the rows in order" node -e '
   const j = JSON.parse(require("fs").readFileSync("pj.out", "utf8"));
   const sum = j.kernels.reduce((a, k) => a + k.ms, 0);
   const mm = j.kernels.filter((k) => k.kernel === "matmul");
   if (j.schema !== "tinytrain.profile/1" || Math.abs(sum - j.sum_ms) > 1e-6 * Math.max(1, j.sum_ms)) process.exit(1);
-  if (mm.length < 4 || !mm.every((k) => /^\d+x\d+x\d+( x\d+)? t\d+ z\d+/.test(k.detail) && k.gflop > 0)) process.exit(1);'
+  if (mm.length < 4 || !mm.every((k) => /^\d+x\d+x\d+( x\d+)? t\d+ z\d+/.test(k.detail) && k.gflop > 0)) process.exit(1);
+  // "table": the text the CLI prints, a row per kernel in the same order
+  const t = j.table.split("\n").filter((l) => l);
+  if (t.length !== j.kernels.length + 3 || !t[0].startsWith("profile: tiny (f32) on ") || !/^  sum of the sites: [0-9.]+ ms/.test(t.at(-1))) process.exit(1);
+  if (!j.kernels.every((k, i) => t[i + 2].trim().startsWith(k.kernel + " ") && t[i + 2].includes(k.ms.toFixed(3)))) process.exit(1);'
 "$T" profile --preset tiny --reps 0 > p0.out 2> p0.err
 check "profile --reps 0: a usage error (exit 2), one line naming the range" bash -c "test $? -eq 2 && test \$(wc -l < p0.err) -eq 1 && grep -q 'reps must be in 1..1000' p0.err"
 "$T" profile --preset tiny --precision f64 > pf.out 2> pf.err
