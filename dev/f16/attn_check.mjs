@@ -1,10 +1,9 @@
-// attn_check.mjs — the f16 tier's attention experiment on subgroup matrices
-// (dev/f16/attention_sgmat_*.wgsl: forward, backward dk/dv and dq, their
-// common part; wired into src/webgpu/attention.c on the branch
-// wip-sgmat-attn) under Dawn's Node binding, checked against float64 and
-// timed beside the product's f32 attention_forward.wgsl, on a GPU host
-// (lavapipe has no subgroup matrices).
-//   node dev/f16/attn_check.mjs /path/to/webgpu [check|time|all]
+// attn_check.mjs — the f16 tier's attention on subgroup matrices
+// (src/webgpu/wgsl/attention_sgmat_*.wgsl: forward, backward dk/dv and dq,
+// their common part; planned by src/webgpu/attention.c) under Dawn's Node
+// binding, checked against float64 and timed beside the f32
+// attention_forward.wgsl, on a GPU host (lavapipe has no subgroup matrices).
+//   node dev/f16/attn_check.mjs /path/to/webgpu [check|time|all|compile [DIR]]
 // Kernels composed as src/webgpu/gpu_ops.c composes them (prefix, common.wgsl,
 // the kernel with its //!include; //!unroll blocks unrolled); the f32
 // kernel with attention.c's plan for head size 64 on a 48 KiB adapter (BR 64,
@@ -24,45 +23,41 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { unroll } from "../wgsl_unroll.mjs";
-import { openDevice, r16, randoms } from "./dawn_device.mjs";
+import { openDevice, r16, randoms, stubSgmat } from "./dawn_device.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const W = path.join(here, "../../src/webgpu/wgsl/");
-const [dawnPath, what = "all"] = process.argv.slice(2);
+const [dawnPath, what = "all", wdir] = process.argv.slice(2);
+const W = wdir ? path.resolve(wdir) + "/" : path.join(here, "../../src/webgpu/wgsl/"); // compile DIR: the kernels from DIR
 if (!dawnPath) { console.error("usage: node dev/f16/attn_check.mjs /path/to/webgpu [check|time|all]"); process.exit(2); }
 const { ai, sgcfg, device, buf } = await openDevice(dawnPath);
 // the kernels: 16 x 16 x 16 matrices, SG / 16 lanes per row
 const sgmat = !!sgcfg && sgcfg.M === 16 && sgcfg.N === 16 && sgcfg.K === 16 && ai.subgroupMaxSize % 16 === 0;
 console.log(JSON.stringify({ adapter: ai.description || ai.device, sgmat, subgroups: [ai.subgroupMinSize, ai.subgroupMaxSize],
   wgStorage: device.limits.maxComputeWorkgroupStorageSize }));
-if (!sgmat) { console.log(JSON.stringify({ blocked: "no f16 16x16x16 subgroup matrices here" })); process.exit(1); }
+let SGS = ai.subgroupMaxSize; // the subgroup size of the prefixes
 
 const SGA = process.env.ATTN_SG || "4:64"; // NSG:BC of the experiment
 const read = (f) => fs.readFileSync(f, "utf8");
-// an experiment kernel of dev/f16 with its "//!include attention_sgmat_common" (dev/f16) expanded here;
-// its "//!include attention_common" is the product's (wgsl_unroll.mjs)
-const dev = (n) => read(path.join(here, n + ".wgsl"))
-  .replace(/^\/\/!include attention_sgmat_common[^\n]*$/m, () => read(path.join(here, "attention_sgmat_common.wgsl")));
 function source(kind, hs) {
   let prefix, body;
   if (kind === "sgmat") {
-    const [nsg, bc] = SGA.split(":").map(Number), sg = ai.subgroupMaxSize, nth = nsg * sg, br = nsg * 16;
+    const [nsg, bc] = SGA.split(":").map(Number), sg = SGS, nth = nsg * sg, br = nsg * 16;
     prefix = `diagnostic(off, chromium.subgroup_matrix_uniformity);\nenable f16;\nenable subgroups;\n` +
       `enable chromium_experimental_subgroup_matrix;\nconst HS: u32 = ${hs}u;\nconst BR: u32 = ${br}u;\nconst BC: u32 = ${bc}u;\n` +
       `const VEC: bool = true;\nconst SG: u32 = ${sg}u;\nconst NSG: u32 = ${nsg}u;\nconst DK: u32 = ${hs / 16}u;\n` +
       `const NB: u32 = ${bc / 16}u;\nconst QQ: u32 = ${br * hs / 4 / nth}u;\nconst KQ: u32 = ${bc * hs / 4 / nth}u;\n`;
-    body = dev("attention_sgmat_forward");
+    body = read(W + "attention_sgmat_forward.wgsl");
   } else if (kind === "d") { // attention.c ds_backward's D site
     prefix = `const HS: u32 = ${hs}u;\nconst VEC: bool = true;\nconst WG: u32 = 256u;\n`;
     body = read(W + "attention_backward_d.wgsl");
     return { code: unroll(`${prefix}\n${read(W + "common.wgsl")}\n${body}`, prefix), wg: 256 };
   } else if (kind === "dq" || kind === "dkdv") { // attention.c sg_backward
-    const sg = ai.subgroupMaxSize, nsg = 4, bc = 32, nth = nsg * sg, br = nsg * 16;
+    const sg = SGS, nsg = 4, bc = 32, nth = nsg * sg, br = nsg * 16;
     prefix = `diagnostic(off, chromium.subgroup_matrix_uniformity);\nenable f16;\nenable subgroups;\n` +
       `enable chromium_experimental_subgroup_matrix;\nconst HS: u32 = ${hs}u;\nconst BR: u32 = ${br}u;\nconst BC: u32 = ${bc}u;\n` +
       `const VEC: bool = true;\nconst SG: u32 = ${sg}u;\nconst NSG: u32 = ${nsg}u;\nconst DK: u32 = ${hs / 16}u;\n` +
       `const NB: u32 = ${bc / 16}u;\nconst QQ: u32 = ${br * hs / 4 / nth}u;\nconst KQ: u32 = ${bc * hs / 4 / nth}u;\nconst KV1: bool = false;\n`;
-    body = dev(`attention_sgmat_backward_${kind}`);
+    body = read(W + `attention_sgmat_backward_${kind}.wgsl`);
     return { code: unroll(`${prefix}\n${read(W + "common.wgsl")}\n${body}`, prefix), wg: br };
   } else { // attention.c: head size 64, 48 KiB: BR 64, BC 32, OB 2, PF
     prefix = `const HS: u32 = ${hs}u;\nconst BR: u32 = 64u;\nconst BC: u32 = 32u;\nconst OB: u32 = 2u;\n` +
@@ -140,6 +135,29 @@ async function readback(b, n) {
   await r.mapAsync(GPUMapMode.READ); const out = new Float32Array(r.getMappedRange().slice(0)); r.unmap(); return out;
 }
 
+// compile: the kernels as attention.c plans them for subgroups of 32 (head
+// sizes 16, 32, 64; 128 for the backward) compiled here, with the matrix
+// builtins stubbed where the adapter lacks them (dawn_device.mjs stubSgmat):
+// the CI's check (tests/webgpu/test_webgpu_sgmat_compile.sh) on lavapipe;
+// DIR: the kernel files from DIR instead of src/webgpu/wgsl (their
+// //!include files stay src's)
+if (what === "compile") {
+  SGS = 32;
+  let bad = 0;
+  for (const [kind, hss] of [["sgmat", [16, 32, 64]], ["dq", [16, 32, 64, 128]], ["dkdv", [16, 32, 64, 128]]])
+    for (const hs of hss) {
+      let code = source(kind, hs).code, msgs;
+      try {
+        if (!sgmat) code = stubSgmat(code);
+        const m = device.createShaderModule({ code });
+        msgs = (await m.getCompilationInfo()).messages.filter((x) => x.type === "error").map((x) => `${x.lineNum}: ${x.message}`);
+      } catch (e) { msgs = [String(e.message || e)]; }
+      if (msgs.length) bad++;
+      console.log(JSON.stringify({ compile: kind, hs, stubbed: !sgmat, ok: !msgs.length, ...(msgs.length ? { errors: msgs.slice(0, 3) } : {}) }));
+    }
+  process.exit(bad ? 1 : 0);
+}
+if (!sgmat) { console.log(JSON.stringify({ blocked: "no f16 16x16x16 subgroup matrices here" })); process.exit(1); }
 let failed = 0;
 async function check(c) {
   const pr = problem(c.B, c.T, c.NH, c.hs, c.amp || 1);

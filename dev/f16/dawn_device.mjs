@@ -5,7 +5,8 @@
 // matrices (web/worker.js sgmatConfig: the largest f16 -> f32 configuration
 // with K dividing 16; also subgroups of one size and WGSL's subgroup_id),
 // with the adapter's storage limits; storage buffers; f16 rounding; seeded
-// random data.
+// random data; the subgroup-matrix builtins stubbed for adapters without
+// them.
 import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
@@ -54,4 +55,27 @@ export function randoms(seed) {
     for (let i = 0; i < n; i++) { seed = (seed * 1103515245 + 12345) >>> 0; a[i] = amp * (seed / 2 ** 31 - 1); }
     return a;
   };
+}
+
+// The subgroup-matrix types and builtins of a composed kernel replaced by
+// plain functions of one struct (for adapters without them, as lavapipe):
+// compiling the result checks the kernel's composition, names and types,
+// all but the matrix builtins' own signatures. A load or store through
+// &NAME (a workgroup array of f16 or f32) becomes a function of NAME.
+export function stubSgmat(code) {
+  code = code.replace(/^diagnostic\(off, chromium\.subgroup_matrix_uniformity\);\n/m, "")
+    .replace(/^enable chromium_experimental_subgroup_matrix;\n/m, "")
+    .replace(/subgroup_matrix_(left|right|result)<(f16|f32), *\w+, *\w+>/g, "SgStub");
+  const elem = new Map();
+  for (const m of code.matchAll(/var<workgroup> (\w+): array<(f16|f32),/g)) elem.set(m[1], m[2]);
+  const used = new Set(), use = (a) => { if (!elem.has(a)) throw new Error(`stub: ${a} is not a workgroup array`); used.add(a); };
+  code = code.replace(/subgroupMatrixLoad<\w+>\(&(\w+),/g, (_, a) => (use(a), `sgLoad_${a}(`))
+    .replace(/subgroupMatrixStore\(&(\w+),/g, (_, a) => (use(a), `sgStore_${a}(`))
+    .replace(/subgroupMatrixMultiplyAccumulate\(/g, "sgMma(");
+  if (/subgroupMatrix|subgroup_matrix/.test(code)) throw new Error("stub: a subgroup-matrix builtin left unstubbed");
+  let fns = "struct SgStub { v: f32 }\nfn sgMma(a: SgStub, b: SgStub, c: SgStub) -> SgStub { return SgStub(fma(a.v, b.v, c.v)); }\n";
+  for (const a of used)
+    fns += `fn sgLoad_${a}(o: u32, t: bool, s: u32) -> SgStub { return SgStub(f32(${a}[o + s])); }\n` +
+      `fn sgStore_${a}(o: u32, m: SgStub, t: bool, s: u32) { ${a}[o + s] = ${elem.get(a)}(m.v); }\n`;
+  return `${code}\n${fns}`;
 }

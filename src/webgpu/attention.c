@@ -55,6 +55,23 @@
  * The scratch (tt_gops.ds_buf) is sized at plan time like the split-K
  * scratch, shared by every layer, counted in the backend's memory figures.
  *
+ * The f16 tier on subgroup matrices (attention_sgmat_*.wgsl, sharing
+ * attention_common and attention_sgmat_common): under tt_gops.f16, on an
+ * adapter that lists the 16 x 16 x 16 f16 x f16 -> f32 configuration and
+ * runs subgroups of one size SG (a multiple of 16), for head sizes that are
+ * multiples of 16, without dropout, where the tiles fit (sga_prefix): the
+ * forward attention_sgmat_forward, the backward attention_backward_d (D,
+ * as the dS-storing backward), attention_sgmat_backward_dkdv, then
+ * attention_sgmat_backward_dq. NSG = 4 subgroups a workgroup, a block of
+ * BR = 64 rows (16 a subgroup), streamed tiles of BC rows (forward 64, the
+ * backward 32), f16 operands, f32 accumulation, softmax and P, dS in f32
+ * until rounded for their products; the same stats = [lse | D]. Workgroup
+ * memory: two f16 tiles of BC x (HS + 8), per subgroup f32 16 x (BC + 4)
+ * blocks (forward one, backward two) and f16 16 x (BC + 8) blocks (forward
+ * and dq one, dk/dv two), and dk/dv's lse and D of a tile (8 BC). Each pass
+ * is chosen on its own: where one does not fit, it runs the f32 kernels
+ * (the forward's only reach into the backward is lse).
+ *
  * Row kernels (the fallback): LANES = 4 threads per row (query row in
  * attention_rows_forward and _backward_dq, key row in _backward_dkdv)
  * splitting the other side's rows of each tile, BR = 64 / LANES rows per
@@ -319,6 +336,132 @@ static int tiled_backward(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gr
     return TT_OK;
 }
 
+/* attention_backward_d: D = rowsum(dY o Y) into stats' second half, one
+ * thread per row (the dS-storing and the subgroup-matrix backward) */
+static int d_site(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref dy, tt_gref stats, int B, int T, int C, int NH,
+                  tt_status *st) {
+    char pf[128];
+    uint32_t args[16], x, yy;
+    int hs = C / NH;
+    attn_args(args, B, T, C, NH);
+    snprintf(pf, sizeof pf, "const HS: u32 = %du;\nconst VEC: bool = %s;\nconst WG: u32 = %uu;\n", hs,
+             hs % 4 == 0 ? "true" : "false", TT_WG_ELEM);
+    static const uint8_t kinds[3] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW};
+    tt_gpu_buf bufs[3] = {y.buf, dy.buf, stats.buf};
+    tt_gops_grid1(o, ((uint64_t)B * NH * T + TT_WG_ELEM - 1) / TT_WG_ELEM, &x, &yy);
+    TT_CHECK(tt_gops_make_site(o, s, "attention_backward_d", pf, args, 0, 3, bufs, kinds, x, yy, 1, st));
+    snprintf(s->tag, sizeof s->tag, "rows %d", B * NH * T);
+    return TT_OK;
+}
+
+/* ---- the f16 tier on subgroup matrices -------------------------------------- */
+#define SGA_NSG 4u
+static const uint32_t SGA_BC[3] = {64, 32, 32}; /* forward, dq, dk/dv */
+
+static uint64_t sga_bytes(int which, uint64_t hs, uint64_t bc) {
+    const uint64_t tiles = 2 * 2 * bc * (hs + 8), rows = SGA_NSG * 16, f32b = rows * (bc + 4) * 4,
+                   f16b = rows * (bc + 8) * 2;
+    if (which == 0) return tiles + f32b + f16b;
+    if (which == 1) return tiles + 2 * f32b + f16b;
+    return tiles + 2 * f32b + 2 * f16b + 8 * bc;
+}
+
+uint64_t tt_gop_attention_sgmat_plan(int which, int hs, const tt_gpu_info *in) {
+    if (which < 0 || which > 2 || hs < 16 || hs % 16 || hs > 1024) return 0;
+    const uint32_t sg = in->subgroup_max, bc = SGA_BC[which], br = SGA_NSG * 16, nth = SGA_NSG * sg, h = (uint32_t)hs;
+    if (in->sgmat_m != 16 || in->sgmat_n != 16 || in->sgmat_k != 16 || !sg || in->subgroup_min != sg || sg % 16)
+        return 0;
+    const uint32_t lpr = sg / 16; /* lanes per row */
+    if (nth > in->max_invocations || bc % lpr || h % lpr || (br * h) % (4 * nth) || (bc * h) % (4 * nth) ||
+        (which == 0 && h > bc))
+        return 0;
+    const uint64_t bytes = sga_bytes(which, h, bc);
+    return bytes <= in->max_wg_storage ? bytes : 0;
+}
+
+/* 1 and the prefix of kernel `which` (0 forward, 1 dq, 2 dk/dv) in pf when
+ * its subgroup-matrix variant runs for this op (the f16 tier, no dropout,
+ * tt_gop_attention_sgmat_plan), else 0 */
+static int sga_prefix(const tt_gops *o, int which, int hs, int drop, char *pf, size_t cap, uint64_t *bytes) {
+    if (!o->f16 || drop || !(*bytes = tt_gop_attention_sgmat_plan(which, hs, o->info))) return 0;
+    const uint32_t sg = o->info->subgroup_max, bc = SGA_BC[which], br = SGA_NSG * 16, nth = SGA_NSG * sg,
+                   h = (uint32_t)hs;
+    snprintf(pf, cap,
+             "diagnostic(off, chromium.subgroup_matrix_uniformity);\nenable f16;\nenable subgroups;\n"
+             "enable chromium_experimental_subgroup_matrix;\nconst HS: u32 = %uu;\nconst BR: u32 = %uu;\n"
+             "const BC: u32 = %uu;\nconst VEC: bool = true;\nconst SG: u32 = %uu;\nconst NSG: u32 = %uu;\n"
+             "const DK: u32 = %uu;\nconst NB: u32 = %uu;\nconst QQ: u32 = %uu;\nconst KQ: u32 = %uu;\n",
+             h, br, bc, sg, SGA_NSG, h / 16, bc / 16, br * h / (4 * nth), bc * h / (4 * nth));
+    return 1;
+}
+
+static void sga_tag(tt_gsite *s, int which, uint64_t bytes) {
+    snprintf(s->tag, sizeof s->tag, "sgmat br%u bc%u nsg%u %uB", SGA_NSG * 16, SGA_BC[which], SGA_NSG,
+             (unsigned)bytes);
+}
+
+/* the forward on subgroup matrices: 0 (nothing made) where it does not run here */
+static int sga_forward(tt_gops *o, tt_gsite *s, int *made, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v,
+                       int B, int T, int C, int NH, int drop, tt_status *st) {
+    char pf[512];
+    uint64_t bytes;
+    *made = 0;
+    if (!sga_prefix(o, 0, C / NH, drop, pf, sizeof pf, &bytes)) return TT_OK;
+    uint32_t args[16];
+    attn_args(args, B, T, C, NH);
+    qkv_offs(args, q, k, v);
+    tt_gpu_buf bufs[5] = {q.buf, k.buf, v.buf, y.buf, stats.buf};
+    TT_CHECK(tt_gops_make_site(o, s, "attention_sgmat_forward", pf, args, 0, 5, bufs, FWD_KINDS,
+                               ((uint32_t)T + SGA_NSG * 16 - 1) / (SGA_NSG * 16), (uint32_t)NH, (uint32_t)B, st));
+    s->flops = 2.0 * B * T * (T + 1.0) * C;
+    sga_tag(s, 0, bytes);
+    *made = 1;
+    return TT_OK;
+}
+
+/* the backward on subgroup matrices, where both kernels run here: s[0] D
+ * (d_site), s[1] dk/dv, s[2] dq */
+static int sga_backward(tt_gops *o, tt_gsite *s, int *made, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats,
+                        tt_gref q, tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH, int drop,
+                        tt_status *st) {
+    char pf[2][512];
+    uint64_t bytes[2];
+    *made = 0;
+    if (!sga_prefix(o, 1, C / NH, drop, pf[0], sizeof pf[0], &bytes[0]) ||
+        !sga_prefix(o, 2, C / NH, drop, pf[1], sizeof pf[1], &bytes[1]))
+        return TT_OK;
+    TT_CHECK(d_site(o, &s[0], y, dy, stats, B, T, C, NH, st));
+    uint32_t args[2][16];
+    for (int i = 0; i < 2; i++) {
+        attn_args(args[i], B, T, C, NH);
+        qkv_offs(args[i], q, k, v);
+    }
+    out_offs(args[0], dq, dq);
+    out_offs(args[1], dk, dv);
+    const uint32_t gx = ((uint32_t)T + SGA_NSG * 16 - 1) / (SGA_NSG * 16);
+    {
+        static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
+                                         TT_GPU_BIND_READ, TT_GPU_BIND_RW,   TT_GPU_BIND_RW};
+        tt_gpu_buf bufs[7] = {q.buf, k.buf, v.buf, dy.buf, stats.buf, dk.buf, dv.buf};
+        TT_CHECK(kv_bind(o, dk, dv, pf[1], sizeof pf[1], &bufs[6], st));
+        TT_CHECK(tt_gops_make_site(o, &s[1], "attention_sgmat_backward_dkdv", pf[1], args[1], 0, 7, bufs, kinds, gx,
+                                   (uint32_t)NH, (uint32_t)B, st));
+        s[1].flops = 2.0 * B * T * (T + 1.0) * C * 2.0; /* 4 causal products */
+        sga_tag(&s[1], 2, bytes[1]);
+    }
+    {
+        static const uint8_t kinds[6] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
+                                         TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW};
+        tt_gpu_buf bufs[6] = {q.buf, k.buf, v.buf, dy.buf, stats.buf, dq.buf};
+        TT_CHECK(tt_gops_make_site(o, &s[2], "attention_sgmat_backward_dq", pf[0], args[0], 0, 6, bufs, kinds, gx,
+                                   (uint32_t)NH, (uint32_t)B, st));
+        s[2].flops = 2.0 * B * T * (T + 1.0) * C * 1.5; /* 3 causal products */
+        sga_tag(&s[2], 1, bytes[0]);
+    }
+    *made = 1;
+    return TT_OK;
+}
+
 /* ---- the dS-storing backward --------------------------------------------- */
 int tt_gop_attention_ds_plan(int hs, int B, int T, int NH, uint32_t storage, uint32_t max_inv, uint64_t max_bytes,
                              tt_attn_ds *p) {
@@ -354,6 +497,10 @@ static int ds_plan_o(const tt_gops *o, int B, int T, int C, int NH, int drop, tt
 }
 
 size_t tt_gop_attention_ds_elems(const tt_gops *o, int B, int T, int C, int NH, int drop) {
+    char pf[512];
+    uint64_t bytes;
+    if (sga_prefix(o, 1, C / NH, drop, pf, sizeof pf, &bytes) && sga_prefix(o, 2, C / NH, drop, pf, sizeof pf, &bytes))
+        return 0; /* the subgroup-matrix backward stores no dS */
     tt_attn_ds p;
     return ds_plan_o(o, B, T, C, NH, drop, &p) ? (size_t)p.elems : 0;
 }
@@ -368,19 +515,7 @@ static int ds_backward(tt_gops *o, tt_gsite *s, const tt_attn_ds *p, tt_gref dq,
         TT_CHECK(tt_gpu_buffer(o->g, (uint64_t)p->elems * 4, TT_GPU_STORAGE, "attn-ds-scratch", &o->ds_buf, st));
         o->ds_elems = (size_t)p->elems;
     }
-    /* D: one thread per row */
-    {
-        char pf[128];
-        uint32_t args[16], x, yy;
-        attn_args(args, B, T, C, NH);
-        snprintf(pf, sizeof pf, "const HS: u32 = %du;\nconst VEC: bool = %s;\nconst WG: u32 = %uu;\n", hs,
-                 hs % 4 == 0 ? "true" : "false", TT_WG_ELEM);
-        static const uint8_t kinds[3] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW};
-        tt_gpu_buf bufs[3] = {y.buf, dy.buf, stats.buf};
-        tt_gops_grid1(o, ((uint64_t)B * NH * T + TT_WG_ELEM - 1) / TT_WG_ELEM, &x, &yy);
-        TT_CHECK(tt_gops_make_site(o, &s[0], "attention_backward_d", pf, args, 0, 3, bufs, kinds, x, yy, 1, st));
-        snprintf(s[0].tag, sizeof s[0].tag, "rows %d", B * NH * T);
-    }
+    TT_CHECK(d_site(o, &s[0], y, dy, stats, B, T, C, NH, st));
     char pf[2][320], ds[64];
     int pf_on[2];
     tt_attn_tile t[2];
@@ -505,6 +640,9 @@ static int forward_op(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref
                       int C, int NH, int slot, tt_status *st) {
     if (((q.off | k.off | v.off) & 3) || y.off || stats.off)
         return tt_fail(st, TT_EINVAL, "webgpu attention: y and stats must start their buffers, q, k, v at multiples of 4");
+    int made;
+    TT_CHECK(sga_forward(o, s, &made, y, stats, q, k, v, B, T, C, NH, slot >= 0, st));
+    if (made) return TT_OK;
     if (tiled_usable(o, C / NH)) return tiled_forward(o, s, y, stats, q, k, v, B, T, C, NH, slot, st);
     return rows_forward(o, s, y, stats, q, k, v, B, T, C, NH, slot, st);
 }
@@ -515,6 +653,9 @@ static int backward_op(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref 
     if (((q.off | k.off | v.off | dq.off | dk.off | dv.off) & 3) || y.off || dy.off || stats.off)
         return tt_fail(st, TT_EINVAL, "webgpu attention: y, dy and stats must start their buffers, q, k, v and the "
                                       "outputs at multiples of 4");
+    int made;
+    TT_CHECK(sga_backward(o, s, &made, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, slot >= 0, st));
+    if (made) return TT_OK;
     tt_attn_ds p;
     if (ds_plan_o(o, B, T, C, NH, slot >= 0, &p))
         return ds_backward(o, s, &p, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, slot, st);

@@ -145,6 +145,8 @@ static const char *kernel_source(const char *name, const char *user, char **owne
     return NULL;
 }
 
+#define MAX_INC 2 /* //!include lines of a kernel */
+
 static int get_kernel(tt_gops *o, const char *name, const char *prefix, int n_bind, const uint8_t *kinds,
                       tt_gpu_kernel *out, tt_status *st) {
     char key[KEY_CAP];
@@ -155,7 +157,7 @@ static int get_kernel(tt_gops *o, const char *name, const char *prefix, int n_bi
             *out = o->cache[i].k;
             return TT_OK;
         }
-    char *own[4] = {NULL, NULL, NULL, NULL}; /* sources read under TT_WEBGPU_WGSL_DIR */
+    char *own[2 + MAX_INC + 1] = {NULL}; /* sources read under TT_WEBGPU_WGSL_DIR */
     char *src = NULL;
     int rc = TT_EUNSUP;
     const char *common = kernel_source("common", NULL, &own[0], st);
@@ -163,43 +165,49 @@ static int get_kernel(tt_gops *o, const char *name, const char *prefix, int n_bi
     if (!common || !body) goto done;
     /* a kernel may share declarations with its family through lines
      * "//!include NAME" (NAME.wgsl, e.g. attention_common: the Args,
-     * bindings and loaders of the attention kernels), expanded here, one
-     * level deep */
-    const char *inc = NULL;
-    size_t n_inc = 0, inc_at = 0, inc_len = 0;
-    const char *d = strstr(body, "\n//!include ");
-    if (d) {
+     * bindings and loaders of the attention kernels; at most MAX_INC, in
+     * the order the body names them), each expanded in place, one level
+     * deep (an included file includes nothing) */
+    const char *inc[MAX_INC];
+    size_t n_inc = 0, inc_at[MAX_INC], inc_len[MAX_INC], inc_bytes = 0;
+    for (const char *d = strstr(body, "\n//!include "); d; d = strstr(d + 1, "\n//!include ")) {
         const char *nm = d + 12;
         size_t nl = strcspn(nm, " \r\n");
         char iname[64];
-        if (nl == 0 || nl >= sizeof iname) {
-            rc = tt_fail(st, TT_EUNSUP, "webgpu: kernel %s: bad //!include line", name);
+        if (nl == 0 || nl >= sizeof iname || n_inc == MAX_INC) {
+            rc = n_inc == MAX_INC ? tt_fail(st, TT_EUNSUP, "webgpu: kernel %s: more than %d //!include lines", name, MAX_INC)
+                                  : tt_fail(st, TT_EUNSUP, "webgpu: kernel %s: bad //!include line", name);
             goto done;
         }
         memcpy(iname, nm, nl);
         iname[nl] = 0;
-        inc = kernel_source(iname, name, &own[2], st);
-        if (!inc) goto done;
-        if (strstr(nm, "\n//!include ")) {
-            rc = tt_fail(st, TT_EUNSUP, "webgpu: kernel %s: one //!include per kernel", name);
+        inc[n_inc] = kernel_source(iname, name, &own[2 + n_inc], st);
+        if (!inc[n_inc]) goto done;
+        if (strstr(inc[n_inc], "\n//!include ") || !strncmp(inc[n_inc], "//!include ", 11)) {
+            rc = tt_fail(st, TT_EUNSUP, "webgpu: kernel %s: %s.wgsl includes another file (one level only)", name, iname);
             goto done;
         }
-        n_inc = strlen(inc);
-        inc_at = (size_t)(d + 1 - body);
-        inc_len = 11 + nl;
+        inc_bytes += strlen(inc[n_inc]);
+        inc_at[n_inc] = (size_t)(d + 1 - body);
+        inc_len[n_inc++] = 11 + nl;
     }
     const int drop = strstr(prefix, "const DROP_BIND: u32 = ") != NULL;
-    const char *dsn = drop ? kernel_source("dropout_common", name, &own[3], st) : NULL;
+    const char *dsn = drop ? kernel_source("dropout_common", name, &own[2 + MAX_INC], st) : NULL;
     if (drop && !dsn) goto done;
-    size_t n = strlen(prefix) + strlen(common) + strlen(body) + n_inc + (dsn ? strlen(dsn) : 0) + 5;
+    size_t n = strlen(prefix) + strlen(common) + strlen(body) + inc_bytes + (dsn ? strlen(dsn) : 0) + 5;
     src = malloc(n);
     if (!src) {
         rc = tt_fail(st, TT_ENOMEM, "out of memory (kernel source)");
         goto done;
     }
-    if (inc) /* the body with its include line replaced by the included file */
-        snprintf(src, n, "%s\n%s\n%.*s%s%s", prefix, common, (int)inc_at, body, inc, body + inc_at + inc_len);
-    else snprintf(src, n, "%s\n%s\n%s", prefix, common, body);
+    { /* the body with each include line replaced by the included file */
+        size_t at = 0, used = (size_t)snprintf(src, n, "%s\n%s\n", prefix, common);
+        for (size_t i = 0; i < n_inc; i++) {
+            used += (size_t)snprintf(src + used, n - used, "%.*s%s", (int)(inc_at[i] - at), body + at, inc[i]);
+            at = inc_at[i] + inc_len[i];
+        }
+        snprintf(src + used, n - used, "%s", body + at);
+    }
     if (strstr(prefix, "const DS_BIND: u32 = ")) /* "//!ds " lines become code */
         for (char *m = strstr(src, "//!ds "); m; m = strstr(m + 6, "//!ds ")) memset(m, ' ', 6);
     if (strstr(prefix, "const AMP_BIND: u32 = ")) /* "//!amp " lines become code (the loss scaler) */
@@ -221,7 +229,7 @@ static int get_kernel(tt_gops *o, const char *name, const char *prefix, int n_bi
     rc = tt_gpu_kernel_create(o->g, src, "main", n_bind, kinds, name, &k, st);
 done:
     free(src);
-    for (int i = 0; i < 4; i++) free(own[i]);
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++) free(own[i]);
     if (rc) return rc;
     if (tt_gpu_grow((void **)&o->cache, &o->cap_cache, o->n_cache, sizeof *o->cache, 32))
         return tt_fail(st, TT_ENOMEM, "out of memory (kernel cache)");

@@ -353,6 +353,13 @@ typedef struct {
 } tt_attn_ds;
 int tt_gop_attention_ds_plan(int hs, int B, int T, int NH, uint32_t storage, uint32_t max_inv, uint64_t max_bytes,
                              tt_attn_ds *p);
+/* The f16 tier's subgroup-matrix variant of attention kernel `which` (0
+ * forward, 1 dq, 2 dk/dv; attention.c's header): its workgroup memory in
+ * bytes where it runs on adapter `in` at head size hs (the 16 x 16 x 16 f16
+ * configuration, one subgroup size, a multiple of 16, the tiles within the
+ * adapter's limits), else 0. The backward runs it where dq and dk/dv both
+ * do; dropout and the f32 tier run the f32 kernels. A pure function. */
+uint64_t tt_gop_attention_sgmat_plan(int which, int hs, const tt_gpu_info *in);
 /* its scratch floats on o's adapter, with dropout or not (0: the pair of
  * kernels runs; also where the adapter binds fewer storage buffers per
  * stage than the storing kernel's 8, 9 with dropout) */

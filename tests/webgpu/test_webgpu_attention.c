@@ -138,6 +138,49 @@ TT_TEST(test_ds_plan) {
     CHECK(!tt_gop_attention_ds_plan(64, 1, 33, 1, 4096, 1024, big, &p)); /* no tile holds it */
 }
 
+/* the f16 tier's subgroup-matrix kernels (no device): the workgroup memory
+ * of each where it runs, and where it does not (attention.c's header) */
+TT_TEST(test_sgmat_plan) {
+    tt_gpu_info nv = {0}; /* an NVIDIA adapter under Dawn with the f16 toggle */
+    nv.max_wg_storage = 49152;
+    nv.max_invocations = 1024;
+    nv.sgmat_m = nv.sgmat_n = nv.sgmat_k = 16;
+    nv.subgroup_min = nv.subgroup_max = 32;
+    /* gpt2's head size 64: Q/K/V tiles, S, P (forward); S and dP, dS (dq); P and dS, lse and D (dk/dv) */
+    CHECK(tt_gop_attention_sgmat_plan(0, 64, &nv) == 2 * 2 * 64 * 72 + 64 * 68 * 4 + 64 * 72 * 2); /* 45056 */
+    CHECK(tt_gop_attention_sgmat_plan(1, 64, &nv) == 2 * 2 * 32 * 72 + 2 * 64 * 36 * 4 + 64 * 40 * 2); /* 32768 */
+    CHECK(tt_gop_attention_sgmat_plan(2, 64, &nv) == 2 * 2 * 32 * 72 + 2 * 64 * 36 * 4 + 2 * 64 * 40 * 2 + 8 * 32);
+    CHECK(tt_gop_attention_sgmat_plan(0, 16, &nv) && tt_gop_attention_sgmat_plan(1, 16, &nv) &&
+          tt_gop_attention_sgmat_plan(2, 32, &nv));
+    /* head size 128: wider than the forward's 64-key tile (O passes through it); the backward fits */
+    CHECK(!tt_gop_attention_sgmat_plan(0, 128, &nv) && tt_gop_attention_sgmat_plan(1, 128, &nv) == 40960 &&
+          tt_gop_attention_sgmat_plan(2, 128, &nv) == 46336);
+    CHECK(tt_gop_attention_sgmat_plan(1, 192, &nv) == 49152 && !tt_gop_attention_sgmat_plan(2, 192, &nv)); /* 54528 B */
+    for (int hs = 1; hs <= 64; hs++)                  /* whole 16 x 16 blocks only */
+        for (int w = 0; w < 3; w++) CHECK_MSG(!tt_gop_attention_sgmat_plan(w, hs, &nv) == !!(hs % 16), "hs %d", hs);
+    CHECK(!tt_gop_attention_sgmat_plan(3, 64, &nv) && !tt_gop_attention_sgmat_plan(-1, 64, &nv));
+    tt_gpu_info x = nv; /* 32 KiB of workgroup memory: dq alone fits, so the backward runs f32 */
+    x.max_wg_storage = 32768;
+    CHECK(!tt_gop_attention_sgmat_plan(0, 64, &x) && tt_gop_attention_sgmat_plan(1, 64, &x) &&
+          !tt_gop_attention_sgmat_plan(2, 64, &x));
+    x = nv; /* subgroups of 64 (4 lanes a row): head size 16 leaves the dq tile's 512 elements to 256 lanes */
+    x.subgroup_min = x.subgroup_max = 64;
+    CHECK(tt_gop_attention_sgmat_plan(0, 16, &x) && !tt_gop_attention_sgmat_plan(1, 16, &x) &&
+          tt_gop_attention_sgmat_plan(1, 64, &x) && tt_gop_attention_sgmat_plan(2, 64, &x));
+    x.max_invocations = 128; /* 4 subgroups of 64 do not fit */
+    CHECK(!tt_gop_attention_sgmat_plan(0, 64, &x));
+    x = nv; /* subgroup sizes that vary, or of 8: no row of lanes */
+    x.subgroup_min = 16;
+    CHECK(!tt_gop_attention_sgmat_plan(0, 64, &x));
+    x.subgroup_min = x.subgroup_max = 8;
+    CHECK(!tt_gop_attention_sgmat_plan(0, 64, &x));
+    x = nv; /* no 16 x 16 x 16 configuration (another shape, or none) */
+    x.sgmat_m = x.sgmat_n = x.sgmat_k = 8;
+    CHECK(!tt_gop_attention_sgmat_plan(0, 64, &x));
+    x.sgmat_m = x.sgmat_n = x.sgmat_k = 0;
+    CHECK(!tt_gop_attention_sgmat_plan(2, 64, &x));
+}
+
 /* vec4 index of the scratch layout (attention_backward_dkdv's ds_store,
  * attention_backward_dq_ds's ld_ds) inside one slice: rows i..i+3, key j */
 static size_t ds_idx(uint32_t g, uint32_t i, uint32_t j) {
@@ -615,6 +658,7 @@ int main(void) {
     tt_status st;
     RUN(test_plan);
     RUN(test_ds_plan);
+    RUN(test_sgmat_plan);
     RUN(test_ds_layout);
     tt_gpu *G = tt_gtest_open();
     tt_gtest_set_seed(7000);

@@ -1,5 +1,4 @@
-// attention_sgmat_forward.wgsl — experiment (dev/f16/attn_check.mjs; the branch
-// wip-sgmat-attn wires it into src/webgpu/attention.c): the f16 tier of the
+// attention_sgmat_forward.wgsl — the f16 tier (src/webgpu/attention.c) of the
 // causal attention forward of attention_forward.wgsl (same Args, bindings,
 // grid, outputs y and lse) on subgroup matrices: f16 operands, f32
 // accumulation, softmax in f32.
