@@ -26,7 +26,7 @@
 #                                             # and on, steps in both (~2 min)
 #   bash bench/gpu-session.sh OUTDIR f16      # the f16 tier through the browser engine (Node's Dawn with
 #                                             # vulkan_enable_f16_on_nvidia): the subgroup-matrix ceiling,
-#                                             # kernels and dev/f16 variants (matmul staging,
+#                                             # kernels and dev/f16 variants (matmul staging;
 #                                             # attention on subgroup matrices) against float64 and
 #                                             # timed (dev/f16/matmul_check.mjs; cuBLAS bf16 beside them:
 #                                             # dev/f16/cublas_bf16.py), f32 vs f16 steps at the
@@ -119,7 +119,7 @@ if [ "$what" = f16 ]; then
   done
   SWEEP=${TT_SG_SWEEP:-2x2:4x4:32@inline8,2x2:4x4:32@mstage,2x2:4x4:32@2stage,4x2:4x4:32@mstage} \
     timeout 240 /tmp/node24 dev/f16/matmul_check.mjs /tmp/dawn.node all 2> "$out/matmul_check.err" | grep '^{' | tee "$out/matmul_check.jsonl"
-  timeout 120 /tmp/node24 dev/f16/attn_check.mjs /tmp/dawn.node all 2> "$out/attn_check.err" | grep '^{' | tee "$out/attn_check.jsonl"
+  timeout 120 /tmp/node24 dev/f16/attn_check.mjs /tmp/dawn.node check 2> "$out/attn_check.err" | grep '^{' | tee "$out/attn_check.jsonl"
   timeout 60 python3 dev/f16/cublas_bf16.py 2>&1 | grep '^{' | tee "$out/cublas_bf16.jsonl"
   echo "== steps through the browser engine, f32 vs f16, twice ($(( $(date +%s) - t0 )) s)"
   for r in 1 2; do for prec in f32 f16; do

@@ -1,24 +1,22 @@
 // attn_check.mjs — the f16 tier's attention on subgroup matrices
 // (src/webgpu/wgsl/attention_sgmat_*.wgsl: forward, backward dk/dv and dq,
 // their common part; planned by src/webgpu/attention.c) under Dawn's Node
-// binding, checked against float64 and timed beside the f32
-// attention_forward.wgsl, on a GPU host (lavapipe has no subgroup matrices).
-//   node dev/f16/attn_check.mjs /path/to/webgpu [check|time|all|compile [DIR]]
+// binding, checked against float64 on a GPU host (lavapipe has no subgroup
+// matrices); their time is the step profile's (bench/browser_engine.mjs
+// --profile).
+//   node dev/f16/attn_check.mjs /path/to/webgpu [check [N]|compile [DIR]]
 // Kernels composed as src/webgpu/gpu_ops.c composes them (prefix, common.wgsl,
-// the kernel with its //!include; //!unroll blocks unrolled); the f32
-// kernel with attention.c's plan for head size 64 on a 48 KiB adapter (BR 64,
-// BC 32, OB 2, PF on).
+// the kernel with its //!include lines; //!unroll blocks unrolled).
 // check: ragged T, several heads and batches, q/k/v at offsets of one buffer;
 // y against the float64 attention of the f16-rounded q, k, v
 // (max |gpu - ref| / max |ref| <= 2e-3: P is rounded to f16 for the PV
 // product), lse within 1e-4 absolute; the backward (attention_backward_d, then
 // attention_sgmat_backward_dkdv and _dq) on the forward's lse: dq, dk, dv
 // against float64 with f16-rounded dY too, within 5e-3 of their largest.
-// time: the gpt2 shape (B 8, T 1024,
-// 12 heads of 64) and the shakespeare_char shape (B 64, T 256, 6 heads of
-// 64), median of 7 x 10 dispatches, TFLOP/s counted as attention.c counts
-// them (causal: 2 B T (T+1) C).
+// Each case runs in a process of its own (check N: case N alone): Dawn's
+// Node binding has crashed (SIGSEGV) on the third case run in one process.
 // Prints one JSON line per case; exit 1 if a check fails.
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -26,9 +24,12 @@ import { unroll } from "../wgsl_unroll.mjs";
 import { openDevice, r16, randoms, stubSgmat } from "./dawn_device.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const [dawnPath, what = "all", wdir] = process.argv.slice(2);
-const W = wdir ? path.resolve(wdir) + "/" : path.join(here, "../../src/webgpu/wgsl/"); // compile DIR: the kernels from DIR
-if (!dawnPath) { console.error("usage: node dev/f16/attn_check.mjs /path/to/webgpu [check|time|all]"); process.exit(2); }
+const [dawnPath, what = "check", wdir] = process.argv.slice(2);
+const W = what === "compile" && wdir ? path.resolve(wdir) + "/" : path.join(here, "../../src/webgpu/wgsl/"); // compile DIR: the kernels from DIR
+if (!dawnPath || !["check", "compile"].includes(what)) {
+  console.error("usage: node dev/f16/attn_check.mjs /path/to/webgpu [check [N]|compile [DIR]]");
+  process.exit(2);
+}
 const { ai, sgcfg, device, buf } = await openDevice(dawnPath);
 // the kernels: 16 x 16 x 16 matrices, SG / 16 lanes per row
 const sgmat = !!sgcfg && sgcfg.M === 16 && sgcfg.N === 16 && sgcfg.K === 16 && ai.subgroupMaxSize % 16 === 0;
@@ -59,12 +60,8 @@ function source(kind, hs) {
       `const NB: u32 = ${bc / 16}u;\nconst QQ: u32 = ${br * hs / 4 / nth}u;\nconst KQ: u32 = ${bc * hs / 4 / nth}u;\nconst KV1: bool = false;\n`;
     body = read(W + `attention_sgmat_backward_${kind}.wgsl`);
     return { code: unroll(`${prefix}\n${read(W + "common.wgsl")}\n${body}`, prefix), wg: br };
-  } else { // attention.c: head size 64, 48 KiB: BR 64, BC 32, OB 2, PF
-    prefix = `const HS: u32 = ${hs}u;\nconst BR: u32 = 64u;\nconst BC: u32 = 32u;\nconst OB: u32 = 2u;\n` +
-      `const VEC: bool = true;\nconst DYN: bool = false;\nconst PF: bool = true;\n`;
-    body = read(W + "attention_forward.wgsl");
   }
-  return { code: unroll(`${prefix}\n${read(W + "common.wgsl")}\n${body}`, prefix), wg: kind === "sgmat" ? 16 * Number(SGA.split(":")[0]) : 64 };
+  return { code: unroll(`${prefix}\n${read(W + "common.wgsl")}\n${body}`, prefix), wg: 16 * Number(SGA.split(":")[0]) };
 }
 const entry = (b, type) => ({ binding: b, visibility: GPUShaderStage.COMPUTE, buffer: { type } });
 const layout = device.createBindGroupLayout({ entries: [entry(0, "uniform"), entry(1, "read-only-storage"),
@@ -77,7 +74,7 @@ async function pipeline(kind, hs) {
   device.pushErrorScope("validation");
   const module = device.createShaderModule({ code });
   const msgs = (await module.getCompilationInfo()).messages.filter((m) => m.type === "error");
-  const fwd = kind === "sgmat" || kind === "f32";
+  const fwd = kind === "sgmat";
   const p = device.createComputePipeline({ layout: fwd ? device.createPipelineLayout({ bindGroupLayouts: [layout] }) : "auto", compute: { module, entryPoint: "main" } });
   const err = await device.popErrorScope();
   if (msgs.length || err) throw new Error(`${kind}: ${msgs.map((m) => `${m.lineNum}: ${m.message}`).join("; ") || err.message}`);
@@ -210,35 +207,22 @@ async function check(c) {
   if (!ok) failed++;
   console.log(JSON.stringify({ check: "sgmat", ...c, relErr: +rel.toExponential(2), lseErr: +lerr.toExponential(2), ok }));
 }
-if (what === "check" || what === "all") {
-  for (const c of [{ B: 1, T: 64, NH: 1, hs: 64, bwd: 1 }, { B: 2, T: 130, NH: 3, hs: 64, bwd: 1 },
-    { B: 1, T: 200, NH: 2, hs: 64, amp: 3, bwd: 1 }, { B: 1, T: 97, NH: 2, hs: 32, bwd: 1 }, { B: 1, T: 40, NH: 1, hs: 16, bwd: 1 }])
-    try { await check(c); } catch (e) { failed++; console.log(JSON.stringify({ check: "sgmat", ...c, error: String(e.message || e).slice(0, 600) })); }
-}
-if (what === "time" || what === "all") {
-  for (const [name, B, T, NH] of [["gpt2 b8", 8, 1024, 12], ["shakespeare b64", 64, 256, 6]]) {
-    const pr = problem(B, T, NH, 64, 1), bufs = { qkv: buf(pr.all), y: buf(null, pr.n * 4), lse: buf(null, B * NH * T * 4) };
-    const row = { time: name, B, T, NH, hs: 64 };
-    for (const kind of ["f32", "sgmat"]) {
-      try {
-        for (const t0 = performance.now(); performance.now() - t0 < 500;) await dispatch(kind, pr, bufs, 5);
-        const ts = [];
-        for (let i = 0; i < 7; i++) { const t0 = performance.now(); await dispatch(kind, pr, bufs, 10); ts.push((performance.now() - t0) / 10); }
-        ts.sort((a, b) => a - b);
-        row[kind + "_ms"] = +ts[3].toFixed(3); row[kind + "_tflops"] = +(2 * B * T * (T + 1) * pr.C / ts[3] / 1e9).toFixed(1);
-      } catch (e) { row[kind + "_error"] = String(e.message || e).slice(0, 600); }
+const CASES = [{ B: 1, T: 64, NH: 1, hs: 64, bwd: 1 }, { B: 2, T: 130, NH: 3, hs: 64, bwd: 1 },
+  { B: 1, T: 200, NH: 2, hs: 64, amp: 3, bwd: 1 }, { B: 1, T: 97, NH: 2, hs: 32, bwd: 1 }, { B: 1, T: 40, NH: 1, hs: 16, bwd: 1 }];
+if (what === "check" && wdir === undefined) { // every case, each in a child process
+  for (let i = 0; i < CASES.length; i++) {
+    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), dawnPath, "check", String(i)], { encoding: "utf8" });
+    const lines = (r.stdout || "").split("\n").filter((l) => l.startsWith('{"check"'));
+    for (const l of lines) console.log(l);
+    if (r.status !== 0 || lines.length !== 2) {
+      failed++;
+      if (r.status !== 0 && lines.every((l) => !l.includes('"ok":false')))
+        console.log(JSON.stringify({ check: "sgmat", ...CASES[i], error: `exit ${r.status ?? r.signal}` }));
     }
-    try { // the sgmat backward (D, dk/dv, dq) on the forward's lse
-      Object.assign(bufs, { dy: buf(rnd(pr.n, 1)), dq: buf(null, pr.n * 4), dkv: buf(null, 2 * pr.n * 4), dvv: buf(null, pr.n * 4) });
-      bufs.lse = buf(null, 2 * B * NH * T * 4);
-      await dispatch("sgmat", pr, bufs, 1);
-      for (const t0 = performance.now(); performance.now() - t0 < 500;) await backward(pr, bufs, 5);
-      const ts = [];
-      for (let i = 0; i < 7; i++) { const t0 = performance.now(); await backward(pr, bufs, 10); ts.push((performance.now() - t0) / 10); }
-      ts.sort((a, b) => a - b);
-      row.sgmat_bwd_ms = +ts[3].toFixed(3); row.sgmat_bwd_tflops = +(3.5 * 2 * B * T * (T + 1) * pr.C / ts[3] / 1e9).toFixed(1);
-    } catch (e) { row.sgmat_bwd_error = String(e.message || e).slice(0, 600); }
-    console.log(JSON.stringify(row));
   }
+} else if (what === "check") {
+  const c = CASES[Number(wdir)];
+  if (!c) { console.error(`attn_check: no case ${wdir} (0..${CASES.length - 1})`); process.exit(2); }
+  try { await check(c); } catch (e) { failed++; console.log(JSON.stringify({ check: "sgmat", ...c, error: String(e.message || e).slice(0, 600) })); }
 }
 process.exit(failed ? 1 : 0);

@@ -7,11 +7,18 @@
 // with the adapter's storage limits; storage buffers; f16 rounding; seeded
 // random data; the subgroup-matrix builtins stubbed for adapters without
 // them.
+import fs from "node:fs";
 import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
+// the harnesses print JSON lines and end with process.exit: written synchronously, none is lost
+// when stdout is a pipe (Node writes pipes asynchronously, and exit drops what is queued)
+console.log = (...a) => fs.writeSync(1, a.join(" ") + "\n");
 
 export async function openDevice(dawnPath) {
+  // Dawn's pending callbacks (mapAsync, onSubmittedWorkDone) do not hold Node's event loop open:
+  // without this timer a wait could end the process silently (the harnesses end with process.exit)
+  setInterval(() => {}, 1 << 30);
   const { create, globals } = require(dawnPath);
   Object.assign(globalThis, globals);
   const gpu = create(["enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia"]);

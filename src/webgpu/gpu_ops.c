@@ -245,7 +245,7 @@ done:
  * constant of the prefix, 1..64). Tint does not unroll loops, and GPU
  * compilers may leave matmul.wgsl's k loop rolled (the gain:
  * docs/BENCHMARKS.md). Braces inside // comments are skipped. */
-int tt_wgsl_unroll(const char *src, const char *prefix, int unroll, char **out, char *msg, size_t cap) {
+static int unroll_pass(const char *src, const char *prefix, int unroll, char **out, char *msg, size_t cap) {
     *out = NULL;
     if (msg && cap) msg[0] = 0;
     const char *d = strstr(src, "//!unroll ");
@@ -319,6 +319,28 @@ int tt_wgsl_unroll(const char *src, const char *prefix, int unroll, char **out, 
     return 0;
 fail:
     free(o);
+    return -1;
+}
+
+/* Nested blocks: a pass expands the outermost directives, each copy
+ * carrying the inner ones, which the next pass expands (depth at most 4) */
+int tt_wgsl_unroll(const char *src, const char *prefix, int unroll, char **out, char *msg, size_t cap) {
+    *out = NULL;
+    for (int depth = 0; depth < 4; depth++) {
+        char *next;
+        if (unroll_pass(*out ? *out : src, prefix, unroll, &next, msg, cap)) {
+            free(*out);
+            *out = NULL;
+            return -1;
+        }
+        if (!next) return 0;
+        free(*out);
+        *out = next;
+    }
+    if (!strstr(*out, "//!unroll ")) return 0;
+    free(*out);
+    *out = NULL;
+    snprintf(msg, cap, "//!unroll blocks nested deeper than 4");
     return -1;
 }
 

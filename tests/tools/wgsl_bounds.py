@@ -44,7 +44,7 @@ common.wgsl also gets the counter binding and tt_bc_idx; everything is
 appended at the end of the files, after any `enable` directive (an
 `enable` would come with the prefix, before common.wgsl).
 A "//!include NAME" file is instrumented on its own; the kernels that
-include it know its declarations. Index sites on names that are neither
+include it (one or more such lines) know its declarations. Index sites on names that are neither
 (e.g. a let-bound vector whose width cannot be inferred) or on struct
 members are left alone and listed on stderr as unchecked (the test wants
 none). Prints one summary line per file. Standard library only.
@@ -623,14 +623,12 @@ def main(argv):
         for f in files:
             text = texts[f]
             pre = {}
-            inc = re.search(r'^//!include (\w+)', text, re.M)
-            inc_wg = []
-            if inc:
+            for inc in re.finditer(r'^//!include (\w+)', text, re.M):
                 iname = inc.group(1) + '.wgsl'
                 if iname not in texts:
                     raise Fail('%s includes %s, which is not in %s' % (f, iname, src))
-                pre = decls_of(texts[iname])
-                inc_wg = [v for v in pre.values() if v.wg]
+                pre.update(decls_of(texts[iname]))
+            inc_wg = [v for v in pre.values() if v.wg]
             ins = Instrumenter(text, fidx[f], f, pre)
             out = fix_uloads(ins.run())
             tail = []

@@ -303,6 +303,25 @@ TT_TEST(test_wgsl_unroll) {
             free(out);
         }
     }
+    /* nested blocks (the subgroup-matrix attention's d x n loops): every copy of the inner
+     * block inside every copy of the outer one, both ways */
+    const char *nest = "//!unroll n BK\n{\n    //!unroll d BK\n    {\n        s[n] += q[d] * k[n][d];\n    }\n}\n";
+    for (int u = 0; u <= 1; u++) {
+        out = NULL;
+        CHECK(tt_wgsl_unroll(nest, pre, u, &out, msg, sizeof msg) == 0 && out && !strstr(out, "//!unroll"));
+        if (out && u) {
+            int lets_n = 0, lets_d = 0, uses = 0;
+            for (const char *p = out; (p = strstr(p, "let n = ")); p++) lets_n++;
+            for (const char *p = out; (p = strstr(p, "let d = ")); p++) lets_d++;
+            for (const char *p = out; (p = strstr(p, "s[n] += q[d] * k[n][d];")); p++) uses++;
+            CHECK(lets_n == 3 && lets_d == 9 && uses == 9);
+        }
+        if (out && !u) CHECK(strstr(out, "for (var n = 0u; n < 3u; n++) {") && strstr(out, "for (var d = 0u; d < 3u; d++) {"));
+        free(out);
+    }
+    const char *deep = "//!unroll a BK\n{\n//!unroll b BK\n{\n//!unroll c BK\n{\n//!unroll d BK\n{\n//!unroll e BK\n{ x = 1; }\n}\n}\n}\n}\n";
+    out = NULL;
+    CHECK(tt_wgsl_unroll(deep, pre, 1, &out, msg, sizeof msg) == -1 && out == NULL && strstr(msg, "deeper than 4"));
     static const char *bad[][2] = {
         {"//!unroll kk NOPE\n{ }\n", "not a u32 constant"}, /* not in the prefix */
         {"//!unroll kk Z\n{ }\n", "not a u32 constant"},    /* 0 copies */
