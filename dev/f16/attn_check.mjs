@@ -4,7 +4,7 @@
 // binding, checked against float64 on a GPU host (lavapipe has no subgroup
 // matrices); their time is the step profile's (bench/browser_engine.mjs
 // --profile).
-//   node dev/f16/attn_check.mjs /path/to/webgpu [check [N]|compile [DIR]]
+//   node dev/f16/attn_check.mjs /path/to/webgpu [check [N]|compile DIR]
 // Kernels composed as src/webgpu/gpu_ops.c composes them (prefix, common.wgsl,
 // the kernel with its //!include lines; //!unroll blocks unrolled).
 // check: ragged T, several heads and batches, q/k/v at offsets of one buffer;
@@ -24,10 +24,10 @@ import { unroll } from "../wgsl_unroll.mjs";
 import { openDevice, r16, randoms, stubSgmat } from "./dawn_device.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const [dawnPath, what = "check", wdir] = process.argv.slice(2);
-const W = what === "compile" && wdir ? path.resolve(wdir) + "/" : path.join(here, "../../src/webgpu/wgsl/"); // compile DIR: the kernels from DIR
+const [dawnPath, what = "check", arg] = process.argv.slice(2);
+const W = path.join(here, "../../src/webgpu/wgsl/");
 if (!dawnPath || !["check", "compile"].includes(what)) {
-  console.error("usage: node dev/f16/attn_check.mjs /path/to/webgpu [check [N]|compile [DIR]]");
+  console.error("usage: node dev/f16/attn_check.mjs /path/to/webgpu [check [N]|compile DIR]");
   process.exit(2);
 }
 const { ai, sgcfg, device, buf } = await openDevice(dawnPath);
@@ -35,14 +35,13 @@ const { ai, sgcfg, device, buf } = await openDevice(dawnPath);
 const sgmat = !!sgcfg && sgcfg.M === 16 && sgcfg.N === 16 && sgcfg.K === 16 && ai.subgroupMaxSize % 16 === 0;
 console.log(JSON.stringify({ adapter: ai.description || ai.device, sgmat, subgroups: [ai.subgroupMinSize, ai.subgroupMaxSize],
   wgStorage: device.limits.maxComputeWorkgroupStorageSize }));
-let SGS = ai.subgroupMaxSize; // the subgroup size of the prefixes
 
 const SGA = process.env.ATTN_SG || "4:64"; // NSG:BC of the experiment
 const read = (f) => fs.readFileSync(f, "utf8");
 function source(kind, hs) {
   let prefix, body;
   if (kind === "sgmat") {
-    const [nsg, bc] = SGA.split(":").map(Number), sg = SGS, nth = nsg * sg, br = nsg * 16;
+    const [nsg, bc] = SGA.split(":").map(Number), sg = ai.subgroupMaxSize, nth = nsg * sg, br = nsg * 16;
     prefix = `diagnostic(off, chromium.subgroup_matrix_uniformity);\nenable f16;\nenable subgroups;\n` +
       `enable chromium_experimental_subgroup_matrix;\nconst HS: u32 = ${hs}u;\nconst BR: u32 = ${br}u;\nconst BC: u32 = ${bc}u;\n` +
       `const VEC: bool = true;\nconst SG: u32 = ${sg}u;\nconst NSG: u32 = ${nsg}u;\nconst DK: u32 = ${hs / 16}u;\n` +
@@ -53,7 +52,7 @@ function source(kind, hs) {
     body = read(W + "attention_backward_d.wgsl");
     return { code: unroll(`${prefix}\n${read(W + "common.wgsl")}\n${body}`, prefix), wg: 256 };
   } else if (kind === "dq" || kind === "dkdv") { // attention.c sg_backward
-    const sg = SGS, nsg = 4, bc = 32, nth = nsg * sg, br = nsg * 16;
+    const sg = ai.subgroupMaxSize, nsg = 4, bc = 32, nth = nsg * sg, br = nsg * 16;
     prefix = `diagnostic(off, chromium.subgroup_matrix_uniformity);\nenable f16;\nenable subgroups;\n` +
       `enable chromium_experimental_subgroup_matrix;\nconst HS: u32 = ${hs}u;\nconst BR: u32 = ${br}u;\nconst BC: u32 = ${bc}u;\n` +
       `const VEC: bool = true;\nconst SG: u32 = ${sg}u;\nconst NSG: u32 = ${nsg}u;\nconst DK: u32 = ${hs / 16}u;\n` +
@@ -132,26 +131,24 @@ async function readback(b, n) {
   await r.mapAsync(GPUMapMode.READ); const out = new Float32Array(r.getMappedRange().slice(0)); r.unmap(); return out;
 }
 
-// compile: the kernels as attention.c plans them for subgroups of 32 (head
-// sizes 16, 32, 64; 128 for the backward) compiled here, with the matrix
-// builtins stubbed where the adapter lacks them (dawn_device.mjs stubSgmat):
-// the CI's check (tests/webgpu/test_webgpu_sgmat_compile.sh) on lavapipe;
-// DIR: the kernel files from DIR instead of src/webgpu/wgsl (their
-// //!include files stay src's)
+// compile DIR: every .wgsl of DIR, whole kernels as the device gets them
+// (tests/tools/wgsl_compose writes them through the product's own
+// composition), compiled here with the matrix builtins stubbed where the
+// adapter lacks them (dawn_device.mjs stubSgmat): the CI's check
+// (tests/webgpu/test_webgpu_sgmat_compile.sh) on lavapipe
 if (what === "compile") {
-  SGS = 32;
+  if (!arg) { console.error("attn_check: compile needs a DIR of composed kernels"); process.exit(2); }
   let bad = 0;
-  for (const [kind, hss] of [["sgmat", [16, 32, 64]], ["dq", [16, 32, 64, 128]], ["dkdv", [16, 32, 64, 128]]])
-    for (const hs of hss) {
-      let code = source(kind, hs).code, msgs;
-      try {
-        if (!sgmat) code = stubSgmat(code);
-        const m = device.createShaderModule({ code });
-        msgs = (await m.getCompilationInfo()).messages.filter((x) => x.type === "error").map((x) => `${x.lineNum}: ${x.message}`);
-      } catch (e) { msgs = [String(e.message || e)]; }
-      if (msgs.length) bad++;
-      console.log(JSON.stringify({ compile: kind, hs, stubbed: !sgmat, ok: !msgs.length, ...(msgs.length ? { errors: msgs.slice(0, 3) } : {}) }));
-    }
+  for (const f of fs.readdirSync(arg).filter((f) => f.endsWith(".wgsl")).sort()) {
+    let code = fs.readFileSync(path.join(arg, f), "utf8"), msgs;
+    try {
+      if (!sgmat) code = stubSgmat(code);
+      const m = device.createShaderModule({ code });
+      msgs = (await m.getCompilationInfo()).messages.filter((x) => x.type === "error").map((x) => `${x.lineNum}: ${x.message}`);
+    } catch (e) { msgs = [String(e.message || e)]; }
+    if (msgs.length) bad++;
+    console.log(JSON.stringify({ compile: f, stubbed: !sgmat, ok: !msgs.length, ...(msgs.length ? { errors: msgs.slice(0, 3) } : {}) }));
+  }
   process.exit(bad ? 1 : 0);
 }
 if (!sgmat) { console.log(JSON.stringify({ blocked: "no f16 16x16x16 subgroup matrices here" })); process.exit(1); }
@@ -209,7 +206,7 @@ async function check(c) {
 }
 const CASES = [{ B: 1, T: 64, NH: 1, hs: 64, bwd: 1 }, { B: 2, T: 130, NH: 3, hs: 64, bwd: 1 },
   { B: 1, T: 200, NH: 2, hs: 64, amp: 3, bwd: 1 }, { B: 1, T: 97, NH: 2, hs: 32, bwd: 1 }, { B: 1, T: 40, NH: 1, hs: 16, bwd: 1 }];
-if (what === "check" && wdir === undefined) { // every case, each in a child process
+if (what === "check" && arg === undefined) { // every case, each in a child process
   for (let i = 0; i < CASES.length; i++) {
     const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), dawnPath, "check", String(i)], { encoding: "utf8" });
     const lines = (r.stdout || "").split("\n").filter((l) => l.startsWith('{"check"'));
@@ -221,8 +218,8 @@ if (what === "check" && wdir === undefined) { // every case, each in a child pro
     }
   }
 } else if (what === "check") {
-  const c = CASES[Number(wdir)];
-  if (!c) { console.error(`attn_check: no case ${wdir} (0..${CASES.length - 1})`); process.exit(2); }
+  const c = CASES[Number(arg)];
+  if (!c) { console.error(`attn_check: no case ${arg} (0..${CASES.length - 1})`); process.exit(2); }
   try { await check(c); } catch (e) { failed++; console.log(JSON.stringify({ check: "sgmat", ...c, error: String(e.message || e).slice(0, 600) })); }
 }
 process.exit(failed ? 1 : 0);

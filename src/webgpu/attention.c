@@ -379,13 +379,15 @@ uint64_t tt_gop_attention_sgmat_plan(int which, int hs, const tt_gpu_info *in) {
     return bytes <= in->max_wg_storage ? bytes : 0;
 }
 
-/* 1 and the prefix of kernel `which` (0 forward, 1 dq, 2 dk/dv) in pf when
- * its subgroup-matrix variant runs for this op (the f16 tier, no dropout,
- * tt_gop_attention_sgmat_plan), else 0 */
-static int sga_prefix(const tt_gops *o, int which, int hs, int drop, char *pf, size_t cap, uint64_t *bytes) {
-    if (!o->f16 || drop || !(*bytes = tt_gop_attention_sgmat_plan(which, hs, o->info))) return 0;
-    const uint32_t sg = o->info->subgroup_max, bc = SGA_BC[which], br = SGA_NSG * 16, nth = SGA_NSG * sg,
-                   h = (uint32_t)hs;
+const char *tt_gop_attention_sgmat_name(int which) {
+    static const char *const names[3] = {"attention_sgmat_forward", "attention_sgmat_backward_dq",
+                                         "attention_sgmat_backward_dkdv"};
+    return which >= 0 && which < 3 ? names[which] : NULL;
+}
+
+int tt_gop_attention_sgmat_prefix(int which, int hs, const tt_gpu_info *in, char *pf, size_t cap) {
+    if (!tt_gop_attention_sgmat_plan(which, hs, in)) return 0;
+    const uint32_t sg = in->subgroup_max, bc = SGA_BC[which], br = SGA_NSG * 16, nth = SGA_NSG * sg, h = (uint32_t)hs;
     snprintf(pf, cap,
              "diagnostic(off, chromium.subgroup_matrix_uniformity);\nenable f16;\nenable subgroups;\n"
              "enable chromium_experimental_subgroup_matrix;\nconst HS: u32 = %uu;\nconst BR: u32 = %uu;\n"
@@ -393,6 +395,14 @@ static int sga_prefix(const tt_gops *o, int which, int hs, int drop, char *pf, s
              "const DK: u32 = %uu;\nconst NB: u32 = %uu;\nconst QQ: u32 = %uu;\nconst KQ: u32 = %uu;\n",
              h, br, bc, sg, SGA_NSG, h / 16, bc / 16, br * h / (4 * nth), bc * h / (4 * nth));
     return 1;
+}
+
+/* 1, the prefix of kernel `which` (0 forward, 1 dq, 2 dk/dv) in pf and its
+ * workgroup bytes when its subgroup-matrix variant runs for this op (the
+ * f16 tier, no dropout, the plan), else 0 */
+static int sga_prefix(const tt_gops *o, int which, int hs, int drop, char *pf, size_t cap, uint64_t *bytes) {
+    if (!o->f16 || drop || !(*bytes = tt_gop_attention_sgmat_plan(which, hs, o->info))) return 0;
+    return tt_gop_attention_sgmat_prefix(which, hs, o->info, pf, cap);
 }
 
 static void sga_tag(tt_gsite *s, int which, uint64_t bytes) {
@@ -411,7 +421,7 @@ static int sga_forward(tt_gops *o, tt_gsite *s, int *made, tt_gref y, tt_gref st
     attn_args(args, B, T, C, NH);
     qkv_offs(args, q, k, v);
     tt_gpu_buf bufs[5] = {q.buf, k.buf, v.buf, y.buf, stats.buf};
-    TT_CHECK(tt_gops_make_site(o, s, "attention_sgmat_forward", pf, args, 0, 5, bufs, FWD_KINDS,
+    TT_CHECK(tt_gops_make_site(o, s, tt_gop_attention_sgmat_name(0), pf, args, 0, 5, bufs, FWD_KINDS,
                                ((uint32_t)T + SGA_NSG * 16 - 1) / (SGA_NSG * 16), (uint32_t)NH, (uint32_t)B, st));
     s->flops = 2.0 * B * T * (T + 1.0) * C;
     sga_tag(s, 0, bytes);
@@ -444,7 +454,7 @@ static int sga_backward(tt_gops *o, tt_gsite *s, int *made, tt_gref dq, tt_gref 
                                          TT_GPU_BIND_READ, TT_GPU_BIND_RW,   TT_GPU_BIND_RW};
         tt_gpu_buf bufs[7] = {q.buf, k.buf, v.buf, dy.buf, stats.buf, dk.buf, dv.buf};
         TT_CHECK(kv_bind(o, dk, dv, pf[1], sizeof pf[1], &bufs[6], st));
-        TT_CHECK(tt_gops_make_site(o, &s[1], "attention_sgmat_backward_dkdv", pf[1], args[1], 0, 7, bufs, kinds, gx,
+        TT_CHECK(tt_gops_make_site(o, &s[1], tt_gop_attention_sgmat_name(2), pf[1], args[1], 0, 7, bufs, kinds, gx,
                                    (uint32_t)NH, (uint32_t)B, st));
         s[1].flops = 2.0 * B * T * (T + 1.0) * C * 2.0; /* 4 causal products */
         sga_tag(&s[1], 2, bytes[1]);
@@ -453,7 +463,7 @@ static int sga_backward(tt_gops *o, tt_gsite *s, int *made, tt_gref dq, tt_gref 
         static const uint8_t kinds[6] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
                                          TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW};
         tt_gpu_buf bufs[6] = {q.buf, k.buf, v.buf, dy.buf, stats.buf, dq.buf};
-        TT_CHECK(tt_gops_make_site(o, &s[2], "attention_sgmat_backward_dq", pf[0], args[0], 0, 6, bufs, kinds, gx,
+        TT_CHECK(tt_gops_make_site(o, &s[2], tt_gop_attention_sgmat_name(1), pf[0], args[0], 0, 6, bufs, kinds, gx,
                                    (uint32_t)NH, (uint32_t)B, st));
         s[2].flops = 2.0 * B * T * (T + 1.0) * C * 1.5; /* 3 causal products */
         sga_tag(&s[2], 1, bytes[0]);

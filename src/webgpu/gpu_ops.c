@@ -147,16 +147,9 @@ static const char *kernel_source(const char *name, const char *user, char **owne
 
 #define MAX_INC 2 /* //!include lines of a kernel */
 
-static int get_kernel(tt_gops *o, const char *name, const char *prefix, int n_bind, const uint8_t *kinds,
-                      tt_gpu_kernel *out, tt_status *st) {
-    char key[KEY_CAP];
-    if (snprintf(key, sizeof key, "%s|%d|%s", name, o->unroll, prefix) >= (int)sizeof key)
-        return tt_fail(st, TT_EUNSUP, "webgpu: kernel %s: constant prefix too long for the pipeline cache key", name);
-    for (int i = 0; i < o->n_cache; i++)
-        if (strcmp(o->cache[i].key, key) == 0) {
-            *out = o->cache[i].k;
-            return TT_OK;
-        }
+/* A kernel's WGSL as the device gets it (gpu_ops.h): prefix, common.wgsl,
+ * the kernel with its includes, marker lines and //!unroll blocks expanded */
+int tt_gops_kernel_text(const char *name, const char *prefix, int unroll, char **out, tt_status *st) {
     char *own[2 + MAX_INC + 1] = {NULL}; /* sources read under TT_WEBGPU_WGSL_DIR */
     char *src = NULL;
     int rc = TT_EUNSUP;
@@ -219,17 +212,38 @@ static int get_kernel(tt_gops *o, const char *name, const char *prefix, int n_bi
     }
     {
         char *un, msg[160];
-        if (tt_wgsl_unroll(src, prefix, o->unroll, &un, msg, sizeof msg)) {
+        if (tt_wgsl_unroll(src, prefix, unroll, &un, msg, sizeof msg)) {
             rc = tt_fail(st, TT_EUNSUP, "webgpu: kernel %s: %s", name, msg);
             goto done;
         }
         if (un) free(src), src = un;
     }
-    tt_gpu_kernel k;
-    rc = tt_gpu_kernel_create(o->g, src, "main", n_bind, kinds, name, &k, st);
+    rc = TT_OK;
 done:
-    free(src);
     for (size_t i = 0; i < sizeof own / sizeof *own; i++) free(own[i]);
+    if (rc) {
+        free(src);
+        src = NULL;
+    }
+    *out = src;
+    return rc;
+}
+
+static int get_kernel(tt_gops *o, const char *name, const char *prefix, int n_bind, const uint8_t *kinds,
+                      tt_gpu_kernel *out, tt_status *st) {
+    char key[KEY_CAP];
+    if (snprintf(key, sizeof key, "%s|%d|%s", name, o->unroll, prefix) >= (int)sizeof key)
+        return tt_fail(st, TT_EUNSUP, "webgpu: kernel %s: constant prefix too long for the pipeline cache key", name);
+    for (int i = 0; i < o->n_cache; i++)
+        if (strcmp(o->cache[i].key, key) == 0) {
+            *out = o->cache[i].k;
+            return TT_OK;
+        }
+    char *src;
+    TT_CHECK(tt_gops_kernel_text(name, prefix, o->unroll, &src, st));
+    tt_gpu_kernel k;
+    int rc = tt_gpu_kernel_create(o->g, src, "main", n_bind, kinds, name, &k, st);
+    free(src);
     if (rc) return rc;
     if (tt_gpu_grow((void **)&o->cache, &o->cap_cache, o->n_cache, sizeof *o->cache, 32))
         return tt_fail(st, TT_ENOMEM, "out of memory (kernel cache)");

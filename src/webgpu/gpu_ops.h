@@ -100,6 +100,13 @@ void tt_gops_run(tt_gpu *g, const tt_gsite *s, int n);
  * malloc'd source (NULL when src has none), or -1 with the reason in msg. A
  * pure function (tests call it). */
 int tt_wgsl_unroll(const char *src, const char *prefix, int unroll, char **out, char *msg, size_t cap);
+/* The whole source of kernel `name` under `prefix` (its constants, and the
+ * markers that switch its variants on: DS_BIND, AMP_BIND, DROP_BIND), as
+ * get_kernel compiles it: the prefix, common.wgsl, NAME.wgsl with its
+ * //!include lines expanded, //!unroll blocks unrolled (unroll = 1) or
+ * loops. 0 with *out malloc'ed, or an error status (a missing file, a bad
+ * directive). Reads the embedded kernels (or TT_WEBGPU_WGSL_DIR's). */
+int tt_gops_kernel_text(const char *name, const char *prefix, int unroll, char **out, tt_status *st);
 /* Scratch ("part") sizes in floats for the two-stage reductions (column sums, grad norm). */
 size_t tt_gop_colsum_part_elems(int rows, int N);
 size_t tt_gop_adamw_part_elems(size_t n);
@@ -360,6 +367,11 @@ int tt_gop_attention_ds_plan(int hs, int B, int T, int NH, uint32_t storage, uin
  * adapter's limits), else 0. The backward runs it where dq and dk/dv both
  * do; dropout and the f32 tier run the f32 kernels. A pure function. */
 uint64_t tt_gop_attention_sgmat_plan(int which, int hs, const tt_gpu_info *in);
+/* its kernel's name and, where the plan fits, 1 and its constant prefix in
+ * pf (dk/dv's KV1 is the site's; the names: attention_sgmat_forward,
+ * attention_sgmat_backward_dq, attention_sgmat_backward_dkdv) */
+const char *tt_gop_attention_sgmat_name(int which);
+int tt_gop_attention_sgmat_prefix(int which, int hs, const tt_gpu_info *in, char *pf, size_t cap);
 /* its scratch floats on o's adapter, with dropout or not (0: the pair of
  * kernels runs; also where the adapter binds fewer storage buffers per
  * stage than the storing kernel's 8, 9 with dropout) */

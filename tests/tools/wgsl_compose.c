@@ -1,0 +1,59 @@
+/* wgsl_compose.c — writes the f16 tier's subgroup-matrix attention kernels
+ * as the device gets them (gpu_ops.h tt_gops_kernel_text under attention.c's
+ * prefixes, tt_gop_attention_sgmat_prefix) for an adapter with 16 x 16 x 16
+ * f16 subgroup matrices, subgroups of 32 and 48 KiB of workgroup memory (an
+ * NVIDIA GPU under Dawn): head sizes 16 to 128 where the plan fits, dk/dv
+ * with and without KV1, one file each, DIR/<kernel>_hs<N>[_kv1].wgsl. For
+ * tests/webgpu/test_webgpu_sgmat_compile.sh, which compiles them on lavapipe
+ * with the matrix builtins stubbed. Prints the number of files; exit 1 with
+ * one line on an error. Usage: wgsl_compose DIR (the test hook
+ * TT_WEBGPU_WGSL_DIR: the kernel files from there instead of the embedded). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "webgpu/gpu_ops.h"
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: wgsl_compose DIR\n");
+        return 2;
+    }
+    tt_gpu_info nv;
+    memset(&nv, 0, sizeof nv);
+    nv.max_wg_storage = 49152;
+    nv.max_invocations = 1024;
+    nv.sgmat_m = nv.sgmat_n = nv.sgmat_k = 16;
+    nv.subgroup_min = nv.subgroup_max = 32;
+    static const int hss[] = {16, 32, 48, 64, 128};
+    int n = 0;
+    for (int which = 0; which < 3; which++)
+        for (size_t h = 0; h < sizeof hss / sizeof *hss; h++) {
+            char base[640], pf[704];
+            if (!tt_gop_attention_sgmat_prefix(which, hss[h], &nv, base, sizeof base)) continue;
+            for (int kv1 = 0; kv1 <= (which == 2); kv1++) {
+                snprintf(pf, sizeof pf, "%s%s", base,
+                         which != 2 ? "" : kv1 ? "const KV1: bool = true;\n" : "const KV1: bool = false;\n");
+                const char *name = tt_gop_attention_sgmat_name(which);
+                char *src, path[1024];
+                tt_status st;
+                tt_status_clear(&st);
+                if (tt_gops_kernel_text(name, pf, 1, &src, &st)) {
+                    fprintf(stderr, "wgsl_compose: %s\n", st.msg);
+                    return 1;
+                }
+                snprintf(path, sizeof path, "%s/%s_hs%d%s.wgsl", argv[1], name, hss[h], kv1 ? "_kv1" : "");
+                FILE *f = fopen(path, "wb");
+                int ok = f && fputs(src, f) >= 0;
+                if (f && fclose(f)) ok = 0;
+                free(src);
+                if (!ok) {
+                    fprintf(stderr, "wgsl_compose: cannot write %s\n", path);
+                    return 1;
+                }
+                n++;
+            }
+        }
+    printf("%d kernels\n", n);
+    return 0;
+}
