@@ -41,7 +41,8 @@ if (!dawnPath) { console.error("usage: node dev/f16/matmul_check.mjs /path/to/we
 const { gpu, adapter, ai, sgcfg, sgmat, device, cpuAdapter, buf } = await openDevice(dawnPath);
 // a subgroup-matrix configuration "WMxWN:TMxTN:BK" (matmul.c's MM_SG_*)
 // ("...@FILE": the kernel's text from FILE, e.g. an older matmul_sgmat.wgsl to time beside the current one;
-// "...@inline", "...@2stage": the experiments below, made from the product's text)
+// "...@inline", "...@inline8", "...@2stage": the experiments below, made from the product's text;
+// "@mstage", the tiles staged as matrices, measured 0.4-0.6x of the product: docs/BENCHMARKS.md)
 const sgParse = (t) => { const [c, file] = t.split("@"), [w, r, bk] = c.split(":"), [wm, wn] = w.split("x").map(Number),
   [tm, tn] = r.split("x").map(Number);
   return { wm, wn, tm, tn, bk: Number(bk), name: t, file }; };
@@ -88,70 +89,7 @@ function inlineStores8(src) {
     (_, r, T) => [0, 1, 2, 3].map((w) => `let h${w} = bitcast<vec2<f16>>(${r}[j][${w}]); ${T}s[i + ${2 * w}u] = h${w}.x; ` +
       `${T}s[i + ${2 * w + 1}u] = h${w}.y;`).join(" "));
 }
-// mstage: the tiles staged as subgroup matrices, no scalar stores: each subgroup loads its share of a
-// k step's 16 x 16 blocks of op(A) and op(B) straight from the f16 copies (subgroupMatrixLoad on
-// storage; the device's compiler vectorizes it) and stores them into the tiles (subgroupMatrixStore,
-// the layout the multiply reads back). A block past kend (a multiple of 16) stays a zero matrix.
-// Prefix constants AMQ, BMQ (source()): a tile's matrices per subgroup.
-function matStage(src) {
-  src = src.replace("var<storage, read> A: array<vec4<u32>>", "var<storage, read> A: array<f16>")
-    .replace("var<storage, read> B: array<vec4<u32>>", "var<storage, read> B: array<f16>");
-  const f0 = src.indexOf("// 8 f16 (one chunk"), f1 = src.indexOf("@compute");
-  const fns = `// matrix j of this subgroup's share: block q = sid + j*NSG, (q / (BK/SK), q % (BK/SK)) of op(A)'s
-// (m, k) blocks, (q % (BK/SK), q / (BK/SK)) of op(B)'s (k, n) blocks
-fn load_a(k: u32, kend: u32, m0: u32, sid: u32) -> array<LeftT, AMQ> {
-    var r: array<LeftT, AMQ>;
-    //!unroll j AMQ
-    {
-        let q = sid + j * NSG;
-        let mi = (q / (BK / SK)) * SM;
-        let ki = (q % (BK / SK)) * SK;
-        if (k + ki < kend) {
-            r[j] = subgroupMatrixLoad<LeftT>(&A, a.a_off + select((m0 + mi) * a.lda + k + ki, (k + ki) * a.lda + m0 + mi, TRANS_A), TRANS_A, a.lda);
-        }
-    }
-    return r;
-}
-fn load_b(k: u32, kend: u32, n0: u32, boff: u32, sid: u32) -> array<RightT, BMQ> {
-    var r: array<RightT, BMQ>;
-    //!unroll j BMQ
-    {
-        let q = sid + j * NSG;
-        let ni = (q / (BK / SK)) * SN;
-        let ki = (q % (BK / SK)) * SK;
-        if (k + ki < kend) {
-            r[j] = subgroupMatrixLoad<RightT>(&B, boff + select((k + ki) * a.ldb + n0 + ni, (n0 + ni) * a.ldb + k + ki, TRANS_B), TRANS_B, a.ldb);
-        }
-    }
-    return r;
-}
-
-`;
-  src = src.slice(0, f0) + fns + src.slice(f1);
-  src = src.replace("var ra: array<vec4<u32>, AQ> = load_a(kbeg, kend, m0, lid);", "var ra = load_a(kbeg, kend, m0, sid);")
-    .replace("var rb: array<vec4<u32>, BQ> = load_b(kbeg, kend, n0, boff, lid);", "var rb = load_b(kbeg, kend, n0, boff, sid);")
-    .replace("ra = load_a(k + BK, kend, m0, lid);", "ra = load_a(k + BK, kend, m0, sid);")
-    .replace("rb = load_b(k + BK, kend, n0, boff, lid);", "rb = load_b(k + BK, kend, n0, boff, sid);");
-  const s0 = src.indexOf("        //!unroll j AQ"), s1 = src.indexOf("        workgroupBarrier();\n        ra = ");
-  if (s0 < 0 || s1 < 0) throw new Error("matStage: the product's staging block moved");
-  const st = `        //!unroll j AMQ
-        {
-            let q = sid + j * NSG;
-            let mi = (q / (BK / SK)) * SM;
-            let ki = (q % (BK / SK)) * SK;
-            subgroupMatrixStore(&As, select(mi * ASTR + ki, ki * ASTR + mi, TRANS_A), ra[j], TRANS_A, ASTR);
-        }
-        //!unroll j BMQ
-        {
-            let q = sid + j * NSG;
-            let ni = (q / (BK / SK)) * SN;
-            let ki = (q % (BK / SK)) * SK;
-            subgroupMatrixStore(&Bs, select(ki * BSTR + ni, ni * BSTR + ki, TRANS_B), rb[j], TRANS_B, BSTR);
-        }
-`;
-  return src.slice(0, s0) + st + src.slice(s1);
-}
-const experiments = { inline: inlineStores, inline8: inlineStores8, "2stage": twoStage, mstage: matStage };
+const experiments = { inline: inlineStores, inline8: inlineStores8, "2stage": twoStage };
 
 // ---- kernel sources (gpu_ops.c's composition) ----
 const read = (n) => fs.readFileSync(W + n + ".wgsl", "utf8");
@@ -164,8 +102,7 @@ function source(variant, ta, tb, vec, tile, g = sgDefault) {
       `const SK: u32 = ${sgcfg.K}u;\nconst TM: u32 = ${g.tm}u;\nconst TN: u32 = ${g.tn}u;\nconst TMN: u32 = ${g.tm * g.tn}u;\n` +
       `const SG: u32 = ${ai.subgroupMaxSize}u;\nconst WM: u32 = ${g.wm}u;\nconst WN: u32 = ${g.wn}u;\nconst BK: u32 = ${g.bk}u;\n` +
       `const AQ: u32 = ${bm * g.bk / 8 / nt}u;\nconst BQ: u32 = ${bn * g.bk / 8 / nt}u;\n` +
-      `const TRANS_A: bool = ${ta};\nconst TRANS_B: bool = ${tb};\n` +
-      `const AMQ: u32 = ${Math.floor(bm * g.bk / (sgcfg.M * sgcfg.K) / (g.wm * g.wn))}u;\nconst BMQ: u32 = ${Math.floor(bn * g.bk / (sgcfg.N * sgcfg.K) / (g.wm * g.wn))}u;\n`;
+      `const TRANS_A: bool = ${ta};\nconst TRANS_B: bool = ${tb};\n`;
     body = !g.file ? read("matmul_sgmat") : experiments[g.file] ? experiments[g.file](read("matmul_sgmat"))
       : fs.readFileSync(g.file, "utf8");
   } else if (variant === "cast") {
