@@ -133,7 +133,7 @@ async function readback(b, n) {
 
 // compile DIR: every .wgsl of DIR, whole kernels as the device gets them
 // (tests/tools/wgsl_compose writes them through the product's own
-// composition), compiled here with the matrix builtins stubbed where the
+// composition: these attention kernels and matmul_sgmat), compiled here with the matrix builtins stubbed where the
 // adapter lacks them (dawn_device.mjs stubSgmat): the CI's check
 // (tests/webgpu/test_webgpu_sgmat_compile.sh) on lavapipe
 if (what === "compile") {

@@ -74,12 +74,12 @@ export function stubSgmat(code) {
     .replace(/^enable chromium_experimental_subgroup_matrix;\n/m, "")
     .replace(/subgroup_matrix_(left|right|result)<(f16|f32), *\w+, *\w+>/g, "SgStub");
   const elem = new Map();
-  for (const m of code.matchAll(/var<workgroup> (\w+): array<(f16|f32),/g)) elem.set(m[1], m[2]);
-  const used = new Set(), use = (a) => { if (!elem.has(a)) throw new Error(`stub: ${a} is not a workgroup array`); used.add(a); };
+  for (const m of code.matchAll(/var<(?:workgroup|storage[^>]*)> (\w+): array<(f16|f32)>?[,>]/g)) elem.set(m[1], m[2]);
+  const used = new Set(), use = (a) => { if (!elem.has(a)) throw new Error(`stub: ${a} is not an f16 or f32 array`); used.add(a); };
   code = code.replace(/subgroupMatrixLoad<\w+>\(&(\w+),/g, (_, a) => (use(a), `sgLoad_${a}(`))
     .replace(/subgroupMatrixStore\(&(\w+),/g, (_, a) => (use(a), `sgStore_${a}(`))
     .replace(/subgroupMatrixMultiplyAccumulate\(/g, "sgMma(");
-  if (/subgroupMatrix|subgroup_matrix/.test(code)) throw new Error("stub: a subgroup-matrix builtin left unstubbed");
+  if (/subgroupMatrix|subgroup_matrix/.test(code.replace(/\/\/[^\n]*/g, ""))) throw new Error("stub: a subgroup-matrix builtin left unstubbed");
   let fns = "struct SgStub { v: f32 }\nfn sgMma(a: SgStub, b: SgStub, c: SgStub) -> SgStub { return SgStub(fma(a.v, b.v, c.v)); }\n";
   for (const a of used)
     fns += `fn sgLoad_${a}(o: u32, t: bool, s: u32) -> SgStub { return SgStub(f32(${a}[o + s])); }\n` +

@@ -148,6 +148,11 @@ int tt_gop_matmul_group(tt_gops *o, tt_gsite *s, int group, tt_gref C, tt_gref A
 int tt_gop_matmul_batch(tt_gops *o, tt_gsite *s, int n, uint32_t bstride, tt_gref C, tt_gref A, tt_gref B,
                         const tt_gref *bias, const tt_gref *R, int M, int N, int K, int trans_a, int trans_b,
                         int accumulate, int ones_rows, tt_status *st);
+/* The subgroup-matrix matmul's prefix (matmul.c's header) for op(A), op(B)
+ * of these transposes: 1 where its tiles fit adapter `in` (an f16 -> f32
+ * configuration with K dividing 16, one subgroup size, the workgroup
+ * limits), else 0; the f16 tier and the product's shape decide the rest */
+int tt_gop_matmul_sgmat_prefix(const tt_gpu_info *in, int trans_a, int trans_b, char *pf, size_t cap);
 /* The subgroup-matrix matmul's operand copy (matmul_cast.wgsl; needs
  * shader-f16): dst, an f16 buffer in f16 elements (dst.off, dld and dstride
  * multiples of 4), [p][r][c] (drows x dld) = f16(src[p*sstride + r*ld + c])

@@ -222,15 +222,10 @@ int tt_gop_matmul_cast(tt_gops *o, tt_gsite *s, tt_gref dst, tt_gref src, uint32
     return TT_OK;
 }
 
-static int sg_setup(tt_gops *o, tt_gsite *s, mm_sg *sg, tt_gref A, tt_gref B, int n, int M, int N, int K, int am,
-                    int trans_a, int trans_b, uint32_t lda, uint32_t ldb, uint32_t bstride, uint32_t args[16],
-                    tt_gpu_buf bufs[7], tt_status *st) {
-    const tt_gpu_info *in = o->info;
-    memset(sg, 0, sizeof *sg);
-    if (!o->f16 || !in->sgmat_m || !in->sgmat_n || !in->sgmat_k || 16 % in->sgmat_k || !in->subgroup_max ||
+int tt_gop_matmul_sgmat_prefix(const tt_gpu_info *in, int trans_a, int trans_b, char *pf, size_t cap) {
+    if (!in->sgmat_m || !in->sgmat_n || !in->sgmat_k || 16 % in->sgmat_k || !in->subgroup_max ||
         in->subgroup_min != in->subgroup_max)
-        return TT_OK;
-    if (2.0 * n * M * N * K < MM_SG_MIN_FLOP || (uint64_t)n * M * N < (uint64_t)in->sgmat_m * in->sgmat_n) return TT_OK;
+        return 0;
     const uint32_t sgs = in->subgroup_max, nt = MM_SG_WM * MM_SG_WN * sgs;
     const uint32_t bm = MM_SG_WM * MM_SG_TM * in->sgmat_m, bn = MM_SG_WN * MM_SG_TN * in->sgmat_n, bk = MM_SG_BK;
     /* workgroup memory: the two tiles (rows padded by 8 f16) and a result matrix per subgroup */
@@ -239,7 +234,26 @@ static int sg_setup(tt_gops *o, tt_gsite *s, mm_sg *sg, tt_gref A, tt_gref B, in
                            4ull * MM_SG_WM * MM_SG_WN * in->sgmat_m * in->sgmat_n;
     if (nt > in->max_invocations || wgmem > in->max_wg_storage || bk % in->sgmat_k || (bm * bk) % (8 * nt) ||
         (bn * bk) % (8 * nt))
-        return TT_OK;
+        return 0;
+    snprintf(pf, cap,
+             "diagnostic(off, chromium.subgroup_matrix_uniformity);\nenable f16;\nenable subgroups;\n"
+             "enable chromium_experimental_subgroup_matrix;\nconst SM: u32 = %uu;\nconst SN: u32 = %uu;\n"
+             "const SK: u32 = %uu;\nconst TM: u32 = %uu;\nconst TN: u32 = %uu;\nconst TMN: u32 = %uu;\n"
+             "const SG: u32 = %uu;\nconst WM: u32 = %uu;\nconst WN: u32 = %uu;\nconst BK: u32 = %uu;\n"
+             "const AQ: u32 = %uu;\nconst BQ: u32 = %uu;\nconst TRANS_A: bool = %s;\nconst TRANS_B: bool = %s;\n",
+             in->sgmat_m, in->sgmat_n, in->sgmat_k, MM_SG_TM, MM_SG_TN, MM_SG_TM * MM_SG_TN, sgs, MM_SG_WM, MM_SG_WN, bk,
+             bm * bk / (8 * nt), bn * bk / (8 * nt), trans_a ? "true" : "false", trans_b ? "true" : "false");
+    return 1;
+}
+
+static int sg_setup(tt_gops *o, tt_gsite *s, mm_sg *sg, tt_gref A, tt_gref B, int n, int M, int N, int K, int am,
+                    int trans_a, int trans_b, uint32_t lda, uint32_t ldb, uint32_t bstride, uint32_t args[16],
+                    tt_gpu_buf bufs[7], tt_status *st) {
+    const tt_gpu_info *in = o->info;
+    memset(sg, 0, sizeof *sg);
+    if (!o->f16 || !tt_gop_matmul_sgmat_prefix(in, trans_a, trans_b, sg->prefix, sizeof sg->prefix)) return TT_OK;
+    if (2.0 * n * M * N * K < MM_SG_MIN_FLOP || (uint64_t)n * M * N < (uint64_t)in->sgmat_m * in->sgmat_n) return TT_OK;
+    const uint32_t bm = MM_SG_WM * MM_SG_TM * in->sgmat_m, bn = MM_SG_WN * MM_SG_TN * in->sgmat_n;
     const uint32_t Kp = round_up((uint32_t)K, 16), Mp = round_up((uint32_t)M, bm), Np = round_up((uint32_t)N, bn);
     const uint32_t a_dr = trans_a ? Kp : Mp, a_dld = trans_a ? Mp : Kp;
     const uint32_t b_dr = trans_b ? Np : Kp, b_dld = trans_b ? Kp : Np;
@@ -266,14 +280,6 @@ static int sg_setup(tt_gops *o, tt_gsite *s, mm_sg *sg, tt_gref A, tt_gref B, in
     sg->bn = (int)bn;
     sg->gx = Np / bn;
     sg->gy = Mp / bm;
-    snprintf(sg->prefix, sizeof sg->prefix,
-             "diagnostic(off, chromium.subgroup_matrix_uniformity);\nenable f16;\nenable subgroups;\n"
-             "enable chromium_experimental_subgroup_matrix;\nconst SM: u32 = %uu;\nconst SN: u32 = %uu;\n"
-             "const SK: u32 = %uu;\nconst TM: u32 = %uu;\nconst TN: u32 = %uu;\nconst TMN: u32 = %uu;\n"
-             "const SG: u32 = %uu;\nconst WM: u32 = %uu;\nconst WN: u32 = %uu;\nconst BK: u32 = %uu;\n"
-             "const AQ: u32 = %uu;\nconst BQ: u32 = %uu;\nconst TRANS_A: bool = %s;\nconst TRANS_B: bool = %s;\n",
-             in->sgmat_m, in->sgmat_n, in->sgmat_k, MM_SG_TM, MM_SG_TN, MM_SG_TM * MM_SG_TN, sgs, MM_SG_WM, MM_SG_WN, bk,
-             bm * bk / (8 * nt), bn * bk / (8 * nt), trans_a ? "true" : "false", trans_b ? "true" : "false");
     return TT_OK;
 }
 

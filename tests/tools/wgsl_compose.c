@@ -1,9 +1,11 @@
-/* wgsl_compose.c — writes the f16 tier's subgroup-matrix attention kernels
+/* wgsl_compose.c — writes the f16 tier's subgroup-matrix kernels (attention, matmul)
  * as the device gets them (gpu_ops.h tt_gops_kernel_text under attention.c's
  * prefixes, tt_gop_attention_sgmat_prefix) for an adapter with 16 x 16 x 16
  * f16 subgroup matrices, subgroups of 32 and 48 KiB of workgroup memory (an
  * NVIDIA GPU under Dawn): head sizes 16 to 128 where the plan fits, dk/dv
- * with and without KV1, one file each, DIR/<kernel>_hs<N>[_kv1].wgsl. For
+ * with and without KV1, one file each, DIR/<kernel>_hs<N>[_kv1].wgsl; and
+ * matmul_sgmat (matmul.c's prefix, tt_gop_matmul_sgmat_prefix) for each
+ * transpose of op(A), op(B), DIR/matmul_sgmat_<nn|tn|nt|tt>.wgsl. For
  * tests/webgpu/test_webgpu_sgmat_compile.sh, which compiles them on lavapipe
  * with the matrix builtins stubbed. Prints the number of files; exit 1 with
  * one line on an error. Usage: wgsl_compose DIR (the test hook
@@ -54,6 +56,30 @@ int main(int argc, char **argv) {
                 n++;
             }
         }
+    /* the subgroup-matrix matmul, each transpose of op(A), op(B) */
+    for (int t = 0; t < 4; t++) {
+        char pf[768], *src, path[1024];
+        tt_status st;
+        tt_status_clear(&st);
+        if (!tt_gop_matmul_sgmat_prefix(&nv, t & 1, t >> 1, pf, sizeof pf)) {
+            fprintf(stderr, "wgsl_compose: matmul_sgmat does not fit the adapter\n");
+            return 1;
+        }
+        if (tt_gops_kernel_text("matmul_sgmat", pf, 1, &src, &st)) {
+            fprintf(stderr, "wgsl_compose: %s\n", st.msg);
+            return 1;
+        }
+        snprintf(path, sizeof path, "%s/matmul_sgmat_%s%s.wgsl", argv[1], t & 1 ? "t" : "n", t >> 1 ? "t" : "n");
+        FILE *f = fopen(path, "wb");
+        int ok = f && fputs(src, f) >= 0;
+        if (f && fclose(f)) ok = 0;
+        free(src);
+        if (!ok) {
+            fprintf(stderr, "wgsl_compose: cannot write %s\n", path);
+            return 1;
+        }
+        n++;
+    }
     printf("%d kernels\n", n);
     return 0;
 }

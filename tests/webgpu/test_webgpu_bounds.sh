@@ -141,7 +141,7 @@ fi
 # every kernel file (one with an entry point) was compiled instrumented and
 # ran clean, but for those that need subgroup matrices, which lavapipe lacks
 # (dev/f16/matmul_check.mjs and attn_check.mjs check them against float64 on a GPU;
-# test_webgpu_sgmat_compile.sh compiles the attention ones here, stubbed)
+# test_webgpu_sgmat_compile.sh compiles them here, stubbed)
 missing=""
 for f in "$SRC"/src/webgpu/wgsl/*.wgsl; do
     k=$(basename "$f" .wgsl)

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# test_webgpu_sgmat_compile.sh — the f16 tier's attention kernels on subgroup
-# matrices (attention_sgmat_forward, _backward_dq, _backward_dkdv and their
-# common part), which lavapipe cannot run: written whole by the product's
-# own composition (tests/tools/wgsl_compose: attention.c's prefixes for
-# subgroups of 32 and 48 KiB, head sizes 16 to 128 where they fit, includes
-# and //!unroll blocks expanded by gpu_ops.c) and compiled by Dawn with the
+# test_webgpu_sgmat_compile.sh — the f16 tier's kernels on subgroup matrices
+# (attention_sgmat_forward, _backward_dq, _backward_dkdv with their common
+# part; matmul_sgmat), which lavapipe cannot run: written whole by the
+# product's own composition (tests/tools/wgsl_compose: attention.c's and
+# matmul.c's prefixes for subgroups of 32 and 48 KiB, head sizes 16 to 128
+# where they fit, every transpose of the matmul; includes and //!unroll
+# blocks expanded by gpu_ops.c) and compiled by Dawn with the
 # matrix builtins stubbed (dev/f16/attn_check.mjs compile): every name and
 # type checked but the matrix builtins' own signatures. A GPU host runs the
 # same harness's check mode against float64. The check can fail: a kernel
@@ -33,16 +34,17 @@ bad() { echo "FAIL: $1"; fail=1; }
 mkdir "$tmp/K"
 "$bin/wgsl_compose" "$tmp/K" > "$tmp/n" 2>&1 || bad "wgsl_compose: $(cat "$tmp/n")"
 n=$(ls "$tmp/K" | grep -c '\.wgsl$')
-# forward: 16, 32, 48, 64 (its 64-key tile holds no wider head); dq: those and 128; dk/dv: the same, KV1 both ways
-[ "$n" -eq 19 ] && grep -qx '19 kernels' "$tmp/n" || bad "wgsl_compose wrote $n kernel files (want 19)"
+# forward: 16, 32, 48, 64 (its 64-key tile holds no wider head); dq: those and 128; dk/dv: the same, KV1
+# both ways; matmul_sgmat: 4 transposes
+[ "$n" -eq 23 ] && grep -qx '23 kernels' "$tmp/n" || bad "wgsl_compose wrote $n kernel files (want 23)"
 grep -l '//!unroll\|^//!include' "$tmp/K"/*.wgsl > "$tmp/left" && bad "directives left unexpanded in $(wc -l < "$tmp/left") files"
 "$node24" "$src/dev/f16/attn_check.mjs" "$dawn" compile "$tmp/K" > "$tmp/out" 2> "$tmp/err"
 rc=$?
 grep '^{' "$tmp/out" > "$tmp/j"
 grep -q '"adapter"' "$tmp/j" || skip "no WebGPU adapter with shader-f16 and subgroups: $(grep -v '^Warning' "$tmp/err" | head -1)"
 n_ok=$(grep -c '"compile":.*"ok":true' "$tmp/j")
-[ $rc -eq 0 ] && [ "$n_ok" -eq 19 ] || bad "the kernels do not all compile (exit $rc, $n_ok of 19): $(grep '"ok":false' "$tmp/j" | head -2)"
-[ $fail -eq 0 ] && echo "ok: the 19 subgroup-matrix attention kernels compile$(grep -q '"stubbed":true' "$tmp/j" && echo ' (matrix builtins stubbed)')"
+[ $rc -eq 0 ] && [ "$n_ok" -eq 23 ] || bad "the kernels do not all compile (exit $rc, $n_ok of 23): $(grep '"ok":false' "$tmp/j" | head -2)"
+[ $fail -eq 0 ] && echo "ok: the 23 subgroup-matrix kernels compile$(grep -q '"stubbed":true' "$tmp/j" && echo ' (matrix builtins stubbed)')"
 
 # planted: dq's score tile read through a name that is not declared
 mkdir "$tmp/P" "$tmp/KP"
