@@ -16,6 +16,23 @@
 
 #include "webgpu/gpu_ops.h"
 
+/* kernel `name` under prefix pf, whole, into path: 0, or 1 with one line */
+static int write_kernel(const char *name, const char *pf, const char *path) {
+    char *src;
+    tt_status st;
+    tt_status_clear(&st);
+    if (tt_gops_kernel_text(name, pf, 1, &src, &st)) {
+        fprintf(stderr, "wgsl_compose: %s\n", st.msg);
+        return 1;
+    }
+    FILE *f = fopen(path, "wb");
+    int ok = f && fputs(src, f) >= 0;
+    if (f && fclose(f)) ok = 0;
+    free(src);
+    if (!ok) fprintf(stderr, "wgsl_compose: cannot write %s\n", path);
+    return !ok;
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: wgsl_compose DIR\n");
@@ -37,47 +54,21 @@ int main(int argc, char **argv) {
                 snprintf(pf, sizeof pf, "%s%s", base,
                          which != 2 ? "" : kv1 ? "const KV1: bool = true;\n" : "const KV1: bool = false;\n");
                 const char *name = tt_gop_attention_sgmat_name(which);
-                char *src, path[1024];
-                tt_status st;
-                tt_status_clear(&st);
-                if (tt_gops_kernel_text(name, pf, 1, &src, &st)) {
-                    fprintf(stderr, "wgsl_compose: %s\n", st.msg);
-                    return 1;
-                }
+                char path[1024];
                 snprintf(path, sizeof path, "%s/%s_hs%d%s.wgsl", argv[1], name, hss[h], kv1 ? "_kv1" : "");
-                FILE *f = fopen(path, "wb");
-                int ok = f && fputs(src, f) >= 0;
-                if (f && fclose(f)) ok = 0;
-                free(src);
-                if (!ok) {
-                    fprintf(stderr, "wgsl_compose: cannot write %s\n", path);
-                    return 1;
-                }
+                if (write_kernel(name, pf, path)) return 1;
                 n++;
             }
         }
     /* the subgroup-matrix matmul, each transpose of op(A), op(B) */
     for (int t = 0; t < 4; t++) {
-        char pf[768], *src, path[1024];
-        tt_status st;
-        tt_status_clear(&st);
+        char pf[768], path[1024];
         if (!tt_gop_matmul_sgmat_prefix(&nv, t & 1, t >> 1, pf, sizeof pf)) {
             fprintf(stderr, "wgsl_compose: matmul_sgmat does not fit the adapter\n");
             return 1;
         }
-        if (tt_gops_kernel_text("matmul_sgmat", pf, 1, &src, &st)) {
-            fprintf(stderr, "wgsl_compose: %s\n", st.msg);
-            return 1;
-        }
         snprintf(path, sizeof path, "%s/matmul_sgmat_%s%s.wgsl", argv[1], t & 1 ? "t" : "n", t >> 1 ? "t" : "n");
-        FILE *f = fopen(path, "wb");
-        int ok = f && fputs(src, f) >= 0;
-        if (f && fclose(f)) ok = 0;
-        free(src);
-        if (!ok) {
-            fprintf(stderr, "wgsl_compose: cannot write %s\n", path);
-            return 1;
-        }
+        if (write_kernel("matmul_sgmat", pf, path)) return 1;
         n++;
     }
     printf("%d kernels\n", n);
