@@ -16,9 +16,6 @@ const require = createRequire(import.meta.url);
 console.log = (...a) => fs.writeSync(1, a.join(" ") + "\n");
 
 export async function openDevice(dawnPath) {
-  // Dawn's pending callbacks (mapAsync, onSubmittedWorkDone) do not hold Node's event loop open:
-  // without this timer a wait could end the process silently (the harnesses end with process.exit)
-  setInterval(() => {}, 1 << 30);
   const { create, globals } = require(dawnPath);
   Object.assign(globalThis, globals);
   const gpu = create(["enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia"]);

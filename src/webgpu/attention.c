@@ -385,8 +385,9 @@ const char *tt_gop_attention_sgmat_name(int which) {
     return which >= 0 && which < 3 ? names[which] : NULL;
 }
 
-int tt_gop_attention_sgmat_prefix(int which, int hs, const tt_gpu_info *in, char *pf, size_t cap) {
-    if (!tt_gop_attention_sgmat_plan(which, hs, in)) return 0;
+uint64_t tt_gop_attention_sgmat_prefix(int which, int hs, const tt_gpu_info *in, char *pf, size_t cap) {
+    const uint64_t bytes = tt_gop_attention_sgmat_plan(which, hs, in);
+    if (!bytes) return 0;
     const uint32_t sg = in->subgroup_max, bc = SGA_BC[which], br = SGA_NSG * 16, nth = SGA_NSG * sg, h = (uint32_t)hs;
     snprintf(pf, cap,
              "diagnostic(off, chromium.subgroup_matrix_uniformity);\nenable f16;\nenable subgroups;\n"
@@ -394,15 +395,20 @@ int tt_gop_attention_sgmat_prefix(int which, int hs, const tt_gpu_info *in, char
              "const BC: u32 = %uu;\nconst VEC: bool = true;\nconst SG: u32 = %uu;\nconst NSG: u32 = %uu;\n"
              "const DK: u32 = %uu;\nconst NB: u32 = %uu;\nconst QQ: u32 = %uu;\nconst KQ: u32 = %uu;\n",
              h, br, bc, sg, SGA_NSG, h / 16, bc / 16, br * h / (4 * nth), bc * h / (4 * nth));
-    return 1;
+    return bytes;
 }
 
 /* 1, the prefix of kernel `which` (0 forward, 1 dq, 2 dk/dv) in pf and its
  * workgroup bytes when its subgroup-matrix variant runs for this op (the
  * f16 tier, no dropout, the plan), else 0 */
 static int sga_prefix(const tt_gops *o, int which, int hs, int drop, char *pf, size_t cap, uint64_t *bytes) {
-    if (!o->f16 || drop || !(*bytes = tt_gop_attention_sgmat_plan(which, hs, o->info))) return 0;
-    return tt_gop_attention_sgmat_prefix(which, hs, o->info, pf, cap);
+    *bytes = o->f16 && !drop ? tt_gop_attention_sgmat_prefix(which, hs, o->info, pf, cap) : 0;
+    return *bytes != 0;
+}
+
+/* 1 when the backward of this op runs on subgroup matrices (dq and dk/dv both) */
+static int sga_backward_on(const tt_gops *o, int hs, int drop) {
+    return o->f16 && !drop && tt_gop_attention_sgmat_plan(1, hs, o->info) && tt_gop_attention_sgmat_plan(2, hs, o->info);
 }
 
 static void sga_tag(tt_gsite *s, int which, uint64_t bytes) {
@@ -437,9 +443,9 @@ static int sga_backward(tt_gops *o, tt_gsite *s, int *made, tt_gref dq, tt_gref 
     char pf[2][512];
     uint64_t bytes[2];
     *made = 0;
-    if (!sga_prefix(o, 1, C / NH, drop, pf[0], sizeof pf[0], &bytes[0]) ||
-        !sga_prefix(o, 2, C / NH, drop, pf[1], sizeof pf[1], &bytes[1]))
-        return TT_OK;
+    if (!sga_backward_on(o, C / NH, drop)) return TT_OK;
+    sga_prefix(o, 1, C / NH, drop, pf[0], sizeof pf[0], &bytes[0]);
+    sga_prefix(o, 2, C / NH, drop, pf[1], sizeof pf[1], &bytes[1]);
     TT_CHECK(d_site(o, &s[0], y, dy, stats, B, T, C, NH, st));
     uint32_t args[2][16];
     for (int i = 0; i < 2; i++) {
@@ -507,10 +513,7 @@ static int ds_plan_o(const tt_gops *o, int B, int T, int C, int NH, int drop, tt
 }
 
 size_t tt_gop_attention_ds_elems(const tt_gops *o, int B, int T, int C, int NH, int drop) {
-    char pf[512];
-    uint64_t bytes;
-    if (sga_prefix(o, 1, C / NH, drop, pf, sizeof pf, &bytes) && sga_prefix(o, 2, C / NH, drop, pf, sizeof pf, &bytes))
-        return 0; /* the subgroup-matrix backward stores no dS */
+    if (sga_backward_on(o, C / NH, drop)) return 0; /* the subgroup-matrix backward stores no dS */
     tt_attn_ds p;
     return ds_plan_o(o, B, T, C, NH, drop, &p) ? (size_t)p.elems : 0;
 }

@@ -372,11 +372,12 @@ int tt_gop_attention_ds_plan(int hs, int B, int T, int NH, uint32_t storage, uin
  * adapter's limits), else 0. The backward runs it where dq and dk/dv both
  * do; dropout and the f32 tier run the f32 kernels. A pure function. */
 uint64_t tt_gop_attention_sgmat_plan(int which, int hs, const tt_gpu_info *in);
-/* its kernel's name and, where the plan fits, 1 and its constant prefix in
- * pf (dk/dv's KV1 is the site's; the names: attention_sgmat_forward,
- * attention_sgmat_backward_dq, attention_sgmat_backward_dkdv) */
+/* its kernel's name and, where the plan fits, its constant prefix in pf
+ * and the plan's bytes returned (else 0; dk/dv's KV1 is the site's; the
+ * names: attention_sgmat_forward, attention_sgmat_backward_dq,
+ * attention_sgmat_backward_dkdv) */
 const char *tt_gop_attention_sgmat_name(int which);
-int tt_gop_attention_sgmat_prefix(int which, int hs, const tt_gpu_info *in, char *pf, size_t cap);
+uint64_t tt_gop_attention_sgmat_prefix(int which, int hs, const tt_gpu_info *in, char *pf, size_t cap);
 /* its scratch floats on o's adapter, with dropout or not (0: the pair of
  * kernels runs; also where the adapter binds fewer storage buffers per
  * stage than the storing kernel's 8, 9 with dropout) */
