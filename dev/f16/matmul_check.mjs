@@ -41,7 +41,7 @@ if (!dawnPath) { console.error("usage: node dev/f16/matmul_check.mjs /path/to/we
 const { gpu, adapter, ai, sgcfg, sgmat, device, cpuAdapter, buf } = await openDevice(dawnPath);
 // a subgroup-matrix configuration "WMxWN:TMxTN:BK" (matmul.c's MM_SG_*)
 // ("...@FILE": the kernel's text from FILE, e.g. an older matmul_sgmat.wgsl to time beside the current one;
-// "...@inline", "...@inline8", "...@2stage": the experiments below, made from the product's text;
+// "...@2stage": the experiment below, made from the product's text;
 // "@mstage", the tiles staged as matrices, measured 0.4-0.6x of the product: docs/BENCHMARKS.md)
 const sgParse = (t) => { const [c, file] = t.split("@"), [w, r, bk] = c.split(":"), [wm, wn] = w.split("x").map(Number),
   [tm, tn] = r.split("x").map(Number);
@@ -52,22 +52,10 @@ console.log(JSON.stringify({ adapter: ai.description || ai.device, f16: device.f
 if (!device.features.has("shader-f16")) { console.log(JSON.stringify({ blocked: "no shader-f16" })); process.exit(1); }
 
 // ---- experiments on matmul_sgmat.wgsl, made from its text ----
-// inline: put_a/put_b take the tile index as a parameter, so Tint clamps each of their 8 f16 stores
-// (robustness: min(i + c, len - 1)), which also keeps the device's compiler from merging them into one
-// 16-byte store. Written inline, the index comes from the invocation index and constants only: Tint's
-// range analysis proves it in bounds and emits no clamp (seen in lavapipe's SPIR-V, Dawn's
-// dump_shaders). Same values in the same places. Prediction: 4096^3 from 100 toward the 198 TFLOP/s
-// of the kernel with no staging (~150) if the stores merge, ~110 if only the clamps go.
-function inlineStores(src) {
-  src = src.replace(/\/\/ 8 f16 \(one chunk[\s\S]*?(?=\/\/ chunk q of a tile)/, "");
-  return src.replace(/put_([ab])\((.*), r[ab]\[j\]\);/g, (_, t, idx) => `let i = ${idx};\n` +
-    `            for (var w = 0u; w < 4u; w++) { let h = bitcast<vec2<f16>>(r${t}[j][w]); ` +
-    `${t.toUpperCase()}s[i + 2u * w] = h.x; ${t.toUpperCase()}s[i + 2u * w + 1u] = h.y; }`);
-}
-// 2stage: inline with two copies of the tiles: a k step multiplies from one while the next step's
+// 2stage: two copies of the tiles: a k step multiplies from one while the next step's
 // chunks go into the other, one barrier per k step instead of two (~42 KiB at 2x2:4x4:32)
 function twoStage(src) {
-  src = inlineStores(src).replace("array<f16, AR * ASTR>", "array<f16, 2u * AR * ASTR>")
+  src = src.replace("array<f16, AR * ASTR>", "array<f16, 2u * AR * ASTR>")
     .replace("array<f16, BR * BSTR>", "array<f16, 2u * BR * BSTR>");
   const b0 = src.indexOf("    for (var k = kbeg; k < kend; k += BK) {"), b1 = src.indexOf("    let split = nwg.z > a.nprod;");
   const loop = src.slice(b0, b1), a0 = loop.indexOf("        //!unroll j AQ"), bq = loop.indexOf("        //!unroll j BQ");
@@ -82,14 +70,7 @@ function twoStage(src) {
     into(stA, "(1u - s) * AR * ASTR") + into(stB, "(1u - s) * BR * BSTR") +
     "        workgroupBarrier();\n        k += BK;\n        }\n        if (k >= kend) { break; }\n    }\n" + src.slice(b1);
 }
-// inline8: inline with the 8 stores written out (no loop over the vec4's words, in case the device's
-// compiler keeps the loop's dynamic component index)
-function inlineStores8(src) {
-  return inlineStores(src).replace(/for \(var w = 0u; w < 4u; w\+\+\) \{ let h = bitcast<vec2<f16>>\((r[ab])\[j\]\[w\]\); (\w+)s\[i \+ 2u \* w\] = h.x; \w+s\[i \+ 2u \* w \+ 1u\] = h.y; \}/g,
-    (_, r, T) => [0, 1, 2, 3].map((w) => `let h${w} = bitcast<vec2<f16>>(${r}[j][${w}]); ${T}s[i + ${2 * w}u] = h${w}.x; ` +
-      `${T}s[i + ${2 * w + 1}u] = h${w}.y;`).join(" "));
-}
-const experiments = { inline: inlineStores, inline8: inlineStores8, "2stage": twoStage };
+const experiments = { "2stage": twoStage };
 
 // ---- kernel sources (gpu_ops.c's composition) ----
 const read = (n) => fs.readFileSync(W + n + ".wgsl", "utf8");
