@@ -13,6 +13,7 @@
 // product), lse within 1e-4 absolute; the backward (attention_backward_d, then
 // attention_sgmat_backward_dkdv and _dq) on the forward's lse: dq, dk, dv
 // against float64 with f16-rounded dY too, within 5e-3 of their largest.
+// Two cases run the dropout variants (masks of src/rng.h, recomputed here).
 // Each case runs in a process of its own (check N: case N alone): Dawn's
 // Node binding has crashed (SIGSEGV) on the third case run in one process.
 // Prints one JSON line per case; exit 1 if a check fails.
@@ -38,7 +39,15 @@ console.log(JSON.stringify({ adapter: ai.description || ai.device, sgmat, subgro
 
 const SGA = process.env.ATTN_SG || "4:64"; // NSG:BC of the experiment
 const read = (f) => fs.readFileSync(f, "utf8");
-function source(kind, hs) {
+// drop: the dropout variant as gpu_ops.c composes it (DROP_BIND after the kernel's bindings, its
+// "//!drop " lines made code, dropout_common.wgsl appended)
+function source(kind, hs, drop) {
+  const { code, wg } = source0(kind, hs);
+  if (!drop) return { code, wg };
+  const bind = { sgmat: 6, dq: 7, dkdv: 8 }[kind];
+  return { code: `const DROP_BIND: u32 = ${bind}u;\n` + code.replaceAll("//!drop ", "        ") + "\n" + read(W + "dropout_common.wgsl"), wg };
+}
+function source0(kind, hs) {
   let prefix, body;
   if (kind === "sgmat") {
     const [nsg, bc] = SGA.split(":").map(Number), sg = ai.subgroupMaxSize, nth = nsg * sg, br = nsg * 16;
@@ -66,14 +75,14 @@ const entry = (b, type) => ({ binding: b, visibility: GPUShaderStage.COMPUTE, bu
 const layout = device.createBindGroupLayout({ entries: [entry(0, "uniform"), entry(1, "read-only-storage"),
   entry(2, "read-only-storage"), entry(3, "read-only-storage"), entry(4, "storage"), entry(5, "storage")] });
 const pipes = new Map();
-async function pipeline(kind, hs) {
-  const key = kind + hs;
+async function pipeline(kind, hs, drop) {
+  const key = kind + hs + (drop ? "drop" : "");
   if (pipes.has(key)) return pipes.get(key);
-  const { code, wg } = source(kind, hs);
+  const { code, wg } = source(kind, hs, drop && kind !== "d");
   device.pushErrorScope("validation");
   const module = device.createShaderModule({ code });
   const msgs = (await module.getCompilationInfo()).messages.filter((m) => m.type === "error");
-  const fwd = kind === "sgmat";
+  const fwd = kind === "sgmat" && !drop;
   const p = device.createComputePipeline({ layout: fwd ? device.createPipelineLayout({ bindGroupLayouts: [layout] }) : "auto", compute: { module, entryPoint: "main" } });
   const err = await device.popErrorScope();
   if (msgs.length || err) throw new Error(`${kind}: ${msgs.map((m) => `${m.lineNum}: ${m.message}`).join("; ") || err.message}`);
@@ -90,11 +99,12 @@ function problem(B, T, NH, hs, amp) {
 }
 async function dispatch(kind, pr, bufs, reps) {
   const { B, T, NH, hs, C, qo, ko, vo } = pr;
-  const { p, wg } = await pipeline(kind, hs);
+  const { p, wg } = await pipeline(kind, hs, !!bufs.keys);
   const f = new Float32Array([1 / Math.sqrt(hs)]), args = new Uint32Array(16);
   args.set([B, T, C, NH, new Uint32Array(f.buffer)[0], Math.ceil(hs / 4), 32, Math.ceil(32 * Math.ceil(hs / 4) / 128), 0, 0, 0, 0, qo, ko, vo, 0]);
   const u = device.createBuffer({ size: 64, usage: GPUBufferUsage.UNIFORM | CD }); device.queue.writeBuffer(u, 0, args);
-  const g = device.createBindGroup({ layout, entries: [u, bufs.qkv, bufs.qkv, bufs.qkv, bufs.y, bufs.lse].map((b, i) => ({ binding: i, resource: { buffer: b } })) });
+  const list = [u, bufs.qkv, bufs.qkv, bufs.qkv, bufs.y, bufs.lse, ...(bufs.keys ? [bufs.keys] : [])];
+  const g = device.createBindGroup({ layout: bufs.keys ? p.getBindGroupLayout(0) : layout, entries: list.map((b, i) => ({ binding: i, resource: { buffer: b } })) });
   const e = device.createCommandEncoder();
   for (let r = 0; r < reps; r++) { const pass = e.beginComputePass(); pass.setPipeline(p); pass.setBindGroup(0, g); pass.dispatchWorkgroups(Math.ceil(T / wg), NH, B); pass.end(); }
   device.queue.submit([e.finish()]);
@@ -109,11 +119,12 @@ async function backward(pr, bufs, reps) {
   const argsQ = args.slice(); argsQ[10] = 0;
   const argsK = args.slice(); argsK[10] = n; argsK[11] = 0;
   const uni = (a) => { const u = device.createBuffer({ size: 64, usage: GPUBufferUsage.UNIFORM | CD }); device.queue.writeBuffer(u, 0, a); return u; };
-  const d = await pipeline("d", hs), dq = await pipeline("dq", hs), dkdv = await pipeline("dkdv", hs);
+  const kk = bufs.keys ? [bufs.keys] : [], drop = kk.length > 0;
+  const d = await pipeline("d", hs), dq = await pipeline("dq", hs, drop), dkdv = await pipeline("dkdv", hs, drop);
   const bg = (pp, list) => device.createBindGroup({ layout: pp.p.getBindGroupLayout(0), entries: list.map((b, i) => ({ binding: i, resource: { buffer: b } })) });
   const gD = bg(d, [uni(args), bufs.y, bufs.dy, bufs.lse]);
-  const gQ = bg(dq, [uni(argsQ), bufs.qkv, bufs.qkv, bufs.qkv, bufs.dy, bufs.lse, bufs.dq]);
-  const gK = bg(dkdv, [uni(argsK), bufs.qkv, bufs.qkv, bufs.qkv, bufs.dy, bufs.lse, bufs.dkv, bufs.dvv]);
+  const gQ = bg(dq, [uni(argsQ), bufs.qkv, bufs.qkv, bufs.qkv, bufs.dy, bufs.lse, bufs.dq, ...kk]);
+  const gK = bg(dkdv, [uni(argsK), bufs.qkv, bufs.qkv, bufs.qkv, bufs.dy, bufs.lse, bufs.dkv, bufs.dvv, ...kk]);
   const e = device.createCommandEncoder();
   for (let r = 0; r < reps; r++) {
     const pass = e.beginComputePass();
@@ -153,12 +164,22 @@ if (what === "compile") {
 }
 if (!sgmat) { console.log(JSON.stringify({ blocked: "no f16 16x16x16 subgroup matrices here" })); process.exit(1); }
 let failed = 0;
+// dropout (src/rng.h): element i of key (k0, k1) kept iff (bits >> 8) >= round(p 2^24), kept ones times 1/(1-p)
+const mix = (x) => { x ^= x >>> 16; x = Math.imul(x, 0x7feb352d); x ^= x >>> 15; x = Math.imul(x, 0x846ca68b); x ^= x >>> 16; return x >>> 0; };
+function dropMask(p, k0, k1) {
+  const th = Math.round(p * 2 ** 24), scale = Math.fround(1 / (1 - p));
+  return { keys: new Uint32Array([th, new Uint32Array(new Float32Array([scale]).buffer)[0], 0, 0, k0, k1]),
+    mul: (i) => ((mix((mix((i ^ k0) >>> 0) ^ k1) >>> 0) >>> 8) >= th ? scale : 0) };
+}
 async function check(c) {
   const pr = problem(c.B, c.T, c.NH, c.hs, c.amp || 1);
   const { B, T, NH, hs, C, n, qo, ko, vo, all } = pr;
   const dyv = rnd(n, 1);
   const bufs = { qkv: buf(all), y: buf(null, n * 4), lse: buf(null, 2 * B * NH * T * 4), dy: buf(dyv),
     dq: buf(null, n * 4), dkv: buf(null, 2 * n * 4), dvv: buf(null, n * 4) };
+  const dm = c.drop ? dropMask(c.drop, 0x9e3779b9, 0x12345678) : null;
+  if (dm) bufs.keys = buf(dm.keys);
+  const mf = (b, h, i, j) => dm ? dm.mul(((b * NH + h) * T + i) * T + j) : 1; // mask factor of (row i, key j)
   await dispatch("sgmat", pr, bufs, 1);
   const y = await readback(bufs.y, n), lse = await readback(bufs.lse, B * NH * T);
   let bwd = null;
@@ -173,7 +194,7 @@ async function check(c) {
     for (let j = 0; j <= i; j++) { let d = 0; for (let x = 0; x < hs; x++) d += at(qo, b, i, h, x) * at(ko, b, j, h, x); s[j] = d / Math.sqrt(hs); m = Math.max(m, s[j]); }
     let l = 0; for (let j = 0; j <= i; j++) { s[j] = Math.exp(s[j] - m); l += s[j]; }
     for (let x = 0; x < hs; x++) {
-      let o = 0; for (let j = 0; j <= i; j++) o += s[j] * at(vo, b, j, h, x);
+      let o = 0; for (let j = 0; j <= i; j++) o += s[j] * mf(b, h, i, j) * at(vo, b, j, h, x);
       o /= l; big = Math.max(big, Math.abs(o)); worst = Math.max(worst, Math.abs(o - y[(b * T + i) * C + h * hs + x]));
     }
     lerr = Math.max(lerr, Math.abs(m + Math.log(l) - lse[(b * NH + h) * T + i]));
@@ -181,15 +202,15 @@ async function check(c) {
     // backward of row i (f16-rounded dy): D = dy . y, dP_j = dy . v_j, dS_j = P_j (dP_j - D) / sqrt(hs)
     const sc = 1 / Math.sqrt(hs), dy = (x) => dy16[(b * T + i) * C + h * hs + x];
     const yi = new Float64Array(hs);
-    for (let x = 0; x < hs; x++) { let o = 0; for (let j = 0; j <= i; j++) o += s[j] * at(vo, b, j, h, x); yi[x] = o / l; }
+    for (let x = 0; x < hs; x++) { let o = 0; for (let j = 0; j <= i; j++) o += s[j] * mf(b, h, i, j) * at(vo, b, j, h, x); yi[x] = o / l; }
     let D = 0; for (let x = 0; x < hs; x++) D += dy(x) * yi[x];
     for (let j = 0; j <= i; j++) {
       const p = s[j] / l; let dp = 0; for (let x = 0; x < hs; x++) dp += dy(x) * at(vo, b, j, h, x);
-      const ds = p * (dp - D) * sc;
+      const e = mf(b, h, i, j), ds = p * (dp * e - D) * sc;
       for (let x = 0; x < hs; x++) {
         gdq[(b * T + i) * C + h * hs + x] += ds * at(ko, b, j, h, x);
         gdk[(b * T + j) * C + h * hs + x] += ds * at(qo, b, i, h, x);
-        gdv[(b * T + j) * C + h * hs + x] += p * dy(x);
+        gdv[(b * T + j) * C + h * hs + x] += p * e * dy(x);
       }
     }
   }
@@ -205,7 +226,8 @@ async function check(c) {
   console.log(JSON.stringify({ check: "sgmat", ...c, relErr: +rel.toExponential(2), lseErr: +lerr.toExponential(2), ok }));
 }
 const CASES = [{ B: 1, T: 64, NH: 1, hs: 64, bwd: 1 }, { B: 2, T: 130, NH: 3, hs: 64, bwd: 1 },
-  { B: 1, T: 200, NH: 2, hs: 64, amp: 3, bwd: 1 }, { B: 1, T: 97, NH: 2, hs: 32, bwd: 1 }, { B: 1, T: 40, NH: 1, hs: 16, bwd: 1 }];
+  { B: 1, T: 200, NH: 2, hs: 64, amp: 3, bwd: 1 }, { B: 1, T: 97, NH: 2, hs: 32, bwd: 1 }, { B: 1, T: 40, NH: 1, hs: 16, bwd: 1 },
+  { B: 2, T: 130, NH: 2, hs: 64, bwd: 1, drop: 0.25 }, { B: 1, T: 97, NH: 2, hs: 32, bwd: 1, drop: 0.5 }];
 if (what === "check" && arg === undefined) { // every case, each in a child process
   for (let i = 0; i < CASES.length; i++) {
     const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), dawnPath, "check", String(i)], { encoding: "utf8" });

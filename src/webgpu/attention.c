@@ -59,7 +59,8 @@
  * attention_common and attention_sgmat_common): under tt_gops.f16, on an
  * adapter that lists the 16 x 16 x 16 f16 x f16 -> f32 configuration and
  * runs subgroups of one size SG (a multiple of 16), for head sizes that are
- * multiples of 16, without dropout, where the tiles fit (sga_prefix): the
+ * multiples of 16, where the tiles fit (sga_prefix; with dropout too, in its
+ * variant as above): the
  * forward attention_sgmat_forward, the backward attention_backward_d (D,
  * as the dS-storing backward), attention_sgmat_backward_dkdv, then
  * attention_sgmat_backward_dq. NSG = 4 subgroups a workgroup, a block of
@@ -133,7 +134,7 @@ static int drop_site(const tt_gops *o, int slot, char *pf, size_t cap, uint32_t 
     if ((uint32_t)slot >= o->dropk_slots)
         return tt_fail(st, TT_EINVAL, "webgpu attention: dropout key slot %d outside the keys buffer (%u slots)", slot,
                        o->dropk_slots);
-    char base[256];
+    char base[640];
     snprintf(base, sizeof base, "%s", pf);
     tt_gops_drop_prefix((uint32_t)(*n_buf + 1), base, pf, cap);
     args[15] = (uint32_t)slot;
@@ -400,15 +401,15 @@ uint64_t tt_gop_attention_sgmat_prefix(int which, int hs, const tt_gpu_info *in,
 
 /* 1, the prefix of kernel `which` (0 forward, 1 dq, 2 dk/dv) in pf and its
  * workgroup bytes when its subgroup-matrix variant runs for this op (the
- * f16 tier, no dropout, the plan), else 0 */
-static int sga_prefix(const tt_gops *o, int which, int hs, int drop, char *pf, size_t cap, uint64_t *bytes) {
-    *bytes = o->f16 && !drop ? tt_gop_attention_sgmat_prefix(which, hs, o->info, pf, cap) : 0;
+ * f16 tier, the plan), else 0 */
+static int sga_prefix(const tt_gops *o, int which, int hs, char *pf, size_t cap, uint64_t *bytes) {
+    *bytes = o->f16 ? tt_gop_attention_sgmat_prefix(which, hs, o->info, pf, cap) : 0;
     return *bytes != 0;
 }
 
 /* 1 when the backward of this op runs on subgroup matrices (dq and dk/dv both) */
-static int sga_backward_on(const tt_gops *o, int hs, int drop) {
-    return o->f16 && !drop && tt_gop_attention_sgmat_plan(1, hs, o->info) && tt_gop_attention_sgmat_plan(2, hs, o->info);
+static int sga_backward_on(const tt_gops *o, int hs) {
+    return o->f16 && tt_gop_attention_sgmat_plan(1, hs, o->info) && tt_gop_attention_sgmat_plan(2, hs, o->info);
 }
 
 static void sga_tag(tt_gsite *s, int which, uint64_t bytes) {
@@ -418,16 +419,18 @@ static void sga_tag(tt_gsite *s, int which, uint64_t bytes) {
 
 /* the forward on subgroup matrices: 0 (nothing made) where it does not run here */
 static int sga_forward(tt_gops *o, tt_gsite *s, int *made, tt_gref y, tt_gref stats, tt_gref q, tt_gref k, tt_gref v,
-                       int B, int T, int C, int NH, int drop, tt_status *st) {
-    char pf[512];
+                       int B, int T, int C, int NH, int slot, tt_status *st) {
+    char pf[640];
     uint64_t bytes;
     *made = 0;
-    if (!sga_prefix(o, 0, C / NH, drop, pf, sizeof pf, &bytes)) return TT_OK;
+    if (!sga_prefix(o, 0, C / NH, pf, sizeof pf, &bytes)) return TT_OK;
     uint32_t args[16];
     attn_args(args, B, T, C, NH);
     qkv_offs(args, q, k, v);
-    tt_gpu_buf bufs[5] = {q.buf, k.buf, v.buf, y.buf, stats.buf};
-    TT_CHECK(tt_gops_make_site(o, s, tt_gop_attention_sgmat_name(0), pf, args, 0, 5, bufs, FWD_KINDS,
+    tt_gpu_buf bufs[6] = {q.buf, k.buf, v.buf, y.buf, stats.buf};
+    int nb = 5;
+    TT_CHECK(drop_site(o, slot, pf, sizeof pf, args, bufs, &nb, st));
+    TT_CHECK(tt_gops_make_site(o, s, tt_gop_attention_sgmat_name(0), pf, args, 0, nb, bufs, FWD_KINDS,
                                ((uint32_t)T + SGA_NSG * 16 - 1) / (SGA_NSG * 16), (uint32_t)NH, (uint32_t)B, st));
     s->flops = 2.0 * B * T * (T + 1.0) * C;
     sga_tag(s, 0, bytes);
@@ -438,14 +441,14 @@ static int sga_forward(tt_gops *o, tt_gsite *s, int *made, tt_gref y, tt_gref st
 /* the backward on subgroup matrices, where both kernels run here: s[0] D
  * (d_site), s[1] dk/dv, s[2] dq */
 static int sga_backward(tt_gops *o, tt_gsite *s, int *made, tt_gref dq, tt_gref dk, tt_gref dv, tt_gref stats,
-                        tt_gref q, tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH, int drop,
+                        tt_gref q, tt_gref k, tt_gref v, tt_gref y, tt_gref dy, int B, int T, int C, int NH, int slot,
                         tt_status *st) {
-    char pf[2][512];
+    char pf[2][640];
     uint64_t bytes[2];
     *made = 0;
-    if (!sga_backward_on(o, C / NH, drop)) return TT_OK;
-    sga_prefix(o, 1, C / NH, drop, pf[0], sizeof pf[0], &bytes[0]);
-    sga_prefix(o, 2, C / NH, drop, pf[1], sizeof pf[1], &bytes[1]);
+    if (!sga_backward_on(o, C / NH)) return TT_OK;
+    sga_prefix(o, 1, C / NH, pf[0], sizeof pf[0], &bytes[0]);
+    sga_prefix(o, 2, C / NH, pf[1], sizeof pf[1], &bytes[1]);
     TT_CHECK(d_site(o, &s[0], y, dy, stats, B, T, C, NH, st));
     uint32_t args[2][16];
     for (int i = 0; i < 2; i++) {
@@ -456,20 +459,24 @@ static int sga_backward(tt_gops *o, tt_gsite *s, int *made, tt_gref dq, tt_gref 
     out_offs(args[1], dk, dv);
     const uint32_t gx = ((uint32_t)T + SGA_NSG * 16 - 1) / (SGA_NSG * 16);
     {
-        static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
-                                         TT_GPU_BIND_READ, TT_GPU_BIND_RW,   TT_GPU_BIND_RW};
-        tt_gpu_buf bufs[7] = {q.buf, k.buf, v.buf, dy.buf, stats.buf, dk.buf, dv.buf};
+        static const uint8_t kinds[8] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
+                                         TT_GPU_BIND_READ, TT_GPU_BIND_RW,   TT_GPU_BIND_RW,   TT_GPU_BIND_READ};
+        tt_gpu_buf bufs[8] = {q.buf, k.buf, v.buf, dy.buf, stats.buf, dk.buf, dv.buf};
+        int nb = 7;
         TT_CHECK(kv_bind(o, dk, dv, pf[1], sizeof pf[1], &bufs[6], st));
-        TT_CHECK(tt_gops_make_site(o, &s[1], tt_gop_attention_sgmat_name(2), pf[1], args[1], 0, 7, bufs, kinds, gx,
+        TT_CHECK(drop_site(o, slot, pf[1], sizeof pf[1], args[1], bufs, &nb, st));
+        TT_CHECK(tt_gops_make_site(o, &s[1], tt_gop_attention_sgmat_name(2), pf[1], args[1], 0, nb, bufs, kinds, gx,
                                    (uint32_t)NH, (uint32_t)B, st));
         s[1].flops = 2.0 * B * T * (T + 1.0) * C * 2.0; /* 4 causal products */
         sga_tag(&s[1], 2, bytes[1]);
     }
     {
-        static const uint8_t kinds[6] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
-                                         TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_RW};
-        tt_gpu_buf bufs[6] = {q.buf, k.buf, v.buf, dy.buf, stats.buf, dq.buf};
-        TT_CHECK(tt_gops_make_site(o, &s[2], tt_gop_attention_sgmat_name(1), pf[0], args[0], 0, 6, bufs, kinds, gx,
+        static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
+                                         TT_GPU_BIND_READ, TT_GPU_BIND_RW,   TT_GPU_BIND_READ};
+        tt_gpu_buf bufs[7] = {q.buf, k.buf, v.buf, dy.buf, stats.buf, dq.buf};
+        int nb = 6;
+        TT_CHECK(drop_site(o, slot, pf[0], sizeof pf[0], args[0], bufs, &nb, st));
+        TT_CHECK(tt_gops_make_site(o, &s[2], tt_gop_attention_sgmat_name(1), pf[0], args[0], 0, nb, bufs, kinds, gx,
                                    (uint32_t)NH, (uint32_t)B, st));
         s[2].flops = 2.0 * B * T * (T + 1.0) * C * 1.5; /* 3 causal products */
         sga_tag(&s[2], 1, bytes[0]);
@@ -513,7 +520,7 @@ static int ds_plan_o(const tt_gops *o, int B, int T, int C, int NH, int drop, tt
 }
 
 size_t tt_gop_attention_ds_elems(const tt_gops *o, int B, int T, int C, int NH, int drop) {
-    if (sga_backward_on(o, C / NH, drop)) return 0; /* the subgroup-matrix backward stores no dS */
+    if (sga_backward_on(o, C / NH)) return 0; /* the subgroup-matrix backward stores no dS */
     tt_attn_ds p;
     return ds_plan_o(o, B, T, C, NH, drop, &p) ? (size_t)p.elems : 0;
 }
@@ -654,7 +661,7 @@ static int forward_op(tt_gops *o, tt_gsite *s, tt_gref y, tt_gref stats, tt_gref
     if (((q.off | k.off | v.off) & 3) || y.off || stats.off)
         return tt_fail(st, TT_EINVAL, "webgpu attention: y and stats must start their buffers, q, k, v at multiples of 4");
     int made;
-    TT_CHECK(sga_forward(o, s, &made, y, stats, q, k, v, B, T, C, NH, slot >= 0, st));
+    TT_CHECK(sga_forward(o, s, &made, y, stats, q, k, v, B, T, C, NH, slot, st));
     if (made) return TT_OK;
     if (tiled_usable(o, C / NH)) return tiled_forward(o, s, y, stats, q, k, v, B, T, C, NH, slot, st);
     return rows_forward(o, s, y, stats, q, k, v, B, T, C, NH, slot, st);
@@ -667,7 +674,7 @@ static int backward_op(tt_gops *o, tt_gsite *s, tt_gref dq, tt_gref dk, tt_gref 
         return tt_fail(st, TT_EINVAL, "webgpu attention: y, dy and stats must start their buffers, q, k, v and the "
                                       "outputs at multiples of 4");
     int made;
-    TT_CHECK(sga_backward(o, s, &made, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, slot >= 0, st));
+    TT_CHECK(sga_backward(o, s, &made, dq, dk, dv, stats, q, k, v, y, dy, B, T, C, NH, slot, st));
     if (made) return TT_OK;
     tt_attn_ds p;
     if (ds_plan_o(o, B, T, C, NH, slot >= 0, &p))

@@ -3,7 +3,8 @@
  * prefixes, tt_gop_attention_sgmat_prefix) for an adapter with 16 x 16 x 16
  * f16 subgroup matrices, subgroups of 32 and 48 KiB of workgroup memory (an
  * NVIDIA GPU under Dawn): head sizes 16 to 128 where the plan fits, dk/dv
- * with and without KV1, one file each, DIR/<kernel>_hs<N>[_kv1].wgsl; and
+ * with and without KV1, one file each, DIR/<kernel>_hs<N>[_kv1].wgsl, and
+ * each in its dropout variant at head size 64, DIR/<kernel>_hs64_drop.wgsl; and
  * matmul_sgmat (matmul.c's prefix, tt_gop_matmul_sgmat_prefix) for each
  * transpose of op(A), op(B), DIR/matmul_sgmat_<nn|tn|nt|tt>.wgsl. For
  * tests/webgpu/test_webgpu_sgmat_compile.sh, which compiles them on lavapipe
@@ -60,6 +61,22 @@ int main(int argc, char **argv) {
                 n++;
             }
         }
+    /* the dropout variants at head size 64 (attention.c drop_site: the keys
+     * buffer after the kernel's bindings: forward 5, dq 6, dk/dv 7) */
+    for (int which = 0; which < 3; which++) {
+        static const unsigned bind[3] = {6, 7, 8};
+        char base[640], pf[768], path[1024];
+        if (!tt_gop_attention_sgmat_prefix(which, 64, &nv, base, sizeof base)) {
+            fprintf(stderr, "wgsl_compose: the attention kernels at head size 64 do not fit the adapter\n");
+            return 1;
+        }
+        if (which == 2) strncat(base, "const KV1: bool = false;\n", sizeof base - strlen(base) - 1);
+        tt_gops_drop_prefix(bind[which], base, pf, sizeof pf);
+        const char *name = tt_gop_attention_sgmat_name(which);
+        snprintf(path, sizeof path, "%s/%s_hs64_drop.wgsl", argv[1], name);
+        if (write_kernel(name, pf, path)) return 1;
+        n++;
+    }
     /* the subgroup-matrix matmul, each transpose of op(A), op(B) */
     for (int t = 0; t < 4; t++) {
         char pf[768], path[1024];

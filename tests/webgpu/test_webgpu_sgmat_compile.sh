@@ -4,7 +4,8 @@
 # part; matmul_sgmat), which lavapipe cannot run: written whole by the
 # product's own composition (tests/tools/wgsl_compose: attention.c's and
 # matmul.c's prefixes for subgroups of 32 and 48 KiB, head sizes 16 to 128
-# where they fit, every transpose of the matmul; includes and //!unroll
+# where they fit, the attention's dropout variants at 64, every transpose of
+# the matmul; includes and //!unroll
 # blocks expanded by gpu_ops.c) and compiled by Dawn with the
 # matrix builtins stubbed (dev/f16/attn_check.mjs compile): every name and
 # type checked but the matrix builtins' own signatures. A GPU host runs the
@@ -35,16 +36,16 @@ mkdir "$tmp/K"
 "$bin/wgsl_compose" "$tmp/K" > "$tmp/n" 2>&1 || bad "wgsl_compose: $(cat "$tmp/n")"
 n=$(ls "$tmp/K" | grep -c '\.wgsl$')
 # forward: 16, 32, 48, 64 (its 64-key tile holds no wider head); dq: those and 128; dk/dv: the same, KV1
-# both ways; matmul_sgmat: 4 transposes
-[ "$n" -eq 23 ] && grep -qx '23 kernels' "$tmp/n" || bad "wgsl_compose wrote $n kernel files (want 23)"
+# both ways; the three in their dropout variant at 64; matmul_sgmat: 4 transposes
+[ "$n" -eq 26 ] && grep -qx '26 kernels' "$tmp/n" || bad "wgsl_compose wrote $n kernel files (want 26)"
 grep -l '//!unroll\|^//!include' "$tmp/K"/*.wgsl > "$tmp/left" && bad "directives left unexpanded in $(wc -l < "$tmp/left") files"
 "$node24" "$src/dev/f16/attn_check.mjs" "$dawn" compile "$tmp/K" > "$tmp/out" 2> "$tmp/err"
 rc=$?
 grep '^{' "$tmp/out" > "$tmp/j"
 grep -q '"adapter"' "$tmp/j" || skip "no WebGPU adapter with shader-f16 and subgroups: $(grep -v '^Warning' "$tmp/err" | head -1)"
 n_ok=$(grep -c '"compile":.*"ok":true' "$tmp/j")
-[ $rc -eq 0 ] && [ "$n_ok" -eq 23 ] || bad "the kernels do not all compile (exit $rc, $n_ok of 23): $(grep '"ok":false' "$tmp/j" | head -2)"
-[ $fail -eq 0 ] && echo "ok: the 23 subgroup-matrix kernels compile$(grep -q '"stubbed":true' "$tmp/j" && echo ' (matrix builtins stubbed)')"
+[ $rc -eq 0 ] && [ "$n_ok" -eq 26 ] || bad "the kernels do not all compile (exit $rc, $n_ok of 26): $(grep '"ok":false' "$tmp/j" | head -2)"
+[ $fail -eq 0 ] && echo "ok: the 26 subgroup-matrix kernels compile$(grep -q '"stubbed":true' "$tmp/j" && echo ' (matrix builtins stubbed)')"
 
 # planted: dq's score tile read through a name that is not declared
 mkdir "$tmp/P" "$tmp/KP"
@@ -58,7 +59,7 @@ else
   prc=$?
   n_bad=$(grep -c '"ok":false' "$tmp/pout")
   n_dq=$(grep '"ok":false' "$tmp/pout" | grep -c '"compile":"attention_sgmat_backward_dq_hs.*Ew_planted')
-  if [ $prc -eq 1 ] && [ "$n_bad" -eq 5 ] && [ "$n_dq" -eq 5 ]; then echo "ok: a planted undeclared name fails dq's 5 kernels, named"
-  else bad "planted: exit $prc, $n_bad failed kernels, $n_dq of them dq naming Ew_planted (want 1, 5, 5)"; fi
+  if [ $prc -eq 1 ] && [ "$n_bad" -eq 6 ] && [ "$n_dq" -eq 6 ]; then echo "ok: a planted undeclared name fails dq's 6 kernels, named"
+  else bad "planted: exit $prc, $n_bad failed kernels, $n_dq of them dq naming Ew_planted (want 1, 6, 6)"; fi
 fi
 exit $fail

@@ -16,6 +16,9 @@
 //   dv += P^T dY, dk += dS^T (scale Q)   from Pw, Ew as left matrices, dY
 //               and (scale Q) from their tiles.
 //   dv_j = sum_{i>=j} p_ij dy_i,  dk_j = sum_{i>=j} ds_ij (scale q_i)
+// Dropout variant ("//!drop " lines, dropout_common.wgsl; key slot a.p15):
+// with e the mask's factor of (query, key), P^T holds p e and dS^T
+// p (dp e - D_i), as attention_backward_dkdv.
 // End: dk, dv through Sw (one 16 x 16 block per step) into dk at o1_off and
 // dv at o2_off (KV1: both through the dk binding; rows < T).
 // Ta, Tb (attention_sgmat_common): the (scale Q) and dY tiles.
@@ -58,6 +61,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let ew = sid * 16u * ESTR;
     let BNT = a.B * a.NH * T;
     let sbase = (b * a.NH + h) * T;
+    //!drop let dkey = tt_drop_key(a.p15);
     // K, then V, of the block through the two tiles into left matrices
     var lk: array<LeftT, DK>;
     var lv: array<LeftT, DK>;
@@ -103,6 +107,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let p = select(exp(Sw[i] - Lt[c0 + c]), 0.0, q < krow || q >= T);
             Pw[ew + row * ESTR + c0 + c] = f16(p);
             Ew[ew + row * ESTR + c0 + c] = f16(p * (Dw[i] - Dt[c0 + c]));
+            //!drop let e = tt_drop_mul(dkey, (sbase + q) * T + krow); // mask of (query, key)
+            //!drop Pw[ew + row * ESTR + c0 + c] = f16(p * e);
+            //!drop Ew[ew + row * ESTR + c0 + c] = f16(p * (Dw[i] * e - Dt[c0 + c]));
         }
         workgroupBarrier();
         // dv += P^T dY, dk += dS^T (scale Q)

@@ -15,6 +15,9 @@
 //               lse) (0 where key > query), ds = p (dp - D), rounded to f16
 //               into Ew;
 //   dq += dS K  dS from Ew as left matrices, K from its tile.
+// Dropout variant ("//!drop " lines, dropout_common.wgsl; key slot a.p15):
+// ds = p (dp e - D), e the mask's factor of (query, key), as
+// attention_backward_dq.
 // End: dq = scale (dS K) through Sw (one 16 x 16 block per step) into dq at
 // o1_off (rows < T).
 // Ta, Tb (attention_sgmat_common): the K and V tiles.
@@ -53,6 +56,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let srow = (b * a.NH + h) * T + min(qrow, T - 1u);
     let lse_r = stats[srow];
     let d_r = stats[BNT + srow];
+    //!drop let dkey = tt_drop_key(a.p15);
+    //!drop let drow = ((b * a.NH + h) * T + qrow) * T; // mask index of (row, key 0)
     // (scale Q), then dY, of the block through the tiles into left matrices
     var lq: array<LeftT, DK>;
     var lg: array<LeftT, DK>;
@@ -85,6 +90,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let i = sw + row * SSTR + c0 + c;
             let p = select(exp(Sw[i] - lse_r), 0.0, key > qrow || qrow >= T);
             Ew[ew + row * ESTR + c0 + c] = f16(p * (Dw[i] - d_r));
+            //!drop Ew[ew + row * ESTR + c0 + c] = f16(p * (Dw[i] * tt_drop_mul(dkey, drow + key) - d_r));
         }
         workgroupBarrier();
         // dq += dS K

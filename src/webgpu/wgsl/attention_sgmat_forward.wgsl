@@ -18,6 +18,8 @@
 //               exp(m_old - m_new);
 //   O += P V    P from Pw as left matrices, V from the V tile as right ones.
 // End: O / l through Sw into y (rows < T), lse = m + log(l).
+// Dropout variant ("//!drop " lines, dropout_common.wgsl; key slot a.p15):
+// P times the mask into Pw (l sums the undropped p), as attention_forward.
 // Q is staged through the tiles before the loop. Ta, Tb
 // (attention_sgmat_common): the K and V tiles.
 // Prefix: enables and the uniformity diagnostic as matmul_sgmat, HS (a
@@ -48,6 +50,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let qrow = i0 + sid * 16u + row;
     let sw = sid * 16u * SSTR;
     let pw = sid * 16u * ESTR;
+    //!drop let dkey = tt_drop_key(a.p15);
+    //!drop let drow = ((b * a.NH + h) * T + qrow) * T; // mask index of (row, key 0)
     // Q (BR rows) through the tiles into DK left matrices
     //!unroll j QQ
     {
@@ -105,6 +109,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let p = exp(Sw[sw + row * SSTR + c0 + c] - mn);
             ls += p;
             Pw[pw + row * ESTR + c0 + c] = f16(p);
+            //!drop Pw[pw + row * ESTR + c0 + c] = f16(p * tt_drop_mul(dkey, drow + j0 + c0 + c));
         }
         for (var x = 1u; x < LPR; x <<= 1u) { ls += subgroupShuffleXor(ls, x); }
         l = fma(l, corr, ls);
