@@ -45,7 +45,7 @@ function source(kind, hs, drop) {
   const { code, wg } = source0(kind, hs);
   if (!drop) return { code, wg };
   const bind = { sgmat: 6, dq: 7, dkdv: 8 }[kind];
-  return { code: `const DROP_BIND: u32 = ${bind}u;\n` + code.replaceAll("//!drop ", "        ") + "\n" + read(W + "dropout_common.wgsl"), wg };
+  return { code: code.replaceAll("//!drop ", "        ") + `\nconst DROP_BIND: u32 = ${bind}u;\n` + read(W + "dropout_common.wgsl"), wg };
 }
 function source0(kind, hs) {
   let prefix, body;

@@ -70,18 +70,7 @@ function twoStage(src) {
     into(stA, "(1u - s) * AR * ASTR") + into(stB, "(1u - s) * BR * BSTR") +
     "        workgroupBarrier();\n        k += BK;\n        }\n        if (k >= kend) { break; }\n    }\n" + src.slice(b1);
 }
-// f32pack: no operand copies: the tiles' chunks read from the f32 operands (two vec4<f32>) and packed
-// to f16 as loaded (pack2x16float), in the same registers; timing only (the time mode, shapes that
-// are whole tiles: no bounds but k's). Prediction: the product alone (no copies) +- 10%, so the
-// step loses most of matmul_cast's 7 ms.
-function f32pack(src) {
-  src = src.replace("var<storage, read> A: array<vec4<u32>>", "var<storage, read> A: array<vec4<f32>>")
-    .replace("var<storage, read> B: array<vec4<u32>>", "var<storage, read> B: array<vec4<f32>>");
-  return src.replace(/r\[j\] = ([AB])\[(.*)\) \/ 8u\];/g, (_, T, e) => `let i4 = ${e}) / 4u; let v0 = ${T}[i4]; ` +
-    `let v1 = ${T}[i4 + 1u];\n            r[j] = vec4<u32>(pack2x16float(v0.xy), pack2x16float(v0.zw), pack2x16float(v1.xy), ` +
-    `pack2x16float(v1.zw));`);
-}
-const experiments = { "2stage": twoStage, f32pack };
+const experiments = { "2stage": twoStage };
 
 // ---- kernel sources (gpu_ops.c's composition) ----
 const read = (n) => fs.readFileSync(W + n + ".wgsl", "utf8");
@@ -159,16 +148,6 @@ async function sgDispatch(c, bufs, reps, g = sgDefault, productOnly = false) {
   const castB = new Uint32Array([tb ? N : K, tb ? K : N, ldb, 0, 0, 0, bdld, bdr, na, nprod, bstride, nb, 0, 0, 0, 0]);
   const args = new Uint32Array([M, N, K, adld, bdld, cstride, 0, na, 0, 0, 0, flags, kchunk, nb, nprod, bstride]);
   const pc = await pipeline("cast", 0, 0, 0, 0), pp = await pipeline("sgmat", !!ta, !!tb, 0, 0, g);
-  if (g.file === "f32pack") { // the f32 operands as they are: no copies
-    const a32 = new Uint32Array([M, N, K, lda, ldb, cstride, 0, 0, 0, 0, 0, flags, kchunk, K * N, nprod, bstride]);
-    const C = z > 1 ? buf(null, z * M * N * nprod * 4) : bufs.C;
-    const g32 = device.createBindGroup({ layout: sgLayout, entries: [uni(a32), bufs.A, bufs.B, C, bufs.bias, bufs.R].map((b, i) => ({ binding: i, resource: { buffer: b } })) });
-    const e = device.createCommandEncoder();
-    for (let r = 0; r < reps; r++) { const pass = e.beginComputePass(); pass.setPipeline(pp); pass.setBindGroup(0, g32); pass.dispatchWorkgroups(Np / bn, Mp / bm, z * nprod); pass.end(); }
-    device.queue.submit([e.finish()]);
-    await device.queue.onSubmittedWorkDone();
-    return { C, z };
-  }
   const C = z > 1 ? buf(null, z * M * N * nprod * 4) : bufs.C;
   const gA = device.createBindGroup({ layout: castLayout, entries: [uni(castA), bufs.A, H].map((b, i) => ({ binding: i, resource: { buffer: b } })) });
   const gB = device.createBindGroup({ layout: castLayout, entries: [uni(castB), bufs.B, H].map((b, i) => ({ binding: i, resource: { buffer: b } })) });
