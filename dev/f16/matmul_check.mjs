@@ -41,7 +41,7 @@ if (!dawnPath) { console.error("usage: node dev/f16/matmul_check.mjs /path/to/we
 const { gpu, adapter, ai, sgcfg, sgmat, device, cpuAdapter, buf } = await openDevice(dawnPath);
 // a subgroup-matrix configuration "WMxWN:TMxTN:BK" (matmul.c's MM_SG_*)
 // ("...@FILE": the kernel's text from FILE, e.g. an older matmul_sgmat.wgsl to time beside the current one;
-// "...@2stage": the experiment below, made from the product's text;
+// "...@2stage", "...@f32raw" (time mode only): the experiments below, made from the product's text;
 // "@mstage", the tiles staged as matrices, measured 0.4-0.6x of the product: docs/BENCHMARKS.md)
 const sgParse = (t) => { const [c, file] = t.split("@"), [w, r, bk] = c.split(":"), [wm, wn] = w.split("x").map(Number),
   [tm, tn] = r.split("x").map(Number);
@@ -70,7 +70,21 @@ function twoStage(src) {
     into(stA, "(1u - s) * AR * ASTR") + into(stB, "(1u - s) * BR * BSTR") +
     "        workgroupBarrier();\n        k += BK;\n        }\n        if (k >= kend) { break; }\n    }\n" + src.slice(b1);
 }
-const experiments = { "2stage": twoStage };
+// f32raw: no operand copies: the tiles' chunks read from the f32 operands (two vec4<f32>) into
+// registers as they are, rounded to f16 when stored into the tiles (f32pack, rounding as loaded,
+// ran 0.43-0.55x of the product: docs/BENCHMARKS.md); timing only (the time mode, shapes that are
+// whole tiles: no bounds but k's). Prediction: 0.8-1.0x of the product alone (twice the registers
+// and loads in flight), so the step would lose most of matmul_cast's 7 ms.
+function f32raw(src) {
+  src = src.replace("var<storage, read> A: array<vec4<u32>>", "var<storage, read> A: array<vec4<f32>>")
+    .replace("var<storage, read> B: array<vec4<u32>>", "var<storage, read> B: array<vec4<f32>>")
+    .replaceAll("array<vec4<u32>, AQ>", "array<vec4<f32>, 2u * AQ>").replaceAll("array<vec4<u32>, BQ>", "array<vec4<f32>, 2u * BQ>");
+  src = src.replace(/r\[j\] = ([AB])\[(.*)\) \/ 8u\];/g, (_, T, e) => `let i4 = ${e}) / 4u;\n` +
+    `            r[2u * j] = ${T}[i4];\n            r[2u * j + 1u] = ${T}[i4 + 1u];`);
+  const part = ["[2u * j].xy", "[2u * j].zw", "[2u * j + 1u].xy", "[2u * j + 1u].zw"];
+  return src.replace(/bitcast<vec2<f16>>\((r[ab])\[j\]\[(\d)\]\)/g, (_, r, w) => `vec2<f16>(${r}${part[Number(w)]})`);
+}
+const experiments = { "2stage": twoStage, f32raw };
 
 // ---- kernel sources (gpu_ops.c's composition) ----
 const read = (n) => fs.readFileSync(W + n + ".wgsl", "utf8");
@@ -148,6 +162,16 @@ async function sgDispatch(c, bufs, reps, g = sgDefault, productOnly = false) {
   const castB = new Uint32Array([tb ? N : K, tb ? K : N, ldb, 0, 0, 0, bdld, bdr, na, nprod, bstride, nb, 0, 0, 0, 0]);
   const args = new Uint32Array([M, N, K, adld, bdld, cstride, 0, na, 0, 0, 0, flags, kchunk, nb, nprod, bstride]);
   const pc = await pipeline("cast", 0, 0, 0, 0), pp = await pipeline("sgmat", !!ta, !!tb, 0, 0, g);
+  if (g.file === "f32raw") { // the f32 operands as they are: no copies
+    const a32 = new Uint32Array([M, N, K, lda, ldb, cstride, 0, 0, 0, 0, 0, flags, kchunk, K * N, nprod, bstride]);
+    const C = z > 1 ? buf(null, z * M * N * nprod * 4) : bufs.C;
+    const g32 = device.createBindGroup({ layout: sgLayout, entries: [uni(a32), bufs.A, bufs.B, C, bufs.bias, bufs.R].map((b, i) => ({ binding: i, resource: { buffer: b } })) });
+    const e = device.createCommandEncoder();
+    for (let r = 0; r < reps; r++) { const pass = e.beginComputePass(); pass.setPipeline(pp); pass.setBindGroup(0, g32); pass.dispatchWorkgroups(Np / bn, Mp / bm, z * nprod); pass.end(); }
+    device.queue.submit([e.finish()]);
+    await device.queue.onSubmittedWorkDone();
+    return { C, z };
+  }
   const C = z > 1 ? buf(null, z * M * N * nprod * 4) : bufs.C;
   const gA = device.createBindGroup({ layout: castLayout, entries: [uni(castA), bufs.A, H].map((b, i) => ({ binding: i, resource: { buffer: b } })) });
   const gB = device.createBindGroup({ layout: castLayout, entries: [uni(castB), bufs.B, H].map((b, i) => ({ binding: i, resource: { buffer: b } })) });
