@@ -64,7 +64,22 @@ async function detectCaps() {
 
 function startWorker(variant) {
   return engine.startWorker(variant, variantThreads(variant), onWorker,
-    (why) => showError('The training worker failed: ' + why));
+    (why) => showError('The training worker failed: ' + why)).then((r) => {
+    if (r.gpu && !ui.engineGpu) { ui.engineGpu = r.gpu; if (ui.options) renderBackendNote(); } // the WebGPU engine's device
+    return r;
+  });
+}
+
+// What --precision f16 does here, in a sentence: the WebGPU engine's device
+// (ui.engineGpu, its ready message: shader-f16, the subgroup-matrix
+// configuration its matmuls use) once it has started, else the adapter's
+// features as the page saw them.
+function precisionNote(variant) {
+  const g = ui.engineGpu || ui.caps.gpu;
+  if (variant !== 'gpu') return 'f16 mixed precision needs the WebGPU engine: this engine refuses it (choose f32).';
+  if (!g || !g.f16) return `${g ? g.name : 'This GPU'} has no f16 arithmetic for WebGPU: f16 is refused (choose f32).`;
+  if (ui.engineGpu && ui.engineGpu.sgmat) return 'f16 mixed precision: matmuls and attention on the GPU\'s matrix units (tensor cores).';
+  return 'f16 mixed precision: f16 operands, f32 sums' + (ui.engineGpu ? ' (this browser exposes no matrix units to WebGPU).' : '.');
 }
 
 function onWorker(m) {
@@ -275,7 +290,7 @@ function requestRun(kind) {
 const SHAPE_KEYS = [['layers', 'layers'], ['dmodel', 'd-model'], ['heads', 'heads'], ['ctx', 'ctx']];
 // form field -> engine option: ranges, defaults and help come from the engine's option table
 const FIELD_OPTIONS = { steps: 'steps', lr: 'lr', batch: 'batch', seed: 'seed', dropout: 'dropout', loraRank: 'lora-rank',
-  layers: 'layers', dmodel: 'd-model', heads: 'heads', ctx: 'ctx' };
+  layers: 'layers', dmodel: 'd-model', heads: 'heads', ctx: 'ctx', precision: 'precision' };
 
 const fieldText = (id) => $(id).value.replace(/\s+/g, '');
 function fillShape(p) { for (const [id, key] of SHAPE_KEYS) $(id).value = p[key]; }
@@ -289,11 +304,12 @@ function applyOptionTable() {
   for (const [id, name] of Object.entries(FIELD_OPTIONS)) {
     const o = ui.options.find((x) => x.name === name), el = $(id);
     if (!o || !el) continue;
+    el.title = `${o.help} (${o.name})`;
+    if (el.tagName === 'SELECT') continue;
     const whole = o.type === 'int' || o.type === 'i64' || o.type === 'u64';
     el.min = o.min;
     if (o.max != null && o.max <= Number.MAX_SAFE_INTEGER) el.max = o.max; else el.removeAttribute('max');
     if (whole) el.step = '1';
-    el.title = `${o.help} (${o.name})`;
   }
 }
 
@@ -303,7 +319,7 @@ function formOptions() {
   let s = (Number.isInteger(steps) && steps > 0 ? `eval-every=${Math.max(10, Math.round(steps / 25))} ` : '') + // the page's eval cadence
     runfileOptions() + // then the loaded run file, then the form's fields (filled from the file)
     `preset=${$('preset').value} steps=${fieldText('steps')} lr=${fieldText('lr')} batch=${fieldText('batch')}` +
-    ` seed=${fieldText('seed')} dropout=${fieldText('dropout')}`;
+    ` seed=${fieldText('seed')} dropout=${fieldText('dropout')} precision=${$('precision').value}`;
   if ($('loraOn').checked) s += ` lora-rank=${fieldText('loraRank')}`;
   if (isCustom()) for (const [id, key] of SHAPE_KEYS) s += ` ${key}=${fieldText(id)}`;
   return s + ` backend=${engineBackend(backendChoice())}`;
@@ -383,6 +399,7 @@ function renderBackendNote() {
   } else if (choice === 'webgpu') {
     notes.push(c.gpu ? `WebGPU on ${c.gpu.name}${c.gpu.isCpu ? ' (a software adapter: correct but slow)' : ''}.` : 'No WebGPU adapter in this browser.');
   }
+  if ($('precision').value === 'f16') notes.push(precisionNote(variantForChoice(choice)));
   if (!c.isolated) notes.push('Page is not cross-origin isolated.');
   $('backendNote').textContent = notes.join(' ');
 }
@@ -432,6 +449,7 @@ function initControls() {
   }
   sel.addEventListener('change', writeHash);
   for (const id of ['dropout', 'loraOn', 'loraRank']) $(id).addEventListener('change', writeHash);
+  $('precision').addEventListener('change', () => { renderBackendNote(); refreshSetup(); writeHash(); });
   $('shareBtn').addEventListener('click', shareLink);
   $('probeBtn').addEventListener('click', probeSpeed);
   $('guideClose').addEventListener('click', () => { localStorage.setItem(STORE + 'guided', '1'); $('guide').hidden = true; });
@@ -523,6 +541,7 @@ function writeHash() {
   q.set('preset', $('preset').value);
   for (const id of LINK_FIELDS) if (Number(fieldText(id)) !== formDefault(id)) q.set(FIELD_OPTIONS[id], fieldText(id));
   if ($('loraOn').checked) q.set('lora-rank', fieldText('loraRank'));
+  if ($('precision').value !== 'f32') q.set('precision', $('precision').value);
   if (isCustom()) for (const [id, key] of SHAPE_KEYS) q.set(key, fieldText(id));
   if (backendChoice() !== 'auto') q.set('backend', backendChoice());
   if (ui.corpusTab === 'url' && $('corpusUrl').value.trim()) q.set('text', $('corpusUrl').value.trim());
@@ -757,7 +776,7 @@ function onRunfile(m) {
   // Load: the form shows what the file sets; the rest of it goes with the next run
   const given = Object.fromEntries(m.opts.split(' ').filter(Boolean).map((kv) => kv.split('=')));
   if (given.preset && presetByName(given.preset)) { $('preset').value = given.preset; $('preset').dispatchEvent(new Event('change')); }
-  const fields = { steps: 'steps', lr: 'lr', batch: 'batch', seed: 'seed', dropout: 'dropout' };
+  const fields = { steps: 'steps', lr: 'lr', batch: 'batch', seed: 'seed', dropout: 'dropout', precision: 'precision' };
   for (const [k, id] of Object.entries(fields)) if (given[k] !== undefined) $(id).value = given[k];
   if (given['lora-rank'] !== undefined) {
     $('loraOn').checked = Number(given['lora-rank']) > 0;
@@ -765,6 +784,7 @@ function onRunfile(m) {
     $('loraRank').disabled = !$('loraOn').checked;
   }
   ui.runfileOpts = m.opts;
+  renderBackendNote();
   refreshSetup();
   setStatus('runfileStatus', `Loaded ${ui.runfileName || 'the run file'}: the next run uses its options.`, 'ok');
 }

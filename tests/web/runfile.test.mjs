@@ -4,7 +4,8 @@
 // next run uses every option it sets; "Save run file" writes the options as
 // a file the native CLI resolves to the same values; a malformed file is
 // refused with the engine's one-line message; the dropout field reaches the
-// engine (the checkpoint's train_config); bits per byte are shown.
+// engine (the checkpoint's train_config); bits per byte are shown; the
+// precision field: set by a run file, in the link, refused off WebGPU.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -73,6 +74,31 @@ test('run file: load fills the form and the run uses it; save writes it back; th
   const loss = Number(await page.locator('#stVal').innerText()), bpb = Number(await page.locator('#stValBpb').innerText());
   assert.ok(Math.abs(bpb - loss / Math.LN2) < 2e-3, `val bpb ${bpb} beside val loss ${loss}`);
   assert.match(await page.locator('#stBpb').innerText(), /^\d+\.\d{3}$/, 'train bits per byte');
+  assert.deepEqual(page.errors, []);
+  await ctx.close();
+});
+
+test('precision: a run file sets the field; off WebGPU the note says f16 is refused and a run is, with one line; f32 trains', async () => {
+  const ctx = await browser.newContext();
+  const page = await openApp(ctx, srv.url);
+  await page.click('input[name=backend][value=single] + span');
+  assert.doesNotMatch(await page.locator('#backendNote').innerText(), /f16/, 'f32: no word on precision');
+  await loadRunFile(page, 'half.json', { preset: 'tiny', steps: 4, precision: 'f16' });
+  await page.waitForFunction(() => /Loaded half\.json/.test(document.getElementById('runfileStatus').textContent), null, { timeout: 30000 });
+  assert.equal(await page.inputValue('#precision'), 'f16');
+  assert.match(await page.locator('#backendNote').innerText(), /f16 mixed precision needs the WebGPU engine/);
+  await page.click('#trainBtn');
+  await page.waitForFunction(() => !document.getElementById('toast').hidden, null, { timeout: 60000 });
+  const toast = await page.locator('#toast').innerText();
+  assert.match(toast, /f16/);
+  assert.equal(toast.split('\n').length, 1, 'one line: ' + toast);
+  await page.selectOption('#precision', 'f32');
+  assert.doesNotMatch(page.url(), /precision=/, 'f32 (the default) is not in the link');
+  await page.selectOption('#precision', 'f16');
+  assert.match(page.url(), /precision=f16/);
+  await page.selectOption('#precision', 'f32');
+  await page.click('#trainBtn');
+  await waitRun(page, 'done');
   assert.deepEqual(page.errors, []);
   await ctx.close();
 });
