@@ -160,27 +160,20 @@ async function sgDispatch(c, bufs, reps, g = sgDefault, productOnly = false) {
   const H = bufs[key];
   const castA = new Uint32Array([ta ? K : am, ta ? am : K, lda, 0, ta ? K : M, ta ? M : K, adld, adr, 0, 1, 0, 0, 0, 0, 0, 0]);
   const castB = new Uint32Array([tb ? N : K, tb ? K : N, ldb, 0, 0, 0, bdld, bdr, na, nprod, bstride, nb, 0, 0, 0, 0]);
-  const args = new Uint32Array([M, N, K, adld, bdld, cstride, 0, na, 0, 0, 0, flags, kchunk, nb, nprod, bstride]);
+  const raw = g.file === "f32raw"; // the f32 operands as they are: no copies
+  const args = raw ? new Uint32Array([M, N, K, lda, ldb, cstride, 0, 0, 0, 0, 0, flags, kchunk, K * N, nprod, bstride])
+    : new Uint32Array([M, N, K, adld, bdld, cstride, 0, na, 0, 0, 0, flags, kchunk, nb, nprod, bstride]);
   const pc = await pipeline("cast", 0, 0, 0, 0), pp = await pipeline("sgmat", !!ta, !!tb, 0, 0, g);
-  if (g.file === "f32raw") { // the f32 operands as they are: no copies
-    const a32 = new Uint32Array([M, N, K, lda, ldb, cstride, 0, 0, 0, 0, 0, flags, kchunk, K * N, nprod, bstride]);
-    const C = z > 1 ? buf(null, z * M * N * nprod * 4) : bufs.C;
-    const g32 = device.createBindGroup({ layout: sgLayout, entries: [uni(a32), bufs.A, bufs.B, C, bufs.bias, bufs.R].map((b, i) => ({ binding: i, resource: { buffer: b } })) });
-    const e = device.createCommandEncoder();
-    for (let r = 0; r < reps; r++) { const pass = e.beginComputePass(); pass.setPipeline(pp); pass.setBindGroup(0, g32); pass.dispatchWorkgroups(Np / bn, Mp / bm, z * nprod); pass.end(); }
-    device.queue.submit([e.finish()]);
-    await device.queue.onSubmittedWorkDone();
-    return { C, z };
-  }
   const C = z > 1 ? buf(null, z * M * N * nprod * 4) : bufs.C;
   const gA = device.createBindGroup({ layout: castLayout, entries: [uni(castA), bufs.A, H].map((b, i) => ({ binding: i, resource: { buffer: b } })) });
   const gB = device.createBindGroup({ layout: castLayout, entries: [uni(castB), bufs.B, H].map((b, i) => ({ binding: i, resource: { buffer: b } })) });
-  const gP = device.createBindGroup({ layout: sgLayout, entries: [uni(args), H, H, C, bufs.bias, bufs.R].map((b, i) => ({ binding: i, resource: { buffer: b } })) });
+  const gP = device.createBindGroup({ layout: sgLayout, entries: [uni(args), raw ? bufs.A : H, raw ? bufs.B : H, C, bufs.bias, bufs.R]
+    .map((b, i) => ({ binding: i, resource: { buffer: b } })) });
   const wgs = (n4) => Math.min(Math.ceil(n4 / 256), 32768);
   const e = device.createCommandEncoder();
   for (let r = 0; r < reps; r++) {
     const pass = e.beginComputePass();
-    if (!productOnly || r === 0) {
+    if (!raw && (!productOnly || r === 0)) {
       pass.setPipeline(pc); pass.setBindGroup(0, gA); pass.dispatchWorkgroups(wgs(na / 4));
       pass.setBindGroup(0, gB); pass.dispatchWorkgroups(wgs(nprod * nb / 4));
     }
