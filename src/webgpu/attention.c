@@ -386,6 +386,11 @@ const char *tt_gop_attention_sgmat_name(int which) {
     return which >= 0 && which < 3 ? names[which] : NULL;
 }
 
+int tt_gop_attention_sgmat_buffers(int which) {
+    static const int n[3] = {5, 6, 7};
+    return which >= 0 && which < 3 ? n[which] : 0;
+}
+
 uint64_t tt_gop_attention_sgmat_prefix(int which, int hs, const tt_gpu_info *in, char *pf, size_t cap) {
     const uint64_t bytes = tt_gop_attention_sgmat_plan(which, hs, in);
     if (!bytes) return 0;
@@ -428,7 +433,7 @@ static int sga_forward(tt_gops *o, tt_gsite *s, int *made, tt_gref y, tt_gref st
     attn_args(args, B, T, C, NH);
     qkv_offs(args, q, k, v);
     tt_gpu_buf bufs[6] = {q.buf, k.buf, v.buf, y.buf, stats.buf};
-    int nb = 5;
+    int nb = tt_gop_attention_sgmat_buffers(0);
     TT_CHECK(drop_site(o, slot, pf, sizeof pf, args, bufs, &nb, st));
     TT_CHECK(tt_gops_make_site(o, s, tt_gop_attention_sgmat_name(0), pf, args, 0, nb, bufs, FWD_KINDS,
                                ((uint32_t)T + SGA_NSG * 16 - 1) / (SGA_NSG * 16), (uint32_t)NH, (uint32_t)B, st));
@@ -462,7 +467,7 @@ static int sga_backward(tt_gops *o, tt_gsite *s, int *made, tt_gref dq, tt_gref 
         static const uint8_t kinds[8] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
                                          TT_GPU_BIND_READ, TT_GPU_BIND_RW,   TT_GPU_BIND_RW,   TT_GPU_BIND_READ};
         tt_gpu_buf bufs[8] = {q.buf, k.buf, v.buf, dy.buf, stats.buf, dk.buf, dv.buf};
-        int nb = 7;
+        int nb = tt_gop_attention_sgmat_buffers(2);
         TT_CHECK(kv_bind(o, dk, dv, pf[1], sizeof pf[1], &bufs[6], st));
         TT_CHECK(drop_site(o, slot, pf[1], sizeof pf[1], args[1], bufs, &nb, st));
         TT_CHECK(tt_gops_make_site(o, &s[1], tt_gop_attention_sgmat_name(2), pf[1], args[1], 0, nb, bufs, kinds, gx,
@@ -474,7 +479,7 @@ static int sga_backward(tt_gops *o, tt_gsite *s, int *made, tt_gref dq, tt_gref 
         static const uint8_t kinds[7] = {TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ, TT_GPU_BIND_READ,
                                          TT_GPU_BIND_READ, TT_GPU_BIND_RW,   TT_GPU_BIND_READ};
         tt_gpu_buf bufs[7] = {q.buf, k.buf, v.buf, dy.buf, stats.buf, dq.buf};
-        int nb = 6;
+        int nb = tt_gop_attention_sgmat_buffers(1);
         TT_CHECK(drop_site(o, slot, pf[0], sizeof pf[0], args[0], bufs, &nb, st));
         TT_CHECK(tt_gops_make_site(o, &s[2], tt_gop_attention_sgmat_name(1), pf[0], args[0], 0, nb, bufs, kinds, gx,
                                    (uint32_t)NH, (uint32_t)B, st));

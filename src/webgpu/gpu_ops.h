@@ -370,7 +370,8 @@ int tt_gop_attention_ds_plan(int hs, int B, int T, int NH, uint32_t storage, uin
  * bytes where it runs on adapter `in` at head size hs (the 16 x 16 x 16 f16
  * configuration, one subgroup size, a multiple of 16, the tiles within the
  * adapter's limits), else 0. The backward runs it where dq and dk/dv both
- * do; dropout and the f32 tier run the f32 kernels. A pure function. */
+ * do (with dropout too: the kernels' dropout variant); the f32 tier runs
+ * the f32 kernels. A pure function. */
 uint64_t tt_gop_attention_sgmat_plan(int which, int hs, const tt_gpu_info *in);
 /* its kernel's name and, where the plan fits, its constant prefix in pf
  * and the plan's bytes returned (else 0; dk/dv's KV1 is the site's; the
@@ -378,6 +379,9 @@ uint64_t tt_gop_attention_sgmat_plan(int which, int hs, const tt_gpu_info *in);
  * attention_sgmat_backward_dkdv) */
 const char *tt_gop_attention_sgmat_name(int which);
 uint64_t tt_gop_attention_sgmat_prefix(int which, int hs, const tt_gpu_info *in, char *pf, size_t cap);
+/* the storage buffers its site binds (forward 5, dq 6, dk/dv 7; 0 for a bad
+ * `which`): the dropout variant's keys buffer is the next binding */
+int tt_gop_attention_sgmat_buffers(int which);
 /* its scratch floats on o's adapter, with dropout or not (0: the pair of
  * kernels runs; also where the adapter binds fewer storage buffers per
  * stage than the storing kernel's 8, 9 with dropout) */

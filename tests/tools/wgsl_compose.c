@@ -61,17 +61,16 @@ int main(int argc, char **argv) {
                 n++;
             }
         }
-    /* the dropout variants at head size 64 (attention.c drop_site: the keys
-     * buffer after the kernel's bindings: forward 5, dq 6, dk/dv 7) */
+    /* the dropout variants at head size 64 (the keys buffer after the
+     * kernel's bindings, as attention.c's sites bind it) */
     for (int which = 0; which < 3; which++) {
-        static const unsigned bind[3] = {6, 7, 8};
         char base[640], pf[768], path[1024];
         if (!tt_gop_attention_sgmat_prefix(which, 64, &nv, base, sizeof base)) {
             fprintf(stderr, "wgsl_compose: the attention kernels at head size 64 do not fit the adapter\n");
             return 1;
         }
         if (which == 2) strncat(base, "const KV1: bool = false;\n", sizeof base - strlen(base) - 1);
-        tt_gops_drop_prefix(bind[which], base, pf, sizeof pf);
+        tt_gops_drop_prefix((uint32_t)tt_gop_attention_sgmat_buffers(which) + 1, base, pf, sizeof pf);
         const char *name = tt_gop_attention_sgmat_name(which);
         snprintf(path, sizeof path, "%s/%s_hs64_drop.wgsl", argv[1], name);
         if (write_kernel(name, pf, path)) return 1;
