@@ -47,6 +47,20 @@ function source(kind, hs, drop) {
   const bind = { sgmat: 6, dq: 7, dkdv: 8 }[kind];
   return { code: code.replaceAll("//!drop ", "        ") + `\nconst DROP_BIND: u32 = ${bind}u;\n` + read(W + "dropout_common.wgsl"), wg };
 }
+// attention.c's sga_skew: each lane's skew, 2 bits a lane, as two u32
+function skew(bc, lpr) {
+  const cpl = bc / lpr, w = [0, 0];
+  let used = 0;
+  for (let L = 0; L < 32; L++) {
+    const st = Math.floor(L / lpr) * (bc + 4) + (L % lpr) * cpl;
+    let k = 0;
+    while (k < 4 && (used >>> ((st + k) % 32)) & 1) k++;
+    if (k === 4) k = 0;
+    used |= 1 << ((st + k) % 32);
+    w[L >> 4] = (w[L >> 4] | (k << (2 * (L & 15)))) >>> 0;
+  }
+  return `const SKEW = vec2<u32>(${w[0]}u, ${w[1]}u);\n`;
+}
 function source0(kind, hs) {
   let prefix, body;
   if (kind === "sgmat") {
@@ -54,7 +68,8 @@ function source0(kind, hs) {
     prefix = `diagnostic(off, chromium.subgroup_matrix_uniformity);\nenable f16;\nenable subgroups;\n` +
       `enable chromium_experimental_subgroup_matrix;\nconst HS: u32 = ${hs}u;\nconst BR: u32 = ${br}u;\nconst BC: u32 = ${bc}u;\n` +
       `const VEC: bool = true;\nconst SG: u32 = ${sg}u;\nconst NSG: u32 = ${nsg}u;\nconst DK: u32 = ${hs / 16}u;\n` +
-      `const NB: u32 = ${bc / 16}u;\nconst QQ: u32 = ${br * hs / 4 / nth}u;\nconst KQ: u32 = ${bc * hs / 4 / nth}u;\n`;
+      `const NB: u32 = ${bc / 16}u;\nconst QQ: u32 = ${br * hs / 4 / nth}u;\nconst KQ: u32 = ${bc * hs / 4 / nth}u;\n` +
+      skew(bc, sg / 16);
     body = read(W + "attention_sgmat_forward.wgsl");
   } else if (kind === "d") { // attention.c ds_backward's D site
     prefix = `const HS: u32 = ${hs}u;\nconst VEC: bool = true;\nconst WG: u32 = 256u;\n`;
@@ -65,7 +80,8 @@ function source0(kind, hs) {
     prefix = `diagnostic(off, chromium.subgroup_matrix_uniformity);\nenable f16;\nenable subgroups;\n` +
       `enable chromium_experimental_subgroup_matrix;\nconst HS: u32 = ${hs}u;\nconst BR: u32 = ${br}u;\nconst BC: u32 = ${bc}u;\n` +
       `const VEC: bool = true;\nconst SG: u32 = ${sg}u;\nconst NSG: u32 = ${nsg}u;\nconst DK: u32 = ${hs / 16}u;\n` +
-      `const NB: u32 = ${bc / 16}u;\nconst QQ: u32 = ${br * hs / 4 / nth}u;\nconst KQ: u32 = ${bc * hs / 4 / nth}u;\nconst KV1: bool = false;\n`;
+      `const NB: u32 = ${bc / 16}u;\nconst QQ: u32 = ${br * hs / 4 / nth}u;\nconst KQ: u32 = ${bc * hs / 4 / nth}u;\nconst KV1: bool = false;\n` +
+      skew(bc, sg / 16);
     body = read(W + `attention_sgmat_backward_${kind}.wgsl`);
     return { code: unroll(`${prefix}\n${read(W + "common.wgsl")}\n${body}`, prefix), wg: br };
   }

@@ -391,17 +391,42 @@ int tt_gop_attention_sgmat_buffers(int which) {
     return which >= 0 && which < 3 ? n[which] : 0;
 }
 
+/* each lane's skew (SKEW: 2 bits a lane of 32, lane L at bit 2L): a lane
+ * owns CPL = BC/LPR columns of a row of its subgroup's f32 16 x BC blocks
+ * (rows BC + 4 apart), so lanes start in the same of the 32 four-byte banks;
+ * each takes the first of the next 4 banks no lane before it took, and
+ * starts its loops over its columns that far in. Every step of such a loop
+ * then reads each bank of Sw and Dw once (the f16 blocks' stores at most
+ * twice). The skew changes no value but the order of a lane's sum. */
+static uint64_t sga_skew(uint32_t bc, uint32_t lpr) {
+    const uint32_t cpl = bc / lpr;
+    uint32_t used = 0;
+    uint64_t r = 0;
+    for (uint32_t L = 0; L < 32; L++) {
+        const uint32_t st = (L / lpr) * (bc + 4) + (L % lpr) * cpl;
+        uint32_t k = 0;
+        while (k < 4 && (used >> ((st + k) % 32) & 1u)) k++;
+        if (k == 4) k = 0;
+        used |= 1u << ((st + k) % 32);
+        r |= (uint64_t)k << (2 * L);
+    }
+    return r;
+}
+
 uint64_t tt_gop_attention_sgmat_prefix(int which, int hs, const tt_gpu_info *in, char *pf, size_t cap) {
     const uint64_t bytes = tt_gop_attention_sgmat_plan(which, hs, in);
     if (!bytes) return 0;
     const uint32_t sg = in->subgroup_max, bc = SGA_BC[which], br = SGA_NSG * 16, nth = SGA_NSG * sg, h = (uint32_t)hs;
-    snprintf(pf, cap,
+    const uint64_t skew = sga_skew(bc, sg / 16);
+    const int len = snprintf(pf, cap,
              "diagnostic(off, chromium.subgroup_matrix_uniformity);\nenable f16;\nenable subgroups;\n"
              "enable chromium_experimental_subgroup_matrix;\nconst HS: u32 = %uu;\nconst BR: u32 = %uu;\n"
              "const BC: u32 = %uu;\nconst VEC: bool = true;\nconst SG: u32 = %uu;\nconst NSG: u32 = %uu;\n"
-             "const DK: u32 = %uu;\nconst NB: u32 = %uu;\nconst QQ: u32 = %uu;\nconst KQ: u32 = %uu;\n",
-             h, br, bc, sg, SGA_NSG, h / 16, bc / 16, br * h / (4 * nth), bc * h / (4 * nth));
-    return bytes;
+             "const DK: u32 = %uu;\nconst NB: u32 = %uu;\nconst QQ: u32 = %uu;\nconst KQ: u32 = %uu;\n"
+             "const SKEW = vec2<u32>(%uu, %uu);\n",
+             h, br, bc, sg, SGA_NSG, h / 16, bc / 16, br * h / (4 * nth), bc * h / (4 * nth), (uint32_t)skew,
+             (uint32_t)(skew >> 32));
+    return len > 0 && (size_t)len < cap ? bytes : 0;
 }
 
 /* 1, the prefix of kernel `which` (0 forward, 1 dq, 2 dk/dv) in pf and its

@@ -49,6 +49,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let i0 = (nwg.x - 1u - wid.x) * BR; // the longest rows first
     let row = lane / LPR;
     let c0 = (lane % LPR) * CPL;
+    let sk = lane_skew(lane);
     let qrow = i0 + sid * 16u + row;
     let sw = sid * 16u * SSTR;
     let ew = sid * 16u * ESTR;
@@ -86,11 +87,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         scores_pair(sw, &lq, &lg); // S = (scale Q) K^T into Sw, dP = dY V^T into Dw
         workgroupBarrier();
         for (var c = 0u; c < CPL; c++) {
-            let key = j0 + c0 + c;
-            let i = sw + row * SSTR + c0 + c;
+            let cc = c0 + (c + sk) % CPL;
+            let key = j0 + cc;
+            let i = sw + row * SSTR + cc;
             let p = select(exp(Sw[i] - lse_r), 0.0, key > qrow || qrow >= T);
-            Ew[ew + row * ESTR + c0 + c] = f16(p * (Dw[i] - d_r));
-            //!drop Ew[ew + row * ESTR + c0 + c] = f16(p * (Dw[i] * tt_drop_mul(dkey, drow + key) - d_r));
+            Ew[ew + row * ESTR + cc] = f16(p * (Dw[i] - d_r));
+            //!drop Ew[ew + row * ESTR + cc] = f16(p * (Dw[i] * tt_drop_mul(dkey, drow + key) - d_r));
         }
         workgroupBarrier();
         // dq += dS K

@@ -7,8 +7,8 @@
 // staging of a block of BR rows through both (rows < BC in Ta, the rest in
 // Tb) read back as a subgroup's 16 rows of left matrices, a tile pair's
 // staging (K and V: the forward, dq), the subgroups' f32 16 x BC blocks Sw
-// and Dw, and the backward's score pair (dq, dk/dv).
-// Prefix constants used: HS, BR, BC, SG, NSG, DK, NB, QQ, KQ.
+// and Dw, the backward's score pair (dq, dk/dv), and a lane's skew.
+// Prefix constants used: HS, BR, BC, SG, NSG, DK, NB, QQ, KQ, SKEW.
 const NTH: u32 = NSG * SG;
 const LPR: u32 = SG / 16u;          // lanes per row of a 16-row block
 const CPL: u32 = BC / LPR;          // a lane's columns of a BC-wide row
@@ -31,6 +31,13 @@ var<workgroup> Tb: array<f16, BC * KSTR>;
 var<workgroup> Sw: array<f32, NSG * 16u * SSTR>;  // each kernel says what they hold
 var<workgroup> Dw: array<f32, NSG * 16u * SSTR>;
 
+// the column at which a lane starts its loops over the CPL columns of its
+// row of Sw, Dw and the f16 blocks (SKEW: 2 bits a lane, attention.c's
+// sga_skew): the lanes whose columns start in the same bank of Sw start at
+// different columns, so each step of such a loop reads every bank once
+fn lane_skew(lane: u32) -> u32 {
+    return (select(SKEW.y, SKEW.x, lane < 16u) >> (2u * (lane % 16u))) & 3u;
+}
 // row r (< 2 BC) of a block: 4 f16 at column 4 d4
 fn stage(r: u32, d4: u32, x: vec4<f16>) {
     if (r < BC) {

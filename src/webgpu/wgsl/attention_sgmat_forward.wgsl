@@ -47,6 +47,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let i0 = (nwg.x - 1u - wid.x) * BR; // the longest rows first
     let row = lane / LPR;               // this lane's row of the subgroup's 16
     let c0 = (lane % LPR) * CPL;        // and its keys c0 .. c0 + CPL - 1 of a tile
+    let sk = lane_skew(lane);           // its loops over them start at c0 + sk
     let qrow = i0 + sid * 16u + row;
     let sw = sid * 16u * SSTR;
     let pw = sid * 16u * ESTR;
@@ -95,9 +96,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         // softmax of this lane's keys of its row
         var mt = NEG;
         for (var c = 0u; c < CPL; c++) {
-            let key = j0 + c0 + c;
-            let v = select(Sw[sw + row * SSTR + c0 + c] * a.scale, NEG, key > qrow || key >= T);
-            Sw[sw + row * SSTR + c0 + c] = v;
+            let cc = c0 + (c + sk) % CPL;
+            let key = j0 + cc;
+            let v = select(Sw[sw + row * SSTR + cc] * a.scale, NEG, key > qrow || key >= T);
+            Sw[sw + row * SSTR + cc] = v;
             mt = max(mt, v);
         }
         for (var x = 1u; x < LPR; x <<= 1u) { mt = max(mt, subgroupShuffleXor(mt, x)); }
@@ -106,10 +108,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         m = mn;
         var ls = 0.0;
         for (var c = 0u; c < CPL; c++) {
-            let p = exp(Sw[sw + row * SSTR + c0 + c] - mn);
+            let cc = c0 + (c + sk) % CPL;
+            let p = exp(Sw[sw + row * SSTR + cc] - mn);
             ls += p;
-            Pw[pw + row * ESTR + c0 + c] = f16(p);
-            //!drop Pw[pw + row * ESTR + c0 + c] = f16(p * tt_drop_mul(dkey, drow + j0 + c0 + c));
+            Pw[pw + row * ESTR + cc] = f16(p);
+            //!drop Pw[pw + row * ESTR + cc] = f16(p * tt_drop_mul(dkey, drow + j0 + cc));
         }
         for (var x = 1u; x < LPR; x <<= 1u) { ls += subgroupShuffleXor(ls, x); }
         l = fma(l, corr, ls);
@@ -121,7 +124,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         workgroupBarrier();
         for (var c = 0u; c < HS / LPR; c++) {
-            let i = sw + row * SSTR + (lane % LPR) * (HS / LPR) + c;
+            let i = sw + row * SSTR + (lane % LPR) * (HS / LPR) + (c + sk) % (HS / LPR);
             Sw[i] = Sw[i] * corr;
         }
         workgroupBarrier();
