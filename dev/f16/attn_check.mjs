@@ -26,7 +26,7 @@ import { openDevice, r16, randoms, stubSgmat } from "./dawn_device.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const [dawnPath, what = "check", arg] = process.argv.slice(2);
-const W = path.join(here, "../../src/webgpu/wgsl/");
+const W = process.env.WGSL_DIR ? path.resolve(process.env.WGSL_DIR) + "/" : path.join(here, "../../src/webgpu/wgsl/"); // WGSL_DIR: another copy of the kernels
 if (!dawnPath || !["check", "compile"].includes(what)) {
   console.error("usage: node dev/f16/attn_check.mjs /path/to/webgpu [check [N]|compile DIR]");
   process.exit(2);

@@ -69,7 +69,8 @@
  * until rounded for their products; the same stats = [lse | D]. Workgroup
  * memory: two f16 tiles of BC x (HS + 8), per subgroup f32 16 x (BC + 4)
  * blocks (forward one, backward two) and f16 16 x (BC + 8) blocks (forward
- * and dq one, dk/dv two), and dk/dv's lse and D of a tile (8 BC). Each pass
+ * and dq one, dk/dv two), the forward's rescale flags (4 NSG), and dk/dv's
+ * lse and D of a tile (8 BC). Each pass
  * is chosen on its own: where one does not fit, it runs the f32 kernels
  * (the forward's only reach into the backward is lse).
  *
@@ -362,7 +363,7 @@ static const uint32_t SGA_BC[3] = {64, 32, 32}; /* forward, dq, dk/dv */
 static uint64_t sga_bytes(int which, uint64_t hs, uint64_t bc) {
     const uint64_t tiles = 2 * 2 * bc * (hs + 8), rows = SGA_NSG * 16, f32b = rows * (bc + 4) * 4,
                    f16b = rows * (bc + 8) * 2;
-    if (which == 0) return tiles + f32b + f16b;
+    if (which == 0) return tiles + f32b + f16b + 4 * SGA_NSG;
     if (which == 1) return tiles + 2 * f32b + f16b;
     return tiles + 2 * f32b + 2 * f16b + 8 * bc;
 }

@@ -12,10 +12,13 @@
 //               the K tile as column-major right matrices;
 //   softmax     S stored to Sw (the subgroup's 16 x BC f32), LPR = SG/16
 //               lanes per row each own BC/LPR keys: scale, causal mask,
-//               running max m and sum l (f32, exact p), P rounded to f16
+//               kept max m and sum l (f32, exact p), P rounded to f16
 //               into Pw; the lanes of a row meet by subgroupShuffleXor;
-//   rescale     O (DK result matrices) through Sw, its rows times
-//               exp(m_old - m_new);
+//   rescale     only when a row's tile maximum passes its kept m by more
+//               than RESC (then m moves to the maximum in every row): O
+//               (DK result matrices) through Sw, its rows times
+//               exp(m_old - m_new). Else p = exp(s - m) <= e^RESC, exact
+//               in f32 and within f16's range; a row's first tile sets m;
 //   O += P V    P from Pw as left matrices, V from the V tile as right ones.
 // End: O / l through Sw into y (rows < T), lse = m + log(l).
 // Dropout variant ("//!drop " lines, dropout_common.wgsl; key slot a.p15):
@@ -35,6 +38,8 @@ const NEG: f32 = -3.0e38;
 const_assert HS <= BC;              // O passes through Sw
 
 var<workgroup> Pw: array<f16, NSG * 16u * ESTR>;  // P
+var<workgroup> Rf: array<u32, NSG>;               // per subgroup: 1 when a row of it must move its m
+const RESC: f32 = 8.0;
 
 @compute @workgroup_size(NTH)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -103,7 +108,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             mt = max(mt, v);
         }
         for (var x = 1u; x < LPR; x <<= 1u) { mt = max(mt, subgroupShuffleXor(mt, x)); }
-        let mn = max(m, mt);
+        let ov = subgroupAny(m != NEG && mt > m + RESC);
+        if (lane == 0u) { Rf[sid] = select(0u, 1u, ov); }
+        let rf = workgroupUniformLoad(&Rf);
+        var resc = false;
+        for (var i = 0u; i < NSG; i++) { resc = resc || rf[i] != 0u; }
+        let mn = select(m, max(m, mt), resc || m == NEG);
         let corr = exp(m - mn);
         m = mn;
         var ls = 0.0;
@@ -116,23 +126,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         for (var x = 1u; x < LPR; x <<= 1u) { ls += subgroupShuffleXor(ls, x); }
         l = fma(l, corr, ls);
-        // rescale O (always: a branch on the rows' maxima would not be uniform over the workgroup, and
-        // WGSL orders the subgroup's store and its lanes' reads only by a workgroup barrier)
-        //!unroll d DK
-        {
-            subgroupMatrixStore(&Sw, sw + d * 16u, o[d], false, SSTR);
+        // rescale O (resc is uniform over the workgroup: WGSL orders the subgroup's store and its lanes'
+        // reads only by a workgroup barrier)
+        if (resc) {
+            //!unroll d DK
+            {
+                subgroupMatrixStore(&Sw, sw + d * 16u, o[d], false, SSTR);
+            }
+            workgroupBarrier();
+            for (var c = 0u; c < HS / LPR; c++) {
+                let i = sw + row * SSTR + (lane % LPR) * (HS / LPR) + (c + sk) % (HS / LPR);
+                Sw[i] = Sw[i] * corr;
+            }
+            workgroupBarrier();
+            //!unroll d DK
+            {
+                o[d] = subgroupMatrixLoad<ResultT>(&Sw, sw + d * 16u, false, SSTR);
+            }
         }
-        workgroupBarrier();
-        for (var c = 0u; c < HS / LPR; c++) {
-            let i = sw + row * SSTR + (lane % LPR) * (HS / LPR) + (c + sk) % (HS / LPR);
-            Sw[i] = Sw[i] * corr;
-        }
-        workgroupBarrier();
-        //!unroll d DK
-        {
-            o[d] = subgroupMatrixLoad<ResultT>(&Sw, sw + d * 16u, false, SSTR);
-        }
-        workgroupBarrier();
+        workgroupBarrier(); // P stored
         // O += P V
         //!unroll n NB
         {
