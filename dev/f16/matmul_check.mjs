@@ -81,24 +81,12 @@ function f32raw(src) {
     .replaceAll("array<vec4<u32>, AQ>", "array<vec4<f32>, 2u * AQ>").replaceAll("array<vec4<u32>, BQ>", "array<vec4<f32>, 2u * BQ>");
   src = src.replace(/r\[j\] = ([AB])\[(.*)\) \/ 8u\];/g, (_, T, e) => `let i4 = ${e}) / 4u;\n` +
     `            r[2u * j] = ${T}[i4];\n            r[2u * j + 1u] = ${T}[i4 + 1u];`);
-  // a chunk's word e (its rotated store order) is f32 pair e of the two vec4s
-  src = src.replace(/let x = (r[ab])\[j\];/g, (_, r) => `let x0 = ${r}[2u * j];\n            let x1 = ${r}[2u * j + 1u];`)
-    .replace(/bitcast<vec2<f16>>\(x\[([^\]]*)\]\)/g, (_, e) => `vec2<f16>(pick(x0, x1, ${e}))`);
-  return src + "fn pick(x0: vec4<f32>, x1: vec4<f32>, e: u32) -> vec2<f32> {\n" +
-    "    let v = select(x0, x1, e >= 2u);\n    return select(v.xy, v.zw, (e & 1u) != 0u);\n}\n";
+  const part = ["[2u * j].xy", "[2u * j].zw", "[2u * j + 1u].xy", "[2u * j + 1u].zw"];
+  return src.replace(/bitcast<vec2<f16>>\((r[ab])\[j\]\[(\d)\]\)/g, (_, r, w) => `vec2<f16>(${r}${part[Number(w)]})`);
 }
 const experiments = { "2stage": twoStage, f32raw };
 
 // ---- kernel sources (gpu_ops.c's composition) ----
-// matmul.c's tile_store_rot: each lane's store rotation, 2 bits a lane, as two u32
-function rot(cols) {
-  const cpr = Math.max(1, cols / 8), seen = Array(8).fill(0), w = [0, 0];
-  for (let L = 0; L < 32; L++) {
-    const g = (Math.floor(L / cpr) * (cols + 8) / 8 + L % cpr) % 8;
-    w[L >> 4] = (w[L >> 4] | ((seen[g]++ % 4) << (2 * (L & 15)))) >>> 0;
-  }
-  return `${w[0]}u, ${w[1]}u`;
-}
 const read = (n) => fs.readFileSync(W + n + ".wgsl", "utf8");
 function source(variant, ta, tb, vec, tile, g = sgDefault) {
   let prefix, body;
@@ -109,8 +97,7 @@ function source(variant, ta, tb, vec, tile, g = sgDefault) {
       `const SK: u32 = ${sgcfg.K}u;\nconst TM: u32 = ${g.tm}u;\nconst TN: u32 = ${g.tn}u;\nconst TMN: u32 = ${g.tm * g.tn}u;\n` +
       `const SG: u32 = ${ai.subgroupMaxSize}u;\nconst WM: u32 = ${g.wm}u;\nconst WN: u32 = ${g.wn}u;\nconst BK: u32 = ${g.bk}u;\n` +
       `const AQ: u32 = ${bm * g.bk / 8 / nt}u;\nconst BQ: u32 = ${bn * g.bk / 8 / nt}u;\n` +
-      `const TRANS_A: bool = ${ta};\nconst TRANS_B: bool = ${tb};\n` +
-      `const ROT_A = vec2<u32>(${rot(ta ? bm : g.bk)});\nconst ROT_B = vec2<u32>(${rot(tb ? g.bk : bn)});\n`;
+      `const TRANS_A: bool = ${ta};\nconst TRANS_B: bool = ${tb};\n`;
     body = !g.file ? read("matmul_sgmat") : experiments[g.file] ? experiments[g.file](read("matmul_sgmat"))
       : fs.readFileSync(g.file, "utf8");
   } else if (variant === "cast") {

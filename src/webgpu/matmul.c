@@ -222,25 +222,6 @@ int tt_gop_matmul_cast(tt_gops *o, tt_gsite *s, tt_gref dst, tt_gref src, uint32
     return TT_OK;
 }
 
-/* the order in which each lane of a 32-wide subgroup stores its 8 f16 of a
- * tile chunk (matmul_sgmat.wgsl: ROT_A, ROT_B; 2 bits a lane, lane L at bit
- * 2L): the tile's rows are `cols` f16 apart plus 8, so every chunk starts on
- * a 16-byte boundary and the lanes' chunks share 8 groups of 4 of the 32
- * four-byte banks. The lanes sharing a group start their stores at
- * different words of their chunks (rotation 0-3), so each store of the 8
- * touches every bank once, not one group four times. Any rotation gives
- * the same tile; only the speed differs. */
-static uint64_t tile_store_rot(uint32_t cols) {
-    const uint32_t cpr = cols / 8 ? cols / 8 : 1; /* chunks a row */
-    uint64_t r = 0;
-    unsigned seen[8] = {0};
-    for (uint32_t L = 0; L < 32; L++) {
-        const uint32_t g = ((L / cpr) * (cols + 8) / 8 + L % cpr) % 8; /* the chunk's first bank / 4, mod 8 */
-        r |= (uint64_t)(seen[g]++ % 4) << (2 * L);
-    }
-    return r;
-}
-
 int tt_gop_matmul_sgmat_prefix(const tt_gpu_info *in, int trans_a, int trans_b, char *pf, size_t cap) {
     if (!in->sgmat_m || !in->sgmat_n || !in->sgmat_k || 16 % in->sgmat_k || !in->subgroup_max ||
         in->subgroup_min != in->subgroup_max)
@@ -254,18 +235,15 @@ int tt_gop_matmul_sgmat_prefix(const tt_gpu_info *in, int trans_a, int trans_b, 
     if (nt > in->max_invocations || wgmem > in->max_wg_storage || bk % in->sgmat_k || (bm * bk) % (8 * nt) ||
         (bn * bk) % (8 * nt))
         return 0;
-    const uint64_t ra = tile_store_rot(trans_a ? bm : bk), rb = tile_store_rot(trans_b ? bk : bn);
-    const int len = snprintf(pf, cap,
+    snprintf(pf, cap,
              "diagnostic(off, chromium.subgroup_matrix_uniformity);\nenable f16;\nenable subgroups;\n"
              "enable chromium_experimental_subgroup_matrix;\nconst SM: u32 = %uu;\nconst SN: u32 = %uu;\n"
              "const SK: u32 = %uu;\nconst TM: u32 = %uu;\nconst TN: u32 = %uu;\nconst TMN: u32 = %uu;\n"
              "const SG: u32 = %uu;\nconst WM: u32 = %uu;\nconst WN: u32 = %uu;\nconst BK: u32 = %uu;\n"
-             "const AQ: u32 = %uu;\nconst BQ: u32 = %uu;\nconst TRANS_A: bool = %s;\nconst TRANS_B: bool = %s;\n"
-             "const ROT_A = vec2<u32>(%uu, %uu);\nconst ROT_B = vec2<u32>(%uu, %uu);\n",
+             "const AQ: u32 = %uu;\nconst BQ: u32 = %uu;\nconst TRANS_A: bool = %s;\nconst TRANS_B: bool = %s;\n",
              in->sgmat_m, in->sgmat_n, in->sgmat_k, MM_SG_TM, MM_SG_TN, MM_SG_TM * MM_SG_TN, sgs, MM_SG_WM, MM_SG_WN, bk,
-             bm * bk / (8 * nt), bn * bk / (8 * nt), trans_a ? "true" : "false", trans_b ? "true" : "false",
-             (uint32_t)ra, (uint32_t)(ra >> 32), (uint32_t)rb, (uint32_t)(rb >> 32));
-    return len > 0 && (size_t)len < cap;
+             bm * bk / (8 * nt), bn * bk / (8 * nt), trans_a ? "true" : "false", trans_b ? "true" : "false");
+    return 1;
 }
 
 static int sg_setup(tt_gops *o, tt_gsite *s, mm_sg *sg, tt_gref A, tt_gref B, int n, int M, int N, int K, int am,

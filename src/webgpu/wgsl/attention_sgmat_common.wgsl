@@ -38,18 +38,14 @@ var<workgroup> Dw: array<f32, NSG * 16u * SSTR>;
 fn lane_skew(lane: u32) -> u32 {
     return (select(SKEW.y, SKEW.x, lane < 16u) >> (2u * (lane % 16u))) & 3u;
 }
-// row r (< 2 BC) of a block: 4 f16 at column 4 d4. The 4 f16 are stored
-// as two pairs, an odd row's second pair first: a store of the lanes of two
-// rows then meets no bank twice (rows HS + 8 f16 apart).
+// row r (< 2 BC) of a block: 4 f16 at column 4 d4
 fn stage(r: u32, d4: u32, x: vec4<f16>) {
-    let o = 2u * (r % 2u);
-    let y = select(x, x.zwxy, o != 0u);
     if (r < BC) {
         let i = r * KSTR + 4u * d4;
-        Ta[i + o] = y.x; Ta[i + o + 1u] = y.y; Ta[i + 2u - o] = y.z; Ta[i + 3u - o] = y.w;
+        Ta[i] = x.x; Ta[i + 1u] = x.y; Ta[i + 2u] = x.z; Ta[i + 3u] = x.w;
     } else {
         let i = (r - BC) * KSTR + 4u * d4;
-        Tb[i + o] = y.x; Tb[i + o + 1u] = y.y; Tb[i + 2u - o] = y.z; Tb[i + 3u - o] = y.w;
+        Tb[i] = x.x; Tb[i + 1u] = x.y; Tb[i + 2u] = x.z; Tb[i + 3u] = x.w;
     }
 }
 // subgroup sid's 16 rows of a staged block, d-block d, as a left matrix
@@ -57,15 +53,11 @@ fn load_rows(sid: u32, d: u32) -> LeftT {
     if (sid * 16u < BC) { return subgroupMatrixLoad<LeftT>(&Ta, sid * 16u * KSTR + d * 16u, false, KSTR); }
     return subgroupMatrixLoad<LeftT>(&Tb, (sid * 16u - BC) * KSTR + d * 16u, false, KSTR);
 }
-// row r (< BC) of both tiles: xa into Ta, xb into Tb, at column 4 d4 (an
-// odd row's second pair first, as stage)
+// row r (< BC) of both tiles: xa into Ta, xb into Tb, at column 4 d4
 fn put_pair(r: u32, d4: u32, xa: vec4<f16>, xb: vec4<f16>) {
-    let o = 2u * (r % 2u);
-    let ya = select(xa, xa.zwxy, o != 0u);
-    let yb = select(xb, xb.zwxy, o != 0u);
     let i = r * KSTR + 4u * d4;
-    Ta[i + o] = ya.x; Ta[i + o + 1u] = ya.y; Ta[i + 2u - o] = ya.z; Ta[i + 3u - o] = ya.w;
-    Tb[i + o] = yb.x; Tb[i + o + 1u] = yb.y; Tb[i + 2u - o] = yb.z; Tb[i + 3u - o] = yb.w;
+    Ta[i] = xa.x; Ta[i + 1u] = xa.y; Ta[i + 2u] = xa.z; Ta[i + 3u] = xa.w;
+    Tb[i] = xb.x; Tb[i + 1u] = xb.y; Tb[i + 2u] = xb.z; Tb[i + 3u] = xb.w;
 }
 // keys j0 .. j0 + BC - 1 of head column hb, batch b: K into Ta, V into Tb
 fn stage_kv(lid: u32, b: u32, j0: u32, hb: u32) {
