@@ -146,8 +146,9 @@ TT_TEST(test_sgmat_plan) {
     nv.max_invocations = 1024;
     nv.sgmat_m = nv.sgmat_n = nv.sgmat_k = 16;
     nv.subgroup_min = nv.subgroup_max = 32;
-    /* gpt2's head size 64: Q/K/V tiles, S, P (forward); S and dP, dS (dq); P and dS, lse and D (dk/dv) */
-    CHECK(tt_gop_attention_sgmat_plan(0, 64, &nv) == 2 * 2 * 64 * 72 + 64 * 68 * 4 + 64 * 72 * 2); /* 45056 */
+    /* gpt2's head size 64: Q/K/V tiles, S, P, the 4 subgroups' rescale flags (forward); S and dP, dS (dq);
+     * P and dS, lse and D (dk/dv) */
+    CHECK(tt_gop_attention_sgmat_plan(0, 64, &nv) == 2 * 2 * 64 * 72 + 64 * 68 * 4 + 64 * 72 * 2 + 4 * 4); /* 45072 */
     CHECK(tt_gop_attention_sgmat_plan(1, 64, &nv) == 2 * 2 * 32 * 72 + 2 * 64 * 36 * 4 + 64 * 40 * 2); /* 32768 */
     CHECK(tt_gop_attention_sgmat_plan(2, 64, &nv) == 2 * 2 * 32 * 72 + 2 * 64 * 36 * 4 + 2 * 64 * 40 * 2 + 8 * 32);
     CHECK(tt_gop_attention_sgmat_plan(0, 16, &nv) && tt_gop_attention_sgmat_plan(1, 16, &nv) &&

@@ -110,7 +110,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         for (var x = 1u; x < LPR; x <<= 1u) { mt = max(mt, subgroupShuffleXor(mt, x)); }
         let ov = subgroupAny(m != NEG && mt > m + RESC);
         if (lane == 0u) { Rf[sid] = select(0u, 1u, ov); }
-        let rf = workgroupUniformLoad(&Rf);
+        let rf: array<u32, NSG> = workgroupUniformLoad(&Rf);
         var resc = false;
         for (var i = 0u; i < NSG; i++) { resc = resc || rf[i] != 0u; }
         let mn = select(m, max(m, mt), resc || m == NEG);
