@@ -392,8 +392,9 @@ int tt_gop_attention_sgmat_buffers(int which) {
     return which >= 0 && which < 3 ? n[which] : 0;
 }
 
-/* each lane's skew (SKEW: 2 bits a lane of 32, lane L at bit 2L): a lane
- * owns CPL = BC/LPR columns of a row of its subgroup's f32 16 x BC blocks
+/* each lane's skew (SKEW: 2 bits a lane of 32, lane L at bit 2L; used by
+ * the forward and dq): a lane owns CPL = BC/LPR columns of a row of its
+ * subgroup's f32 16 x BC blocks
  * (rows BC + 4 apart), so lanes start in the same of the 32 four-byte banks;
  * each takes the first of the next 4 banks no lane before it took, and
  * starts its loops over its columns that far in. Every step of such a loop

@@ -56,7 +56,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let j0 = wid.x * BR;                // this block's first key (the longest, first)
     let row = lane / LPR;
     let c0 = (lane % LPR) * CPL;
-    let sk = lane_skew(lane);
     let krow = j0 + sid * 16u + row;
     let sw = sid * 16u * SSTR;
     let ew = sid * 16u * ESTR;
@@ -102,16 +101,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         workgroupBarrier();
         scores_pair(sw, &lk, &lv); // S^T = K (scale Q)^T into Sw, dP^T = V dY^T into Dw
         workgroupBarrier();
+        // no lane_skew here: skewed, this kernel ran slower (docs/BENCHMARKS.md)
         for (var c = 0u; c < CPL; c++) {
-            let cc = c0 + (c + sk) % CPL;
-            let q = i0 + cc;
-            let i = sw + row * SSTR + cc;
-            let p = select(exp(Sw[i] - Lt[cc]), 0.0, q < krow || q >= T);
-            Pw[ew + row * ESTR + cc] = f16(p);
-            Ew[ew + row * ESTR + cc] = f16(p * (Dw[i] - Dt[cc]));
+            let q = i0 + c0 + c;
+            let i = sw + row * SSTR + c0 + c;
+            let p = select(exp(Sw[i] - Lt[c0 + c]), 0.0, q < krow || q >= T);
+            Pw[ew + row * ESTR + c0 + c] = f16(p);
+            Ew[ew + row * ESTR + c0 + c] = f16(p * (Dw[i] - Dt[c0 + c]));
             //!drop let e = tt_drop_mul(dkey, (sbase + q) * T + krow); // mask of (query, key)
-            //!drop Pw[ew + row * ESTR + cc] = f16(p * e);
-            //!drop Ew[ew + row * ESTR + cc] = f16(p * (Dw[i] * e - Dt[cc]));
+            //!drop Pw[ew + row * ESTR + c0 + c] = f16(p * e);
+            //!drop Ew[ew + row * ESTR + c0 + c] = f16(p * (Dw[i] * e - Dt[c0 + c]));
         }
         workgroupBarrier();
         // dv += P^T dY, dk += dS^T (scale Q)
