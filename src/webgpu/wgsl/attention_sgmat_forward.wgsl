@@ -18,7 +18,8 @@
 //               than RESC (then m moves to the maximum in every row): O
 //               (DK result matrices) through Sw, its rows times
 //               exp(m_old - m_new). Else p = exp(s - m) <= e^RESC, exact
-//               in f32 and within f16's range; a row's first tile sets m;
+//               in f32; in f16 with dropout's factor 1/(1 - p_drop) up to
+//               p_drop 0.999; a row's first tile sets m;
 //   O += P V    P from Pw as left matrices, V from the V tile as right ones.
 // End: O / l through Sw into y (rows < T), lse = m + log(l).
 // Dropout variant ("//!drop " lines, dropout_common.wgsl; key slot a.p15):
@@ -39,7 +40,7 @@ const_assert HS <= BC;              // O passes through Sw
 
 var<workgroup> Pw: array<f16, NSG * 16u * ESTR>;  // P
 var<workgroup> Rf: array<u32, NSG>;               // per subgroup: 1 when a row of it must move its m
-const RESC: f32 = 8.0;
+const RESC: f32 = 4.0;
 
 @compute @workgroup_size(NTH)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
