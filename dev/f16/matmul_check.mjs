@@ -73,8 +73,8 @@ function twoStage(src) {
 // f32raw: no operand copies: the tiles' chunks read from the f32 operands (two vec4<f32>) into
 // registers as they are, rounded to f16 when stored into the tiles (f32pack, rounding as loaded,
 // ran 0.43-0.55x of the product: docs/BENCHMARKS.md); timing only (the time mode, shapes that are
-// whole tiles: no bounds but k's). Prediction: 0.8-1.0x of the product alone (twice the registers
-// and loads in flight), so the step would lose most of matmul_cast's 7 ms.
+// whole tiles: no bounds but k's). Predicted 0.8-1.0x of the product alone; measured 0.68-0.82x,
+// slower than the product with its copies (docs/BENCHMARKS.md, not kept).
 function f32raw(src) {
   src = src.replace("var<storage, read> A: array<vec4<u32>>", "var<storage, read> A: array<vec4<f32>>")
     .replace("var<storage, read> B: array<vec4<u32>>", "var<storage, read> B: array<vec4<f32>>")
