@@ -41,7 +41,7 @@ if (!dawnPath) { console.error("usage: node dev/f16/matmul_check.mjs /path/to/we
 const { gpu, adapter, ai, sgcfg, sgmat, device, cpuAdapter, buf } = await openDevice(dawnPath);
 // a subgroup-matrix configuration "WMxWN:TMxTN:BK" (matmul.c's MM_SG_*)
 // ("...@FILE": the kernel's text from FILE, e.g. an older matmul_sgmat.wgsl to time beside the current one;
-// "...@2stage", "...@f32raw" (time mode only): the experiments below, made from the product's text;
+// "...@2stage", "...@perm", "...@f32raw" (time mode only): the experiments below, made from the product's text;
 // "@mstage", the tiles staged as matrices, measured 0.4-0.6x of the product: docs/BENCHMARKS.md)
 const sgParse = (t) => { const [c, file] = t.split("@"), [w, r, bk] = c.split(":"), [wm, wn] = w.split("x").map(Number),
   [tm, tn] = r.split("x").map(Number);
@@ -84,7 +84,21 @@ function f32raw(src) {
   const part = ["[2u * j].xy", "[2u * j].zw", "[2u * j + 1u].xy", "[2u * j + 1u].zw"];
   return src.replace(/bitcast<vec2<f16>>\((r[ab])\[j\]\[(\d)\]\)/g, (_, r, w) => `vec2<f16>(${r}${part[Number(w)]})`);
 }
-const experiments = { "2stage": twoStage, f32raw };
+// perm: where a tile's rows are 32 f16 (4 chunks; rows 80 bytes apart: op(A) not transposed, op(B)
+// transposed), a subgroup's lanes 4-7 take row 4 of its 8 rows, lanes 8-11 row 1, and so on (lanes
+// 8k..8k+7: rows k and k+4), in the global reads and the tile stores alike. If the driver writes a
+// chunk's 8 f16 as one 16-byte store (the rotated stores, measured 2x slower, say it does), each 8
+// lanes' stores then meet no bank twice instead of twice. Prediction: the products with such a tile
+// 1.05-1.15x the product (the stores are about a third of its time: 198 TFLOP/s without them).
+function perm(src, ta, tb) {
+  const row = "((q / 32u) * 8u + ((q / 4u) % 2u) * 4u + (q % 32u) / 8u)";
+  if (!ta) src = src.replace("let row = q / (AC / 8u);", `let row = ${row};`)
+    .replace("let i = (q / (AC / 8u)) * ASTR", `let i = ${row} * ASTR`);
+  if (tb) src = src.replace("let row = q / (BC / 8u);", `let row = ${row};`)
+    .replace("let i = (q / (BC / 8u)) * BSTR", `let i = ${row} * BSTR`);
+  return src;
+}
+const experiments = { "2stage": twoStage, f32raw, perm };
 
 // ---- kernel sources (gpu_ops.c's composition) ----
 const read = (n) => fs.readFileSync(W + n + ".wgsl", "utf8");
@@ -98,7 +112,7 @@ function source(variant, ta, tb, vec, tile, g = sgDefault) {
       `const SG: u32 = ${ai.subgroupMaxSize}u;\nconst WM: u32 = ${g.wm}u;\nconst WN: u32 = ${g.wn}u;\nconst BK: u32 = ${g.bk}u;\n` +
       `const AQ: u32 = ${bm * g.bk / 8 / nt}u;\nconst BQ: u32 = ${bn * g.bk / 8 / nt}u;\n` +
       `const TRANS_A: bool = ${ta};\nconst TRANS_B: bool = ${tb};\n`;
-    body = !g.file ? read("matmul_sgmat") : experiments[g.file] ? experiments[g.file](read("matmul_sgmat"))
+    body = !g.file ? read("matmul_sgmat") : experiments[g.file] ? experiments[g.file](read("matmul_sgmat"), ta, tb)
       : fs.readFileSync(g.file, "utf8");
   } else if (variant === "cast") {
     prefix = `enable f16;\nconst WG: u32 = 256u;\n`;
