@@ -776,8 +776,9 @@ function onRunfile(m) {
   // Load: the form shows what the file sets; the rest of it goes with the next run
   const given = Object.fromEntries(m.opts.split(' ').filter(Boolean).map((kv) => kv.split('=')));
   if (given.preset && presetByName(given.preset)) { $('preset').value = given.preset; $('preset').dispatchEvent(new Event('change')); }
-  const fields = { steps: 'steps', lr: 'lr', batch: 'batch', seed: 'seed', dropout: 'dropout', precision: 'precision' };
-  for (const [k, id] of Object.entries(fields)) if (given[k] !== undefined) $(id).value = given[k];
+  // the form's option fields but the shape (the preset's) and LoRA's (below)
+  for (const [id, k] of Object.entries(FIELD_OPTIONS))
+    if (id !== 'loraRank' && !SHAPE_KEYS.some(([sid]) => sid === id) && given[k] !== undefined) $(id).value = given[k];
   if (given['lora-rank'] !== undefined) {
     $('loraOn').checked = Number(given['lora-rank']) > 0;
     if ($('loraOn').checked) $('loraRank').value = given['lora-rank'];
