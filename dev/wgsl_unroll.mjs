@@ -1,6 +1,6 @@
 // wgsl_unroll.mjs — the `//!unroll VAR CONST` expansion of src/webgpu/gpu_ops.c
 // for the dev/ harnesses that compose the product's WGSL themselves: the
-// block after the line is repeated CONST times with `let VAR = i;` (GPUs),
+// block after the line is repeated CONST times with `const VAR = i;` (GPUs),
 // or kept as a loop (loop: true, as gpu_ops.c does on CPU adapters). CONST
 // is read from the kernel's prefix (`const NAME: u32 = Nu;`). The
 // `//!include NAME` lines of gpu_ops.c are expanded first (NAME.wgsl of
@@ -20,7 +20,7 @@ export function unroll(src, prefix, loop = false) {
     const body = src.slice(b + 1, e - 1);
     let out = "";
     if (loop) out = `for (var ${line[0]} = 0u; ${line[0]} < ${n}u; ${line[0]}++) {${body}}`;
-    else for (let i = 0; i < n; i++) out += `{ let ${line[0]} = ${i}u;${body}}\n`;
+    else for (let i = 0; i < n; i++) out += `{ const ${line[0]} = ${i}u;${body}}\n`;
     src = src.slice(0, d) + out + src.slice(e);
   }
 }

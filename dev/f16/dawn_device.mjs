@@ -1,6 +1,6 @@
 // dawn_device.mjs — what the dev/f16 harnesses (matmul_check.mjs,
 // attn_check.mjs) share: Dawn's Node binding opened as the lead's harness
-// opens it (allow_unsafe_apis, vulkan_enable_f16_on_nvidia); the device with
+// opens it (allow_unsafe_apis, vulkan_enable_f16_on_nvidia, and env TOGGLES); the device with
 // shader-f16, subgroups and, where the product would use them, subgroup
 // matrices (web/worker.js sgmatConfig: the largest f16 -> f32 configuration
 // with K dividing 16; also subgroups of one size and WGSL's subgroup_id),
@@ -18,7 +18,9 @@ console.log = (...a) => fs.writeSync(1, a.join(" ") + "\n");
 export async function openDevice(dawnPath) {
   const { create, globals } = require(dawnPath);
   Object.assign(globalThis, globals);
-  const gpu = create(["enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia"]);
+  // TOGGLES: more of Dawn's toggles, e.g. disable_robustness (what the bounds clamps browsers keep cost)
+  const more = process.env.TOGGLES ? "," + process.env.TOGGLES : "";
+  const gpu = create([`enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia${more}`]);
   const adapter = await gpu.requestAdapter({ powerPreference: "high-performance" });
   const ai = adapter.info || {};
   let sgcfg = null;
@@ -65,19 +67,28 @@ export function randoms(seed) {
 // plain functions of one struct (for adapters without them, as lavapipe):
 // compiling the result checks the kernel's composition, names and types,
 // all but the matrix builtins' own signatures. A load or store through
-// &NAME (a workgroup array of f16 or f32) becomes a function of NAME.
+// &NAME (a workgroup array of f16 or f32) becomes a function of NAME; a
+// load or store through &NAME[I] (a workgroup array of such arrays), one of
+// NAME and I.
 export function stubSgmat(code) {
   code = code.replace(/^diagnostic\(off, chromium\.subgroup_matrix_uniformity\);\n/m, "")
     .replace(/^enable chromium_experimental_subgroup_matrix;\n/m, "")
     .replace(/subgroup_matrix_(left|right|result)<(f16|f32), *\w+, *\w+>/g, "SgStub");
-  const elem = new Map();
+  const elem = new Map(), parts = new Map();
   for (const m of code.matchAll(/var<(?:workgroup|storage[^>]*)> (\w+): array<(f16|f32)>?[,>]/g)) elem.set(m[1], m[2]);
+  for (const m of code.matchAll(/var<workgroup> (\w+): array<array<(f16|f32),/g)) parts.set(m[1], m[2]);
   const used = new Set(), use = (a) => { if (!elem.has(a)) throw new Error(`stub: ${a} is not an f16 or f32 array`); used.add(a); };
-  code = code.replace(/subgroupMatrixLoad<\w+>\(&(\w+),/g, (_, a) => (use(a), `sgLoad_${a}(`))
+  const usedP = new Set(), useP = (a) => { if (!parts.has(a)) throw new Error(`stub: ${a} is not an array of f16 or f32 arrays`); usedP.add(a); };
+  code = code.replace(/subgroupMatrixLoad<\w+>\(&(\w+)\[(\w+)\],/g, (_, a, i) => (useP(a), `sgLoadP_${a}(${i},`))
+    .replace(/subgroupMatrixLoad<\w+>\(&(\w+),/g, (_, a) => (use(a), `sgLoad_${a}(`))
+    .replace(/subgroupMatrixStore\(&(\w+)\[(\w+)\],/g, (_, a, i) => (useP(a), `sgStoreP_${a}(${i},`))
     .replace(/subgroupMatrixStore\(&(\w+),/g, (_, a) => (use(a), `sgStore_${a}(`))
     .replace(/subgroupMatrixMultiplyAccumulate\(/g, "sgMma(");
   if (/subgroupMatrix|subgroup_matrix/.test(code.replace(/\/\/[^\n]*/g, ""))) throw new Error("stub: a subgroup-matrix builtin left unstubbed");
   let fns = "struct SgStub { v: f32 }\nfn sgMma(a: SgStub, b: SgStub, c: SgStub) -> SgStub { return SgStub(fma(a.v, b.v, c.v)); }\n";
+  for (const a of usedP)
+    fns += `fn sgLoadP_${a}(w: u32, o: u32, t: bool, s: u32) -> SgStub { return SgStub(f32(${a}[w][o + s])); }\n` +
+      `fn sgStoreP_${a}(w: u32, o: u32, m: SgStub, t: bool, s: u32) { ${a}[w][o + s] = ${parts.get(a)}(m.v); }\n`;
   for (const a of used)
     fns += `fn sgLoad_${a}(o: u32, t: bool, s: u32) -> SgStub { return SgStub(f32(${a}[o + s])); }\n` +
       `fn sgStore_${a}(o: u32, m: SgStub, t: bool, s: u32) { ${a}[o + s] = ${elem.get(a)}(m.v); }\n`;

@@ -23,7 +23,7 @@
 // own operands (f16-rounded for f16 and sgmat): max |gpu - ref| / max |ref|
 // must stay <= 1e-5 (f32 accumulation of exact products; 1e-4 for sgmat,
 // whose accumulation order is the device's). time: the gpt2 step's products
-// (B 8, T 1024) and 4096^3, median of 7 x 10 dispatches after a warm-up.
+// (B 8, T 1024) and 4096^3 (SHAPES= picks some by name), median of 7 x 10 dispatches after a warm-up.
 // peak: the ceiling of subgroup matrices here, no staging, no storage
 // (PEAK="WMxWN:TMxTN:BK,..."): multiply-accumulates alone, and with their
 // matrices loaded from workgroup memory at every k step.
@@ -41,8 +41,7 @@ if (!dawnPath) { console.error("usage: node dev/f16/matmul_check.mjs /path/to/we
 const { gpu, adapter, ai, sgcfg, sgmat, device, cpuAdapter, buf } = await openDevice(dawnPath);
 // a subgroup-matrix configuration "WMxWN:TMxTN:BK" (matmul.c's MM_SG_*)
 // ("...@FILE": the kernel's text from FILE, e.g. an older matmul_sgmat.wgsl to time beside the current one;
-// "...@2stage", "...@perm", "...@f32raw" (time mode only): the experiments below, made from the product's text;
-// "@mstage", the tiles staged as matrices, measured 0.4-0.6x of the product: docs/BENCHMARKS.md)
+// "...@noload+nostore+nobar" (time mode only): the ladder below, made from the product's text)
 const sgParse = (t) => { const [c, file] = t.split("@"), [w, r, bk] = c.split(":"), [wm, wn] = w.split("x").map(Number),
   [tm, tn] = r.split("x").map(Number);
   return { wm, wn, tm, tn, bk: Number(bk), name: t, file }; };
@@ -51,54 +50,33 @@ console.log(JSON.stringify({ adapter: ai.description || ai.device, f16: device.f
   configs: ai.subgroupMatrixConfigs, subgroups: [ai.subgroupMinSize, ai.subgroupMaxSize] }));
 if (!device.features.has("shader-f16")) { console.log(JSON.stringify({ blocked: "no shader-f16" })); process.exit(1); }
 
-// ---- experiments on matmul_sgmat.wgsl, made from its text ----
-// 2stage: two copies of the tiles: a k step multiplies from one while the next step's
-// chunks go into the other, one barrier per k step instead of two (~42 KiB at 2x2:4x4:32)
-function twoStage(src) {
-  src = src.replace("array<f16, AR * ASTR>", "array<f16, 2u * AR * ASTR>")
-    .replace("array<f16, BR * BSTR>", "array<f16, 2u * BR * BSTR>");
-  const b0 = src.indexOf("    for (var k = kbeg; k < kend; k += BK) {"), b1 = src.indexOf("    let split = nwg.z > a.nprod;");
-  const loop = src.slice(b0, b1), a0 = loop.indexOf("        //!unroll j AQ"), bq = loop.indexOf("        //!unroll j BQ");
-  const stA = loop.slice(a0, bq), stB = loop.slice(bq, loop.indexOf("        workgroupBarrier();", bq));
-  const next = loop.slice(loop.indexOf("        ra = load_a"), loop.indexOf("        for (var kk"));
-  const mult = loop.slice(loop.indexOf("        for (var kk"), loop.lastIndexOf("    }"));
-  const into = (st, off) => st.replace("let i = ", `let i = ${off} + `);
-  return src.slice(0, b0) + stA + stB + "        workgroupBarrier();\n    var k = kbeg;\n    loop {\n" +
-    "        for (var s = 0u; s < 2u; s++) {\n        if (k >= kend) { break; }\n" + next +
-    "        let ao = s * AR * ASTR;\n        let bo = s * BR * BSTR;\n" +
-    mult.replaceAll("(&As, ", "(&As, ao + ").replaceAll("(&Bs, ", "(&Bs, bo + ") +
-    into(stA, "(1u - s) * AR * ASTR") + into(stB, "(1u - s) * BR * BSTR") +
-    "        workgroupBarrier();\n        k += BK;\n        }\n        if (k >= kend) { break; }\n    }\n" + src.slice(b1);
+// ---- experiments on matmul_sgmat.wgsl, made from its text (each throws where its text is gone) ----
+// The ladder (timing only, wrong results): what each part of a k step costs, by taking parts out of the
+// product: noload (the next step's chunks not read: the first step's stored again), nostore (the
+// chunks folded into one word instead of stored into the tiles: the reads stay), nobar (the k loop's
+// two barriers gone); joined with "+", e.g. "2x2:4x4:32@noload+nostore+nobar" (multiply-accumulates
+// and matrix loads from workgroup memory alone, as "peak" times them, in the product's loop).
+// Experiments measured and not kept (docs/BENCHMARKS.md: two tile copies, f32 operands read as they
+// are, rows permuted within a subgroup's tile rows, tiles of vec4<u32>) are in git history.
+const at = (src, s, from = 0) => { const i = src.indexOf(s, from); if (i < 0) throw new Error(`experiment: "${s}" not in the kernel`); return i; };
+function noload(src) {
+  const a = at(src, "        ra = load_a(k + BK"), b = src.indexOf("\n", at(src, "        rb = load_b(k + BK")) + 1;
+  return src.slice(0, a) + src.slice(b);
 }
-// f32raw: no operand copies: the tiles' chunks read from the f32 operands (two vec4<f32>) into
-// registers as they are, rounded to f16 when stored into the tiles (f32pack, rounding as loaded,
-// ran 0.43-0.55x of the product: docs/BENCHMARKS.md); timing only (the time mode, shapes that are
-// whole tiles: no bounds but k's). Predicted 0.8-1.0x of the product alone; measured 0.68-0.82x,
-// slower than the product with its copies (docs/BENCHMARKS.md, not kept).
-function f32raw(src) {
-  src = src.replace("var<storage, read> A: array<vec4<u32>>", "var<storage, read> A: array<vec4<f32>>")
-    .replace("var<storage, read> B: array<vec4<u32>>", "var<storage, read> B: array<vec4<f32>>")
-    .replaceAll("array<vec4<u32>, AQ>", "array<vec4<f32>, 2u * AQ>").replaceAll("array<vec4<u32>, BQ>", "array<vec4<f32>, 2u * BQ>");
-  src = src.replace(/r\[j\] = ([AB])\[(.*)\) \/ 8u\];/g, (_, T, e) => `let i4 = ${e}) / 4u;\n` +
-    `            r[2u * j] = ${T}[i4];\n            r[2u * j + 1u] = ${T}[i4 + 1u];`);
-  const part = ["[2u * j].xy", "[2u * j].zw", "[2u * j + 1u].xy", "[2u * j + 1u].zw"];
-  return src.replace(/bitcast<vec2<f16>>\((r[ab])\[j\]\[(\d)\]\)/g, (_, r, w) => `vec2<f16>(${r}${part[Number(w)]})`);
+function nostore(src) {
+  for (const [T, r] of [["As", "ra"], ["Bs", "rb"]]) {
+    const end = `${T}[p][i + 7u] = h3.y;`, b0 = at(src, `            let h0 = bitcast<vec2<f16>>(${r}[j][0]);`), b1 = at(src, end) + end.length;
+    src = src.slice(0, b0) + `            sink ^= ${r}[j].x ^ ${r}[j].y ^ ${r}[j].z ^ ${r}[j].w ^ i ^ p;` + src.slice(b1);
+  }
+  const loop = "    for (var k = kbeg; k < kend; k += BK) {", tail = "    let split = nwg.z > a.nprod;";
+  at(src, loop); at(src, tail);
+  return src.replace(loop, "    var sink = 0u;\n" + loop).replace(tail, "    if (sink == 0x9e3779b9u) { Cm[0] = 1.0; }\n" + tail);
 }
-// perm: where a tile's rows are 32 f16 (4 chunks; rows 80 bytes apart: op(A) not transposed, op(B)
-// transposed), a subgroup's lanes 4-7 take row 4 of its 8 rows, lanes 8-11 row 1, and so on (lanes
-// 8k..8k+7: rows k and k+4), in the global reads and the tile stores alike. If the driver writes a
-// chunk's 8 f16 as one 16-byte store (the rotated stores, measured 2x slower, say it does), each 8
-// lanes' stores then meet no bank twice instead of twice. Prediction: the products with such a tile
-// 1.05-1.15x the product (the stores are about a third of its time: 198 TFLOP/s without them).
-function perm(src, ta, tb) {
-  const row = "((q / 32u) * 8u + ((q / 4u) % 2u) * 4u + (q % 32u) / 8u)";
-  if (!ta) src = src.replace("let row = q / (AC / 8u);", `let row = ${row};`)
-    .replace("let i = (q / (AC / 8u)) * ASTR", `let i = ${row} * ASTR`);
-  if (tb) src = src.replace("let row = q / (BC / 8u);", `let row = ${row};`)
-    .replace("let i = (q / (BC / 8u)) * BSTR", `let i = ${row} * BSTR`);
-  return src;
+function nobar(src) {
+  const b0 = at(src, "    for (var k = kbeg; k < kend; k += BK) {"), b1 = at(src, "    let split = nwg.z > a.nprod;");
+  return src.slice(0, b0) + src.slice(b0, b1).replaceAll("workgroupBarrier();", "") + src.slice(b1);
 }
-const experiments = { "2stage": twoStage, f32raw, perm };
+const experiments = { noload, nostore, nobar };
 
 // ---- kernel sources (gpu_ops.c's composition) ----
 const read = (n) => fs.readFileSync(W + n + ".wgsl", "utf8");
@@ -110,10 +88,12 @@ function source(variant, ta, tb, vec, tile, g = sgDefault) {
       `enable chromium_experimental_subgroup_matrix;\nconst SM: u32 = ${sgcfg.M}u;\nconst SN: u32 = ${sgcfg.N}u;\n` +
       `const SK: u32 = ${sgcfg.K}u;\nconst TM: u32 = ${g.tm}u;\nconst TN: u32 = ${g.tn}u;\nconst TMN: u32 = ${g.tm * g.tn}u;\n` +
       `const SG: u32 = ${ai.subgroupMaxSize}u;\nconst WM: u32 = ${g.wm}u;\nconst WN: u32 = ${g.wn}u;\nconst BK: u32 = ${g.bk}u;\n` +
-      `const AQ: u32 = ${bm * g.bk / 8 / nt}u;\nconst BQ: u32 = ${bn * g.bk / 8 / nt}u;\n` +
+      `const AQ: u32 = ${bm * g.bk / 8 / nt}u;\nconst BQ: u32 = ${bn * g.bk / 8 / nt}u;\nconst KQ: u32 = ${g.bk / sgcfg.K}u;\n` +
       `const TRANS_A: bool = ${ta};\nconst TRANS_B: bool = ${tb};\n`;
-    body = !g.file ? read("matmul_sgmat") : experiments[g.file] ? experiments[g.file](read("matmul_sgmat"), ta, tb)
-      : fs.readFileSync(g.file, "utf8");
+    // "@a+b+FILE": experiments a, b applied to FILE's text (default the product's)
+    const xs = g.file ? g.file.split("+") : [], file = xs.find((x) => !experiments[x]);
+    body = xs.filter((x) => experiments[x]).reduce((s, x) => experiments[x](s, ta, tb),
+      file ? fs.readFileSync(file, "utf8") : read("matmul_sgmat"));
   } else if (variant === "cast") {
     prefix = `enable f16;\nconst WG: u32 = 256u;\n`;
     body = read("matmul_cast");
@@ -174,20 +154,18 @@ async function sgDispatch(c, bufs, reps, g = sgDefault, productOnly = false) {
   const H = bufs[key];
   const castA = new Uint32Array([ta ? K : am, ta ? am : K, lda, 0, ta ? K : M, ta ? M : K, adld, adr, 0, 1, 0, 0, 0, 0, 0, 0]);
   const castB = new Uint32Array([tb ? N : K, tb ? K : N, ldb, 0, 0, 0, bdld, bdr, na, nprod, bstride, nb, 0, 0, 0, 0]);
-  const raw = g.file === "f32raw"; // the f32 operands as they are: no copies
-  const args = raw ? new Uint32Array([M, N, K, lda, ldb, cstride, 0, 0, 0, 0, 0, flags, kchunk, K * N, nprod, bstride])
-    : new Uint32Array([M, N, K, adld, bdld, cstride, 0, na, 0, 0, 0, flags, kchunk, nb, nprod, bstride]);
+  const args = new Uint32Array([M, N, K, adld, bdld, cstride, 0, na, 0, 0, 0, flags, kchunk, nb, nprod, bstride]);
   const pc = await pipeline("cast", 0, 0, 0, 0), pp = await pipeline("sgmat", !!ta, !!tb, 0, 0, g);
   const C = z > 1 ? buf(null, z * M * N * nprod * 4) : bufs.C;
   const gA = device.createBindGroup({ layout: castLayout, entries: [uni(castA), bufs.A, H].map((b, i) => ({ binding: i, resource: { buffer: b } })) });
   const gB = device.createBindGroup({ layout: castLayout, entries: [uni(castB), bufs.B, H].map((b, i) => ({ binding: i, resource: { buffer: b } })) });
-  const gP = device.createBindGroup({ layout: sgLayout, entries: [uni(args), raw ? bufs.A : H, raw ? bufs.B : H, C, bufs.bias, bufs.R]
+  const gP = device.createBindGroup({ layout: sgLayout, entries: [uni(args), H, H, C, bufs.bias, bufs.R]
     .map((b, i) => ({ binding: i, resource: { buffer: b } })) });
   const wgs = (n4) => Math.min(Math.ceil(n4 / 256), 32768);
   const e = device.createCommandEncoder();
   for (let r = 0; r < reps; r++) {
     const pass = e.beginComputePass();
-    if (!raw && (!productOnly || r === 0)) {
+    if (!productOnly || r === 0) {
       pass.setPipeline(pc); pass.setBindGroup(0, gA); pass.dispatchWorkgroups(wgs(na / 4));
       pass.setBindGroup(0, gB); pass.dispatchWorkgroups(wgs(nprod * nb / 4));
     }
@@ -281,7 +259,8 @@ if (what === "time" || what === "all") {
     { name: "head fwd", M: 8192, N: 50304, K: 768, tb: 1 }, { name: "dX fc proj", M: 8192, N: 3072, K: 768, tb: 1 },
     { name: "dW fc", M: 768, N: 3072, K: 8192, ta: 1 },
   ];
-  for (const sh of shapes) {
+  const pick = process.env.SHAPES ? process.env.SHAPES.split(",") : null; // e.g. SHAPES="4096^3,dW fc"
+  for (const sh of shapes.filter((x) => !pick || pick.includes(x.name))) {
     const { M, N, K, ta = 0, tb = 0 } = sh;
     const bufs = { A: buf(null, M * K * 4), B: buf(null, K * N * 4 + N * 4), bias: buf(null, 16), R: buf(null, 16), C: buf(null, M * N * 4) };
     const row = { time: sh.name, M, N, K, ta, tb };

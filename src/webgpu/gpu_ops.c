@@ -254,11 +254,14 @@ static int get_kernel(tt_gops *o, const char *name, const char *prefix, int n_bi
 }
 
 /* "//!unroll VAR CONST" followed by a { block }: with unroll, the block
- * repeated CONST times, copy i opening with "let VAR = iu;"; without, the
- * loop "for (var VAR = 0u; VAR < CONST; VAR++) { block }" (CONST: a u32
- * constant of the prefix, 1..64). Tint does not unroll loops, and GPU
- * compilers may leave matmul.wgsl's k loop rolled (the gain:
- * docs/BENCHMARKS.md). Braces inside // comments are skipped. */
+ * repeated CONST times, copy i opening with "const VAR = iu;" (a WGSL
+ * constant: what is made of it and other constants is one too, as
+ * robustness needs to know a subgroup-matrix load in bounds when the
+ * shader is made); without, the loop "for (var VAR = 0u; VAR < CONST;
+ * VAR++) { block }" (CONST: a u32 constant of the prefix, 1..64). Tint
+ * does not unroll loops, and GPU compilers may leave matmul.wgsl's k loop
+ * rolled (the gain: docs/BENCHMARKS.md). Braces inside // comments are
+ * skipped. */
 static int unroll_pass(const char *src, const char *prefix, int unroll, char **out, char *msg, size_t cap) {
     *out = NULL;
     if (msg && cap) msg[0] = 0;
@@ -304,7 +307,7 @@ static int unroll_pass(const char *src, const char *prefix, int unroll, char **o
         }
         /* e is past the closing brace; the body is (b, e - 1). Room for the
          * text before the directive, n + 1 times the body with 160 bytes of
-         * its own (a copy adds at most 46, the loop header with a 31-character
+         * its own (a copy adds at most 48, the loop header with a 31-character
          * VAR at most 123) and all of src again (the rest, whatever follows) */
         size_t body = (size_t)(e - 1 - (b + 1)), need = used + (size_t)(d - p) + (n + 1) * (body + 160) + len + 1;
         if (need > ocap || !o) {
@@ -322,7 +325,7 @@ static int unroll_pass(const char *src, const char *prefix, int unroll, char **o
             used += (size_t)snprintf(o + used, ocap - used, "for (var %s = 0u; %s < %luu; %s++) {%.*s}", var, var, n,
                                      var, (int)body, b + 1);
         for (unsigned long i = 0; unroll && i < n; i++)
-            used += (size_t)snprintf(o + used, ocap - used, "{ let %s = %luu;%.*s}%s", var, i, (int)body, b + 1,
+            used += (size_t)snprintf(o + used, ocap - used, "{ const %s = %luu;%.*s}%s", var, i, (int)body, b + 1,
                                      i + 1 < n ? "\n" : "");
         p = e;
         d = strstr(p, "//!unroll ");

@@ -227,22 +227,26 @@ int tt_gop_matmul_sgmat_prefix(const tt_gpu_info *in, int trans_a, int trans_b, 
         in->subgroup_min != in->subgroup_max)
         return 0;
     const uint32_t sgs = in->subgroup_max, nt = MM_SG_WM * MM_SG_WN * sgs;
-    const uint32_t bm = MM_SG_WM * MM_SG_TM * in->sgmat_m, bn = MM_SG_WN * MM_SG_TN * in->sgmat_n, bk = MM_SG_BK;
-    /* workgroup memory: the two tiles (rows padded by 8 f16) and a result matrix per subgroup */
-    const uint64_t wgmem = 2ull * (trans_a ? bk * (bm + 8) : bm * (bk + 8)) +
-                           2ull * (trans_b ? bn * (bk + 8) : bk * (bn + 8)) +
+    const uint32_t pm = MM_SG_TM * in->sgmat_m, pn = MM_SG_TN * in->sgmat_n, bk = MM_SG_BK;
+    const uint32_t bm = MM_SG_WM * pm, bn = MM_SG_WN * pn;
+    /* workgroup memory: the tiles' parts (one per row or column of subgroups, rows padded by 8
+     * f16) and a result matrix per subgroup; each unrolled chunk of a tile lies in one part */
+    const uint64_t wgmem = 2ull * MM_SG_WM * (trans_a ? bk * (pm + 8) : pm * (bk + 8)) +
+                           2ull * MM_SG_WN * (trans_b ? pn * (bk + 8) : bk * (pn + 8)) +
                            4ull * MM_SG_WM * MM_SG_WN * in->sgmat_m * in->sgmat_n;
-    if (nt > in->max_invocations || wgmem > in->max_wg_storage || bk % in->sgmat_k || (bm * bk) % (8 * nt) ||
-        (bn * bk) % (8 * nt))
+    if (nt > in->max_invocations || wgmem > in->max_wg_storage || bk % in->sgmat_k || (pm * bk) % (8 * nt) ||
+        (pn * bk) % (8 * nt))
         return 0;
     snprintf(pf, cap,
              "diagnostic(off, chromium.subgroup_matrix_uniformity);\nenable f16;\nenable subgroups;\n"
              "enable chromium_experimental_subgroup_matrix;\nconst SM: u32 = %uu;\nconst SN: u32 = %uu;\n"
              "const SK: u32 = %uu;\nconst TM: u32 = %uu;\nconst TN: u32 = %uu;\nconst TMN: u32 = %uu;\n"
              "const SG: u32 = %uu;\nconst WM: u32 = %uu;\nconst WN: u32 = %uu;\nconst BK: u32 = %uu;\n"
-             "const AQ: u32 = %uu;\nconst BQ: u32 = %uu;\nconst TRANS_A: bool = %s;\nconst TRANS_B: bool = %s;\n",
+             "const AQ: u32 = %uu;\nconst BQ: u32 = %uu;\nconst KQ: u32 = %uu;\nconst TRANS_A: bool = %s;\n"
+             "const TRANS_B: bool = %s;\n",
              in->sgmat_m, in->sgmat_n, in->sgmat_k, MM_SG_TM, MM_SG_TN, MM_SG_TM * MM_SG_TN, sgs, MM_SG_WM, MM_SG_WN, bk,
-             bm * bk / (8 * nt), bn * bk / (8 * nt), trans_a ? "true" : "false", trans_b ? "true" : "false");
+             bm * bk / (8 * nt), bn * bk / (8 * nt), bk / in->sgmat_k, trans_a ? "true" : "false",
+             trans_b ? "true" : "false");
     return 1;
 }
 

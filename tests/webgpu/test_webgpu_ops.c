@@ -274,8 +274,8 @@ TT_TEST(test_wgsl_unroll) {
     CHECK(tt_wgsl_unroll(src, pre, 1, &out, msg, sizeof msg) == 0 && out);
     if (out) {
         CHECK(strncmp(out, "head\n    ", 9) == 0 && strstr(out, "}\ntail\n") != NULL);
-        CHECK(strstr(out, "let kk = 0u;") && strstr(out, "let kk = 1u;") && strstr(out, "let kk = 2u;"));
-        CHECK(!strstr(out, "let kk = 3u;") && !strstr(out, "//!unroll") && !strstr(out, "for ("));
+        CHECK(strstr(out, "const kk = 0u;") && strstr(out, "const kk = 1u;") && strstr(out, "const kk = 2u;"));
+        CHECK(!strstr(out, "const kk = 3u;") && !strstr(out, "//!unroll") && !strstr(out, "for ("));
         int n = 0; /* each copy keeps the whole block, its inner braces and comment included */
         for (const char *p = out; (p = strstr(p, "if (c) { y += 1.0; }")); p++) n++;
         CHECK(n == 3);
@@ -284,7 +284,7 @@ TT_TEST(test_wgsl_unroll) {
     out = NULL;
     CHECK(tt_wgsl_unroll(src, pre, 0, &out, msg, sizeof msg) == 0 && out);
     if (out) {
-        CHECK(strstr(out, "for (var kk = 0u; kk < 3u; kk++) {") && !strstr(out, "let kk"));
+        CHECK(strstr(out, "for (var kk = 0u; kk < 3u; kk++) {") && !strstr(out, "const kk"));
         CHECK(strstr(out, "}\ntail\n") != NULL);
         free(out);
     }
@@ -297,7 +297,7 @@ TT_TEST(test_wgsl_unroll) {
         out = NULL;
         CHECK(tt_wgsl_unroll(lv, pre, u, &out, msg, sizeof msg) == 0 && out);
         if (out) {
-            CHECK(strlen(out) == (u ? 3 * strlen("{ let aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa = 0u;}") + 2
+            CHECK(strlen(out) == (u ? 3 * strlen("{ const aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa = 0u;}") + 2
                                     : strlen("for (var aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa = 0u; aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa "
                                              "< 3u; aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa++) {}")));
             free(out);
@@ -311,8 +311,8 @@ TT_TEST(test_wgsl_unroll) {
         CHECK(tt_wgsl_unroll(nest, pre, u, &out, msg, sizeof msg) == 0 && out && !strstr(out, "//!unroll"));
         if (out && u) {
             int lets_n = 0, lets_d = 0, uses = 0;
-            for (const char *p = out; (p = strstr(p, "let n = ")); p++) lets_n++;
-            for (const char *p = out; (p = strstr(p, "let d = ")); p++) lets_d++;
+            for (const char *p = out; (p = strstr(p, "const n = ")); p++) lets_n++;
+            for (const char *p = out; (p = strstr(p, "const d = ")); p++) lets_d++;
             for (const char *p = out; (p = strstr(p, "s[n] += q[d] * k[n][d];")); p++) uses++;
             CHECK(lets_n == 3 && lets_d == 9 && uses == 9);
         }

@@ -36,8 +36,8 @@
 
 const_assert BR % BC == 0u;         // query tiles start at the block's first key
 
-var<workgroup> Pw: array<f16, NSG * 16u * ESTR>;  // P^T
-var<workgroup> Ew: array<f16, NSG * 16u * ESTR>;  // dS^T
+var<workgroup> Pw: array<array<f16, 16u * ESTR>, NSG>;  // P^T, per subgroup
+var<workgroup> Ew: array<array<f16, 16u * ESTR>, NSG>;  // dS^T, per subgroup
 var<workgroup> Lt: array<f32, BC>;
 var<workgroup> Dt: array<f32, BC>;
 
@@ -57,8 +57,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let row = lane / LPR;
     let c0 = (lane % LPR) * CPL;
     let krow = j0 + sid * 16u + row;
-    let sw = sid * 16u * SSTR;
-    let ew = sid * 16u * ESTR;
     let BNT = a.B * a.NH * T;
     let sbase = (b * a.NH + h) * T;
     //!drop let dkey = tt_drop_key(a.p15);
@@ -99,25 +97,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             Dt[r] = stats[BNT + sbase + t];
         }
         workgroupBarrier();
-        scores_pair(sw, &lk, &lv); // S^T = K (scale Q)^T into Sw, dP^T = V dY^T into Dw
+        scores_pair(sid, &lk, &lv); // S^T = K (scale Q)^T into Sw, dP^T = V dY^T into Dw
         workgroupBarrier();
         // no lane_skew here: skewed, this kernel ran slower (docs/BENCHMARKS.md)
         for (var c = 0u; c < CPL; c++) {
             let q = i0 + c0 + c;
-            let i = sw + row * SSTR + c0 + c;
-            let p = select(exp(Sw[i] - Lt[c0 + c]), 0.0, q < krow || q >= T);
-            Pw[ew + row * ESTR + c0 + c] = f16(p);
-            Ew[ew + row * ESTR + c0 + c] = f16(p * (Dw[i] - Dt[c0 + c]));
+            let i = row * SSTR + c0 + c;
+            let p = select(exp(Sw[sid][i] - Lt[c0 + c]), 0.0, q < krow || q >= T);
+            Pw[sid][row * ESTR + c0 + c] = f16(p);
+            Ew[sid][row * ESTR + c0 + c] = f16(p * (Dw[sid][i] - Dt[c0 + c]));
             //!drop let e = tt_drop_mul(dkey, (sbase + q) * T + krow); // mask of (query, key)
-            //!drop Pw[ew + row * ESTR + c0 + c] = f16(p * e);
-            //!drop Ew[ew + row * ESTR + c0 + c] = f16(p * (Dw[i] * e - Dt[c0 + c]));
+            //!drop Pw[sid][row * ESTR + c0 + c] = f16(p * e);
+            //!drop Ew[sid][row * ESTR + c0 + c] = f16(p * (Dw[sid][i] * e - Dt[c0 + c]));
         }
         workgroupBarrier();
         // dv += P^T dY, dk += dS^T (scale Q)
         //!unroll n NB
         {
-            let lp = subgroupMatrixLoad<LeftT>(&Pw, ew + n * 16u, false, ESTR);
-            let le = subgroupMatrixLoad<LeftT>(&Ew, ew + n * 16u, false, ESTR);
+            let lp = subgroupMatrixLoad<LeftT>(&Pw[sid], n * 16u, false, ESTR);
+            let le = subgroupMatrixLoad<LeftT>(&Ew[sid], n * 16u, false, ESTR);
             //!unroll d DK
             {
                 let gr = subgroupMatrixLoad<RightT>(&Tb, n * 16u * KSTR + d * 16u, false, KSTR);
@@ -131,18 +129,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     //!unroll d DK
     {
         workgroupBarrier();
-        subgroupMatrixStore(&Sw, sw, acck[d], false, SSTR);
-        subgroupMatrixStore(&Dw, sw, accv[d], false, SSTR);
+        subgroupMatrixStore(&Sw[sid], 0u, acck[d], false, SSTR);
+        subgroupMatrixStore(&Dw[sid], 0u, accv[d], false, SSTR);
         workgroupBarrier();
         if (krow < T) {
             let base = (b * T + krow) * a.C + hb + d * 16u;
             for (var c = 0u; c < 16u / LPR; c++) {
                 let x = (lane % LPR) * (16u / LPR) + c;
-                dk[a.o1_off + base + x] = Sw[sw + row * SSTR + x];
+                dk[a.o1_off + base + x] = Sw[sid][row * SSTR + x];
                 if (KV1) {
-                    dk[a.o2_off + base + x] = Dw[sw + row * SSTR + x];
+                    dk[a.o2_off + base + x] = Dw[sid][row * SSTR + x];
                 } else {
-                    dv[a.o2_off + base + x] = Dw[sw + row * SSTR + x];
+                    dv[a.o2_off + base + x] = Dw[sid][row * SSTR + x];
                 }
             }
         }

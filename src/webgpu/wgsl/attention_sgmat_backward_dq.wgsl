@@ -31,7 +31,7 @@
 @group(0) @binding(5) var<storage, read> stats: array<f32>;
 @group(0) @binding(6) var<storage, read_write> dq: array<f32>;
 
-var<workgroup> Ew: array<f16, NSG * 16u * ESTR>;  // dS
+var<workgroup> Ew: array<array<f16, 16u * ESTR>, NSG>;  // dS, per subgroup
 
 fn ld_dy(b: u32, t: u32, hb: u32, d4: u32) -> vec4<f32> {
     let i = base_of(b, t, hb, d4);
@@ -51,8 +51,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let c0 = (lane % LPR) * CPL;
     let sk = lane_skew(lane);
     let qrow = i0 + sid * 16u + row;
-    let sw = sid * 16u * SSTR;
-    let ew = sid * 16u * ESTR;
     let BNT = a.B * a.NH * T;
     let srow = (b * a.NH + h) * T + min(qrow, T - 1u);
     let lse_r = stats[srow];
@@ -84,21 +82,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         workgroupBarrier(); // Q, dY loaded / the last tile's readers done
         stage_kv(lid, b, j0, hb);
         workgroupBarrier();
-        scores_pair(sw, &lq, &lg); // S = (scale Q) K^T into Sw, dP = dY V^T into Dw
+        scores_pair(sid, &lq, &lg); // S = (scale Q) K^T into Sw, dP = dY V^T into Dw
         workgroupBarrier();
         for (var c = 0u; c < CPL; c++) {
             let cc = c0 + (c + sk) % CPL;
             let key = j0 + cc;
-            let i = sw + row * SSTR + cc;
-            let p = select(exp(Sw[i] - lse_r), 0.0, key > qrow || qrow >= T);
-            Ew[ew + row * ESTR + cc] = f16(p * (Dw[i] - d_r));
-            //!drop Ew[ew + row * ESTR + cc] = f16(p * (Dw[i] * tt_drop_mul(dkey, drow + key) - d_r));
+            let i = row * SSTR + cc;
+            let p = select(exp(Sw[sid][i] - lse_r), 0.0, key > qrow || qrow >= T);
+            Ew[sid][row * ESTR + cc] = f16(p * (Dw[sid][i] - d_r));
+            //!drop Ew[sid][row * ESTR + cc] = f16(p * (Dw[sid][i] * tt_drop_mul(dkey, drow + key) - d_r));
         }
         workgroupBarrier();
         // dq += dS K
         //!unroll n NB
         {
-            let ls = subgroupMatrixLoad<LeftT>(&Ew, ew + n * 16u, false, ESTR);
+            let ls = subgroupMatrixLoad<LeftT>(&Ew[sid], n * 16u, false, ESTR);
             //!unroll d DK
             {
                 let kr = subgroupMatrixLoad<RightT>(&Ta, n * 16u * KSTR + d * 16u, false, KSTR);
@@ -110,13 +108,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     //!unroll d DK
     {
         workgroupBarrier();
-        subgroupMatrixStore(&Sw, sw, acc[d], false, SSTR);
+        subgroupMatrixStore(&Sw[sid], 0u, acc[d], false, SSTR);
         workgroupBarrier();
         if (qrow < T) {
             let base = a.o1_off + (b * T + qrow) * a.C + hb + d * 16u;
             for (var c = 0u; c < 16u / LPR; c++) {
                 let x = (lane % LPR) * (16u / LPR) + c;
-                dq[base + x] = Sw[sw + row * SSTR + x] * a.scale;
+                dq[base + x] = Sw[sid][row * SSTR + x] * a.scale;
             }
         }
     }

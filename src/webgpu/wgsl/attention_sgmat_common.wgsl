@@ -28,8 +28,8 @@ alias ResultT = subgroup_matrix_result<f32, 16, 16>;
 
 var<workgroup> Ta: array<f16, BC * KSTR>;
 var<workgroup> Tb: array<f16, BC * KSTR>;
-var<workgroup> Sw: array<f32, NSG * 16u * SSTR>;  // each kernel says what they hold
-var<workgroup> Dw: array<f32, NSG * 16u * SSTR>;
+var<workgroup> Sw: array<array<f32, 16u * SSTR>, NSG>;  // a 16 x BC block per subgroup: each kernel says what
+var<workgroup> Dw: array<array<f32, 16u * SSTR>, NSG>;
 
 // the column at which a lane starts its loops over the CPL columns of its
 // row of Sw, Dw and the f16 blocks (SKEW: 2 bits a lane, attention.c's
@@ -70,8 +70,8 @@ fn stage_kv(lid: u32, b: u32, j0: u32, hb: u32) {
     }
 }
 // the backward's scores of a subgroup (its 16 rows of l1 and l2 against the
-// tiles' BC rows): l1 Ta^T into Sw and l2 Tb^T into Dw at sw (16 x BC each)
-fn scores_pair(sw: u32, l1: ptr<function, array<LeftT, DK>>, l2: ptr<function, array<LeftT, DK>>) {
+// tiles' BC rows): l1 Ta^T into its Sw and l2 Tb^T into its Dw (16 x BC each)
+fn scores_pair(sid: u32, l1: ptr<function, array<LeftT, DK>>, l2: ptr<function, array<LeftT, DK>>) {
     var s: array<ResultT, NB>;
     var g: array<ResultT, NB>;
     //!unroll d DK
@@ -86,7 +86,7 @@ fn scores_pair(sw: u32, l1: ptr<function, array<LeftT, DK>>, l2: ptr<function, a
     }
     //!unroll n NB
     {
-        subgroupMatrixStore(&Sw, sw + n * 16u, s[n], false, SSTR);
-        subgroupMatrixStore(&Dw, sw + n * 16u, g[n], false, SSTR);
+        subgroupMatrixStore(&Sw[sid], n * 16u, s[n], false, SSTR);
+        subgroupMatrixStore(&Dw[sid], n * 16u, g[n], false, SSTR);
     }
 }

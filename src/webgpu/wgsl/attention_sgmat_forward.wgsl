@@ -38,7 +38,7 @@
 const NEG: f32 = -3.0e38;
 const_assert HS <= BC;              // O passes through Sw
 
-var<workgroup> Pw: array<f16, NSG * 16u * ESTR>;  // P
+var<workgroup> Pw: array<array<f16, 16u * ESTR>, NSG>;  // P, per subgroup
 var<workgroup> Rf: array<u32, NSG>;               // per subgroup: 1 when a row of it must move its m
 const RESC: f32 = 4.0;
 
@@ -55,8 +55,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let c0 = (lane % LPR) * CPL;        // and its keys c0 .. c0 + CPL - 1 of a tile
     let sk = lane_skew(lane);           // its loops over them start at c0 + sk
     let qrow = i0 + sid * 16u + row;
-    let sw = sid * 16u * SSTR;
-    let pw = sid * 16u * ESTR;
     //!drop let dkey = tt_drop_key(a.p15);
     //!drop let drow = ((b * a.NH + h) * T + qrow) * T; // mask index of (row, key 0)
     // Q (BR rows) through the tiles into DK left matrices
@@ -96,7 +94,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         //!unroll n NB
         {
-            subgroupMatrixStore(&Sw, sw + n * 16u, s[n], false, SSTR);
+            subgroupMatrixStore(&Sw[sid], n * 16u, s[n], false, SSTR);
         }
         workgroupBarrier();
         // softmax of this lane's keys of its row
@@ -104,8 +102,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         for (var c = 0u; c < CPL; c++) {
             let cc = c0 + (c + sk) % CPL;
             let key = j0 + cc;
-            let v = select(Sw[sw + row * SSTR + cc] * a.scale, NEG, key > qrow || key >= T);
-            Sw[sw + row * SSTR + cc] = v;
+            let v = select(Sw[sid][row * SSTR + cc] * a.scale, NEG, key > qrow || key >= T);
+            Sw[sid][row * SSTR + cc] = v;
             mt = max(mt, v);
         }
         for (var x = 1u; x < LPR; x <<= 1u) { mt = max(mt, subgroupShuffleXor(mt, x)); }
@@ -120,10 +118,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         var ls = 0.0;
         for (var c = 0u; c < CPL; c++) {
             let cc = c0 + (c + sk) % CPL;
-            let p = exp(Sw[sw + row * SSTR + cc] - mn);
+            let p = exp(Sw[sid][row * SSTR + cc] - mn);
             ls += p;
-            Pw[pw + row * ESTR + cc] = f16(p);
-            //!drop Pw[pw + row * ESTR + cc] = f16(p * tt_drop_mul(dkey, drow + j0 + cc));
+            Pw[sid][row * ESTR + cc] = f16(p);
+            //!drop Pw[sid][row * ESTR + cc] = f16(p * tt_drop_mul(dkey, drow + j0 + cc));
         }
         for (var x = 1u; x < LPR; x <<= 1u) { ls += subgroupShuffleXor(ls, x); }
         l = fma(l, corr, ls);
@@ -132,24 +130,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (resc) {
             //!unroll d DK
             {
-                subgroupMatrixStore(&Sw, sw + d * 16u, o[d], false, SSTR);
+                subgroupMatrixStore(&Sw[sid], d * 16u, o[d], false, SSTR);
             }
             workgroupBarrier();
             for (var c = 0u; c < HS / LPR; c++) {
-                let i = sw + row * SSTR + (lane % LPR) * (HS / LPR) + (c + sk) % (HS / LPR);
-                Sw[i] = Sw[i] * corr;
+                let i = row * SSTR + (lane % LPR) * (HS / LPR) + (c + sk) % (HS / LPR);
+                Sw[sid][i] = Sw[sid][i] * corr;
             }
             workgroupBarrier();
             //!unroll d DK
             {
-                o[d] = subgroupMatrixLoad<ResultT>(&Sw, sw + d * 16u, false, SSTR);
+                o[d] = subgroupMatrixLoad<ResultT>(&Sw[sid], d * 16u, false, SSTR);
             }
         }
         workgroupBarrier(); // P stored
         // O += P V
         //!unroll n NB
         {
-            let lp = subgroupMatrixLoad<LeftT>(&Pw, pw + n * 16u, false, ESTR);
+            let lp = subgroupMatrixLoad<LeftT>(&Pw[sid], n * 16u, false, ESTR);
             //!unroll d DK
             {
                 let vt = subgroupMatrixLoad<RightT>(&Tb, n * 16u * KSTR + d * 16u, false, KSTR);
@@ -161,7 +159,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
     //!unroll d DK
     {
-        subgroupMatrixStore(&Sw, sw + d * 16u, o[d], false, SSTR);
+        subgroupMatrixStore(&Sw[sid], d * 16u, o[d], false, SSTR);
     }
     workgroupBarrier();
     if (qrow < T) {
@@ -169,7 +167,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let base = (b * T + qrow) * a.C + hb;
         for (var c = 0u; c < HS / LPR; c++) {
             let d = (lane % LPR) * (HS / LPR) + c;
-            y[base + d] = Sw[sw + row * SSTR + d] * inv;
+            y[base + d] = Sw[sid][row * SSTR + d] * inv;
         }
         if (lane % LPR == 0u) { lse[(b * a.NH + h) * T + qrow] = m + log(l); }
     }

@@ -14,19 +14,26 @@
 // WM x WN subgroups per workgroup share each k step's BM x BK tile of op(A)
 // and BK x BN tile of op(B) in workgroup memory; every subgroup owns TM x TN
 // result matrices of the workgroup's BM x BN = (WM*TM*SM) x (WN*TN*SN)
-// block. Tiles lie in workgroup memory as in storage (a transposed operand
-// as its rows, loaded as a column-major matrix), rows padded by 8 f16. The
-// next k step's tiles are read into registers while the current ones are
-// multiplied; a k step past the slice's end reads as zeros. Each chunk goes
-// into its tile as 8 f16 stores written out in main, their index made of
-// the invocation index and constants only: Tint proves them in bounds and
-// adds no clamp (through a helper taking the index, 1.3-1.6x slower).
+// block. Each tile lies in workgroup memory in parts, one per row (A) or
+// column (B) of subgroups: the PM x BK rows of op(A) (BK x PN columns of
+// op(B)) those subgroups multiply, as in storage (a transposed operand as
+// its rows, loaded as a column-major matrix), rows padded by 8 f16. A
+// subgroup loads its matrices from its own part at offsets of constants
+// (the unrolled indices are WGSL constants): robustness then knows each
+// load in bounds when the shader is made, where a load at an offset known
+// only when it runs is wrapped in a bounds test (1.4-1.6x slower,
+// docs/BENCHMARKS.md). The next k step's tiles are read into registers
+// while the current ones are multiplied; a k step past the slice's end
+// reads as zeros. Each chunk goes into its part as 8 f16 stores written out
+// in main, their index made of the invocation index and constants only:
+// Tint proves them in bounds and adds no clamp (through a helper taking the
+// index, 1.3-1.6x slower).
 // Prefix: "diagnostic(off, chromium.subgroup_matrix_uniformity);" (the
 // builtins' offsets depend on subgroup_id: uniform over a subgroup, not
 // over the workgroup), "enable f16;", "enable subgroups;",
 // "enable chromium_experimental_subgroup_matrix;", SM, SN, SK, TM, TN, TMN
 // (= TM*TN), SG, WM, WN, BK, AQ, BQ (8-f16 chunks of a tile per
-// invocation), TRANS_A, TRANS_B.
+// invocation), KQ (= BK / SK), TRANS_A, TRANS_B.
 //
 // Output: a block wholly inside C whose product is split (a partial
 // product into the split-K scratch) or has no epilogue is stored straight
@@ -42,35 +49,42 @@
 
 const NSG: u32 = WM * WN;
 const NT: u32 = NSG * SG;
-const BM: u32 = WM * TM * SM;
-const BN: u32 = WN * TN * SN;
-const AR: u32 = select(BM, BK, TRANS_A); // op(A)'s tile as stored: AR rows of AC
-const AC: u32 = select(BK, BM, TRANS_A);
-const BR: u32 = select(BK, BN, TRANS_B);
-const BC: u32 = select(BN, BK, TRANS_B);
-const ASTR: u32 = AC + 8u;
-const BSTR: u32 = BC + 8u;
-const_assert AQ * 8u * NT == AR * AC; // AQ, BQ (prefix): 8-f16 chunks of a tile per invocation
-const_assert BQ * 8u * NT == BR * BC;
-const_assert BK % SK == 0u;
+const PM: u32 = TM * SM; // the rows of op(A) one row of subgroups multiplies
+const PN: u32 = TN * SN; // the columns of op(B) one column of subgroups multiplies
+const BM: u32 = WM * PM;
+const BN: u32 = WN * PN;
+const APR: u32 = select(PM, BK, TRANS_A); // a part of the A tile as stored: APR rows of APC
+const APC: u32 = select(BK, PM, TRANS_A);
+const BPR: u32 = select(BK, PN, TRANS_B);
+const BPC: u32 = select(PN, BK, TRANS_B);
+const ASTR: u32 = APC + 8u;
+const BSTR: u32 = BPC + 8u;
+const ACPP: u32 = APR * APC / 8u; // 8-f16 chunks per part
+const BCPP: u32 = BPR * BPC / 8u;
+const_assert ACPP % NT == 0u; // the chunks of one unrolled j lie in one part
+const_assert BCPP % NT == 0u;
+const_assert AQ * NT == WM * ACPP;
+const_assert BQ * NT == WN * BCPP;
+const_assert BK == KQ * SK;
 
-var<workgroup> As: array<f16, AR * ASTR>;
-var<workgroup> Bs: array<f16, BR * BSTR>;
+var<workgroup> As: array<array<f16, APR * ASTR>, WM>;
+var<workgroup> Bs: array<array<f16, BPR * BSTR>, WN>;
 var<workgroup> Ct: array<f32, NSG * SM * SN>;
 
 alias LeftT = subgroup_matrix_left<f16, SK, SM>;
 alias RightT = subgroup_matrix_right<f16, SN, SK>;
 alias ResultT = subgroup_matrix_result<f32, SN, SM>;
 
-// chunk q of a tile: row q / (cols / 8), 8 columns from (q % (cols / 8)) * 8;
-// zeros past kend (the slice's end: a multiple of 16)
+// chunk j*NT + lid: part p = (j*NT) / ACPP, chunk c of the part: its row c / (APC/8), 8 columns from
+// (c % (APC/8)) * 8; zeros past kend (the slice's end: a multiple of 16)
 fn load_a(k: u32, kend: u32, m0: u32, lid: u32) -> array<vec4<u32>, AQ> {
     var r: array<vec4<u32>, AQ>;
     //!unroll j AQ
     {
-        let q = lid + j * NT;
-        let row = q / (AC / 8u);
-        let col = (q % (AC / 8u)) * 8u;
+        let p = (j * NT) / ACPP;
+        let c = lid + (j * NT) % ACPP;
+        let row = select(p * PM, 0u, TRANS_A) + c / (APC / 8u); // in the whole tile as stored
+        let col = select(0u, p * PM, TRANS_A) + (c % (APC / 8u)) * 8u;
         if (select(k + col, k + row, TRANS_A) < kend) {
             r[j] = A[(a.a_off + select((m0 + row) * a.lda + k + col, (k + row) * a.lda + m0 + col, TRANS_A)) / 8u];
         }
@@ -81,9 +95,10 @@ fn load_b(k: u32, kend: u32, n0: u32, boff: u32, lid: u32) -> array<vec4<u32>, B
     var r: array<vec4<u32>, BQ>;
     //!unroll j BQ
     {
-        let q = lid + j * NT;
-        let row = q / (BC / 8u);
-        let col = (q % (BC / 8u)) * 8u;
+        let p = (j * NT) / BCPP;
+        let c = lid + (j * NT) % BCPP;
+        let row = select(0u, p * PN, TRANS_B) + c / (BPC / 8u);
+        let col = select(p * PN, 0u, TRANS_B) + (c % (BPC / 8u)) * 8u;
         if (select(k + row, k + col, TRANS_B) < kend) {
             r[j] = B[(boff + select((k + row) * a.ldb + n0 + col, (n0 + row) * a.ldb + k + col, TRANS_B)) / 8u];
         }
@@ -101,8 +116,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let boff = a.b_off + prod * a.am;
     let kbeg = (wid.z / a.nprod) * a.kchunk;
     let kend = min((a.K + 15u) / 16u * 16u, kbeg + a.kchunk); // the copies hold zeros up to a multiple of 16
-    let sm0 = (sid / WN) * TM * SM; // this subgroup's block in the workgroup's
-    let sn0 = (sid % WN) * TN * SN;
+    let wa = sid / WN; // this subgroup's parts of the tiles, its block in the workgroup's
+    let wb = sid % WN;
+    let sm0 = wa * PM;
+    let sn0 = wb * PN;
     var acc: array<ResultT, TMN>;
     var la: array<LeftT, TM>;
     var lb: array<RightT, TN>;
@@ -112,51 +129,56 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         workgroupBarrier(); // the last step's tiles are read
         //!unroll j AQ
         {
-            let q = lid + j * NT;
-            let i = (q / (AC / 8u)) * ASTR + (q % (AC / 8u)) * 8u;
+            let p = (j * NT) / ACPP;
+            let c = lid + (j * NT) % ACPP;
+            let i = (c / (APC / 8u)) * ASTR + (c % (APC / 8u)) * 8u;
             let h0 = bitcast<vec2<f16>>(ra[j][0]);
-            As[i + 0u] = h0.x;
-            As[i + 1u] = h0.y;
+            As[p][i + 0u] = h0.x;
+            As[p][i + 1u] = h0.y;
             let h1 = bitcast<vec2<f16>>(ra[j][1]);
-            As[i + 2u] = h1.x;
-            As[i + 3u] = h1.y;
+            As[p][i + 2u] = h1.x;
+            As[p][i + 3u] = h1.y;
             let h2 = bitcast<vec2<f16>>(ra[j][2]);
-            As[i + 4u] = h2.x;
-            As[i + 5u] = h2.y;
+            As[p][i + 4u] = h2.x;
+            As[p][i + 5u] = h2.y;
             let h3 = bitcast<vec2<f16>>(ra[j][3]);
-            As[i + 6u] = h3.x;
-            As[i + 7u] = h3.y;
+            As[p][i + 6u] = h3.x;
+            As[p][i + 7u] = h3.y;
         }
         //!unroll j BQ
         {
-            let q = lid + j * NT;
-            let i = (q / (BC / 8u)) * BSTR + (q % (BC / 8u)) * 8u;
+            let p = (j * NT) / BCPP;
+            let c = lid + (j * NT) % BCPP;
+            let i = (c / (BPC / 8u)) * BSTR + (c % (BPC / 8u)) * 8u;
             let h0 = bitcast<vec2<f16>>(rb[j][0]);
-            Bs[i + 0u] = h0.x;
-            Bs[i + 1u] = h0.y;
+            Bs[p][i + 0u] = h0.x;
+            Bs[p][i + 1u] = h0.y;
             let h1 = bitcast<vec2<f16>>(rb[j][1]);
-            Bs[i + 2u] = h1.x;
-            Bs[i + 3u] = h1.y;
+            Bs[p][i + 2u] = h1.x;
+            Bs[p][i + 3u] = h1.y;
             let h2 = bitcast<vec2<f16>>(rb[j][2]);
-            Bs[i + 4u] = h2.x;
-            Bs[i + 5u] = h2.y;
+            Bs[p][i + 4u] = h2.x;
+            Bs[p][i + 5u] = h2.y;
             let h3 = bitcast<vec2<f16>>(rb[j][3]);
-            Bs[i + 6u] = h3.x;
-            Bs[i + 7u] = h3.y;
+            Bs[p][i + 6u] = h3.x;
+            Bs[p][i + 7u] = h3.y;
         }
         workgroupBarrier();
         ra = load_a(k + BK, kend, m0, lid); // the next step's, in flight while this one's are multiplied
         rb = load_b(k + BK, kend, n0, boff, lid);
-        for (var kk = 0u; kk < BK; kk += SK) {
+        // offsets of constants only (the unrolled indices are constants): the bounds of each load are
+        // known when the shader is made, and robustness adds no test around it
+        //!unroll kq KQ
+        {
             //!unroll i TM
             {
-                let m = sm0 + i * SM;
-                la[i] = subgroupMatrixLoad<LeftT>(&As, select(m * ASTR + kk, kk * ASTR + m, TRANS_A), TRANS_A, ASTR);
+                la[i] = subgroupMatrixLoad<LeftT>(&As[wa], select(i * SM * ASTR + kq * SK, kq * SK * ASTR + i * SM, TRANS_A),
+                                                  TRANS_A, ASTR);
             }
             //!unroll j TN
             {
-                let n = sn0 + j * SN;
-                lb[j] = subgroupMatrixLoad<RightT>(&Bs, select(kk * BSTR + n, n * BSTR + kk, TRANS_B), TRANS_B, BSTR);
+                lb[j] = subgroupMatrixLoad<RightT>(&Bs[wb], select(kq * SK * BSTR + j * SN, j * SN * BSTR + kq * SK, TRANS_B),
+                                                   TRANS_B, BSTR);
             }
             //!unroll t TMN
             {
