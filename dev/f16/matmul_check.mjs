@@ -64,11 +64,14 @@ function noload(src) {
   const a = at(src, "        ra = load_a(k + BK"), b = src.indexOf("\n", at(src, "        rb = load_b(k + BK")) + 1;
   return src.slice(0, a) + src.slice(b);
 }
+// the 8 f16 stores of a chunk of tile T (from registers r) replaced by `by`
+function chunkStores(src, T, r, by) {
+  const end = `${T}[p][i + 7u] = h3.y;`, b0 = at(src, `            let h0 = bitcast<vec2<f16>>(${r}[j][0]);`), b1 = at(src, end) + end.length;
+  return src.slice(0, b0) + `            ${by}` + src.slice(b1);
+}
 function nostore(src) {
-  for (const [T, r] of [["As", "ra"], ["Bs", "rb"]]) {
-    const end = `${T}[p][i + 7u] = h3.y;`, b0 = at(src, `            let h0 = bitcast<vec2<f16>>(${r}[j][0]);`), b1 = at(src, end) + end.length;
-    src = src.slice(0, b0) + `            sink ^= ${r}[j].x ^ ${r}[j].y ^ ${r}[j].z ^ ${r}[j].w ^ i ^ p;` + src.slice(b1);
-  }
+  for (const [T, r] of [["As", "ra"], ["Bs", "rb"]])
+    src = chunkStores(src, T, r, `sink ^= ${r}[j].x ^ ${r}[j].y ^ ${r}[j].z ^ ${r}[j].w ^ i ^ p;`);
   const loop = "    for (var k = kbeg; k < kend; k += BK) {", tail = "    let split = nwg.z > a.nprod;";
   at(src, loop); at(src, tail);
   return src.replace(loop, "    var sink = 0u;\n" + loop).replace(tail, "    if (sink == 0x9e3779b9u) { Cm[0] = 1.0; }\n" + tail);
@@ -96,9 +99,8 @@ function v4(src, ta, tb) {
   for (const [T, r, R, S, W] of [["As", "ra", "APR", "ASTR", "WM"], ["Bs", "rb", "BPR", "BSTR", "WN"]]) {
     const decl = `var<workgroup> ${T}: array<array<f16, ${R} * ${S}>, ${W}>;`;
     at(src, decl);
-    src = src.replace(decl, `var<workgroup> ${T}: array<array<vec4<u32>, ${R} * ${S} / 8u>, ${W}>;`);
-    const end = `${T}[p][i + 7u] = h3.y;`, b0 = at(src, `            let h0 = bitcast<vec2<f16>>(${r}[j][0]);`), b1 = at(src, end) + end.length;
-    src = src.slice(0, b0) + `            ${T}[p][i / 8u] = ${r}[j];` + src.slice(b1);
+    src = chunkStores(src.replace(decl, `var<workgroup> ${T}: array<array<vec4<u32>, ${R} * ${S} / 8u>, ${W}>;`), T, r,
+      `${T}[p][i / 8u] = ${r}[j];`);
   }
   return src.replace(/subgroupMatrixLoad<(LeftT|RightT), (\w+)>\(&(As|Bs)\[(w[ab])\], ([^;]*), ([AB]STR)\);/g,
     (_, T, m, v, w, e, st) => `subgroupMatrixLoad<${T}, ${m}>(&${v}[${w}], (${e}) / 8u, ${st} / 8u);`);
