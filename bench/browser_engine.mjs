@@ -189,7 +189,7 @@ worker.on('message', (m) => {
       send({ type: 'runfileRead', name: o.recipe, text: recipe.text });
       return;
     }
-    if (!o.json) console.log(`# engine ${o.variant}: ${m.isa}${m.gpu ? ` · ${m.gpu.name} (f16 ${m.gpu.f16}, subgroups ${m.gpu.subgroups})` : ''}`);
+    if (!o.json) console.log(`# engine ${o.variant}: ${m.isa}${m.gpu ? ` · ${m.gpu.name} (f16 ${m.gpu.f16}, subgroups ${m.gpu.subgroups}, subgroup matrices ${m.gpu.sgmat ? `${m.gpu.sgmat.M}x${m.gpu.sgmat.N}x${m.gpu.sgmat.K}` : 'none'})` : ''}`);
     send({ type: 'bench', presets: o.presets, model, steps: o.steps, opts: o.opts, corpus,
       profile: o.profile ? { reps: o.reps, detail: o.detail } : undefined });
   } else if (m.type === 'error') {
