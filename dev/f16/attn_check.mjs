@@ -4,7 +4,7 @@
 // binding, checked against float64 on a GPU host (lavapipe has no subgroup
 // matrices); their time is the step profile's (bench/browser_engine.mjs
 // --profile).
-//   node dev/f16/attn_check.mjs /path/to/webgpu [check [N]|compile DIR]
+//   node dev/f16/attn_check.mjs /path/to/webgpu [check [N]|compile DIR|time]
 // Kernels composed as src/webgpu/gpu_ops.c composes them (prefix, common.wgsl,
 // the kernel with its //!include lines; //!unroll blocks unrolled).
 // check: ragged T, several heads and batches, q/k/v at offsets of one buffer;
@@ -17,6 +17,10 @@
 // Each case runs in a process of its own (check N: case N alone): Dawn's
 // Node binding has crashed (SIGSEGV) on the third case run in one process.
 // Prints one JSON line per case; exit 1 if a check fails.
+// time: one layer of the gpt2 b8 step (B 8, T 1024, 12 heads of 64), the
+// forward, then the backward (D, dk/dv, dq), each the median of 7 x 10
+// dispatches after a warm-up, one JSON line; with WGSL_DIR, another copy of
+// the kernels (a variant: run the product and it one after the other, in one call).
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -27,8 +31,8 @@ import { openDevice, r16, randoms, stubSgmat } from "./dawn_device.mjs";
 const here = path.dirname(fileURLToPath(import.meta.url));
 const [dawnPath, what = "check", arg] = process.argv.slice(2);
 const W = process.env.WGSL_DIR ? path.resolve(process.env.WGSL_DIR) + "/" : path.join(here, "../../src/webgpu/wgsl/"); // WGSL_DIR: another copy of the kernels
-if (!dawnPath || !["check", "compile"].includes(what)) {
-  console.error("usage: node dev/f16/attn_check.mjs /path/to/webgpu [check [N]|compile DIR]");
+if (!dawnPath || !["check", "compile", "time"].includes(what)) {
+  console.error("usage: node dev/f16/attn_check.mjs /path/to/webgpu [check [N]|compile DIR|time]");
   process.exit(2);
 }
 const { ai, sgcfg, device, buf } = await openDevice(dawnPath);
@@ -244,6 +248,22 @@ async function check(c) {
 const CASES = [{ B: 1, T: 64, NH: 1, hs: 64, bwd: 1 }, { B: 2, T: 130, NH: 3, hs: 64, bwd: 1 },
   { B: 1, T: 200, NH: 2, hs: 64, amp: 3, bwd: 1 }, { B: 1, T: 97, NH: 2, hs: 32, bwd: 1 }, { B: 1, T: 40, NH: 1, hs: 16, bwd: 1 },
   { B: 2, T: 130, NH: 2, hs: 64, bwd: 1, drop: 0.25 }, { B: 1, T: 97, NH: 2, hs: 32, bwd: 1, drop: 0.5 }];
+if (what === "time") {
+  const pr = problem(8, 1024, 12, 64, 1), n = pr.n, bnt = 8 * 12 * 1024;
+  const bufs = { qkv: buf(pr.all), y: buf(null, n * 4), lse: buf(null, 2 * bnt * 4), dy: buf(rnd(n, 1)), dq: buf(null, n * 4),
+    dkv: buf(null, 2 * n * 4), dvv: buf(null, n * 4) };
+  const med = async (fn) => {
+    await fn(3);
+    const t = [];
+    for (let i = 0; i < 7; i++) { const t0 = performance.now(); await fn(10); t.push((performance.now() - t0) / 10); }
+    return t.sort((a, b) => a - b)[3];
+  };
+  const fwd = await med((r) => dispatch("sgmat", pr, bufs, r)), bwd = await med((r) => backward(pr, bufs, r));
+  const flop = 2 * 2 * bnt * 1024 * 64 / 2; // Q K^T and P V, the causal half; the backward counted as 2.5x (FlashAttention-2's)
+  console.log(JSON.stringify({ time: "gpt2 b8 layer", wgsl: W, forward_ms: +fwd.toFixed(4), backward_ms: +bwd.toFixed(4),
+    forward_tflops: +(flop / fwd / 1e9).toFixed(1), backward_tflops: +(2.5 * flop / bwd / 1e9).toFixed(1) }));
+  process.exit(0);
+}
 if (what === "check" && arg === undefined) { // every case, each in a child process
   for (let i = 0; i < CASES.length; i++) {
     const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), dawnPath, "check", String(i)], { encoding: "utf8" });
