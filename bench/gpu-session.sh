@@ -118,7 +118,9 @@ if [ "$what" = f16 ]; then
   SWEEP=${TT_SG_SWEEP:-2x2:4x4:32,2x2:4x4:32@v4,2x4:4x4:32,4x2:4x4:32,2x2:4x4:64} \
     timeout 240 /tmp/node24 dev/f16/matmul_check.mjs /tmp/dawn.node all 2> "$out/matmul_check.err" | grep '^{' | tee "$out/matmul_check.jsonl"
   timeout 120 /tmp/node24 dev/f16/attn_check.mjs /tmp/dawn.node check 2> "$out/attn_check.err" | grep '^{' | tee "$out/attn_check.jsonl"
-  timeout 60 /tmp/node24 dev/f16/attn_check.mjs /tmp/dawn.node time 2>> "$out/attn_check.err" | grep '^{"time"' | tee "$out/attn_time.jsonl"
+  for x in "" noqk nosm nopv nobar noqk+nopv; do # the attention's ladder: what each part of a key tile costs
+    ATTN_X=$x timeout 60 /tmp/node24 dev/f16/attn_check.mjs /tmp/dawn.node time 2>> "$out/attn_check.err" | grep '^{"time"' | tee -a "$out/attn_time.jsonl"
+  done
   timeout 60 python3 dev/f16/cublas_bf16.py 2>&1 | grep '^{' | tee "$out/cublas_bf16.jsonl"
   echo "== steps through the browser engine, f32 vs f16, twice ($(( $(date +%s) - t0 )) s)"
   for r in 1 2; do for prec in f32 f16; do

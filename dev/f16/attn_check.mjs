@@ -42,6 +42,24 @@ console.log(JSON.stringify({ adapter: ai.description || ai.device, sgmat, subgro
   wgStorage: device.limits.maxComputeWorkgroupStorageSize }));
 
 const SGA = process.env.ATTN_SG || "4:64"; // NSG:BC of the experiment
+// ATTN_X=a+b (time mode only; wrong results): a ladder on the forward, parts taken out of its key-tile
+// loop to see what each costs: noqk (the S = Q K^T loads and multiply-accumulates), nosm (the two
+// softmax loops' reads, exps and stores), nopv (the O += P V loads and multiply-accumulates), nobar
+// (the loop's workgroup barriers); each throws where its text is gone
+const cut = (src, re, name) => { const out = src.replace(re, ""); if (out === src) throw new Error(`ATTN_X ${name}: its text is not in the kernel`); return out; };
+const ladder = {
+  noqk: (t) => cut(cut(t, /^ *let kt = subgroupMatrixLoad.*\n/m, "noqk"), /^ *s\[n\] = subgroupMatrixMultiplyAccumulate\(lq\[d\], kt, s\[n\]\);\n/m, "noqk"),
+  nosm: (t) => cut(cut(t, /^ *let v = select\(Sw.*\n *Sw\[sid\]\[row \* SSTR \+ cc\] = v;\n *mt = max\(mt, v\);\n/m, "nosm"),
+    /^ *let p = exp\(Sw.*\n *ls \+= p;\n *Pw\[sid\]\[row \* ESTR \+ cc\] = f16\(p\);\n/m, "nosm"),
+  nopv: (t) => cut(cut(cut(t, /^ *let lp = subgroupMatrixLoad.*\n/m, "nopv"), /^ *let vt = subgroupMatrixLoad.*\n/m, "nopv"),
+    /^ *o\[d\] = subgroupMatrixMultiplyAccumulate\(lp, vt, o\[d\]\);\n/m, "nopv"),
+  nobar: (t) => { const a = t.indexOf("for (var tile"), b = t.indexOf("// y = O / l, lse");
+    if (a < 0 || b < a) throw new Error("ATTN_X nobar: the tile loop is not in the kernel");
+    return t.slice(0, a) + t.slice(a, b).replaceAll("workgroupBarrier();", "") + t.slice(b); },
+};
+const XS = (process.env.ATTN_X || "").split("+").filter(Boolean);
+for (const x of XS) if (!ladder[x]) { console.error(`attn_check: ATTN_X ${x}: not one of ${Object.keys(ladder).join(", ")}`); process.exit(2); }
+if (XS.length && what !== "time") { console.error("attn_check: ATTN_X is for the time mode (its results are wrong)"); process.exit(2); }
 const read = (f) => fs.readFileSync(f, "utf8");
 // drop: the dropout variant as gpu_ops.c composes it (DROP_BIND after the kernel's bindings, its
 // "//!drop " lines made code, dropout_common.wgsl appended)
@@ -74,7 +92,7 @@ function source0(kind, hs) {
       `const VEC: bool = true;\nconst SG: u32 = ${sg}u;\nconst NSG: u32 = ${nsg}u;\nconst DK: u32 = ${hs / 16}u;\n` +
       `const NB: u32 = ${bc / 16}u;\nconst QQ: u32 = ${br * hs / 4 / nth}u;\nconst KQ: u32 = ${bc * hs / 4 / nth}u;\n` +
       skew(bc, sg / 16);
-    body = read(W + "attention_sgmat_forward.wgsl");
+    body = XS.reduce((t, x) => ladder[x](t), read(W + "attention_sgmat_forward.wgsl"));
   } else if (kind === "d") { // attention.c ds_backward's D site
     prefix = `const HS: u32 = ${hs}u;\nconst VEC: bool = true;\nconst WG: u32 = 256u;\n`;
     body = read(W + "attention_backward_d.wgsl");
@@ -260,7 +278,7 @@ if (what === "time") {
   };
   const fwd = await med((r) => dispatch("sgmat", pr, bufs, r)), bwd = await med((r) => backward(pr, bufs, r));
   const flop = 2 * 2 * bnt * 1024 * 64 / 2; // Q K^T and P V, the causal half; the backward counted as 2.5x (FlashAttention-2's)
-  console.log(JSON.stringify({ time: "gpt2 b8 layer", wgsl: W, forward_ms: +fwd.toFixed(4), backward_ms: +bwd.toFixed(4),
+  console.log(JSON.stringify({ time: "gpt2 b8 layer", wgsl: W, ladder: XS.join("+") || "none", forward_ms: +fwd.toFixed(4), backward_ms: +bwd.toFixed(4),
     forward_tflops: +(flop / fwd / 1e9).toFixed(1), backward_tflops: +(2.5 * flop / bwd / 1e9).toFixed(1) }));
   process.exit(0);
 }
