@@ -26,7 +26,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { unroll } from "../wgsl_unroll.mjs";
-import { openDevice, r16, randoms, stubSgmat } from "./dawn_device.mjs";
+import { medianMs, openDevice, r16, randoms, stubSgmat } from "./dawn_device.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const [dawnPath, what = "check", arg] = process.argv.slice(2);
@@ -270,13 +270,7 @@ if (what === "time") {
   const pr = problem(8, 1024, 12, 64, 1), n = pr.n, bnt = 8 * 12 * 1024;
   const bufs = { qkv: buf(pr.all), y: buf(null, n * 4), lse: buf(null, 2 * bnt * 4), dy: buf(rnd(n, 1)), dq: buf(null, n * 4),
     dkv: buf(null, 2 * n * 4), dvv: buf(null, n * 4) };
-  const med = async (fn) => {
-    await fn(3);
-    const t = [];
-    for (let i = 0; i < 7; i++) { const t0 = performance.now(); await fn(10); t.push((performance.now() - t0) / 10); }
-    return t.sort((a, b) => a - b)[3];
-  };
-  const fwd = await med((r) => dispatch("sgmat", pr, bufs, r)), bwd = await med((r) => backward(pr, bufs, r));
+  const fwd = await medianMs((r) => dispatch("sgmat", pr, bufs, r), 300), bwd = await medianMs((r) => backward(pr, bufs, r), 300);
   const flop = 2 * 2 * bnt * 1024 * 64 / 2; // Q K^T and P V, the causal half; the backward counted as 2.5x (FlashAttention-2's)
   console.log(JSON.stringify({ time: "gpt2 b8 layer", wgsl: W, ladder: XS.join("+") || "none", forward_ms: +fwd.toFixed(4), backward_ms: +bwd.toFixed(4),
     forward_tflops: +(flop / fwd / 1e9).toFixed(1), backward_tflops: +(2.5 * flop / bwd / 1e9).toFixed(1) }));

@@ -46,6 +46,15 @@ export async function openDevice(dawnPath) {
   return { gpu, adapter, ai, sgcfg: sgmat ? sgcfg : null, sgmat, device, cpuAdapter, buf };
 }
 
+// ms per dispatch of run(reps) (which submits reps dispatches and waits): run(5) for warmMs (the clock
+// rises under sustained work), then the median of 7 x run(10)
+export async function medianMs(run, warmMs) {
+  for (const t0 = performance.now(); performance.now() - t0 < warmMs;) await run(5);
+  const ts = [];
+  for (let i = 0; i < 7; i++) { const t0 = performance.now(); await run(10); ts.push((performance.now() - t0) / 10); }
+  return ts.sort((a, b) => a - b)[3];
+}
+
 // f32 -> f16 (nearest even) -> f32
 export function r16(x) {
   const a = Math.abs(x); if (a >= 65520) return Math.sign(x) * Infinity; if (a === 0) return x;

@@ -32,7 +32,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { unroll } from "../wgsl_unroll.mjs";
-import { openDevice, r16, randoms } from "./dawn_device.mjs";
+import { medianMs, openDevice, r16, randoms } from "./dawn_device.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const W = path.join(here, "../../src/webgpu/wgsl/");
@@ -293,28 +293,19 @@ if (what === "time" || what === "all") {
     const { M, N, K, ta = 0, tb = 0 } = sh;
     const bufs = { A: buf(null, M * K * 4), B: buf(null, K * N * 4 + N * 4), bias: buf(null, 16), R: buf(null, 16), C: buf(null, M * N * 4) };
     const row = { time: sh.name, M, N, K, ta, tb };
-    const timeIt = async (f) => {
-      for (const t0 = performance.now(); performance.now() - t0 < 300;) await f(5);
-      const ts = [];
-      for (let i = 0; i < 7; i++) { const t0 = performance.now(); await f(10); ts.push((performance.now() - t0) / 10); }
-      ts.sort((a, b) => a - b); return ts[3];
-    };
     if (sgmat && (!only || only === "sgmat"))
       for (const t of (process.env.SWEEP || "").split(",").filter(Boolean)) {
         const g = sgParse(t);
         try {
-          const ms = await timeIt((r) => sgDispatch(sh, bufs, r, g)), mp = await timeIt((r) => sgDispatch(sh, bufs, r, g, true));
+          const ms = await medianMs((r) => sgDispatch(sh, bufs, r, g), 300), mp = await medianMs((r) => sgDispatch(sh, bufs, r, g, true), 300);
           row[`sg${t}_ms`] = +ms.toFixed(3); row[`sg${t}_tflops`] = +(2 * M * N * K / ms / 1e9).toFixed(1);
           row[`sg${t}_product_tflops`] = +(2 * M * N * K / mp / 1e9).toFixed(1);
         } catch (e) { row[`sg${t}_error`] = String(e.message || e).slice(0, 300); }
       }
     for (const v of variants) {
       try {
-        for (const t0 = performance.now(); performance.now() - t0 < 1000;) await dispatch(v, sh, bufs, 5);
-        const ts = [];
-        for (let i = 0; i < 7; i++) { const t0 = performance.now(); await dispatch(v, sh, bufs, 10); ts.push((performance.now() - t0) / 10); }
-        ts.sort((a, b) => a - b);
-        row[v + "_ms"] = +ts[3].toFixed(3); row[v + "_tflops"] = +(2 * M * N * K / ts[3] / 1e9).toFixed(1);
+        const ms = await medianMs((r) => dispatch(v, sh, bufs, r), 1000);
+        row[v + "_ms"] = +ms.toFixed(3); row[v + "_tflops"] = +(2 * M * N * K / ms / 1e9).toFixed(1);
       } catch (e) { row[v + "_error"] = String(e.message || e).slice(0, 300); }
     }
     console.log(JSON.stringify(row));

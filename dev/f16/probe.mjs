@@ -4,6 +4,7 @@
 // Usage: node dev/f16/probe.mjs /path/to/dawn.node [N]   (dawn.node: npm `webgpu` 0.6.2, dist/linux-x64)
 // Prints JSON lines: {"adapter": ...} for each toggle set, then {"matmul": ...}.
 import { createRequire } from "node:module";
+import { medianMs } from "./dawn_device.mjs";
 const require = createRequire(import.meta.url);
 const dawnPath = process.argv[2];
 const N = Number(process.argv[3] || 4096);
@@ -82,12 +83,7 @@ async function timeKernel(name, code, bindings, groups, flopsPerRun, check) {
     const run = async (reps) => { const e = device.createCommandEncoder();
       for (let r = 0; r < reps; r++) { const p = e.beginComputePass(); p.setPipeline(pipe); p.setBindGroup(0, bg); p.dispatchWorkgroups(...groups); p.end(); }
       device.queue.submit([e.finish()]); await device.queue.onSubmittedWorkDone(); };
-    await run(3);
-    // warm-up: sustained work so the clock rises
-    const tw = performance.now(); while (performance.now() - tw < 1500) await run(5);
-    const times = [];
-    for (let k = 0; k < 7; k++) { const t0 = performance.now(); await run(10); times.push((performance.now() - t0) / 10); }
-    times.sort((a, b) => a - b); const med = times[3];
+    const med = await medianMs(run, 1500);
     const C = await readC(); const maxErr = check(C);
     console.log(JSON.stringify({ matmul: name, N, ms: +med.toFixed(3), tflops: +(flopsPerRun / med / 1e9).toFixed(2), maxAbsErrSampled: maxErr }));
   } catch (e) { console.log(JSON.stringify({ matmul: name, error: String(e.message || e) })); }
