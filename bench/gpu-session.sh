@@ -113,9 +113,7 @@ if [ "$what" = f16 ]; then
   # (Dawn's compiler warnings, many lines each, come on stdout and stderr: only the JSON lines are
   # kept); the ceiling of subgroup matrices here first, then the kernels and variants checked, then timed
   timeout 60 /tmp/node24 dev/f16/matmul_check.mjs /tmp/dawn.node peak 2> "$out/matmul_check_peak.err" | grep '^{' | tee "$out/matmul_peak.jsonl"
-  SGC=2x2:4x4:32@v4 timeout 120 /tmp/node24 dev/f16/matmul_check.mjs /tmp/dawn.node check sgmat \
-    2> "$out/matmul_check_v4.err" | grep '^{' | grep -v '"ok":true' | sed "s/^/v4 /"
-  SWEEP=${TT_SG_SWEEP:-2x2:4x4:32,2x2:4x4:32@v4,2x4:4x4:32,4x2:4x4:32,2x2:4x4:64} \
+  SWEEP=${TT_SG_SWEEP:-2x2:4x4:32,2x4:4x4:32,4x2:4x4:32,2x2:4x4:64} \
     timeout 240 /tmp/node24 dev/f16/matmul_check.mjs /tmp/dawn.node all 2> "$out/matmul_check.err" | grep '^{' | tee "$out/matmul_check.jsonl"
   timeout 120 /tmp/node24 dev/f16/attn_check.mjs /tmp/dawn.node check 2> "$out/attn_check.err" | grep '^{' | tee "$out/attn_check.jsonl"
   for x in "" noqk nosm nopv nobar noqk+nopv; do # the attention's ladder: what each part of a key tile costs

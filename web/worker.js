@@ -221,8 +221,9 @@ const yieldNow = () => new Promise((r) => {
 // the f16 x f16 -> f32 subgroup-matrix configuration the f16 tier's matmul
 // uses (tensor cores): the largest the adapter lists with K dividing 16;
 // none without subgroups and WGSL's subgroup_id (the matmul's subgroups
-// share a workgroup's tiles)
-function sgmatConfig(dev, ai) {
+// share a workgroup's tiles), nor where WGSL lacks the builtins' template
+// form on arrays of vec4<u32> (the kernels' form: a probe compiled once)
+async function sgmatConfig(dev, ai) {
   if (!dev.features.has('chromium-experimental-subgroup-matrix') || !dev.features.has('shader-f16') ||
       !dev.features.has('subgroups') || !(navigator.gpu.wgslLanguageFeatures && navigator.gpu.wgslLanguageFeatures.has('subgroup_id')))
     return null;
@@ -231,7 +232,13 @@ function sgmatConfig(dev, ai) {
     if (c.componentType !== 'f16' || c.resultComponentType !== 'f32' || 16 % c.K) continue;
     if (!best || c.M * c.N * c.K > best.M * best.N * best.K) best = { M: c.M, N: c.N, K: c.K };
   }
-  return best;
+  if (!best) return null;
+  const L = `subgroup_matrix_left<f16, ${best.K}, ${best.M}>`;
+  dev.pushErrorScope('validation');
+  dev.createShaderModule({ code: 'enable f16;\nenable chromium_experimental_subgroup_matrix;\n' +
+    'var<workgroup> t: array<vec4<u32>, 64>;\n@compute @workgroup_size(64) fn main() {\n' +
+    `  let m = subgroupMatrixLoad<${L}, col_major>(&t, 0u, 2u);\n  subgroupMatrixStore<row_major>(&t, 0u, m, 2u);\n}\n` });
+  return (await dev.popErrorScope()) ? null : best;
 }
 
 async function openGpu() {
@@ -257,7 +264,7 @@ async function openGpu() {
   const name = [ai.vendor, ai.architecture, ai.description || ai.device].filter(Boolean).join(' ') || 'WebGPU adapter';
   gpuInfo = { name, isCpu: /swiftshader|llvmpipe|lavapipe|cpu/i.test(name + ' ' + (ai.architecture || '')),
     subgroupMin: ai.subgroupMinSize || 0, subgroupMax: ai.subgroupMaxSize || 0,
-    f16: dev.features.has('shader-f16'), subgroups: dev.features.has('subgroups'), sgmat: sgmatConfig(dev, ai) };
+    f16: dev.features.has('shader-f16'), subgroups: dev.features.has('subgroups'), sgmat: await sgmatConfig(dev, ai) };
   return dev;
 }
 

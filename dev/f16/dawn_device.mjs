@@ -75,31 +75,34 @@ export function randoms(seed) {
 // The subgroup-matrix types and builtins of a composed kernel replaced by
 // plain functions of one struct (for adapters without them, as lavapipe):
 // compiling the result checks the kernel's composition, names and types,
-// all but the matrix builtins' own signatures. A load or store through
-// &NAME (a workgroup array of f16 or f32) becomes a function of NAME; a
-// load or store through &NAME[I] (a workgroup array of such arrays), one of
-// NAME and I.
+// all but the matrix builtins' own signatures. The builtins are in their
+// template form (subgroupMatrixLoad<T, row_major>(p, offset, stride),
+// subgroupMatrixStore<col_major>(p, offset, m, stride)). A load or store
+// through &NAME (a workgroup or storage array of f16 or f32) becomes a
+// function of NAME; a load or store through &NAME[I] (a workgroup array of
+// arrays of f16, f32 or vec4<u32>), one of NAME and I.
 export function stubSgmat(code) {
   code = code.replace(/^diagnostic\(off, chromium\.subgroup_matrix_uniformity\);\n/m, "")
     .replace(/^enable chromium_experimental_subgroup_matrix;\n/m, "")
     .replace(/subgroup_matrix_(left|right|result)<(f16|f32), *\w+, *\w+>/g, "SgStub");
   const elem = new Map(), parts = new Map();
   for (const m of code.matchAll(/var<(?:workgroup|storage[^>]*)> (\w+): array<(f16|f32)>?[,>]/g)) elem.set(m[1], m[2]);
-  for (const m of code.matchAll(/var<workgroup> (\w+): array<array<(f16|f32),/g)) parts.set(m[1], m[2]);
+  for (const m of code.matchAll(/var<workgroup> (\w+): array<array<(f16|f32|vec4<u32>),/g)) parts.set(m[1], m[2]);
   const used = new Set(), use = (a) => { if (!elem.has(a)) throw new Error(`stub: ${a} is not an f16 or f32 array`); used.add(a); };
-  const usedP = new Set(), useP = (a) => { if (!parts.has(a)) throw new Error(`stub: ${a} is not an array of f16 or f32 arrays`); usedP.add(a); };
-  code = code.replace(/subgroupMatrixLoad<\w+>\(&(\w+)\[(\w+)\],/g, (_, a, i) => (useP(a), `sgLoadP_${a}(${i},`))
-    .replace(/subgroupMatrixLoad<\w+>\(&(\w+),/g, (_, a) => (use(a), `sgLoad_${a}(`))
-    .replace(/subgroupMatrixStore\(&(\w+)\[(\w+)\],/g, (_, a, i) => (useP(a), `sgStoreP_${a}(${i},`))
-    .replace(/subgroupMatrixStore\(&(\w+),/g, (_, a) => (use(a), `sgStore_${a}(`))
+  const usedP = new Set(), useP = (a) => { if (!parts.has(a)) throw new Error(`stub: ${a} is not an array of f16, f32 or vec4<u32> arrays`); usedP.add(a); };
+  code = code.replace(/subgroupMatrixLoad<\w+, (?:row|col)_major>\(&(\w+)\[(\w+)\],/g, (_, a, i) => (useP(a), `sgLoadP_${a}(${i},`))
+    .replace(/subgroupMatrixLoad<\w+, (?:row|col)_major>\(&(\w+),/g, (_, a) => (use(a), `sgLoad_${a}(`))
+    .replace(/subgroupMatrixStore<(?:row|col)_major>\(&(\w+)\[(\w+)\],/g, (_, a, i) => (useP(a), `sgStoreP_${a}(${i},`))
+    .replace(/subgroupMatrixStore<(?:row|col)_major>\(&(\w+),/g, (_, a) => (use(a), `sgStore_${a}(`))
     .replace(/subgroupMatrixMultiplyAccumulate\(/g, "sgMma(");
   if (/subgroupMatrix|subgroup_matrix/.test(code.replace(/\/\/[^\n]*/g, ""))) throw new Error("stub: a subgroup-matrix builtin left unstubbed");
+  const get = (t, x) => (t === "vec4<u32>" ? `f32(${x}.x)` : `f32(${x})`), put = (t) => (t === "vec4<u32>" ? "vec4<u32>(u32(m.v))" : `${t}(m.v)`);
   let fns = "struct SgStub { v: f32 }\nfn sgMma(a: SgStub, b: SgStub, c: SgStub) -> SgStub { return SgStub(fma(a.v, b.v, c.v)); }\n";
   for (const a of usedP)
-    fns += `fn sgLoadP_${a}(w: u32, o: u32, t: bool, s: u32) -> SgStub { return SgStub(f32(${a}[w][o + s])); }\n` +
-      `fn sgStoreP_${a}(w: u32, o: u32, m: SgStub, t: bool, s: u32) { ${a}[w][o + s] = ${parts.get(a)}(m.v); }\n`;
+    fns += `fn sgLoadP_${a}(w: u32, o: u32, s: u32) -> SgStub { return SgStub(${get(parts.get(a), `${a}[w][o + s]`)}); }\n` +
+      `fn sgStoreP_${a}(w: u32, o: u32, m: SgStub, s: u32) { ${a}[w][o + s] = ${put(parts.get(a))}; }\n`;
   for (const a of used)
-    fns += `fn sgLoad_${a}(o: u32, t: bool, s: u32) -> SgStub { return SgStub(f32(${a}[o + s])); }\n` +
-      `fn sgStore_${a}(o: u32, m: SgStub, t: bool, s: u32) { ${a}[o + s] = ${elem.get(a)}(m.v); }\n`;
+    fns += `fn sgLoad_${a}(o: u32, s: u32) -> SgStub { return SgStub(f32(${a}[o + s])); }\n` +
+      `fn sgStore_${a}(o: u32, m: SgStub, s: u32) { ${a}[o + s] = ${elem.get(a)}(m.v); }\n`;
   return `${code}\n${fns}`;
 }

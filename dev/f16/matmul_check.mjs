@@ -41,8 +41,7 @@ if (!dawnPath) { console.error("usage: node dev/f16/matmul_check.mjs /path/to/we
 const { gpu, adapter, ai, sgcfg, sgmat, device, cpuAdapter, buf } = await openDevice(dawnPath);
 // a subgroup-matrix configuration "WMxWN:TMxTN:BK" (matmul.c's MM_SG_*)
 // ("...@FILE": the kernel's text from FILE, e.g. an older matmul_sgmat.wgsl to time beside the current one;
-// "...@noload+nostore+nobar" (time mode only): the ladder below; "...@tmpl", "...@v4": the template form,
-// vec4 tiles; all made from the product's text)
+// "...@noload+nostore+nobar" (time mode only): the ladder below, made from the product's text)
 const sgParse = (t) => { const [c, file] = t.split("@"), [w, r, bk] = c.split(":"), [wm, wn] = w.split("x").map(Number),
   [tm, tn] = r.split("x").map(Number);
   return { wm, wn, tm, tn, bk: Number(bk), name: t, file }; };
@@ -64,14 +63,14 @@ function noload(src) {
   const a = at(src, "        ra = load_a(k + BK"), b = src.indexOf("\n", at(src, "        rb = load_b(k + BK")) + 1;
   return src.slice(0, a) + src.slice(b);
 }
-// the 8 f16 stores of a chunk of tile T (from registers r) replaced by `by`
-function chunkStores(src, T, r, by) {
-  const end = `${T}[p][i + 7u] = h3.y;`, b0 = at(src, `            let h0 = bitcast<vec2<f16>>(${r}[j][0]);`), b1 = at(src, end) + end.length;
+// the store of a chunk of tile T (from registers r) replaced by `by`
+function chunkStore(src, T, r, by) {
+  const b0 = at(src, `            ${T}[p][`), b1 = at(src, `] = ${r}[j];\n`, b0) + `] = ${r}[j];`.length;
   return src.slice(0, b0) + `            ${by}` + src.slice(b1);
 }
 function nostore(src) {
   for (const [T, r] of [["As", "ra"], ["Bs", "rb"]])
-    src = chunkStores(src, T, r, `sink ^= ${r}[j].x ^ ${r}[j].y ^ ${r}[j].z ^ ${r}[j].w ^ i ^ p;`);
+    src = chunkStore(src, T, r, `sink ^= ${r}[j].x ^ ${r}[j].y ^ ${r}[j].z ^ ${r}[j].w ^ c ^ p;`);
   const loop = "    for (var k = kbeg; k < kend; k += BK) {", tail = "    let split = nwg.z > a.nprod;";
   at(src, loop); at(src, tail);
   return src.replace(loop, "    var sink = 0u;\n" + loop).replace(tail, "    if (sink == 0x9e3779b9u) { Cm[0] = 1.0; }\n" + tail);
@@ -80,32 +79,7 @@ function nobar(src) {
   const b0 = at(src, "    for (var k = kbeg; k < kend; k += BK) {"), b1 = at(src, "    let split = nwg.z > a.nprod;");
   return src.slice(0, b0) + src.slice(b0, b1).replaceAll("workgroupBarrier();", "") + src.slice(b1);
 }
-// tmpl: the builtins' template form (majorness a template argument: subgroupMatrixLoad<T, row_major>(p,
-// offset, stride)), which Dawn's newer WGSL asks for (the bool argument warns "use of deprecated
-// builtin"); measured the same speed on the kernel before the parts (12-07). v4: on top of it, the tile
-// parts as arrays of vec4<u32> (the template form takes a vector element type; offsets and strides then
-// count vec4s): a chunk goes into its part as one 16-byte store. Measured 1.00-1.15x on the kernel
-// before the parts (12-07); prediction on the parts kernel: 1.05-1.1x.
-function tmpl(src, ta, tb) {
-  const maj = (t) => (t ? "col_major" : "row_major");
-  const re = /subgroupMatrixLoad<(LeftT|RightT)>\(&(As|Bs)\[(w[ab])\], ([^;]*),\s*TRANS_([AB]), ([AB]STR)\);/g;
-  if (!re.test(src)) throw new Error("experiment: the tile loads are not in the kernel");
-  return src.replace(re, (_, T, v, w, e, x, st) => `subgroupMatrixLoad<${T}, ${maj(x === "A" ? ta : tb)}>(&${v}[${w}], ${e}, ${st});`)
-    .replace(/subgroupMatrixStore\(&(Cm|Ct), ([^;]*), (acc\[t\]), false,\s*([^;]*)\);/g,
-      (_, v, o, m, st) => `subgroupMatrixStore<row_major>(&${v}, ${o}, ${m}, ${st});`);
-}
-function v4(src, ta, tb) {
-  src = tmpl(src, ta, tb);
-  for (const [T, r, R, S, W] of [["As", "ra", "APR", "ASTR", "WM"], ["Bs", "rb", "BPR", "BSTR", "WN"]]) {
-    const decl = `var<workgroup> ${T}: array<array<f16, ${R} * ${S}>, ${W}>;`;
-    at(src, decl);
-    src = chunkStores(src.replace(decl, `var<workgroup> ${T}: array<array<vec4<u32>, ${R} * ${S} / 8u>, ${W}>;`), T, r,
-      `${T}[p][i / 8u] = ${r}[j];`);
-  }
-  return src.replace(/subgroupMatrixLoad<(LeftT|RightT), (\w+)>\(&(As|Bs)\[(w[ab])\], ([^;]*), ([AB]STR)\);/g,
-    (_, T, m, v, w, e, st) => `subgroupMatrixLoad<${T}, ${m}>(&${v}[${w}], (${e}) / 8u, ${st} / 8u);`);
-}
-const experiments = { noload, nostore, nobar, tmpl, v4 };
+const experiments = { noload, nostore, nobar };
 
 // ---- kernel sources (gpu_ops.c's composition) ----
 const read = (n) => fs.readFileSync(W + n + ".wgsl", "utf8");

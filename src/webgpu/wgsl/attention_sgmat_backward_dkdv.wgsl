@@ -114,13 +114,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         // dv += P^T dY, dk += dS^T (scale Q)
         //!unroll n NB
         {
-            let lp = subgroupMatrixLoad<LeftT>(&Pw[sid], n * 16u, false, ESTR);
-            let le = subgroupMatrixLoad<LeftT>(&Ew[sid], n * 16u, false, ESTR);
+            let lp = subgroupMatrixLoad<LeftT, row_major>(&Pw[sid], n * 16u, ESTR);
+            let le = subgroupMatrixLoad<LeftT, row_major>(&Ew[sid], n * 16u, ESTR);
             //!unroll d DK
             {
-                let gr = subgroupMatrixLoad<RightT>(&Tb, n * 16u * KSTR + d * 16u, false, KSTR);
+                let gr = subgroupMatrixLoad<RightT, row_major>(&Tb, n * 16u * KSTR + d * 16u, KSTR);
                 accv[d] = subgroupMatrixMultiplyAccumulate(lp, gr, accv[d]);
-                let qr = subgroupMatrixLoad<RightT>(&Ta, n * 16u * KSTR + d * 16u, false, KSTR);
+                let qr = subgroupMatrixLoad<RightT, row_major>(&Ta, n * 16u * KSTR + d * 16u, KSTR);
                 acck[d] = subgroupMatrixMultiplyAccumulate(le, qr, acck[d]);
             }
         }
@@ -129,8 +129,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     //!unroll d DK
     {
         workgroupBarrier();
-        subgroupMatrixStore(&Sw[sid], 0u, acck[d], false, SSTR);
-        subgroupMatrixStore(&Dw[sid], 0u, accv[d], false, SSTR);
+        subgroupMatrixStore<row_major>(&Sw[sid], 0u, acck[d], SSTR);
+        subgroupMatrixStore<row_major>(&Dw[sid], 0u, accv[d], SSTR);
         workgroupBarrier();
         if (krow < T) {
             let base = (b * T + krow) * a.C + hb + d * 16u;

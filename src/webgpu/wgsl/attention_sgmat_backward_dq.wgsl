@@ -96,10 +96,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         // dq += dS K
         //!unroll n NB
         {
-            let ls = subgroupMatrixLoad<LeftT>(&Ew[sid], n * 16u, false, ESTR);
+            let ls = subgroupMatrixLoad<LeftT, row_major>(&Ew[sid], n * 16u, ESTR);
             //!unroll d DK
             {
-                let kr = subgroupMatrixLoad<RightT>(&Ta, n * 16u * KSTR + d * 16u, false, KSTR);
+                let kr = subgroupMatrixLoad<RightT, row_major>(&Ta, n * 16u * KSTR + d * 16u, KSTR);
                 acc[d] = subgroupMatrixMultiplyAccumulate(ls, kr, acc[d]);
             }
         }
@@ -108,7 +108,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     //!unroll d DK
     {
         workgroupBarrier();
-        subgroupMatrixStore(&Sw[sid], 0u, acc[d], false, SSTR);
+        subgroupMatrixStore<row_major>(&Sw[sid], 0u, acc[d], SSTR);
         workgroupBarrier();
         if (qrow < T) {
             let base = a.o1_off + (b * T + qrow) * a.C + hb + d * 16u;

@@ -50,8 +50,8 @@ fn stage(r: u32, d4: u32, x: vec4<f16>) {
 }
 // subgroup sid's 16 rows of a staged block, d-block d, as a left matrix
 fn load_rows(sid: u32, d: u32) -> LeftT {
-    if (sid * 16u < BC) { return subgroupMatrixLoad<LeftT>(&Ta, sid * 16u * KSTR + d * 16u, false, KSTR); }
-    return subgroupMatrixLoad<LeftT>(&Tb, (sid * 16u - BC) * KSTR + d * 16u, false, KSTR);
+    if (sid * 16u < BC) { return subgroupMatrixLoad<LeftT, row_major>(&Ta, sid * 16u * KSTR + d * 16u, KSTR); }
+    return subgroupMatrixLoad<LeftT, row_major>(&Tb, (sid * 16u - BC) * KSTR + d * 16u, KSTR);
 }
 // row r (< BC) of both tiles: xa into Ta, xb into Tb, at column 4 d4
 fn put_pair(r: u32, d4: u32, xa: vec4<f16>, xb: vec4<f16>) {
@@ -78,15 +78,15 @@ fn scores_pair(sid: u32, l1: ptr<function, array<LeftT, DK>>, l2: ptr<function, 
     {
         //!unroll n NB
         {
-            let ta = subgroupMatrixLoad<RightT>(&Ta, n * 16u * KSTR + d * 16u, true, KSTR);
+            let ta = subgroupMatrixLoad<RightT, col_major>(&Ta, n * 16u * KSTR + d * 16u, KSTR);
             s[n] = subgroupMatrixMultiplyAccumulate((*l1)[d], ta, s[n]);
-            let tb = subgroupMatrixLoad<RightT>(&Tb, n * 16u * KSTR + d * 16u, true, KSTR);
+            let tb = subgroupMatrixLoad<RightT, col_major>(&Tb, n * 16u * KSTR + d * 16u, KSTR);
             g[n] = subgroupMatrixMultiplyAccumulate((*l2)[d], tb, g[n]);
         }
     }
     //!unroll n NB
     {
-        subgroupMatrixStore(&Sw[sid], n * 16u, s[n], false, SSTR);
-        subgroupMatrixStore(&Dw[sid], n * 16u, g[n], false, SSTR);
+        subgroupMatrixStore<row_major>(&Sw[sid], n * 16u, s[n], SSTR);
+        subgroupMatrixStore<row_major>(&Dw[sid], n * 16u, g[n], SSTR);
     }
 }

@@ -88,13 +88,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         {
             //!unroll n NB
             {
-                let kt = subgroupMatrixLoad<RightT>(&Ta, n * 16u * KSTR + d * 16u, true, KSTR);
+                let kt = subgroupMatrixLoad<RightT, col_major>(&Ta, n * 16u * KSTR + d * 16u, KSTR);
                 s[n] = subgroupMatrixMultiplyAccumulate(lq[d], kt, s[n]);
             }
         }
         //!unroll n NB
         {
-            subgroupMatrixStore(&Sw[sid], n * 16u, s[n], false, SSTR);
+            subgroupMatrixStore<row_major>(&Sw[sid], n * 16u, s[n], SSTR);
         }
         workgroupBarrier();
         // softmax of this lane's keys of its row
@@ -130,7 +130,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (resc) {
             //!unroll d DK
             {
-                subgroupMatrixStore(&Sw[sid], d * 16u, o[d], false, SSTR);
+                subgroupMatrixStore<row_major>(&Sw[sid], d * 16u, o[d], SSTR);
             }
             workgroupBarrier();
             for (var c = 0u; c < HS / LPR; c++) {
@@ -140,17 +140,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             workgroupBarrier();
             //!unroll d DK
             {
-                o[d] = subgroupMatrixLoad<ResultT>(&Sw[sid], d * 16u, false, SSTR);
+                o[d] = subgroupMatrixLoad<ResultT, row_major>(&Sw[sid], d * 16u, SSTR);
             }
         }
         workgroupBarrier(); // P stored
         // O += P V
         //!unroll n NB
         {
-            let lp = subgroupMatrixLoad<LeftT>(&Pw[sid], n * 16u, false, ESTR);
+            let lp = subgroupMatrixLoad<LeftT, row_major>(&Pw[sid], n * 16u, ESTR);
             //!unroll d DK
             {
-                let vt = subgroupMatrixLoad<RightT>(&Tb, n * 16u * KSTR + d * 16u, false, KSTR);
+                let vt = subgroupMatrixLoad<RightT, row_major>(&Tb, n * 16u * KSTR + d * 16u, KSTR);
                 o[d] = subgroupMatrixMultiplyAccumulate(lp, vt, o[d]);
             }
         }
@@ -159,7 +159,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
     //!unroll d DK
     {
-        subgroupMatrixStore(&Sw[sid], d * 16u, o[d], false, SSTR);
+        subgroupMatrixStore<row_major>(&Sw[sid], d * 16u, o[d], SSTR);
     }
     workgroupBarrier();
     if (qrow < T) {

@@ -24,10 +24,13 @@
 // only when it runs is wrapped in a bounds test (1.4-1.6x slower,
 // docs/BENCHMARKS.md). The next k step's tiles are read into registers
 // while the current ones are multiplied; a k step past the slice's end
-// reads as zeros. Each chunk goes into its part as 8 f16 stores written out
-// in main, their index made of the invocation index and constants only:
-// Tint proves them in bounds and adds no clamp (through a helper taking the
-// index, 1.3-1.6x slower).
+// reads as zeros. The parts are arrays of 8-f16 chunks (vec4<u32>), read
+// by the builtins' template form (majorness a template argument, offsets and
+// strides counted in chunks; the worker passes a configuration only where
+// WGSL takes it): each chunk goes into its part as one 16-byte store
+// written out in main (1.03-1.19x faster than 8 f16 stores), its index made
+// of the invocation index and constants only: Tint proves it in bounds and
+// adds no clamp (through a helper taking the index, 1.3-1.6x slower).
 // Prefix: "diagnostic(off, chromium.subgroup_matrix_uniformity);" (the
 // builtins' offsets depend on subgroup_id: uniform over a subgroup, not
 // over the workgroup), "enable f16;", "enable subgroups;",
@@ -67,8 +70,11 @@ const_assert AQ * NT == WM * ACPP;
 const_assert BQ * NT == WN * BCPP;
 const_assert BK == KQ * SK;
 
-var<workgroup> As: array<array<f16, APR * ASTR>, WM>;
-var<workgroup> Bs: array<array<f16, BPR * BSTR>, WN>;
+const_assert ASTR % 8u == 0u && BSTR % 8u == 0u && SM % 8u == 0u && SN % 8u == 0u && SK % 8u == 0u;
+
+// the parts as 8-f16 chunks (vec4<u32>): a chunk goes in as one store; matrix offsets and strides count chunks
+var<workgroup> As: array<array<vec4<u32>, APR * ASTR / 8u>, WM>;
+var<workgroup> Bs: array<array<vec4<u32>, BPR * BSTR / 8u>, WN>;
 var<workgroup> Ct: array<f32, NSG * SM * SN>;
 
 alias LeftT = subgroup_matrix_left<f16, SK, SM>;
@@ -131,37 +137,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         {
             let p = (j * NT) / ACPP;
             let c = lid + (j * NT) % ACPP;
-            let i = (c / (APC / 8u)) * ASTR + (c % (APC / 8u)) * 8u;
-            let h0 = bitcast<vec2<f16>>(ra[j][0]);
-            As[p][i + 0u] = h0.x;
-            As[p][i + 1u] = h0.y;
-            let h1 = bitcast<vec2<f16>>(ra[j][1]);
-            As[p][i + 2u] = h1.x;
-            As[p][i + 3u] = h1.y;
-            let h2 = bitcast<vec2<f16>>(ra[j][2]);
-            As[p][i + 4u] = h2.x;
-            As[p][i + 5u] = h2.y;
-            let h3 = bitcast<vec2<f16>>(ra[j][3]);
-            As[p][i + 6u] = h3.x;
-            As[p][i + 7u] = h3.y;
+            As[p][(c / (APC / 8u)) * (ASTR / 8u) + c % (APC / 8u)] = ra[j];
         }
         //!unroll j BQ
         {
             let p = (j * NT) / BCPP;
             let c = lid + (j * NT) % BCPP;
-            let i = (c / (BPC / 8u)) * BSTR + (c % (BPC / 8u)) * 8u;
-            let h0 = bitcast<vec2<f16>>(rb[j][0]);
-            Bs[p][i + 0u] = h0.x;
-            Bs[p][i + 1u] = h0.y;
-            let h1 = bitcast<vec2<f16>>(rb[j][1]);
-            Bs[p][i + 2u] = h1.x;
-            Bs[p][i + 3u] = h1.y;
-            let h2 = bitcast<vec2<f16>>(rb[j][2]);
-            Bs[p][i + 4u] = h2.x;
-            Bs[p][i + 5u] = h2.y;
-            let h3 = bitcast<vec2<f16>>(rb[j][3]);
-            Bs[p][i + 6u] = h3.x;
-            Bs[p][i + 7u] = h3.y;
+            Bs[p][(c / (BPC / 8u)) * (BSTR / 8u) + c % (BPC / 8u)] = rb[j];
         }
         workgroupBarrier();
         ra = load_a(k + BK, kend, m0, lid); // the next step's, in flight while this one's are multiplied
@@ -172,13 +154,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         {
             //!unroll i TM
             {
-                la[i] = subgroupMatrixLoad<LeftT>(&As[wa], select(i * SM * ASTR + kq * SK, kq * SK * ASTR + i * SM, TRANS_A),
-                                                  TRANS_A, ASTR);
+                if (TRANS_A) {
+                    la[i] = subgroupMatrixLoad<LeftT, col_major>(&As[wa], (kq * SK * ASTR + i * SM) / 8u, ASTR / 8u);
+                } else {
+                    la[i] = subgroupMatrixLoad<LeftT, row_major>(&As[wa], (i * SM * ASTR + kq * SK) / 8u, ASTR / 8u);
+                }
             }
             //!unroll j TN
             {
-                lb[j] = subgroupMatrixLoad<RightT>(&Bs[wb], select(kq * SK * BSTR + j * SN, j * SN * BSTR + kq * SK, TRANS_B),
-                                                   TRANS_B, BSTR);
+                if (TRANS_B) {
+                    lb[j] = subgroupMatrixLoad<RightT, col_major>(&Bs[wb], (j * SN * BSTR + kq * SK) / 8u, BSTR / 8u);
+                } else {
+                    lb[j] = subgroupMatrixLoad<RightT, row_major>(&Bs[wb], (kq * SK * BSTR + j * SN) / 8u, BSTR / 8u);
+                }
             }
             //!unroll t TMN
             {
@@ -193,8 +181,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let base = select(c_off, cbase, split);
         //!unroll t TMN
         {
-            subgroupMatrixStore(&Cm, base + (m0 + sm0 + (t / TN) * SM) * a.N + n0 + sn0 + (t % TN) * SN, acc[t], false,
-                                a.N);
+            subgroupMatrixStore<row_major>(&Cm, base + (m0 + sm0 + (t / TN) * SM) * a.N + n0 + sn0 + (t % TN) * SN, acc[t],
+                                           a.N);
         }
         return;
     }
@@ -203,7 +191,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let ct = sid * SM * SN;
     //!unroll t TMN
     {
-        subgroupMatrixStore(&Ct, ct, acc[t], false, SN);
+        subgroupMatrixStore<row_major>(&Ct, ct, acc[t], SN);
         workgroupBarrier();
         for (var e = lane; e < SM * SN; e += SG) {
             let m = m0 + sm0 + (t / TN) * SM + e / SN;
