@@ -267,13 +267,16 @@ const CASES = [{ B: 1, T: 64, NH: 1, hs: 64, bwd: 1 }, { B: 2, T: 130, NH: 3, hs
   { B: 1, T: 200, NH: 2, hs: 64, amp: 3, bwd: 1 }, { B: 1, T: 97, NH: 2, hs: 32, bwd: 1 }, { B: 1, T: 40, NH: 1, hs: 16, bwd: 1 },
   { B: 2, T: 130, NH: 2, hs: 64, bwd: 1, drop: 0.25 }, { B: 1, T: 97, NH: 2, hs: 32, bwd: 1, drop: 0.5 }];
 if (what === "time") {
-  const pr = problem(8, 1024, 12, 64, 1), n = pr.n, bnt = 8 * 12 * 1024;
-  const bufs = { qkv: buf(pr.all), y: buf(null, n * 4), lse: buf(null, 2 * bnt * 4), dy: buf(rnd(n, 1)), dq: buf(null, n * 4),
-    dkv: buf(null, 2 * n * 4), dvv: buf(null, n * 4) };
-  const fwd = await medianMs((r) => dispatch("sgmat", pr, bufs, r), 300), bwd = await medianMs((r) => backward(pr, bufs, r), 300);
-  const flop = 2 * 2 * bnt * 1024 * 64 / 2; // Q K^T and P V, the causal half; the backward counted as 2.5x (FlashAttention-2's)
-  console.log(JSON.stringify({ time: "gpt2 b8 layer", wgsl: W, ladder: XS.join("+") || "none", forward_ms: +fwd.toFixed(4), backward_ms: +bwd.toFixed(4),
-    forward_tflops: +(flop / fwd / 1e9).toFixed(1), backward_tflops: +(2.5 * flop / bwd / 1e9).toFixed(1) }));
+  const head = { time: "gpt2 b8 layer", wgsl: W, ladder: XS.join("+") || "none" };
+  try {
+    const pr = problem(8, 1024, 12, 64, 1), n = pr.n, bnt = 8 * 12 * 1024;
+    const bufs = { qkv: buf(pr.all), y: buf(null, n * 4), lse: buf(null, 2 * bnt * 4), dy: buf(rnd(n, 1)), dq: buf(null, n * 4),
+      dkv: buf(null, 2 * n * 4), dvv: buf(null, n * 4) };
+    const fwd = await medianMs((r) => dispatch("sgmat", pr, bufs, r), 300), bwd = await medianMs((r) => backward(pr, bufs, r), 300);
+    const flop = 2 * 2 * bnt * 1024 * 64 / 2; // Q K^T and P V, the causal half; the backward counted as 2.5x (FlashAttention-2's)
+    console.log(JSON.stringify({ ...head, forward_ms: +fwd.toFixed(4), backward_ms: +bwd.toFixed(4),
+      forward_tflops: +(flop / fwd / 1e9).toFixed(1), backward_tflops: +(2.5 * flop / bwd / 1e9).toFixed(1) }));
+  } catch (e) { console.log(JSON.stringify({ ...head, error: String(e.message || e).slice(0, 600) })); process.exit(1); }
   process.exit(0);
 }
 if (what === "check" && arg === undefined) { // every case, each in a child process

@@ -90,10 +90,10 @@ export function stubSgmat(code) {
   for (const m of code.matchAll(/var<workgroup> (\w+): array<array<(f16|f32|vec4<u32>),/g)) parts.set(m[1], m[2]);
   const used = new Set(), use = (a) => { if (!elem.has(a)) throw new Error(`stub: ${a} is not an f16 or f32 array`); used.add(a); };
   const usedP = new Set(), useP = (a) => { if (!parts.has(a)) throw new Error(`stub: ${a} is not an array of f16, f32 or vec4<u32> arrays`); usedP.add(a); };
-  code = code.replace(/subgroupMatrixLoad<\w+, (?:row|col)_major>\(&(\w+)\[(\w+)\],/g, (_, a, i) => (useP(a), `sgLoadP_${a}(${i},`))
-    .replace(/subgroupMatrixLoad<\w+, (?:row|col)_major>\(&(\w+),/g, (_, a) => (use(a), `sgLoad_${a}(`))
-    .replace(/subgroupMatrixStore<(?:row|col)_major>\(&(\w+)\[(\w+)\],/g, (_, a, i) => (useP(a), `sgStoreP_${a}(${i},`))
-    .replace(/subgroupMatrixStore<(?:row|col)_major>\(&(\w+),/g, (_, a) => (use(a), `sgStore_${a}(`))
+  code = code.replace(/subgroupMatrixLoad<\w+, (?:row|col)_major>\(\s*&(\w+)\[(\w+)\],/g, (_, a, i) => (useP(a), `sgLoadP_${a}(${i},`))
+    .replace(/subgroupMatrixLoad<\w+, (?:row|col)_major>\(\s*&(\w+),/g, (_, a) => (use(a), `sgLoad_${a}(`))
+    .replace(/subgroupMatrixStore<(?:row|col)_major>\(\s*&(\w+)\[(\w+)\],/g, (_, a, i) => (useP(a), `sgStoreP_${a}(${i},`))
+    .replace(/subgroupMatrixStore<(?:row|col)_major>\(\s*&(\w+),/g, (_, a) => (use(a), `sgStore_${a}(`))
     .replace(/subgroupMatrixMultiplyAccumulate\(/g, "sgMma(");
   if (/subgroupMatrix|subgroup_matrix/.test(code.replace(/\/\/[^\n]*/g, ""))) throw new Error("stub: a subgroup-matrix builtin left unstubbed");
   const get = (t, x) => (t === "vec4<u32>" ? `f32(${x}.x)` : `f32(${x})`), put = (t) => (t === "vec4<u32>" ? "vec4<u32>(u32(m.v))" : `${t}(m.v)`);

@@ -71,6 +71,9 @@ const_assert BQ * NT == WN * BCPP;
 const_assert BK == KQ * SK;
 
 const_assert ASTR % 8u == 0u && BSTR % 8u == 0u && SM % 8u == 0u && SN % 8u == 0u && SK % 8u == 0u;
+// the majorness branch not taken, at offset 0, stays inside the part: a left matrix of SK columns (or
+// SM rows) of ASTR, a right one of SN columns (or SK rows) of BSTR
+const_assert SK <= APR && SM <= APR && SN <= BPR && SK <= BPR;
 
 // the parts as 8-f16 chunks (vec4<u32>): a chunk goes in as one store; matrix offsets and strides count chunks
 var<workgroup> As: array<array<vec4<u32>, APR * ASTR / 8u>, WM>;
@@ -149,23 +152,29 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         ra = load_a(k + BK, kend, m0, lid); // the next step's, in flight while this one's are multiplied
         rb = load_b(k + BK, kend, n0, boff, lid);
         // offsets of constants only (the unrolled indices are constants): the bounds of each load are
-        // known when the shader is made, and robustness adds no test around it
+        // known when the shader is made, and robustness adds no test around it. Both majorness branches
+        // are validated, with their constant offsets checked against the part: the branch not taken
+        // loads at offset 0 (select on TRANS_A/TRANS_B), in bounds by the const_assert on SK, SM, SN above
         //!unroll kq KQ
         {
             //!unroll i TM
             {
                 if (TRANS_A) {
-                    la[i] = subgroupMatrixLoad<LeftT, col_major>(&As[wa], (kq * SK * ASTR + i * SM) / 8u, ASTR / 8u);
+                    la[i] = subgroupMatrixLoad<LeftT, col_major>(
+                        &As[wa], select(0u, (kq * SK * ASTR + i * SM) / 8u, TRANS_A), ASTR / 8u);
                 } else {
-                    la[i] = subgroupMatrixLoad<LeftT, row_major>(&As[wa], (i * SM * ASTR + kq * SK) / 8u, ASTR / 8u);
+                    la[i] = subgroupMatrixLoad<LeftT, row_major>(
+                        &As[wa], select((i * SM * ASTR + kq * SK) / 8u, 0u, TRANS_A), ASTR / 8u);
                 }
             }
             //!unroll j TN
             {
                 if (TRANS_B) {
-                    lb[j] = subgroupMatrixLoad<RightT, col_major>(&Bs[wb], (j * SN * BSTR + kq * SK) / 8u, BSTR / 8u);
+                    lb[j] = subgroupMatrixLoad<RightT, col_major>(
+                        &Bs[wb], select(0u, (j * SN * BSTR + kq * SK) / 8u, TRANS_B), BSTR / 8u);
                 } else {
-                    lb[j] = subgroupMatrixLoad<RightT, row_major>(&Bs[wb], (kq * SK * BSTR + j * SN) / 8u, BSTR / 8u);
+                    lb[j] = subgroupMatrixLoad<RightT, row_major>(
+                        &Bs[wb], select((kq * SK * BSTR + j * SN) / 8u, 0u, TRANS_B), BSTR / 8u);
                 }
             }
             //!unroll t TMN
