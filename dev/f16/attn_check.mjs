@@ -26,7 +26,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { unroll } from "../wgsl_unroll.mjs";
-import { medianMs, openDevice, r16, randoms, stubSgmat } from "./dawn_device.mjs";
+import { addSgBounds, boundsMessage, medianMs, openDevice, r16, randoms, stubSgmat } from "./dawn_device.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const [dawnPath, what = "check", arg] = process.argv.slice(2);
@@ -183,7 +183,8 @@ async function readback(b, n) {
 // compile DIR: every .wgsl of DIR, whole kernels as the device gets them
 // (tests/tools/wgsl_compose writes them through the product's own
 // composition: these attention kernels and matmul_sgmat), compiled here with the matrix builtins stubbed where the
-// adapter lacks them (dawn_device.mjs stubSgmat): the CI's check
+// adapter lacks them (dawn_device.mjs stubSgmat) and each matrix access at constant offsets checked against its
+// array as Dawn checks it (addSgBounds): the CI's check
 // (tests/webgpu/test_webgpu_sgmat_compile.sh) on lavapipe
 if (what === "compile") {
   if (!arg) { console.error("attn_check: compile needs a DIR of composed kernels"); process.exit(2); }
@@ -191,9 +192,11 @@ if (what === "compile") {
   for (const f of fs.readdirSync(arg).filter((f) => f.endsWith(".wgsl")).sort()) {
     let code = fs.readFileSync(path.join(arg, f), "utf8"), msgs;
     try {
+      code = addSgBounds(code);
       if (!sgmat) code = stubSgmat(code);
       const m = device.createShaderModule({ code });
-      msgs = (await m.getCompilationInfo()).messages.filter((x) => x.type === "error").map((x) => `${x.lineNum}: ${x.message}`);
+      msgs = (await m.getCompilationInfo()).messages.filter((x) => x.type === "error")
+        .map((x) => `${x.lineNum}: ${boundsMessage(code, x.lineNum, x.message)}`);
     } catch (e) { msgs = [String(e.message || e)]; }
     if (msgs.length) bad++;
     console.log(JSON.stringify({ compile: f, stubbed: !sgmat, ok: !msgs.length, ...(msgs.length ? { errors: msgs.slice(0, 3) } : {}) }));

