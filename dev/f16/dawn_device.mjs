@@ -22,6 +22,9 @@ export async function openDevice(dawnPath) {
   // TOGGLES: more of Dawn's toggles, e.g. disable_robustness (what the bounds clamps browsers keep cost)
   const more = process.env.TOGGLES ? "," + process.env.TOGGLES : "";
   const gpu = create([`enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia${more}`]);
+  // the instance held for the process's life: a harness that keeps only the device lets the GC collect it, and
+  // Dawn's Node binding then hangs or crashes (futex, std::system_error) in the next submits
+  globalThis.ttDawnInstance = gpu;
   const adapter = await gpu.requestAdapter({ powerPreference: "high-performance" });
   const ai = adapter.info || {};
   let sgcfg = null;
