@@ -50,37 +50,31 @@ n_ok=$(grep -c '"compile":.*"ok":true' "$tmp/j")
 [ $rc -eq 0 ] && [ "$n_ok" -eq 26 ] || bad "the kernels do not all compile (exit $rc, $n_ok of 26): $(grep '"ok":false' "$tmp/j" | head -2)"
 [ $fail -eq 0 ] && echo "ok: the 26 subgroup-matrix kernels compile$(grep -q '"stubbed":true' "$tmp/j" && echo ' (matrix builtins stubbed)')"
 
-# planted: dq's score tile read through a name that is not declared
-mkdir "$tmp/P" "$tmp/KP"
-cp "$src"/src/webgpu/wgsl/*.wgsl "$tmp/P/"
-sed -i 's/\bEw\[/Ew_planted[/' "$tmp/P/attention_sgmat_backward_dq.wgsl"
-if cmp -s "$tmp/P/attention_sgmat_backward_dq.wgsl" "$src/src/webgpu/wgsl/attention_sgmat_backward_dq.wgsl"; then
-  bad "planted: the copy of attention_sgmat_backward_dq.wgsl is unchanged (the sed no longer matches)"
-else
-  TT_WEBGPU_WGSL_DIR="$tmp/P" "$bin/wgsl_compose" "$tmp/KP" > /dev/null 2>&1 || bad "planted: wgsl_compose failed"
-  "$node24" "$src/dev/f16/attn_check.mjs" "$dawn" compile "$tmp/KP" > "$tmp/pout" 2>/dev/null
-  prc=$?
-  n_bad=$(grep -c '"ok":false' "$tmp/pout")
-  n_dq=$(grep '"ok":false' "$tmp/pout" | grep -c '"compile":"attention_sgmat_backward_dq_hs.*Ew_planted')
-  if [ $prc -eq 1 ] && [ "$n_bad" -eq 6 ] && [ "$n_dq" -eq 6 ]; then echo "ok: a planted undeclared name fails dq's 6 kernels, named"
-  else bad "planted: exit $prc, $n_bad failed kernels, $n_dq of them dq naming Ew_planted (want 1, 6, 6)"; fi
-fi
-
-# planted: matmul_sgmat's B load in the majorness branch not taken (col_major where TRANS_B is false) at the
-# taken branch's offsets, past its part: Dawn refuses such a kernel ("the pointer operand of subgroupMatrixLoad
-# is too small"), here the bounds the stubs check (dawn_device.mjs addSgBounds) must name it in nn and tn
-mkdir "$tmp/B" "$tmp/KB"
-cp "$src"/src/webgpu/wgsl/*.wgsl "$tmp/B/"
-sed -i 's|select(0u, (j \* SN \* BSTR + kq \* SK) / 8u, TRANS_B)|(j * SN * BSTR + kq * SK) / 8u|' "$tmp/B/matmul_sgmat.wgsl"
-if cmp -s "$tmp/B/matmul_sgmat.wgsl" "$src/src/webgpu/wgsl/matmul_sgmat.wgsl"; then
-  bad "planted bounds: the copy of matmul_sgmat.wgsl is unchanged (the sed no longer matches)"
-else
-  TT_WEBGPU_WGSL_DIR="$tmp/B" "$bin/wgsl_compose" "$tmp/KB" > /dev/null 2>&1 || bad "planted bounds: wgsl_compose failed"
-  "$node24" "$src/dev/f16/attn_check.mjs" "$dawn" compile "$tmp/KB" > "$tmp/bout" 2>/dev/null
-  brc=$?
-  n_bad=$(grep -c '"ok":false' "$tmp/bout")
-  n_b=$(grep '"ok":false' "$tmp/bout" | grep -c '"compile":"matmul_sgmat_[nt]n.wgsl".*\(past its array Bs\|pointer operand of subgroupMatrixLoad is too small\)')
-  if [ $brc -eq 1 ] && [ "$n_bad" -eq 2 ] && [ "$n_b" -eq 2 ]; then echo "ok: a planted matrix load past its array fails matmul_sgmat nn and tn, named"
-  else bad "planted bounds: exit $brc, $n_bad failed kernels, $n_b of them nn/tn naming Bs (want 1, 2, 2)"; fi
-fi
+# planted NAME FILE SED WANT_BAD WANT_NAMED GREP WHAT: FILE (a kernel source) changed by SED in a copy of the
+# kernels, composed and compiled; must exit 1 with WANT_BAD failed kernels, WANT_NAMED of them matching GREP
+planted() {
+  local name=$1 file=$2 expr=$3 want_bad=$4 want_named=$5 pat=$6 what=$7
+  mkdir "$tmp/$name" "$tmp/K$name"
+  cp "$src"/src/webgpu/wgsl/*.wgsl "$tmp/$name/"
+  sed -i "$expr" "$tmp/$name/$file"
+  if cmp -s "$tmp/$name/$file" "$src/src/webgpu/wgsl/$file"; then
+    bad "planted $name: the copy of $file is unchanged (the sed no longer matches)"; return
+  fi
+  TT_WEBGPU_WGSL_DIR="$tmp/$name" "$bin/wgsl_compose" "$tmp/K$name" > /dev/null 2>&1 || bad "planted $name: wgsl_compose failed"
+  "$node24" "$src/dev/f16/attn_check.mjs" "$dawn" compile "$tmp/K$name" > "$tmp/$name.out" 2>/dev/null
+  local prc=$? n_bad n_named
+  n_bad=$(grep -c '"ok":false' "$tmp/$name.out")
+  n_named=$(grep '"ok":false' "$tmp/$name.out" | grep -c "$pat")
+  if [ $prc -eq 1 ] && [ "$n_bad" -eq "$want_bad" ] && [ "$n_named" -eq "$want_named" ]; then echo "ok: $what"
+  else bad "planted $name: exit $prc, $n_bad failed kernels, $n_named of them named (want 1, $want_bad, $want_named)"; fi
+}
+# dq's score tile read through a name that is not declared
+planted undeclared attention_sgmat_backward_dq.wgsl 's/\bEw\[/Ew_planted[/' 6 6 \
+  '"compile":"attention_sgmat_backward_dq_hs.*Ew_planted' "a planted undeclared name fails dq's 6 kernels, named"
+# matmul_sgmat's B load in the majorness branch not taken (col_major where TRANS_B is false) at the taken
+# branch's offsets, past its part: Dawn refuses such a kernel ("the pointer operand of subgroupMatrixLoad is too
+# small"), here the bounds the stubs check (dawn_device.mjs addSgBounds) must name it in nn and tn
+planted bounds matmul_sgmat.wgsl 's|select(0u, (j \* SN \* BSTR + kq \* SK) / 8u, TRANS_B)|(j * SN * BSTR + kq * SK) / 8u|' 2 2 \
+  '"compile":"matmul_sgmat_[nt]n.wgsl".*\(past its array Bs\|pointer operand of subgroupMatrixLoad is too small\)' \
+  "a planted matrix load past its array fails matmul_sgmat nn and tn, named"
 exit $fail
