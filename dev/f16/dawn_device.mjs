@@ -99,10 +99,11 @@ const SG_BOUNDS = "// sgbounds";
 export function addSgBounds(code) {
   const bytes = { f16: 2, f32: 4, "vec4<u32>": 16 };
   const mats = new Map(), arrays = new Map(), decls = new Map(), vals = new Map();
-  for (const m of code.matchAll(/^alias (\w+) = subgroup_matrix_(?:left|right|result)<(f16|f32), *([^,>]+), *([^,>]+)>;/gm))
-    mats.set(m[1], { comp: m[2], C: m[3], R: m[4] });
-  const matOf = (t) => mats.get(t) || (() => { const m = /^subgroup_matrix_(?:left|right|result)<(f16|f32), *([^,>]+), *([^,>]+)>$/.exec(t);
-    return m ? { comp: m[1], C: m[2], R: m[3] } : null; })();
+  // a matrix type, named or through an alias: its component type, columns C and rows R
+  const MAT = /subgroup_matrix_(?:left|right|result)<(f16|f32), *([^,>]+), *([^,>]+)>/;
+  const matType = (t) => { const m = MAT.exec(t); return m ? { comp: m[1], C: m[2], R: m[3] } : null; };
+  for (const m of code.matchAll(/^alias (\w+) = ([^;]+);/gm)) if (matType(m[2])) mats.set(m[1], matType(m[2]));
+  const matOf = (t) => mats.get(t) || matType(t);
   for (const m of code.matchAll(/var<workgroup> (\w+): array<array<(f16|f32|vec4<u32>), ([^>]+)>, [^>]+>;/g)) arrays.set(m[1], { elem: m[2], len: m[3], parts: true });
   for (const m of code.matchAll(/var<workgroup> (\w+): array<(f16|f32|vec4<u32>), ([^>]+)>;/g)) arrays.set(m[1], { elem: m[2], len: m[3], parts: false });
   for (const m of code.matchAll(/\bvar\s+(\w+)\s*:\s*(?:array<)?(\w+)/g)) if (matOf(m[2])) vals.set(m[1], matOf(m[2]));
@@ -119,13 +120,13 @@ export function addSgBounds(code) {
     const d = ds.find((x) => visible(x.at, p)); return !!d && d.isConst; };
   const constExpr = (e, p) => [...e.matchAll(/(?<![\w.])[A-Za-z_]\w*(\s*\()?/g)].every((m) =>
     m[1] ? ["select", "min", "max", "u32", "i32"].includes(m[0].replace(/\s*\($/, "")) : isConst(m[0], p));
-  const args = (at) => { // the top-level arguments of the call whose "(" is at `at`, and the index past its ")"
-    const out = []; let depth = 0, from = at + 1;
+  const args = (at) => { // the top-level arguments of the call whose "(" is at `at` (null: not closed)
+    const out = []; let nest = 0, from = at + 1;
     for (let i = at; i < code.length; i++) {
       const c = code[i];
-      if (c === "(" || c === "[") depth++;
-      else if (c === ")" || c === "]") { if (--depth === 0) { out.push(code.slice(from, i).trim()); return out; } }
-      else if (c === "," && depth === 1) { out.push(code.slice(from, i).trim()); from = i + 1; }
+      if (c === "(" || c === "[") nest++;
+      else if (c === ")" || c === "]") { if (--nest === 0) { out.push(code.slice(from, i).trim()); return out; } }
+      else if (c === "," && nest === 1) { out.push(code.slice(from, i).trim()); from = i + 1; }
     }
     return null;
   };
